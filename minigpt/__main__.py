@@ -1,0 +1,3 @@
+from minigpt.cli import main
+
+main()

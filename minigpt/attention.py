@@ -1,0 +1,107 @@
+"""Attention, and the key/value cache that makes decoding one token at a time cheap.
+
+Scaled dot-product attention of queries Q, keys K and values V with head size d:
+
+    attention(Q, K, V) = softmax(Q K^T / sqrt(d) + M) V
+
+M is the causal mask: 0 where a position may look (itself and everything before it),
+-inf where it may not (everything after it), so no position sees the future.
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+def attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool = True):
+    """The formula above, step by step. q: [..., Tq, d]; k, v: [..., Tk, d].
+
+    Returns the output [..., Tq, d] and the weights [..., Tq, Tk]. When Tq < Tk the
+    queries are the last Tq positions (new tokens reading a cache of earlier ones).
+    """
+    scores = q @ k.transpose(-2, -1) / math.sqrt(q.size(-1))  # [..., Tq, Tk]
+    if causal:
+        t_q, t_k = scores.shape[-2:]
+        allowed = torch.ones(t_q, t_k, dtype=torch.bool, device=q.device).tril(t_k - t_q)
+        scores = scores.masked_fill(~allowed, float("-inf"))
+    weights = torch.softmax(scores, dim=-1)  # [..., Tq, Tk], each row sums to 1
+    return weights @ v, weights  # [..., Tq, d]
+
+
+class CausalSelfAttention(nn.Module):
+    """Multi-head causal self-attention as the model runs it.
+
+    Heads are made by reshaping one projection of size n_embd into n_head slices of
+    head_dim, and torch's fused scaled_dot_product_attention does the math above.
+    """
+
+    def __init__(self, n_embd: int, n_head: int, dropout: float = 0.0):
+        super().__init__()
+        self.n_head = n_head
+        self.dropout = dropout
+        self.attn_wq = nn.Linear(n_embd, n_embd, bias=False)
+        self.attn_wk = nn.Linear(n_embd, n_embd, bias=False)
+        self.attn_wv = nn.Linear(n_embd, n_embd, bias=False)
+        self.attn_wo = nn.Linear(n_embd, n_embd, bias=False)
+        self.resid_dropout = nn.Dropout(dropout)
+
+    def split_heads(self, x: torch.Tensor) -> torch.Tensor:
+        batch, seq_len, n_embd = x.shape
+        return x.view(batch, seq_len, self.n_head, n_embd // self.n_head).transpose(1, 2)
+
+    def forward(self, x: torch.Tensor, kv_cache: LayerKV | None = None, weights_out: list | None = None):
+        """x: [B, T, n_embd] -> [B, T, n_embd].
+
+        With a kv_cache, x holds only the new positions and attends to everything cached.
+        With a weights_out list, the attention weights [B, n_head, T, T] are appended to it
+        (computed by the explicit softmax path instead of the fused kernel).
+        """
+        batch, seq_len, n_embd = x.shape
+        q = self.split_heads(self.attn_wq(x))  # [B, H, T, hd]
+        k = self.split_heads(self.attn_wk(x))  # [B, H, T, hd]
+        v = self.split_heads(self.attn_wv(x))  # [B, H, T, hd]
+        if kv_cache is not None:
+            k, v = kv_cache.append(k, v)  # [B, H, past + T, hd]
+        if weights_out is not None:
+            y, weights = attention(q, k, v)
+            weights_out.append(weights)
+        else:
+            if seq_len > 1 and k.size(2) != seq_len:
+                raise ValueError("several new tokens can only be decoded into an empty cache")
+            dropout_p = self.dropout if self.training else 0.0
+            # One new token may see every cached position: no mask needed.
+            y = F.scaled_dot_product_attention(q, k, v, dropout_p=dropout_p, is_causal=seq_len > 1)
+        y = y.transpose(1, 2).reshape(batch, seq_len, n_embd)  # heads side by side again
+        return self.resid_dropout(self.attn_wo(y))
+
+
+class LayerKV:
+    """One layer's cached keys and values: [batch, n_head, max_len, head_dim], filled up to `length`."""
+
+    def __init__(self, batch: int, n_head: int, max_len: int, head_dim: int, device, dtype):
+        self.k = torch.zeros(batch, n_head, max_len, head_dim, device=device, dtype=dtype)
+        self.v = torch.zeros_like(self.k)
+        self.length = 0
+
+    def append(self, k: torch.Tensor, v: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """Store the new positions' keys and values; return all of them so far."""
+        end = self.length + k.size(2)
+        self.k[:, :, self.length : end] = k
+        self.v[:, :, self.length : end] = v
+        self.length = end
+        return self.k[:, :, :end], self.v[:, :, :end]
+
+
+class KVCache:
+    """The keys and values of every layer for the positions decoded so far."""
+
+    def __init__(self, n_layer: int, batch: int, n_head: int, max_len: int, head_dim: int, device, dtype):
+        self.layers = [LayerKV(batch, n_head, max_len, head_dim, device, dtype) for _ in range(n_layer)]
+
+    @property
+    def length(self) -> int:
+        return self.layers[0].length

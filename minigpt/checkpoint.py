@@ -1,0 +1,142 @@
+"""Checkpoints: one file holding everything needed to sample, evaluate or resume.
+
+    {"format": "minigpt", "version": 1,
+     "model": state dict under microgpt's names, "config": {"model": ..., "train": ..., "sample": ...},
+     "vocab": [chars], "step": int, "val_loss": float | None, "train_names": "one\\nper\\nline",
+     "optimizer": optimizer state (for resuming), "data": {...}}
+
+Files are written atomically (temporary file, fsync, rename), and read with
+`torch.load(weights_only=True)`, which refuses any pickled code.
+"""
+
+from __future__ import annotations
+
+import os
+import pickle
+import tempfile
+import zipfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import torch
+
+from minigpt.config import Config, config_from_dict
+from minigpt.data import Tokenizer
+from minigpt.errors import RunError, UsageError
+from minigpt.model import GPT
+
+FORMAT = "minigpt"
+VERSION = 1
+NAMES_IN_DIR = ("best.pt", "last.pt")
+
+
+@dataclass
+class Checkpoint:
+    model: GPT
+    config: Config
+    tokenizer: Tokenizer
+    step: int
+    val_loss: float | None
+    train_names: list[str]
+    path: Path
+    raw: dict = field(repr=False)
+
+
+def save_checkpoint(path: str | Path, payload: dict) -> None:
+    """Write `payload` to `path` atomically: a reader sees the old file or the new one, never half."""
+    path = Path(path)
+    payload = {"format": FORMAT, "version": VERSION, **payload}
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    except OSError as e:
+        raise RunError(f"could not write checkpoint {path}: {e.strerror or e}") from None
+    try:
+        os.chmod(tmp, 0o666 & ~_umask())  # mkstemp makes it private; a checkpoint is an ordinary file
+        with os.fdopen(fd, "wb") as f:
+            torch.save(payload, f)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException as e:
+        Path(tmp).unlink(missing_ok=True)
+        if isinstance(e, OSError):
+            raise RunError(f"could not write checkpoint {path}: {e.strerror or e}") from None
+        raise
+    _fsync_dir(path.parent)
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+def _fsync_dir(directory: Path) -> None:
+    try:
+        fd = os.open(directory, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def resolve_checkpoint_path(path: str | Path) -> Path:
+    """A checkpoint file, or a run directory (its best.pt, else its last.pt)."""
+    path = Path(path)
+    if not path.exists():
+        raise UsageError(f"checkpoint not found: {path}")
+    if path.is_dir():
+        for name in NAMES_IN_DIR:
+            if (path / name).is_file():
+                return path / name
+        raise UsageError(f"no checkpoint in directory {path} (expected best.pt or last.pt)")
+    return path
+
+
+def read_checkpoint(path: str | Path) -> tuple[Path, dict]:
+    """The raw checkpoint dict, after checking that it is one of ours and not too new."""
+    path = resolve_checkpoint_path(path)
+    try:
+        raw = torch.load(path, map_location="cpu", weights_only=True)
+    except pickle.UnpicklingError:
+        raise UsageError(f"{path}: refused: the file holds pickled objects or code, not plain tensors") from None
+    except (RuntimeError, EOFError, zipfile.BadZipFile, ValueError, OSError) as e:
+        reason = str(e).splitlines()[0] if str(e) else type(e).__name__
+        raise UsageError(f"{path}: cannot be read as a checkpoint (truncated or corrupt?): {reason}") from None
+    if not isinstance(raw, dict) or raw.get("format") != FORMAT:
+        raise UsageError(f"{path}: not a minigpt checkpoint")
+    if not isinstance(raw.get("version"), int) or raw["version"] > VERSION:
+        raise UsageError(
+            f"{path}: written by a newer minigpt (format version {raw.get('version')}; this one reads {VERSION})"
+        )
+    return path, raw
+
+
+def load_checkpoint(path: str | Path, device: str | torch.device = "cpu") -> Checkpoint:
+    """Load a checkpoint (file or run directory) into a ready model, in eval mode on `device`."""
+    path, raw = read_checkpoint(path)
+    try:
+        config = config_from_dict(raw["config"])
+        tokenizer = Tokenizer(raw["vocab"])
+        config.model.vocab_size = tokenizer.vocab_size
+        model = GPT(config.model)
+        model.load_state_dict(raw["model"])
+    except (KeyError, TypeError, ValueError, RuntimeError) as e:
+        reason = str(e).splitlines()[0]
+        raise UsageError(f"{path}: the checkpoint is damaged or inconsistent: {reason}") from None
+    model.to(device).eval()
+    names = raw.get("train_names", "")
+    return Checkpoint(
+        model=model,
+        config=config,
+        tokenizer=tokenizer,
+        step=raw.get("step", 0),
+        val_loss=raw.get("val_loss"),
+        train_names=names.split("\n") if names else [],
+        path=path,
+        raw=raw,
+    )

@@ -1,0 +1,186 @@
+"""The `minigpt` command: a thin layer over the Python API.
+
+Errors the user can fix exit 2 and runtime failures exit 1, each with one line on stderr;
+`minigpt --debug ...` shows the traceback instead.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import sys
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from minigpt import __version__
+from minigpt.errors import MiniGPTError
+
+app = typer.Typer(
+    help="Train a tiny character-level GPT on a file of names, then invent new ones.",
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+    rich_markup_mode="rich",
+)
+state = {"debug": False}
+
+
+def fail(message: str, code: int) -> None:
+    print(f"minigpt: error: {message}", file=sys.stderr)
+    raise typer.Exit(code)
+
+
+def reports_errors(command):
+    """Turn our errors into one line and an exit code; a traceback only with --debug."""
+
+    @functools.wraps(command)
+    def wrapper(*args, **kwargs):
+        try:
+            return command(*args, **kwargs)
+        except MiniGPTError as e:
+            if state["debug"]:
+                raise
+            fail(str(e), e.exit_code)
+        except KeyboardInterrupt:
+            print("minigpt: interrupted", file=sys.stderr)
+            raise typer.Exit(130)
+        except (typer.Exit, typer.Abort):
+            raise
+        except Exception as e:
+            if state["debug"]:
+                raise
+            fail(f"{type(e).__name__}: {e} (run with --debug for the traceback)", 1)
+
+    return wrapper
+
+
+def version_callback(value: bool) -> None:
+    if value:
+        print(f"minigpt {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def root(
+    debug: bool = typer.Option(False, "--debug", help="Show Python tracebacks on errors."),
+    version: Optional[bool] = typer.Option(
+        None, "--version", callback=version_callback, is_eager=True, help="Print the version and exit."
+    ),
+) -> None:
+    state["debug"] = debug
+
+
+@app.command()
+@reports_errors
+def train(
+    config: Optional[str] = typer.Option(
+        None, "--config", "-c", help="TOML recipe: a path, or a name in configs/ (default, microgpt, makemore)."
+    ),
+    data: Optional[Path] = typer.Option(None, "--data", help="Names file, one per line [default: data/names.txt]."),
+    val_data: Optional[Path] = typer.Option(
+        None, "--val-data", help="Validation names file [default: a seeded 10% of --data, at most 1000]."
+    ),
+    out: Optional[Path] = typer.Option(None, "--out", "-o", help="Run directory [default: runs/<timestamp>]."),
+    steps: Optional[int] = typer.Option(None, help="Shortcut for --set train.steps=N."),
+    batch_size: Optional[int] = typer.Option(None, help="Shortcut for --set train.batch_size=N."),
+    lr: Optional[float] = typer.Option(None, help="Shortcut for --set train.lr=X."),
+    device: Optional[str] = typer.Option(None, help="auto, cpu, cuda, cuda:N or mps (train.device)."),
+    seed: Optional[int] = typer.Option(None, help="Shortcut for --set train.seed=S."),
+    set_: list[str] = typer.Option([], "--set", help="Override any config key: section.key=value (repeatable)."),
+    overwrite: bool = typer.Option(False, "--overwrite", help="Replace the run in a non-empty --out directory."),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar or panels."),
+    json_out: bool = typer.Option(False, "--json", help="Print the final summary as JSON on stdout."),
+) -> None:
+    """Train a model on a names file and write best.pt and last.pt into a run directory."""
+    from minigpt.config import default_config_path, load_config
+    from minigpt.train import train as run_training
+
+    shortcuts = {"steps": steps, "batch_size": batch_size, "lr": lr, "device": device, "seed": seed}
+    overrides = list(set_) + [f"train.{k}={v!r}" for k, v in shortcuts.items() if v is not None]
+    cfg = load_config(config if config is not None else default_config_path(), overrides)
+    result = run_training(cfg, data, val_data, out, overwrite=overwrite, quiet=quiet or json_out)
+    if json_out:
+        print(json.dumps({
+            "run_dir": str(result.run_dir),
+            "steps": result.steps,
+            "seconds": round(result.seconds, 3),
+            "tokens": result.tokens,
+            "tokens_per_sec": round(result.tokens_per_sec, 1),
+            "train_loss": result.train_loss,
+            "val_loss": result.val_loss,
+            "best_val_loss": result.best_val_loss,
+            "samples": [name for name, _ in result.samples],
+        }))
+
+
+@app.command()
+@reports_errors
+def sample(
+    checkpoint: Path = typer.Argument(..., help="A checkpoint file, or a run directory (uses its best.pt)."),
+    num: int = typer.Option(10, "--num", "-n", help="How many names."),
+    temperature: Optional[float] = typer.Option(
+        None, "--temperature", "-t", help="Below 1: safer names; above 1: wilder [default: the checkpoint's recipe]."
+    ),
+    top_k: Optional[int] = typer.Option(None, "--top-k", help="Sample only from the K likeliest characters."),
+    top_p: Optional[float] = typer.Option(None, "--top-p", help="Sample from the likeliest characters up to mass P."),
+    prefix: str = typer.Option("", "--prefix", "-p", help="Every name starts with this."),
+    seed: Optional[int] = typer.Option(None, help="Seed for repeatable samples."),
+    device: str = typer.Option("auto", help="auto, cpu, cuda, cuda:N or mps."),
+    new_only: bool = typer.Option(False, "--new-only", help="Drop names that are in the training data."),
+    mark: bool = typer.Option(False, "--mark", help="Mark names that are in the training data with ' *'."),
+    json_out: bool = typer.Option(False, "--json", help="Print the names as JSON on stdout."),
+) -> None:
+    """Generate names from a trained checkpoint, one per line."""
+    from minigpt.checkpoint import load_checkpoint
+    from minigpt.sample import sample_names
+    from minigpt.train import resolve_device
+
+    ckpt = load_checkpoint(checkpoint, resolve_device(device))
+    s = ckpt.config.sample
+    names = sample_names(
+        ckpt,
+        num=num,
+        temperature=temperature if temperature is not None else s.temperature,
+        top_k=top_k if top_k is not None else s.top_k,
+        top_p=top_p if top_p is not None else s.top_p,
+        prefix=prefix,
+        seed=seed,
+        new_only=new_only,
+    )
+    seen = set(ckpt.train_names)
+    if json_out:
+        print(json.dumps({"names": [{"name": n, "in_training_data": n in seen} for n in names]}))
+        return
+    for name in names:
+        print(f"{name} *" if mark and name in seen else name)
+    new = sum(name not in seen for name in names)
+    print(f"{new} of {len(names)} names are not in the training data", file=sys.stderr)
+
+
+@app.command(name="eval")
+@reports_errors
+def eval_(
+    checkpoint: Path = typer.Argument(..., help="A checkpoint file, or a run directory (uses its best.pt)."),
+    data: Path = typer.Option(..., "--data", help="Names file to score, one per line."),
+    device: str = typer.Option("auto", help="auto, cpu, cuda, cuda:N or mps."),
+    json_out: bool = typer.Option(False, "--json", help='Print {"loss", "tokens", "names"} as JSON.'),
+) -> None:
+    """Mean cross-entropy per predicted token (characters and the end) over every name in a file."""
+    from minigpt.checkpoint import load_checkpoint
+    from minigpt.data import read_names
+    from minigpt.train import evaluate_names, resolve_device
+
+    ckpt = load_checkpoint(checkpoint, resolve_device(device))
+    names = read_names(data)
+    result = evaluate_names(ckpt.model, ckpt.tokenizer, names, what=f"names file {data}")
+    if json_out:
+        print(json.dumps({key: result[key] for key in ("loss", "tokens", "names")}))
+    else:
+        print(f"loss {result['loss']:.4f} over {result['tokens']:,} tokens in {result['names']:,} names")
+    if result["truncated"]:
+        print(f"note: {result['truncated']} names longer than the block size were cut to fit", file=sys.stderr)
+
+
+def main() -> None:
+    app(prog_name="minigpt")

@@ -1,0 +1,211 @@
+"""Recipes: a model, a training run and sampling defaults, read from TOML and `--set` overrides.
+
+A config file has three sections, each optional, each key validated:
+
+    [model]   n_layer, n_head, n_embd, block_size, dropout, init_std, activation, ...
+    [train]   steps, batch_size, lr, lr_schedule, warmup_steps, weight_decay, seed, ...
+    [sample]  temperature, top_k, top_p
+
+The dataclass defaults are the recommended recipe and equal `configs/default.toml`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from minigpt.errors import UsageError
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+CONFIG_DIR = REPO_ROOT / "configs"
+
+
+@dataclass
+class GPTConfig:
+    """The model's shape. `vocab_size` comes from the data, not from a config file."""
+
+    n_layer: int = 4
+    n_head: int = 4
+    n_embd: int = 64
+    block_size: int = 16
+    dropout: float = 0.1
+    init_std: float = 0.02
+    activation: str = "relu"  # "relu" (microgpt) or "gelu"
+    final_norm: bool = True  # RMSNorm before lm_head (microgpt has none)
+    norm_scale: bool = False  # learned RMSNorm gains (microgpt has none)
+    norm_eps: float = 1e-5
+    vocab_size: int = 0
+
+    @property
+    def head_dim(self) -> int:
+        return self.n_embd // self.n_head
+
+
+@dataclass
+class TrainConfig:
+    steps: int = 4000
+    batch_size: int = 64
+    optimizer: str = "adamw"  # "adam" or "adamw" (decoupled weight decay, matrices only)
+    lr: float = 2e-3
+    lr_schedule: str = "cosine"  # "constant", "linear" (to 0) or "cosine" (to min_lr)
+    warmup_steps: int = 100
+    min_lr: float = 1e-4
+    weight_decay: float = 0.1
+    beta1: float = 0.9
+    beta2: float = 0.99
+    eps: float = 1e-8
+    grad_clip: float = 1.0  # 0 turns clipping off
+    shuffle: str = "epoch"  # "epoch" (new order every pass) or "once" (microgpt)
+    seed: int = 1337
+    device: str = "auto"
+    eval_interval: int = 500
+    val_fraction: float = 0.1
+    val_max: int = 1000
+
+
+@dataclass
+class SampleConfig:
+    temperature: float = 1.0
+    top_k: int = 0  # 0 keeps every token
+    top_p: float = 1.0
+
+
+@dataclass
+class Config:
+    model: GPTConfig = field(default_factory=GPTConfig)
+    train: TrainConfig = field(default_factory=TrainConfig)
+    sample: SampleConfig = field(default_factory=SampleConfig)
+
+    def to_dict(self) -> dict:
+        return dataclasses.asdict(self)
+
+
+CHOICES = {
+    ("model", "activation"): ("relu", "gelu"),
+    ("train", "optimizer"): ("adam", "adamw"),
+    ("train", "lr_schedule"): ("constant", "linear", "cosine"),
+    ("train", "shuffle"): ("epoch", "once"),
+}
+NOT_SETTABLE = {("model", "vocab_size")}
+
+
+def resolve_config_path(name: str | Path) -> Path:
+    """A path to a TOML file, or the bare name of one in `configs/` ("microgpt")."""
+    path = Path(name)
+    if not path.exists() and path.suffix == "" and (CONFIG_DIR / f"{name}.toml").exists():
+        path = CONFIG_DIR / f"{name}.toml"
+    if not path.exists():
+        raise UsageError(f"config file not found: {name}")
+    if path.is_dir():
+        raise UsageError(f"config path is a directory, not a TOML file: {name}")
+    return path
+
+
+def load_config(path: str | Path | None = None, overrides: list[str] = ()) -> Config:
+    """The defaults, then the TOML file at `path`, then `section.key=value` overrides."""
+    config = Config()
+    if path is not None:
+        path = resolve_config_path(path)
+        try:
+            table = tomllib.loads(path.read_text(encoding="utf-8"))
+        except (tomllib.TOMLDecodeError, UnicodeDecodeError) as e:
+            raise UsageError(f"{path}: not valid TOML: {e}") from None
+        for section, values in table.items():
+            if not isinstance(values, dict):
+                raise UsageError(f"{path}: '{section}' must be a [section], one of model, train, sample")
+            for key, value in values.items():
+                set_value(config, section, key, value, where=str(path))
+    for item in overrides:
+        section, key, value = parse_override(item)
+        set_value(config, section, key, value, where="--set")
+    validate(config)
+    return config
+
+
+def config_from_dict(data: dict) -> Config:
+    """Rebuild a Config saved with `Config.to_dict()` (as in a checkpoint)."""
+    config = Config()
+    for section, values in data.items():
+        for key, value in values.items():
+            if hasattr(getattr(config, section, None), key):
+                setattr(getattr(config, section), key, value)
+    return config
+
+
+def parse_override(item: str) -> tuple[str, str, object]:
+    """`model.dropout=0` -> ("model", "dropout", 0); the value is read as TOML, else as a string."""
+    name, sep, text = item.partition("=")
+    section, dot, key = name.strip().partition(".")
+    if not sep or not dot or not key:
+        raise UsageError(f"--set expects section.key=value, got '{item}'")
+    try:
+        value = tomllib.loads(f"v = {text.strip()}")["v"]
+    except tomllib.TOMLDecodeError:
+        value = text.strip()
+    return section, key.strip(), value
+
+
+def set_value(config: Config, section: str, key: str, value: object, where: str) -> None:
+    """Set one key after checking that it exists and has the right type."""
+    part = getattr(config, section, None) if section in ("model", "train", "sample") else None
+    if part is None:
+        raise UsageError(f"{where}: unknown section '{section}' (expected model, train or sample)")
+    fields = {f.name: f for f in dataclasses.fields(part)}
+    if key not in fields or (section, key) in NOT_SETTABLE:
+        known = ", ".join(n for n in fields if (section, n) not in NOT_SETTABLE)
+        raise UsageError(f"{where}: unknown key '{section}.{key}' (known: {known})")
+    expected = type(getattr(part, key))
+    if expected is float and type(value) is int:
+        value = float(value)
+    if type(value) is not expected:
+        raise UsageError(
+            f"{where}: {section}.{key} must be {expected.__name__}, got {type(value).__name__} {value!r}"
+        )
+    setattr(part, key, value)
+
+
+def validate(config: Config) -> None:
+    """Range checks that a type check cannot make."""
+    m, t, s = config.model, config.train, config.sample
+    for (section, key), allowed in CHOICES.items():
+        value = getattr(getattr(config, section), key)
+        if value not in allowed:
+            raise UsageError(f"{section}.{key} must be one of {', '.join(allowed)}, got '{value}'")
+    positive = {
+        "model.n_layer": m.n_layer, "model.n_head": m.n_head, "model.n_embd": m.n_embd,
+        "model.block_size": m.block_size, "model.init_std": m.init_std, "model.norm_eps": m.norm_eps,
+        "train.steps": t.steps, "train.batch_size": t.batch_size, "train.lr": t.lr,
+        "train.eps": t.eps, "train.eval_interval": t.eval_interval, "train.val_max": t.val_max,
+        "sample.temperature": s.temperature,
+    }
+    for name, value in positive.items():
+        if value <= 0:
+            raise UsageError(f"{name} must be positive, got {value}")
+    non_negative = {
+        "train.warmup_steps": t.warmup_steps, "train.min_lr": t.min_lr,
+        "train.weight_decay": t.weight_decay, "train.grad_clip": t.grad_clip, "sample.top_k": s.top_k,
+    }
+    for name, value in non_negative.items():
+        if value < 0:
+            raise UsageError(f"{name} must not be negative, got {value}")
+    if m.n_embd % m.n_head:
+        raise UsageError(f"model.n_embd ({m.n_embd}) must be divisible by model.n_head ({m.n_head})")
+    if not 0 <= m.dropout < 1:
+        raise UsageError(f"model.dropout must be in [0, 1), got {m.dropout}")
+    for name, value in (("train.beta1", t.beta1), ("train.beta2", t.beta2)):
+        if not 0 <= value < 1:
+            raise UsageError(f"{name} must be in [0, 1), got {value}")
+    if not 0 <= t.val_fraction < 1:
+        raise UsageError(f"train.val_fraction must be in [0, 1), got {t.val_fraction}")
+    if t.min_lr > t.lr:
+        raise UsageError(f"train.min_lr ({t.min_lr}) must not exceed train.lr ({t.lr})")
+    if not 0 < s.top_p <= 1:
+        raise UsageError(f"sample.top_p must be in (0, 1], got {s.top_p}")
+
+
+def default_config_path() -> Path | None:
+    """configs/default.toml when the project's configs are beside the package, else the built-in defaults."""
+    path = CONFIG_DIR / "default.toml"
+    return path if path.exists() else None

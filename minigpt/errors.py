@@ -1,0 +1,19 @@
+"""The two kinds of failure the CLI reports: bad input (exit 2) and run-time failure (exit 1)."""
+
+
+class MiniGPTError(Exception):
+    """A failure to report as one line, without a traceback."""
+
+    exit_code = 1
+
+
+class UsageError(MiniGPTError):
+    """Bad usage or input: a file, an option or a config value the user can fix."""
+
+    exit_code = 2
+
+
+class RunError(MiniGPTError):
+    """Something went wrong while running (a non-finite loss, a failed write)."""
+
+    exit_code = 1

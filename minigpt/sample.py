@@ -1,0 +1,106 @@
+"""Generating names: batched, one token at a time over a key/value cache."""
+
+from __future__ import annotations
+
+import torch
+
+from minigpt.data import Tokenizer
+from minigpt.errors import UsageError
+from minigpt.model import GPT
+
+
+def check_options(num: int, temperature: float, top_k: int, top_p: float) -> None:
+    if num < 1:
+        raise UsageError(f"--num must be at least 1, got {num}")
+    if temperature <= 0:
+        raise UsageError(f"--temperature must be positive, got {temperature}")
+    if top_k < 0:
+        raise UsageError(f"--top-k must be at least 1 (or 0 for no limit), got {top_k}")
+    if not 0 < top_p <= 1:
+        raise UsageError(f"--top-p must be in (0, 1], got {top_p}")
+
+
+def filter_logits(logits: torch.Tensor, temperature: float, top_k: int, top_p: float) -> torch.Tensor:
+    """Scale by 1/temperature, keep the top_k tokens, then the smallest set with probability >= top_p."""
+    logits = logits / temperature
+    if 0 < top_k < logits.size(-1):
+        kth = torch.topk(logits, top_k, dim=-1).values[..., -1:]
+        logits = logits.masked_fill(logits < kth, float("-inf"))
+    if top_p < 1:
+        sorted_logits, order = torch.sort(logits, dim=-1, descending=True)
+        cumulative = torch.softmax(sorted_logits, dim=-1).cumsum(dim=-1)
+        # drop a token when the tokens before it already reach top_p (the first always stays)
+        drop_sorted = cumulative - torch.softmax(sorted_logits, dim=-1) >= top_p
+        drop = drop_sorted.scatter(-1, order, drop_sorted)
+        logits = logits.masked_fill(drop, float("-inf"))
+    return logits
+
+
+@torch.no_grad()
+def generate(
+    model: GPT,
+    tokenizer: Tokenizer,
+    num: int,
+    temperature: float = 1.0,
+    top_k: int = 0,
+    top_p: float = 1.0,
+    prefix: str = "",
+    seed: int | None = None,
+    batch_size: int = 2048,
+) -> list[str]:
+    """`num` names that start with `prefix`. A name ends at the boundary token or at block_size characters."""
+    check_options(num, temperature, top_k, top_p)
+    block_size = model.config.block_size
+    if len(prefix) >= block_size:
+        raise UsageError(f"--prefix is {len(prefix)} characters; the model's block size allows at most {block_size - 1}")
+    prompt = [tokenizer.bos] + tokenizer.encode(prefix)
+    device = model.lm_head.weight.device
+    generator = torch.Generator(device=device)
+    generator.manual_seed(seed if seed is not None else torch.seed())
+    was_training = model.training
+    model.eval()
+    names = []
+    for start in range(0, num, batch_size):
+        batch = min(batch_size, num - start)
+        names += _generate_batch(model, tokenizer, prompt, batch, temperature, top_k, top_p, generator)
+    model.train(was_training)
+    return names
+
+
+def _generate_batch(model, tokenizer, prompt, batch, temperature, top_k, top_p, generator) -> list[str]:
+    device = generator.device
+    block_size = model.config.block_size
+    cache = model.new_kv_cache(batch)
+    tokens = torch.tensor(prompt, device=device).repeat(batch, 1)  # [batch, len(prompt)]
+    logits, _ = model(tokens, kv_cache=cache)  # the whole prompt in one pass
+    generated = []
+    finished = torch.zeros(batch, dtype=torch.bool, device=device)
+    if len(prompt) == 1:
+        logits[:, -1, tokenizer.bos] = float("-inf")  # a name has at least one character
+    while True:
+        probs = torch.softmax(filter_logits(logits[:, -1], temperature, top_k, top_p), dim=-1)
+        token = torch.multinomial(probs, 1, generator=generator)  # [batch, 1]
+        generated.append(token)
+        finished |= token[:, 0] == tokenizer.bos
+        if cache.length == block_size or bool(finished.all()):
+            break
+        logits, _ = model(token, kv_cache=cache)  # one new position, reading the cache
+    rows = torch.cat(generated, dim=1).tolist()
+    prefix = tokenizer.decode(prompt)
+    return [prefix + tokenizer.decode(row[: row.index(tokenizer.bos)] if tokenizer.bos in row else row) for row in rows]
+
+
+def sample_names(checkpoint, num: int, new_only: bool = False, seed: int | None = None, **options) -> list[str]:
+    """Names from a loaded checkpoint; with new_only, only names not in its training data."""
+    model, tokenizer = checkpoint.model, checkpoint.tokenizer
+    if not new_only:
+        return generate(model, tokenizer, num, seed=seed, **options)
+    seen = set(checkpoint.train_names)
+    names: list[str] = []
+    generator_seed = seed if seed is not None else torch.seed()
+    for attempt in range(20):
+        batch = generate(model, tokenizer, 2 * (num - len(names)) + 10, seed=generator_seed + attempt, **options)
+        names += [name for name in batch if name not in seen][: num - len(names)]
+        if len(names) == num:
+            return names
+    raise UsageError(f"found only {len(names)} of {num} names not in the training data; try a higher temperature")
