@@ -1,0 +1,31 @@
+import pytest
+import torch
+
+from minigpt.config import load_config
+from minigpt.data import BUNDLED_NAMES
+
+torch.set_num_threads(1)  # tiny models run fastest on one thread, and the suite stays predictable
+
+
+@pytest.fixture
+def names_file(tmp_path):
+    """300 real names, enough for a tiny model to learn something in a few dozen steps."""
+    path = tmp_path / "names.txt"
+    path.write_text("\n".join(BUNDLED_NAMES.read_text().split()[::17][:300]) + "\n", encoding="utf-8")
+    return path
+
+
+def tiny_config(*overrides):
+    return load_config("tiny", list(overrides))
+
+
+@pytest.fixture(scope="session")
+def trained_run(tmp_path_factory):
+    """One tiny run shared by the tests that only read its checkpoint."""
+    from minigpt.train import train
+
+    tmp = tmp_path_factory.mktemp("run")
+    data = tmp / "names.txt"
+    data.write_text("\n".join(BUNDLED_NAMES.read_text().split()[::7]) + "\n", encoding="utf-8")
+    result = train(tiny_config("train.steps=60"), data_path=data, out_dir=tmp / "run", quiet=True)
+    return result.run_dir, data

@@ -1,0 +1,84 @@
+"""The commands as a user runs them: exit codes, stdout, and one-line errors without tracebacks."""
+
+import json
+import subprocess
+import sys
+
+import pytest
+from typer.testing import CliRunner
+
+from minigpt.cli import app
+
+runner = CliRunner()
+
+
+def run(*args):
+    return runner.invoke(app, [str(a) for a in args])
+
+
+def test_train_sample_eval_end_to_end(names_file, tmp_path):
+    out = tmp_path / "run"
+    result = run("train", "-c", "tiny", "--data", names_file, "--out", out, "--steps", 20, "--quiet", "--json")
+    assert result.exit_code == 0, result.output
+    summary = json.loads(result.stdout)
+    assert summary["steps"] == 20 and summary["tokens_per_sec"] > 0 and summary["val_loss"] > 0
+
+    result = run("sample", out, "-n", 7, "--seed", 1, "--device", "cpu")
+    assert result.exit_code == 0 and len(result.stdout.splitlines()) == 7
+
+    result = run("eval", out / "last.pt", "--data", names_file, "--json")
+    assert result.exit_code == 0
+    report = json.loads(result.stdout)
+    assert set(report) == {"loss", "tokens", "names"} and report["names"] == 300
+
+
+def test_sample_json_and_marks(trained_run):
+    run_dir, _ = trained_run
+    result = run("sample", run_dir, "-n", 50, "--seed", 3, "--json", "-t", "0.5")
+    names = json.loads(result.stdout)["names"]
+    assert len(names) == 50 and all(isinstance(n["in_training_data"], bool) for n in names)
+    marked = run("sample", run_dir, "-n", 50, "--seed", 3, "--mark", "-t", "0.5").stdout.splitlines()
+    assert [m.removesuffix(" *") for m in marked] == [n["name"] for n in names]
+    assert [m.endswith(" *") for m in marked] == [n["in_training_data"] for n in names]
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["train", "--data", "{tmp}/missing.txt"], "names file not found"),
+        (["train", "--data", "{empty}"], "no names"),
+        (["train", "--set", "model.wat=1"], "unknown key 'model.wat'"),
+        (["train", "--config", "{tmp}/nope.toml"], "config file not found"),
+        (["sample", "{tmp}/missing.pt"], "checkpoint not found"),
+        (["sample", "{tmp}"], "no checkpoint in directory"),
+        (["sample", "{empty}"], "not a minigpt checkpoint|cannot be read"),
+        (["sample", "{run}", "--temperature", "0"], "temperature"),
+        (["sample", "{run}", "--prefix", "Q"], "never saw: 'Q'"),
+        (["eval", "{run}", "--data", "{empty}"], "no names"),
+    ],
+)
+def test_bad_input_is_one_line_exit_2(args, message, tmp_path, trained_run):
+    empty = tmp_path / "empty.txt"
+    empty.write_text("")
+    fill = {"tmp": tmp_path, "empty": empty, "run": trained_run[0]}
+    result = run(*[a.format(**fill) for a in args])
+    assert result.exit_code == 2, result.output
+    assert result.stdout == ""
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("minigpt: error:")
+    assert __import__("re").search(message, lines[0]), lines[0]
+
+
+def test_real_process_prints_no_traceback(tmp_path):
+    proc = subprocess.run(
+        [sys.executable, "-m", "minigpt", "sample", str(tmp_path / "missing.pt")], capture_output=True, text=True
+    )
+    assert proc.returncode == 2
+    assert "Traceback" not in proc.stderr
+    assert proc.stderr.strip() == f"minigpt: error: checkpoint not found: {tmp_path / 'missing.pt'}"
+
+
+def test_help_and_version():
+    assert run("--help").exit_code == 0
+    result = run("--version")
+    assert result.exit_code == 0 and result.stdout.startswith("minigpt ")

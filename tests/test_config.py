@@ -1,0 +1,64 @@
+import pytest
+
+from minigpt.config import Config, load_config
+from minigpt.errors import UsageError
+from minigpt.report import config_toml
+
+
+def test_default_toml_is_the_builtin_default():
+    assert load_config("default") == Config()
+
+
+def test_shipped_configs_load():
+    micro = load_config("microgpt")
+    assert (micro.model.n_embd, micro.model.n_head, micro.model.n_layer, micro.model.block_size) == (16, 4, 1, 16)
+    assert (micro.train.beta1, micro.train.beta2, micro.train.lr, micro.train.steps) == (0.85, 0.99, 0.01, 1000)
+    mm = load_config("makemore")
+    assert (mm.model.n_layer, mm.model.n_embd, mm.train.batch_size, mm.train.lr) == (4, 64, 32, 5e-4)
+
+
+def test_set_overrides_parse_toml_values():
+    cfg = load_config(None, ["model.dropout=0", "train.eval_interval=50", "train.device=cpu", "model.final_norm=false"])
+    assert cfg.model.dropout == 0.0 and isinstance(cfg.model.dropout, float)
+    assert cfg.train.eval_interval == 50 and cfg.train.device == "cpu" and cfg.model.final_norm is False
+
+
+@pytest.mark.parametrize(
+    "override, message",
+    [
+        ("model.nope=1", "unknown key 'model.nope'"),
+        ("optim.lr=1", "unknown section 'optim'"),
+        ("model.n_layer=two", "must be int"),
+        ("model.n_layer=1.5", "must be int"),
+        ("model.n_embd=30", "divisible"),
+        ("model.n_layer=0", "must be positive"),
+        ("train.lr=-0.1", "must be positive"),
+        ("model.dropout=1.0", r"\[0, 1\)"),
+        ("train.lr_schedule=step", "one of constant, linear, cosine"),
+        ("model.vocab_size=30", "unknown key"),
+        ("dropout", "section.key=value"),
+    ],
+)
+def test_bad_overrides_are_named(override, message):
+    with pytest.raises(UsageError, match=message):
+        load_config(None, [override])
+
+
+def test_bad_config_files(tmp_path):
+    broken = tmp_path / "broken.toml"
+    broken.write_text("[model\nn_layer = 2\n")
+    with pytest.raises(UsageError, match="not valid TOML"):
+        load_config(broken)
+    unknown = tmp_path / "unknown.toml"
+    unknown.write_text("[train]\nstepz = 2\n")
+    with pytest.raises(UsageError, match="unknown.toml: unknown key 'train.stepz'"):
+        load_config(unknown)
+    with pytest.raises(UsageError, match="config file not found"):
+        load_config(tmp_path / "missing.toml")
+
+
+def test_resolved_config_reads_back(tmp_path):
+    cfg = load_config("microgpt", ["train.steps=7"])
+    path = tmp_path / "config.toml"
+    path.write_text(config_toml(cfg))
+    assert load_config(path) == cfg

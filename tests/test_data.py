@@ -1,0 +1,88 @@
+import pytest
+import torch
+
+from minigpt.data import IGNORE, BatchOrder, Tokenizer, TokenizedNames, read_names, split_names
+from minigpt.errors import UsageError
+
+
+def write(tmp_path, content: bytes):
+    path = tmp_path / "names.txt"
+    path.write_bytes(content)
+    return path
+
+
+def test_read_names_strips_whitespace_and_skips_blank_lines(tmp_path):
+    path = write(tmp_path, b"  emma \n\n\t\nolivia\n   \nava")
+    assert read_names(path) == ["emma", "olivia", "ava"]
+
+
+def test_read_names_handles_bom_and_crlf(tmp_path):
+    path = write(tmp_path, "\ufeffzoë\r\nnoël\r\n".encode("utf-8"))
+    assert read_names(path) == ["zoë", "noël"]
+
+
+@pytest.mark.parametrize(
+    "content, message",
+    [(b"", "no names"), (b"\n  \n\n", "no names"), (b"emma\n\xff\xfe\n", "line 2 is not valid UTF-8")],
+)
+def test_read_names_rejects_unusable_files(tmp_path, content, message):
+    with pytest.raises(UsageError, match=message):
+        read_names(write(tmp_path, content))
+
+
+def test_read_names_rejects_missing_file_and_directory(tmp_path):
+    with pytest.raises(UsageError, match="not found"):
+        read_names(tmp_path / "nope.txt")
+    with pytest.raises(UsageError, match="is a directory"):
+        read_names(tmp_path)
+
+
+def test_tokenizer_follows_microgpt_scheme_and_round_trips():
+    tok = Tokenizer.from_names(["emma", "zoë", "jean-luc", "o'neil"])
+    assert tok.chars == sorted(set("emmazoëjean-luco'neil"))
+    assert tok.bos == len(tok.chars) and tok.vocab_size == len(tok.chars) + 1
+    for name in ["emma", "zoë", "jean-luc", "o'neil"]:
+        assert tok.decode(tok.encode(name)) == name
+    assert tok.decode([tok.bos] + tok.encode("emma") + [tok.bos]) == "emma"
+
+
+def test_tokenizer_names_unseen_characters():
+    tok = Tokenizer.from_names(["abc"])
+    with pytest.raises(UsageError, match="'x', 'é'"):
+        tok.encode("aéx")
+
+
+def test_tokenized_names_predict_every_character_and_the_end():
+    tok = Tokenizer.from_names(["ab", "abcd"])
+    data = TokenizedNames(["ab", "abcd"], tok, block_size=4)
+    a, b, c, d, bos = 0, 1, 2, 3, 4
+    assert data.x[0].tolist() == [bos, a, b, bos] and data.y[0].tolist() == [a, b, bos, IGNORE]
+    # "abcd" needs 5 positions; with block_size 4 the end is cut off, and that is counted
+    assert data.x[1].tolist() == [bos, a, b, c] and data.y[1].tolist() == [a, b, c, d]
+    assert data.lengths.tolist() == [3, 4] and data.truncated == 1
+
+
+def test_batch_is_cut_to_its_longest_name():
+    names = ["a", "bb", "cccccc"]
+    data = TokenizedNames(names, Tokenizer.from_names(names), block_size=16)
+    x, y = data.batch(torch.tensor([0, 1]))
+    assert x.shape == (2, 3) and y.shape == (2, 3)
+
+
+def test_batch_order_visits_every_name_once_per_pass_and_is_reproducible():
+    order = BatchOrder(n=10, batch_size=4, seed=3)
+    stream = torch.cat([order.indices(step) for step in range(5)]).tolist()  # 20 = two passes
+    assert sorted(stream[:10]) == list(range(10)) and sorted(stream[10:]) == list(range(10))
+    assert stream[:10] != stream[10:]  # a new order each pass
+    again = BatchOrder(n=10, batch_size=4, seed=3)
+    assert again.indices(3).tolist() == order.indices(3).tolist()  # any step, without replaying
+    once = BatchOrder(n=10, batch_size=5, seed=3, reshuffle=False)
+    assert once.indices(0).tolist() + once.indices(1).tolist() == once.indices(2).tolist() + once.indices(3).tolist()
+
+
+def test_split_is_seeded_and_disjoint():
+    names = [f"n{i}" for i in range(100)]
+    train, val = split_names(names, 0.1, 1000, seed=1)
+    assert len(val) == 10 and len(train) == 90 and not set(train) & set(val)
+    assert split_names(names, 0.1, 1000, seed=1) == (train, val)
+    assert len(split_names(names, 0.5, 7, seed=1)[1]) == 7

@@ -1,0 +1,70 @@
+import pytest
+import torch
+
+from minigpt.config import GPTConfig
+from minigpt.model import GPT
+
+
+def make_model(**kw):
+    torch.manual_seed(0)
+    cfg = GPTConfig(vocab_size=27, n_layer=2, n_head=4, n_embd=32, block_size=16, dropout=0.0, **kw)
+    return GPT(cfg).eval()
+
+
+def test_state_dict_uses_microgpt_names_and_shapes():
+    c = 32
+    expected = {"wte": (27, c), "wpe": (16, c), "lm_head": (27, c)}
+    for i in range(2):
+        expected |= {f"layer{i}.attn_w{x}": (c, c) for x in "qkvo"}
+        expected |= {f"layer{i}.mlp_fc1": (4 * c, c), f"layer{i}.mlp_fc2": (c, 4 * c)}
+    sd = make_model().state_dict()
+    assert {k: tuple(v.shape) for k, v in sd.items()} == expected
+
+
+def test_learned_norm_gains_follow_the_same_style():
+    keys = set(make_model(norm_scale=True, final_norm=True).state_dict())
+    assert {"layer0.attn_norm", "layer0.mlp_norm", "layer1.attn_norm", "final_norm"} <= keys
+
+
+def test_state_dict_round_trips_through_load():
+    a, b = make_model(), GPT(make_model().config)
+    torch.nn.init.zeros_(b.wte.weight)
+    b.load_state_dict(a.state_dict())
+    assert all(torch.equal(a.state_dict()[k], v) for k, v in b.state_dict().items())
+
+
+def test_init_draws_every_matrix_from_init_std():
+    torch.manual_seed(0)
+    model = GPT(GPTConfig(vocab_size=27, n_embd=64, init_std=0.08))
+    weights = torch.cat([p.flatten() for p in model.parameters() if p.dim() == 2])
+    assert weights.std().item() == pytest.approx(0.08, rel=0.02)
+
+
+@pytest.mark.parametrize("kw", [{}, {"final_norm": True, "norm_scale": True, "activation": "gelu"}])
+def test_kv_cached_decoding_matches_full_forward(kw):
+    model = make_model(**kw)
+    idx = torch.randint(0, 27, (3, 16))
+    full, _ = model(idx)
+    cache = model.new_kv_cache(3)
+    steps = [model(idx[:, :5], kv_cache=cache)[0]]  # a prefix in one pass, then one token at a time
+    steps += [model(idx[:, t : t + 1], kv_cache=cache)[0] for t in range(5, 16)]
+    torch.testing.assert_close(torch.cat(steps, dim=1), full, atol=1e-5, rtol=0)
+
+
+def test_future_tokens_do_not_change_past_logits():
+    model = make_model()
+    idx = torch.randint(0, 27, (1, 10))
+    changed = idx.clone()
+    changed[0, 6:] = (changed[0, 6:] + 1) % 27
+    torch.testing.assert_close(model(idx)[0][:, :6], model(changed)[0][:, :6])
+
+
+def test_loss_ignores_padding():
+    model = make_model()
+    x = torch.randint(0, 27, (2, 8))
+    y = torch.randint(0, 27, (2, 8))
+    y_padded = y.clone()
+    y_padded[1, 5:] = -1
+    logits, loss = model(x, y_padded)
+    manual = torch.nn.functional.cross_entropy(torch.cat([logits[0], logits[1, :5]]), torch.cat([y[0], y[1, :5]]))
+    torch.testing.assert_close(loss, manual)

@@ -1,0 +1,67 @@
+import pytest
+import torch
+
+from minigpt.checkpoint import load_checkpoint
+from minigpt.errors import UsageError
+from minigpt.sample import filter_logits, generate, sample_names
+
+
+def test_same_seed_same_names(trained_run):
+    ckpt = load_checkpoint(trained_run[0])
+    a = generate(ckpt.model, ckpt.tokenizer, 20, seed=5)
+    assert a == generate(ckpt.model, ckpt.tokenizer, 20, seed=5)
+    assert a != generate(ckpt.model, ckpt.tokenizer, 20, seed=6)
+
+
+def test_names_respect_prefix_vocabulary_and_block_size(trained_run):
+    ckpt = load_checkpoint(trained_run[0])
+    names = generate(ckpt.model, ckpt.tokenizer, 200, temperature=2.0, prefix="ma", seed=0)
+    assert len(names) == 200
+    assert all(n.startswith("ma") and len(n) <= ckpt.config.model.block_size for n in names)
+    assert all(not ckpt.tokenizer.unseen(n) for n in names)
+    assert all(n for n in generate(ckpt.model, ckpt.tokenizer, 200, temperature=3.0, seed=0))
+
+
+def test_batches_do_not_change_the_count(trained_run):
+    ckpt = load_checkpoint(trained_run[0])
+    assert len(generate(ckpt.model, ckpt.tokenizer, 25, batch_size=7, seed=0)) == 25
+
+
+def test_top_k_one_is_greedy(trained_run):
+    ckpt = load_checkpoint(trained_run[0])
+    names = generate(ckpt.model, ckpt.tokenizer, 5, top_k=1, seed=0)
+    assert len(set(names)) == 1
+
+
+def test_filter_logits_top_k_and_top_p():
+    logits = torch.log(torch.tensor([[0.5, 0.3, 0.15, 0.05]]))
+    assert torch.isinf(filter_logits(logits, 1.0, 2, 1.0)).tolist() == [[False, False, True, True]]
+    # 0.5 + 0.3 reaches 0.8: the third token is not needed
+    assert torch.isinf(filter_logits(logits, 1.0, 0, 0.8)).tolist() == [[False, False, True, True]]
+    assert torch.isinf(filter_logits(logits, 1.0, 0, 0.81)).tolist() == [[False, False, False, True]]
+    assert torch.isinf(filter_logits(logits, 1.0, 0, 0.1)).tolist() == [[False, True, True, True]]
+
+
+def test_new_only_drops_training_names(trained_run):
+    ckpt = load_checkpoint(trained_run[0])
+    names = sample_names(ckpt, 30, new_only=True, seed=1, temperature=0.8)
+    assert len(names) == 30 and not set(names) & set(ckpt.train_names)
+
+
+@pytest.mark.parametrize(
+    "options, message",
+    [
+        ({"temperature": 0}, "temperature"),
+        ({"top_p": 1.5}, "top-p"),
+        ({"top_p": 0}, "top-p"),
+        ({"top_k": -1}, "top-k"),
+        ({"num": 0}, "num"),
+        ({"prefix": "q" * 16}, "block size"),
+        ({"prefix": "z9"}, "'9'"),
+    ],
+)
+def test_bad_sampling_options(trained_run, options, message):
+    ckpt = load_checkpoint(trained_run[0])
+    options = {"num": 3, **options}
+    with pytest.raises(UsageError, match=message):
+        generate(ckpt.model, ckpt.tokenizer, **options)

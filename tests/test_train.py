@@ -1,0 +1,82 @@
+import json
+import math
+
+import pytest
+import torch
+
+from conftest import tiny_config
+from minigpt.checkpoint import load_checkpoint
+from minigpt.config import GPTConfig, TrainConfig
+from minigpt.data import Tokenizer, TokenizedNames, read_names
+from minigpt.errors import UsageError
+from minigpt.model import GPT
+from minigpt.train import evaluate, lr_at, train
+
+
+def losses(run_dir):
+    return [json.loads(line) for line in (run_dir / "metrics.jsonl").read_text().splitlines()]
+
+
+def test_same_seed_gives_the_same_run(names_file, tmp_path):
+    cfg = lambda: tiny_config("model.dropout=0.1", "train.device=cpu")  # dropout draws random numbers too
+    a = train(cfg(), names_file, out_dir=tmp_path / "a", quiet=True)
+    b = train(cfg(), names_file, out_dir=tmp_path / "b", quiet=True)
+    assert [r.get("train_loss") for r in losses(a.run_dir)] == [r.get("train_loss") for r in losses(b.run_dir)]
+    sa, sb = load_checkpoint(a.run_dir / "last.pt").raw["model"], load_checkpoint(b.run_dir / "last.pt").raw["model"]
+    assert all(torch.equal(sa[k], sb[k]) for k in sa)
+    c = train(tiny_config("train.seed=2"), names_file, out_dir=tmp_path / "c", quiet=True)
+    assert losses(c.run_dir)[0]["train_loss"] != losses(a.run_dir)[0]["train_loss"]
+
+
+def test_run_directory_holds_checkpoints_and_config(trained_run):
+    run_dir, data = trained_run
+    assert {"best.pt", "last.pt", "config.toml", "metrics.jsonl"} <= {p.name for p in run_dir.iterdir()}
+    ckpt = load_checkpoint(run_dir / "last.pt")
+    assert ckpt.step == 60 and ckpt.val_loss is not None
+    assert ckpt.tokenizer.chars == sorted(set(data.read_text().replace("\n", "")))
+    assert len(ckpt.train_names) + ckpt.raw["data"]["val_names"] == len(read_names(data))
+    # learning happened: well below a uniform guess over the vocabulary
+    assert ckpt.val_loss < math.log(ckpt.tokenizer.vocab_size) - 0.5
+
+
+def test_refuses_to_train_into_a_used_run_directory(trained_run, names_file):
+    run_dir, _ = trained_run
+    before = (run_dir / "last.pt").read_bytes()
+    with pytest.raises(UsageError, match="not empty.*--overwrite"):
+        train(tiny_config(), names_file, out_dir=run_dir, quiet=True)
+    assert (run_dir / "last.pt").read_bytes() == before
+
+
+def test_validation_file_with_unseen_characters_is_named(names_file, tmp_path):
+    val = tmp_path / "val.txt"
+    val.write_text("zoë\n", encoding="utf-8")
+    with pytest.raises(UsageError, match="validation file .* 'ë'"):
+        train(tiny_config(), names_file, val_path=val, out_dir=tmp_path / "r", quiet=True)
+
+
+def test_a_single_name_trains(tmp_path):
+    one = tmp_path / "one.txt"
+    one.write_text("anna\n")
+    result = train(tiny_config("train.steps=5"), one, out_dir=tmp_path / "r", quiet=True)
+    assert result.val_loss is None and (result.run_dir / "best.pt").exists()
+
+
+def test_bucketed_batches_compute_the_padded_loss():
+    names = ["al", "bea", "christopher", "d", "evangeline"]
+    tok = Tokenizer.from_names(names)
+    data = TokenizedNames(names, tok, block_size=16)
+    torch.manual_seed(0)
+    model = GPT(GPTConfig(vocab_size=tok.vocab_size, n_layer=2, n_embd=32, dropout=0.0)).eval()
+    _, reference = model(data.x, data.y)  # every row padded to block_size
+    cut = data.batch(torch.arange(len(names)))
+    assert cut[0].shape[1] == 12  # the 11 characters of "christopher", then its end
+    torch.testing.assert_close(model(*cut)[1], reference, atol=1e-5, rtol=0)
+    torch.testing.assert_close(torch.tensor(evaluate(model, data, batch_size=2)), reference, atol=1e-5, rtol=0)
+
+
+def test_learning_rate_schedules():
+    micro = TrainConfig(steps=1000, lr=0.01, lr_schedule="linear", warmup_steps=0)
+    assert [lr_at(s, micro) for s in (0, 500, 999)] == pytest.approx([0.01, 0.005, 0.00001])
+    cos = TrainConfig(steps=1000, lr=1.0, min_lr=0.1, lr_schedule="cosine", warmup_steps=100)
+    assert lr_at(0, cos) == pytest.approx(0.01) and lr_at(99, cos) == pytest.approx(1.0)
+    assert lr_at(550, cos) == pytest.approx(0.55) and lr_at(1000, cos) == pytest.approx(0.1)
