@@ -182,5 +182,46 @@ def eval_(
         print(f"note: {result['truncated']} names longer than the block size were cut to fit", file=sys.stderr)
 
 
+@app.command(name="inspect-attention")
+@reports_errors
+def inspect_attention(
+    checkpoint: Path = typer.Argument(..., help="A checkpoint file, or a run directory (uses its best.pt)."),
+    name: str = typer.Argument(..., help="The name to read, e.g. emma."),
+    layer: Optional[int] = typer.Option(None, "--layer", "-l", help="Only this layer (from 0)."),
+    head: Optional[int] = typer.Option(None, "--head", help="Only this head (from 0)."),
+    position: Optional[int] = typer.Option(
+        None, "--position", help="Show one row as bars: what position P (0 = the boundary token) attends to."
+    ),
+    top: int = typer.Option(3, "--top", help="How many next-token predictions to show per position."),
+    png: Optional[Path] = typer.Option(None, "--png", help="Also write a grid of heatmaps as PNG (needs matplotlib)."),
+    json_file: Optional[Path] = typer.Option(None, "--json", help="Also write the weights and predictions as JSON."),
+    device: str = typer.Option("cpu", help="cpu, cuda, cuda:N, mps or auto."),
+) -> None:
+    """Show what each layer and head attends to while the model reads NAME."""
+    from rich.console import Console
+
+    from minigpt import inspect
+    from minigpt.checkpoint import load_checkpoint
+    from minigpt.train import resolve_device
+
+    ckpt = load_checkpoint(checkpoint, resolve_device(device))
+    report = inspect.attention_report(ckpt.model, ckpt.tokenizer, name, top=max(1, top))
+    pairs = inspect.select(report, layer, head)
+    console = Console(highlight=False)
+    for l, h in pairs:
+        if position is None:
+            console.print(inspect.heatmap(report, l, h))
+        else:
+            console.print(inspect.position_bars(report, l, h, position))
+        console.print()
+    console.print(inspect.predictions_table(report))
+    if json_file is not None:
+        inspect.write_json(report, json_file)
+        print(f"wrote {json_file}", file=sys.stderr)
+    if png is not None:
+        inspect.write_png(report, png, pairs)
+        print(f"wrote {png}", file=sys.stderr)
+
+
 def main() -> None:
     app(prog_name="minigpt")

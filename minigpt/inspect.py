@@ -1,0 +1,181 @@
+"""What a trained model attends to while reading a name, and what it predicts next.
+
+The model reads the boundary token and then the name's characters; at each position
+every head of every layer spreads one unit of attention over that position and the
+ones before it. `attention_report` collects those weights; the rest shows them.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+import torch
+from rich.color import Color
+from rich.console import Group
+from rich.style import Style
+from rich.table import Table
+from rich.text import Text
+
+from minigpt.data import Tokenizer
+from minigpt.errors import UsageError
+from minigpt.model import GPT
+
+
+@dataclass
+class AttentionReport:
+    name: str
+    tokens: list[str]  # what the model reads: "<BOS>", then each character
+    weights: torch.Tensor  # [n_layer, n_head, T, T]; row i holds position i's weights over 0..i
+    predictions: list[list[tuple[str, float]]]  # per position, the likeliest next tokens
+
+    @property
+    def n_layer(self) -> int:
+        return self.weights.size(0)
+
+    @property
+    def n_head(self) -> int:
+        return self.weights.size(1)
+
+
+@torch.no_grad()
+def attention_report(model: GPT, tokenizer: Tokenizer, name: str, top: int = 3) -> AttentionReport:
+    longest = model.config.block_size - 1
+    if len(name) > longest:
+        raise UsageError(f"'{name}' is {len(name)} characters; this model reads at most {longest}")
+    tokenizer.check(name, f"'{name}'")
+    ids = [tokenizer.bos] + tokenizer.encode(name)
+    model.eval()
+    maps: list[torch.Tensor] = []
+    logits, _ = model(torch.tensor([ids], device=model.lm_head.weight.device), weights_out=maps)
+    probs = torch.softmax(logits[0].float(), dim=-1).cpu()  # [T, vocab]
+    best = torch.topk(probs, min(top, probs.size(-1)), dim=-1)
+    predictions = [
+        [(tokenizer.token_label(i), p) for i, p in zip(row_ids.tolist(), row_probs.tolist())]
+        for row_ids, row_probs in zip(best.indices, best.values)
+    ]
+    weights = torch.stack([m[0] for m in maps]).float().cpu()  # [n_layer, n_head, T, T]
+    return AttentionReport(name, [tokenizer.token_label(i) for i in ids], weights, predictions)
+
+
+def select(report: AttentionReport, layer: int | None, head: int | None) -> list[tuple[int, int]]:
+    """The (layer, head) pairs to show; None means all of them."""
+    for value, count, what in ((layer, report.n_layer, "layer"), (head, report.n_head, "head")):
+        if value is not None and not 0 <= value < count:
+            raise UsageError(f"--{what} {value} is out of range: the model has {count} {what}s (0..{count - 1})")
+    layers = range(report.n_layer) if layer is None else [layer]
+    heads = range(report.n_head) if head is None else [head]
+    return [(l, h) for l in layers for h in heads]
+
+
+def heat_style(w: float) -> Style:
+    """Dark blue for 0 through teal to yellow for 1, with readable text on top."""
+    stops = [(0.0, (13, 8, 135)), (0.5, (33, 145, 140)), (1.0, (253, 231, 37))]
+    for (x0, c0), (x1, c1) in zip(stops, stops[1:]):
+        if w <= x1:
+            f = (w - x0) / (x1 - x0)
+            rgb = tuple(int(a + f * (b - a)) for a, b in zip(c0, c1))
+            break
+    return Style(color="black" if w > 0.55 else "white", bgcolor=Color.from_rgb(*rgb))
+
+
+def heatmap(report: AttentionReport, layer: int, head: int) -> Table:
+    """Rows: the position that looks; columns: the positions it looks at. The future stays blank."""
+    table = Table(title=f"layer {layer}, head {head}", caption="rows read, columns are read; · is the boundary token",
+                  show_edge=False, padding=(0, 0), pad_edge=False)
+    table.add_column("", justify="right", style="bold")
+    for token in report.tokens:
+        table.add_column(short(token), justify="center", min_width=5)
+    for i, token in enumerate(report.tokens):
+        cells = [Text(f"{w:.2f}", style=heat_style(w)) for w in report.weights[layer, head, i, : i + 1].tolist()]
+        table.add_row(f"{short(token)} ", *cells, *[""] * (len(report.tokens) - i - 1))
+    return table
+
+
+def position_bars(report: AttentionReport, layer: int, head: int, position: int, width: int = 40) -> Group:
+    """One row of the matrix as bars: how much `position` attends to each position."""
+    if not 0 <= position < len(report.tokens):
+        raise UsageError(f"--position {position} is out of range: '{report.name}' has positions 0..{len(report.tokens) - 1}")
+    lines = [Text(f"layer {layer}, head {head}: position {position} ('{report.tokens[position]}') attends to", style="bold")]
+    for j, token in enumerate(report.tokens):
+        w = report.weights[layer, head, position, j].item() if j <= position else 0.0
+        lines.append(Text(f"{j:>3} {token:>6} ") + Text("█" * round(w * width), style="cyan") + Text(f" {w:.3f}"))
+    return Group(*lines)
+
+
+def predictions_table(report: AttentionReport) -> Table:
+    table = Table(title="what the model predicts next", show_edge=False)
+    table.add_column("pos", justify="right")
+    table.add_column("after reading")
+    table.add_column("likeliest next (probability)")
+    for i, (token, best) in enumerate(zip(report.tokens, report.predictions)):
+        read = "".join(t for t in report.tokens[1 : i + 1]) or "<BOS>"
+        table.add_row(str(i), read, "   ".join(f"{'<end>' if t == '<BOS>' else t} {p:.3f}" for t, p in best))
+    return table
+
+
+def short(token: str) -> str:
+    return "·" if token == "<BOS>" else token
+
+
+def to_json(report: AttentionReport) -> dict:
+    return {
+        "name": report.name,
+        "tokens": report.tokens,
+        "attention": [
+            {"layer": l, "head": h, "weights": report.weights[l, h].tolist()}
+            for l in range(report.n_layer) for h in range(report.n_head)
+        ],
+        "predictions": [
+            {"position": i, "token": token, "next": [{"token": t, "prob": p} for t, p in best]}
+            for i, (token, best) in enumerate(zip(report.tokens, report.predictions))
+        ],
+    }
+
+
+def write_json(report: AttentionReport, path: Path) -> None:
+    try:
+        Path(path).write_text(json.dumps(to_json(report), indent=1), encoding="utf-8")
+    except OSError as e:
+        raise UsageError(f"cannot write {path}: {e.strerror or e}") from None
+
+
+def write_png(report: AttentionReport, path: Path, pairs: list[tuple[int, int]]) -> None:
+    """A grid of heatmaps, one per layer (rows) and head (columns)."""
+    plt = import_pyplot()
+    layers = sorted({l for l, _ in pairs})
+    heads = sorted({h for _, h in pairs})
+    size = 0.35 * len(report.tokens) + 1.2
+    fig, axes = plt.subplots(len(layers), len(heads), figsize=(size * len(heads), size * len(layers)), squeeze=False)
+    labels = [short(t) for t in report.tokens]
+    future = torch.ones(len(labels), len(labels), dtype=torch.bool).triu(1)
+    for r, l in enumerate(layers):
+        for c, h in enumerate(heads):
+            ax = axes[r][c]
+            cells = report.weights[l, h].masked_fill(future, float("nan")).tolist()
+            image = ax.imshow(cells, cmap="viridis", vmin=0, vmax=1)
+            ax.set_title(f"layer {l}, head {h}", fontsize=9)
+            ax.set_xticks(range(len(labels)), labels, fontsize=8)
+            ax.set_yticks(range(len(labels)), labels, fontsize=8)
+            ax.set_xlabel("attends to", fontsize=7)
+            ax.set_ylabel("reading", fontsize=7)
+    fig.colorbar(image, ax=axes, shrink=0.6, label="attention weight")
+    fig.suptitle(f"attention while reading '{report.name}' (· is the boundary token)")
+    try:
+        fig.savefig(path, dpi=120, bbox_inches="tight")
+    except OSError as e:
+        raise UsageError(f"cannot write {path}: {e.strerror or e}") from None
+    finally:
+        plt.close(fig)
+
+
+def import_pyplot():
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        raise UsageError("PNG output needs matplotlib: pip install 'minigpt[plot]'") from None
+    return plt

@@ -1,0 +1,77 @@
+import json
+
+import pytest
+import torch
+from typer.testing import CliRunner
+
+from minigpt import inspect
+from minigpt.checkpoint import load_checkpoint
+from minigpt.cli import app
+from minigpt.errors import UsageError
+
+runner = CliRunner()
+
+
+def test_report_rows_sum_to_one_with_no_future(trained_run):
+    ckpt = load_checkpoint(trained_run[0])
+    report = inspect.attention_report(ckpt.model, ckpt.tokenizer, "anna")
+    cfg = ckpt.config.model
+    assert report.tokens == ["<BOS>", "a", "n", "n", "a"]
+    assert report.weights.shape == (cfg.n_layer, cfg.n_head, 5, 5)
+    torch.testing.assert_close(report.weights.sum(-1), torch.ones(cfg.n_layer, cfg.n_head, 5))
+    assert torch.all(report.weights.triu(1) == 0)
+    assert len(report.predictions) == 5 and all(len(p) == 3 for p in report.predictions)
+
+
+def test_report_rejects_unseen_characters_and_long_names(trained_run):
+    ckpt = load_checkpoint(trained_run[0])
+    with pytest.raises(UsageError, match="never saw: '7'"):
+        inspect.attention_report(ckpt.model, ckpt.tokenizer, "ann7")
+    with pytest.raises(UsageError, match="at most 15"):
+        inspect.attention_report(ckpt.model, ckpt.tokenizer, "a" * 16)
+
+
+def test_cli_heatmaps_bars_json_and_png(trained_run, tmp_path):
+    pytest.importorskip("matplotlib")
+    run_dir, _ = trained_run
+    png, js = tmp_path / "att.png", tmp_path / "att.json"
+    result = runner.invoke(app, ["inspect-attention", str(run_dir), "anna", "--png", str(png), "--json", str(js)])
+    assert result.exit_code == 0, result.output
+    assert "layer 0, head 1" in result.stdout and "likeliest next" in result.stdout
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    data = json.loads(js.read_text())
+    assert data["tokens"] == ["<BOS>", "a", "n", "n", "a"]
+    for entry in data["attention"]:
+        for i, row in enumerate(entry["weights"]):
+            assert sum(row) == pytest.approx(1.0, abs=1e-5) and all(w == 0 for w in row[i + 1 :])
+
+    bars = runner.invoke(app, ["inspect-attention", str(run_dir), "anna", "--layer", "0", "--head", "1", "--position", "2"])
+    assert bars.exit_code == 0
+    rows = [line for line in bars.stdout.splitlines() if line.strip()[:1].isdigit() and "│" not in line]
+    assert len(rows) == 5 and rows[3].rstrip().endswith("0.000") and rows[4].rstrip().endswith("0.000")
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [(["zz9"], "never saw: '9'"), (["anna", "--layer", "5"], "--layer 5 is out of range"),
+     (["anna", "--position", "9"], "--position 9 is out of range")],
+)
+def test_cli_bad_input(trained_run, args, message):
+    result = runner.invoke(app, ["inspect-attention", str(trained_run[0]), *args])
+    assert result.exit_code == 2 and message in result.stderr and "Traceback" not in result.output
+
+
+def test_png_without_matplotlib_says_how_to_install(trained_run, tmp_path, monkeypatch):
+    import builtins
+
+    real_import = builtins.__import__
+
+    def no_matplotlib(name, *args, **kwargs):
+        if name.startswith("matplotlib"):
+            raise ImportError(name)
+        return real_import(name, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "__import__", no_matplotlib)
+    result = runner.invoke(app, ["inspect-attention", str(trained_run[0]), "anna", "--png", str(tmp_path / "a.png")])
+    assert result.exit_code == 2
+    assert result.stderr.strip() == "minigpt: error: PNG output needs matplotlib: pip install 'minigpt[plot]'"
