@@ -145,6 +145,76 @@ def load_data(config: Config, data_path, val_path):
     return train_names, val_names, tokenizer
 
 
+class Trainer:
+    """A training run's state: model, optimizer, data, and how far it has got."""
+
+    def __init__(self, config: Config, train_names, val_names, tokenizer: Tokenizer, device, data_path):
+        self.config, self.t = config, config.train
+        self.tokenizer, self.device, self.train_names = tokenizer, device, train_names
+        torch.manual_seed(self.t.seed)
+        self.model = GPT(config.model).to(device)
+        self.optimizer = make_optimizer(self.model, self.t, device)
+        block_size = config.model.block_size
+        self.train_data = TokenizedNames(train_names, tokenizer, block_size).to(device)
+        self.val_data = TokenizedNames(val_names, tokenizer, block_size).to(device) if val_names else None
+        self.order = BatchOrder(len(self.train_data), self.t.batch_size, self.t.seed, self.t.shuffle == "epoch")
+        self.data_info = {
+            "path": str(data_path or BUNDLED_NAMES),
+            "train_names": len(train_names),
+            "val_names": len(val_names),
+            "characters": sum(map(len, train_names)),
+            "vocab_size": tokenizer.vocab_size,
+            "truncated": self.train_data.truncated,
+        }
+        self.step = 0  # optimizer steps taken
+        self.tokens = 0  # predicted tokens trained on
+        self.seconds = 0.0  # time spent in training steps
+        self.val_loss: float | None = None
+        self.best_val_loss: float | None = None
+
+    def train_step(self) -> torch.Tensor:
+        """One optimizer step on the next batch. Returns the loss, left on the device."""
+        started = time.perf_counter()
+        lr = lr_at(self.step, self.t)
+        for group in self.optimizer.param_groups:
+            group["lr"] = lr
+        indices = self.order.indices(self.step)
+        x, y = self.train_data.batch(indices)
+        _, loss = self.model(x, y)
+        loss.backward()
+        if self.t.grad_clip > 0:
+            torch.nn.utils.clip_grad_norm_(self.model.parameters(), self.t.grad_clip)
+        self.optimizer.step()
+        self.optimizer.zero_grad(set_to_none=True)
+        self.step += 1
+        self.tokens += int(self.train_data.lengths[indices].sum())
+        self.seconds += time.perf_counter() - started
+        return loss.detach()
+
+    def evaluate(self) -> bool:
+        """Validation loss now; True when it is the best so far (or there is no validation set)."""
+        if self.val_data is None:
+            return True
+        self.val_loss = evaluate(self.model, self.val_data)
+        if self.best_val_loss is None or self.val_loss < self.best_val_loss:
+            self.best_val_loss = self.val_loss
+            return True
+        return False
+
+    def save(self, path: Path) -> None:
+        save_checkpoint(path, {
+            "model": self.model.state_dict(),
+            "config": self.config.to_dict(),
+            "vocab": self.tokenizer.chars,
+            "step": self.step,
+            "val_loss": self.val_loss,
+            "best_val_loss": self.best_val_loss,
+            "train_names": "\n".join(self.train_names),
+            "optimizer": self.optimizer.state_dict(),
+            "data": self.data_info,
+        })
+
+
 def train(
     config: Config,
     data_path: str | Path | None = None,
@@ -153,107 +223,61 @@ def train(
     overwrite: bool = False,
     quiet: bool = False,
 ) -> TrainResult:
-    """Train a GPT on a names file and write `best.pt` and `last.pt` into the run directory."""
+    """Train a GPT on a names file; write best.pt, last.pt, config.toml and metrics.jsonl to the run directory."""
     t = config.train
     device = resolve_device(t.device)
     train_names, val_names, tokenizer = load_data(config, data_path, val_path)
     config.model.vocab_size = tokenizer.vocab_size
     run_dir = prepare_run_dir(out_dir, overwrite)
     (run_dir / "config.toml").write_text(report.config_toml(config), encoding="utf-8")
-
-    torch.manual_seed(t.seed)
-    model = GPT(config.model).to(device)
-    optimizer = make_optimizer(model, t, device)
-    train_data = TokenizedNames(train_names, tokenizer, config.model.block_size).to(device)
-    val_data = TokenizedNames(val_names, tokenizer, config.model.block_size).to(device) if val_names else None
-    order = BatchOrder(len(train_data), t.batch_size, t.seed, reshuffle=t.shuffle == "epoch")
-    data_info = {
-        "path": str(data_path or BUNDLED_NAMES),
-        "train_names": len(train_names),
-        "val_names": len(val_names),
-        "characters": sum(map(len, train_names)),
-        "vocab_size": tokenizer.vocab_size,
-        "truncated": train_data.truncated,
-    }
+    trainer = Trainer(config, train_names, val_names, tokenizer, device, data_path)
     console = report.console(quiet)
-    report.start(console, run_dir, device, model, config, data_info)
+    report.start(console, run_dir, device, trainer.model, config, trainer.data_info)
 
-    def checkpoint(path: Path, step: int, val_loss: float | None) -> None:
-        save_checkpoint(path, {
-            "model": model.state_dict(),
-            "config": config.to_dict(),
-            "vocab": tokenizer.chars,
-            "step": step,
-            "val_loss": val_loss,
-            "best_val_loss": best_val,
-            "train_names": "\n".join(train_names),
-            "optimizer": optimizer.state_dict(),
-            "data": data_info,
-        })
-
-    metrics = (run_dir / "metrics.jsonl").open("w", encoding="utf-8")
-
-    def log(step: int, **values) -> None:
-        record = {"step": step, **values, "elapsed": round(time.perf_counter() - t0, 3)}
-        metrics.write(json.dumps(record) + "\n")
-        metrics.flush()
-
-    model.train()
-    best_val, val_loss, train_loss = None, None, None
-    tokens, seconds, t0 = 0, 0.0, time.perf_counter()
+    train_loss = None
     loss_sum, loss_count = torch.zeros((), device=device), 0
+    started = time.perf_counter()
     bar = tqdm(total=t.steps, desc="train", unit="step", disable=quiet, dynamic_ncols=True, leave=False)
-    for step in range(t.steps):
-        started = time.perf_counter()
-        lr = lr_at(step, t)
-        for group in optimizer.param_groups:
-            group["lr"] = lr
-        indices = order.indices(step)
-        x, y = train_data.batch(indices)
-        _, loss = model(x, y)
-        loss.backward()
-        if t.grad_clip > 0:
-            torch.nn.utils.clip_grad_norm_(model.parameters(), t.grad_clip)
-        optimizer.step()
-        optimizer.zero_grad(set_to_none=True)
-        loss_sum += loss.detach()
-        loss_count += 1
-        tokens += int(train_data.lengths[indices].sum())
-        last_step = step + 1 == t.steps
-        if loss_count == LOG_EVERY or last_step:
-            train_loss = loss_sum.item() / loss_count  # the one sync with the device per LOG_EVERY steps
-            if not math.isfinite(train_loss):
-                bar.close()
-                raise RunError(f"training stopped: the loss became {train_loss} by step {step + 1}")
-            log(step + 1, train_loss=train_loss, lr=lr, tokens_per_sec=round(tokens / seconds, 1) if seconds else None)
-            loss_sum.zero_()
-            loss_count = 0
-            bar.set_postfix(loss=f"{train_loss:.4f}", val=report.fmt_loss(val_loss), refresh=False)
-        seconds += time.perf_counter() - started
-        bar.update(1)
-        if (step + 1) % t.eval_interval == 0 or last_step:
-            if val_data is not None:
-                val_loss = evaluate(model, val_data)
-                log(step + 1, val_loss=val_loss)
-            if val_data is None or best_val is None or val_loss < best_val:
-                best_val = val_loss
-                checkpoint(run_dir / "best.pt", step + 1, val_loss)
-            checkpoint(run_dir / "last.pt", step + 1, val_loss)
-    bar.close()
-    metrics.close()
+    with bar, (run_dir / "metrics.jsonl").open("w", encoding="utf-8") as metrics:
+
+        def log(**values) -> None:
+            record = {"step": trainer.step, **values, "elapsed": round(time.perf_counter() - started, 3)}
+            metrics.write(json.dumps(record) + "\n")
+            metrics.flush()
+
+        while trainer.step < t.steps:
+            loss_sum += trainer.train_step()
+            loss_count += 1
+            last = trainer.step == t.steps
+            if loss_count == LOG_EVERY or last:
+                train_loss = loss_sum.item() / loss_count  # the one wait for the device every LOG_EVERY steps
+                if not math.isfinite(train_loss):
+                    raise RunError(f"training stopped: the loss became {train_loss} by step {trainer.step}")
+                log(train_loss=train_loss, lr=lr_at(trainer.step - 1, t),
+                    tokens_per_sec=round(trainer.tokens / trainer.seconds, 1))
+                loss_sum.zero_()
+                loss_count = 0
+                bar.set_postfix(loss=f"{train_loss:.4f}", val=report.fmt_loss(trainer.val_loss), refresh=False)
+            bar.update(1)
+            if trainer.step % t.eval_interval == 0 or last:
+                if trainer.evaluate():
+                    trainer.save(run_dir / "best.pt")
+                if trainer.val_loss is not None:
+                    log(val_loss=trainer.val_loss)
+                trainer.save(run_dir / "last.pt")
 
     from minigpt.sample import generate
 
     seen = set(train_names)
-    names = generate(model, tokenizer, num=10, temperature=config.sample.temperature, seed=t.seed)
+    names = generate(trainer.model, tokenizer, num=10, temperature=config.sample.temperature, seed=t.seed)
     result = TrainResult(
         run_dir=run_dir,
-        steps=t.steps,
-        seconds=seconds,
-        tokens=tokens,
+        steps=trainer.step,
+        seconds=trainer.seconds,
+        tokens=trainer.tokens,
         train_loss=train_loss,
-        val_loss=val_loss,
-        best_val_loss=best_val,
+        val_loss=trainer.val_loss,
+        best_val_loss=trainer.best_val_loss,
         samples=[(name, name in seen) for name in names],
     )
     report.summary(console, result)
