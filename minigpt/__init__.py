@@ -1,6 +1,9 @@
 """minigpt: a tiny character-level GPT that learns names and invents new ones.
 
-    from minigpt import GPT, GPTConfig, Tokenizer, load_checkpoint, train, sample
+    from minigpt import GPT, GPTConfig, Tokenizer, load_checkpoint, load_config, train, sample
+
+    result = train(load_config("tiny"), out_dir="runs/try")   # trains, writes checkpoints
+    names = sample(load_checkpoint(result.run_dir), num=5)   # a checkpoint alone is enough
 
 torch is imported on first use of one of these, so `minigpt --help` stays fast.
 """
@@ -15,9 +18,10 @@ _EXPORTS = {
     "Tokenizer": "minigpt.data",
     "read_names": "minigpt.data",
     "load_checkpoint": "minigpt.checkpoint",
-    "train": "minigpt.train",
-    "evaluate_names": "minigpt.train",
-    "sample": "minigpt.sample",
+    "train": "minigpt.training",
+    "evaluate_names": "minigpt.training",
+    "sample": "minigpt.sampling",
+    "generate": "minigpt.sampling",
 }
 
 __all__ = ["__version__", *_EXPORTS]
@@ -28,5 +32,6 @@ def __getattr__(name):
         raise AttributeError(f"module 'minigpt' has no attribute {name!r}")
     import importlib
 
-    module = importlib.import_module(_EXPORTS[name])
-    return getattr(module, "generate" if name == "sample" else name)
+    value = getattr(importlib.import_module(_EXPORTS[name]), name)
+    globals()[name] = value
+    return value

@@ -94,7 +94,7 @@ def train(
 ) -> None:
     """Train a model on a names file and write best.pt and last.pt into a run directory."""
     from minigpt.config import default_config_path, load_config
-    from minigpt.train import train as run_training
+    from minigpt.training import train as run_training
 
     shortcuts = {"steps": steps, "batch_size": batch_size, "lr": lr, "device": device, "seed": seed}
     overrides = list(set_) + [f"train.{k}={v!r}" for k, v in shortcuts.items() if v is not None]
@@ -133,8 +133,8 @@ def sample(
 ) -> None:
     """Generate names from a trained checkpoint, one per line."""
     from minigpt.checkpoint import load_checkpoint
-    from minigpt.sample import sample_names
-    from minigpt.train import resolve_device
+    from minigpt.sampling import sample as sample_names
+    from minigpt.training import resolve_device
 
     ckpt = load_checkpoint(checkpoint, resolve_device(device))
     s = ckpt.config.sample
@@ -169,7 +169,7 @@ def eval_(
     """Mean cross-entropy per predicted token (characters and the end) over every name in a file."""
     from minigpt.checkpoint import load_checkpoint
     from minigpt.data import read_names
-    from minigpt.train import evaluate_names, resolve_device
+    from minigpt.training import evaluate_names, resolve_device
 
     ckpt = load_checkpoint(checkpoint, resolve_device(device))
     names = read_names(data)
@@ -202,7 +202,7 @@ def inspect_attention(
 
     from minigpt import inspect
     from minigpt.checkpoint import load_checkpoint
-    from minigpt.train import resolve_device
+    from minigpt.training import resolve_device
 
     ckpt = load_checkpoint(checkpoint, resolve_device(device))
     report = inspect.attention_report(ckpt.model, ckpt.tokenizer, name, top=max(1, top))

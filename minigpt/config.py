@@ -32,7 +32,7 @@ class GPTConfig:
     block_size: int = 16
     dropout: float = 0.1
     init_std: float = 0.02
-    activation: str = "relu"  # "relu" (microgpt) or "gelu"
+    activation: str = "gelu"  # "gelu", or "relu" as in microgpt
     final_norm: bool = True  # RMSNorm before lm_head (microgpt has none)
     norm_scale: bool = False  # learned RMSNorm gains (microgpt has none)
     norm_eps: float = 1e-5
@@ -45,7 +45,7 @@ class GPTConfig:
 
 @dataclass
 class TrainConfig:
-    steps: int = 4000
+    steps: int = 2500
     batch_size: int = 64
     optimizer: str = "adamw"  # "adam" or "adamw" (decoupled weight decay, matrices only)
     lr: float = 2e-3
@@ -60,7 +60,7 @@ class TrainConfig:
     shuffle: str = "epoch"  # "epoch" (new order every pass) or "once" (microgpt)
     seed: int = 1337
     device: str = "auto"
-    eval_interval: int = 500
+    eval_interval: int = 250
     val_fraction: float = 0.1
     val_max: int = 1000
 

@@ -82,7 +82,7 @@ def heat_style(w: float) -> Style:
 
 def heatmap(report: AttentionReport, layer: int, head: int) -> Table:
     """Rows: the position that looks; columns: the positions it looks at. The future stays blank."""
-    table = Table(title=f"layer {layer}, head {head}", caption="rows read, columns are read; · is the boundary token",
+    table = Table(title=f"layer {layer}, head {head}", caption="row: reading; column: attended to; · boundary",
                   show_edge=False, padding=(0, 0), pad_edge=False)
     table.add_column("", justify="right", style="bold")
     for token in report.tokens:
@@ -158,8 +158,10 @@ def write_png(report: AttentionReport, path: Path, pairs: list[tuple[int, int]])
             ax.set_title(f"layer {l}, head {h}", fontsize=9)
             ax.set_xticks(range(len(labels)), labels, fontsize=8)
             ax.set_yticks(range(len(labels)), labels, fontsize=8)
-            ax.set_xlabel("attends to", fontsize=7)
-            ax.set_ylabel("reading", fontsize=7)
+            if r == len(layers) - 1:
+                ax.set_xlabel("attends to", fontsize=8)
+            if c == 0:
+                ax.set_ylabel("reading", fontsize=8)
     fig.colorbar(image, ax=axes, shrink=0.6, label="attention weight")
     fig.suptitle(f"attention while reading '{report.name}' (· is the boundary token)")
     try:

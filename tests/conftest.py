@@ -22,7 +22,7 @@ def tiny_config(*overrides):
 @pytest.fixture(scope="session")
 def trained_run(tmp_path_factory):
     """One tiny run shared by the tests that only read its checkpoint."""
-    from minigpt.train import train
+    from minigpt.training import train
 
     tmp = tmp_path_factory.mktemp("run")
     data = tmp / "names.txt"

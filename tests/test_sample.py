@@ -3,7 +3,7 @@ import torch
 
 from minigpt.checkpoint import load_checkpoint
 from minigpt.errors import UsageError
-from minigpt.sample import filter_logits, generate, sample_names
+from minigpt.sampling import filter_logits, generate, sample
 
 
 def test_same_seed_same_names(trained_run):
@@ -44,7 +44,7 @@ def test_filter_logits_top_k_and_top_p():
 
 def test_new_only_drops_training_names(trained_run):
     ckpt = load_checkpoint(trained_run[0])
-    names = sample_names(ckpt, 30, new_only=True, seed=1, temperature=0.8)
+    names = sample(ckpt, 30, new_only=True, seed=1, temperature=0.8)
     assert len(names) == 30 and not set(names) & set(ckpt.train_names)
 
 

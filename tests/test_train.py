@@ -10,7 +10,7 @@ from minigpt.config import GPTConfig, TrainConfig
 from minigpt.data import Tokenizer, TokenizedNames, read_names
 from minigpt.errors import UsageError
 from minigpt.model import GPT
-from minigpt.train import evaluate, lr_at, train
+from minigpt.training import evaluate, lr_at, train
 
 
 def losses(run_dir):

@@ -266,7 +266,7 @@ def train(
                     log(val_loss=trainer.val_loss)
                 trainer.save(run_dir / "last.pt")
 
-    from minigpt.sample import generate
+    from minigpt.sampling import generate
 
     seen = set(train_names)
     names = generate(trainer.model, tokenizer, num=10, temperature=config.sample.temperature, seed=t.seed)

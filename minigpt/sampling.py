@@ -90,7 +90,7 @@ def _generate_batch(model, tokenizer, prompt, batch, temperature, top_k, top_p, 
     return [prefix + tokenizer.decode(row[: row.index(tokenizer.bos)] if tokenizer.bos in row else row) for row in rows]
 
 
-def sample_names(checkpoint, num: int, new_only: bool = False, seed: int | None = None, **options) -> list[str]:
+def sample(checkpoint, num: int = 10, new_only: bool = False, seed: int | None = None, **options) -> list[str]:
     """Names from a loaded checkpoint; with new_only, only names not in its training data."""
     model, tokenizer = checkpoint.model, checkpoint.tokenizer
     if not new_only:
