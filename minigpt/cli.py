@@ -223,5 +223,37 @@ def inspect_attention(
         print(f"wrote {png}", file=sys.stderr)
 
 
+@app.command()
+@reports_errors
+def export(
+    checkpoint: Path = typer.Argument(..., help="A checkpoint file, or a run directory (uses its best.pt)."),
+    out: Path = typer.Argument(..., help="The JSON file to write."),
+    format: str = typer.Option("microgpt", "--format", help="Only 'microgpt' for now."),
+    overwrite: bool = typer.Option(False, "--overwrite", help="Replace OUT if it exists."),
+) -> None:
+    """Write a checkpoint's weights as microgpt's JSON: its keys, its vocabulary order, its hyperparameters."""
+    from minigpt.errors import UsageError
+    from minigpt.microgpt import export_microgpt
+
+    if format != "microgpt":
+        raise UsageError(f"unknown export format '{format}' (only 'microgpt')")
+    export_microgpt(checkpoint, out, overwrite)
+    print(f"wrote {out}", file=sys.stderr)
+
+
+@app.command(name="import")
+@reports_errors
+def import_(
+    source: Path = typer.Argument(..., help="A microgpt JSON file, as `minigpt export` writes it."),
+    out: Path = typer.Argument(..., help="The checkpoint file to write."),
+    overwrite: bool = typer.Option(False, "--overwrite", help="Replace OUT if it exists."),
+) -> None:
+    """Turn microgpt JSON weights into a checkpoint that sample, eval and inspect-attention use."""
+    from minigpt.microgpt import import_microgpt
+
+    import_microgpt(source, out, overwrite)
+    print(f"wrote {out}", file=sys.stderr)
+
+
 def main() -> None:
     app(prog_name="minigpt")

@@ -1,0 +1,139 @@
+"""Weights that travel between minigpt and microgpt, as JSON.
+
+    {"format": "microgpt",
+     "hyperparameters": {"n_layer", "n_embd", "n_head", "block_size", "vocab_size"},
+     "uchars": ["a", "b", ...],       sorted characters: ids 0..n-1
+     "bos": n,                        the boundary token's id
+     "state_dict": {"wte": [[...]], "wpe": ..., "lm_head": ..., "layer0.attn_wq": ..., ...}}
+
+Matrices are nested lists [out][in], exactly as microgpt keeps them. float32 values
+survive the trip through JSON unchanged, so export then import is lossless.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import torch
+
+from minigpt.checkpoint import load_checkpoint, save_checkpoint
+from minigpt.config import CONFIG_DIR, Config, GPTConfig, load_config, validate
+from minigpt.data import Tokenizer
+from minigpt.errors import UsageError
+from minigpt.model import GPT
+
+MICROGPT_ARCHITECTURE = {"activation": "relu", "final_norm": False, "norm_scale": False, "norm_eps": 1e-5}
+LAYER_KEYS = ("attn_wq", "attn_wk", "attn_wv", "attn_wo", "mlp_fc1", "mlp_fc2")
+HYPERPARAMETERS = ("n_layer", "n_embd", "n_head", "block_size", "vocab_size")
+
+
+def microgpt_shapes(h: dict) -> dict[str, list[int]]:
+    """Every tensor microgpt has, in its order, with the shape the hyperparameters give it."""
+    c, v = h["n_embd"], h["vocab_size"]
+    shapes = {"wte": [v, c], "wpe": [h["block_size"], c], "lm_head": [v, c]}
+    for i in range(h["n_layer"]):
+        shapes |= {f"layer{i}.attn_w{x}": [c, c] for x in "qkvo"}
+        shapes |= {f"layer{i}.mlp_fc1": [4 * c, c], f"layer{i}.mlp_fc2": [c, 4 * c]}
+    return shapes
+
+
+def refuse_existing(path: Path, overwrite: bool) -> None:
+    if path.exists() and not overwrite:
+        raise UsageError(f"{path} already exists; pass --overwrite to replace it")
+
+
+def export_microgpt(checkpoint: str | Path, out: str | Path, overwrite: bool = False) -> None:
+    ckpt = load_checkpoint(checkpoint)
+    cfg = ckpt.config.model
+    differs = [f"{key} {getattr(cfg, key)!r}" for key, want in MICROGPT_ARCHITECTURE.items() if getattr(cfg, key) != want]
+    if differs:
+        raise UsageError(f"{ckpt.path}: microgpt cannot run this architecture ({', '.join(differs)}); "
+                         f"only models trained with microgpt's switches export")
+    out = Path(out)
+    refuse_existing(out, overwrite)
+    hyper = {key: getattr(cfg, key) for key in HYPERPARAMETERS}
+    state = ckpt.model.state_dict()
+    document = {
+        "format": "microgpt",
+        "hyperparameters": hyper,
+        "uchars": ckpt.tokenizer.chars,
+        "bos": ckpt.tokenizer.bos,
+        "state_dict": {key: state[key].tolist() for key in microgpt_shapes(hyper)},
+    }
+    try:
+        out.write_text(json.dumps(document), encoding="utf-8")
+    except OSError as e:
+        raise UsageError(f"cannot write {out}: {e.strerror or e}") from None
+
+
+def read_microgpt_json(path: Path) -> dict:
+    if not path.is_file():
+        raise UsageError(f"microgpt JSON file not found: {path}")
+    try:
+        document = json.loads(path.read_text(encoding="utf-8"))
+    except (json.JSONDecodeError, UnicodeDecodeError) as e:
+        raise UsageError(f"{path}: not valid JSON: {e}") from None
+    for key in ("hyperparameters", "uchars", "state_dict"):
+        if not isinstance(document, dict) or key not in document:
+            raise UsageError(f"{path}: not a microgpt export (no '{key}')")
+    return document
+
+
+def check_document(path: Path, document: dict) -> None:
+    """Hyperparameters, vocabulary and every tensor's shape must agree with each other."""
+    h, chars, state = document["hyperparameters"], document["uchars"], document["state_dict"]
+    for key in HYPERPARAMETERS:
+        if not isinstance(h.get(key), int) or h[key] < 1:
+            raise UsageError(f"{path}: hyperparameter '{key}' must be a positive integer, got {h.get(key)!r}")
+    if h["n_embd"] % h["n_head"]:
+        raise UsageError(f"{path}: n_embd ({h['n_embd']}) must be divisible by n_head ({h['n_head']})")
+    if not all(isinstance(c, str) and len(c) == 1 for c in chars) or len(set(chars)) != len(chars):
+        raise UsageError(f"{path}: 'uchars' must be a list of distinct single characters")
+    if h["vocab_size"] != len(chars) + 1 or document.get("bos", len(chars)) != len(chars):
+        raise UsageError(f"{path}: vocab_size {h['vocab_size']} and bos {document.get('bos')} disagree with "
+                         f"{len(chars)} characters (microgpt's boundary token is id len(uchars))")
+    expected = microgpt_shapes(h)
+    if set(state) != set(expected):
+        missing, extra = sorted(set(expected) - set(state)), sorted(set(state) - set(expected))
+        raise UsageError(f"{path}: state_dict keys disagree with the hyperparameters (missing {missing}, extra {extra})")
+    for key, shape in expected.items():
+        actual = shape_of(state[key])
+        if actual != shape:
+            raise UsageError(f"{path}: {key} has shape {actual}; the hyperparameters need {shape}")
+
+
+def shape_of(value) -> list[int] | None:
+    """The shape of a rectangular nested list of numbers, else None."""
+    if not isinstance(value, list) or not value or not all(isinstance(row, list) for row in value):
+        return None
+    width = len(value[0])
+    if any(len(row) != width or not all(isinstance(x, (int, float)) for x in row) for row in value):
+        return None
+    return [len(value), width]
+
+
+def import_microgpt(path: str | Path, out: str | Path, overwrite: bool = False) -> None:
+    """A microgpt JSON export -> a minigpt checkpoint that sample, eval and inspect-attention use."""
+    path, out = Path(path), Path(out)
+    document = read_microgpt_json(path)
+    check_document(path, document)
+    refuse_existing(out, overwrite)
+    h = document["hyperparameters"]
+    config = load_config("microgpt") if (CONFIG_DIR / "microgpt.toml").exists() else Config()
+    config.model = GPTConfig(**{**MICROGPT_ARCHITECTURE, **h, "dropout": 0.0, "init_std": 0.08})
+    validate(config)
+    tokenizer = Tokenizer(document["uchars"])
+    model = GPT(config.model)
+    state = {key: torch.tensor(value, dtype=torch.float32) for key, value in document["state_dict"].items()}
+    model.load_state_dict(state)
+    save_checkpoint(out, {
+        "model": model.state_dict(),
+        "config": config.to_dict(),
+        "vocab": tokenizer.chars,
+        "step": 0,
+        "val_loss": None,
+        "best_val_loss": None,
+        "train_names": "",
+        "data": {"imported_from": str(path)},
+    })
