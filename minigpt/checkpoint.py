@@ -84,26 +84,28 @@ def _fsync_dir(directory: Path) -> None:
         os.close(fd)
 
 
-def resolve_checkpoint_path(path: str | Path) -> Path:
-    """A checkpoint file, or a run directory (its best.pt, else its last.pt)."""
+def resolve_checkpoint_path(path: str | Path, prefer: tuple[str, ...] = NAMES_IN_DIR) -> Path:
+    """A checkpoint file, or a run directory (its best.pt, else its last.pt; or as `prefer` says)."""
     path = Path(path)
     if not path.exists():
         raise UsageError(f"checkpoint not found: {path}")
     if path.is_dir():
-        for name in NAMES_IN_DIR:
+        for name in prefer:
             if (path / name).is_file():
                 return path / name
         raise UsageError(f"no checkpoint in directory {path} (expected best.pt or last.pt)")
     return path
 
 
-def read_checkpoint(path: str | Path) -> tuple[Path, dict]:
+def read_checkpoint(path: str | Path, prefer: tuple[str, ...] = NAMES_IN_DIR) -> tuple[Path, dict]:
     """The raw checkpoint dict, after checking that it is one of ours and not too new."""
-    path = resolve_checkpoint_path(path)
+    path = resolve_checkpoint_path(path, prefer)
     try:
         raw = torch.load(path, map_location="cpu", weights_only=True)
-    except pickle.UnpicklingError:
-        raise UsageError(f"{path}: refused: the file holds pickled objects or code, not plain tensors") from None
+    except pickle.UnpicklingError as e:
+        if "GLOBAL" in str(e):  # the pickle names a function or class, which weights_only refuses to load
+            raise UsageError(f"{path}: refused: the file holds pickled objects or code, not plain tensors") from None
+        raise UsageError(f"{path}: cannot be read as a checkpoint (truncated or corrupt?)") from None
     except (RuntimeError, EOFError, zipfile.BadZipFile, ValueError, OSError) as e:
         reason = str(e).splitlines()[0] if str(e) else type(e).__name__
         raise UsageError(f"{path}: cannot be read as a checkpoint (truncated or corrupt?): {reason}") from None

@@ -15,7 +15,7 @@ from typing import Optional
 import typer
 
 from minigpt import __version__
-from minigpt.errors import MiniGPTError
+from minigpt.errors import Interrupted, MiniGPTError, UsageError
 
 app = typer.Typer(
     help="Train a tiny character-level GPT on a file of names, then invent new ones.",
@@ -38,6 +38,9 @@ def reports_errors(command):
     def wrapper(*args, **kwargs):
         try:
             return command(*args, **kwargs)
+        except Interrupted as e:
+            print(f"minigpt: {e}", file=sys.stderr)
+            raise typer.Exit(e.exit_code)
         except MiniGPTError as e:
             if state["debug"]:
                 raise
@@ -87,6 +90,12 @@ def train(
     lr: Optional[float] = typer.Option(None, help="Shortcut for --set train.lr=X."),
     device: Optional[str] = typer.Option(None, help="auto, cpu, cuda, cuda:N or mps (train.device)."),
     seed: Optional[int] = typer.Option(None, help="Shortcut for --set train.seed=S."),
+    time_limit: Optional[float] = typer.Option(
+        None, "--time-limit", help="Train for this many seconds instead of a number of steps (train.time_limit)."
+    ),
+    resume: Optional[Path] = typer.Option(
+        None, "--resume", help="Continue a run (its directory or a checkpoint) exactly where it stopped."
+    ),
     set_: list[str] = typer.Option([], "--set", help="Override any config key: section.key=value (repeatable)."),
     overwrite: bool = typer.Option(False, "--overwrite", help="Replace the run in a non-empty --out directory."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar or panels."),
@@ -94,12 +103,18 @@ def train(
 ) -> None:
     """Train a model on a names file and write best.pt and last.pt into a run directory."""
     from minigpt.config import default_config_path, load_config
-    from minigpt.training import train as run_training
+    from minigpt.training import resume_config, train as run_training
 
-    shortcuts = {"steps": steps, "batch_size": batch_size, "lr": lr, "device": device, "seed": seed}
+    shortcuts = {"steps": steps, "batch_size": batch_size, "lr": lr, "device": device, "seed": seed,
+                 "time_limit": time_limit}
     overrides = list(set_) + [f"train.{k}={v!r}" for k, v in shortcuts.items() if v is not None]
-    cfg = load_config(config if config is not None else default_config_path(), overrides)
-    result = run_training(cfg, data, val_data, out, overwrite=overwrite, quiet=quiet or json_out)
+    if resume is not None:
+        if config is not None or out is not None:
+            raise UsageError("--resume continues a run with its own recipe and directory; drop --config and --out")
+        cfg = resume_config(resume, overrides)
+    else:
+        cfg = load_config(config if config is not None else default_config_path(), overrides)
+    result = run_training(cfg, data, val_data, out, overwrite=overwrite, quiet=quiet or json_out, resume_from=resume)
     if json_out:
         print(json.dumps({
             "run_dir": str(result.run_dir),
@@ -136,6 +151,8 @@ def sample(
     from minigpt.sampling import sample as sample_names
     from minigpt.training import resolve_device
 
+    if top_k is not None and top_k < 1:
+        raise UsageError(f"--top-k must be at least 1, got {top_k}")
     ckpt = load_checkpoint(checkpoint, resolve_device(device))
     s = ckpt.config.sample
     names = sample_names(
@@ -232,7 +249,6 @@ def export(
     overwrite: bool = typer.Option(False, "--overwrite", help="Replace OUT if it exists."),
 ) -> None:
     """Write a checkpoint's weights as microgpt's JSON: its keys, its vocabulary order, its hyperparameters."""
-    from minigpt.errors import UsageError
     from minigpt.microgpt import export_microgpt
 
     if format != "microgpt":

@@ -11,6 +11,7 @@ The dataclass defaults are the recommended recipe and equal `configs/default.tom
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import tomllib
 from dataclasses import dataclass, field
@@ -61,6 +62,8 @@ class TrainConfig:
     seed: int = 1337
     device: str = "auto"
     eval_interval: int = 250
+    log_interval: int = 10  # steps per line of metrics.jsonl (and per read of the loss from the device)
+    time_limit: float = 0.0  # seconds; when set, train until then, with the schedule laid over the time
     val_fraction: float = 0.1
     val_max: int = 1000
 
@@ -103,9 +106,9 @@ def resolve_config_path(name: str | Path) -> Path:
     return path
 
 
-def load_config(path: str | Path | None = None, overrides: list[str] = ()) -> Config:
-    """The defaults, then the TOML file at `path`, then `section.key=value` overrides."""
-    config = Config()
+def load_config(path: str | Path | None = None, overrides: list[str] = (), base: Config | None = None) -> Config:
+    """The defaults (or `base`), then the TOML file at `path`, then `section.key=value` overrides."""
+    config = copy.deepcopy(base) if base is not None else Config()
     if path is not None:
         path = resolve_config_path(path)
         try:
@@ -178,6 +181,7 @@ def validate(config: Config) -> None:
         "model.block_size": m.block_size, "model.init_std": m.init_std, "model.norm_eps": m.norm_eps,
         "train.steps": t.steps, "train.batch_size": t.batch_size, "train.lr": t.lr,
         "train.eps": t.eps, "train.eval_interval": t.eval_interval, "train.val_max": t.val_max,
+        "train.log_interval": t.log_interval,
         "sample.temperature": s.temperature,
     }
     for name, value in positive.items():
@@ -186,6 +190,7 @@ def validate(config: Config) -> None:
     non_negative = {
         "train.warmup_steps": t.warmup_steps, "train.min_lr": t.min_lr,
         "train.weight_decay": t.weight_decay, "train.grad_clip": t.grad_clip, "sample.top_k": s.top_k,
+        "train.time_limit": t.time_limit,
     }
     for name, value in non_negative.items():
         if value < 0:

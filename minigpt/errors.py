@@ -17,3 +17,11 @@ class RunError(MiniGPTError):
     """Something went wrong while running (a non-finite loss, a failed write)."""
 
     exit_code = 1
+
+
+class Interrupted(MiniGPTError):
+    """Training stopped by SIGINT or SIGTERM after saving; exits 128 + the signal number."""
+
+    def __init__(self, message: str, signum: int):
+        super().__init__(message)
+        self.exit_code = 128 + signum

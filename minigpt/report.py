@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
 from rich.console import Console
@@ -36,7 +37,7 @@ def toml_value(value) -> str:
     return repr(value)
 
 
-def start(out: Console, run_dir: Path, device, model, config: Config, data: dict) -> None:
+def start(out: Console, run_dir: Path, device, model, config: Config, data: dict, resumed_at: int | None = None) -> None:
     m, t = config.model, config.train
     table = Table.grid(padding=(0, 2))
     table.add_row("run directory", str(run_dir))
@@ -44,14 +45,22 @@ def start(out: Console, run_dir: Path, device, model, config: Config, data: dict
     table.add_row("model", f"{model.num_params():,} parameters: {plural(m.n_layer, 'layer')}, {plural(m.n_head, 'head')}, "
                   f"{m.n_embd} dims, block {m.block_size}")
     table.add_row("data", f"{data['path']}: {data['train_names']:,} training names "
-                  f"({data['characters']:,} characters), {data['val_names']:,} validation, "
-                  f"vocabulary {data['vocab_size']}")
-    table.add_row("training", f"{t.steps:,} steps of {t.batch_size}, {t.optimizer} lr {t.lr:g} "
+                  f"({data['characters']:,} characters, {data['duplicates']:,} repeated), "
+                  f"{data['val_names']:,} validation, vocabulary {data['vocab_size']}")
+    length = f"{t.time_limit:g} s" if t.time_limit > 0 else f"{t.steps:,} steps"
+    table.add_row("training", f"{length} of {t.batch_size} names, {t.optimizer} lr {t.lr:g} "
                   f"({t.lr_schedule}), seed {t.seed}")
+    if resumed_at is not None:
+        table.add_row("resuming", f"from step {resumed_at:,}")
     out.print(Panel(table, title="minigpt train", expand=False))
     if data["truncated"]:
-        out.print(f"[yellow]note:[/] {data['truncated']} training names are longer than the block size "
-                  f"allows ({m.block_size - 1} characters) and were cut to fit")
+        warn(f"{data['truncated']} training names are longer than the block size allows "
+             f"({m.block_size - 1} characters) and were cut to fit")
+
+
+def warn(message: str) -> None:
+    """A note the user should see even with --quiet or --json (on stderr, like every log)."""
+    print(f"minigpt: note: {message}", file=sys.stderr)
 
 
 def summary(out: Console, result) -> None:

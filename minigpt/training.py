@@ -1,9 +1,17 @@
-"""The training loop: batches of names, Adam(W), warmup then decay, evaluation, checkpoints."""
+"""The training loop: batches of names, Adam(W), warmup then decay, evaluation, checkpoints.
+
+A run can stop and go on again without changing a number: the batch order is a pure
+function of (seed, step), and a checkpoint holds the model, the optimizer, the step, the
+clock and the random number generators.
+"""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
+import signal
+import threading
 import time
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -14,13 +22,11 @@ import torch.nn.functional as F
 from tqdm import tqdm
 
 from minigpt import report
-from minigpt.checkpoint import save_checkpoint
-from minigpt.config import Config, TrainConfig
+from minigpt.checkpoint import read_checkpoint, save_checkpoint
+from minigpt.config import Config, TrainConfig, config_from_dict, load_config
 from minigpt.data import BUNDLED_NAMES, IGNORE, BatchOrder, Tokenizer, TokenizedNames, read_names, split_names
-from minigpt.errors import RunError, UsageError
+from minigpt.errors import Interrupted, RunError, UsageError
 from minigpt.model import GPT
-
-LOG_EVERY = 10  # steps between reading the loss back from the device
 
 
 @dataclass
@@ -59,16 +65,18 @@ def resolve_device(name: str) -> torch.device:
     return device
 
 
-def lr_at(step: int, t: TrainConfig) -> float:
-    """Linear warmup over warmup_steps, then constant, linear to 0 (microgpt) or cosine to min_lr."""
+def lr_at(step: int, progress: float, t: TrainConfig) -> float:
+    """Linear warmup over warmup_steps, then constant, linear to 0 (microgpt) or cosine to min_lr.
+
+    `progress` is how much of the run is done, from 0 to 1: by steps, or by time with a time limit.
+    """
     if step < t.warmup_steps:
         return t.lr * (step + 1) / t.warmup_steps
     if t.lr_schedule == "constant":
         return t.lr
     if t.lr_schedule == "linear":
-        return t.lr * (1 - step / t.steps)
-    progress = (step - t.warmup_steps) / max(1, t.steps - t.warmup_steps)
-    return t.min_lr + 0.5 * (t.lr - t.min_lr) * (1 + math.cos(math.pi * progress))
+        return t.lr * (1 - progress)
+    return t.min_lr + 0.5 * (t.lr - t.min_lr) * (1 + math.cos(math.pi * min(progress, 1.0)))
 
 
 def make_optimizer(model: GPT, t: TrainConfig, device: torch.device) -> torch.optim.Optimizer:
@@ -135,7 +143,7 @@ def prepare_run_dir(out_dir: str | Path | None, overwrite: bool) -> Path:
 def load_data(config: Config, data_path, val_path):
     """Training and validation names, and the vocabulary of the training file."""
     t = config.train
-    names = read_names(data_path or BUNDLED_NAMES)
+    names = read_names(data_path)
     tokenizer = Tokenizer.from_names(names)
     if val_path is not None:
         train_names, val_names = names, read_names(val_path)
@@ -145,10 +153,14 @@ def load_data(config: Config, data_path, val_path):
     return train_names, val_names, tokenizer
 
 
+def digest(names: list[str]) -> str:
+    return hashlib.sha256("\n".join(names).encode("utf-8")).hexdigest()
+
+
 class Trainer:
     """A training run's state: model, optimizer, data, and how far it has got."""
 
-    def __init__(self, config: Config, train_names, val_names, tokenizer: Tokenizer, device, data_path):
+    def __init__(self, config: Config, train_names, val_names, tokenizer: Tokenizer, device, data_path, val_path=None):
         self.config, self.t = config, config.train
         self.tokenizer, self.device, self.train_names = tokenizer, device, train_names
         torch.manual_seed(self.t.seed)
@@ -159,23 +171,49 @@ class Trainer:
         self.val_data = TokenizedNames(val_names, tokenizer, block_size).to(device) if val_names else None
         self.order = BatchOrder(len(self.train_data), self.t.batch_size, self.t.seed, self.t.shuffle == "epoch")
         self.data_info = {
-            "path": str(data_path or BUNDLED_NAMES),
+            "path": str(Path(data_path).resolve()) if data_path else None,
+            "val_path": str(Path(val_path).resolve()) if val_path else None,
             "train_names": len(train_names),
             "val_names": len(val_names),
             "characters": sum(map(len, train_names)),
+            "duplicates": len(train_names) - len(set(train_names)),
             "vocab_size": tokenizer.vocab_size,
             "truncated": self.train_data.truncated,
+            "train_digest": digest(train_names),
+            "val_digest": digest(val_names),
         }
         self.step = 0  # optimizer steps taken
         self.tokens = 0  # predicted tokens trained on
         self.seconds = 0.0  # time spent in training steps
         self.val_loss: float | None = None
         self.best_val_loss: float | None = None
+        self._elapsed = 0.0  # wall-clock time of the run before the clock was last started
+        self._clock: float | None = None
+
+    def start_clock(self) -> None:
+        self._clock = time.perf_counter()
+
+    @property
+    def elapsed(self) -> float:
+        """Wall-clock seconds of training so far, evaluation included, across resumes."""
+        return self._elapsed + (time.perf_counter() - self._clock if self._clock is not None else 0.0)
+
+    def progress(self) -> float:
+        """How much of the run is done, 0 to 1; the learning-rate schedule follows it."""
+        if self.t.time_limit > 0:
+            return min(1.0, self.elapsed / self.t.time_limit)
+        warmup = min(self.t.warmup_steps, self.step)
+        return (self.step - warmup) / max(1, self.t.steps - warmup)
+
+    def done(self) -> bool:
+        if self.t.time_limit > 0:
+            return self.elapsed >= self.t.time_limit
+        return self.step >= self.t.steps
 
     def train_step(self) -> torch.Tensor:
         """One optimizer step on the next batch. Returns the loss, left on the device."""
         started = time.perf_counter()
-        lr = lr_at(self.step, self.t)
+        lr = lr_at(self.step, self.progress(), self.t)
         for group in self.optimizer.param_groups:
             group["lr"] = lr
         indices = self.order.indices(self.step)
@@ -202,6 +240,9 @@ class Trainer:
         return False
 
     def save(self, path: Path) -> None:
+        rng = {"torch": torch.get_rng_state()}
+        if torch.cuda.is_available():
+            rng["cuda"] = torch.cuda.get_rng_state_all()
         save_checkpoint(path, {
             "model": self.model.state_dict(),
             "config": self.config.to_dict(),
@@ -212,7 +253,57 @@ class Trainer:
             "train_names": "\n".join(self.train_names),
             "optimizer": self.optimizer.state_dict(),
             "data": self.data_info,
+            "progress": {"tokens": self.tokens, "seconds": self.seconds, "elapsed": self.elapsed},
+            "rng": rng,
         })
+
+    def restore(self, raw: dict, path: Path) -> None:
+        """Continue from a checkpoint of this same run: every number as it was when it was saved."""
+        for key in ("train_digest", "val_digest"):
+            if raw["data"].get(key) != self.data_info[key]:
+                raise UsageError(f"{path}: the names have changed since this run started; resuming needs the same data")
+        if "optimizer" not in raw or "rng" not in raw:
+            raise UsageError(f"{path}: this checkpoint holds no training state to resume from")
+        self.model.load_state_dict(raw["model"])
+        self.optimizer.load_state_dict(raw["optimizer"])
+        self.step, self.val_loss, self.best_val_loss = raw["step"], raw["val_loss"], raw["best_val_loss"]
+        self.tokens, self.seconds, self._elapsed = (raw["progress"][k] for k in ("tokens", "seconds", "elapsed"))
+        torch.set_rng_state(raw["rng"]["torch"])
+        if "cuda" in raw["rng"] and torch.cuda.is_available():
+            torch.cuda.set_rng_state_all(raw["rng"]["cuda"])
+
+
+class StopSignals:
+    """The first SIGINT or SIGTERM asks training to stop after this step; a second stops it at once."""
+
+    def __init__(self):
+        self.requested: int | None = None
+        self._previous = {}
+
+    def __enter__(self) -> StopSignals:
+        if threading.current_thread() is threading.main_thread():
+            for signum in (signal.SIGINT, signal.SIGTERM):
+                self._previous[signum] = signal.signal(signum, self._handle)
+        return self
+
+    def _handle(self, signum, frame) -> None:
+        if self.requested is not None:
+            raise Interrupted("stopped at once by a second signal; the checkpoints already written are intact", signum)
+        self.requested = signum
+
+    def __exit__(self, *exc) -> None:
+        for signum, handler in self._previous.items():
+            signal.signal(signum, handler)
+
+
+def resume_config(checkpoint: str | Path, overrides: list[str] = ()) -> Config:
+    """The recipe a checkpoint was trained with, plus `--set` overrides to its [train] and [sample] keys."""
+    path, raw = read_checkpoint(checkpoint, prefer=("last.pt", "best.pt"))
+    config = config_from_dict(raw["config"])
+    updated = load_config(None, overrides, base=config)
+    if updated.model != config.model:
+        raise UsageError("the model's shape cannot change when resuming; only [train] and [sample] keys can")
+    return updated
 
 
 def train(
@@ -222,49 +313,37 @@ def train(
     out_dir: str | Path | None = None,
     overwrite: bool = False,
     quiet: bool = False,
+    resume_from: str | Path | None = None,
 ) -> TrainResult:
-    """Train a GPT on a names file; write best.pt, last.pt, config.toml and metrics.jsonl to the run directory."""
+    """Train a GPT on a names file; write best.pt, last.pt, config.toml and metrics.jsonl to the run directory.
+
+    With `resume_from` (a run directory or checkpoint), continue that run where it stopped,
+    in its own directory, on the data it was trained on.
+    """
     t = config.train
     device = resolve_device(t.device)
-    train_names, val_names, tokenizer = load_data(config, data_path, val_path)
+    raw = None
+    if resume_from is not None:
+        checkpoint_path, raw = read_checkpoint(resume_from, prefer=("last.pt", "best.pt"))
+        run_dir = checkpoint_path.parent
+        data_path = data_path or raw["data"].get("path")
+        val_path = val_path or raw["data"].get("val_path")
+    train_names, val_names, tokenizer = load_data(config, data_path or BUNDLED_NAMES, val_path)
     config.model.vocab_size = tokenizer.vocab_size
-    run_dir = prepare_run_dir(out_dir, overwrite)
+    trainer = Trainer(config, train_names, val_names, tokenizer, device, data_path or BUNDLED_NAMES, val_path)
+    if raw is not None:
+        trainer.restore(raw, checkpoint_path)
+        for leftover in run_dir.glob(".*.pt.*.tmp"):  # from a process killed while it saved
+            leftover.unlink(missing_ok=True)
+        if trainer.done():
+            raise UsageError(f"{checkpoint_path}: the run is already complete at step {trainer.step}; "
+                             f"raise train.steps or train.time_limit to train longer")
+    else:
+        run_dir = prepare_run_dir(out_dir, overwrite)
     (run_dir / "config.toml").write_text(report.config_toml(config), encoding="utf-8")
-    trainer = Trainer(config, train_names, val_names, tokenizer, device, data_path)
     console = report.console(quiet)
-    report.start(console, run_dir, device, trainer.model, config, trainer.data_info)
-
-    train_loss = None
-    loss_sum, loss_count = torch.zeros((), device=device), 0
-    started = time.perf_counter()
-    bar = tqdm(total=t.steps, desc="train", unit="step", disable=quiet, dynamic_ncols=True, leave=False)
-    with bar, (run_dir / "metrics.jsonl").open("w", encoding="utf-8") as metrics:
-
-        def log(**values) -> None:
-            record = {"step": trainer.step, **values, "elapsed": round(time.perf_counter() - started, 3)}
-            metrics.write(json.dumps(record) + "\n")
-            metrics.flush()
-
-        while trainer.step < t.steps:
-            loss_sum += trainer.train_step()
-            loss_count += 1
-            last = trainer.step == t.steps
-            if loss_count == LOG_EVERY or last:
-                train_loss = loss_sum.item() / loss_count  # the one wait for the device every LOG_EVERY steps
-                if not math.isfinite(train_loss):
-                    raise RunError(f"training stopped: the loss became {train_loss} by step {trainer.step}")
-                log(train_loss=train_loss, lr=lr_at(trainer.step - 1, t),
-                    tokens_per_sec=round(trainer.tokens / trainer.seconds, 1))
-                loss_sum.zero_()
-                loss_count = 0
-                bar.set_postfix(loss=f"{train_loss:.4f}", val=report.fmt_loss(trainer.val_loss), refresh=False)
-            bar.update(1)
-            if trainer.step % t.eval_interval == 0 or last:
-                if trainer.evaluate():
-                    trainer.save(run_dir / "best.pt")
-                if trainer.val_loss is not None:
-                    log(val_loss=trainer.val_loss)
-                trainer.save(run_dir / "last.pt")
+    report.start(console, run_dir, device, trainer.model, config, trainer.data_info, resumed_at=trainer.step if raw else None)
+    train_loss = run_loop(trainer, run_dir, quiet, append=raw is not None)
 
     from minigpt.sampling import generate
 
@@ -282,3 +361,68 @@ def train(
     )
     report.summary(console, result)
     return result
+
+
+def run_loop(trainer: Trainer, run_dir: Path, quiet: bool, append: bool) -> float | None:
+    """Step until done, logging every log_interval steps and evaluating and saving every eval_interval."""
+    t = trainer.t
+    timed = t.time_limit > 0
+    pending: list[torch.Tensor] = []  # losses of the steps not yet read back from the device
+    train_loss = None
+
+    def read_losses() -> float | None:
+        """The mean of the pending losses: the one wait for the device per log line."""
+        if not pending:
+            return train_loss
+        values = torch.stack(pending).tolist()
+        first = trainer.step - len(values) + 1
+        pending.clear()
+        for i, value in enumerate(values):
+            if not math.isfinite(value):
+                kept = f"; the last good checkpoint is {run_dir / 'last.pt'}" if (run_dir / "last.pt").exists() else ""
+                raise RunError(f"training stopped: the loss became {value} at step {first + i}{kept}")
+        return sum(values) / len(values)
+
+    bar = tqdm(
+        total=round(t.time_limit) if timed else t.steps,
+        initial=round(trainer.elapsed) if timed else trainer.step,
+        unit="s" if timed else "step",
+        desc="train",
+        disable=quiet,
+        dynamic_ncols=True,
+        leave=False,
+    )
+    metrics = (run_dir / "metrics.jsonl").open("a" if append else "w", encoding="utf-8")
+    with StopSignals() as signals, bar, metrics:
+
+        def log(**values) -> None:
+            record = {"step": trainer.step, **values, "elapsed": round(trainer.elapsed, 3)}
+            metrics.write(json.dumps(record) + "\n")
+            metrics.flush()
+
+        trainer.start_clock()
+        while True:
+            pending.append(trainer.train_step())
+            finished = trainer.done()
+            at_eval = trainer.step % t.eval_interval == 0 or finished
+            if len(pending) == t.log_interval or at_eval or signals.requested:
+                train_loss = read_losses()
+                log(train_loss=train_loss, lr=lr_at(trainer.step - 1, trainer.progress(), t),
+                    tokens_per_sec=round(trainer.tokens / trainer.seconds, 1))
+                bar.set_postfix(loss=f"{train_loss:.4f}", val=report.fmt_loss(trainer.val_loss), refresh=False)
+            bar.update(round(trainer.elapsed) - bar.n if timed else 1)
+            if at_eval:
+                if trainer.evaluate():
+                    trainer.save(run_dir / "best.pt")
+                if trainer.val_loss is not None:
+                    log(val_loss=trainer.val_loss)
+                trainer.save(run_dir / "last.pt")
+            if signals.requested and not finished:
+                trainer.save(run_dir / "last.pt")
+                raise Interrupted(
+                    f"interrupted at step {trainer.step}; saved {run_dir / 'last.pt'}. "
+                    f"Resume with: minigpt train --resume {run_dir}",
+                    signals.requested,
+                )
+            if finished:
+                return train_loss

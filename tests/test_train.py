@@ -76,7 +76,7 @@ def test_bucketed_batches_compute_the_padded_loss():
 
 def test_learning_rate_schedules():
     micro = TrainConfig(steps=1000, lr=0.01, lr_schedule="linear", warmup_steps=0)
-    assert [lr_at(s, micro) for s in (0, 500, 999)] == pytest.approx([0.01, 0.005, 0.00001])
+    assert [lr_at(s, s / 1000, micro) for s in (0, 500, 999)] == pytest.approx([0.01, 0.005, 0.00001])
     cos = TrainConfig(steps=1000, lr=1.0, min_lr=0.1, lr_schedule="cosine", warmup_steps=100)
-    assert lr_at(0, cos) == pytest.approx(0.01) and lr_at(99, cos) == pytest.approx(1.0)
-    assert lr_at(550, cos) == pytest.approx(0.55) and lr_at(1000, cos) == pytest.approx(0.1)
+    assert lr_at(0, 0.0, cos) == pytest.approx(0.01) and lr_at(99, 0.0, cos) == pytest.approx(1.0)
+    assert lr_at(550, 0.5, cos) == pytest.approx(0.55) and lr_at(1000, 1.0, cos) == pytest.approx(0.1)

@@ -1,0 +1,289 @@
+"""Never lose work: interruption, exact resume, kill -9, non-finite losses, full disks, bad files."""
+
+import errno
+import json
+import os
+import pickle
+import random
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+import torch
+from typer.testing import CliRunner
+
+from conftest import tiny_config
+from minigpt import checkpoint as checkpoint_module
+from minigpt.checkpoint import load_checkpoint
+from minigpt.cli import app
+from minigpt.errors import Interrupted, RunError, UsageError
+from minigpt.training import Trainer, resume_config, train
+
+runner = CliRunner()
+
+
+def per_step(run_dir, key="train_loss"):
+    records = [json.loads(line) for line in (run_dir / "metrics.jsonl").read_text().splitlines()]
+    return {r["step"]: r[key] for r in records if key in r}
+
+
+def config(*extra):
+    return tiny_config("model.dropout=0.1", "train.steps=40", "train.eval_interval=10", "train.log_interval=1", *extra)
+
+
+def interrupt_at(monkeypatch, step, signum=signal.SIGINT):
+    original = Trainer.train_step
+
+    def train_step(self):
+        loss = original(self)
+        if self.step == step:
+            os.kill(os.getpid(), signum)
+        return loss
+
+    monkeypatch.setattr(Trainer, "train_step", train_step)
+
+
+def test_interrupted_and_resumed_run_matches_the_uninterrupted_one(names_file, tmp_path, monkeypatch):
+    whole = train(config(), names_file, out_dir=tmp_path / "whole", quiet=True)
+    interrupt_at(monkeypatch, 17)
+    with pytest.raises(Interrupted) as stopped:
+        train(config(), names_file, out_dir=tmp_path / "split", quiet=True)
+    assert stopped.value.exit_code == 130 and "--resume" in str(stopped.value)
+    assert load_checkpoint(tmp_path / "split" / "last.pt").step == 17
+    monkeypatch.undo()
+    resumed = train(resume_config(tmp_path / "split"), quiet=True, resume_from=tmp_path / "split")
+    assert per_step(resumed.run_dir) == per_step(whole.run_dir)  # every step's loss, exactly
+    assert per_step(resumed.run_dir, "val_loss") == per_step(whole.run_dir, "val_loss")
+    a, b = (load_checkpoint(d / "last.pt").model.state_dict() for d in (whole.run_dir, resumed.run_dir))
+    assert all(torch.equal(a[k], b[k]) for k in a)
+    assert resumed.best_val_loss == whole.best_val_loss and resumed.steps == 40
+
+
+def test_sigterm_saves_and_reports_143(names_file, tmp_path, monkeypatch):
+    interrupt_at(monkeypatch, 5, signal.SIGTERM)
+    with pytest.raises(Interrupted) as stopped:
+        train(config(), names_file, out_dir=tmp_path / "r", quiet=True)
+    assert stopped.value.exit_code == 143 and load_checkpoint(tmp_path / "r" / "last.pt").step == 5
+
+
+def start_training(names_file, out, *extra):
+    args = [sys.executable, "-m", "minigpt", "train", "-c", "tiny", "--data", str(names_file), "--out", str(out),
+            "--steps", "10000000", "--quiet", *extra]
+    return subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def wait_for(path, timeout=60):
+    deadline = time.monotonic() + timeout
+    while not (path.exists() and path.stat().st_size > 0):
+        assert time.monotonic() < deadline, f"{path} never appeared"
+        time.sleep(0.02)
+
+
+@pytest.mark.parametrize("signum, code", [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
+def test_a_real_process_stops_cleanly_on_a_signal(names_file, tmp_path, signum, code):
+    proc = start_training(names_file, tmp_path / "run", "--set", "train.eval_interval=1000000")
+    wait_for(tmp_path / "run" / "metrics.jsonl")
+    proc.send_signal(signum)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == code
+    assert "Traceback" not in err
+    assert err.strip().splitlines()[-1].endswith(f"Resume with: minigpt train --resume {tmp_path / 'run'}")
+    assert load_checkpoint(tmp_path / "run" / "last.pt").step > 0
+
+
+def test_kill_9_at_any_moment_leaves_loadable_checkpoints(names_file, tmp_path):
+    run = tmp_path / "run"
+    rng = random.Random(0)
+    for attempt in range(3):  # kill, resume, kill again...
+        extra = ["--set", "train.eval_interval=1"]  # a checkpoint every step: many chances to die mid-write
+        if attempt == 0:
+            proc = start_training(names_file, run, *extra)
+        else:
+            proc = subprocess.Popen([sys.executable, "-m", "minigpt", "train", "--resume", str(run), "--quiet"],
+                                    stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        wait_for(run / "last.pt")
+        time.sleep(rng.uniform(0.2, 0.6))
+        proc.kill()
+        proc.communicate()
+        for path in run.glob("*.pt"):
+            assert load_checkpoint(path).step > 0
+    assert load_checkpoint(run / "last.pt").step > load_checkpoint(run / "best.pt").step - 1
+
+
+def test_non_finite_loss_stops_with_the_step_and_keeps_the_last_good_checkpoint(names_file, tmp_path, monkeypatch):
+    original = Trainer.train_step
+
+    def train_step(self):
+        loss = original(self)
+        return torch.tensor(float("nan")) if self.step == 13 else loss
+
+    monkeypatch.setattr(Trainer, "train_step", train_step)
+    with pytest.raises(RunError, match=r"loss became nan at step 13; the last good checkpoint is .*last.pt"):
+        train(config("train.log_interval=5"), names_file, out_dir=tmp_path / "r", quiet=True)
+    assert load_checkpoint(tmp_path / "r" / "last.pt").step == 10
+
+
+def test_full_disk_keeps_the_previous_checkpoint(names_file, tmp_path, monkeypatch):
+    run = tmp_path / "r"
+    train(config("train.steps=10"), names_file, out_dir=run, quiet=True)
+    before = (run / "last.pt").read_bytes()
+    real_save = torch.save
+
+    def save_then_run_out_of_space(obj, f):
+        real_save(obj, f)
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(checkpoint_module.torch, "save", save_then_run_out_of_space)
+    with pytest.raises(RunError, match="could not write checkpoint .*No space left on device"):
+        train(resume_config(run, ["train.steps=20"]), quiet=True, resume_from=run)
+    assert (run / "last.pt").read_bytes() == before
+    assert not list(run.glob(".*.tmp"))
+
+
+def test_resume_refuses_what_it_cannot_honour(names_file, tmp_path):
+    run = tmp_path / "r"
+    train(config("train.steps=10"), names_file, out_dir=run, quiet=True)
+    with pytest.raises(UsageError, match="already complete at step 10"):
+        train(resume_config(run), quiet=True, resume_from=run)
+    with pytest.raises(UsageError, match="model's shape cannot change"):
+        resume_config(run, ["model.n_layer=2"])
+    names_file.write_text(names_file.read_text() + "zed\n")
+    with pytest.raises(UsageError, match="names have changed"):
+        train(resume_config(run, ["train.steps=20"]), quiet=True, resume_from=run)
+
+
+def cli(*args):
+    result = runner.invoke(app, [str(a) for a in args])
+    lines = result.stderr.strip().splitlines()
+    return result.exit_code, lines, result.output
+
+
+def assert_one_line_error(args, code, message):
+    exit_code, lines, output = cli(*args)
+    assert exit_code == code, output
+    assert len(lines) == 1 and lines[0].startswith("minigpt: error:"), lines
+    assert message in lines[0], lines[0]
+    assert "Traceback" not in output
+
+
+class Evil:
+    def __reduce__(self):
+        return (os.system, ("touch pwned",))
+
+
+@pytest.fixture
+def bad_checkpoints(tmp_path, trained_run):
+    good = (trained_run[0] / "last.pt").read_bytes()
+    files = {
+        "truncated": good[: len(good) // 2],
+        "random": bytes(random.Random(1).randrange(256) for _ in range(5000)),
+    }
+    for name, content in files.items():
+        (tmp_path / f"{name}.pt").write_bytes(content)
+    torch.save({"weights": Evil()}, tmp_path / "evil.pt")
+    torch.save({"state_dict": {"fc.weight": torch.zeros(2, 2)}}, tmp_path / "foreign.pt")
+    newer = torch.load(trained_run[0] / "last.pt", weights_only=True)
+    torch.save({**newer, "version": 99}, tmp_path / "newer.pt")
+    return tmp_path
+
+
+@pytest.mark.parametrize(
+    "name, message",
+    [
+        ("truncated", "cannot be read as a checkpoint"),
+        ("random", "cannot be read as a checkpoint"),
+        ("evil", "refused: the file holds pickled objects or code"),
+        ("foreign", "not a minigpt checkpoint"),
+        ("newer", "written by a newer minigpt (format version 99"),
+    ],
+)
+def test_bad_checkpoint_files(bad_checkpoints, name, message, monkeypatch):
+    monkeypatch.chdir(bad_checkpoints)
+    path = bad_checkpoints / f"{name}.pt"
+    assert_one_line_error(["sample", path], 2, f"{path}: {message}")
+    assert not (bad_checkpoints / "pwned").exists()  # the pickled code never ran
+
+
+def test_bad_names_files(tmp_path):
+    (tmp_path / "latin1.txt").write_bytes("anna\nren\xe9e\n".encode("latin-1"))
+    assert_one_line_error(["train", "--data", tmp_path, "-c", "tiny"], 2, "is a directory")
+    assert_one_line_error(["train", "--data", tmp_path / "latin1.txt", "-c", "tiny"], 2, "line 2 is not valid UTF-8")
+    (tmp_path / "blank.txt").write_text("\n \n\t\n")
+    assert_one_line_error(["train", "--data", tmp_path / "blank.txt", "-c", "tiny"], 2, "no names")
+
+
+def test_awkward_but_valid_names_files_train(tmp_path):
+    names = ["zoë", "peña", "o'neil", "jean-luc", "anna", "anna", "maximiliananderson"] * 3
+    path = tmp_path / "names.txt"
+    path.write_bytes(("\ufeff" + "\r\n".join(names) + "\r\n").encode("utf-8"))  # BOM and CRLF
+    code, lines, output = cli("train", "-c", "tiny", "--data", path, "--out", tmp_path / "r", "--steps", 5, "--quiet")
+    assert code == 0, output
+    assert lines == ["minigpt: note: 3 training names are longer than the block size allows (15 characters) "
+                     "and were cut to fit"]
+    chars = load_checkpoint(tmp_path / "r").tokenizer.chars
+    assert {"ë", "ñ", "'", "-"} <= set(chars) and "\ufeff" not in chars and "\r" not in chars
+    single = tmp_path / "one.txt"
+    single.write_text("anna")
+    assert cli("train", "-c", "tiny", "--data", single, "--out", tmp_path / "one", "--steps", 3, "--quiet")[0] == 0
+
+
+def test_bad_configs_from_the_command_line(tmp_path, names_file):
+    (tmp_path / "bad.toml").write_text("[model]\nn_layer = \n")
+    base = ["train", "--data", names_file]
+    assert_one_line_error([*base, "-c", tmp_path / "bad.toml"], 2, "not valid TOML")
+    assert_one_line_error([*base, "--set", "model.n_head=3"], 2, "model.n_embd (64) must be divisible by model.n_head (3)")
+    assert_one_line_error([*base, "--set", "model.n_embd=-4"], 2, "must be positive")
+    assert_one_line_error([*base, "--lr", "-1"], 2, "train.lr must be positive")
+    assert_one_line_error([*base, "--set", "train.steps=lots"], 2, "train.steps must be int")
+
+
+@pytest.mark.parametrize(
+    "options, message",
+    [(["-t", "0"], "--temperature must be positive"), (["-t", "-1"], "--temperature must be positive"),
+     (["--top-p", "0"], "--top-p must be in (0, 1]"), (["--top-p", "1.5"], "--top-p must be in (0, 1]"),
+     (["--top-k", "0"], "--top-k must be at least 1"), (["-n", "0"], "--num must be at least 1"),
+     (["--prefix", "é"], "never saw: 'é'"), (["--prefix", "a" * 16], "at most 15")],
+)
+def test_bad_sampling_options_from_the_command_line(trained_run, options, message):
+    assert_one_line_error(["sample", trained_run[0], *options], 2, message)
+
+
+def test_bad_eval_and_inspect_input(trained_run, tmp_path):
+    odd = tmp_path / "odd.txt"
+    odd.write_text("anna\nzoë\n", encoding="utf-8")
+    assert_one_line_error(["eval", trained_run[0], "--data", odd], 2, "has characters the model never saw: 'ë'")
+    assert_one_line_error(["inspect-attention", trained_run[0], "zoë"], 2, "never saw: 'ë'")
+
+
+def test_unwritable_output_directory(tmp_path, names_file):
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    assert_one_line_error(["train", "--data", names_file, "--out", blocker / "run"], 2, "cannot write to run directory")
+    assert_one_line_error(["train", "--data", names_file, "--out", blocker], 2, "exists and is not a directory")
+
+
+def test_debug_shows_the_traceback(tmp_path):
+    quiet = subprocess.run([sys.executable, "-m", "minigpt", "sample", str(tmp_path / "x.pt")], capture_output=True, text=True)
+    loud = subprocess.run([sys.executable, "-m", "minigpt", "--debug", "sample", str(tmp_path / "x.pt")],
+                          capture_output=True, text=True)
+    assert "Traceback" not in quiet.stderr and "Traceback" in loud.stderr and loud.returncode != 0
+
+
+def test_second_ctrl_c_during_a_save_stops_at_once_and_corrupts_nothing(names_file, tmp_path, monkeypatch):
+    run = tmp_path / "r"
+    train(config("train.steps=10"), names_file, out_dir=run, quiet=True)
+    before = (run / "last.pt").read_bytes()
+    interrupt_at(monkeypatch, 13)  # the first Ctrl-C: finish the step, then save
+    real_save = torch.save
+
+    def save_interrupted_again(obj, f):
+        real_save(obj, f)
+        os.kill(os.getpid(), signal.SIGINT)  # the second Ctrl-C, while the file is half-way to disk
+
+    monkeypatch.setattr(checkpoint_module.torch, "save", save_interrupted_again)
+    with pytest.raises(Interrupted, match="stopped at once by a second signal") as stopped:
+        train(resume_config(run, ["train.steps=20"]), quiet=True, resume_from=run)
+    assert stopped.value.exit_code == 130
+    assert (run / "last.pt").read_bytes() == before and not list(run.glob(".*.tmp"))
