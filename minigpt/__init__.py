@@ -22,6 +22,7 @@ _EXPORTS = {
     "evaluate_names": "minigpt.training",
     "sample": "minigpt.sampling",
     "generate": "minigpt.sampling",
+    "attention_report": "minigpt.inspect",
 }
 
 __all__ = ["__version__", *_EXPORTS]

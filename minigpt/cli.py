@@ -271,5 +271,33 @@ def import_(
     print(f"wrote {out}", file=sys.stderr)
 
 
+@app.command()
+@reports_errors
+def info(
+    checkpoint: Path = typer.Argument(..., help="A checkpoint file, or a run directory (uses its best.pt)."),
+) -> None:
+    """What a checkpoint holds: its recipe, its tensors under microgpt's names, vocabulary, step and data."""
+    from rich.console import Console
+
+    from minigpt.checkpoint import load_checkpoint
+    from minigpt.report import checkpoint_info
+
+    checkpoint_info(Console(highlight=False), load_checkpoint(checkpoint))
+
+
+@app.command()
+@reports_errors
+def plot(
+    run_dir: Path = typer.Argument(..., help="A run directory (it holds metrics.jsonl)."),
+    out: Optional[Path] = typer.Option(None, "--out", "-o", help="PNG file to write [default: RUN_DIR/loss.png]."),
+) -> None:
+    """Draw the train and validation loss against step as a PNG (needs matplotlib)."""
+    from minigpt.plot import write_loss_png
+
+    out = out if out is not None else run_dir / "loss.png"
+    write_loss_png(run_dir, out)
+    print(f"wrote {out}", file=sys.stderr)
+
+
 def main() -> None:
     app(prog_name="minigpt")

@@ -1,4 +1,4 @@
-"""What training shows a person: a panel at the start and a summary at the end, on stderr."""
+"""What minigpt shows a person: training's panels and samples (on stderr), and `minigpt info`."""
 
 from __future__ import annotations
 
@@ -50,6 +50,8 @@ def start(out: Console, run_dir: Path, device, model, config: Config, data: dict
     length = f"{t.time_limit:g} s" if t.time_limit > 0 else f"{t.steps:,} steps"
     table.add_row("training", f"{length} of {t.batch_size} names, {t.optimizer} lr {t.lr:g} "
                   f"({t.lr_schedule}), seed {t.seed}")
+    table.add_row("", f"dropout {m.dropout:g}, {m.activation}, warmup {t.warmup_steps}, weight decay "
+                  f"{t.weight_decay:g}, grad clip {t.grad_clip:g}; all of it in {run_dir / 'config.toml'}")
     if resumed_at is not None:
         table.add_row("resuming", f"from step {resumed_at:,}")
     out.print(Panel(table, title="minigpt train", expand=False))
@@ -63,15 +65,39 @@ def warn(message: str) -> None:
     print(f"minigpt: note: {message}", file=sys.stderr)
 
 
+def samples_line(step: int, val_loss: float | None, names: list[tuple[str, bool]]) -> str:
+    """One line of samples.txt: `step 250  val 2.1095  pernell valena* ...` (* = a training name)."""
+    listed = " ".join(f"{name}*" if seen else name for name, seen in names)
+    return f"step {step}  val {fmt_loss(val_loss)}  {listed}"
+
+
+def samples_table(out: Console, step: int, val_loss: float | None, names: list[tuple[str, bool]]) -> None:
+    table = Table(title=f"step {step:,}: val loss {fmt_loss(val_loss)}", title_justify="left", show_edge=False,
+                  box=None, padding=(0, 1))
+    for name, _ in names:
+        table.add_column(name or "''", justify="center")
+    table.add_row(*["[dim]in train[/]" if seen else "[green]new[/]" for _, seen in names])
+    out.print(table)
+
+
 def summary(out: Console, result) -> None:
+    from minigpt.plot import read_metrics, series, sparkline
+
+    records = read_metrics(result.run_dir)
+    train_curve = sparkline([loss for _, loss in series(records, "train_loss")])
+    val_curve = sparkline([loss for _, loss in series(records, "val_loss")])
     table = Table.grid(padding=(0, 2))
     table.add_row("steps", f"{result.steps:,}")
     table.add_row("time", f"{result.seconds:.1f} s training, {result.tokens_per_sec:,.0f} tokens/s")
     table.add_row("train loss", fmt_loss(result.train_loss))
     table.add_row("val loss", f"{fmt_loss(result.val_loss)} (best {fmt_loss(result.best_val_loss)})")
-    table.add_row("checkpoints", f"{result.run_dir / 'best.pt'}, {result.run_dir / 'last.pt'}")
-    samples = ", ".join(name if seen else f"[bold]{name}[/]" for name, seen in result.samples)
-    table.add_row("samples", f"{samples}  [dim](bold: not in the training names)[/]")
+    table.add_row("train curve", f"[cyan]{train_curve}[/]")
+    if val_curve:
+        table.add_row("val curve", f"[yellow]{val_curve}[/]")
+    table.add_row("run directory", f"{result.run_dir}: best.pt, last.pt, config.toml, metrics.jsonl, samples.txt"
+                  + (", loss.png" if (result.run_dir / "loss.png").exists() else ""))
+    samples = ", ".join(f"{name}*" if seen else f"[bold]{name}[/]" for name, seen in result.samples)
+    table.add_row("samples", f"{samples}  [dim](* = a training name)[/]")
     out.print(Panel(table, title="done", expand=False))
 
 
@@ -81,3 +107,32 @@ def plural(n: int, word: str) -> str:
 
 def fmt_loss(value: float | None) -> str:
     return "-" if value is None else f"{value:.4f}"
+
+
+def checkpoint_info(out: Console, ckpt) -> None:
+    """Everything a checkpoint holds, for `minigpt info`."""
+    raw, m = ckpt.raw, ckpt.config.model
+    head = Table.grid(padding=(0, 2))
+    head.add_row("checkpoint", f"{ckpt.path} (format {raw['format']} {raw['version']})")
+    head.add_row("step", f"{ckpt.step:,}")
+    head.add_row("val loss", f"{fmt_loss(ckpt.val_loss)} (best {fmt_loss(raw.get('best_val_loss'))})")
+    vocab = "".join(ckpt.tokenizer.chars)
+    head.add_row("vocabulary", f"{ckpt.tokenizer.vocab_size} tokens: {vocab!r} (ids 0..{len(vocab) - 1}), "
+                 f"boundary token {ckpt.tokenizer.bos}")
+    data = raw.get("data", {})
+    if "train_names" in data:
+        head.add_row("data", f"{data.get('path')}: {data['train_names']:,} training names "
+                     f"({data['characters']:,} characters, {data.get('duplicates', 0):,} repeated, "
+                     f"{data['truncated']:,} cut to fit), {data['val_names']:,} validation")
+    elif "imported_from" in data:
+        head.add_row("data", f"imported from {data['imported_from']}")
+    for section, values in ckpt.config.to_dict().items():
+        head.add_row(section, ", ".join(f"{k} {v}" for k, v in values.items()))
+    out.print(Panel(head, title="minigpt info", expand=False))
+    tensors = Table(title=f"{ckpt.model.num_params():,} parameters", show_edge=False)
+    tensors.add_column("name")
+    tensors.add_column("shape", justify="right")
+    tensors.add_column("parameters", justify="right")
+    for name, tensor in ckpt.model.state_dict().items():
+        tensors.add_row(name, " x ".join(map(str, tensor.shape)), f"{tensor.numel():,}")
+    out.print(tensors)

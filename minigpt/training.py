@@ -11,6 +11,7 @@ import hashlib
 import json
 import math
 import signal
+import sys
 import threading
 import time
 from dataclasses import dataclass, field
@@ -182,6 +183,7 @@ class Trainer:
             "train_digest": digest(train_names),
             "val_digest": digest(val_names),
         }
+        self.seen = set(train_names)
         self.step = 0  # optimizer steps taken
         self.tokens = 0  # predicted tokens trained on
         self.seconds = 0.0  # time spent in training steps
@@ -238,6 +240,16 @@ class Trainer:
             self.best_val_loss = self.val_loss
             return True
         return False
+
+    def samples(self, num: int = 8) -> list[tuple[str, bool]]:
+        """A few names from the model now, each with whether it is a training name.
+
+        The same seed every time, so successive evaluations show the same draws getting better.
+        """
+        from minigpt.sampling import generate
+
+        names = generate(self.model, self.tokenizer, num, temperature=self.config.sample.temperature, seed=self.t.seed)
+        return [(name, name in self.seen) for name in names]
 
     def save(self, path: Path) -> None:
         rng = {"torch": torch.get_rng_state()}
@@ -343,12 +355,8 @@ def train(
     (run_dir / "config.toml").write_text(report.config_toml(config), encoding="utf-8")
     console = report.console(quiet)
     report.start(console, run_dir, device, trainer.model, config, trainer.data_info, resumed_at=trainer.step if raw else None)
-    train_loss = run_loop(trainer, run_dir, quiet, append=raw is not None)
-
-    from minigpt.sampling import generate
-
-    seen = set(train_names)
-    names = generate(trainer.model, tokenizer, num=10, temperature=config.sample.temperature, seed=t.seed)
+    train_loss = run_loop(trainer, run_dir, console, quiet, resumed=raw is not None)
+    write_loss_png_if_possible(run_dir)
     result = TrainResult(
         run_dir=run_dir,
         steps=trainer.step,
@@ -357,15 +365,35 @@ def train(
         train_loss=train_loss,
         val_loss=trainer.val_loss,
         best_val_loss=trainer.best_val_loss,
-        samples=[(name, name in seen) for name in names],
+        samples=trainer.samples(10),
     )
     report.summary(console, result)
     return result
 
 
-def run_loop(trainer: Trainer, run_dir: Path, quiet: bool, append: bool) -> float | None:
+def write_loss_png_if_possible(run_dir: Path) -> None:
+    """loss.png beside the checkpoints, when matplotlib is installed."""
+    from minigpt.plot import write_loss_png
+
+    try:
+        write_loss_png(run_dir, run_dir / "loss.png")
+    except UsageError:
+        pass  # no matplotlib: `minigpt plot` says how to get it
+
+
+def keep_records_up_to(path: Path, step: int, step_of) -> None:
+    """Drop lines logged after `step` (a process killed after its last checkpoint wrote them)."""
+    if path.exists():
+        lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
+        path.write_text("".join(line for line in lines if step_of(line) <= step), encoding="utf-8")
+
+
+def run_loop(trainer: Trainer, run_dir: Path, console, quiet: bool, resumed: bool) -> float | None:
     """Step until done, logging every log_interval steps and evaluating and saving every eval_interval."""
     t = trainer.t
+    if resumed:
+        keep_records_up_to(run_dir / "metrics.jsonl", trainer.step, lambda line: json.loads(line)["step"])
+        keep_records_up_to(run_dir / "samples.txt", trainer.step, lambda line: int(line.split()[1]))
     timed = t.time_limit > 0
     pending: list[torch.Tensor] = []  # losses of the steps not yet read back from the device
     train_loss = None
@@ -392,8 +420,9 @@ def run_loop(trainer: Trainer, run_dir: Path, quiet: bool, append: bool) -> floa
         dynamic_ncols=True,
         leave=False,
     )
-    metrics = (run_dir / "metrics.jsonl").open("a" if append else "w", encoding="utf-8")
-    with StopSignals() as signals, bar, metrics:
+    metrics = (run_dir / "metrics.jsonl").open("a" if resumed else "w", encoding="utf-8")
+    samples_file = (run_dir / "samples.txt").open("a" if resumed else "w", encoding="utf-8")
+    with StopSignals() as signals, bar, metrics, samples_file:
 
         def log(**values) -> None:
             record = {"step": trainer.step, **values, "elapsed": round(trainer.elapsed, 3)}
@@ -409,7 +438,8 @@ def run_loop(trainer: Trainer, run_dir: Path, quiet: bool, append: bool) -> floa
                 train_loss = read_losses()
                 log(train_loss=train_loss, lr=lr_at(trainer.step - 1, trainer.progress(), t),
                     tokens_per_sec=round(trainer.tokens / trainer.seconds, 1))
-                bar.set_postfix(loss=f"{train_loss:.4f}", val=report.fmt_loss(trainer.val_loss), refresh=False)
+                bar.set_postfix(loss=f"{train_loss:.4f}", val=report.fmt_loss(trainer.val_loss),
+                                tok_s=f"{trainer.tokens / trainer.seconds / 1000:.1f}k", refresh=False)
             bar.update(round(trainer.elapsed) - bar.n if timed else 1)
             if at_eval:
                 if trainer.evaluate():
@@ -417,6 +447,12 @@ def run_loop(trainer: Trainer, run_dir: Path, quiet: bool, append: bool) -> floa
                 if trainer.val_loss is not None:
                     log(val_loss=trainer.val_loss)
                 trainer.save(run_dir / "last.pt")
+                names = trainer.samples()
+                samples_file.write(report.samples_line(trainer.step, trainer.val_loss, names) + "\n")
+                samples_file.flush()
+                if not quiet:
+                    with tqdm.external_write_mode(file=sys.stderr):
+                        report.samples_table(console, trainer.step, trainer.val_loss, names)
             if signals.requested and not finished:
                 trainer.save(run_dir / "last.pt")
                 raise Interrupted(

@@ -1,0 +1,30 @@
+"""minigpt from Python: train for a few seconds, invent names, read the attention of one name.
+
+    python examples/quickstart.py [RUN_DIR] [SECONDS]
+"""
+
+import sys
+
+from minigpt import attention_report, load_checkpoint, load_config, sample, train
+
+run_dir = sys.argv[1] if len(sys.argv) > 1 else "runs/quickstart"
+seconds = float(sys.argv[2]) if len(sys.argv) > 2 else 5.0
+
+# A recipe is a Config: start from one in configs/ and change any key.
+config = load_config("default", [f"train.time_limit={seconds}", "train.eval_interval=100"])
+result = train(config, out_dir=run_dir, overwrite=True, quiet=True)
+print(f"trained {result.steps} steps in {result.seconds:.1f} s, validation loss {result.val_loss:.3f}")
+
+# A checkpoint alone is enough to sample: it holds the weights, the recipe and the vocabulary.
+ckpt = load_checkpoint(result.run_dir)
+print("new names:", ", ".join(sample(ckpt, num=8, temperature=0.8, seed=0, new_only=True)))
+
+# What the last layer's first head reads at each position of "emma" (rows sum to 1).
+report = attention_report(ckpt.model, ckpt.tokenizer, "emma")
+layer, head = report.n_layer - 1, 0
+print(f"layer {layer}, head {head}, reading 'emma':")
+for position, token in enumerate(report.tokens):
+    weights = report.weights[layer, head, position, : position + 1].tolist()
+    print(f"  {token:>5} -> " + "  ".join(f"{report.tokens[j]} {w:.2f}" for j, w in enumerate(weights)))
+after = ", ".join(f"{'<end>' if t == '<BOS>' else t} {p:.2f}" for t, p in report.predictions[-1])
+print(f"after 'emma' the model expects: {after}")

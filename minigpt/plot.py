@@ -1,0 +1,69 @@
+"""Loss curves from a run's metrics.jsonl: a PNG with matplotlib, a sparkline without it."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from minigpt.errors import UsageError
+
+SPARKS = "▁▂▃▄▅▆▇█"
+
+
+def read_metrics(run_dir: str | Path) -> list[dict]:
+    path = Path(run_dir) / "metrics.jsonl"
+    if not Path(run_dir).is_dir():
+        raise UsageError(f"run directory not found: {run_dir}")
+    if not path.is_file():
+        raise UsageError(f"no metrics.jsonl in {run_dir}: not a minigpt run directory")
+    records = []
+    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+        try:
+            records.append(json.loads(line))
+        except json.JSONDecodeError:
+            raise UsageError(f"{path}: line {number} is not JSON") from None
+    return records
+
+
+def series(records: list[dict], key: str) -> list[tuple[int, float]]:
+    return [(r["step"], r[key]) for r in records if r.get(key) is not None]
+
+
+def sparkline(values: list[float], width: int = 40) -> str:
+    """A curve in one line of block characters, resampled to at most `width` points."""
+    if not values:
+        return ""
+    if len(values) > width:
+        values = [values[i * len(values) // width] for i in range(width - 1)] + [values[-1]]
+    low, high = min(values), max(values)
+    span = (high - low) or 1.0
+    return "".join(SPARKS[round((v - low) / span * (len(SPARKS) - 1))] for v in values)
+
+
+def write_loss_png(run_dir: str | Path, out: str | Path) -> None:
+    """Train and validation loss against step; the step axis is logarithmic when the run spans decades."""
+    from minigpt.inspect import import_pyplot
+
+    records = read_metrics(run_dir)
+    train, val = series(records, "train_loss"), series(records, "val_loss")
+    if not train:
+        raise UsageError(f"{run_dir}: no losses logged yet")
+    plt = import_pyplot()
+    fig, ax = plt.subplots(figsize=(7, 4.2))
+    ax.plot(*zip(*train), label="train", color="tab:blue", linewidth=1, alpha=0.8)
+    if val:
+        ax.plot(*zip(*val), label="validation", color="tab:orange", marker="o", markersize=3)
+    if train[-1][0] / train[0][0] >= 100:
+        ax.set_xscale("log")
+    ax.set_xlabel("step")
+    ax.set_ylabel("loss (nats per character)")
+    ax.set_title(f"{Path(run_dir).resolve().name}: best validation {min(v for _, v in val):.4f}" if val
+                 else Path(run_dir).resolve().name)
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend()
+    try:
+        fig.savefig(out, dpi=120, bbox_inches="tight")
+    except OSError as e:
+        raise UsageError(f"cannot write {out}: {e.strerror or e}") from None
+    finally:
+        plt.close(fig)

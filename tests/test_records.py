@@ -1,0 +1,72 @@
+"""What a run leaves behind, and the commands that read it."""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from minigpt.cli import app
+from minigpt.config import load_config
+from minigpt.plot import sparkline
+
+runner = CliRunner()
+REPO = Path(__file__).resolve().parent.parent
+
+
+def test_run_directory_holds_the_whole_record(trained_run):
+    run_dir, _ = trained_run
+    assert load_config(run_dir / "config.toml").train.steps == 60
+    records = [json.loads(line) for line in (run_dir / "metrics.jsonl").read_text().splitlines()]
+    logged = [r for r in records if "train_loss" in r]
+    assert {"step", "train_loss", "lr", "tokens_per_sec", "elapsed"} <= set(logged[0])
+    assert [r["step"] for r in logged] == list(range(10, 61, 10))
+    assert [r["step"] for r in records if "val_loss" in r] == [10, 20, 30, 40, 50, 60]
+    samples = (run_dir / "samples.txt").read_text().splitlines()
+    assert len(samples) == 6 and samples[0].startswith("step 10  val ")
+    if pytest.importorskip("matplotlib"):
+        assert (run_dir / "loss.png").read_bytes()[:4] == b"\x89PNG"
+
+
+def test_plot_writes_a_png(trained_run, tmp_path):
+    pytest.importorskip("matplotlib")
+    out = tmp_path / "curve.png"
+    result = runner.invoke(app, ["plot", str(trained_run[0]), "--out", str(out)])
+    assert result.exit_code == 0 and out.read_bytes()[:4] == b"\x89PNG"
+    assert runner.invoke(app, ["plot", str(tmp_path)]).exit_code == 2  # no metrics.jsonl there
+
+
+def test_info_lists_tensors_under_microgpt_names(trained_run):
+    result = runner.invoke(app, ["info", str(trained_run[0])])
+    assert result.exit_code == 0
+    for expected in ("layer0.attn_wq", "16 x 16", "lm_head", "boundary", "vocabulary", "4,192 parameters"):
+        assert expected in result.stdout
+
+
+def test_json_outputs_are_the_only_thing_on_stdout(trained_run, names_file, tmp_path):
+    outputs = [
+        runner.invoke(app, ["train", "-c", "tiny", "--data", str(names_file), "--out", str(tmp_path / "r"),
+                            "--steps", "5", "--json"]),
+        runner.invoke(app, ["sample", str(trained_run[0]), "-n", "3", "--json"]),
+        runner.invoke(app, ["eval", str(trained_run[0]), "--data", str(names_file), "--json"]),
+    ]
+    for result in outputs:
+        assert result.exit_code == 0
+        json.loads(result.stdout)  # the whole of stdout is one JSON document
+
+
+def test_sparkline():
+    assert sparkline([3.0, 2.0, 1.0]) == "█▅▁"
+    assert len(sparkline([float(i) for i in range(1000)], width=40)) == 40
+    assert sparkline([]) == ""
+
+
+def test_the_api_example_runs(tmp_path):
+    result = subprocess.run([sys.executable, str(REPO / "examples" / "quickstart.py"), str(tmp_path / "run"), "1"],
+                            capture_output=True, text=True, cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert lines[0].startswith("trained ") and lines[1].startswith("new names: ")
+    assert "after 'emma' the model expects:" in lines[-1]
