@@ -59,6 +59,7 @@ class TrainConfig:
     eps: float = 1e-8
     grad_clip: float = 1.0  # 0 turns clipping off
     shuffle: str = "epoch"  # "epoch" (new order every pass) or "once" (microgpt)
+    length_window: int = 32  # batches whose names are grouped by length (less padding); 1 = no grouping
     seed: int = 1337
     device: str = "auto"
     eval_interval: int = 250
@@ -181,7 +182,7 @@ def validate(config: Config) -> None:
         "model.block_size": m.block_size, "model.init_std": m.init_std, "model.norm_eps": m.norm_eps,
         "train.steps": t.steps, "train.batch_size": t.batch_size, "train.lr": t.lr,
         "train.eps": t.eps, "train.eval_interval": t.eval_interval, "train.val_max": t.val_max,
-        "train.log_interval": t.log_interval,
+        "train.log_interval": t.log_interval, "train.length_window": t.length_window,
         "sample.temperature": s.temperature,
     }
     for name, value in positive.items():

@@ -129,27 +129,33 @@ class BatchOrder:
 
     The names are read in passes; each pass is a seeded permutation of all of them
     (or the first pass's permutation again, with reshuffle=False, as microgpt does).
-    Because nothing else is stored, a resumed run continues with exactly the same batches.
+    With `lengths` and window > 1, each run of `window` batches is regrouped so that
+    names of similar length share a batch (less padding to compute), and those batches
+    are taken in a seeded random order. Every name is still read once per pass, and
+    because nothing else is stored, a resumed run continues with exactly the same batches.
     """
 
     n: int
     batch_size: int
     seed: int
     reshuffle: bool = True
+    lengths: torch.Tensor | None = None
+    window: int = 1
 
     def __post_init__(self):
-        self._cached: tuple[int, torch.Tensor] | None = None
+        self._cached_pass: tuple[int, torch.Tensor] | None = None
+        self._cached_window: tuple[int, list[torch.Tensor]] | None = None
 
     def permutation(self, epoch: int) -> torch.Tensor:
         epoch = epoch if self.reshuffle else 0
-        if self._cached is None or self._cached[0] != epoch:
+        if self._cached_pass is None or self._cached_pass[0] != epoch:
             order = list(range(self.n))
             random.Random(f"{self.seed}-{epoch}").shuffle(order)
-            self._cached = (epoch, torch.tensor(order))
-        return self._cached[1]
+            self._cached_pass = (epoch, torch.tensor(order))
+        return self._cached_pass[1]
 
-    def indices(self, step: int) -> torch.Tensor:
-        start, end = step * self.batch_size, (step + 1) * self.batch_size
+    def stream(self, start: int, end: int) -> torch.Tensor:
+        """Positions start..end-1 of the endless sequence of passes."""
         parts = []
         while start < end:
             epoch, offset = divmod(start, self.n)
@@ -157,3 +163,19 @@ class BatchOrder:
             parts.append(self.permutation(epoch)[offset : offset + take])
             start += take
         return torch.cat(parts)
+
+    def indices(self, step: int) -> torch.Tensor:
+        if self.window <= 1 or self.lengths is None:
+            return self.stream(step * self.batch_size, (step + 1) * self.batch_size)
+        window, slot = divmod(step, self.window)
+        return self.window_batches(window)[slot]
+
+    def window_batches(self, window: int) -> list[torch.Tensor]:
+        if self._cached_window is None or self._cached_window[0] != window:
+            size = self.window * self.batch_size
+            names = self.stream(window * size, (window + 1) * size)
+            names = names[torch.argsort(self.lengths[names], stable=True)]
+            batches = list(names.split(self.batch_size))
+            random.Random(f"{self.seed}-window-{window}").shuffle(batches)
+            self._cached_window = (window, batches)
+        return self._cached_window[1]

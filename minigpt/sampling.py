@@ -47,8 +47,13 @@ def generate(
     prefix: str = "",
     seed: int | None = None,
     batch_size: int = 2048,
+    use_cache: bool = True,
 ) -> list[str]:
-    """`num` names that start with `prefix`. A name ends at the boundary token or at block_size characters."""
+    """`num` names that start with `prefix`. A name ends at the boundary token or at block_size characters.
+
+    use_cache=False recomputes the whole prefix for every new character instead of reading
+    the key/value cache: the same names, slower (the benchmarks compare the two).
+    """
     check_options(num, temperature, top_k, top_p)
     block_size = model.config.block_size
     if len(prefix) >= block_size:
@@ -62,15 +67,15 @@ def generate(
     names = []
     for start in range(0, num, batch_size):
         batch = min(batch_size, num - start)
-        names += _generate_batch(model, tokenizer, prompt, batch, temperature, top_k, top_p, generator)
+        names += _generate_batch(model, tokenizer, prompt, batch, temperature, top_k, top_p, generator, use_cache)
     model.train(was_training)
     return names
 
 
-def _generate_batch(model, tokenizer, prompt, batch, temperature, top_k, top_p, generator) -> list[str]:
+def _generate_batch(model, tokenizer, prompt, batch, temperature, top_k, top_p, generator, use_cache) -> list[str]:
     device = generator.device
     block_size = model.config.block_size
-    cache = model.new_kv_cache(batch)
+    cache = model.new_kv_cache(batch) if use_cache else None
     tokens = torch.tensor(prompt, device=device).repeat(batch, 1)  # [batch, len(prompt)]
     logits, _ = model(tokens, kv_cache=cache)  # the whole prompt in one pass
     generated = []
@@ -82,9 +87,13 @@ def _generate_batch(model, tokenizer, prompt, batch, temperature, top_k, top_p, 
         token = torch.multinomial(probs, 1, generator=generator)  # [batch, 1]
         generated.append(token)
         finished |= token[:, 0] == tokenizer.bos
-        if cache.length == block_size or bool(finished.all()):
+        if len(prompt) + len(generated) > block_size or bool(finished.all()):
             break
-        logits, _ = model(token, kv_cache=cache)  # one new position, reading the cache
+        if use_cache:
+            logits, _ = model(token, kv_cache=cache)  # one new position, reading the cache
+        else:
+            tokens = torch.cat([tokens, token], dim=1)
+            logits, _ = model(tokens)  # every position again
     rows = torch.cat(generated, dim=1).tolist()
     prefix = tokenizer.decode(prompt)
     return [prefix + tokenizer.decode(row[: row.index(tokenizer.bos)] if tokenizer.bos in row else row) for row in rows]

@@ -170,7 +170,8 @@ class Trainer:
         block_size = config.model.block_size
         self.train_data = TokenizedNames(train_names, tokenizer, block_size).to(device)
         self.val_data = TokenizedNames(val_names, tokenizer, block_size).to(device) if val_names else None
-        self.order = BatchOrder(len(self.train_data), self.t.batch_size, self.t.seed, self.t.shuffle == "epoch")
+        self.order = BatchOrder(len(self.train_data), self.t.batch_size, self.t.seed, self.t.shuffle == "epoch",
+                                self.train_data.lengths, self.t.length_window)
         self.data_info = {
             "path": str(Path(data_path).resolve()) if data_path else None,
             "val_path": str(Path(val_path).resolve()) if val_path else None,

@@ -1,3 +1,5 @@
+import random
+
 import pytest
 import torch
 
@@ -86,3 +88,15 @@ def test_split_is_seeded_and_disjoint():
     assert len(val) == 10 and len(train) == 90 and not set(train) & set(val)
     assert split_names(names, 0.1, 1000, seed=1) == (train, val)
     assert len(split_names(names, 0.5, 7, seed=1)[1]) == 7
+
+
+def test_length_windows_keep_every_name_and_cut_padding():
+    lengths = torch.tensor([random.Random(i).randint(1, 15) for i in range(400)])
+    plain = BatchOrder(n=400, batch_size=20, seed=5)
+    grouped = BatchOrder(n=400, batch_size=20, seed=5, lengths=lengths, window=10)
+    batches = [grouped.indices(step) for step in range(20)]  # two windows = one pass
+    assert sorted(torch.cat(batches).tolist()) == list(range(400))
+    width = lambda order: sum(int(lengths[order.indices(s)].max()) for s in range(20))
+    assert width(grouped) < 0.75 * width(plain)
+    fresh = BatchOrder(n=400, batch_size=20, seed=5, lengths=lengths, window=10)
+    assert fresh.indices(13).tolist() == batches[13].tolist()  # still a pure function of the step

@@ -65,3 +65,10 @@ def test_bad_sampling_options(trained_run, options, message):
     options = {"num": 3, **options}
     with pytest.raises(UsageError, match=message):
         generate(ckpt.model, ckpt.tokenizer, **options)
+
+
+def test_cached_and_recomputed_decoding_give_the_same_names(trained_run):
+    ckpt = load_checkpoint(trained_run[0])
+    for prefix in ("", "ma"):
+        cached = generate(ckpt.model, ckpt.tokenizer, 50, temperature=1.5, prefix=prefix, seed=3)
+        assert cached == generate(ckpt.model, ckpt.tokenizer, 50, temperature=1.5, prefix=prefix, seed=3, use_cache=False)

@@ -1,0 +1,76 @@
+"""Helpers the benchmarks share: the names file, the matmul peak, timing, and writing results."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import platform
+import statistics
+import time
+from pathlib import Path
+
+import torch
+
+from minigpt.data import BUNDLED_NAMES
+
+
+def parser(description: str) -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(description=description)
+    p.add_argument("--data", type=Path, default=BUNDLED_NAMES, help="names file [default: the bundled names]")
+    p.add_argument("--out", type=Path, default=None, help="JSON file for the results [default: print only]")
+    p.add_argument("--threads", type=int, default=None, help="torch threads [default: torch's choice]")
+    return p
+
+
+def setup(args) -> dict:
+    if args.threads:
+        torch.set_num_threads(args.threads)
+    return {"machine": f"{platform.processor() or platform.machine()}, {torch.get_num_threads()} torch threads",
+            "torch": torch.__version__, "data": str(args.data)}
+
+
+def matmul_peak(device: str = "cpu", sizes=(256, 512, 1024, 2048), seconds: float = 1.0) -> dict:
+    """The best float32 GFLOP/s of square matrix multiplies: the ceiling the efficiency is measured against."""
+    best = {}
+    for n in sizes:
+        a, b = torch.randn(n, n, device=device), torch.randn(n, n, device=device)
+        best[n] = max(timed_rate(lambda: a @ b, 2 * n**3, seconds / len(sizes), device) for _ in range(3)) / 1e9
+    top = max(best, key=best.get)
+    return {"gflops": round(best[top], 1), "size": top, "by_size": {n: round(v, 1) for n, v in best.items()}}
+
+
+def timed_rate(fn, work: float, seconds: float, device: str = "cpu") -> float:
+    """Work per second of `fn`, run for about `seconds` after a warm-up call."""
+    fn()
+    sync(device)
+    runs, start = 0, time.perf_counter()
+    while time.perf_counter() - start < seconds or runs < 2:
+        fn()
+        runs += 1
+    sync(device)
+    return work * runs / (time.perf_counter() - start)
+
+
+def sync(device) -> None:
+    if str(device).startswith("cuda"):
+        torch.cuda.synchronize()
+
+
+def median(values):
+    return statistics.median(values)
+
+
+def finish(results: dict, out: Path | None) -> None:
+    if out is not None:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(json.dumps(results, indent=1))
+        print(f"wrote {out}")
+
+
+def table(rows: list[dict], columns: list[tuple[str, str]]) -> str:
+    """A plain text table: columns are (key, header)."""
+    cells = [[header for _, header in columns]] + [[str(row.get(key, "")) for key, _ in columns] for row in rows]
+    widths = [max(len(r[i]) for r in cells) for i in range(len(columns))]
+    lines = ["  ".join(c.rjust(w) for c, w in zip(r, widths)) for r in cells]
+    lines.insert(1, "  ".join("-" * w for w in widths))
+    return "\n".join(lines)

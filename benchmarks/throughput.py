@@ -1,0 +1,101 @@
+"""Training throughput and FLOP efficiency: predicted tokens per second at several batch sizes.
+
+    python benchmarks/throughput.py [--data FILE] [--config makemore] [--batch-sizes 32,64,128,256]
+
+Each batch size runs the real training step (minigpt.training.Trainer: length-grouped
+batches, forward, backward, clipping, AdamW) for a few seconds after a warm-up, and
+counts only predicted tokens (each name's characters and its end), never padding.
+
+FLOPs per predicted token, stated the usual way:
+    6 * N                              N = parameters in matrix multiplies (all but wte and wpe)
+  + 12 * n_layer * n_embd * context    attention scores and weighted sums, forward and backward,
+                                       context = positions the token attends to (its position + 1)
+The efficiency is that rate over the float32 matmul peak this script measures first.
+"""
+
+from __future__ import annotations
+
+import time
+
+import torch
+
+from common import finish, matmul_peak, median, parser, setup, table
+from minigpt.config import load_config
+from minigpt.data import read_names
+from minigpt.training import Trainer, load_data, resolve_device
+
+
+def flops_per_token(trainer: Trainer) -> float:
+    m = trainer.config.model
+    n = sum(p.numel() for name, p in trainer.model.state_dict().items() if name not in ("wte", "wpe"))
+    lengths = trainer.train_data.lengths.double()
+    mean_context = float((lengths * (lengths + 1) / 2).sum() / lengths.sum())  # sum over positions of (p + 1)
+    return 6 * n + 12 * m.n_layer * m.n_embd * mean_context
+
+
+def measure(config, names, device, seconds: float) -> dict:
+    train_names, val_names, tokenizer = load_data(config, None, None) if names is None else (names, [], None)
+    from minigpt.data import Tokenizer
+
+    tokenizer = Tokenizer.from_names(train_names)
+    config.model.vocab_size = tokenizer.vocab_size
+    trainer = Trainer(config, train_names, val_names, tokenizer, device, None)
+    for _ in range(5):
+        trainer.train_step()
+    rates, padded, real = [], 0, 0
+    for _ in range(3):  # three timed stretches; the median is reported
+        tokens, start = trainer.tokens, time.perf_counter()
+        steps = 0
+        while time.perf_counter() - start < seconds / 3 or steps < 3:
+            indices = trainer.order.indices(trainer.step)
+            padded += len(indices) * int(trainer.train_data.lengths[indices].max())
+            loss = trainer.train_step()
+            steps += 1
+        loss.item()
+        elapsed = time.perf_counter() - start
+        real += trainer.tokens - tokens
+        rates.append(((trainer.tokens - tokens) / elapsed, elapsed / steps))
+    tokens_per_sec, step_time = median(r[0] for r in rates), median(r[1] for r in rates)
+    return {
+        "tokens_per_sec": round(tokens_per_sec),
+        "ms_per_step": round(step_time * 1000, 2),
+        "padding": round(1 - real / padded, 3),
+        "flops_per_token": round(flops_per_token(trainer)),
+        "gflops": round(tokens_per_sec * flops_per_token(trainer) / 1e9, 1),
+    }
+
+
+def main() -> None:
+    p = parser(__doc__.splitlines()[0])
+    p.add_argument("--config", default="makemore", help="recipe whose model is measured [default: makemore]")
+    p.add_argument("--batch-sizes", default="32,64,128,256,512")
+    p.add_argument("--seconds", type=float, default=6.0, help="timed seconds per batch size")
+    p.add_argument("--device", default="cpu")
+    p.add_argument("--set", dest="overrides", action="append", default=[], help="config override, as in minigpt train")
+    args = p.parse_args()
+    results = setup(args)
+    device = resolve_device(args.device)
+    peak = matmul_peak(str(device))
+    results["matmul_peak"] = peak
+    print(f"float32 matmul peak: {peak['gflops']} GFLOP/s (n={peak['size']}); by size {peak['by_size']}")
+    names = read_names(args.data)
+    rows = []
+    for batch_size in map(int, args.batch_sizes.split(",")):
+        config = load_config(args.config, [*args.overrides, f"train.batch_size={batch_size}",
+                                           f"train.device='{device}'"])
+        row = {"batch_size": batch_size, **measure(config, names, device, args.seconds)}
+        row["efficiency"] = f"{row['gflops'] / peak['gflops']:.0%}"
+        rows.append(row)
+        print(table([row], [("batch_size", "batch"), ("tokens_per_sec", "tokens/s"), ("ms_per_step", "ms/step"),
+                            ("padding", "padding"), ("gflops", "GFLOP/s"), ("efficiency", "of peak")]).splitlines()[-1])
+    results["config"] = args.config
+    results["overrides"] = args.overrides
+    results["rows"] = rows
+    print()
+    print(table(rows, [("batch_size", "batch"), ("tokens_per_sec", "tokens/s"), ("ms_per_step", "ms/step"),
+                       ("padding", "padding"), ("gflops", "GFLOP/s"), ("efficiency", "of peak")]))
+    finish(results, args.out)
+
+
+if __name__ == "__main__":
+    main()
