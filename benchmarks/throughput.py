@@ -22,7 +22,7 @@ import torch
 from common import finish, matmul_peak, median, parser, setup, table
 from minigpt.config import load_config
 from minigpt.data import read_names
-from minigpt.training import Trainer, load_data, resolve_device
+from minigpt.training import Trainer, keep_freed_memory, load_data, resolve_device
 
 
 def flops_per_token(trainer: Trainer) -> float:
@@ -34,6 +34,7 @@ def flops_per_token(trainer: Trainer) -> float:
 
 
 def measure(config, names, device, seconds: float) -> dict:
+    keep_freed_memory()
     train_names, val_names, tokenizer = load_data(config, None, None) if names is None else (names, [], None)
     from minigpt.data import Tokenizer
 

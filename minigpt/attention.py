@@ -138,9 +138,9 @@ class CausalSelfAttention(nn.Module):
         (computed by the explicit softmax path instead of the fused kernel).
         """
         batch, seq_len, n_embd = x.shape
-        q = self.split_heads(self.attn_wq(x))  # [B, H, T, hd]
-        k = self.split_heads(self.attn_wk(x))  # [B, H, T, hd]
-        v = self.split_heads(self.attn_wv(x))  # [B, H, T, hd]
+        # q = x Wq^T, k = x Wk^T, v = x Wv^T, as one matrix multiply (faster than three small ones)
+        qkv = F.linear(x, torch.cat([self.attn_wq.weight, self.attn_wk.weight, self.attn_wv.weight]))
+        q, k, v = map(self.split_heads, qkv.split(n_embd, dim=-1))  # each [B, H, T, hd]
         if kv_cache is not None:
             k, v = kv_cache.append(k, v)  # [B, H, past + T, hd]
         if weights_out is not None:

@@ -7,6 +7,7 @@ clock and the random number generators.
 
 from __future__ import annotations
 
+import ctypes
 import hashlib
 import json
 import math
@@ -44,6 +45,24 @@ class TrainResult:
     @property
     def tokens_per_sec(self) -> float:
         return self.tokens / self.seconds if self.seconds > 0 else 0.0
+
+
+def keep_freed_memory() -> None:
+    """Ask glibc to keep large freed blocks for reuse instead of returning them to the OS.
+
+    A training step allocates and frees the same few multi-megabyte activations every time.
+    By default glibc serves each with a fresh mmap, and the first touch of every page then
+    faults: thousands of faults a step, and ~10-20% of the step's time on 2 CPU cores.
+    """
+    try:
+        libc = ctypes.CDLL("libc.so.6")
+        libc.mallopt(M_MMAP_THRESHOLD, 32 << 20)  # glibc's ceiling for this setting
+        libc.mallopt(M_TRIM_THRESHOLD, 1 << 30)
+    except (OSError, AttributeError):
+        pass  # not glibc (macOS, Windows, musl): nothing to tune
+
+
+M_TRIM_THRESHOLD, M_MMAP_THRESHOLD = -1, -3  # glibc's mallopt parameter numbers
 
 
 def resolve_device(name: str) -> torch.device:
@@ -335,6 +354,8 @@ def train(
     """
     t = config.train
     device = resolve_device(t.device)
+    if device.type == "cpu":
+        keep_freed_memory()
     raw = None
     if resume_from is not None:
         checkpoint_path, raw = read_checkpoint(resume_from, prefer=("last.pt", "best.pt"))
