@@ -116,15 +116,14 @@ class CausalSelfAttention(nn.Module):
     head_dim, and torch's fused scaled_dot_product_attention does the math above.
     """
 
-    def __init__(self, n_embd: int, n_head: int, dropout: float = 0.0):
+    def __init__(self, n_embd: int, n_head: int, attn_dropout: float = 0.0):
         super().__init__()
         self.n_head = n_head
-        self.dropout = dropout
+        self.attn_dropout = attn_dropout  # on the weights; on a CPU it costs torch's fused kernel
         self.attn_wq = nn.Linear(n_embd, n_embd, bias=False)
         self.attn_wk = nn.Linear(n_embd, n_embd, bias=False)
         self.attn_wv = nn.Linear(n_embd, n_embd, bias=False)
         self.attn_wo = nn.Linear(n_embd, n_embd, bias=False)
-        self.resid_dropout = nn.Dropout(dropout)
 
     def split_heads(self, x: torch.Tensor) -> torch.Tensor:
         batch, seq_len, n_embd = x.shape
@@ -149,11 +148,11 @@ class CausalSelfAttention(nn.Module):
         else:
             if seq_len > 1 and k.size(2) != seq_len:
                 raise ValueError("several new tokens can only be decoded into an empty cache")
-            dropout_p = self.dropout if self.training else 0.0
+            dropout_p = self.attn_dropout if self.training else 0.0
             # One new token may see every cached position: no mask needed.
             y = F.scaled_dot_product_attention(q, k, v, dropout_p=dropout_p, is_causal=seq_len > 1)
         y = y.transpose(1, 2).reshape(batch, seq_len, n_embd)  # heads side by side again
-        return self.resid_dropout(self.attn_wo(y))
+        return self.attn_wo(y)
 
 
 class IncrementalAttention(nn.Module):

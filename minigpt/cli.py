@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import functools
 import json
+import os
 import sys
 from pathlib import Path
 from typing import Optional
@@ -26,8 +27,14 @@ app = typer.Typer(
 state = {"debug": False}
 
 
+def rank() -> int | None:
+    """This process's rank when torchrun started several, else None."""
+    return int(os.environ.get("RANK", "0")) if int(os.environ.get("WORLD_SIZE", "1")) > 1 else None
+
+
 def fail(message: str, code: int) -> None:
-    print(f"minigpt: error: {message}", file=sys.stderr)
+    who = "minigpt" if rank() is None else f"minigpt (rank {rank()})"
+    print(f"{who}: error: {message}", file=sys.stderr)
     raise typer.Exit(code)
 
 
@@ -39,7 +46,8 @@ def reports_errors(command):
         try:
             return command(*args, **kwargs)
         except Interrupted as e:
-            print(f"minigpt: {e}", file=sys.stderr)
+            if not rank():
+                print(f"minigpt: {e}", file=sys.stderr)
             raise typer.Exit(e.exit_code)
         except MiniGPTError as e:
             if state["debug"]:
@@ -97,6 +105,7 @@ def train(
         None, "--resume", help="Continue a run (its directory or a checkpoint) exactly where it stopped."
     ),
     set_: list[str] = typer.Option([], "--set", help="Override any config key: section.key=value (repeatable)."),
+    nproc: int = typer.Option(1, "--nproc", help="Train on N processes of this machine (torchrun's launcher, DDP)."),
     overwrite: bool = typer.Option(False, "--overwrite", help="Replace the run in a non-empty --out directory."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar or panels."),
     json_out: bool = typer.Option(False, "--json", help="Print the final summary as JSON on stdout."),
@@ -105,6 +114,10 @@ def train(
     from minigpt.config import default_config_path, load_config
     from minigpt.training import resume_config, train as run_training
 
+    if nproc < 1:
+        raise UsageError(f"--nproc must be at least 1, got {nproc}")
+    if nproc > 1 and rank() is None:
+        relaunch_under_torchrun(nproc)
     shortcuts = {"steps": steps, "batch_size": batch_size, "lr": lr, "device": device, "seed": seed,
                  "time_limit": time_limit}
     overrides = list(set_) + [f"train.{k}={v!r}" for k, v in shortcuts.items() if v is not None]
@@ -115,7 +128,7 @@ def train(
     else:
         cfg = load_config(config if config is not None else default_config_path(), overrides)
     result = run_training(cfg, data, val_data, out, overwrite=overwrite, quiet=quiet or json_out, resume_from=resume)
-    if json_out:
+    if json_out and not rank():
         print(json.dumps({
             "run_dir": str(result.run_dir),
             "steps": result.steps,
@@ -127,6 +140,24 @@ def train(
             "best_val_loss": result.best_val_loss,
             "samples": [name for name, _ in result.samples],
         }))
+
+
+def relaunch_under_torchrun(nproc: int) -> None:
+    """Replace this process with torch's launcher running the same command on `nproc` processes."""
+    args, skip = [], False
+    for arg in sys.argv[1:]:
+        if skip or arg.startswith("--nproc="):
+            skip = False
+            continue
+        if arg == "--nproc":
+            skip = True
+            continue
+        args.append(arg)
+    # share the cores out, rather than letting every process start a thread per core
+    os.environ.setdefault("OMP_NUM_THREADS", str(max(1, (os.cpu_count() or 1) // nproc)))
+    command = [sys.executable, "-m", "torch.distributed.run", "--standalone", f"--nproc_per_node={nproc}",
+               "-m", "minigpt", *args]
+    os.execv(command[0], command)
 
 
 @app.command()

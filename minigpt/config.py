@@ -31,7 +31,8 @@ class GPTConfig:
     n_head: int = 4
     n_embd: int = 64
     block_size: int = 16
-    dropout: float = 0.1
+    dropout: float = 0.1  # on the attention and MLP outputs, before they join the residual stream
+    attn_dropout: float = 0.0  # on the attention weights
     init_std: float = 0.02
     activation: str = "gelu"  # "gelu", or "relu" as in microgpt
     final_norm: bool = True  # RMSNorm before lm_head (microgpt has none)
@@ -198,8 +199,9 @@ def validate(config: Config) -> None:
             raise UsageError(f"{name} must not be negative, got {value}")
     if m.n_embd % m.n_head:
         raise UsageError(f"model.n_embd ({m.n_embd}) must be divisible by model.n_head ({m.n_head})")
-    if not 0 <= m.dropout < 1:
-        raise UsageError(f"model.dropout must be in [0, 1), got {m.dropout}")
+    for name, value in (("model.dropout", m.dropout), ("model.attn_dropout", m.attn_dropout)):
+        if not 0 <= value < 1:
+            raise UsageError(f"{name} must be in [0, 1), got {value}")
     for name, value in (("train.beta1", t.beta1), ("train.beta2", t.beta2)):
         if not 0 <= value < 1:
             raise UsageError(f"{name} must be in [0, 1), got {value}")

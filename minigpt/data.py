@@ -116,9 +116,9 @@ class TokenizedNames:
         rows = indices.to(self.x.device)
         return self.x[rows, :width], self.y[rows, :width]
 
-    def in_order(self, batch_size: int):
-        """Every name once, in batches of names of similar length (for evaluation)."""
-        by_length = torch.argsort(self.lengths, stable=True)
+    def in_order(self, batch_size: int, shard=lambda names: names):
+        """Every name once (or this rank's share), in batches of names of similar length."""
+        by_length = shard(torch.argsort(self.lengths, stable=True))
         for start in range(0, len(by_length), batch_size):
             yield self.batch(by_length[start : start + batch_size])
 

@@ -37,11 +37,12 @@ def toml_value(value) -> str:
     return repr(value)
 
 
-def start(out: Console, run_dir: Path, device, model, config: Config, data: dict, resumed_at: int | None = None) -> None:
+def start(out: Console, run_dir: Path, device, model, config: Config, data: dict, resumed_at: int | None = None,
+          processes: int = 1) -> None:
     m, t = config.model, config.train
     table = Table.grid(padding=(0, 2))
     table.add_row("run directory", str(run_dir))
-    table.add_row("device", str(device))
+    table.add_row("device", str(device) if processes == 1 else f"{processes} processes, {device.type}")
     table.add_row("model", f"{model.num_params():,} parameters: {plural(m.n_layer, 'layer')}, {plural(m.n_head, 'head')}, "
                   f"{m.n_embd} dims, block {m.block_size}")
     table.add_row("data", f"{data['path']}: {data['train_names']:,} training names "

@@ -24,8 +24,9 @@ import torch.nn.functional as F
 from tqdm import tqdm
 
 from minigpt import report
-from minigpt.checkpoint import read_checkpoint, save_checkpoint
+from minigpt.checkpoint import read_checkpoint, resolve_checkpoint_path, save_checkpoint
 from minigpt.config import Config, TrainConfig, config_from_dict, load_config
+from minigpt.distributed import Distributed, setup as setup_distributed
 from minigpt.data import BUNDLED_NAMES, IGNORE, BatchOrder, Tokenizer, TokenizedNames, read_names, split_names
 from minigpt.errors import Interrupted, RunError, UsageError
 from minigpt.model import GPT
@@ -109,16 +110,16 @@ def make_optimizer(model: GPT, t: TrainConfig, device: torch.device) -> torch.op
 
 
 @torch.no_grad()
-def evaluate(model: GPT, data: TokenizedNames, batch_size: int = 1024) -> float:
-    """Mean cross-entropy per predicted token over every name in `data`."""
+def evaluate(model: GPT, data: TokenizedNames, batch_size: int = 1024, dist: Distributed = Distributed()) -> float:
+    """Mean cross-entropy per predicted token over every name in `data` (each rank scores its share)."""
     was_training = model.training
     model.eval()
-    total = torch.zeros((), device=data.x.device)
-    for x, y in data.in_order(batch_size):
+    total = torch.zeros((), dtype=torch.float64, device=data.x.device)
+    for x, y in data.in_order(batch_size, dist.shard):
         logits, _ = model(x)
         total += F.cross_entropy(logits.flatten(0, 1), y.flatten(), ignore_index=IGNORE, reduction="sum")
     model.train(was_training)
-    return total.item() / int(data.lengths.sum())
+    return dist.sum(total).item() / int(data.lengths.sum())
 
 
 def evaluate_names(model: GPT, tokenizer: Tokenizer, names: list[str], what: str = "names") -> dict:
@@ -180,11 +181,20 @@ def digest(names: list[str]) -> str:
 class Trainer:
     """A training run's state: model, optimizer, data, and how far it has got."""
 
-    def __init__(self, config: Config, train_names, val_names, tokenizer: Tokenizer, device, data_path, val_path=None):
+    def __init__(self, config: Config, train_names, val_names, tokenizer: Tokenizer, device, data_path, val_path=None,
+                 dist: Distributed = Distributed()):
         self.config, self.t = config, config.train
-        self.tokenizer, self.device, self.train_names = tokenizer, device, train_names
+        self.tokenizer, self.device, self.train_names, self.dist = tokenizer, device, train_names, dist
         torch.manual_seed(self.t.seed)
         self.model = GPT(config.model).to(device)
+        self.net = self.model  # what training steps call: the model, or DDP around it
+        if dist.enabled:
+            if self.t.batch_size % dist.world:
+                raise UsageError(f"train.batch_size ({self.t.batch_size}) must be a multiple of the "
+                                 f"number of processes ({dist.world})")
+            ids = [device.index] if device.type == "cuda" else None
+            self.net = torch.nn.parallel.DistributedDataParallel(self.model, device_ids=ids)
+            torch.manual_seed(self.t.seed + 1_000_003 * dist.rank)  # each rank its own dropout masks
         self.optimizer = make_optimizer(self.model, self.t, device)
         block_size = config.model.block_size
         self.train_data = TokenizedNames(train_names, tokenizer, block_size).to(device)
@@ -232,30 +242,37 @@ class Trainer:
             return self.elapsed >= self.t.time_limit
         return self.step >= self.t.steps
 
-    def train_step(self) -> torch.Tensor:
-        """One optimizer step on the next batch. Returns the loss, left on the device."""
+    def train_step(self) -> tuple[torch.Tensor, int]:
+        """One optimizer step on the next batch.
+
+        Returns this rank's summed loss (left on the device) and the batch's predicted tokens:
+        summed over the ranks and divided, that is the batch's mean loss.
+        """
         started = time.perf_counter()
         lr = lr_at(self.step, self.progress(), self.t)
         for group in self.optimizer.param_groups:
             group["lr"] = lr
         indices = self.order.indices(self.step)
-        x, y = self.train_data.batch(indices)
-        _, loss = self.model(x, y)
-        loss.backward()
+        mine = self.dist.shard(indices)
+        batch_tokens, my_tokens = int(self.train_data.lengths[indices].sum()), int(self.train_data.lengths[mine].sum())
+        x, y = self.train_data.batch(mine)
+        _, loss = self.net(x, y)  # mean over this rank's tokens
+        # DDP averages gradients over ranks; weighting by token share makes that the whole batch's mean
+        (loss * (my_tokens * self.dist.world / batch_tokens)).backward()
         if self.t.grad_clip > 0:
             torch.nn.utils.clip_grad_norm_(self.model.parameters(), self.t.grad_clip)
         self.optimizer.step()
         self.optimizer.zero_grad(set_to_none=True)
         self.step += 1
-        self.tokens += int(self.train_data.lengths[indices].sum())
+        self.tokens += batch_tokens
         self.seconds += time.perf_counter() - started
-        return loss.detach()
+        return loss.detach() * my_tokens, batch_tokens
 
     def evaluate(self) -> bool:
         """Validation loss now; True when it is the best so far (or there is no validation set)."""
         if self.val_data is None:
             return True
-        self.val_loss = evaluate(self.model, self.val_data)
+        self.val_loss = evaluate(self.model, self.val_data, dist=self.dist)
         if self.best_val_loss is None or self.val_loss < self.best_val_loss:
             self.best_val_loss = self.val_loss
             return True
@@ -272,9 +289,13 @@ class Trainer:
         return [(name, name in self.seen) for name in names]
 
     def save(self, path: Path) -> None:
-        rng = {"torch": torch.get_rng_state()}
+        """Rank 0 writes; every rank must call it, since each hands over its random state."""
+        ranks = self.dist.gather(torch.get_rng_state())
+        rng = {"torch": ranks[0], "ranks": ranks}
         if torch.cuda.is_available():
             rng["cuda"] = torch.cuda.get_rng_state_all()
+        if not self.dist.main:
+            return
         save_checkpoint(path, {
             "model": self.model.state_dict(),
             "config": self.config.to_dict(),
@@ -300,8 +321,12 @@ class Trainer:
         self.optimizer.load_state_dict(raw["optimizer"])
         self.step, self.val_loss, self.best_val_loss = raw["step"], raw["val_loss"], raw["best_val_loss"]
         self.tokens, self.seconds, self._elapsed = (raw["progress"][k] for k in ("tokens", "seconds", "elapsed"))
-        torch.set_rng_state(raw["rng"]["torch"])
-        if "cuda" in raw["rng"] and torch.cuda.is_available():
+        ranks = raw["rng"].get("ranks", [raw["rng"]["torch"]])
+        if len(ranks) == self.dist.world:  # the same number of processes: each rank's own state
+            torch.set_rng_state(ranks[self.dist.rank])
+        elif self.dist.main:
+            torch.set_rng_state(raw["rng"]["torch"])
+        if "cuda" in raw["rng"] and torch.cuda.is_available() and not self.dist.enabled:
             torch.cuda.set_rng_state_all(raw["rng"]["cuda"])
 
 
@@ -350,34 +375,44 @@ def train(
     """Train a GPT on a names file; write best.pt, last.pt, config.toml and metrics.jsonl to the run directory.
 
     With `resume_from` (a run directory or checkpoint), continue that run where it stopped,
-    in its own directory, on the data it was trained on.
+    in its own directory, on the data it was trained on. Under torchrun, every process
+    calls this; rank 0 alone prints and writes.
     """
     t = config.train
     device = resolve_device(t.device)
     if device.type == "cpu":
         keep_freed_memory()
+    dist = setup_distributed(device)
+    try:
+        return train_on(config, dist, data_path, val_path, out_dir, overwrite, quiet or not dist.main, resume_from)
+    finally:
+        dist.close()
+
+
+def train_on(config, dist, data_path, val_path, out_dir, overwrite, quiet, resume_from) -> TrainResult:
     raw = None
     if resume_from is not None:
         checkpoint_path, raw = read_checkpoint(resume_from, prefer=("last.pt", "best.pt"))
-        run_dir = checkpoint_path.parent
         data_path = data_path or raw["data"].get("path")
         val_path = val_path or raw["data"].get("val_path")
     train_names, val_names, tokenizer = load_data(config, data_path or BUNDLED_NAMES, val_path)
     config.model.vocab_size = tokenizer.vocab_size
-    trainer = Trainer(config, train_names, val_names, tokenizer, device, data_path or BUNDLED_NAMES, val_path)
+    trainer = Trainer(config, train_names, val_names, tokenizer, dist.device, data_path or BUNDLED_NAMES, val_path, dist)
     if raw is not None:
         trainer.restore(raw, checkpoint_path)
-        for leftover in run_dir.glob(".*.pt.*.tmp"):  # from a process killed while it saved
-            leftover.unlink(missing_ok=True)
         if trainer.done():
             raise UsageError(f"{checkpoint_path}: the run is already complete at step {trainer.step}; "
                              f"raise train.steps or train.time_limit to train longer")
-    else:
-        run_dir = prepare_run_dir(out_dir, overwrite)
-    (run_dir / "config.toml").write_text(report.config_toml(config), encoding="utf-8")
+    run_dir = dist.broadcast(prepared_run_dir(raw, resume_from, out_dir, overwrite) if dist.main else None)
+    if isinstance(run_dir, str):  # rank 0 could not prepare it; every rank stops with its reason
+        raise UsageError(run_dir)
     console = report.console(quiet)
-    report.start(console, run_dir, device, trainer.model, config, trainer.data_info, resumed_at=trainer.step if raw else None)
+    report.start(console, run_dir, dist.device, trainer.model, config, trainer.data_info,
+                 resumed_at=trainer.step if raw else None, processes=dist.world)
     train_loss = run_loop(trainer, run_dir, console, quiet, resumed=raw is not None)
+    if not dist.main:
+        return TrainResult(run_dir, trainer.step, trainer.seconds, trainer.tokens, train_loss, trainer.val_loss,
+                           trainer.best_val_loss)
     write_loss_png_if_possible(run_dir)
     result = TrainResult(
         run_dir=run_dir,
@@ -391,6 +426,20 @@ def train(
     )
     report.summary(console, result)
     return result
+
+
+def prepared_run_dir(raw, resume_from, out_dir, overwrite) -> Path | str:
+    """The run directory, ready to write to (the error message instead, to share with other ranks)."""
+    try:
+        if raw is None:
+            run_dir = prepare_run_dir(out_dir, overwrite)
+        else:
+            run_dir = resolve_checkpoint_path(resume_from, prefer=("last.pt", "best.pt")).parent
+            for leftover in run_dir.glob(".*.pt.*.tmp"):  # from a process killed while it saved
+                leftover.unlink(missing_ok=True)
+        return run_dir
+    except UsageError as e:
+        return str(e)
 
 
 def write_loss_png_if_possible(run_dir: Path) -> None:
@@ -412,19 +461,18 @@ def keep_records_up_to(path: Path, step: int, step_of) -> None:
 
 def run_loop(trainer: Trainer, run_dir: Path, console, quiet: bool, resumed: bool) -> float | None:
     """Step until done, logging every log_interval steps and evaluating and saving every eval_interval."""
-    t = trainer.t
-    if resumed:
-        keep_records_up_to(run_dir / "metrics.jsonl", trainer.step, lambda line: json.loads(line)["step"])
-        keep_records_up_to(run_dir / "samples.txt", trainer.step, lambda line: int(line.split()[1]))
+    t, dist = trainer.t, trainer.dist
+    records = RunRecords(run_dir, trainer, resumed) if dist.main else None
     timed = t.time_limit > 0
-    pending: list[torch.Tensor] = []  # losses of the steps not yet read back from the device
+    pending: list[tuple[torch.Tensor, int]] = []  # (summed loss, tokens) of steps not yet read from the device
     train_loss = None
 
     def read_losses() -> float | None:
-        """The mean of the pending losses: the one wait for the device per log line."""
+        """The mean loss of the pending steps: the one wait for the device (and the ranks) per log line."""
         if not pending:
             return train_loss
-        values = torch.stack(pending).tolist()
+        sums = dist.sum(torch.stack([loss for loss, _ in pending]).double())
+        values = [total / tokens for total, (_, tokens) in zip(sums.tolist(), pending)]
         first = trainer.step - len(values) + 1
         pending.clear()
         for i, value in enumerate(values):
@@ -442,45 +490,65 @@ def run_loop(trainer: Trainer, run_dir: Path, console, quiet: bool, resumed: boo
         dynamic_ncols=True,
         leave=False,
     )
-    metrics = (run_dir / "metrics.jsonl").open("a" if resumed else "w", encoding="utf-8")
-    samples_file = (run_dir / "samples.txt").open("a" if resumed else "w", encoding="utf-8")
-    with StopSignals() as signals, bar, metrics, samples_file:
-
-        def log(**values) -> None:
-            record = {"step": trainer.step, **values, "elapsed": round(trainer.elapsed, 3)}
-            metrics.write(json.dumps(record) + "\n")
-            metrics.flush()
-
+    with StopSignals() as signals, bar:
         trainer.start_clock()
         while True:
             pending.append(trainer.train_step())
-            finished = trainer.done()
+            # every rank stops at the same step: when any rank's clock runs out or any rank is signalled
+            done, stop = dist.max([float(trainer.done()), float(signals.requested or 0)])
+            finished, stop = bool(done), int(stop)
             at_eval = trainer.step % t.eval_interval == 0 or finished
-            if len(pending) == t.log_interval or at_eval or signals.requested:
+            if len(pending) == t.log_interval or at_eval or stop:
                 train_loss = read_losses()
-                log(train_loss=train_loss, lr=lr_at(trainer.step - 1, trainer.progress(), t),
-                    tokens_per_sec=round(trainer.tokens / trainer.seconds, 1))
+                if records:
+                    records.log(train_loss=train_loss, lr=lr_at(trainer.step - 1, trainer.progress(), t),
+                                tokens_per_sec=round(trainer.tokens / trainer.seconds, 1))
                 bar.set_postfix(loss=f"{train_loss:.4f}", val=report.fmt_loss(trainer.val_loss),
                                 tok_s=f"{trainer.tokens / trainer.seconds / 1000:.1f}k", refresh=False)
             bar.update(round(trainer.elapsed) - bar.n if timed else 1)
             if at_eval:
                 if trainer.evaluate():
                     trainer.save(run_dir / "best.pt")
-                if trainer.val_loss is not None:
-                    log(val_loss=trainer.val_loss)
                 trainer.save(run_dir / "last.pt")
-                names = trainer.samples()
-                samples_file.write(report.samples_line(trainer.step, trainer.val_loss, names) + "\n")
-                samples_file.flush()
-                if not quiet:
-                    with tqdm.external_write_mode(file=sys.stderr):
-                        report.samples_table(console, trainer.step, trainer.val_loss, names)
-            if signals.requested and not finished:
+                if records:
+                    records.evaluation(console, quiet)
+            if stop and not finished:
                 trainer.save(run_dir / "last.pt")
                 raise Interrupted(
                     f"interrupted at step {trainer.step}; saved {run_dir / 'last.pt'}. "
                     f"Resume with: minigpt train --resume {run_dir}",
-                    signals.requested,
+                    stop,
                 )
             if finished:
                 return train_loss
+
+
+class RunRecords:
+    """The run directory's records, kept by rank 0: config.toml, metrics.jsonl and samples.txt."""
+
+    def __init__(self, run_dir: Path, trainer: Trainer, resumed: bool):
+        self.trainer = trainer
+        (run_dir / "config.toml").write_text(report.config_toml(trainer.config), encoding="utf-8")
+        if resumed:
+            keep_records_up_to(run_dir / "metrics.jsonl", trainer.step, lambda line: json.loads(line)["step"])
+            keep_records_up_to(run_dir / "samples.txt", trainer.step, lambda line: int(line.split()[1]))
+        mode = "a" if resumed else "w"
+        self.metrics = (run_dir / "metrics.jsonl").open(mode, encoding="utf-8")
+        self.samples = (run_dir / "samples.txt").open(mode, encoding="utf-8")
+
+    def log(self, **values) -> None:
+        record = {"step": self.trainer.step, **values, "elapsed": round(self.trainer.elapsed, 3)}
+        self.metrics.write(json.dumps(record) + "\n")
+        self.metrics.flush()
+
+    def evaluation(self, console, quiet: bool) -> None:
+        """After an evaluation: its loss in the metrics, and samples in samples.txt and on screen."""
+        trainer = self.trainer
+        if trainer.val_loss is not None:
+            self.log(val_loss=trainer.val_loss)
+        names = trainer.samples()
+        self.samples.write(report.samples_line(trainer.step, trainer.val_loss, names) + "\n")
+        self.samples.flush()
+        if not quiet:
+            with tqdm.external_write_mode(file=sys.stderr):
+                report.samples_table(console, trainer.step, trainer.val_loss, names)

@@ -15,9 +15,9 @@ from minigpt.attention import (
 B, T, C, H = 2, 7, 16, 4
 
 
-def fused(n_head=H, dropout=0.0):
+def fused(n_head=H, attn_dropout=0.0):
     torch.manual_seed(0)
-    return CausalSelfAttention(C, n_head, dropout).eval()
+    return CausalSelfAttention(C, n_head, attn_dropout).eval()
 
 
 def inputs():
@@ -109,7 +109,7 @@ def test_gradcheck_float64():
 
 
 def test_attention_dropout_only_in_training():
-    attn = fused(dropout=0.5)
+    attn = fused(attn_dropout=0.5)
     x = inputs().detach()
     torch.testing.assert_close(attn(x), attn(x))  # eval: deterministic
     attn.train()
