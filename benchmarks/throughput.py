@@ -21,8 +21,8 @@ import torch
 
 from common import finish, matmul_peak, median, parser, setup, table
 from minigpt.config import load_config
-from minigpt.data import read_names
-from minigpt.training import Trainer, keep_freed_memory, load_data, resolve_device
+from minigpt.data import Tokenizer, read_names
+from minigpt.training import Trainer, keep_freed_memory, resolve_device
 
 
 def flops_per_token(trainer: Trainer) -> float:
@@ -35,12 +35,9 @@ def flops_per_token(trainer: Trainer) -> float:
 
 def measure(config, names, device, seconds: float) -> dict:
     keep_freed_memory()
-    train_names, val_names, tokenizer = load_data(config, None, None) if names is None else (names, [], None)
-    from minigpt.data import Tokenizer
-
-    tokenizer = Tokenizer.from_names(train_names)
+    tokenizer = Tokenizer.from_names(names)
     config.model.vocab_size = tokenizer.vocab_size
-    trainer = Trainer(config, train_names, val_names, tokenizer, device, None)
+    trainer = Trainer(config, names, [], tokenizer, device, None)
     for _ in range(5):
         trainer.train_step()
     rates, padded, real = [], 0, 0
@@ -50,7 +47,7 @@ def measure(config, names, device, seconds: float) -> dict:
         while time.perf_counter() - start < seconds / 3 or steps < 3:
             indices = trainer.order.indices(trainer.step)
             padded += len(indices) * int(trainer.train_data.lengths[indices].max())
-            loss = trainer.train_step()
+            loss, _ = trainer.train_step()
             steps += 1
         loss.item()
         elapsed = time.perf_counter() - start

@@ -61,7 +61,8 @@ def reports_errors(command):
         except Exception as e:
             if state["debug"]:
                 raise
-            fail(f"{type(e).__name__}: {e} (run with --debug for the traceback)", 1)
+            first_line = str(e).strip().splitlines()[0] if str(e).strip() else ""
+            fail(f"{type(e).__name__}: {first_line} (run with --debug for the traceback)", 1)
 
     return wrapper
 
@@ -86,7 +87,7 @@ def root(
 @reports_errors
 def train(
     config: Optional[str] = typer.Option(
-        None, "--config", "-c", help="TOML recipe: a path, or a name in configs/ (default, microgpt, makemore)."
+        None, "--config", "-c", help="TOML recipe: a path, or a name in configs/ (default, quality, microgpt, makemore, tiny)."
     ),
     data: Optional[Path] = typer.Option(None, "--data", help="Names file, one per line [default: data/names.txt]."),
     val_data: Optional[Path] = typer.Option(

@@ -34,7 +34,7 @@ class GPTConfig:
     dropout: float = 0.1  # on the attention and MLP outputs, before they join the residual stream
     attn_dropout: float = 0.0  # on the attention weights
     init_std: float = 0.02
-    activation: str = "gelu"  # "gelu", or "relu" as in microgpt
+    activation: str = "relu"  # "relu" (as microgpt) or "gelu"
     final_norm: bool = True  # RMSNorm before lm_head (microgpt has none)
     norm_scale: bool = False  # learned RMSNorm gains (microgpt has none)
     norm_eps: float = 1e-5
@@ -47,10 +47,10 @@ class GPTConfig:
 
 @dataclass
 class TrainConfig:
-    steps: int = 2500
-    batch_size: int = 64
+    steps: int = 800
+    batch_size: int = 256
     optimizer: str = "adamw"  # "adam" or "adamw" (decoupled weight decay, matrices only)
-    lr: float = 2e-3
+    lr: float = 3e-3
     lr_schedule: str = "cosine"  # "constant", "linear" (to 0) or "cosine" (to min_lr)
     warmup_steps: int = 100
     min_lr: float = 1e-4
@@ -63,7 +63,7 @@ class TrainConfig:
     length_window: int = 32  # batches whose names are grouped by length (less padding); 1 = no grouping
     seed: int = 1337
     device: str = "auto"
-    eval_interval: int = 250
+    eval_interval: int = 100
     log_interval: int = 10  # steps per line of metrics.jsonl (and per read of the loss from the device)
     time_limit: float = 0.0  # seconds; when set, train until then, with the schedule laid over the time
     val_fraction: float = 0.1

@@ -82,7 +82,7 @@ def heat_style(w: float) -> Style:
 
 def heatmap(report: AttentionReport, layer: int, head: int) -> Table:
     """Rows: the position that looks; columns: the positions it looks at. The future stays blank."""
-    table = Table(title=f"layer {layer}, head {head}", caption="row: reading; column: attended to; · boundary",
+    table = Table(title=f"layer {layer}, head {head}", caption="· is the boundary token",
                   show_edge=False, padding=(0, 0), pad_edge=False)
     table.add_column("", justify="right", style="bold")
     for token in report.tokens:
@@ -143,6 +143,8 @@ def write_json(report: AttentionReport, path: Path) -> None:
 
 def write_png(report: AttentionReport, path: Path, pairs: list[tuple[int, int]]) -> None:
     """A grid of heatmaps, one per layer (rows) and head (columns)."""
+    from minigpt.plot import import_pyplot, save_figure
+
     plt = import_pyplot()
     layers = sorted({l for l, _ in pairs})
     heads = sorted({h for _, h in pairs})
@@ -164,20 +166,4 @@ def write_png(report: AttentionReport, path: Path, pairs: list[tuple[int, int]])
                 ax.set_ylabel("reading", fontsize=8)
     fig.colorbar(image, ax=axes, shrink=0.6, label="attention weight")
     fig.suptitle(f"attention while reading '{report.name}' (· is the boundary token)")
-    try:
-        fig.savefig(path, dpi=120, bbox_inches="tight")
-    except OSError as e:
-        raise UsageError(f"cannot write {path}: {e.strerror or e}") from None
-    finally:
-        plt.close(fig)
-
-
-def import_pyplot():
-    try:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
-        raise UsageError("PNG output needs matplotlib: pip install 'minigpt[plot]'") from None
-    return plt
+    save_figure(plt, fig, path)

@@ -42,8 +42,6 @@ def sparkline(values: list[float], width: int = 40) -> str:
 
 def write_loss_png(run_dir: str | Path, out: str | Path) -> None:
     """Train and validation loss against step; the step axis is logarithmic when the run spans decades."""
-    from minigpt.inspect import import_pyplot
-
     records = read_metrics(run_dir)
     train, val = series(records, "train_loss"), series(records, "val_loss")
     if not train:
@@ -61,9 +59,25 @@ def write_loss_png(run_dir: str | Path, out: str | Path) -> None:
                  else Path(run_dir).resolve().name)
     ax.grid(True, which="both", alpha=0.3)
     ax.legend()
+    save_figure(plt, fig, out)
+
+
+def import_pyplot():
+    """matplotlib's pyplot, drawing to files only; a one-line error when it is not installed."""
     try:
-        fig.savefig(out, dpi=120, bbox_inches="tight")
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        raise UsageError("PNG output needs matplotlib: pip install 'minigpt[plot]'") from None
+    return plt
+
+
+def save_figure(plt, fig, path) -> None:
+    try:
+        fig.savefig(path, dpi=120, bbox_inches="tight")
     except OSError as e:
-        raise UsageError(f"cannot write {out}: {e.strerror or e}") from None
+        raise UsageError(f"cannot write {path}: {e.strerror or e}") from None
     finally:
         plt.close(fig)
