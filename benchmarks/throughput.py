@@ -17,8 +17,6 @@ from __future__ import annotations
 
 import time
 
-import torch
-
 from common import finish, matmul_peak, median, parser, setup, table
 from minigpt.config import load_config
 from minigpt.data import Tokenizer, read_names

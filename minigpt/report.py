@@ -112,7 +112,7 @@ def fmt_loss(value: float | None) -> str:
 
 def checkpoint_info(out: Console, ckpt) -> None:
     """Everything a checkpoint holds, for `minigpt info`."""
-    raw, m = ckpt.raw, ckpt.config.model
+    raw = ckpt.raw
     head = Table.grid(padding=(0, 2))
     head.add_row("checkpoint", f"{ckpt.path} (format {raw['format']} {raw['version']})")
     head.add_row("step", f"{ckpt.step:,}")

@@ -3,7 +3,6 @@
 import errno
 import json
 import os
-import pickle
 import random
 import signal
 import subprocess
