@@ -27,7 +27,8 @@ from minigpt.model import GPT
 
 FORMAT = "minigpt"
 VERSION = 1
-NAMES_IN_DIR = ("best.pt", "last.pt")
+NAMES_IN_DIR = ("best.pt", "last.pt")  # what sample, eval and inspect read from a run directory
+RESUME_ORDER = ("last.pt", "best.pt")  # what a resumed run continues from
 
 
 @dataclass

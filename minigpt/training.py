@@ -24,7 +24,7 @@ import torch.nn.functional as F
 from tqdm import tqdm
 
 from minigpt import report
-from minigpt.checkpoint import read_checkpoint, resolve_checkpoint_path, save_checkpoint
+from minigpt.checkpoint import RESUME_ORDER, read_checkpoint, save_checkpoint
 from minigpt.config import Config, TrainConfig, config_from_dict, load_config
 from minigpt.distributed import Distributed, setup as setup_distributed
 from minigpt.data import BUNDLED_NAMES, IGNORE, BatchOrder, Tokenizer, TokenizedNames, read_names, split_names
@@ -184,7 +184,7 @@ class Trainer:
     def __init__(self, config: Config, train_names, val_names, tokenizer: Tokenizer, device, data_path, val_path=None,
                  dist: Distributed = Distributed()):
         self.config, self.t = config, config.train
-        self.tokenizer, self.device, self.train_names, self.dist = tokenizer, device, train_names, dist
+        self.tokenizer, self.train_names, self.dist = tokenizer, train_names, dist
         torch.manual_seed(self.t.seed)
         self.model = GPT(config.model).to(device)
         self.net = self.model  # what training steps call: the model, or DDP around it
@@ -215,6 +215,7 @@ class Trainer:
         }
         self.seen = set(train_names)
         self.step = 0  # optimizer steps taken
+        self.lr = 0.0  # the learning rate of the latest step
         self.tokens = 0  # predicted tokens trained on
         self.seconds = 0.0  # time spent in training steps
         self.val_loss: float | None = None
@@ -249,9 +250,9 @@ class Trainer:
         summed over the ranks and divided, that is the batch's mean loss.
         """
         started = time.perf_counter()
-        lr = lr_at(self.step, self.progress(), self.t)
+        self.lr = lr_at(self.step, self.progress(), self.t)
         for group in self.optimizer.param_groups:
-            group["lr"] = lr
+            group["lr"] = self.lr
         indices = self.order.indices(self.step)
         mine = self.dist.shard(indices)
         batch_tokens, my_tokens = int(self.train_data.lengths[indices].sum()), int(self.train_data.lengths[mine].sum())
@@ -355,7 +356,7 @@ class StopSignals:
 
 def resume_config(checkpoint: str | Path, overrides: list[str] = ()) -> Config:
     """The recipe a checkpoint was trained with, plus `--set` overrides to its [train] and [sample] keys."""
-    path, raw = read_checkpoint(checkpoint, prefer=("last.pt", "best.pt"))
+    path, raw = read_checkpoint(checkpoint, prefer=RESUME_ORDER)
     config = config_from_dict(raw["config"])
     updated = load_config(None, overrides, base=config)
     if updated.model != config.model:
@@ -392,7 +393,7 @@ def train(
 def train_on(config, dist, data_path, val_path, out_dir, overwrite, quiet, resume_from) -> TrainResult:
     raw = None
     if resume_from is not None:
-        checkpoint_path, raw = read_checkpoint(resume_from, prefer=("last.pt", "best.pt"))
+        checkpoint_path, raw = read_checkpoint(resume_from, prefer=RESUME_ORDER)
         data_path = data_path or raw["data"].get("path")
         val_path = val_path or raw["data"].get("val_path")
     train_names, val_names, tokenizer = load_data(config, data_path or BUNDLED_NAMES, val_path)
@@ -403,17 +404,16 @@ def train_on(config, dist, data_path, val_path, out_dir, overwrite, quiet, resum
         if trainer.done():
             raise UsageError(f"{checkpoint_path}: the run is already complete at step {trainer.step}; "
                              f"raise train.steps or train.time_limit to train longer")
-    run_dir = dist.broadcast(prepared_run_dir(raw, resume_from, out_dir, overwrite) if dist.main else None)
+    resumed_dir = checkpoint_path.parent if raw is not None else None
+    run_dir = dist.broadcast(prepared_run_dir(resumed_dir, out_dir, overwrite) if dist.main else None)
     if isinstance(run_dir, str):  # rank 0 could not prepare it; every rank stops with its reason
         raise UsageError(run_dir)
     console = report.console(quiet)
     report.start(console, run_dir, dist.device, trainer.model, config, trainer.data_info,
                  resumed_at=trainer.step if raw else None, processes=dist.world)
     train_loss = run_loop(trainer, run_dir, console, quiet, resumed=raw is not None)
-    if not dist.main:
-        return TrainResult(run_dir, trainer.step, trainer.seconds, trainer.tokens, train_loss, trainer.val_loss,
-                           trainer.best_val_loss)
-    write_loss_png_if_possible(run_dir)
+    if dist.main:
+        write_loss_png_if_possible(run_dir)
     result = TrainResult(
         run_dir=run_dir,
         steps=trainer.step,
@@ -422,22 +422,21 @@ def train_on(config, dist, data_path, val_path, out_dir, overwrite, quiet, resum
         train_loss=train_loss,
         val_loss=trainer.val_loss,
         best_val_loss=trainer.best_val_loss,
-        samples=trainer.samples(10),
+        samples=trainer.samples(10) if dist.main else [],
     )
-    report.summary(console, result)
+    if dist.main:
+        report.summary(console, result)
     return result
 
 
-def prepared_run_dir(raw, resume_from, out_dir, overwrite) -> Path | str:
+def prepared_run_dir(resumed_dir: Path | None, out_dir, overwrite) -> Path | str:
     """The run directory, ready to write to (the error message instead, to share with other ranks)."""
+    if resumed_dir is not None:
+        for leftover in resumed_dir.glob(".*.pt.*.tmp"):  # from a process killed while it saved
+            leftover.unlink(missing_ok=True)
+        return resumed_dir
     try:
-        if raw is None:
-            run_dir = prepare_run_dir(out_dir, overwrite)
-        else:
-            run_dir = resolve_checkpoint_path(resume_from, prefer=("last.pt", "best.pt")).parent
-            for leftover in run_dir.glob(".*.pt.*.tmp"):  # from a process killed while it saved
-                leftover.unlink(missing_ok=True)
-        return run_dir
+        return prepare_run_dir(out_dir, overwrite)
     except UsageError as e:
         return str(e)
 
@@ -501,7 +500,7 @@ def run_loop(trainer: Trainer, run_dir: Path, console, quiet: bool, resumed: boo
             if len(pending) == t.log_interval or at_eval or stop:
                 train_loss = read_losses()
                 if records:
-                    records.log(train_loss=train_loss, lr=lr_at(trainer.step - 1, trainer.progress(), t),
+                    records.log(train_loss=train_loss, lr=trainer.lr,
                                 tokens_per_sec=round(trainer.tokens / trainer.seconds, 1))
                 bar.set_postfix(loss=f"{train_loss:.4f}", val=report.fmt_loss(trainer.val_loss),
                                 tok_s=f"{trainer.tokens / trainer.seconds / 1000:.1f}k", refresh=False)
