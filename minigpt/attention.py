@@ -140,22 +140,23 @@ class CausalSelfAttention(nn.Module):
         # q = x Wq^T, k = x Wk^T, v = x Wv^T, as one matrix multiply (faster than three small ones)
         qkv = F.linear(x, torch.cat([self.attn_wq.weight, self.attn_wk.weight, self.attn_wv.weight]))
         q, k, v = map(self.split_heads, qkv.split(n_embd, dim=-1))  # each [B, H, T, hd]
-        if kv_cache is not None:
-            k, v = kv_cache.append(k, v)  # [B, H, past + T, hd]
-        if weights_out is not None:
-            y, weights = attention(q, k, v)
-            weights_out.append(weights)
-        elif seq_len == 1 and kv_cache is not None:
-            # Decoding one new token: its scores are dot products with each cached key, and no mask
-            # is needed. Written out like this it is faster than the fused kernel at these sizes.
-            scores = (q * k).sum(-1, keepdim=True) / math.sqrt(q.size(-1))  # [B, H, t, 1]
-            y = (torch.softmax(scores, dim=-2) * v).sum(-2, keepdim=True)  # [B, H, 1, hd]
+        past = kv_cache.length if kv_cache is not None else 0
+        if past and seq_len > 1:
+            raise ValueError("several new tokens can only be decoded into an empty cache")
+        if past and weights_out is None:
+            y = kv_cache.decode(q, k, v)  # one new position reading the cached ones: [B, H, 1, hd]
         else:
-            if seq_len > 1 and k.size(2) != seq_len:
-                raise ValueError("several new tokens can only be decoded into an empty cache")
-            dropout_p = self.attn_dropout if self.training else 0.0
-            # is_causal applies the mask M; a lone position has nothing to hide
-            y = F.scaled_dot_product_attention(q, k, v, dropout_p=dropout_p, is_causal=seq_len > 1)
+            if kv_cache is not None:
+                cached_k, cached_v = kv_cache.append(k, v)
+                if past:  # attend to the cached positions too (an empty cache had none to add)
+                    k, v = cached_k, cached_v  # [B, H, past + 1, hd]
+            if weights_out is not None:
+                y, weights = attention(q, k, v)
+                weights_out.append(weights)
+            else:
+                dropout_p = self.attn_dropout if self.training else 0.0
+                # is_causal applies the mask M; a lone position has nothing to hide
+                y = F.scaled_dot_product_attention(q, k, v, dropout_p=dropout_p, is_causal=seq_len > 1)
         y = y.transpose(1, 2).reshape(batch, seq_len, n_embd)  # heads side by side again
         return self.attn_wo(y)
 
@@ -183,20 +184,55 @@ class IncrementalAttention(nn.Module):
 
 
 class LayerKV:
-    """One layer's cached keys and values: [batch, n_head, max_len, head_dim], filled up to `length`."""
+    """One layer's cached keys and values, filled up to `length` positions.
+
+    Stored position-major, [max_len, batch, n_head, head_dim]: decoding writes one position
+    for the whole batch in one contiguous block, and reads every cached position as a stack
+    of [batch, n_head, head_dim] slabs (`keys()`/`values()` give the usual [B, H, t, hd] view).
+    """
 
     def __init__(self, batch: int, n_head: int, max_len: int, head_dim: int, device, dtype):
-        self.k = torch.empty(batch, n_head, max_len, head_dim, device=device, dtype=dtype)  # read only once written
+        self.k = torch.empty(max_len, batch, n_head, head_dim, device=device, dtype=dtype)  # read only once written
         self.v = torch.empty_like(self.k)
         self.length = 0
 
+    def keys(self) -> torch.Tensor:
+        return self.k[: self.length].permute(1, 2, 0, 3)  # [B, H, t, hd]
+
+    def values(self) -> torch.Tensor:
+        return self.v[: self.length].permute(1, 2, 0, 3)
+
     def append(self, k: torch.Tensor, v: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        """Store the new positions' keys and values; return all of them so far."""
+        """Store the new positions' keys and values [B, H, T, hd]; return all of them so far.
+
+        A batch of one fills every row: a prompt that every sequence shares is computed once.
+        """
         end = self.length + k.size(2)
-        self.k[:, :, self.length : end] = k
-        self.v[:, :, self.length : end] = v
+        self.k[self.length : end] = k.permute(2, 0, 1, 3)
+        self.v[self.length : end] = v.permute(2, 0, 1, 3)
         self.length = end
-        return self.k[:, :, :end], self.v[:, :, :end]
+        return self.keys(), self.values()
+
+    def decode(self, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
+        """Attention for one new position: q, k, v [B, H, 1, hd] -> [B, H, 1, hd].
+
+        IncrementalAttention's math, written as elementwise products over the position-major
+        cache: at these sizes that is several times faster than batches of tiny matrix products.
+        """
+        self.append(k, v)
+        keys, values = self.k[: self.length], self.v[: self.length]  # [t, B, H, hd]
+        scores = (keys * q[:, :, 0]).sum(-1) / math.sqrt(q.size(-1))  # [t, B, H]: q . k for each position
+        weights = torch.softmax(scores, dim=0)  # over the positions
+        return (weights[..., None] * values).sum(0)[:, :, None]  # [B, H, 1, hd]
+
+    def keep(self, rows: torch.Tensor) -> None:
+        """Keep only these batch rows (a boolean mask): the sequences still being decoded."""
+        filled = slice(0, self.length)
+        for name in ("k", "v"):
+            cache = getattr(self, name)
+            kept = cache.new_empty(cache.size(0), int(rows.sum()), *cache.shape[2:])
+            kept[filled] = cache[filled, rows]  # only the positions written so far
+            setattr(self, name, kept)
 
 
 class KVCache:
@@ -212,4 +248,4 @@ class KVCache:
     def keep(self, rows: torch.Tensor) -> None:
         """Keep only these batch rows (a boolean mask): the sequences still being decoded."""
         for layer in self.layers:
-            layer.k, layer.v = layer.k[rows], layer.v[rows]
+            layer.keep(rows)

@@ -76,21 +76,26 @@ def generate(
 def _generate_batch(model, tokenizer, prompt, batch, temperature, top_k, top_p, generator, use_cache) -> list[str]:
     device = generator.device
     block_size = model.config.block_size
+    prompt = torch.tensor(prompt, device=device)[None]  # [1, len(prompt)]
     cache = model.new_kv_cache(batch) if use_cache else None
-    tokens = torch.tensor(prompt, device=device).repeat(batch, 1)  # [batch, len(prompt)]
-    logits = model(tokens, kv_cache=cache)[0][:, -1]  # the whole prompt in one pass
-    if len(prompt) == 1:
+    # every name starts with the same prompt: run it once (its keys and values fill every row of the cache)
+    logits = model(prompt, kv_cache=cache)[0][:, -1]  # [1, vocab]
+    if prompt.size(1) == 1:
         logits[:, tokenizer.bos] = float("-inf")  # a name has at least one character
-    written = torch.full((batch, block_size + 1 - len(prompt)), tokenizer.bos, device=device)
-    rows = torch.arange(batch, device=device)  # the names still being written
+    logits = logits.expand(batch, -1)
+    tokens = prompt.expand(batch, -1)
+    written = torch.full((batch, block_size + 1 - prompt.size(1)), tokenizer.bos, device=device)
+    rows = torch.arange(batch, device=device)  # the names still being computed
+    ended = torch.zeros(batch, dtype=torch.bool, device=device)  # ...of which these have already ended
     for step in range(written.size(1)):
         token = sample_token(filter_logits(logits, temperature, top_k, top_p), generator)  # [len(rows)]
-        written[rows, step] = token
-        going = token != tokenizer.bos
-        if len(prompt) + step + 1 > block_size or not bool(going.any()):
+        written[rows, step] = token  # after a name's end, what is written is never read
+        ended |= token == tokenizer.bos
+        if prompt.size(1) + step + 1 > block_size or bool(ended.all()):
             break
-        if 2 * int(going.sum()) <= len(rows):  # once half have ended, stop computing the ended ones
-            rows, token = rows[going], token[going]
+        if 2 * int(ended.sum()) >= len(rows):  # once half have ended, stop computing them
+            going = ~ended
+            rows, token, ended = rows[going], token[going], ended[going]
             if use_cache:
                 cache.keep(going)
             else:
@@ -100,7 +105,7 @@ def _generate_batch(model, tokenizer, prompt, batch, temperature, top_k, top_p, 
         else:
             tokens = torch.cat([tokens, token[:, None]], dim=1)
             logits = model(tokens)[0][:, -1]  # every position again
-    prefix = tokenizer.decode(prompt)
+    prefix = tokenizer.decode(prompt[0].tolist())
     return [prefix + tokenizer.decode(row[: row.index(tokenizer.bos)] if tokenizer.bos in row else row)
             for row in written.tolist()]
 

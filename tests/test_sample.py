@@ -72,3 +72,17 @@ def test_cached_and_recomputed_decoding_give_the_same_names(trained_run):
     for prefix in ("", "ma"):
         cached = generate(ckpt.model, ckpt.tokenizer, 50, temperature=1.5, prefix=prefix, seed=3)
         assert cached == generate(ckpt.model, ckpt.tokenizer, 50, temperature=1.5, prefix=prefix, seed=3, use_cache=False)
+
+
+def test_prompt_runs_once_and_ended_names_stop_being_computed(trained_run):
+    ckpt = load_checkpoint(trained_run[0])
+    rows_fed = []
+    hook = ckpt.model.register_forward_pre_hook(lambda module, args: rows_fed.append(args[0].size(0)))
+    names = generate(ckpt.model, ckpt.tokenizer, 300, temperature=0.8, seed=0)
+    hook.remove()
+    assert rows_fed[0] == 1  # the shared prompt, once
+    # decoding pass i feeds the i-th character of every name still going, plus fewer ended ones than that
+    for i, rows in enumerate(rows_fed[1:], start=1):
+        going = sum(len(name) >= i for name in names)
+        assert going <= rows < 2 * going
+    assert len(rows_fed) == max(map(len, names)) + (max(map(len, names)) < ckpt.config.model.block_size)
