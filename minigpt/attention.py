@@ -217,7 +217,7 @@ class LayerKV:
         """Attention for one new position: q, k, v [B, H, 1, hd] -> [B, H, 1, hd].
 
         IncrementalAttention's math, written as elementwise products over the position-major
-        cache: at these sizes that is several times faster than batches of tiny matrix products.
+        cache: at these sizes 2-3x faster than batches of tiny [1, hd] x [hd, t] matrix products.
         """
         self.append(k, v)
         keys, values = self.k[: self.length], self.v[: self.length]  # [t, B, H, hd]
@@ -227,12 +227,12 @@ class LayerKV:
 
     def keep(self, rows: torch.Tensor) -> None:
         """Keep only these batch rows (a boolean mask): the sequences still being decoded."""
-        filled = slice(0, self.length)
-        for name in ("k", "v"):
-            cache = getattr(self, name)
-            kept = cache.new_empty(cache.size(0), int(rows.sum()), *cache.shape[2:])
-            kept[filled] = cache[filled, rows]  # only the positions written so far
-            setattr(self, name, kept)
+        self.k, self.v = self._rows(self.k, rows), self._rows(self.v, rows)
+
+    def _rows(self, cache: torch.Tensor, rows: torch.Tensor) -> torch.Tensor:
+        kept = cache.new_empty(cache.size(0), int(rows.sum()), *cache.shape[2:])
+        kept[: self.length] = cache[: self.length, rows]  # only the positions written so far
+        return kept
 
 
 class KVCache:
