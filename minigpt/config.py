@@ -63,7 +63,7 @@ class TrainConfig:
     length_window: int = 32  # batches whose names are grouped by length (less padding); 1 = no grouping
     seed: int = 1337
     device: str = "auto"
-    eval_interval: int = 100
+    eval_interval: int = 250
     log_interval: int = 10  # steps per line of metrics.jsonl (and per read of the loss from the device)
     time_limit: float = 0.0  # seconds; when set, train until then, with the schedule laid over the time
     val_fraction: float = 0.1

@@ -113,7 +113,7 @@ def make_optimizer(model: GPT, t: TrainConfig) -> torch.optim.Optimizer:
 
 
 @torch.no_grad()
-def evaluate(model: GPT, data: TokenizedNames, batch_size: int = 1024, dist: Distributed = Distributed()) -> float:
+def evaluate(model: GPT, data: TokenizedNames, batch_size: int = 256, dist: Distributed = Distributed()) -> float:
     """Mean cross-entropy per predicted token over every name in `data` (each rank scores its share)."""
     was_training = model.training
     model.eval()
