@@ -63,6 +63,7 @@ class TrainConfig:
     length_window: int = 32  # batches whose names are grouped by length (less padding); 1 = no grouping
     seed: int = 1337
     device: str = "auto"
+    precision: str = "auto"  # "auto" (bfloat16 autocast on CUDA, float32 elsewhere), "float32", "bfloat16"
     eval_interval: int = 250
     log_interval: int = 10  # steps per line of metrics.jsonl (and per read of the loss from the device)
     time_limit: float = 0.0  # seconds; when set, train until then, with the schedule laid over the time
@@ -92,6 +93,7 @@ CHOICES = {
     ("train", "optimizer"): ("adam", "adamw"),
     ("train", "lr_schedule"): ("constant", "linear", "cosine"),
     ("train", "shuffle"): ("epoch", "once"),
+    ("train", "precision"): ("auto", "float32", "bfloat16"),
 }
 NOT_SETTABLE = {("model", "vocab_size")}
 

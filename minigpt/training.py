@@ -199,6 +199,7 @@ class Trainer:
             self.net = torch.nn.parallel.DistributedDataParallel(self.model, device_ids=ids)
             torch.manual_seed(self.t.seed + 1_000_003 * dist.rank)  # each rank its own dropout masks
         self.optimizer = make_optimizer(self.model, self.t)
+        self.bfloat16 = self.t.precision == "bfloat16" or (self.t.precision == "auto" and device.type == "cuda")
         block_size = config.model.block_size
         self.train_data = TokenizedNames(train_names, tokenizer, block_size).to(device)
         self.val_data = TokenizedNames(val_names, tokenizer, block_size).to(device) if val_names else None
@@ -260,7 +261,9 @@ class Trainer:
         mine = self.dist.shard(indices)
         batch_tokens, my_tokens = int(self.train_data.lengths[indices].sum()), int(self.train_data.lengths[mine].sum())
         x, y = self.train_data.batch(mine)
-        _, loss = self.net(x, y)  # mean over this rank's tokens
+        # with bfloat16, matrix multiplies run in bfloat16; weights, gradients and the loss stay float32
+        with torch.autocast(x.device.type, dtype=torch.bfloat16, enabled=self.bfloat16):
+            _, loss = self.net(x, y)  # mean over this rank's tokens
         # DDP averages gradients over ranks; weighting by token share makes that the whole batch's mean
         (loss * (my_tokens * self.dist.world / batch_tokens)).backward()
         if self.t.grad_clip > 0:

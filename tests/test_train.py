@@ -10,7 +10,7 @@ from minigpt.config import GPTConfig, TrainConfig
 from minigpt.data import Tokenizer, TokenizedNames, read_names
 from minigpt.errors import UsageError
 from minigpt.model import GPT
-from minigpt.training import evaluate, lr_at, train
+from minigpt.training import Trainer, evaluate, lr_at, train
 
 
 def losses(run_dir):
@@ -80,3 +80,19 @@ def test_learning_rate_schedules():
     cos = TrainConfig(steps=1000, lr=1.0, min_lr=0.1, lr_schedule="cosine", warmup_steps=100)
     assert lr_at(0, 0.0, cos) == pytest.approx(0.01) and lr_at(99, 0.0, cos) == pytest.approx(1.0)
     assert lr_at(550, 0.5, cos) == pytest.approx(0.55) and lr_at(1000, 1.0, cos) == pytest.approx(0.1)
+
+
+@pytest.mark.parametrize("precision, dtype", [("auto", torch.float32), ("bfloat16", torch.bfloat16)])
+def test_precision_sets_the_matmul_dtype_and_keeps_float32_weights(names_file, precision, dtype):
+    names = read_names(names_file)
+    tokenizer = Tokenizer.from_names(names)
+    config = tiny_config(f"train.precision='{precision}'")
+    config.model.vocab_size = tokenizer.vocab_size
+    trainer = Trainer(config, names, [], tokenizer, torch.device("cpu"), None)  # auto: float32 on a CPU
+    seen = []
+    trainer.model.lm_head.register_forward_hook(lambda module, args, out: seen.append(out.dtype))
+    steps = [trainer.train_step() for _ in range(20)]  # (summed loss, tokens)
+    assert seen[0] == dtype
+    assert steps[0][0].dtype == torch.float32
+    assert steps[-1][0].item() / steps[-1][1] < steps[0][0].item() / steps[0][1]
+    assert all(p.dtype == torch.float32 for p in trainer.model.parameters())
