@@ -113,7 +113,9 @@ class TokenizedNames:
     def batch(self, indices: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """Inputs and targets of these names, cut to the longest of them: padding costs nothing."""
         width = int(self.lengths[indices].max())
-        rows = indices.to(self.x.device)
+        if self.x.device.type == "cuda":
+            indices = indices.pin_memory()  # a copy from pinned memory need not wait for the GPU to catch up
+        rows = indices.to(self.x.device, non_blocking=True)
         return self.x[rows, :width], self.y[rows, :width]
 
     def in_order(self, batch_size: int, shard=lambda names: names):
