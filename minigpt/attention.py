@@ -226,11 +226,11 @@ class LayerKV:
         return (weights[..., None] * values).sum(0)[:, :, None]  # [B, H, 1, hd]
 
     def keep(self, rows: torch.Tensor) -> None:
-        """Keep only these batch rows (a boolean mask): the sequences still being decoded."""
+        """Keep only these batch rows (their indices): the sequences still being decoded."""
         self.k, self.v = self._rows(self.k, rows), self._rows(self.v, rows)
 
     def _rows(self, cache: torch.Tensor, rows: torch.Tensor) -> torch.Tensor:
-        kept = cache.new_empty(cache.size(0), int(rows.sum()), *cache.shape[2:])
+        kept = cache.new_empty(cache.size(0), len(rows), *cache.shape[2:])
         kept[: self.length] = cache[: self.length, rows]  # only the positions written so far
         return kept
 
@@ -246,6 +246,6 @@ class KVCache:
         return self.layers[0].length
 
     def keep(self, rows: torch.Tensor) -> None:
-        """Keep only these batch rows (a boolean mask): the sequences still being decoded."""
+        """Keep only these batch rows (their indices): the sequences still being decoded."""
         for layer in self.layers:
             layer.keep(rows)

@@ -88,13 +88,15 @@ def _generate_batch(model, tokenizer, prompt, batch, temperature, top_k, top_p, 
     rows = torch.arange(batch, device=device)  # the names still being computed
     ended = torch.zeros(batch, dtype=torch.bool, device=device)  # ...of which these have already ended
     for step in range(written.size(1)):
-        token = sample_token(filter_logits(logits, temperature, top_k, top_p), generator)  # [len(rows)]
+        # one draw per name of the batch, computed or not: a name's draws do not depend on when others ended
+        draws = torch.rand(batch, generator=generator, device=device)
+        token = sample_token(filter_logits(logits, temperature, top_k, top_p), draws[rows])  # [len(rows)]
         written[rows, step] = token  # after a name's end, what is written is never read
         ended |= token == tokenizer.bos
         if prompt.size(1) + step + 1 > block_size or bool(ended.all()):
             break
         if 2 * int(ended.sum()) >= len(rows):  # once half have ended, stop computing them
-            going = ~ended
+            going = (~ended).nonzero().squeeze(1)  # positions in the batch as it is now
             rows, token, ended = rows[going], token[going], ended[going]
             if use_cache:
                 cache.keep(going)
@@ -110,14 +112,13 @@ def _generate_batch(model, tokenizer, prompt, batch, temperature, top_k, top_p, 
             for row in written.tolist()]
 
 
-def sample_token(logits: torch.Tensor, generator: torch.Generator) -> torch.Tensor:
-    """One token per row from softmax(logits): the first whose cumulative probability reaches a uniform draw.
+def sample_token(logits: torch.Tensor, draws: torch.Tensor) -> torch.Tensor:
+    """One token per row from softmax(logits): the first whose cumulative probability reaches its uniform draw.
 
     One random number per row, where torch.multinomial draws one per row and token.
     """
     cumulative = torch.softmax(logits, dim=-1).cumsum(dim=-1)  # [rows, vocab]
-    u = torch.rand(logits.size(0), 1, generator=generator, device=logits.device) * cumulative[:, -1:]
-    return (cumulative < u).sum(dim=-1)
+    return (cumulative < draws[:, None] * cumulative[:, -1:]).sum(dim=-1)
 
 
 def sample(checkpoint, num: int = 10, new_only: bool = False, seed: int | None = None, **options) -> list[str]:
