@@ -34,6 +34,7 @@ class GPTConfig:
     dropout: float = 0.1  # on the attention and MLP outputs, before they join the residual stream
     attn_dropout: float = 0.0  # on the attention weights
     init_std: float = 0.02
+    zero_init_out: bool = False  # attn_wo and mlp_fc2 start at zero (as in microgpt): each block starts as the identity
     activation: str = "relu"  # "relu" (as microgpt) or "gelu"
     final_norm: bool = True  # RMSNorm before lm_head (microgpt has none)
     norm_scale: bool = False  # learned RMSNorm gains (microgpt has none)

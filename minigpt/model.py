@@ -107,6 +107,10 @@ class GPT(nn.Module):
         for p in self.parameters():
             if p.dim() == 2:  # every matrix from N(0, init_std); norm gains stay at 1
                 nn.init.normal_(p, mean=0.0, std=config.init_std)
+        if config.zero_init_out:
+            for block in self.layers:
+                nn.init.zeros_(block.attn.attn_wo.weight)
+                nn.init.zeros_(block.mlp.mlp_fc2.weight)
         self._to_module_key = {microgpt_key(n): n for n, _ in self.named_parameters()}
         self.register_state_dict_post_hook(_rename_to_microgpt)
         self.register_load_state_dict_pre_hook(_rename_from_microgpt)

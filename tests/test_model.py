@@ -85,3 +85,12 @@ def test_fast_dropout_drops_p_and_keeps_the_mean():
     a = Dropout(0.1)(x)
     torch.manual_seed(3)
     assert torch.equal(a, Dropout(0.1)(x))  # seeded like everything else
+
+
+def test_zero_init_out_starts_each_block_as_the_identity():
+    model = make_model(zero_init_out=True)
+    weights = model.state_dict()
+    for i in range(model.config.n_layer):
+        assert not weights[f"layer{i}.attn_wo"].any() and not weights[f"layer{i}.mlp_fc2"].any()
+        assert weights[f"layer{i}.attn_wq"].std() > 0 and weights[f"layer{i}.mlp_fc1"].std() > 0
+    assert make_model().state_dict()["layer0.attn_wo"].std() > 0
