@@ -198,6 +198,8 @@ class Trainer:
             ids = [device.index] if device.type == "cuda" else None
             self.net = torch.nn.parallel.DistributedDataParallel(self.model, device_ids=ids)
             torch.manual_seed(self.t.seed + 1_000_003 * dist.rank)  # each rank its own dropout masks
+        if self.t.compile:
+            self.net = torch.compile(self.net)  # compiled on the first step, and again for each new batch shape
         self.optimizer = make_optimizer(self.model, self.t)
         self.bfloat16 = self.t.precision == "bfloat16" or (self.t.precision == "auto" and device.type == "cuda")
         block_size = config.model.block_size

@@ -96,3 +96,13 @@ def test_precision_sets_the_matmul_dtype_and_keeps_float32_weights(names_file, p
     assert steps[0][0].dtype == torch.float32
     assert steps[-1][0].item() / steps[-1][1] < steps[0][0].item() / steps[0][1]
     assert all(p.dtype == torch.float32 for p in trainer.model.parameters())
+
+
+def test_compile_wraps_the_training_model_and_saves_plain_names(names_file):
+    names = read_names(names_file)
+    tokenizer = Tokenizer.from_names(names)
+    config = tiny_config("train.compile=true")
+    config.model.vocab_size = tokenizer.vocab_size
+    trainer = Trainer(config, names, [], tokenizer, torch.device("cpu"), None)  # compiles lazily, at the first step
+    assert trainer.net is not trainer.model and trainer.net._orig_mod is trainer.model
+    assert "layer0.attn_wq" in trainer.model.state_dict()
