@@ -65,7 +65,7 @@ class TrainConfig:
     seed: int = 1337
     device: str = "auto"
     compile: bool = False  # torch.compile the training step's model (measured no faster on a CPU)
-    precision: str = "auto"  # "auto" (bfloat16 autocast on CUDA, float32 elsewhere), "float32", "bfloat16"
+    precision: str = "auto"  # "auto" (bfloat16 autocast on GPUs that have it, else float32), "float32", "bfloat16"
     eval_interval: int = 250
     log_interval: int = 10  # steps per line of metrics.jsonl (and per read of the loss from the device)
     time_limit: float = 0.0  # seconds; when set, train until then, with the schedule laid over the time

@@ -201,7 +201,8 @@ class Trainer:
         if self.t.compile:
             self.net = torch.compile(self.net)  # compiled on the first step, and again for each new batch shape
         self.optimizer = make_optimizer(self.model, self.t)
-        self.bfloat16 = self.t.precision == "bfloat16" or (self.t.precision == "auto" and device.type == "cuda")
+        on_bf16_gpu = device.type == "cuda" and torch.cuda.is_bf16_supported()
+        self.bfloat16 = self.t.precision == "bfloat16" or (self.t.precision == "auto" and on_bf16_gpu)
         block_size = config.model.block_size
         self.train_data = TokenizedNames(train_names, tokenizer, block_size).to(device)
         self.val_data = TokenizedNames(val_names, tokenizer, block_size).to(device) if val_names else None
