@@ -50,8 +50,10 @@ class GPTConfig:
 class TrainConfig:
     steps: int = 800
     batch_size: int = 256
-    optimizer: str = "adamw"  # "adam" or "adamw" (decoupled weight decay, matrices only)
+    optimizer: str = "muon"  # "muon" (hidden matrices; AdamW for the rest, see optim.py), "adamw" or "adam"
     lr: float = 3e-3
+    muon_lr: float = 0.01  # with optimizer "muon": the hidden matrices' peak learning rate (lr is AdamW's)
+    muon_momentum: float = 0.95
     lr_schedule: str = "cosine"  # "constant", "linear" (to 0) or "cosine" (to min_lr)
     warmup_steps: int = 100
     min_lr: float = 1e-4
@@ -92,7 +94,7 @@ class Config:
 
 CHOICES = {
     ("model", "activation"): ("relu", "gelu"),
-    ("train", "optimizer"): ("adam", "adamw"),
+    ("train", "optimizer"): ("adam", "adamw", "muon"),
     ("train", "lr_schedule"): ("constant", "linear", "cosine"),
     ("train", "shuffle"): ("epoch", "once"),
     ("train", "precision"): ("auto", "float32", "bfloat16"),

@@ -1,4 +1,4 @@
-"""The training loop: batches of names, Adam(W), warmup then decay, evaluation, checkpoints.
+"""The training loop: batches of names, Adam(W) or Muon, warmup then decay, evaluation, checkpoints.
 
 A run can stop and go on again without changing a number: the batch order is a pure
 function of (seed, step), and a checkpoint holds the model, the optimizer, the step, the
@@ -30,6 +30,7 @@ from minigpt.distributed import Distributed, setup as setup_distributed
 from minigpt.data import BUNDLED_NAMES, IGNORE, BatchOrder, Tokenizer, TokenizedNames, read_names, split_names
 from minigpt.errors import Interrupted, RunError, UsageError
 from minigpt.model import GPT
+from minigpt.optim import make_optimizer
 
 
 @dataclass
@@ -98,18 +99,6 @@ def lr_at(step: int, progress: float, t: TrainConfig) -> float:
     if t.lr_schedule == "linear":
         return t.lr * (1 - progress)
     return t.min_lr + 0.5 * (t.lr - t.min_lr) * (1 + math.cos(math.pi * min(progress, 1.0)))
-
-
-def make_optimizer(model: GPT, t: TrainConfig) -> torch.optim.Optimizer:
-    """Weight decay on matrices only; norm gains are not pulled towards zero.
-
-    fused: one kernel updates every parameter (CPU and CUDA), instead of a handful of ops per tensor.
-    """
-    matrices = [p for p in model.parameters() if p.dim() >= 2]
-    others = [p for p in model.parameters() if p.dim() < 2]
-    groups = [{"params": matrices, "weight_decay": t.weight_decay}, {"params": others, "weight_decay": 0.0}]
-    kind = torch.optim.AdamW if t.optimizer == "adamw" else torch.optim.Adam
-    return kind(groups, lr=t.lr, betas=(t.beta1, t.beta2), eps=t.eps, fused=True)
 
 
 @torch.no_grad()
@@ -259,7 +248,7 @@ class Trainer:
         started = time.perf_counter()
         self.lr = lr_at(self.step, self.progress(), self.t)
         for group in self.optimizer.param_groups:
-            group["lr"] = self.lr
+            group["lr"] = self.lr * group.get("lr_scale", 1.0)  # Muon's group has its own peak
         indices = self.order.indices(self.step)
         mine = self.dist.shard(indices)
         batch_tokens, my_tokens = int(self.train_data.lengths[indices].sum()), int(self.train_data.lengths[mine].sum())
@@ -328,7 +317,11 @@ class Trainer:
         if "optimizer" not in raw or "rng" not in raw:
             raise UsageError(f"{path}: this checkpoint holds no training state to resume from")
         self.model.load_state_dict(raw["model"])
-        self.optimizer.load_state_dict(raw["optimizer"])
+        try:
+            self.optimizer.load_state_dict(raw["optimizer"])
+        except (ValueError, KeyError):
+            raise UsageError(f"{path}: its optimizer state does not fit train.optimizer = "
+                             f"'{self.t.optimizer}'; resume with the optimizer it was trained with") from None
         self.step, self.val_loss, self.best_val_loss = raw["step"], raw["val_loss"], raw["best_val_loss"]
         self.tokens, self.seconds, self._elapsed = (raw["progress"][k] for k in ("tokens", "seconds", "elapsed"))
         ranks = raw["rng"].get("ranks", [raw["rng"]["torch"]])

@@ -44,11 +44,13 @@ def interrupt_at(monkeypatch, step, signum=signal.SIGINT):
     monkeypatch.setattr(Trainer, "train_step", train_step)
 
 
-def test_interrupted_and_resumed_run_matches_the_uninterrupted_one(names_file, tmp_path, monkeypatch):
-    whole = train(config(), names_file, out_dir=tmp_path / "whole", quiet=True)
+@pytest.mark.parametrize("optimizer", ["adamw", "muon"])
+def test_interrupted_and_resumed_run_matches_the_uninterrupted_one(names_file, tmp_path, monkeypatch, optimizer):
+    chosen = f"train.optimizer='{optimizer}'"
+    whole = train(config(chosen), names_file, out_dir=tmp_path / "whole", quiet=True)
     interrupt_at(monkeypatch, 17)
     with pytest.raises(Interrupted) as stopped:
-        train(config(), names_file, out_dir=tmp_path / "split", quiet=True)
+        train(config(chosen), names_file, out_dir=tmp_path / "split", quiet=True)
     assert stopped.value.exit_code == 130 and "--resume" in str(stopped.value)
     assert load_checkpoint(tmp_path / "split" / "last.pt").step == 17
     monkeypatch.undo()
@@ -147,6 +149,8 @@ def test_resume_refuses_what_it_cannot_honour(names_file, tmp_path):
         train(resume_config(run), quiet=True, resume_from=run)
     with pytest.raises(UsageError, match="model's shape cannot change"):
         resume_config(run, ["model.n_layer=2"])
+    with pytest.raises(UsageError, match="optimizer state does not fit train.optimizer = 'adamw'"):
+        train(resume_config(run, ["train.steps=20", "train.optimizer='adamw'"]), quiet=True, resume_from=run)
     names_file.write_text(names_file.read_text() + "zed\n")
     with pytest.raises(UsageError, match="names have changed"):
         train(resume_config(run, ["train.steps=20"]), quiet=True, resume_from=run)

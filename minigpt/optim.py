@@ -1,0 +1,112 @@
+"""Optimizers: AdamW (or Adam) for every parameter, or Muon for the hidden matrices and AdamW for the rest.
+
+Muon (momentum, orthogonalized) updates a weight matrix W with the orthogonal matrix
+nearest to its momentum M = U S V^T, that is U V^T: every direction the gradients point in
+moves W by the same amount, where Adam's update is dominated by a few large ones.
+
+    M  <- momentum * M + G                       G: this step's gradient of W
+    W  <- W - lr * sqrt(max(1, rows/cols)) * orthogonalize(G + momentum * M)   (Nesterov)
+
+orthogonalize() finds U V^T without an SVD, by a Newton-Schulz iteration: a few matrix
+multiplies that push every singular value of M towards 1. The embeddings, the output
+layer and the norm gains are not hidden matrices; AdamW keeps them.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+import torch
+
+from minigpt.config import TrainConfig
+from minigpt.model import GPT
+
+# p(s) = a s + b s^3 + c s^5, applied to every singular value s at once: chosen to pull any
+# s in (0, 1] close to 1 within five steps (to within about 0.3, which is all Muon needs)
+NEWTON_SCHULZ = (3.4445, -4.7750, 2.0315)
+
+
+def orthogonalize(m: torch.Tensor, steps: int = 5) -> torch.Tensor:
+    """Approximately U V^T for m = U S V^T; m: [..., rows, cols], a stack of matrices."""
+    tall = m.size(-2) > m.size(-1)
+    x = m.mT if tall else m  # iterate on the wide side, where x x^T is the smaller square
+    x = x / (x.norm(dim=(-2, -1), keepdim=True) + 1e-7)  # every singular value now at most 1
+    a, b, c = NEWTON_SCHULZ
+    for _ in range(steps):
+        xxt = x @ x.mT
+        x = a * x + (b * xxt + c * xxt @ xxt) @ x  # U (a S + b S^3 + c S^5) V^T
+    return x.mT if tall else x
+
+
+class Muon(torch.optim.Optimizer):
+    """Muon for 2-D weights, with decoupled weight decay as in AdamW."""
+
+    def __init__(self, params, lr: float, momentum: float = 0.95, weight_decay: float = 0.0):
+        super().__init__(params, {"lr": lr, "momentum": momentum, "weight_decay": weight_decay})
+
+    @torch.no_grad()
+    def step(self) -> None:
+        for group in self.param_groups:
+            lr, beta = group["lr"], group["momentum"]
+            by_shape = defaultdict(list)  # matrices of one shape are orthogonalized together
+            for p in group["params"]:
+                if p.grad is None:
+                    continue
+                momentum = self.state[p].setdefault("momentum", torch.zeros_like(p))
+                momentum.mul_(beta).add_(p.grad)
+                by_shape[p.shape].append((p, p.grad.add(momentum, alpha=beta)))
+            for (rows, cols), pairs in by_shape.items():
+                updates = orthogonalize(torch.stack([direction for _, direction in pairs]))
+                scale = max(1.0, rows / cols) ** 0.5
+                for (p, _), update in zip(pairs, updates):
+                    p.mul_(1 - lr * group["weight_decay"]).add_(update, alpha=-lr * scale)
+
+
+class Optimizers:
+    """Several optimizers stepped as one; their param_groups are listed together."""
+
+    def __init__(self, **named: torch.optim.Optimizer):
+        self.named = named
+
+    @property
+    def param_groups(self) -> list[dict]:
+        return [group for optimizer in self.named.values() for group in optimizer.param_groups]
+
+    def step(self) -> None:
+        for optimizer in self.named.values():
+            optimizer.step()
+
+    def zero_grad(self, set_to_none: bool = True) -> None:
+        for optimizer in self.named.values():
+            optimizer.zero_grad(set_to_none=set_to_none)
+
+    def state_dict(self) -> dict:
+        return {name: optimizer.state_dict() for name, optimizer in self.named.items()}
+
+    def load_state_dict(self, state: dict) -> None:
+        if set(state) != set(self.named):
+            raise ValueError(f"optimizer state for {sorted(state)}, expected {sorted(self.named)}")
+        for name, optimizer in self.named.items():
+            optimizer.load_state_dict(state[name])
+
+
+def make_optimizer(model: GPT, t: TrainConfig):
+    """AdamW (or Adam) for every parameter, or Muon for the hidden matrices and AdamW for the rest.
+
+    Weight decay applies to matrices only; norm gains are not pulled towards zero. Each group
+    keeps an lr_scale: its learning rate is the schedule's lr times that. fused AdamW: one
+    kernel updates every parameter (CPU and CUDA), instead of a handful of ops per tensor.
+    """
+    muon = t.optimizer == "muon"
+    hidden = [p for name, p in model.named_parameters() if muon and name.startswith("layers.") and p.dim() == 2]
+    matrices = [p for p in model.parameters() if p.dim() >= 2 and not any(p is h for h in hidden)]
+    others = [p for p in model.parameters() if p.dim() < 2]
+    groups = [{"params": matrices, "weight_decay": t.weight_decay, "lr_scale": 1.0},
+              {"params": others, "weight_decay": 0.0, "lr_scale": 1.0}]
+    kind = torch.optim.Adam if t.optimizer == "adam" else torch.optim.AdamW
+    adam = kind(groups, lr=t.lr, betas=(t.beta1, t.beta2), eps=t.eps, fused=True)
+    if not muon:
+        return adam
+    muon = Muon([{"params": hidden, "lr_scale": t.muon_lr / t.lr}], lr=t.muon_lr, momentum=t.muon_momentum,
+                weight_decay=t.weight_decay)
+    return Optimizers(adamw=adam, muon=muon)

@@ -1,0 +1,52 @@
+"""Muon: the orthogonalization it relies on, and the optimizer pairing with AdamW."""
+
+import pytest
+import torch
+
+from conftest import tiny_config
+from minigpt.model import GPT
+from minigpt.optim import Optimizers, make_optimizer, orthogonalize
+
+
+@pytest.mark.parametrize("shape", [(3, 64, 16), (16, 64), (32, 32)])
+def test_orthogonalize_is_close_to_u_v_transposed(shape):
+    torch.manual_seed(0)
+    m = torch.randn(shape) * torch.logspace(-1, 0.5, shape[-1])  # singular values 6x to 300x apart
+    u, _, vh = torch.linalg.svd(m, full_matrices=False)
+    result = orthogonalize(m)
+    singular = torch.linalg.svdvals(result)
+    assert singular.min() > 0.5 and singular.max() < 1.3  # all near 1
+    cosine = (result * (u @ vh)).sum((-2, -1)) / (result.norm(dim=(-2, -1)) * (u @ vh).norm(dim=(-2, -1)))
+    assert cosine.min() > 0.95  # and it points the way U V^T does
+
+
+def test_muon_takes_the_hidden_matrices_and_adamw_the_rest():
+    config = tiny_config("train.optimizer=\"muon\"", "train.lr=0.002", "train.muon_lr=0.02")
+    config.model.vocab_size = 27
+    model = GPT(config.model)
+    optimizer = make_optimizer(model, config.train)
+    assert isinstance(optimizer, Optimizers)
+    hidden = {id(p) for g in optimizer.named["muon"].param_groups for p in g["params"]}
+    names = {n for n, p in model.named_parameters() if id(p) in hidden}
+    assert names == {f"layers.0.{m}.weight" for m in ("attn.attn_wq", "attn.attn_wk", "attn.attn_wv", "attn.attn_wo",
+                                                      "mlp.mlp_fc1", "mlp.mlp_fc2")}
+    adam = {id(p) for g in optimizer.named["adamw"].param_groups for p in g["params"]}
+    assert adam | hidden == {id(p) for p in model.parameters()} and not adam & hidden
+    assert [g["lr_scale"] for g in optimizer.param_groups] == [1.0, 1.0, 10.0]  # muon_lr / lr
+
+
+def test_muon_lowers_the_loss_on_a_batch():
+    config = tiny_config("train.optimizer=\"muon\"")
+    config.model.vocab_size = 5
+    torch.manual_seed(0)
+    model = GPT(config.model)
+    optimizer = make_optimizer(model, config.train)
+    x, y = torch.randint(0, 5, (8, 6)), torch.randint(0, 5, (8, 6))
+    losses = []
+    for _ in range(20):
+        _, loss = model(x, y)
+        loss.backward()
+        optimizer.step()
+        optimizer.zero_grad()
+        losses.append(loss.item())
+    assert losses[-1] < losses[0] - 0.3
