@@ -98,15 +98,18 @@ def make_optimizer(model: GPT, t: TrainConfig):
     kernel updates every parameter (CPU and CUDA), instead of a handful of ops per tensor.
     """
     muon = t.optimizer == "muon"
-    hidden = [p for name, p in model.named_parameters() if muon and name.startswith("layers.") and p.dim() == 2]
-    matrices = [p for p in model.parameters() if p.dim() >= 2 and not any(p is h for h in hidden)]
-    others = [p for p in model.parameters() if p.dim() < 2]
+    hidden, matrices, others = [], [], []
+    for name, p in model.named_parameters():
+        if muon and name.startswith("layers.") and p.dim() == 2:
+            hidden.append(p)
+        else:
+            (matrices if p.dim() >= 2 else others).append(p)
     groups = [{"params": matrices, "weight_decay": t.weight_decay, "lr_scale": 1.0},
               {"params": others, "weight_decay": 0.0, "lr_scale": 1.0}]
     kind = torch.optim.Adam if t.optimizer == "adam" else torch.optim.AdamW
     adam = kind(groups, lr=t.lr, betas=(t.beta1, t.beta2), eps=t.eps, fused=True)
     if not muon:
         return adam
-    muon = Muon([{"params": hidden, "lr_scale": t.muon_lr / t.lr}], lr=t.muon_lr, momentum=t.muon_momentum,
-                weight_decay=t.weight_decay)
-    return Optimizers(adamw=adam, muon=muon)
+    hidden_group = {"params": hidden, "lr_scale": t.muon_lr / t.lr}
+    return Optimizers(adamw=adam, muon=Muon([hidden_group], lr=t.muon_lr, momentum=t.muon_momentum,
+                                            weight_decay=t.weight_decay))

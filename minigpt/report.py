@@ -49,7 +49,9 @@ def start(out: Console, run_dir: Path, device, model, config: Config, data: dict
                   f"({data['characters']:,} characters, {data['duplicates']:,} repeated), "
                   f"{data['val_names']:,} validation, vocabulary {data['vocab_size']}")
     length = f"{t.time_limit:g} s" if t.time_limit > 0 else f"{t.steps:,} steps"
-    optimizer = f"muon lr {t.muon_lr:g} + adamw lr {t.lr:g}" if t.optimizer == "muon" else f"{t.optimizer} lr {t.lr:g}"
+    optimizer = f"{t.optimizer} lr {t.lr:g}"
+    if t.optimizer == "muon":
+        optimizer = f"muon lr {t.muon_lr:g} + adamw lr {t.lr:g}"
     table.add_row("training", f"{length} of {t.batch_size} names, {optimizer} ({t.lr_schedule}), seed {t.seed}")
     table.add_row("", f"dropout {m.dropout:g}, {m.activation}, warmup {t.warmup_steps}, weight decay "
                   f"{t.weight_decay:g}, grad clip {t.grad_clip:g}; all of it in {run_dir / 'config.toml'}")
