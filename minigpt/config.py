@@ -188,7 +188,7 @@ def validate(config: Config) -> None:
         "model.n_layer": m.n_layer, "model.n_head": m.n_head, "model.n_embd": m.n_embd,
         "model.block_size": m.block_size, "model.init_std": m.init_std, "model.norm_eps": m.norm_eps,
         "train.steps": t.steps, "train.batch_size": t.batch_size, "train.lr": t.lr,
-        "train.eps": t.eps, "train.eval_interval": t.eval_interval, "train.val_max": t.val_max,
+        "train.muon_lr": t.muon_lr, "train.eps": t.eps, "train.eval_interval": t.eval_interval, "train.val_max": t.val_max,
         "train.log_interval": t.log_interval, "train.length_window": t.length_window,
         "sample.temperature": s.temperature,
     }
@@ -208,7 +208,7 @@ def validate(config: Config) -> None:
     for name, value in (("model.dropout", m.dropout), ("model.attn_dropout", m.attn_dropout)):
         if not 0 <= value < 1:
             raise UsageError(f"{name} must be in [0, 1), got {value}")
-    for name, value in (("train.beta1", t.beta1), ("train.beta2", t.beta2)):
+    for name, value in (("train.beta1", t.beta1), ("train.beta2", t.beta2), ("train.muon_momentum", t.muon_momentum)):
         if not 0 <= value < 1:
             raise UsageError(f"{name} must be in [0, 1), got {value}")
     if not 0 <= t.val_fraction < 1:

@@ -33,6 +33,8 @@ def test_set_overrides_parse_toml_values():
         ("model.n_embd=30", "divisible"),
         ("model.n_layer=0", "must be positive"),
         ("train.lr=-0.1", "must be positive"),
+        ("train.muon_lr=-1", "train.muon_lr must be positive"),
+        ("train.muon_momentum=1.0", r"train.muon_momentum must be in \[0, 1\)"),
         ("model.dropout=1.0", r"\[0, 1\)"),
         ("train.lr_schedule=step", "one of constant, linear, cosine"),
         ("model.vocab_size=30", "unknown key"),
