@@ -26,11 +26,12 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 
-def attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool = True):
+def attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool = True, dropout: float = 0.0):
     """The formula above, step by step. q: [..., Tq, d]; k, v: [..., Tk, d].
 
-    Returns the output [..., Tq, d] and the weights [..., Tq, Tk]. When Tq < Tk the
-    queries are the last Tq positions (new tokens reading a cache of earlier ones).
+    Returns the output [..., Tq, d] and the weights [..., Tq, Tk] (before any dropout, which
+    zeroes weights at random while training). When Tq < Tk the queries are the last Tq
+    positions (new tokens reading a cache of earlier ones).
     """
     scores = q @ k.transpose(-2, -1) / math.sqrt(q.size(-1))  # [..., Tq, Tk]
     if causal:
@@ -38,7 +39,8 @@ def attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool = 
         allowed = torch.ones(t_q, t_k, dtype=torch.bool, device=q.device).tril(t_k - t_q)
         scores = scores.masked_fill(~allowed, float("-inf"))
     weights = torch.softmax(scores, dim=-1)  # [..., Tq, Tk], each row sums to 1
-    return weights @ v, weights  # [..., Tq, d]
+    mixed = F.dropout(weights, dropout) if dropout else weights
+    return mixed @ v, weights  # [..., Tq, d]
 
 
 class SingleHeadAttention(nn.Module):
@@ -133,8 +135,7 @@ class CausalSelfAttention(nn.Module):
         """x: [B, T, n_embd] -> [B, T, n_embd].
 
         With a kv_cache, x holds only the new positions and attends to everything cached.
-        With a weights_out list, the attention weights [B, n_head, T, T] are appended to it
-        (computed by the explicit softmax path instead of the fused kernel).
+        With a weights_out list, the attention weights [B, n_head, T, T] are appended to it.
         """
         batch, seq_len, n_embd = x.shape
         # q = x Wq^T, k = x Wk^T, v = x Wv^T, as one matrix multiply (faster than three small ones)
@@ -150,13 +151,15 @@ class CausalSelfAttention(nn.Module):
                 cached_k, cached_v = kv_cache.append(k, v)
                 if past:  # attend to the cached positions too (an empty cache had none to add)
                     k, v = cached_k, cached_v  # [B, H, past + 1, hd]
-            if weights_out is not None:
-                y, weights = attention(q, k, v)
-                weights_out.append(weights)
-            else:
-                dropout_p = self.attn_dropout if self.training else 0.0
-                # is_causal applies the mask M; a lone position has nothing to hide
-                y = F.scaled_dot_product_attention(q, k, v, dropout_p=dropout_p, is_causal=seq_len > 1)
+            dropout = self.attn_dropout if self.training else 0.0
+            # torch's fused kernel is the fastest way but one: in bfloat16 on a CPU it takes
+            # twice as long as the formula written out
+            if weights_out is not None or (q.dtype == torch.bfloat16 and q.device.type == "cpu"):
+                y, weights = attention(q, k, v, dropout=dropout)
+                if weights_out is not None:
+                    weights_out.append(weights)
+            else:  # is_causal applies the mask M, which a lone position does not need
+                y = F.scaled_dot_product_attention(q, k, v, dropout_p=dropout, is_causal=seq_len > 1)
         y = y.transpose(1, 2).reshape(batch, seq_len, n_embd)  # heads side by side again
         return self.attn_wo(y)
 

@@ -1,6 +1,7 @@
 import math
 
 import torch
+import torch.nn.functional as F
 
 from minigpt.attention import (
     AttentionHead,
@@ -106,6 +107,19 @@ def test_gradcheck_float64():
     attn = CausalSelfAttention(8, 2).double()
     x = torch.randn(2, 5, 8, dtype=torch.float64, requires_grad=True)
     assert torch.autograd.gradcheck(attn, (x,))
+
+
+def test_written_out_attention_matches_torchs_fused_kernel():
+    # the CPU runs `attention`; a GPU runs torch's kernel instead: the two must agree
+    torch.manual_seed(0)
+    q, k, v = (torch.randn(B, H, T, C // H, requires_grad=True) for _ in range(3))
+    ours, weights = attention(q, k, v)
+    theirs = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+    torch.testing.assert_close(ours, theirs, atol=1e-6, rtol=0)
+    torch.testing.assert_close(weights.sum(-1), torch.ones(B, H, T))
+    grad = torch.randn_like(ours)
+    for a, b in zip(torch.autograd.grad(ours, (q, k, v), grad), torch.autograd.grad(theirs, (q, k, v), grad)):
+        torch.testing.assert_close(a, b, atol=1e-6, rtol=0)
 
 
 def test_attention_dropout_only_in_training():
