@@ -29,11 +29,12 @@ def setup(args) -> dict:
             "torch": torch.__version__, "data": str(args.data)}
 
 
-def matmul_peak(device: str = "cpu", sizes=(256, 512, 1024, 2048), seconds: float = 1.0) -> dict:
-    """The best float32 GFLOP/s of square matrix multiplies: the ceiling the efficiency is measured against."""
+def matmul_peak(device: str = "cpu", sizes=(256, 512, 1024, 2048), seconds: float = 1.0,
+                dtype: torch.dtype = torch.float32) -> dict:
+    """The best GFLOP/s of square matrix multiplies: the ceiling the efficiency is measured against."""
     best = {}
     for n in sizes:
-        a, b = torch.randn(n, n, device=device), torch.randn(n, n, device=device)
+        a, b = torch.randn(n, n, device=device, dtype=dtype), torch.randn(n, n, device=device, dtype=dtype)
         best[n] = max(timed_rate(lambda: a @ b, 2 * n**3, seconds / len(sizes), device) for _ in range(3)) / 1e9
     top = max(best, key=best.get)
     return {"gflops": round(best[top], 1), "size": top, "by_size": {n: round(v, 1) for n, v in best.items()}}

@@ -10,13 +10,15 @@ FLOPs per predicted token, stated the usual way:
     6 * N                              N = parameters in matrix multiplies (all but wte and wpe)
   + 12 * n_layer * n_embd * context    attention scores and weighted sums, forward and backward,
                                        context = positions the token attends to (its position + 1)
-The efficiency is that rate over the float32 matmul peak this script measures first.
+The efficiency is that rate over the float32 matmul peak this script measures first; when
+the steps run in bfloat16 (train.precision), over the bfloat16 matmul peak too.
 """
 
 from __future__ import annotations
 
 import time
 
+import torch
 from common import finish, matmul_peak, median, parser, setup, table
 from minigpt.config import load_config
 from minigpt.data import Tokenizer, read_names
@@ -58,6 +60,7 @@ def measure(config, names, device, seconds: float) -> dict:
         "padding": round(1 - real / padded, 3),
         "flops_per_token": round(flops_per_token(trainer)),
         "gflops": round(tokens_per_sec * flops_per_token(trainer) / 1e9, 1),
+        "bfloat16": trainer.bfloat16,
     }
 
 
@@ -75,21 +78,26 @@ def main() -> None:
     results["matmul_peak"] = peak
     print(f"float32 matmul peak: {peak['gflops']} GFLOP/s (n={peak['size']}); by size {peak['by_size']}")
     names = read_names(args.data)
-    rows = []
+    rows, columns = [], [("batch_size", "batch"), ("tokens_per_sec", "tokens/s"), ("ms_per_step", "ms/step"),
+                         ("padding", "padding"), ("gflops", "GFLOP/s"), ("efficiency", "of peak")]
     for batch_size in map(int, args.batch_sizes.split(",")):
         config = load_config(args.config, [*args.overrides, f"train.batch_size={batch_size}",
                                            f"train.device='{device}'"])
         row = {"batch_size": batch_size, **measure(config, names, device, args.seconds)}
         row["efficiency"] = f"{row['gflops'] / peak['gflops']:.0%}"
+        if row["bfloat16"]:
+            if "matmul_peak_bfloat16" not in results:
+                results["matmul_peak_bfloat16"] = matmul_peak(str(device), dtype=torch.bfloat16)
+                print(f"bfloat16 matmul peak: {results['matmul_peak_bfloat16']['gflops']} GFLOP/s")
+                columns.append(("bf16_efficiency", "of bf16 peak"))
+            row["bf16_efficiency"] = f"{row['gflops'] / results['matmul_peak_bfloat16']['gflops']:.0%}"
         rows.append(row)
-        print(table([row], [("batch_size", "batch"), ("tokens_per_sec", "tokens/s"), ("ms_per_step", "ms/step"),
-                            ("padding", "padding"), ("gflops", "GFLOP/s"), ("efficiency", "of peak")]).splitlines()[-1])
+        print(table([row], columns).splitlines()[-1])
     results["config"] = args.config
     results["overrides"] = args.overrides
     results["rows"] = rows
     print()
-    print(table(rows, [("batch_size", "batch"), ("tokens_per_sec", "tokens/s"), ("ms_per_step", "ms/step"),
-                       ("padding", "padding"), ("gflops", "GFLOP/s"), ("efficiency", "of peak")]))
+    print(table(rows, columns))
     finish(results, args.out)
 
 
