@@ -152,8 +152,8 @@ class CausalSelfAttention(nn.Module):
                 if past:  # attend to the cached positions too (an empty cache had none to add)
                     k, v = cached_k, cached_v  # [B, H, past + 1, hd]
             dropout = self.attn_dropout if self.training else 0.0
-            # torch's fused kernel is the fastest way but one: in bfloat16 on a CPU it takes
-            # twice as long as the formula written out
+            # torch's fused kernel is the fastest way but in one case: in bfloat16 on a CPU it
+            # takes nearly three times as long as the formula written out
             if weights_out is not None or (q.dtype == torch.bfloat16 and q.device.type == "cpu"):
                 y, weights = attention(q, k, v, dropout=dropout)
                 if weights_out is not None:
