@@ -65,6 +65,11 @@ class Distributed:
         """This rank's share: every world-th item, starting at its rank."""
         return items[self.rank :: self.world]
 
+    def barrier(self) -> None:
+        """Wait until every rank gets here."""
+        if self.enabled:
+            dist.barrier()
+
     def close(self) -> None:
         if self.enabled and dist.is_initialized():
             dist.destroy_process_group()

@@ -387,7 +387,9 @@ def train(
         keep_freed_memory()
     dist = setup_distributed(device)
     try:
-        return train_on(config, dist, data_path, val_path, out_dir, overwrite, quiet or not dist.main, resume_from)
+        result = train_on(config, dist, data_path, val_path, out_dir, overwrite, quiet or not dist.main, resume_from)
+        dist.barrier()  # no rank tears the group down while rank 0 still writes: gloo may abort the early leaver
+        return result
     finally:
         dist.close()
 
