@@ -158,8 +158,8 @@ class CausalSelfAttention(nn.Module):
                 y, weights = attention(q, k, v, dropout=dropout)
                 if weights_out is not None:
                     weights_out.append(weights)
-            else:  # is_causal applies the mask M, which a lone position does not need
-                y = F.scaled_dot_product_attention(q, k, v, dropout_p=dropout, is_causal=seq_len > 1)
+            else:  # is_causal applies the mask M (here the cache, if any, was empty: k is as long as q)
+                y = F.scaled_dot_product_attention(q, k, v, dropout_p=dropout, is_causal=True)
         y = y.transpose(1, 2).reshape(batch, seq_len, n_embd)  # heads side by side again
         return self.attn_wo(y)
 

@@ -188,7 +188,9 @@ class Trainer:
             self.net = torch.nn.parallel.DistributedDataParallel(self.model, device_ids=ids)
             torch.manual_seed(self.t.seed + 1_000_003 * dist.rank)  # each rank its own dropout masks
         if self.t.compile:
-            self.net = torch.compile(self.net)  # compiled on the first step, and again for each new batch shape
+            # dynamic: batches are cut to their longest name, so the length changes from step to step;
+            # one graph for every length, rather than one for the first length and then another
+            self.net = torch.compile(self.net, dynamic=True)
         self.optimizer = make_optimizer(self.model, self.t)
         on_bf16_gpu = device.type == "cuda" and torch.cuda.is_bf16_supported()
         self.bfloat16 = self.t.precision == "bfloat16" or (self.t.precision == "auto" and on_bf16_gpu)

@@ -94,3 +94,12 @@ def test_zero_init_out_starts_each_block_as_the_identity():
         assert not weights[f"layer{i}.attn_wo"].any() and not weights[f"layer{i}.mlp_fc2"].any()
         assert weights[f"layer{i}.attn_wq"].std() > 0 and weights[f"layer{i}.mlp_fc1"].std() > 0
     assert make_model().state_dict()["layer0.attn_wo"].std() > 0
+
+
+def test_training_forward_compiles_to_one_graph_for_every_name_length():
+    """A graph break would split torch.compile's work into pieces and cost most of its gain."""
+    model = GPT(GPTConfig(vocab_size=27, n_layer=2, n_head=2, n_embd=16, block_size=16, dropout=0.1, attn_dropout=0.1))
+    idx = torch.randint(0, 27, (4, 7))
+    torch._dynamo.mark_dynamic(idx, 1)  # as compiled for training: any length up to block_size
+    explained = torch._dynamo.explain(model)(idx, idx)
+    assert explained.graph_break_count == 0, explained.break_reasons
