@@ -10,6 +10,7 @@ import functools
 import json
 import os
 import sys
+import warnings
 from pathlib import Path
 from typing import Optional
 
@@ -25,6 +26,8 @@ app = typer.Typer(
     rich_markup_mode="rich",
 )
 state = {"debug": False}
+# torch warns on import when numpy is not installed; minigpt never converts tensors to numpy
+warnings.filterwarnings("ignore", message="Failed to initialize NumPy")
 
 
 def rank() -> int | None:
