@@ -7,7 +7,7 @@ from minigpt.model import GPT
 
 def make_model(**kw):
     torch.manual_seed(0)
-    cfg = GPTConfig(vocab_size=27, n_layer=2, n_head=4, n_embd=32, block_size=16, dropout=0.0, **kw)
+    cfg = GPTConfig(**{"vocab_size": 27, "n_layer": 2, "n_head": 4, "n_embd": 32, "block_size": 16, "dropout": 0.0, **kw})
     return GPT(cfg).eval()
 
 
@@ -98,7 +98,7 @@ def test_zero_init_out_starts_each_block_as_the_identity():
 
 def test_training_forward_compiles_to_one_graph_for_every_name_length():
     """A graph break would split torch.compile's work into pieces and cost most of its gain."""
-    model = GPT(GPTConfig(vocab_size=27, n_layer=2, n_head=2, n_embd=16, block_size=16, dropout=0.1, attn_dropout=0.1))
+    model = make_model(dropout=0.1, attn_dropout=0.1).train()
     idx = torch.randint(0, 27, (4, 7))
     torch._dynamo.mark_dynamic(idx, 1)  # as compiled for training: any length up to block_size
     explained = torch._dynamo.explain(model)(idx, idx)
