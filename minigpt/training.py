@@ -127,6 +127,14 @@ def evaluate_names(model: GPT, tokenizer: Tokenizer, names: list[str], what: str
     }
 
 
+def compile_failed(e: Exception) -> RunError:
+    """torch.compile's failure in one line, with the way round it."""
+    inner = e.inner_exception
+    first_line = (str(inner).strip().splitlines() or [""])[0]
+    return RunError(f"torch.compile failed ({type(inner).__name__}: {first_line}); "
+                    f"set train.compile=false to train without it")
+
+
 def new_run_dir() -> Path:
     stamp = datetime.now().strftime("%Y-%m-%d_%H-%M-%S")
     path, n = Path("runs") / stamp, 1
@@ -255,11 +263,14 @@ class Trainer:
         mine = self.dist.shard(indices)
         batch_tokens, my_tokens = int(self.train_data.lengths[indices].sum()), int(self.train_data.lengths[mine].sum())
         x, y = self.train_data.batch(mine)
-        # with bfloat16, matrix multiplies run in bfloat16; weights, gradients and the loss stay float32
-        with torch.autocast(x.device.type, dtype=torch.bfloat16, enabled=self.bfloat16):
-            _, loss = self.net(x, y)  # mean over this rank's tokens
-        # DDP averages gradients over ranks; weighting by token share makes that the whole batch's mean
-        (loss * (my_tokens * self.dist.world / batch_tokens)).backward()
+        try:
+            # with bfloat16, matrix multiplies run in bfloat16; weights, gradients and the loss stay float32
+            with torch.autocast(x.device.type, dtype=torch.bfloat16, enabled=self.bfloat16):
+                _, loss = self.net(x, y)  # mean over this rank's tokens
+            # DDP averages gradients over ranks; weighting by token share makes that the whole batch's mean
+            (loss * (my_tokens * self.dist.world / batch_tokens)).backward()
+        except torch._dynamo.exc.BackendCompilerFailed as e:  # only with train.compile: no C++ compiler, ...
+            raise compile_failed(e) from e
         if self.t.grad_clip > 0:
             torch.nn.utils.clip_grad_norm_(self.model.parameters(), self.t.grad_clip)
         self.optimizer.step()

@@ -8,7 +8,7 @@ from conftest import tiny_config
 from minigpt.checkpoint import load_checkpoint
 from minigpt.config import GPTConfig, TrainConfig
 from minigpt.data import Tokenizer, TokenizedNames, read_names
-from minigpt.errors import UsageError
+from minigpt.errors import RunError, UsageError
 from minigpt.model import GPT
 from minigpt.training import Trainer, evaluate, lr_at, train
 
@@ -106,3 +106,18 @@ def test_compile_wraps_the_training_model_and_saves_plain_names(names_file):
     trainer = Trainer(config, names, [], tokenizer, torch.device("cpu"), None)  # compiles lazily, at the first step
     assert trainer.net is not trainer.model and trainer.net._orig_mod is trainer.model
     assert "layer0.attn_wq" in trainer.model.state_dict()
+
+
+def test_a_failed_compile_says_how_to_train_without_it(names_file):
+    names = read_names(names_file)
+    tokenizer = Tokenizer.from_names(names)
+    config = tiny_config()
+    config.model.vocab_size = tokenizer.vocab_size
+    trainer = Trainer(config, names, [], tokenizer, torch.device("cpu"), None)
+
+    def no_compiler(graph, example_inputs):
+        raise RuntimeError("No working C++ compiler found")
+
+    trainer.net = torch.compile(trainer.model, backend=no_compiler)  # fails as inductor does without a compiler
+    with pytest.raises(RunError, match=r"C\+\+ compiler.*set train.compile=false"):
+        trainer.train_step()
