@@ -17,7 +17,7 @@ from typing import Optional
 import typer
 
 from minigpt import __version__
-from minigpt.errors import Interrupted, MiniGPTError, UsageError
+from minigpt.errors import Interrupted, MiniGPTError, UsageError, first_line
 
 app = typer.Typer(
     help="Train a tiny character-level GPT on a file of names, then invent new ones.",
@@ -64,8 +64,7 @@ def reports_errors(command):
         except Exception as e:
             if state["debug"]:
                 raise
-            first_line = str(e).strip().splitlines()[0] if str(e).strip() else ""
-            fail(f"{type(e).__name__}: {first_line} (run with --debug for the traceback)", 1)
+            fail(f"{first_line(e)} (run with --debug for the traceback)", 1)
 
     return wrapper
 

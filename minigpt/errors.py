@@ -25,3 +25,9 @@ class Interrupted(MiniGPTError):
     def __init__(self, message: str, signum: int):
         super().__init__(message)
         self.exit_code = 128 + signum
+
+
+def first_line(e: BaseException) -> str:
+    """"TypeName: the first line of its message", for an error that is not one of ours."""
+    lines = str(e).strip().splitlines()
+    return f"{type(e).__name__}: {lines[0] if lines else ''}"

@@ -28,7 +28,7 @@ from minigpt.checkpoint import RESUME_ORDER, read_checkpoint, save_checkpoint
 from minigpt.config import Config, TrainConfig, config_from_dict, load_config
 from minigpt.distributed import Distributed, setup as setup_distributed
 from minigpt.data import BUNDLED_NAMES, IGNORE, BatchOrder, Tokenizer, TokenizedNames, read_names, split_names
-from minigpt.errors import Interrupted, RunError, UsageError
+from minigpt.errors import Interrupted, RunError, UsageError, first_line
 from minigpt.model import GPT
 from minigpt.optim import make_optimizer
 
@@ -129,10 +129,8 @@ def evaluate_names(model: GPT, tokenizer: Tokenizer, names: list[str], what: str
 
 def compile_failed(e: Exception) -> RunError:
     """torch.compile's failure in one line, with the way round it."""
-    inner = e.inner_exception
-    first_line = (str(inner).strip().splitlines() or [""])[0]
-    return RunError(f"torch.compile failed ({type(inner).__name__}: {first_line}); "
-                    f"set train.compile=false to train without it")
+    reason = first_line(e.inner_exception)
+    return RunError(f"torch.compile failed ({reason}); set train.compile=false to train without it")
 
 
 def new_run_dir() -> Path:

@@ -82,13 +82,18 @@ def test_learning_rate_schedules():
     assert lr_at(550, 0.5, cos) == pytest.approx(0.55) and lr_at(1000, 1.0, cos) == pytest.approx(0.1)
 
 
-@pytest.mark.parametrize("precision, dtype", [("auto", torch.float32), ("bfloat16", torch.bfloat16)])
-def test_precision_sets_the_matmul_dtype_and_keeps_float32_weights(names_file, precision, dtype):
+def cpu_trainer(names_file, *overrides) -> Trainer:
+    """A Trainer of the tiny recipe on names_file, on the CPU, with no validation names."""
     names = read_names(names_file)
     tokenizer = Tokenizer.from_names(names)
-    config = tiny_config(f"train.precision='{precision}'")
+    config = tiny_config(*overrides)
     config.model.vocab_size = tokenizer.vocab_size
-    trainer = Trainer(config, names, [], tokenizer, torch.device("cpu"), None)  # auto: float32 on a CPU
+    return Trainer(config, names, [], tokenizer, torch.device("cpu"), None)
+
+
+@pytest.mark.parametrize("precision, dtype", [("auto", torch.float32), ("bfloat16", torch.bfloat16)])
+def test_precision_sets_the_matmul_dtype_and_keeps_float32_weights(names_file, precision, dtype):
+    trainer = cpu_trainer(names_file, f"train.precision='{precision}'")  # auto: float32 on a CPU
     seen = []
     trainer.model.lm_head.register_forward_hook(lambda module, args, out: seen.append(out.dtype))
     steps = [trainer.train_step() for _ in range(20)]  # (summed loss, tokens)
@@ -99,22 +104,13 @@ def test_precision_sets_the_matmul_dtype_and_keeps_float32_weights(names_file, p
 
 
 def test_compile_wraps_the_training_model_and_saves_plain_names(names_file):
-    names = read_names(names_file)
-    tokenizer = Tokenizer.from_names(names)
-    config = tiny_config("train.compile=true")
-    config.model.vocab_size = tokenizer.vocab_size
-    trainer = Trainer(config, names, [], tokenizer, torch.device("cpu"), None)  # compiles lazily, at the first step
+    trainer = cpu_trainer(names_file, "train.compile=true")  # compiles lazily, at the first step
     assert trainer.net is not trainer.model and trainer.net._orig_mod is trainer.model
     assert "layer0.attn_wq" in trainer.model.state_dict()
 
 
 def test_a_failed_compile_says_how_to_train_without_it(names_file):
-    names = read_names(names_file)
-    tokenizer = Tokenizer.from_names(names)
-    config = tiny_config()
-    config.model.vocab_size = tokenizer.vocab_size
-    trainer = Trainer(config, names, [], tokenizer, torch.device("cpu"), None)
-
+    trainer = cpu_trainer(names_file)
     def no_compiler(graph, example_inputs):
         raise RuntimeError("No working C++ compiler found")
 
