@@ -17,10 +17,8 @@ import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from minigpt.bundled import config_dir, recipe_names
 from minigpt.errors import UsageError
-
-REPO_ROOT = Path(__file__).resolve().parent.parent
-CONFIG_DIR = REPO_ROOT / "configs"
 
 
 @dataclass
@@ -103,12 +101,12 @@ NOT_SETTABLE = {("model", "vocab_size")}
 
 
 def resolve_config_path(name: str | Path) -> Path:
-    """A path to a TOML file, or the bare name of one in `configs/` ("microgpt")."""
+    """A path to a TOML file, or the bare name of a bundled recipe ("microgpt")."""
     path = Path(name)
-    if not path.exists() and path.suffix == "" and (CONFIG_DIR / f"{name}.toml").exists():
-        path = CONFIG_DIR / f"{name}.toml"
+    if not path.exists() and path.suffix == "" and (config_dir() / f"{name}.toml").exists():
+        path = config_dir() / f"{name}.toml"
     if not path.exists():
-        raise UsageError(f"config file not found: {name}")
+        raise UsageError(f"config file not found: {name} (bundled recipes: {', '.join(recipe_names())})")
     if path.is_dir():
         raise UsageError(f"config path is a directory, not a TOML file: {name}")
     return path
@@ -219,7 +217,6 @@ def validate(config: Config) -> None:
         raise UsageError(f"sample.top_p must be in (0, 1], got {s.top_p}")
 
 
-def default_config_path() -> Path | None:
-    """configs/default.toml when the project's configs are beside the package, else the built-in defaults."""
-    path = CONFIG_DIR / "default.toml"
-    return path if path.exists() else None
+def default_config_path() -> Path:
+    """The bundled default recipe, which the dataclass defaults above equal."""
+    return config_dir() / "default.toml"

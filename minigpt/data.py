@@ -12,10 +12,10 @@ from pathlib import Path
 
 import torch
 
-from minigpt.config import REPO_ROOT
+from minigpt.bundled import names_file
 from minigpt.errors import UsageError
 
-BUNDLED_NAMES = REPO_ROOT / "data" / "names.txt"
+BUNDLED_NAMES = names_file()
 IGNORE = -1  # target id of padding positions, skipped by the loss
 
 

@@ -18,7 +18,7 @@ from pathlib import Path
 import torch
 
 from minigpt.checkpoint import load_checkpoint, save_checkpoint
-from minigpt.config import CONFIG_DIR, Config, GPTConfig, load_config, validate
+from minigpt.config import GPTConfig, load_config, validate
 from minigpt.data import Tokenizer
 from minigpt.errors import UsageError
 from minigpt.model import GPT
@@ -120,7 +120,7 @@ def import_microgpt(path: str | Path, out: str | Path, overwrite: bool = False) 
     check_document(path, document)
     refuse_existing(out, overwrite)
     h = document["hyperparameters"]
-    config = load_config("microgpt") if (CONFIG_DIR / "microgpt.toml").exists() else Config()
+    config = load_config("microgpt")
     config.model = GPTConfig(**{**MICROGPT_ARCHITECTURE, **h, "dropout": 0.0, "init_std": 0.08})
     validate(config)
     tokenizer = Tokenizer(document["uchars"])
