@@ -116,7 +116,17 @@ def read_checkpoint(path: str | Path, prefer: tuple[str, ...] = NAMES_IN_DIR) ->
         raise UsageError(
             f"{path}: written by a newer minigpt (format version {raw.get('version')}; this one reads {VERSION})"
         )
+    if isinstance(raw.get("model"), dict):
+        check_finite(raw["model"], path)
     return path, raw
+
+
+def check_finite(state: dict, path) -> None:
+    """Refuse weights holding nan or inf: every name and loss computed from them would be garbage."""
+    for name, tensor in state.items():
+        if isinstance(tensor, torch.Tensor) and tensor.is_floating_point() and not torch.isfinite(tensor).all():
+            bad = int((~torch.isfinite(tensor)).sum())
+            raise UsageError(f"{path}: weight {name} holds {bad} non-finite value{'s' * (bad > 1)} (nan or inf)")
 
 
 def load_checkpoint(path: str | Path, device: str | torch.device = "cpu") -> Checkpoint:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import math
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -172,12 +173,18 @@ def set_value(config: Config, section: str, key: str, value: object, where: str)
         raise UsageError(
             f"{where}: {section}.{key} must be {expected.__name__}, got {type(value).__name__} {value!r}"
         )
+    if expected is float and not math.isfinite(value):
+        raise UsageError(f"{where}: {section}.{key} must be a finite number, got {value}")
     setattr(part, key, value)
 
 
 def validate(config: Config) -> None:
     """Range checks that a type check cannot make."""
     m, t, s = config.model, config.train, config.sample
+    for section, values in config.to_dict().items():  # nan and inf pass every comparison below
+        for key, value in values.items():
+            if isinstance(value, float) and not math.isfinite(value):
+                raise UsageError(f"{section}.{key} must be a finite number, got {value}")
     for (section, key), allowed in CHOICES.items():
         value = getattr(getattr(config, section), key)
         if value not in allowed:

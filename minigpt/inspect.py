@@ -71,6 +71,7 @@ def select(report: AttentionReport, layer: int | None, head: int | None) -> list
 
 def heat_style(w: float) -> Style:
     """Dark blue for 0 through teal to yellow for 1, with readable text on top."""
+    w = min(max(w, 0.0), 1.0)
     stops = [(0.0, (13, 8, 135)), (0.5, (33, 145, 140)), (1.0, (253, 231, 37))]
     for (x0, c0), (x1, c1) in zip(stops, stops[1:]):
         if w <= x1:

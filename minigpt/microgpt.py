@@ -17,7 +17,7 @@ from pathlib import Path
 
 import torch
 
-from minigpt.checkpoint import load_checkpoint, save_checkpoint
+from minigpt.checkpoint import check_finite, load_checkpoint, save_checkpoint
 from minigpt.config import GPTConfig, load_config, validate
 from minigpt.data import Tokenizer
 from minigpt.errors import UsageError
@@ -126,6 +126,7 @@ def import_microgpt(path: str | Path, out: str | Path, overwrite: bool = False) 
     tokenizer = Tokenizer(document["uchars"])
     model = GPT(config.model)
     state = {key: torch.tensor(value, dtype=torch.float32) for key, value in document["state_dict"].items()}
+    check_finite(state, path)
     model.load_state_dict(state)
     save_checkpoint(out, {
         "model": model.state_dict(),

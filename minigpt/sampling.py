@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import torch
 
 from minigpt.data import Tokenizer
@@ -12,8 +14,8 @@ from minigpt.model import GPT
 def check_options(num: int, temperature: float, top_k: int, top_p: float) -> None:
     if num < 1:
         raise UsageError(f"--num must be at least 1, got {num}")
-    if temperature <= 0:
-        raise UsageError(f"--temperature must be positive, got {temperature}")
+    if not math.isfinite(temperature) or temperature <= 0:
+        raise UsageError(f"--temperature must be a positive number, got {temperature}")
     if top_k < 0:
         raise UsageError(f"--top-k must be at least 1 (or 0 for no limit), got {top_k}")
     if not 0 < top_p <= 1:

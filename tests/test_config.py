@@ -1,6 +1,6 @@
 import pytest
 
-from minigpt.config import Config, load_config
+from minigpt.config import Config, load_config, validate
 from minigpt.errors import UsageError
 from minigpt.report import config_toml
 
@@ -39,6 +39,10 @@ def test_set_overrides_parse_toml_values():
         ("train.lr_schedule=step", "one of constant, linear, cosine"),
         ("model.vocab_size=30", "unknown key"),
         ("dropout", "section.key=value"),
+        ("train.lr=nan", "train.lr must be a finite number, got nan"),
+        ("train.time_limit=inf", "train.time_limit must be a finite number, got inf"),
+        ("model.dropout=-inf", "model.dropout must be a finite number"),
+        ("sample.temperature=nan", "sample.temperature must be a finite number"),
     ],
 )
 def test_bad_overrides_are_named(override, message):
@@ -64,3 +68,14 @@ def test_resolved_config_reads_back(tmp_path):
     path = tmp_path / "config.toml"
     path.write_text(config_toml(cfg))
     assert load_config(path) == cfg
+
+
+def test_non_finite_values_are_refused_from_files_and_from_code(tmp_path):
+    recipe = tmp_path / "nan.toml"
+    recipe.write_text("[train]\nweight_decay = nan\n")
+    with pytest.raises(UsageError, match="nan.toml: train.weight_decay must be a finite number"):
+        load_config(recipe)
+    config = Config()
+    config.train.min_lr = float("inf")
+    with pytest.raises(UsageError, match="train.min_lr must be a finite number"):
+        validate(config)

@@ -123,6 +123,18 @@ def test_import_rejects_shapes_that_disagree_with_hyperparameters(micro_run, tmp
     assert not (tmp_path / "out.pt").exists()
 
 
+@pytest.mark.parametrize("tensor", ["wte", "layer0.attn_wq"])
+def test_import_refuses_non_finite_weights_naming_the_tensor(micro_run, tmp_path, tensor):
+    exported = tmp_path / "model.json"
+    export_microgpt(micro_run, exported)
+    data = json.loads(exported.read_text())
+    data["state_dict"][tensor][1][2] = float("nan")  # json writes NaN, as a hand-edited file would hold it
+    exported.write_text(json.dumps(data))
+    with pytest.raises(UsageError, match=f"weight {tensor} holds 1 non-finite value"):
+        import_microgpt(exported, tmp_path / "out.pt")
+    assert not (tmp_path / "out.pt").exists()
+
+
 def test_only_microgpt_architectures_export(trained_run, tmp_path):
     run_dir, _ = trained_run  # the tiny recipe has a final norm
     with pytest.raises(UsageError, match="microgpt cannot run this architecture \\(final_norm True\\)"):

@@ -289,3 +289,16 @@ def test_second_ctrl_c_during_a_save_stops_at_once_and_corrupts_nothing(names_fi
         train(resume_config(run, ["train.steps=20"]), quiet=True, resume_from=run)
     assert stopped.value.exit_code == 130
     assert (run / "last.pt").read_bytes() == before and not list(run.glob(".*.tmp"))
+
+
+@pytest.mark.parametrize("command", [
+    "sample {ckpt}", "eval {ckpt} --data {data}", "inspect-attention {ckpt} ab", "info {ckpt}", "train --resume {ckpt}",
+])
+def test_a_checkpoint_with_a_non_finite_weight_is_refused_by_every_command(trained_run, tmp_path, command):
+    run_dir, data = trained_run
+    raw = torch.load(run_dir / "last.pt", weights_only=True)
+    raw["model"]["layer0.attn_wq"][0, 0] = float("nan")
+    torch.save(raw, tmp_path / "last.pt")
+    result = runner.invoke(app, command.format(ckpt=tmp_path / "last.pt", data=data).split())
+    assert result.exit_code == 2, result.output
+    assert "weight layer0.attn_wq holds 1 non-finite value (nan or inf)" in result.stderr
