@@ -278,30 +278,34 @@ def inspect_attention(
 @reports_errors
 def export(
     checkpoint: Path = typer.Argument(..., help="A checkpoint file, or a run directory (uses its best.pt)."),
-    out: Path = typer.Argument(..., help="The JSON file to write."),
-    format: str = typer.Option("microgpt", "--format", help="Only 'microgpt' for now."),
+    out: Path = typer.Argument(..., help="The JSON file (microgpt) or the directory (safetensors) to write."),
+    format: str = typer.Option("microgpt", "--format", help="microgpt (one JSON file) or safetensors "
+                               "(model.safetensors and config.json)."),
     overwrite: bool = typer.Option(False, "--overwrite", help="Replace OUT if it exists."),
 ) -> None:
-    """Write a checkpoint's weights as microgpt's JSON: its keys, its vocabulary order, its hyperparameters."""
+    """Write a checkpoint's weights, under microgpt's names, as microgpt's JSON or as safetensors."""
     from minigpt.microgpt import export_microgpt
+    from minigpt.safetensors_io import export_safetensors
 
-    if format != "microgpt":
-        raise UsageError(f"unknown export format '{format}' (only 'microgpt')")
-    export_microgpt(checkpoint, out, overwrite)
+    exporters = {"microgpt": export_microgpt, "safetensors": export_safetensors}
+    if format not in exporters:
+        raise UsageError(f"unknown export format '{format}' (microgpt or safetensors)")
+    exporters[format](checkpoint, out, overwrite)
     print(f"wrote {out}", file=sys.stderr)
 
 
 @app.command(name="import")
 @reports_errors
 def import_(
-    source: Path = typer.Argument(..., help="A microgpt JSON file, as `minigpt export` writes it."),
+    source: Path = typer.Argument(..., help="What `minigpt export` wrote: microgpt JSON, or a safetensors directory."),
     out: Path = typer.Argument(..., help="The checkpoint file to write."),
     overwrite: bool = typer.Option(False, "--overwrite", help="Replace OUT if it exists."),
 ) -> None:
-    """Turn microgpt JSON weights into a checkpoint that sample, eval and inspect-attention use."""
+    """Turn exported weights back into a checkpoint that sample, eval and inspect-attention use."""
     from minigpt.microgpt import import_microgpt
+    from minigpt.safetensors_io import import_safetensors, is_safetensors
 
-    import_microgpt(source, out, overwrite)
+    (import_safetensors if is_safetensors(source) else import_microgpt)(source, out, overwrite)
     print(f"wrote {out}", file=sys.stderr)
 
 

@@ -1,0 +1,107 @@
+"""Weights as safetensors, in the layout Hugging Face tools expect: a directory holding
+
+    model.safetensors   the state dict under microgpt's names (wte, layer0.attn_wq, ...; [out, in])
+    config.json         the model's hyperparameters, the vocabulary, and minigpt's whole recipe
+
+Export then import gives back the same tensors, bit for bit. safetensors is an optional
+extra (`pip install safetensors`); without it these commands say so in one line.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from minigpt.checkpoint import check_finite, load_checkpoint, save_checkpoint
+from minigpt.config import GPTConfig, config_from_dict, validate
+from minigpt.data import Tokenizer
+from minigpt.errors import UsageError
+from minigpt.model import GPT
+
+WEIGHTS, CONFIG = "model.safetensors", "config.json"
+HYPERPARAMETERS = ("n_layer", "n_head", "n_embd", "block_size", "vocab_size", "activation", "final_norm",
+                   "norm_scale", "norm_eps")
+
+
+def safetensors_torch():
+    try:
+        import safetensors.torch
+    except ImportError:
+        raise UsageError("the safetensors format needs the safetensors package: pip install safetensors") from None
+    return safetensors.torch
+
+
+def export_safetensors(checkpoint: str | Path, out: str | Path, overwrite: bool = False) -> None:
+    """Write OUT/model.safetensors and OUT/config.json from a checkpoint."""
+    st = safetensors_torch()
+    ckpt = load_checkpoint(checkpoint)
+    out = Path(out)
+    if out.exists() and not out.is_dir():
+        raise UsageError(f"{out} exists and is not a directory (safetensors export writes a directory)")
+    if out.is_dir() and any(out.iterdir()) and not overwrite:
+        raise UsageError(f"{out} is not empty; pass --overwrite to replace its files")
+    cfg = ckpt.config.model
+    config = {
+        "model_type": "minigpt",
+        **{key: getattr(cfg, key) for key in HYPERPARAMETERS},
+        "vocab": ckpt.tokenizer.chars,  # ids 0..n-1; the boundary token is id n
+        "bos_token_id": ckpt.tokenizer.bos,
+        "step": ckpt.step,
+        "val_loss": ckpt.val_loss,
+        "minigpt_config": ckpt.config.to_dict(),
+    }
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        st.save_file(ckpt.model.state_dict(), str(out / WEIGHTS), metadata={"format": "pt"})
+        (out / CONFIG).write_text(json.dumps(config, indent=1) + "\n", encoding="utf-8")
+    except OSError as e:
+        raise UsageError(f"cannot write {out}: {e.strerror or e}") from None
+
+
+def is_safetensors(path: Path) -> bool:
+    return path.is_dir() or path.suffix == ".safetensors"
+
+
+def import_safetensors(source: str | Path, out: str | Path, overwrite: bool = False) -> None:
+    """A directory written by `export_safetensors` (or its model.safetensors) -> a checkpoint."""
+    st = safetensors_torch()
+    source, out = Path(source), Path(out)
+    directory = source if source.is_dir() else source.parent
+    weights, config_file = directory / WEIGHTS if source.is_dir() else source, directory / CONFIG
+    for path in (weights, config_file):
+        if not path.is_file():
+            raise UsageError(f"{path} not found (a safetensors export is a directory with {WEIGHTS} and {CONFIG})")
+    if out.exists() and not overwrite:
+        raise UsageError(f"{out} already exists; pass --overwrite to replace it")
+    try:
+        document = json.loads(config_file.read_text(encoding="utf-8"))
+        config = config_from_dict(document.get("minigpt_config", {}))
+        config.model = GPTConfig(**{**config.model.__dict__, **{k: document[k] for k in HYPERPARAMETERS}})
+        tokenizer = Tokenizer(document["vocab"])
+    except (json.JSONDecodeError, UnicodeDecodeError, KeyError, TypeError, AttributeError) as e:
+        raise UsageError(f"{config_file}: not a minigpt safetensors config ({type(e).__name__}: {e})") from None
+    validate(config)
+    if config.model.vocab_size != tokenizer.vocab_size:
+        raise UsageError(f"{config_file}: vocab_size {config.model.vocab_size} disagrees with "
+                         f"{len(tokenizer.chars)} characters and the boundary token")
+    try:
+        state = st.load_file(str(weights))
+    except Exception as e:  # safetensors raises its own error type for a damaged file
+        raise UsageError(f"{weights}: cannot be read as safetensors: {str(e).splitlines()[0]}") from None
+    check_finite(state, weights)
+    model = GPT(config.model)
+    try:
+        model.load_state_dict(state)
+    except RuntimeError as e:
+        reason = [line.strip() for line in str(e).splitlines() if line.strip()][-1]
+        raise UsageError(f"{weights}: its tensors do not fit {config_file}: {reason}") from None
+    save_checkpoint(out, {
+        "model": model.state_dict(),
+        "config": config.to_dict(),
+        "vocab": tokenizer.chars,
+        "step": document.get("step", 0),
+        "val_loss": document.get("val_loss"),
+        "best_val_loss": document.get("val_loss"),
+        "train_names": "",
+        "data": {"imported_from": str(source)},
+    })

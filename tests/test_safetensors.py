@@ -1,0 +1,78 @@
+"""safetensors export and import: the layout Hugging Face tools read, and a bit-identical round trip."""
+
+import json
+
+import pytest
+import torch
+from typer.testing import CliRunner
+
+from minigpt.checkpoint import load_checkpoint
+from minigpt.cli import app
+from minigpt.errors import UsageError
+from minigpt.safetensors_io import export_safetensors, import_safetensors
+
+st = pytest.importorskip("safetensors.torch")
+runner = CliRunner()
+
+
+def test_round_trip_is_bit_identical_and_keeps_the_recipe(trained_run, tmp_path):
+    run_dir, _ = trained_run
+    result = runner.invoke(app, ["export", str(run_dir), str(tmp_path / "hf"), "--format", "safetensors"])
+    assert result.exit_code == 0, result.output
+    original = load_checkpoint(run_dir)
+    tensors = st.load_file(str(tmp_path / "hf" / "model.safetensors"))
+    assert sorted(tensors) == sorted(original.model.state_dict())  # microgpt's names, nothing else
+    config = json.loads((tmp_path / "hf" / "config.json").read_text())
+    assert config["vocab"] == original.tokenizer.chars and config["bos_token_id"] == original.tokenizer.bos
+    assert config["n_layer"] == original.config.model.n_layer
+
+    result = runner.invoke(app, ["import", str(tmp_path / "hf"), str(tmp_path / "back.pt")])
+    assert result.exit_code == 0, result.output
+    back = load_checkpoint(tmp_path / "back.pt")
+    for key, tensor in original.model.state_dict().items():
+        assert torch.equal(back.model.state_dict()[key], tensor), key
+    assert back.config == original.config and back.tokenizer.chars == original.tokenizer.chars
+    export_safetensors(tmp_path / "back.pt", tmp_path / "again")
+    assert (tmp_path / "again" / "model.safetensors").read_bytes() == (tmp_path / "hf" / "model.safetensors").read_bytes()
+
+
+def test_import_refuses_non_finite_and_misfitting_weights(trained_run, tmp_path):
+    export_safetensors(trained_run[0], tmp_path / "hf")
+    weights = tmp_path / "hf" / "model.safetensors"
+    tensors = st.load_file(str(weights))
+    tensors["wte"][2, 3] = float("inf")
+    st.save_file(tensors, str(weights))
+    with pytest.raises(UsageError, match="weight wte holds 1 non-finite value"):
+        import_safetensors(tmp_path / "hf", tmp_path / "out.pt")
+    tensors["wte"] = torch.zeros(tensors["wte"].size(0), 8)
+    st.save_file(tensors, str(weights))
+    with pytest.raises(UsageError, match="do not fit .*config.json: size mismatch for wte"):
+        import_safetensors(weights, tmp_path / "out.pt")
+    assert not (tmp_path / "out.pt").exists()
+
+
+def test_export_refuses_a_non_empty_directory_and_import_a_missing_config(trained_run, tmp_path):
+    (tmp_path / "full").mkdir()
+    (tmp_path / "full" / "keep.txt").write_text("mine")
+    result = runner.invoke(app, ["export", str(trained_run[0]), str(tmp_path / "full"), "--format", "safetensors"])
+    assert result.exit_code == 2 and "is not empty; pass --overwrite" in result.stderr
+    assert (tmp_path / "full" / "keep.txt").read_text() == "mine"
+    result = runner.invoke(app, ["import", str(tmp_path / "full"), str(tmp_path / "x.pt")])
+    assert result.exit_code == 2 and "model.safetensors not found" in result.stderr
+
+
+def test_without_the_package_one_line_says_how_to_get_it(trained_run, tmp_path, monkeypatch):
+    import builtins
+
+    real_import = builtins.__import__
+
+    def no_safetensors(name, *args, **kwargs):
+        if name.startswith("safetensors"):
+            raise ImportError(name)
+        return real_import(name, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "__import__", no_safetensors)
+    result = runner.invoke(app, ["export", str(trained_run[0]), str(tmp_path / "hf"), "--format", "safetensors"])
+    assert result.exit_code == 2
+    assert result.stderr.strip() == ("minigpt: error: the safetensors format needs the safetensors package: "
+                                     "pip install safetensors")
