@@ -32,7 +32,7 @@ def read_names(path: str | Path) -> list[str]:
     except UnicodeDecodeError as e:
         line = raw[: e.start].count(b"\n") + 1
         raise UsageError(f"{path}: line {line} is not valid UTF-8") from None
-    names = [line.strip() for line in text.split("\n")]
+    names = [line.strip() for line in text.splitlines()]  # \n, \r\n and a lone \r all end a line
     names = [name for name in names if name]
     if not names:
         raise UsageError(f"{path}: no names in the file (it is empty or has only blank lines)")

@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 from rich.console import Console
+from rich.markup import escape
 from rich.panel import Panel
 from rich.table import Table
 
@@ -63,6 +64,14 @@ def start(out: Console, run_dir: Path, device, model, config: Config, data: dict
              f"({m.block_size - 1} characters) and were cut to fit")
 
 
+def progress_line(trainer, t, train_loss: float | None) -> str:
+    """What the progress bar shows, as one line for a log: `step 250/800  loss 2.0312  41,210 tokens/s  6 s`."""
+    done = f"{trainer.elapsed:.0f}/{t.time_limit:g} s" if t.time_limit > 0 else f"{trainer.elapsed:.0f} s"
+    total = "" if t.time_limit > 0 else f"/{t.steps:,}"
+    rate = trainer.tokens / trainer.seconds if trainer.seconds else 0.0
+    return f"step {trainer.step:,}{total}  loss {fmt_loss(train_loss)}  {rate:,.0f} tokens/s  {done}"
+
+
 def warn(message: str) -> None:
     """A note the user should see even with --quiet or --json (on stderr, like every log)."""
     print(f"minigpt: note: {message}", file=sys.stderr)
@@ -78,7 +87,7 @@ def samples_table(out: Console, step: int, val_loss: float | None, names: list[t
     table = Table(title=f"step {step:,}: val loss {fmt_loss(val_loss)}", title_justify="left", show_edge=False,
                   box=None, padding=(0, 1))
     for name, _ in names:
-        table.add_column(name or "''", justify="center")
+        table.add_column(escape(name) or "''", justify="center")  # a name may hold "[", which rich reads as markup
     table.add_row(*["[dim]in train[/]" if seen else "[green]new[/]" for _, seen in names])
     out.print(table)
 
@@ -99,7 +108,7 @@ def summary(out: Console, result) -> None:
         table.add_row("val curve", f"[yellow]{val_curve}[/]")
     table.add_row("run directory", f"{result.run_dir}: best.pt, last.pt, config.toml, metrics.jsonl, samples.txt"
                   + (", loss.png" if (result.run_dir / "loss.png").exists() else ""))
-    samples = ", ".join(f"{name}*" if seen else f"[bold]{name}[/]" for name, seen in result.samples)
+    samples = ", ".join(f"{escape(name)}*" if seen else f"[bold]{escape(name)}[/]" for name, seen in result.samples)
     table.add_row("samples", f"{samples}  [dim](* = a training name)[/]")
     out.print(Panel(table, title="done", expand=False))
 

@@ -495,12 +495,14 @@ def run_loop(trainer: Trainer, run_dir: Path, console, quiet: bool, resumed: boo
                 raise RunError(f"training stopped: the loss became {value} at step {first + i}{kept}")
         return sum(values) / len(values)
 
+    # a log file or a pipe gets no carriage-return redraws: a plain line at each evaluation instead
+    plain = not quiet and not sys.stderr.isatty()
     bar = tqdm(
         total=round(t.time_limit) if timed else t.steps,
         initial=round(trainer.elapsed) if timed else trainer.step,
         unit="s" if timed else "step",
         desc="train",
-        disable=quiet,
+        disable=quiet or plain,
         dynamic_ncols=True,
         leave=False,
     )
@@ -521,6 +523,8 @@ def run_loop(trainer: Trainer, run_dir: Path, console, quiet: bool, resumed: boo
                                 tok_s=f"{trainer.tokens / trainer.seconds / 1000:.1f}k", refresh=False)
             bar.update(round(trainer.elapsed) - bar.n if timed else 1)
             if at_eval:
+                if plain and dist.main:
+                    console.print(report.progress_line(trainer, t, train_loss), soft_wrap=True)
                 if trainer.evaluate():
                     trainer.save(run_dir / "best.pt")
                 trainer.save(run_dir / "last.pt")

@@ -1,0 +1,40 @@
+"""Output that suits where it goes: a log file gets no redraws, NO_COLOR gets no colour."""
+
+import os
+import re
+import subprocess
+import sys
+
+SGR = re.compile(r"\x1b\[([0-9;]*)m")
+
+
+def minigpt(*args, env=None, stderr=subprocess.PIPE):
+    env = {**{k: v for k, v in os.environ.items() if k not in ("NO_COLOR", "FORCE_COLOR")}, **(env or {})}
+    return subprocess.run([sys.executable, "-m", "minigpt", *map(str, args)], env=env, stdout=subprocess.PIPE,
+                          stderr=stderr, text=True)
+
+
+def coloured(text: str) -> bool:
+    """Whether any escape sequence sets a foreground or background colour."""
+    for params in SGR.findall(text):
+        codes = [int(c) for c in params.split(";") if c]
+        if any(30 <= c <= 49 or 90 <= c <= 107 for c in codes):
+            return True
+    return False
+
+
+def test_a_run_logged_to_a_file_has_no_carriage_return_redraws(names_file, tmp_path):
+    log = tmp_path / "train.log"
+    with log.open("w") as f:
+        proc = minigpt("train", "-c", "tiny", "--data", names_file, "--out", tmp_path / "run", "--steps", 20, stderr=f)
+    assert proc.returncode == 0
+    text = log.read_text()
+    assert "\r" not in text and not coloured(text)
+    assert "step 10/20  loss " in text and "step 20/20  loss " in text  # a plain line at each evaluation
+
+
+def test_no_color_is_respected_even_where_colour_is_forced(trained_run):
+    run_dir, _ = trained_run
+    assert coloured(minigpt("inspect-attention", run_dir, "ab", env={"FORCE_COLOR": "1"}).stdout)
+    plain = minigpt("inspect-attention", run_dir, "ab", env={"FORCE_COLOR": "1", "NO_COLOR": "1"})
+    assert plain.returncode == 0 and "0." in plain.stdout and not coloured(plain.stdout)
