@@ -17,7 +17,7 @@ from typing import Optional
 import typer
 
 from minigpt import __version__
-from minigpt.errors import Interrupted, MiniGPTError, UsageError, first_line
+from minigpt.errors import Interrupted, MiniGPTError, UsageError, first_line, one_line
 
 app = typer.Typer(
     help="Train a tiny character-level GPT on a file of names, then invent new ones.",
@@ -37,7 +37,7 @@ def rank() -> int | None:
 
 def fail(message: str, code: int) -> None:
     who = "minigpt" if rank() is None else f"minigpt (rank {rank()})"
-    print(f"{who}: error: {message}", file=sys.stderr)
+    print(f"{who}: error: {one_line(message)}", file=sys.stderr)
     raise typer.Exit(code)
 
 

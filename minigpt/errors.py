@@ -1,5 +1,7 @@
 """The two kinds of failure the CLI reports: bad input (exit 2) and run-time failure (exit 1)."""
 
+import unicodedata
+
 
 class MiniGPTError(Exception):
     """A failure to report as one line, without a traceback."""
@@ -31,3 +33,12 @@ def first_line(e: BaseException) -> str:
     """"TypeName: the first line of its message", for an error that is not one of ours."""
     lines = str(e).strip().splitlines()
     return f"{type(e).__name__}: {lines[0] if lines else ''}"
+
+
+def one_line(message: str) -> str:
+    """The message with control characters and line breaks written as escapes: user text it quotes stays on one line."""
+    return "".join(
+        c.encode("unicode_escape", "backslashreplace").decode("ascii")
+        if unicodedata.category(c) in ("Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp") else c
+        for c in message
+    )

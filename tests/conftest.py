@@ -1,3 +1,5 @@
+import os
+
 import pytest
 import torch
 
@@ -29,3 +31,17 @@ def trained_run(tmp_path_factory):
     data.write_text("\n".join(BUNDLED_NAMES.read_text().split()[::7]) + "\n", encoding="utf-8")
     result = train(tiny_config("train.steps=60"), data_path=data, out_dir=tmp / "run", quiet=True)
     return result.run_dir, data
+
+
+
+def pytest_configure(config):
+    """Property-based tests (tests/test_properties.py) run the "ci" profile unless HYPOTHESIS_PROFILE names another."""
+    try:
+        from hypothesis import HealthCheck, settings
+    except ImportError:
+        return
+    # each example runs a command: no per-example deadline, and fixtures shared across examples are fine
+    relaxed = {"deadline": None, "suppress_health_check": [HealthCheck.function_scoped_fixture, HealthCheck.too_slow]}
+    settings.register_profile("ci", max_examples=100, **relaxed)
+    settings.register_profile("thorough", max_examples=2000, **relaxed)
+    settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
