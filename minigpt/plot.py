@@ -70,7 +70,7 @@ def import_pyplot():
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
     except ImportError:
-        raise UsageError("PNG output needs matplotlib: pip install 'minigpt[plot]'") from None
+        raise UsageError("PNG output needs matplotlib: pip install matplotlib") from None
     return plt
 
 

@@ -74,4 +74,4 @@ def test_png_without_matplotlib_says_how_to_install(trained_run, tmp_path, monke
     monkeypatch.setattr(builtins, "__import__", no_matplotlib)
     result = runner.invoke(app, ["inspect-attention", str(trained_run[0]), "anna", "--png", str(tmp_path / "a.png")])
     assert result.exit_code == 2
-    assert result.stderr.strip() == "minigpt: error: PNG output needs matplotlib: pip install 'minigpt[plot]'"
+    assert result.stderr.strip() == "minigpt: error: PNG output needs matplotlib: pip install matplotlib"
