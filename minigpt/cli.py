@@ -237,7 +237,7 @@ def eval_(
 @reports_errors
 def inspect_attention(
     checkpoint: Path = typer.Argument(..., help="A checkpoint file, or a run directory (uses its best.pt)."),
-    name: str = typer.Argument(..., help="The name to read, e.g. emma."),
+    name: Optional[str] = typer.Argument(None, help="The name to read, e.g. emma (with --html: the page's first text)."),
     layer: Optional[int] = typer.Option(None, "--layer", "-l", help="Only this layer (from 0)."),
     head: Optional[int] = typer.Option(None, "--head", help="Only this head (from 0)."),
     position: Optional[int] = typer.Option(
@@ -246,15 +246,25 @@ def inspect_attention(
     top: int = typer.Option(3, "--top", help="How many next-token predictions to show per position."),
     png: Optional[Path] = typer.Option(None, "--png", help="Also write a grid of heatmaps as PNG (needs matplotlib)."),
     json_file: Optional[Path] = typer.Option(None, "--json", help="Also write the weights and predictions as JSON."),
+    html: Optional[Path] = typer.Option(
+        None, "--html", help="Write the explorer page instead: one HTML file that runs the model in a browser."
+    ),
+    open_page: bool = typer.Option(False, "--open", help="With --html: open the page in the default browser."),
+    overwrite: bool = typer.Option(False, "--overwrite", help="With --html: replace the file if it exists."),
     device: str = typer.Option("cpu", help="cpu, cuda, cuda:N, mps or auto."),
 ) -> None:
-    """Show what each layer and head attends to while the model reads NAME."""
+    """Show what each layer and head attends to while the model reads NAME, or write the explorer page."""
     from rich.console import Console
 
     from minigpt import inspect
     from minigpt.checkpoint import load_checkpoint
     from minigpt.training import resolve_device
 
+    if html is not None:
+        write_explorer_page(checkpoint, html, name, open_page, overwrite)
+        return
+    if name is None:
+        raise UsageError("inspect-attention needs a NAME to read (or --html FILE to write the explorer page)")
     ckpt = load_checkpoint(checkpoint, resolve_device(device))
     report = inspect.attention_report(ckpt.model, ckpt.tokenizer, name, top=max(1, top))
     pairs = inspect.select(report, layer, head)
@@ -272,6 +282,17 @@ def inspect_attention(
     if png is not None:
         inspect.write_png(report, png, pairs)
         print(f"wrote {png}", file=sys.stderr)
+
+
+def write_explorer_page(checkpoint: Path, out: Path, text: str | None, open_page: bool, overwrite: bool) -> None:
+    import webbrowser
+
+    from minigpt.explorer import write_page
+
+    write_page(checkpoint, out, text=text, overwrite=overwrite)
+    print(f"wrote {out}: open it in a browser", file=sys.stderr)
+    if open_page and not webbrowser.open(out.resolve().as_uri()):
+        print("minigpt: note: no browser could be opened here", file=sys.stderr)
 
 
 @app.command()

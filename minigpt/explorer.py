@@ -1,0 +1,147 @@
+"""The explorer page: one self-contained HTML file that runs a trained model in the browser.
+
+The page carries the model's weights (one base64 float32 buffer), its recipe and
+vocabulary, the run's loss curve, the training names (to mark generated names that are
+not new), and the JavaScript in `minigpt/web/`: `model.js`, the forward pass written to be
+read beside model.py, and `explorer.js`, the page around it. Nothing is fetched: the file
+opens from disk with no server and no network.
+
+    write_page("runs/names", "emma.html", text="emma")     # what `inspect-attention --html` does
+"""
+
+from __future__ import annotations
+
+import array
+import base64
+import json
+import re
+import sys
+from pathlib import Path
+
+import torch
+
+from minigpt.bundled import web_file
+from minigpt.checkpoint import Checkpoint, load_checkpoint
+from minigpt.errors import UsageError
+
+CURVE_POINTS = 300  # the loss curve is drawn from at most this many points a series
+EXACT_NAMES_LIMIT = 2_000_000  # characters of training names carried as a list; beyond, no marks
+
+
+def weights_blob(model: torch.nn.Module) -> tuple[str, dict]:
+    """Every tensor of the state dict in one little-endian float32 buffer, and where each lies in it."""
+    floats = array.array("f")
+    tensors = {}
+    for name, tensor in model.state_dict().items():
+        tensors[name] = {"shape": list(tensor.shape), "offset": len(floats)}
+        floats.extend(tensor.detach().float().cpu().flatten().tolist())
+    if sys.byteorder == "big":
+        floats.byteswap()
+    return base64.b64encode(floats.tobytes()).decode("ascii"), tensors
+
+
+def loss_curve(run_dir: Path) -> dict | None:
+    """The train and validation loss against step, from the run's metrics.jsonl, thinned for drawing."""
+    from minigpt.plot import read_metrics, series
+
+    if not (run_dir / "metrics.jsonl").is_file():
+        return None
+    try:
+        records = read_metrics(run_dir)
+    except UsageError:
+        return None
+
+    def thin(points):
+        stride = max(1, len(points) // CURVE_POINTS)
+        return [[step, round(loss, 4)] for step, loss in points[::stride]]
+
+    train, val = thin(series(records, "train_loss")), thin(series(records, "val_loss"))
+    return {"train": train, "val": val} if train or val else None
+
+
+def membership(ckpt: Checkpoint) -> dict:
+    """What the page uses to mark generated names that are training names, and a line saying so."""
+    names = ckpt.train_names
+    if not names:
+        return {"kind": "none", "note": "This checkpoint carries no training names, so generated names are not marked."}
+    if sum(map(len, names)) > EXACT_NAMES_LIMIT:
+        return {"kind": "none", "note": f"The {len(names):,} training names are too many to carry in the page; "
+                                        f"use minigpt sample --mark to check names against them."}
+    return {"kind": "exact", "names": sorted(set(names)),
+            "note": f"Names are checked against the {len(set(names)):,} training names the checkpoint carries."}
+
+
+def card(ckpt: Checkpoint) -> dict:
+    data = ckpt.raw.get("data", {})
+    if "train_names" in data:
+        where = Path(data["path"]).name if data.get("path") else "the training file"
+        summary = (f"{where}: {data['train_names']:,} training names, {data['val_names']:,} validation names, "
+                   f"{data['characters']:,} characters")
+    elif "imported_from" in data:
+        summary = f"imported from {data['imported_from']}"
+    else:
+        summary = "unknown"
+    return {
+        "parameters": ckpt.model.num_params(),
+        "step": ckpt.step,
+        "val_loss": ckpt.val_loss,
+        "best_val_loss": ckpt.raw.get("best_val_loss"),
+        "data": summary,
+        "checkpoint": str(ckpt.path),
+    }
+
+
+def default_text(ckpt: Checkpoint) -> str:
+    """The name the page starts with when none is given: "emma" if the model can read it, else a training name."""
+    if not ckpt.tokenizer.unseen("emma"):
+        return "emma"
+    return ckpt.train_names[0][: ckpt.config.model.block_size - 1] if ckpt.train_names else ""
+
+
+def page_data(ckpt: Checkpoint, text: str | None = None) -> dict:
+    weights, tensors = weights_blob(ckpt.model)
+    return {
+        "config": ckpt.config.to_dict(),
+        "vocab": ckpt.tokenizer.chars,
+        "weights": weights,
+        "tensors": tensors,
+        "card": card(ckpt),
+        "curve": loss_curve(ckpt.path.parent),
+        "membership": membership(ckpt),
+        "start_text": default_text(ckpt) if text is None else text,
+    }
+
+
+def script_json(data: dict) -> str:
+    """JSON that is safe inside <script>: no "<", ">" or "&" that could end the element early."""
+    text = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+    return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+
+
+def render_page(data: dict) -> str:
+    """The template with its stylesheet, data and scripts put in place (in one pass, so no part is read twice)."""
+    parts = {
+        "CSS": web_file("explorer.css"),
+        "DATA": script_json(data),
+        "MODEL_JS": web_file("model.js"),
+        "EXPLORER_JS": web_file("explorer.js"),
+    }
+    return re.sub(r"/\*(CSS|DATA|MODEL_JS|EXPLORER_JS)\*/", lambda m: parts[m.group(1)], web_file("explorer.html"))
+
+
+def write_page(checkpoint: str | Path | Checkpoint, out: str | Path, text: str | None = None,
+               overwrite: bool = False) -> Path:
+    """Write the explorer page for a checkpoint (a file, a run directory, or a loaded Checkpoint) to `out`."""
+    out = Path(out)
+    if not out.parent.is_dir():
+        raise UsageError(f"cannot write {out}: the directory {out.parent} does not exist")
+    if out.is_dir():
+        raise UsageError(f"cannot write {out}: it is a directory")
+    if out.exists() and not overwrite:
+        raise UsageError(f"{out} already exists; pass --overwrite to replace it")
+    ckpt = checkpoint if isinstance(checkpoint, Checkpoint) else load_checkpoint(checkpoint)
+    try:
+        out.write_text(render_page(page_data(ckpt, text)), encoding="utf-8")
+    except OSError as e:
+        raise UsageError(f"cannot write {out}: {e.strerror or e}") from None
+    return out

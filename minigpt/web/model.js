@@ -1,0 +1,213 @@
+// model.js: minigpt's GPT in plain JavaScript, the forward pass only. Read it beside model.py.
+//
+//     x = rmsnorm(wte[token] + wpe[position])
+//     for each layer:
+//         x = x + attn_wo(attention(attn_wq, attn_wk, attn_wv of rmsnorm(x)))
+//         x = x + mlp_fc2(relu(mlp_fc1(rmsnorm(x))))          (gelu when activation = "gelu")
+//     logits = lm_head(x)                                     (after one more rmsnorm if final_norm)
+//
+// Like microgpt, it reads one token at a time and keeps each layer's keys and values in a
+// cache: the newest position attends to itself and every position before it, and the
+// future is not in the cache yet, so no mask is needed. Reading a whole name this way does
+// exactly the work of the batched version, and sampling reuses the cache for free.
+//
+// Weights are the checkpoint's state dict under microgpt's names (wte, wpe, lm_head,
+// layer0.attn_wq, ...), each matrix [out, in] stored row by row. Arithmetic is in float64.
+"use strict";
+
+const MiniGPTModel = (() => {
+  // ---- weights ----------------------------------------------------------------------
+
+  // One little-endian float32 buffer, base64 encoded; `tensors` says where each one lies.
+  function loadWeights(base64, tensors) {
+    const bytes = Uint8Array.from(atob(base64), (ch) => ch.charCodeAt(0));
+    const floats = new Float32Array(bytes.buffer);
+    const weights = {};
+    for (const [name, { shape, offset }] of Object.entries(tensors)) {
+      const size = shape.reduce((a, b) => a * b, 1);
+      weights[name] = { data: floats.subarray(offset, offset + size), rows: shape[0], cols: shape[1] || 1 };
+    }
+    return weights;
+  }
+
+  // ---- the pieces, as in model.py ---------------------------------------------------------
+
+  // y = W x, for W [out, in]: one dot product per output row
+  function linear(W, x) {
+    const y = new Float64Array(W.rows);
+    for (let o = 0; o < W.rows; o++) {
+      const row = o * W.cols;
+      let sum = 0;
+      for (let i = 0; i < W.cols; i++) sum += W.data[row + i] * x[i];
+      y[o] = sum;
+    }
+    return y;
+  }
+
+  // row `i` of an embedding table
+  function embedding(W, i) {
+    return Float64Array.from(W.data.subarray(i * W.cols, (i + 1) * W.cols));
+  }
+
+  function add(a, b) {
+    return a.map((v, i) => v + b[i]);
+  }
+
+  // x / sqrt(mean(x^2) + eps), times a learned gain when the recipe has one (norm_scale)
+  function rmsnorm(x, eps, gain) {
+    let meanSquare = 0;
+    for (const v of x) meanSquare += v * v;
+    const scale = 1 / Math.sqrt(meanSquare / x.length + eps);
+    return x.map((v, i) => v * scale * (gain ? gain.data[i] : 1));
+  }
+
+  const relu = (x) => x.map((v) => (v > 0 ? v : 0));
+
+  // torch's default GELU: x * Phi(x), with Phi the normal distribution's CDF, through erf
+  const gelu = (x) => x.map((v) => 0.5 * v * (1 + erf(v / Math.SQRT2)));
+
+  // erf from Abramowitz and Stegun's formula 7.1.26 (absolute error under 1.5e-7)
+  function erf(x) {
+    const t = 1 / (1 + 0.3275911 * Math.abs(x));
+    const poly = t * (0.254829592 + t * (-0.284496736 + t * (1.421413741 + t * (-1.453152027 + t * 1.061405429))));
+    const y = 1 - poly * Math.exp(-x * x);
+    return x >= 0 ? y : -y;
+  }
+
+  // exp(s - max) / sum: the weights of a row, which add up to 1
+  function softmax(scores) {
+    const max = Math.max(...scores);
+    const exps = scores.map((s) => Math.exp(s - max));
+    const sum = exps.reduce((a, b) => a + b, 0);
+    return exps.map((e) => e / sum);
+  }
+
+  function dot(a, b, start, length) {
+    let sum = 0;
+    for (let i = start; i < start + length; i++) sum += a[i] * b[i];
+    return sum;
+  }
+
+  // ---- attention -----------------------------------------------------------------------------
+
+  // The newest position's query against the cached keys, head by head:
+  //     scores = q . k / sqrt(head_dim)      one per position so far (later ones are not cached yet)
+  //     weights = softmax(scores)            they sum to 1
+  //     out = sum of weights[t] * v[t]       the heads' outputs side by side, [n_embd]
+  function attend(q, keys, values, nHead) {
+    const headDim = q.length / nHead;
+    const out = new Float64Array(q.length);
+    const scores = [], weights = [];
+    for (let h = 0; h < nHead; h++) {
+      const start = h * headDim;
+      const s = keys.map((k) => dot(q, k, start, headDim) / Math.sqrt(headDim));
+      const w = softmax(s);
+      for (let t = 0; t < keys.length; t++) {
+        for (let i = start; i < start + headDim; i++) out[i] += w[t] * values[t][i];
+      }
+      scores.push(s);
+      weights.push(w);
+    }
+    return { out, scores, weights };
+  }
+
+  // ---- the model -----------------------------------------------------------------------------
+
+  function newCache(config) {
+    const layers = () => Array.from({ length: config.n_layer }, () => []);
+    return { length: 0, keys: layers(), values: layers() };
+  }
+
+  // One token through the model at the next position: its logits, and per layer what a
+  // learner may want to look at (this position's q, k, v; each head's scores and weights).
+  function step(model, cache, token) {
+    const { config: c, weights: w } = model;
+    const position = cache.length;
+    if (position >= c.block_size) throw new Error(`the model reads at most ${c.block_size} positions`);
+    let x = rmsnorm(add(embedding(w.wte, token), embedding(w.wpe, position)), c.norm_eps, null);
+    const layers = [];
+    for (let l = 0; l < c.n_layer; l++) {
+      const p = `layer${l}.`;
+      const a = rmsnorm(x, c.norm_eps, w[p + "attn_norm"]);
+      const q = linear(w[p + "attn_wq"], a), k = linear(w[p + "attn_wk"], a), v = linear(w[p + "attn_wv"], a);
+      cache.keys[l].push(k);
+      cache.values[l].push(v);
+      const heads = attend(q, cache.keys[l], cache.values[l], c.n_head);
+      x = add(x, linear(w[p + "attn_wo"], heads.out));
+      const m = rmsnorm(x, c.norm_eps, w[p + "mlp_norm"]);
+      const hidden = linear(w[p + "mlp_fc1"], m);
+      x = add(x, linear(w[p + "mlp_fc2"], c.activation === "gelu" ? gelu(hidden) : relu(hidden)));
+      layers.push({ q, k, v, scores: heads.scores, weights: heads.weights, out: heads.out });
+    }
+    if (c.final_norm) x = rmsnorm(x, c.norm_eps, w.final_norm);
+    cache.length += 1;
+    return { logits: linear(w.lm_head, x), layers };
+  }
+
+  // Every position of a token sequence, in order: one step each, sharing one cache.
+  function forward(model, tokens) {
+    const cache = newCache(model.config);
+    return tokens.map((token) => step(model, cache, token));
+  }
+
+  // ---- sampling, as sampling.py does it ------------------------------------------------------
+
+  // Scale by 1/temperature, then keep only the top_k likeliest tokens (0 keeps all).
+  function filterLogits(logits, temperature, topK) {
+    const scaled = Array.from(logits, (v) => v / temperature);
+    if (topK > 0 && topK < scaled.length) {
+      const kth = [...scaled].sort((a, b) => b - a)[topK - 1];
+      return scaled.map((v) => (v < kth ? -Infinity : v));
+    }
+    return scaled;
+  }
+
+  // The first token whose cumulative probability reaches a uniform draw in [0, 1).
+  function sampleToken(logits, draw) {
+    const probs = softmax(logits);
+    let cumulative = 0;
+    for (let i = 0; i < probs.length; i++) {
+      cumulative += probs[i];
+      if (draw < cumulative) return i;
+    }
+    return probs.length - 1;
+  }
+
+  // A small seeded generator (mulberry32): the same seed gives the same draws.
+  function seededRandom(seed) {
+    let a = seed >>> 0;
+    return () => {
+      a = (a + 0x6d2b79f5) >>> 0;
+      let t = a;
+      t = Math.imul(t ^ (t >>> 15), t | 1);
+      t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+      return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+    };
+  }
+
+  // The token ids of one name after `prefix` (ids too): a draw per character until the
+  // boundary token comes, or until the model has read all the positions it can.
+  function sampleName(model, { temperature = 1, topK = 0, random = Math.random, prefix = [] } = {}) {
+    const bos = model.config.vocab_size - 1;
+    const cache = newCache(model.config);
+    let logits;
+    for (const token of [bos, ...prefix]) logits = step(model, cache, token).logits;
+    const out = [];
+    for (;;) {
+      const candidates = filterLogits(logits, temperature, topK);
+      if (cache.length === 1) candidates[bos] = -Infinity; // a name has at least one character
+      const next = sampleToken(candidates, random());
+      if (next === bos) break;
+      out.push(next);
+      if (cache.length === model.config.block_size) break;
+      logits = step(model, cache, next).logits;
+    }
+    return out;
+  }
+
+  function load(data) {
+    return { config: data.config.model, weights: loadWeights(data.weights, data.tensors) };
+  }
+
+  return { load, step, forward, newCache, softmax, filterLogits, sampleToken, sampleName, seededRandom };
+})();

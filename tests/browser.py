@@ -1,0 +1,67 @@
+"""Headless Chromium for the explorer page, as the tests and benchmarks/explorer.py drive it.
+
+Debian's `chromium` package (/usr/bin/chromium) driven by Playwright for Python; nothing is
+downloaded (`playwright install` cannot fetch a browser here). Without the two, the browser
+tests skip with one line saying why, except under CI (the CI variable set), where they fail.
+"""
+
+from __future__ import annotations
+
+import os
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+
+CHROMIUM = Path("/usr/bin/chromium")
+FLAGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
+         "--disable-sync", "--no-first-run"]
+
+
+def missing() -> str | None:
+    """Why no browser can run here, or None."""
+    if not CHROMIUM.exists():
+        return f"no Chromium at {CHROMIUM} (apt-get install chromium)"
+    try:
+        import playwright.sync_api  # noqa: F401
+    except ImportError:
+        return "Playwright for Python is not installed (pip install playwright)"
+    return None
+
+
+@dataclass
+class Watched:
+    """What a page did besides drawing: its requests and its JavaScript errors."""
+
+    requests: list[str] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+
+
+@contextmanager
+def chromium():
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=FLAGS)
+        try:
+            yield browser
+        finally:
+            browser.close()
+
+
+def open_page(browser, path: Path, width: int = 1280, height: int = 900):
+    """A new tab showing the file at `path`, with its requests and errors recorded in `page.watched`."""
+    page = browser.new_page(viewport={"width": width, "height": height})
+    page.watched = Watched()
+    page.on("request", lambda request: page.watched.requests.append(request.url))
+    page.on("pageerror", lambda error: page.watched.errors.append(str(error)))
+    page.on("console", lambda message: page.watched.errors.append(message.text) if message.type == "error" else None)
+    page.goto(Path(path).resolve().as_uri())
+    return page
+
+
+def skip_or_fail(reason: str) -> None:
+    import pytest
+
+    if os.environ.get("CI"):
+        pytest.fail(f"the browser tests must run in CI: {reason}")
+    pytest.skip(reason)

@@ -1,0 +1,176 @@
+"""The explorer page, in a real browser: its JavaScript model agrees with torch, and the page works.
+
+Checkpoints of three architectures: the default recipe; makemore's (GELU, learned norm gains);
+microgpt's (no final norm). Their weights are redrawn at a scale where logits differ by whole
+nats, so that agreeing within 1e-4 says something about the arithmetic.
+"""
+
+import pytest
+import torch
+from typer.testing import CliRunner
+
+import browser
+from minigpt.checkpoint import load_checkpoint
+from minigpt.cli import app
+from minigpt.config import load_config
+from minigpt.explorer import write_page
+from minigpt.training import train
+
+runner = CliRunner()
+RECIPES = ["default", "makemore", "microgpt"]
+
+
+@pytest.fixture(scope="module")
+def chromium():
+    reason = browser.missing()
+    if reason:
+        browser.skip_or_fail(reason)
+    with browser.chromium() as chromium:
+        yield chromium
+
+
+@pytest.fixture(scope="module")
+def pages(tmp_path_factory, names_text):
+    """One page per recipe: a checkpoint trained for 2 steps, its weights redrawn, then written as a page."""
+    tmp = tmp_path_factory.mktemp("pages")
+    data = tmp / "names.txt"
+    data.write_text(names_text)
+    made = {}
+    for recipe in RECIPES:
+        config = load_config(recipe, ["train.steps=2", "train.eval_interval=2", "train.time_limit=0"])
+        run_dir = train(config, data, out_dir=tmp / recipe, quiet=True).run_dir
+        raw = torch.load(run_dir / "best.pt", weights_only=True)
+        generator = torch.Generator().manual_seed(RECIPES.index(recipe))
+        for name, tensor in raw["model"].items():
+            noise = torch.randn(tensor.shape, generator=generator)
+            tensor.copy_(1 + 0.3 * noise if tensor.dim() == 1 else 0.3 * noise)  # norm gains around 1
+        torch.save(raw, run_dir / "best.pt")
+        made[recipe] = (load_checkpoint(run_dir), write_page(run_dir, tmp / f"{recipe}.html", text="emma"))
+    return made
+
+
+@pytest.fixture(scope="module")
+def names_text():
+    from minigpt.data import BUNDLED_NAMES
+
+    return "\n".join(BUNDLED_NAMES.read_text().split()[::11]) + "\n"
+
+
+def torch_forward(ckpt, text):
+    tokens = [ckpt.tokenizer.bos] + ckpt.tokenizer.encode(text)
+    weights = []
+    with torch.no_grad():
+        logits, _ = ckpt.model(torch.tensor([tokens]), weights_out=weights)
+    return tokens, logits[0], torch.stack([w[0] for w in weights])  # [T, vocab], [layers, heads, T, T]
+
+
+@pytest.mark.parametrize("recipe", RECIPES)
+def test_the_pages_model_computes_what_torch_computes(chromium, pages, recipe):
+    ckpt, path = pages[recipe]
+    page = browser.open_page(chromium, path)
+    longest = "abcdefghijklmnopqrstuvwxyz"[: ckpt.config.model.block_size - 1]
+    for text in ["", "emma", "xavier", longest]:
+        result = page.evaluate("text => minigpt.forward(text)", text)
+        tokens, logits, attention = torch_forward(ckpt, text)
+        assert result["tokens"] == tokens
+        assert logits.abs().max() > 1  # the redrawn weights give logits worth comparing
+        torch.testing.assert_close(torch.tensor(result["logits"], dtype=torch.float64), logits.double(), atol=1e-4, rtol=0)
+        js_attention = torch.tensor(result["attention"], dtype=torch.float64)
+        torch.testing.assert_close(js_attention, attention.double(), atol=1e-5, rtol=0)
+        torch.testing.assert_close(js_attention.sum(-1), torch.ones(js_attention.shape[:-1], dtype=torch.float64))
+        assert torch.all(js_attention.triu(1) == 0)  # no weight on a future position
+    assert page.watched.errors == []
+
+
+def matrix_labels(page):
+    return page.eval_on_selector_all("#big-matrix th.row", "cells => cells.map(c => c.textContent)")
+
+
+def test_typing_redraws_the_matrices_and_predictions(chromium, pages):
+    page = browser.open_page(chromium, pages["default"][1])
+    assert matrix_labels(page) == ["·", "e", "m", "m", "a"]
+    page.fill("#name-input", "")
+    page.type("#name-input", "anna")
+    assert matrix_labels(page) == ["·", "a", "n", "n", "a"]
+    assert page.locator("#predictions .prediction").count() == 5
+    assert "“anna”" in page.inner_text("#loss")
+    thumbs = page.locator("#grid canvas")
+    assert thumbs.count() == 4 * 4 and thumbs.first.get_attribute("width") == page.locator("#grid canvas").nth(5).get_attribute("width")
+    page.locator("#grid button.thumb").nth(6).click()  # layer 1, head 2
+    assert page.inner_text("#matrix-title") == "Layer 1, head 2"
+    page.locator("#big-matrix tr").nth(2).click()  # pin position 1
+    assert "Position 1 (“a”), layer 1, head 2" in page.inner_text("#math-title")
+    page.locator("#grid button.thumb").nth(0).click()
+    assert "Position 1 (“a”)" in page.inner_text("#math-title")  # the pin stays when switching heads
+    assert page.locator("#math-table tr").count() == 1 + 5 + 1  # header, a row per position, the sums
+    assert page.watched.errors == []
+
+
+def test_nothing_typed_breaks_the_page(chromium, pages):
+    page = browser.open_page(chromium, pages["microgpt"][1])
+    for text in ["", "ÉMMA!!", "12345", "anna" * 50, "a paragraph pasted in.\nwith lines\tand tabs " * 40, "😀 emma"]:
+        page.fill("#name-input", text)
+        assert matrix_labels(page)[0] == "·"
+    page.fill("#name-input", "EMMA emma")
+    assert "Skipped “E”, “M”, “A”, “ ”" in page.inner_text("#notes")
+    assert matrix_labels(page) == ["·", "e", "m", "m", "a"]
+    page.fill("#name-input", "a" * 40)
+    assert "Cut 25 characters" in page.inner_text("#notes") and len(matrix_labels(page)) == 16
+    assert page.watched.errors == []
+
+
+def test_sampling_with_a_seed_repeats_and_marks_training_names(chromium, pages):
+    ckpt, path = pages["default"]
+    page = browser.open_page(chromium, path)
+    first = page.evaluate("minigpt.sample({seed: 7, temperature: 1})")
+    assert first == page.evaluate("minigpt.sample({seed: 7, temperature: 1})")
+    assert first and set(first) <= set(ckpt.tokenizer.chars) and len(first) <= ckpt.config.model.block_size
+    names = page.evaluate("minigpt.sampleNames(100, {seed: 1})")
+    assert len(names) == 100 and len(set(names)) > 50
+    known = ckpt.train_names[3]
+    assert page.evaluate("name => minigpt.inTrainingData(name)", known) is True
+    page.click("#whole-name")
+    page.click("#ten-names")
+    page.fill("#name-input", "")  # room to grow: the whole name drawn above may fill the block
+    for _ in range(3):
+        page.click("#next-char")
+    assert page.locator("#generated li").count() >= 11
+    marks = page.eval_on_selector_all("#generated .mark", "ms => ms.map(m => m.textContent)")
+    assert set(marks) <= {"new", "in the training data"}
+    assert page.input_value("#seed") == str(1 + 1 + 10 + 3)  # one seed per draw
+    assert page.watched.errors == []
+
+
+def test_the_page_asks_nothing_of_the_network(chromium, pages):
+    page = browser.open_page(chromium, pages["makemore"][1])
+    page.type("#name-input", "xyz")
+    page.click("#ten-names")
+    page.hover("#big-matrix td >> nth=0")
+    assert page.is_visible("#tip")
+    assert page.watched.requests and all(url.startswith(("file://", "data:")) for url in page.watched.requests)
+    assert page.watched.errors == []
+
+
+def test_cli_writes_the_page_and_refuses_what_it_should(trained_run, tmp_path):
+    run_dir, _ = trained_run
+    out = tmp_path / "page.html"
+    result = runner.invoke(app, ["inspect-attention", str(run_dir), "--html", str(out)])
+    assert result.exit_code == 0, result.output
+    html = out.read_text()
+    assert html.startswith("<!doctype html>") and "window.minigpt" in html and "/*DATA*/" not in html
+    assert "src=" not in html and "href=" not in html  # nothing to load from elsewhere
+    again = runner.invoke(app, ["inspect-attention", str(run_dir), "--html", str(out)])
+    assert again.exit_code == 2 and "already exists; pass --overwrite" in again.stderr
+    assert runner.invoke(app, ["inspect-attention", str(run_dir), "anna", "--html", str(out), "--overwrite"]).exit_code == 0
+    for args, message in [([str(tmp_path / "missing.pt"), "--html", str(tmp_path / "new.html")], "checkpoint not found"),
+                          ([str(run_dir), "--html", str(tmp_path / "no" / "p.html")], "does not exist"),
+                          ([str(run_dir)], "needs a NAME")]:
+        result = runner.invoke(app, ["inspect-attention", *args])
+        assert result.exit_code == 2 and message in result.stderr and len(result.stderr.strip().splitlines()) == 1
+
+
+def test_names_in_the_data_cannot_end_the_script_early(tmp_path):
+    from minigpt.explorer import script_json
+
+    text = script_json({"names": ["</script><script>alert(1)</script>", "a&b"]})
+    assert "<" not in text and "&" not in text
