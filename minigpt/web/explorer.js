@@ -188,12 +188,14 @@
     const out = slice(at.out);
     $("math").replaceChildren(
       el("p", {}, "The query of this position: ", el("b", {}, "q = "), vector(q)),
-      el("p", {}, `1. q·kⱼ: its dot product with the key of every position so far (hover a number for kⱼ). `,
-        `2. ÷ √d: divided by √${d} = ${fmt(Math.sqrt(d))}, the head size's square root. `,
-        `3. Mask: positions after ${i} get −∞, so the future gets weight 0. `,
-        `4. Softmax: e^(s − max) over their sum, so the weights add up to 1.`),
+      el("ol", {},
+        el("li", {}, "q·kⱼ: the query's dot product with the key of every position (hover a number to see kⱼ)."),
+        el("li", {}, `÷ √d: divided by √${d} = ${fmt(Math.sqrt(d))}, the square root of the head size, so scores stay moderate.`),
+        el("li", {}, `Mask: positions after ${i} get −∞ (the future); the others +0.`),
+        el("li", {}, "Softmax: e^(s − max) over their sum, so the weights add up to 1."),
+        el("li", {}, "Weights × V: the head's output is the weighted sum Σⱼ weightⱼ · vⱼ of the value vectors.")),
       table,
-      el("p", {}, `5. Weights × V: the output of this head is Σⱼ weightⱼ · vⱼ = `, vector(out)),
+      el("p", {}, "Weights × V = ", vector(out)),
       el("details", {}, el("summary", {}, "the value vectors vⱼ"),
         ...view.tokens.slice(0, i + 1).map((_, j) => el("div", {}, `v${j} (“${labels[j]}”) = `,
           vector(slice(view.steps[j].layers[l].v))))),
@@ -227,36 +229,59 @@
 
   // ---- what each head tends to do -------------------------------------------------------------
 
-  const RULES = { previous: 0.5, boundary: 0.5, spread: 0.8 };
+  const RULES = { previous: 0.5, boundary: 0.5, spread: 0.8, self: 0.5 };
 
-  // Over the rows of the text read now (positions 1 and on): the mean entropy, the mean weight on
-  // the boundary token, on the previous character (positions 2 and on) and on the position itself.
-  function headStats(rows) {
-    const mean = (xs) => (xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : NaN);
-    const later = rows.slice(1);
-    const entropy = (row, i) => -row.slice(0, i + 1).reduce((a, w) => a + (w > 0 ? w * Math.log(w) : 0), 0);
-    return {
-      entropy: mean(later.map((row, k) => entropy(row, k + 1))),
-      spread: mean(later.map((row, k) => entropy(row, k + 1) / Math.log(k + 2))),
-      boundary: mean(later.map((row) => row[0])),
-      previous: mean(rows.slice(2).map((row, k) => row[k + 1])),
-      self: mean(later.map((row, k) => row[k + 1])),
+  // Over the rows of many names (positions 1 and on): the mean entropy, the mean entropy as a share
+  // of the most a row of that length can have, and the mean weight on the boundary token, on the
+  // previous character (positions 2 and on) and on the position itself.
+  function headStats(names) {
+    const sums = {}, counts = {};
+    const add = (l, h, key, value) => {
+      const k = `${l},${h},${key}`;
+      sums[k] = (sums[k] || 0) + value;
+      counts[k] = (counts[k] || 0) + 1;
     };
+    for (const name of names) {
+      attentionOf(analyse(name)).forEach((heads, l) => heads.forEach((rows, h) => rows.forEach((row, i) => {
+        if (i === 0) return; // the boundary token can only attend to itself
+        const entropy = -row.slice(0, i + 1).reduce((a, w) => a + (w > 0 ? w * Math.log(w) : 0), 0);
+        add(l, h, "entropy", entropy);
+        add(l, h, "spread", entropy / Math.log(i + 1));
+        add(l, h, "boundary", row[0]);
+        add(l, h, "self", row[i]);
+        if (i >= 2) add(l, h, "previous", row[i - 1]);
+      })));
+    }
+    const mean = (l, h, key) => (counts[`${l},${h},${key}`] ? sums[`${l},${h},${key}`] / counts[`${l},${h},${key}`] : NaN);
+    return Array.from({ length: config.n_layer }, (_, l) => Array.from({ length: config.n_head }, (_, h) =>
+      Object.fromEntries(["entropy", "spread", "boundary", "previous", "self"].map((key) => [key, mean(l, h, key)]))));
   }
 
   function headLabel(s) {
     if (s.previous >= RULES.previous) return "previous character";
     if (s.boundary >= RULES.boundary) return "boundary token";
     if (s.spread >= RULES.spread) return "spread out";
-    if (s.self >= 0.5) return "itself";
-    return "";
+    if (s.self >= RULES.self) return "itself";
+    const leaning = [["the previous character", s.previous], ["the boundary token", s.boundary], ["itself", s.self]]
+      .filter(([, share]) => !Number.isNaN(share)).sort((a, b) => b[1] - a[1]);
+    return leaning.length ? `mixed, most on ${leaning[0][0]}` : "";
   }
 
-  function renderHeads(view, attention) {
+  // the names the labels are computed over: training names when the page carries them, else the model's own
+  function labelNames() {
+    if (trainingNames && trainingNames.size) {
+      const all = DATA.membership.names, stride = Math.max(1, Math.floor(all.length / 50));
+      return { names: all.filter((_, i) => i % stride === 0).slice(0, 50), what: "training names" };
+    }
+    return { names: Array.from({ length: 50 }, (_, k) => sample({ seed: 1000 + k })), what: "names the model generated" };
+  }
+
+  function renderHeads() {
+    const { stats } = state;
     const table = el("table", { class: "heads", id: "heads-table" });
-    table.append(el("tr", {}, ...["layer", "head", "mean entropy (nats)", "on the boundary", "on the previous char", "on itself", "label"].map((t) => el("th", {}, t))));
-    attention.forEach((heads, l) => heads.forEach((rows, h) => {
-      const s = headStats(rows);
+    table.append(el("tr", {}, ...["layer", "head", "mean entropy (nats)", "on the boundary", "on the previous char", "on itself", "label"]
+      .map((t) => el("th", {}, t))));
+    stats.forEach((heads, l) => heads.forEach((s, h) => {
       const share = (x) => (Number.isNaN(x) ? "—" : `${Math.round(100 * x)}%`);
       table.append(el("tr", { class: l === state.layer && h === state.head ? "selected" : "", onclick: () => select(l, h) },
         el("td", {}, l), el("td", {}, h), el("td", {}, Number.isNaN(s.entropy) ? "—" : fmt(s.entropy, 2)), el("td", {}, share(s.boundary)),
@@ -395,7 +420,7 @@
     renderMatrix(view, attention);
     renderMath(view);
     renderPredictions(view);
-    renderHeads(view, attention);
+    renderHeads();
   }
 
   function select(layer, head) {
@@ -430,10 +455,13 @@
   $("ten-names").addEventListener("click", tenNames);
   $("temperature").value = DATA.config.sample.temperature;
   $("top-k").value = DATA.config.sample.top_k;
-  $("label-rules").textContent = `A head is labelled “previous character” when on average at least ${100 * RULES.previous}% of a row's ` +
+  const labelled = labelNames();
+  state.stats = headStats(labelled.names);
+  $("label-rules").textContent = `Averaged over the rows (positions 1 and on) of ${labelled.names.length} ${labelled.what}. ` +
+    `A head is labelled “previous character” when on average at least ${100 * RULES.previous}% of a row's ` +
     `weight falls on the character just before; else “boundary token” when at least ${100 * RULES.boundary}% falls on the boundary token; ` +
     `else “spread out” when its rows' entropy is at least ${100 * RULES.spread}% of the most a row of that length can have (all positions alike); ` +
-    `else “itself” when at least 50% stays on the position itself. Computed over the text in the box, from position 1 on.`;
+    `else “itself” when at least ${100 * RULES.self}% stays on the position itself; else “mixed”, with the largest of the three shares named.`;
   $("membership-note").textContent = DATA.membership.note;
   renderCard();
   $("name-input").value = DATA.start_text;

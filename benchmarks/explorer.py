@@ -1,0 +1,93 @@
+"""The explorer page in headless Chromium: its size, how fast it opens, reads a name and samples.
+
+    python benchmarks/explorer.py --checkpoint runs/names
+    python benchmarks/explorer.py --checkpoint runs/names --screenshots docs/explorer   # and pictures of each part
+
+It writes the page for the checkpoint, opens it in a fresh tab several times (the time from
+navigation to the end of the load event, which includes decoding the weights and drawing
+every panel), then times, inside the page, `minigpt.forward` on a 15-character name and
+`minigpt.sampleNames(100)`, and the whole redraw after a keystroke (a 15-character name in
+the text box; painting excluded). The browser is the tests' (tests/browser.py).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+import tempfile
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
+import browser  # noqa: E402
+
+from minigpt.explorer import write_page  # noqa: E402
+
+PARTS = {  # screenshots of each part of the page, as a learner meets them
+    "card": "#about-model", "type": "#type", "heads": "section.two >> nth=1", "math": "#math-section",
+    "predict": "#predict", "generate": "#generate", "labels": "#heads-section",
+}
+
+TIME_IN_PAGE = """([what, repeats]) => {
+    const name = "abcdefghijklmno".slice(0, minigpt.config.model.block_size - 1);
+    const box = document.getElementById("name-input");
+    const runs = {
+        forward: () => minigpt.forward(name),
+        sample: () => minigpt.sampleNames(100, {seed: 1}),
+        keystroke: () => { box.value = box.value === name ? "emma" : name; box.dispatchEvent(new Event("input")); },
+    };
+    const run = runs[what];
+    for (let i = 0; i < 20; i++) run();  // warm up, as a learner's first keystrokes do: V8 optimises hot code
+    const times = [];
+    for (let i = 0; i < repeats; i++) { const t = performance.now(); run(); times.push(performance.now() - t); }
+    times.sort((a, b) => a - b);
+    return times[Math.floor(times.length / 2)];
+}"""
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--checkpoint", type=Path, required=True, help="a checkpoint or run directory")
+    p.add_argument("--repeats", type=int, default=5)
+    p.add_argument("--screenshots", type=Path, default=None, help="folder for PNGs of the page and its parts")
+    p.add_argument("--text", default="emma", help="the name the page starts with")
+    p.add_argument("--out", type=Path, default=None, help="JSON file for the results")
+    args = p.parse_args()
+    reason = browser.missing()
+    if reason:
+        sys.exit(f"explorer benchmark: {reason}")
+    with tempfile.TemporaryDirectory() as tmp:
+        page_path = write_page(args.checkpoint, Path(tmp) / "page.html", text=args.text)
+        results = {"checkpoint": str(args.checkpoint), "page_mb": round(page_path.stat().st_size / 1e6, 2)}
+        with browser.chromium() as chromium:
+            loads = []
+            for _ in range(args.repeats):
+                page = browser.open_page(chromium, page_path)
+                loads.append(page.evaluate("performance.getEntriesByType('navigation')[0].loadEventEnd"))
+                page.close()
+            page = browser.open_page(chromium, page_path)
+            results["open_ms"] = round(statistics.median(loads), 1)
+            results["forward_15_chars_ms"] = round(page.evaluate(TIME_IN_PAGE, ["forward", 50]), 2)
+            results["sample_100_names_ms"] = round(page.evaluate(TIME_IN_PAGE, ["sample", args.repeats]), 1)
+            # one keystroke's whole redraw (the model and every panel; the browser's painting not included)
+            results["keystroke_redraw_ms"] = round(page.evaluate(TIME_IN_PAGE, ["keystroke", 50]), 1)
+            results["errors"] = page.watched.errors
+            if args.screenshots:
+                screenshots(page, args.screenshots)
+    for key, value in results.items():
+        print(f"{key:>22}  {value}")
+    if args.out:
+        args.out.write_text(json.dumps(results, indent=1) + "\n", encoding="utf-8")
+
+
+def screenshots(page, folder: Path) -> None:
+    folder.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(folder / "page.png"), full_page=True)
+    page.hover("#big-matrix tr >> nth=4 >> td >> nth=1")  # a tooltip over a cell, as a learner would see it
+    for name, selector in PARTS.items():
+        page.locator(selector).screenshot(path=str(folder / f"{name}.png"))
+
+
+if __name__ == "__main__":
+    main()
