@@ -82,11 +82,17 @@ def main() -> None:
 
 
 def screenshots(page, folder: Path) -> None:
+    """The whole page, each part, and tour.png (the text box, every head and one head large) for the README."""
     folder.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=str(folder / "page.png"), full_page=True)
-    page.hover("#big-matrix tr >> nth=4 >> td >> nth=1")  # a tooltip over a cell, as a learner would see it
     for name, selector in PARTS.items():
         page.locator(selector).screenshot(path=str(folder / f"{name}.png"))
+    page.hover("#big-matrix tr >> nth=4 >> td >> nth=1")  # a tooltip over a cell, as a learner sees it
+    top, bottom = page.locator("#type").bounding_box(), page.locator(PARTS["heads"]).bounding_box()
+    scrolled = page.evaluate("window.scrollY")  # boxes are in the viewport; the clip is in the page
+    clip = {"x": top["x"] - 8, "y": top["y"] + scrolled, "width": top["width"] + 16,
+            "height": bottom["y"] + bottom["height"] - top["y"]}
+    page.screenshot(path=str(folder / "tour.png"), full_page=True, clip=clip)
 
 
 if __name__ == "__main__":
