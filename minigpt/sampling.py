@@ -15,7 +15,7 @@ def check_options(num: int, temperature: float, top_k: int, top_p: float) -> Non
     if num < 1:
         raise UsageError(f"--num must be at least 1, got {num}")
     if not math.isfinite(temperature) or temperature <= 0:
-        raise UsageError(f"--temperature must be a positive number, got {temperature}")
+        raise UsageError(f"--temperature must be positive, got {temperature}")
     if top_k < 0:
         raise UsageError(f"--top-k must be at least 1 (or 0 for no limit), got {top_k}")
     if not 0 < top_p <= 1:
