@@ -141,7 +141,11 @@ def train(
             "train_loss": result.train_loss,
             "val_loss": result.val_loss,
             "best_val_loss": result.best_val_loss,
+            "best_step": result.best_step,
+            "stopped_early": result.stopped_early,
+            "ended_on_best": result.ended_on_best,
             "samples": [name for name, _ in result.samples],
+            "new_samples": sum(not seen for _, seen in result.samples),
         }))
 
 

@@ -68,6 +68,8 @@ class TrainConfig:
     compile: bool = False  # torch.compile the training step's model (CPU: ~35 s to compile, then ~20% faster)
     precision: str = "auto"  # "auto" (bfloat16 autocast on GPUs that have it, else float32), "float32", "bfloat16"
     eval_interval: int = 250
+    patience: int = 0  # stop after this many evaluations without a better validation loss; 0 never stops early
+    keep_best: bool = True  # the run ends on its best weights (by validation loss), not its last
     log_interval: int = 10  # steps per line of metrics.jsonl (and per read of the loss from the device)
     time_limit: float = 0.0  # seconds; when set, train until then, with the schedule laid over the time
     val_fraction: float = 0.1
@@ -203,7 +205,7 @@ def validate(config: Config) -> None:
     non_negative = {
         "train.warmup_steps": t.warmup_steps, "train.min_lr": t.min_lr,
         "train.weight_decay": t.weight_decay, "train.grad_clip": t.grad_clip, "sample.top_k": s.top_k,
-        "train.time_limit": t.time_limit,
+        "train.time_limit": t.time_limit, "train.patience": t.patience,
     }
     for name, value in non_negative.items():
         if value < 0:

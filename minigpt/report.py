@@ -56,6 +56,11 @@ def start(out: Console, run_dir: Path, device, model, config: Config, data: dict
     table.add_row("training", f"{length} of {t.batch_size} names, {optimizer} ({t.lr_schedule}), seed {t.seed}")
     table.add_row("", f"dropout {m.dropout:g}, {m.activation}, warmup {t.warmup_steps}, weight decay "
                   f"{t.weight_decay:g}, grad clip {t.grad_clip:g}; all of it in {run_dir / 'config.toml'}")
+    if t.patience:
+        table.add_row("stopping", f"early after {plural(t.patience, 'evaluation')} (every {t.eval_interval:,} steps) "
+                      f"without a better validation loss")
+    if t.keep_best:
+        table.add_row("", "the run ends on its best weights by validation loss, not its last")
     if resumed_at is not None:
         table.add_row("resuming", f"from step {resumed_at:,}")
     out.print(Panel(table, title="minigpt train", expand=False))
@@ -102,14 +107,23 @@ def summary(out: Console, result) -> None:
     table.add_row("steps", f"{result.steps:,}")
     table.add_row("time", f"{result.seconds:.1f} s training, {result.tokens_per_sec:,.0f} tokens/s")
     table.add_row("train loss", fmt_loss(result.train_loss))
-    table.add_row("val loss", f"{fmt_loss(result.val_loss)} (best {fmt_loss(result.best_val_loss)})")
+    best_at = f" at step {result.best_step:,}" if result.best_step is not None else ""
+    table.add_row("val loss", f"{fmt_loss(result.val_loss)} (best {fmt_loss(result.best_val_loss)}{best_at})")
+    if result.stopped_early:
+        table.add_row("stopped", f"early, at step {result.steps:,}: no better validation loss since step "
+                      f"{result.best_step:,} (train.patience)")
+    if result.ended_on_best:
+        table.add_row("model", f"set back to its best weights (step {result.best_step:,}), which best.pt holds and "
+                      f"sample reads; last.pt keeps step {result.steps:,} for --resume")
     table.add_row("train curve", f"[cyan]{train_curve}[/]")
     if val_curve:
         table.add_row("val curve", f"[yellow]{val_curve}[/]")
     table.add_row("run directory", f"{result.run_dir}: best.pt, last.pt, config.toml, metrics.jsonl, samples.txt"
                   + (", loss.png" if (result.run_dir / "loss.png").exists() else ""))
     samples = ", ".join(f"{escape(name)}*" if seen else f"[bold]{escape(name)}[/]" for name, seen in result.samples)
+    new = sum(not seen for _, seen in result.samples)
     table.add_row("samples", f"{samples}  [dim](* = a training name)[/]")
+    table.add_row("", f"{new} of {len(result.samples)} are new names, not in the training data")
     out.print(Panel(table, title="done", expand=False))
 
 

@@ -43,6 +43,9 @@ class TrainResult:
     val_loss: float | None
     best_val_loss: float | None
     samples: list[tuple[str, bool]] = field(default_factory=list)  # (name, seen in training)
+    best_step: int | None = None  # the step of the best validation loss
+    ended_on_best: bool = False  # the model was set back to its best weights at the end
+    stopped_early: bool = False  # train.patience evaluations passed without a better validation loss
 
     @property
     def tokens_per_sec(self) -> float:
@@ -224,6 +227,9 @@ class Trainer:
         self.seconds = 0.0  # time spent in training steps
         self.val_loss: float | None = None
         self.best_val_loss: float | None = None
+        self.best_step: int | None = None
+        self.evals_since_best = 0  # evaluations since the best one, for train.patience
+        self.best_weights: dict | None = None  # a copy of the best model's weights, with train.keep_best
         self._elapsed = 0.0  # wall-clock time of the run before the clock was last started
         self._clock: float | None = None
 
@@ -243,6 +249,8 @@ class Trainer:
         return (self.step - warmup) / max(1, self.t.steps - warmup)
 
     def done(self) -> bool:
+        if self.stopped_early:
+            return True
         if self.t.time_limit > 0:
             return self.elapsed >= self.t.time_limit
         return self.step >= self.t.steps
@@ -284,9 +292,27 @@ class Trainer:
             return True
         self.val_loss = evaluate(self.model, self.val_data, dist=self.dist)
         if self.best_val_loss is None or self.val_loss < self.best_val_loss:
-            self.best_val_loss = self.val_loss
+            self.best_val_loss, self.best_step, self.evals_since_best = self.val_loss, self.step, 0
+            if self.t.keep_best:
+                self.best_weights = {k: v.detach().clone() for k, v in self.model.state_dict().items()}
             return True
+        self.evals_since_best += 1
         return False
+
+    @property
+    def stopped_early(self) -> bool:
+        """Whether train.patience evaluations have passed without a better validation loss."""
+        return 0 < self.t.patience <= self.evals_since_best
+
+    def end_on_best(self, best_checkpoint: Path) -> bool:
+        """With train.keep_best, set the model back to its best weights when later steps did worse."""
+        if not self.t.keep_best or self.best_step in (None, self.step):
+            return False
+        weights = self.best_weights
+        if weights is None:  # resumed after the best step: its weights are in best.pt
+            weights = read_checkpoint(best_checkpoint)[1]["model"]
+        self.model.load_state_dict(weights)
+        return True
 
     def samples(self, num: int = 8) -> list[tuple[str, bool]]:
         """A few names from the model now, each with whether it is a training name.
@@ -316,7 +342,8 @@ class Trainer:
             "train_names": "\n".join(self.train_names),
             "optimizer": self.optimizer.state_dict(),
             "data": self.data_info,
-            "progress": {"tokens": self.tokens, "seconds": self.seconds, "elapsed": self.elapsed},
+            "progress": {"tokens": self.tokens, "seconds": self.seconds, "elapsed": self.elapsed,
+                         "best_step": self.best_step, "evals_since_best": self.evals_since_best},
             "rng": rng,
         })
 
@@ -335,6 +362,8 @@ class Trainer:
                              f"'{self.t.optimizer}'; resume with the optimizer it was trained with") from None
         self.step, self.val_loss, self.best_val_loss = raw["step"], raw["val_loss"], raw["best_val_loss"]
         self.tokens, self.seconds, self._elapsed = (raw["progress"][k] for k in ("tokens", "seconds", "elapsed"))
+        self.best_step = raw["progress"].get("best_step")  # absent from checkpoints of earlier versions
+        self.evals_since_best = raw["progress"].get("evals_since_best", 0)
         ranks = raw["rng"].get("ranks", [raw["rng"]["torch"]])
         if len(ranks) == self.dist.world:  # the same number of processes: each rank's own state
             torch.set_rng_state(ranks[self.dist.rank])
@@ -418,7 +447,7 @@ def train_on(config, dist, data_path, val_path, out_dir, overwrite, quiet, resum
         trainer.restore(raw, checkpoint_path)
         if trainer.done():
             raise UsageError(f"{checkpoint_path}: the run is already complete at step {trainer.step}; "
-                             f"raise train.steps or train.time_limit to train longer")
+                             f"raise train.steps, train.time_limit or train.patience to train longer")
     resumed_dir = checkpoint_path.parent if raw is not None else None
     run_dir = dist.broadcast(prepared_run_dir(resumed_dir, out_dir, overwrite) if dist.main else None)
     if isinstance(run_dir, str):  # rank 0 could not prepare it; every rank stops with its reason
@@ -427,6 +456,7 @@ def train_on(config, dist, data_path, val_path, out_dir, overwrite, quiet, resum
     report.start(console, run_dir, dist.device, trainer.model, config, trainer.data_info,
                  resumed_at=trainer.step if raw else None, processes=dist.world)
     train_loss = run_loop(trainer, run_dir, console, quiet, resumed=raw is not None)
+    ended_on_best = trainer.end_on_best(run_dir / "best.pt")  # so the summary's samples come from it
     if dist.main:
         write_loss_png_if_possible(run_dir)
     result = TrainResult(
@@ -438,6 +468,9 @@ def train_on(config, dist, data_path, val_path, out_dir, overwrite, quiet, resum
         val_loss=trainer.val_loss,
         best_val_loss=trainer.best_val_loss,
         samples=trainer.samples(10) if dist.main else [],
+        best_step=trainer.best_step,
+        ended_on_best=ended_on_best,
+        stopped_early=trainer.stopped_early,
     )
     if dist.main:
         report.summary(console, result)
@@ -530,6 +563,8 @@ def run_loop(trainer: Trainer, run_dir: Path, console, quiet: bool, resumed: boo
                 trainer.save(run_dir / "last.pt")
                 if records:
                     records.evaluation(console, quiet)
+                if trainer.stopped_early:  # every rank saw the same validation loss, so all stop here
+                    return train_loss
             if stop and not finished:
                 trainer.save(run_dir / "last.pt")
                 raise Interrupted(

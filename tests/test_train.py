@@ -7,10 +7,11 @@ import torch
 from conftest import tiny_config
 from minigpt.checkpoint import load_checkpoint
 from minigpt.config import GPTConfig, TrainConfig
-from minigpt.data import Tokenizer, TokenizedNames, read_names
+from minigpt.data import BUNDLED_NAMES, Tokenizer, TokenizedNames, read_names
 from minigpt.errors import RunError, UsageError
 from minigpt.model import GPT
-from minigpt.training import Trainer, evaluate, lr_at, train
+from minigpt.sampling import generate
+from minigpt.training import Trainer, evaluate, lr_at, resume_config, train
 
 
 def losses(run_dir):
@@ -117,3 +118,51 @@ def test_a_failed_compile_says_how_to_train_without_it(names_file):
     trainer.net = torch.compile(trainer.model, backend=no_compiler)  # fails as inductor does without a compiler
     with pytest.raises(RunError, match=r"C\+\+ compiler.*set train.compile=false"):
         trainer.train_step()
+
+
+def overfitting_config(*extra):
+    """A tiny model on a few names, trained hard enough that its validation loss turns up."""
+    return tiny_config("train.steps=400", "train.eval_interval=10", "train.lr=0.03", "train.warmup_steps=0",
+                       "train.lr_schedule='constant'", "model.n_embd=32", *extra)
+
+
+@pytest.fixture
+def few_names(tmp_path):
+    path = tmp_path / "few.txt"
+    path.write_text("\n".join(read_names(BUNDLED_NAMES)[:60]) + "\n", encoding="utf-8")
+    return path
+
+
+def test_patience_stops_the_run_and_it_ends_on_its_best_weights(few_names, tmp_path):
+    result = train(overfitting_config("train.patience=3"), few_names, out_dir=tmp_path / "run", quiet=True)
+    assert result.stopped_early and result.ended_on_best
+    assert result.steps == result.best_step + 3 * 10 < 400  # three evaluations after the best, then stop
+    best = load_checkpoint(tmp_path / "run" / "best.pt")
+    assert best.step == result.best_step and best.val_loss == result.best_val_loss
+    # the summary's samples come from the best weights: the same draws as from best.pt
+    config = best.config
+    from_best = generate(best.model, best.tokenizer, 10, temperature=config.sample.temperature, seed=config.train.seed)
+    assert [name for name, _ in result.samples] == from_best
+    from typer.testing import CliRunner
+
+    from minigpt.cli import app
+
+    resumed = CliRunner().invoke(app, ["train", "--resume", str(tmp_path / "run")])
+    assert resumed.exit_code == 2 and "already complete" in resumed.stderr and "train.patience" in resumed.stderr
+
+
+def test_without_keep_best_the_run_ends_on_its_last_weights(few_names, tmp_path):
+    result = train(overfitting_config("train.steps=200", "train.keep_best=false"), few_names, out_dir=tmp_path / "r",
+                   quiet=True)
+    assert not result.ended_on_best and not result.stopped_early and result.steps == 200
+    assert result.val_loss > result.best_val_loss  # it did overfit, so keep_best would have mattered
+
+
+def test_patience_survives_a_resume(few_names, tmp_path):
+    """Evaluations since the best are part of the saved state: a resumed run stops where the whole one did."""
+    whole = train(overfitting_config("train.patience=3"), few_names, out_dir=tmp_path / "whole", quiet=True)
+    half = whole.best_step + 20  # two evaluations after the best, one short of stopping
+    train(overfitting_config("train.patience=3", f"train.steps={half}"), few_names, out_dir=tmp_path / "split",
+          quiet=True)
+    resumed = train(resume_config(tmp_path / "split", ["train.steps=400"]), quiet=True, resume_from=tmp_path / "split")
+    assert resumed.stopped_early and resumed.steps == whole.steps and resumed.best_step == whole.best_step
