@@ -39,7 +39,7 @@ def toml_value(value) -> str:
 
 
 def start(out: Console, run_dir: Path, device, model, config: Config, data: dict, resumed_at: int | None = None,
-          processes: int = 1) -> None:
+          processes: int = 1, notes: list[str] = ()) -> None:
     m, t = config.model, config.train
     table = Table.grid(padding=(0, 2))
     table.add_row("run directory", str(run_dir))
@@ -56,6 +56,8 @@ def start(out: Console, run_dir: Path, device, model, config: Config, data: dict
     table.add_row("training", f"{length} of {t.batch_size} names, {optimizer} ({t.lr_schedule}), seed {t.seed}")
     table.add_row("", f"dropout {m.dropout:g}, {m.activation}, warmup {t.warmup_steps}, weight decay "
                   f"{t.weight_decay:g}, grad clip {t.grad_clip:g}; all of it in {run_dir / 'config.toml'}")
+    for note in notes:
+        table.add_row("recipe", note)
     if t.patience:
         table.add_row("stopping", f"early after {plural(t.patience, 'evaluation')} (every {t.eval_interval:,} steps) "
                       f"without a better validation loss")

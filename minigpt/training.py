@@ -25,7 +25,7 @@ from tqdm import tqdm
 
 from minigpt import report
 from minigpt.checkpoint import RESUME_ORDER, read_checkpoint, save_checkpoint
-from minigpt.config import Config, TrainConfig, config_from_dict, load_config
+from minigpt.config import Config, TrainConfig, config_from_dict, load_config, scale_to_data
 from minigpt.distributed import Distributed, setup as setup_distributed
 from minigpt.data import BUNDLED_NAMES, IGNORE, BatchOrder, Tokenizer, TokenizedNames, read_names, split_names
 from minigpt.errors import Interrupted, RunError, UsageError, first_line
@@ -441,6 +441,8 @@ def train_on(config, dist, data_path, val_path, out_dir, overwrite, quiet, resum
         data_path = data_path or raw["data"].get("path")
         val_path = val_path or raw["data"].get("val_path")
     train_names, val_names, tokenizer = load_data(config, data_path or BUNDLED_NAMES, val_path)
+    # what train.auto_scale changed, for the start panel (a resumed run keeps the recipe it was scaled to)
+    scaled = scale_to_data(config, len(train_names)) if raw is None else []
     config.model.vocab_size = tokenizer.vocab_size
     trainer = Trainer(config, train_names, val_names, tokenizer, dist.device, data_path or BUNDLED_NAMES, val_path, dist)
     if raw is not None:
@@ -454,7 +456,7 @@ def train_on(config, dist, data_path, val_path, out_dir, overwrite, quiet, resum
         raise UsageError(run_dir)
     console = report.console(quiet)
     report.start(console, run_dir, dist.device, trainer.model, config, trainer.data_info,
-                 resumed_at=trainer.step if raw else None, processes=dist.world)
+                 resumed_at=trainer.step if raw else None, processes=dist.world, notes=scaled)
     train_loss = run_loop(trainer, run_dir, console, quiet, resumed=raw is not None)
     ended_on_best = trainer.end_on_best(run_dir / "best.pt")  # so the summary's samples come from it
     if dist.main:

@@ -79,3 +79,43 @@ def test_non_finite_values_are_refused_from_files_and_from_code(tmp_path):
     config.train.min_lr = float("inf")
     with pytest.raises(UsageError, match="train.min_lr must be a finite number"):
         validate(config)
+
+
+def test_auto_scale_adapts_a_small_file_and_leaves_given_keys_alone():
+    from minigpt.config import SMALL_DATA, SMALL_DATA_RECIPE, scale_to_data
+
+    config = load_config("default", ["train.steps=7"])
+    notes = scale_to_data(config, 4_647)
+    assert config.train.batch_size == SMALL_DATA_RECIPE["train.batch_size"] < Config().train.batch_size
+    assert config.model.dropout == SMALL_DATA_RECIPE["model.dropout"]
+    assert config.train.steps == 7  # given on the command line: left as the user said
+    assert len(notes) == 1 and "4,647 training names is a small file" in notes[0] and "batch_size 64 (was 256)" in notes[0]
+    assert config.train.auto_scale is False  # what a resumed run or a reread config.toml sees: no second scaling
+    large = load_config("default")
+    assert scale_to_data(large, SMALL_DATA) == [] and large.train == Config().train
+    exact = load_config("makemore")
+    assert scale_to_data(exact, 100) == [] and exact.train.batch_size == 32
+
+
+def test_checkpoints_from_before_early_stopping_resume_without_it():
+    from minigpt.config import config_from_dict
+
+    old = Config().to_dict()
+    for key in ("patience", "auto_scale"):
+        del old["train"][key]
+    config = config_from_dict(old)
+    assert config.train.patience == 0 and config.train.auto_scale is False
+    assert config_from_dict(Config().to_dict()).train.patience == Config().train.patience
+
+
+def test_the_start_panel_says_what_auto_scale_chose_and_the_run_records_it(names_file, tmp_path):
+    from typer.testing import CliRunner
+
+    from minigpt.cli import app
+
+    result = CliRunner().invoke(app, ["train", "--data", str(names_file), "--out", str(tmp_path / "run"), "--steps", "2"])
+    assert result.exit_code == 0, result.output
+    panel = " ".join(result.stderr.replace("│", " ").split())  # the panel wraps its lines between borders
+    assert "is a small file" in panel and "batch_size 64 (was 256)" in panel
+    recorded = load_config(tmp_path / "run" / "config.toml")
+    assert recorded.train.batch_size == 64 and recorded.train.steps == 2 and recorded.train.auto_scale is False
