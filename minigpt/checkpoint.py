@@ -2,7 +2,8 @@
 
     {"format": "minigpt", "version": 1,
      "model": state dict under microgpt's names, "config": {"model": ..., "train": ..., "sample": ...},
-     "vocab": [chars], "step": int, "val_loss": float | None, "train_names": "one\\nper\\nline",
+     "vocab": [chars], "step": int, "val_loss": float | None,
+     "membership": the training names, or a Bloom filter of them (see membership.py),
      "optimizer": optimizer state (for resuming), "data": {...}}
 
 Files are written atomically (temporary file, fsync, rename), and read with
@@ -23,6 +24,7 @@ import torch
 from minigpt.config import Config, config_from_dict
 from minigpt.data import Tokenizer
 from minigpt.errors import RunError, UsageError
+from minigpt.membership import NameSet
 from minigpt.model import GPT
 
 FORMAT = "minigpt"
@@ -38,7 +40,8 @@ class Checkpoint:
     tokenizer: Tokenizer
     step: int
     val_loss: float | None
-    train_names: list[str]
+    train_names: list[str]  # when the checkpoint carries them (a small corpus); else empty
+    membership: NameSet  # is a name one of the training names?
     path: Path
     raw: dict = field(repr=False)
 
@@ -142,14 +145,15 @@ def load_checkpoint(path: str | Path, device: str | torch.device = "cpu") -> Che
         reason = str(e).splitlines()[0]
         raise UsageError(f"{path}: the checkpoint is damaged or inconsistent: {reason}") from None
     model.to(device).eval()
-    names = raw.get("train_names", "")
+    membership = NameSet.from_payload(raw.get("membership"), raw.get("train_names", ""), tokenizer)
     return Checkpoint(
         model=model,
         config=config,
         tokenizer=tokenizer,
         step=raw.get("step", 0),
         val_loss=raw.get("val_loss"),
-        train_names=names.split("\n") if names else [],
+        train_names=sorted(membership.names) if membership.kind == "exact" else [],
+        membership=membership,
         path=path,
         raw=raw,
     )

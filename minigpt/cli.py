@@ -203,7 +203,7 @@ def sample(
         seed=seed,
         new_only=new_only,
     )
-    seen = set(ckpt.train_names)
+    seen = ckpt.membership
     if json_out:
         print(json.dumps({"names": [{"name": n, "in_training_data": n in seen} for n in names]}))
         return

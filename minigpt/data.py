@@ -17,6 +17,20 @@ from minigpt.errors import UsageError
 
 BUNDLED_NAMES = names_file()
 IGNORE = -1  # target id of padding positions, skipped by the loss
+MEMORY_PER_BYTE = 25  # reading, splitting and tokenising a names file takes about this much memory per byte
+LONGEST_NAME = 10_000  # characters; a longer line is not a name
+PYTHON_SHUFFLE_UP_TO = 2_000_000  # names; past this the split uses torch's permutation (Python's takes seconds)
+
+
+def available_memory() -> int | None:
+    """Bytes of memory available to a new allocation, where the system says (Linux), else None."""
+    try:
+        for line in Path("/proc/meminfo").read_text().splitlines():
+            if line.startswith("MemAvailable:"):
+                return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    return None
 
 
 def read_names(path: str | Path) -> list[str]:
@@ -26,6 +40,10 @@ def read_names(path: str | Path) -> list[str]:
         raise UsageError(f"names file not found: {path}")
     if path.is_dir():
         raise UsageError(f"{path} is a directory, not a names file")
+    size, available = path.stat().st_size, available_memory()
+    if available is not None and size * MEMORY_PER_BYTE > available:  # say so now, not after the kernel's OOM kill
+        raise UsageError(f"{path} is {size / 1e9:.1f} GB: training on it needs about "
+                         f"{size * MEMORY_PER_BYTE / 1e9:.0f} GB of memory, and {available / 1e9:.1f} GB is available")
     raw = path.read_bytes()
     try:
         text = raw.decode("utf-8-sig")  # a byte-order mark is not part of the first name
@@ -36,16 +54,24 @@ def read_names(path: str | Path) -> list[str]:
     names = [name for name in names if name]
     if not names:
         raise UsageError(f"{path}: no names in the file (it is empty or has only blank lines)")
+    longest = max(map(len, names))
+    if longest > LONGEST_NAME:
+        raise UsageError(f"{path}: a line holds {longest:,} characters; a name has at most {LONGEST_NAME:,} "
+                         f"(is this a names file, one name per line?)")
     return names
 
 
 def split_names(names: list[str], fraction: float, at_most: int, seed: int) -> tuple[list[str], list[str]]:
     """A seeded hold-out: `fraction` of the names (at most `at_most`) for validation."""
-    order = list(range(len(names)))
-    random.Random(seed).shuffle(order)
     n_val = min(at_most, int(len(names) * fraction))
     if fraction > 0 and n_val == 0 and len(names) >= 10:
         n_val = 1
+    if len(names) > PYTHON_SHUFFLE_UP_TO:  # the training names keep the file's order; batches are shuffled anyway
+        order = torch.randperm(len(names), generator=torch.Generator().manual_seed(seed))
+        held_out = set(order[:n_val].tolist())
+        return [name for i, name in enumerate(names) if i not in held_out], [names[i] for i in order[:n_val].tolist()]
+    order = list(range(len(names)))
+    random.Random(seed).shuffle(order)
     return [names[i] for i in order[n_val:]], [names[i] for i in order[:n_val]]
 
 
@@ -86,37 +112,85 @@ class Tokenizer:
         return "<BOS>" if i == self.bos else self.chars[i]
 
 
-class TokenizedNames:
-    """Every name once, tokenised into padded tensors, so a batch is an index lookup.
+def token_ids(names: list[str], tokenizer: Tokenizer, chunk: int = 1 << 20) -> torch.Tensor:
+    """[BOS] name0 [BOS] name1 ... [BOS] as one tensor of ids, made without a Python list per name.
 
-    x[i] = [BOS, c1, ..., cL] and y[i] = [c1, ..., cL, BOS], cut to block_size positions;
-    unused positions hold IGNORE in y. lengths[i] is the number of predicted tokens.
+    The names are joined with a separator that no name holds, read as UTF-32 code points, and
+    mapped through a lookup table (the separator to the boundary token), a million at a time.
+    """
+    separator = next(c for c in "\n\x00\uffff" if c not in tokenizer.stoi)
+    codes = [ord(c) for c in tokenizer.chars] + [ord(separator)]
+    table = torch.full((max(codes) + 1,), -1, dtype=torch.int32)
+    table[torch.tensor(codes)] = torch.arange(len(codes), dtype=torch.int32)  # the separator gets id len(chars)
+    dtype = torch.int16 if tokenizer.vocab_size < 2**15 else torch.int32
+    parts = []
+    for start in range(0, len(names), chunk):
+        text = separator + separator.join(names[start : start + chunk])
+        points = torch.frombuffer(bytearray(text.encode("utf-32-le")), dtype=torch.int32).long()
+        ids = table[points.clamp(max=len(table) - 1)].masked_fill_(points >= len(table), -1)
+        if bool((ids < 0).any()):
+            tokenizer.check("".join(names[start : start + chunk]), "the names")  # names the characters
+        parts.append(ids.to(dtype))
+    parts.append(torch.tensor([tokenizer.bos], dtype=dtype))
+    return torch.cat(parts)
+
+
+class TokenizedNames:
+    """Every name once, as one flat tensor of ids: [BOS] name0 [BOS] name1 [BOS] ... [BOS].
+
+    Name i's inputs are the positions from starts[i] (its boundary token) on, its targets the
+    positions one further, so the next name's boundary token is its end. lengths[i] is the
+    number of predicted tokens, its characters and the end, cut to block_size. A batch is
+    gathered from the flat tensor: nothing is stored padded, and ten million names fit in
+    about 350 MB.
     """
 
     def __init__(self, names: list[str], tokenizer: Tokenizer, block_size: int):
-        bos = tokenizer.bos
-        rows = [[bos] + tokenizer.encode(name) + [bos] for name in names]
-        self.truncated = sum(len(row) - 1 > block_size for row in rows)
-        rows = [row[: block_size + 1] for row in rows]
-        self.lengths = torch.tensor([len(row) - 1 for row in rows])
-        self.x = torch.tensor([row[:-1] + [bos] * (block_size + 1 - len(row)) for row in rows])
-        self.y = torch.tensor([row[1:] + [IGNORE] * (block_size + 1 - len(row)) for row in rows])
+        self.bos, self.block_size = tokenizer.bos, block_size
+        self.flat = token_ids(names, tokenizer)
+        bounds = (self.flat == self.bos).nonzero().squeeze(1)  # len(names) + 1 boundary tokens
+        self.starts = bounds[:-1]
+        self.characters = bounds[1:] - bounds[:-1] - 1  # of each name, before any cut
+        self.truncated = int((self.characters + 1 > block_size).sum())
+        self.lengths = (self.characters + 1).clamp(max=block_size)
+        self.steps = torch.arange(block_size)
 
     def __len__(self) -> int:
         return len(self.lengths)
 
     def to(self, device: torch.device) -> TokenizedNames:
-        """Move the tokens to `device`; lengths stay on the CPU so batching never waits on it."""
-        self.x, self.y = self.x.to(device), self.y.to(device)
+        """Move the tokens to `device`; lengths stay on the CPU too, so batching never waits on it."""
+        self.flat, self.steps = self.flat.to(device), self.steps.to(device)
+        self.device_starts, self.device_lengths = self.starts.to(device), self.lengths.to(device)
         return self
+
+    def padded(self, indices: torch.Tensor, width: int) -> tuple[torch.Tensor, torch.Tensor]:
+        """Inputs and targets [len(indices), width]: BOS pads the inputs, IGNORE the targets."""
+        device = self.flat.device
+        if device.type == "cuda":
+            indices = indices.pin_memory()  # a copy from pinned memory need not wait for the GPU to catch up
+        rows = indices.to(device, non_blocking=True)
+        starts = getattr(self, "device_starts", self.starts)[rows]
+        lengths = getattr(self, "device_lengths", self.lengths)[rows]
+        steps = self.steps[:width]
+        positions = (starts[:, None] + steps).clamp(max=len(self.flat) - 2)  # [B, width]
+        pad = steps >= lengths[:, None]
+        x = self.flat[positions].long().masked_fill_(pad, self.bos)
+        y = self.flat[positions + 1].long().masked_fill_(pad, IGNORE)
+        return x, y
 
     def batch(self, indices: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """Inputs and targets of these names, cut to the longest of them: padding costs nothing."""
-        width = int(self.lengths[indices].max())
-        if self.x.device.type == "cuda":
-            indices = indices.pin_memory()  # a copy from pinned memory need not wait for the GPU to catch up
-        rows = indices.to(self.x.device, non_blocking=True)
-        return self.x[rows, :width], self.y[rows, :width]
+        return self.padded(indices, int(self.lengths[indices].max()))
+
+    @property
+    def x(self) -> torch.Tensor:
+        """Every name's inputs, padded to block_size: [N, block_size]."""
+        return self.padded(torch.arange(len(self)), self.block_size)[0]
+
+    @property
+    def y(self) -> torch.Tensor:
+        return self.padded(torch.arange(len(self)), self.block_size)[1]
 
     def in_order(self, batch_size: int, shard=lambda names: names):
         """Every name once (or this rank's share), in batches of names of similar length."""
@@ -151,9 +225,13 @@ class BatchOrder:
     def permutation(self, epoch: int) -> torch.Tensor:
         epoch = epoch if self.reshuffle else 0
         if self._cached_pass is None or self._cached_pass[0] != epoch:
-            order = list(range(self.n))
-            random.Random(f"{self.seed}-{epoch}").shuffle(order)
-            self._cached_pass = (epoch, torch.tensor(order))
+            if self.n > PYTHON_SHUFFLE_UP_TO:  # Python's shuffle of ten million takes seconds; torch's, a fraction
+                order = torch.randperm(self.n, generator=torch.Generator().manual_seed(self.seed * 1_000_003 + epoch))
+            else:
+                order = list(range(self.n))
+                random.Random(f"{self.seed}-{epoch}").shuffle(order)
+                order = torch.tensor(order)
+            self._cached_pass = (epoch, order)
         return self._cached_pass[1]
 
     def stream(self, start: int, end: int) -> torch.Tensor:

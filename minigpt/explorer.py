@@ -25,7 +25,7 @@ from minigpt.checkpoint import Checkpoint, load_checkpoint
 from minigpt.errors import UsageError
 
 CURVE_POINTS = 300  # the loss curve is drawn from at most this many points a series
-EXACT_NAMES_LIMIT = 2_000_000  # characters of training names carried as a list; beyond, no marks
+PAGE_MEMBERSHIP_BYTES = 2_000_000  # the most the page carries to mark training names (names or a filter)
 
 
 def weights_blob(model: torch.nn.Module) -> tuple[str, dict]:
@@ -60,15 +60,17 @@ def loss_curve(run_dir: Path) -> dict | None:
 
 
 def membership(ckpt: Checkpoint) -> dict:
-    """What the page uses to mark generated names that are training names, and a line saying so."""
-    names = ckpt.train_names
-    if not names:
+    """The checkpoint's own check of generated names against the training names, and a line saying so."""
+    check = ckpt.membership
+    if check.kind == "exact" and sum(map(len, check.names)) <= PAGE_MEMBERSHIP_BYTES:
+        return {"kind": "exact", "names": sorted(check.names), "note": f"Names are checked against {check.describe()}."}
+    if check.kind == "bloom" and len(check.bits) <= PAGE_MEMBERSHIP_BYTES:
+        return {"kind": "bloom", "bits": base64.b64encode(bytes(check.bits.tolist())).decode("ascii"),
+                "hashes": check.hashes, "note": f"Names are checked against {check.describe()}."}
+    if check.kind == "none":
         return {"kind": "none", "note": "This checkpoint carries no training names, so generated names are not marked."}
-    if sum(map(len, names)) > EXACT_NAMES_LIMIT:
-        return {"kind": "none", "note": f"The {len(names):,} training names are too many to carry in the page; "
-                                        f"use minigpt sample --mark to check names against them."}
-    return {"kind": "exact", "names": sorted(set(names)),
-            "note": f"Names are checked against the {len(set(names)):,} training names the checkpoint carries."}
+    return {"kind": "none", "note": f"The check of generated names ({check.describe()}) is too large to carry in "
+                                    f"the page; minigpt sample --mark uses it."}
 
 
 def card(ckpt: Checkpoint) -> dict:

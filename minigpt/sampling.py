@@ -128,7 +128,7 @@ def sample(checkpoint, num: int = 10, new_only: bool = False, seed: int | None =
     model, tokenizer = checkpoint.model, checkpoint.tokenizer
     if not new_only:
         return generate(model, tokenizer, num, seed=seed, **options)
-    seen = set(checkpoint.train_names)
+    seen = checkpoint.membership
     names: list[str] = []
     generator_seed = seed if seed is not None else torch.seed()
     for attempt in range(20):

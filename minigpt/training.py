@@ -29,6 +29,7 @@ from minigpt.config import Config, TrainConfig, config_from_dict, load_config, s
 from minigpt.distributed import Distributed, setup as setup_distributed
 from minigpt.data import BUNDLED_NAMES, IGNORE, BatchOrder, Tokenizer, TokenizedNames, read_names, split_names
 from minigpt.errors import Interrupted, RunError, UsageError, first_line
+from minigpt.membership import NameSet, fingerprints
 from minigpt.model import GPT
 from minigpt.optim import make_optimizer
 
@@ -109,7 +110,7 @@ def evaluate(model: GPT, data: TokenizedNames, batch_size: int = 256, dist: Dist
     """Mean cross-entropy per predicted token over every name in `data` (each rank scores its share)."""
     was_training = model.training
     model.eval()
-    total = torch.zeros((), dtype=torch.float64, device=data.x.device)
+    total = torch.zeros((), dtype=torch.float64, device=data.flat.device)
     for x, y in data.in_order(batch_size, dist.shard):
         logits, _ = model(x)
         total += F.cross_entropy(logits.flatten(0, 1), y.flatten(), ignore_index=IGNORE, reduction="sum")
@@ -185,7 +186,7 @@ class Trainer:
     def __init__(self, config: Config, train_names, val_names, tokenizer: Tokenizer, device, data_path, val_path=None,
                  dist: Distributed = Distributed()):
         self.config, self.t = config, config.train
-        self.tokenizer, self.train_names, self.dist = tokenizer, train_names, dist
+        self.tokenizer, self.dist = tokenizer, dist
         torch.manual_seed(self.t.seed)
         self.model = GPT(config.model).to(device)
         self.net = self.model  # what training steps call: the model, or DDP around it
@@ -204,7 +205,12 @@ class Trainer:
         on_bf16_gpu = device.type == "cuda" and torch.cuda.is_bf16_supported()
         self.bfloat16 = self.t.precision == "bfloat16" or (self.t.precision == "auto" and on_bf16_gpu)
         block_size = config.model.block_size
-        self.train_data = TokenizedNames(train_names, tokenizer, block_size).to(device)
+        train_data = TokenizedNames(train_names, tokenizer, block_size)
+        # one fingerprint per name (on the CPU): repeated names are counted, and large corpora get a Bloom filter
+        prints = torch.unique(fingerprints(train_data.flat, train_data.starts + 1, train_data.characters))
+        characters = int(train_data.characters.sum())
+        self.membership = NameSet.for_corpus(train_names, characters, prints, tokenizer)
+        self.train_data = train_data.to(device)
         self.val_data = TokenizedNames(val_names, tokenizer, block_size).to(device) if val_names else None
         self.order = BatchOrder(len(self.train_data), self.t.batch_size, self.t.seed, self.t.shuffle == "epoch",
                                 self.train_data.lengths, self.t.length_window)
@@ -213,14 +219,13 @@ class Trainer:
             "val_path": str(Path(val_path).resolve()) if val_path else None,
             "train_names": len(train_names),
             "val_names": len(val_names),
-            "characters": sum(map(len, train_names)),
-            "duplicates": len(train_names) - len(set(train_names)),
+            "characters": characters,
+            "duplicates": len(train_names) - len(prints),
             "vocab_size": tokenizer.vocab_size,
             "truncated": self.train_data.truncated,
             "train_digest": digest(train_names),
             "val_digest": digest(val_names),
         }
-        self.seen = set(train_names)
         self.step = 0  # optimizer steps taken
         self.lr = 0.0  # the learning rate of the latest step
         self.tokens = 0  # predicted tokens trained on
@@ -322,7 +327,7 @@ class Trainer:
         from minigpt.sampling import generate
 
         names = generate(self.model, self.tokenizer, num, temperature=self.config.sample.temperature, seed=self.t.seed)
-        return [(name, name in self.seen) for name in names]
+        return [(name, name in self.membership) for name in names]
 
     def save(self, path: Path) -> None:
         """Rank 0 writes; every rank must call it, since each hands over its random state."""
@@ -339,7 +344,7 @@ class Trainer:
             "step": self.step,
             "val_loss": self.val_loss,
             "best_val_loss": self.best_val_loss,
-            "train_names": "\n".join(self.train_names),
+            "membership": self.membership.to_payload(),
             "optimizer": self.optimizer.state_dict(),
             "data": self.data_info,
             "progress": {"tokens": self.tokens, "seconds": self.seconds, "elapsed": self.elapsed,

@@ -100,3 +100,40 @@ def test_length_windows_keep_every_name_and_cut_padding():
     assert width(grouped) < 0.75 * width(plain)
     fresh = BatchOrder(n=400, batch_size=20, seed=5, lengths=lengths, window=10)
     assert fresh.indices(13).tolist() == batches[13].tolist()  # still a pure function of the step
+
+
+@pytest.mark.parametrize("names", [["zoë", "😀ab", "ñ", "a" * 20], ["a\nb", "ab"]])
+def test_tokenized_names_agree_with_encoding_each_name(names):
+    tok = Tokenizer.from_names(names)  # the second case holds "\n", the usual separator
+    data = TokenizedNames(names, tok, block_size=8)
+    for i, name in enumerate(names):
+        row = [tok.bos] + tok.encode(name) + [tok.bos]
+        n = min(len(row) - 1, 8)
+        assert data.lengths[i] == n and data.characters[i] == len(name)
+        assert data.x[i, :n].tolist() == row[:n] and data.y[i, :n].tolist() == row[1 : n + 1]
+    assert data.truncated == 1 if len(names) == 4 else data.truncated == 0
+
+
+def test_a_file_too_large_for_memory_is_refused_before_it_is_read(tmp_path, monkeypatch):
+    import minigpt.data as data_module
+
+    path = write(tmp_path, b"emma\n" * 1000)
+    monkeypatch.setattr(data_module, "available_memory", lambda: 50_000)
+    with pytest.raises(UsageError, match=r"needs about 0 GB of memory, and 0.0 GB is available"):
+        read_names(path)
+
+
+def test_a_line_of_a_million_characters_is_not_a_name(tmp_path):
+    path = write(tmp_path, b"emma\n" + b"a" * 1_000_000 + b"\nava\n")
+    with pytest.raises(UsageError, match="a line holds 1,000,000 characters; a name has at most 10,000"):
+        read_names(path)
+
+
+def test_the_split_of_a_very_large_file_is_seeded_and_disjoint(monkeypatch):
+    import minigpt.data as data_module
+
+    monkeypatch.setattr(data_module, "PYTHON_SHUFFLE_UP_TO", 100)  # the fast path, on a small list
+    names = [f"n{i}" for i in range(1000)]
+    train, val = split_names(names, 0.1, 50, seed=3)
+    assert len(val) == 50 and len(train) == 950 and not set(train) & set(val)
+    assert (train, val) == split_names(names, 0.1, 50, seed=3)

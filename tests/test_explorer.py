@@ -174,3 +174,23 @@ def test_names_in_the_data_cannot_end_the_script_early(tmp_path):
 
     text = script_json({"names": ["</script><script>alert(1)</script>", "a&b"]})
     assert "<" not in text and "&" not in text
+
+
+def test_a_bloom_filter_marks_names_in_the_page_as_in_python(chromium, names_file, tmp_path, monkeypatch):
+    import random
+
+    from minigpt import membership
+    from minigpt.config import load_config as recipe
+
+    monkeypatch.setattr(membership, "EXACT_CHARACTERS", 100)  # a "large" corpus: the checkpoint carries a filter
+    run_dir = train(recipe("tiny", ["train.steps=5"]), names_file, out_dir=tmp_path / "run", quiet=True).run_dir
+    ckpt = load_checkpoint(run_dir)
+    assert ckpt.membership.kind == "bloom"
+    page = browser.open_page(chromium, write_page(ckpt, tmp_path / "page.html"))
+    rng = random.Random(0)
+    strangers = ["".join(rng.choice("aeilnorst") for _ in range(rng.randint(2, 8))) for _ in range(400)]
+    names = names_file.read_text().split() + strangers + ["Zoë", ""]
+    in_page = page.evaluate("names => names.map(n => minigpt.inTrainingData(n))", names)
+    assert in_page == [name in ckpt.membership for name in names]
+    assert sum(in_page) >= 270  # the training names, and no more than a few strangers
+    assert page.watched.errors == []

@@ -12,6 +12,7 @@
   const BOS = vocab.length;
   const ids = new Map(vocab.map((ch, i) => [ch, i]));
   const trainingNames = DATA.membership.kind === "exact" ? new Set(DATA.membership.names) : null;
+  const bloomBits = DATA.membership.kind === "bloom" ? Uint8Array.from(atob(DATA.membership.bits), (c) => c.charCodeAt(0)) : null;
 
   const state = { layer: 0, head: 0, pinned: null, view: null };
   const $ = (id) => document.getElementById(id);
@@ -309,8 +310,23 @@
     return seed;
   }
 
+  // The checkpoint's check, as membership.py makes it: the names themselves, or a Bloom filter whose
+  // bits (h1 + i * h2) mod size, for i < hashes, are all set for every training name; h1 and h2 are
+  // the halves of the name's 64-bit FNV-1a fingerprint over its token ids.
   function inTrainingData(name) {
-    return trainingNames ? trainingNames.has(name) : null;
+    if (trainingNames) return trainingNames.has(name);
+    if (!bloomBits) return null;
+    const chars = [...name];
+    if (!chars.every((ch) => ids.has(ch))) return false; // a character no training name has
+    const mask = (1n << 64n) - 1n;
+    let h = 0xcbf29ce484222325n;
+    for (const ch of chars) h = ((h ^ BigInt(ids.get(ch))) * 0x100000001b3n) & mask;
+    const low = Number(h & 0xffffffffn), high = Number(((h >> 32n) & 0xffffffffn) | 1n), size = bloomBits.length * 8;
+    for (let i = 0; i < DATA.membership.hashes; i++) {
+      const bit = (low + i * high) % size;
+      if (!((bloomBits[bit >> 3] >> (bit & 7)) & 1)) return false;
+    }
+    return true;
   }
 
   function addGenerated(name) {

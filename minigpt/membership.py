@@ -1,0 +1,146 @@
+"""Is a generated name one of the training names? The check a checkpoint carries.
+
+A small corpus carries its names, and the check is exact. A large one carries a Bloom
+filter instead: a bit array in which each name sets `hashes` bits chosen by its
+fingerprint. A name whose bits are all set is reported as a training name; one with any
+bit clear is certainly new. So there are no false negatives, and false positives (a new
+name reported as known) happen at about FALSE_POSITIVE_RATE, with the filter sized for
+that: 9.6 bits per name, 1.2 MB per million names.
+
+A name's fingerprint is 64-bit FNV-1a over its token ids; positions of the filter come
+from its two 32-bit halves (double hashing). The explorer page computes the same in
+JavaScript. Fingerprints also count repeated names in a corpus without a set of strings.
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+
+FALSE_POSITIVE_RATE = 0.01
+EXACT_CHARACTERS = 2_000_000  # corpora up to this many characters of names keep the exact check
+FNV_OFFSET, FNV_PRIME = 0xCBF29CE484222325, 0x100000001B3
+MASK64 = (1 << 64) - 1
+
+
+def fingerprint(ids: list[int]) -> int:
+    """64-bit FNV-1a over token ids (each id taken as one value, not as bytes)."""
+    h = FNV_OFFSET
+    for i in ids:
+        h = ((h ^ i) * FNV_PRIME) & MASK64
+    return h
+
+
+def as_signed(value: int) -> int:
+    return value - (1 << 64) if value >= 1 << 63 else value
+
+
+def fingerprints(flat: torch.Tensor, starts: torch.Tensor, lengths: torch.Tensor, common: int = 32) -> torch.Tensor:
+    """`fingerprint` of every name at once: flat ids, each name's first id and length -> int64 [N].
+
+    All names advance together one position per round, reading the flat ids in file order
+    (names that have ended keep their value); past `common` positions only the few longer
+    names go on. int64 multiplication wraps around, as the 64-bit arithmetic needs.
+    """
+    h = torch.full(starts.shape, as_signed(FNV_OFFSET), dtype=torch.int64)
+    prime = torch.tensor(FNV_PRIME, dtype=torch.int64)
+    longest = int(lengths.max()) if len(lengths) else 0
+    for position in range(min(common, longest)):
+        ids = flat[(starts + position).clamp(max=len(flat) - 1)].long()
+        h = torch.where(lengths > position, (h ^ ids) * prime, h)
+    going = (lengths > common).nonzero().squeeze(1)
+    for position in range(common, longest):
+        going = going[lengths[going] > position]
+        h[going] = (h[going] ^ flat[starts[going] + position].long()) * prime
+    return h
+
+
+class NameSet:
+    """Membership of names in a training set: exact (a set of names) or a Bloom filter."""
+
+    def __init__(self, names: set[str] | None = None, bits: torch.Tensor | None = None, hashes: int = 0,
+                 count: int = 0, tokenizer=None):
+        self.names = names  # the exact check, or None
+        self.bits, self.hashes, self.count = bits, hashes, count  # the Bloom filter, or None
+        self.tokenizer = tokenizer  # turns a name into the ids its fingerprint is made of
+
+    @classmethod
+    def exact(cls, names) -> NameSet:
+        return cls(names=set(names), count=len(set(names)))
+
+    @classmethod
+    def for_corpus(cls, names: list[str], characters: int, prints: torch.Tensor, tokenizer) -> NameSet:
+        """The exact check for a corpus of up to EXACT_CHARACTERS characters, else a Bloom filter of its
+        distinct fingerprints `prints`."""
+        return cls.exact(names) if characters <= EXACT_CHARACTERS else cls.bloom(prints, tokenizer)
+
+    @classmethod
+    def bloom(cls, prints: torch.Tensor, tokenizer, rate: float = FALSE_POSITIVE_RATE) -> NameSet:
+        """A filter for these distinct fingerprints, sized so that new names pass it at about `rate`."""
+        n = max(1, len(prints))
+        size = 8 * math.ceil(-n * math.log(rate) / math.log(2) ** 2 / 8)  # bits, a whole number of bytes
+        hashes = max(1, round(size / n * math.log(2)))
+        on = torch.zeros(size, dtype=torch.bool)
+        for chunk in prints.split(1 << 20):
+            on[bloom_positions(chunk, hashes, size).flatten()] = True
+        weights = torch.tensor([1, 2, 4, 8, 16, 32, 64, 128], dtype=torch.uint8)
+        bits = (on.view(-1, 8).to(torch.uint8) * weights).sum(1, dtype=torch.uint8)
+        return cls(bits=bits, hashes=hashes, count=len(prints), tokenizer=tokenizer)
+
+    @property
+    def kind(self) -> str:
+        return "exact" if self.names is not None else "bloom" if self.bits is not None else "none"
+
+    @property
+    def false_positive_rate(self) -> float:
+        """The chance that a new name is reported as a training name (0 for the exact check)."""
+        if self.kind != "bloom":
+            return 0.0
+        size = 8 * len(self.bits)
+        return (1 - math.exp(-self.hashes * self.count / size)) ** self.hashes
+
+    def __contains__(self, name: str) -> bool:
+        if self.names is not None:
+            return name in self.names
+        if self.bits is None or self.tokenizer.unseen(name):
+            return False  # a character the training names never had: certainly new
+        h = torch.tensor([as_signed(fingerprint(self.tokenizer.encode(name)))], dtype=torch.int64)
+        positions = bloom_positions(h, self.hashes, 8 * len(self.bits))[0]
+        return all(int(self.bits[p // 8]) >> (p % 8) & 1 for p in positions.tolist())
+
+    def describe(self) -> str:
+        if self.kind == "exact":
+            return f"the {self.count:,} training names (exact)"
+        if self.kind == "bloom":
+            return (f"a Bloom filter of the {self.count:,} training names ({len(self.bits) / 1e6:.1f} MB; a new name "
+                    f"is taken for a training name {100 * self.false_positive_rate:.1f}% of the time)")
+        return "no training names"
+
+    def to_payload(self) -> dict:
+        if self.kind == "exact":
+            if getattr(self, "_text", None) is None:  # made once, saved at every evaluation
+                self._text = "\n".join(sorted(self.names))
+            return {"kind": "exact", "names": self._text}
+        if self.kind == "bloom":
+            return {"kind": "bloom", "bits": self.bits, "hashes": self.hashes, "count": self.count}
+        return {"kind": "none"}
+
+    @classmethod
+    def from_payload(cls, payload: dict | None, legacy_names: str = "", tokenizer=None) -> NameSet:
+        """What a checkpoint holds; checkpoints of earlier versions hold the names as one text."""
+        if payload is None:
+            return cls.exact(legacy_names.split("\n")) if legacy_names else cls()
+        if payload["kind"] == "exact":
+            return cls.exact(payload["names"].split("\n") if payload["names"] else [])
+        if payload["kind"] == "bloom":
+            return cls(bits=payload["bits"], hashes=payload["hashes"], count=payload["count"], tokenizer=tokenizer)
+        return cls()
+
+
+def bloom_positions(prints: torch.Tensor, hashes: int, size: int) -> torch.Tensor:
+    """The filter's bits for each fingerprint [N] -> [N, hashes]: (h1 + i * h2) mod size, h1 and h2 its halves."""
+    low = prints & 0xFFFFFFFF
+    high = ((prints >> 32) & 0xFFFFFFFF) | 1  # odd, so the positions differ whatever the size
+    steps = torch.arange(hashes, dtype=torch.int64)
+    return (low[:, None] + steps[None] * high[:, None]) % size
