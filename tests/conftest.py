@@ -17,6 +17,20 @@ def names_file(tmp_path):
     return path
 
 
+def hide_package(monkeypatch, package: str) -> None:
+    """Make `import package` (and its submodules) fail, as on a machine without it."""
+    import builtins
+
+    real_import = builtins.__import__
+
+    def without(name, *args, **kwargs):
+        if name.startswith(package):
+            raise ImportError(name)
+        return real_import(name, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "__import__", without)
+
+
 def tiny_config(*overrides):
     return load_config("tiny", list(overrides))
 

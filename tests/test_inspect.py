@@ -6,6 +6,7 @@ from typer.testing import CliRunner
 
 from minigpt import inspect
 from minigpt.checkpoint import load_checkpoint
+from conftest import hide_package
 from minigpt.cli import app
 from minigpt.errors import UsageError
 
@@ -62,16 +63,7 @@ def test_cli_bad_input(trained_run, args, message):
 
 
 def test_png_without_matplotlib_says_how_to_install(trained_run, tmp_path, monkeypatch):
-    import builtins
-
-    real_import = builtins.__import__
-
-    def no_matplotlib(name, *args, **kwargs):
-        if name.startswith("matplotlib"):
-            raise ImportError(name)
-        return real_import(name, *args, **kwargs)
-
-    monkeypatch.setattr(builtins, "__import__", no_matplotlib)
+    hide_package(monkeypatch, "matplotlib")
     result = runner.invoke(app, ["inspect-attention", str(trained_run[0]), "anna", "--png", str(tmp_path / "a.png")])
     assert result.exit_code == 2
     assert result.stderr.strip() == "minigpt: error: PNG output needs matplotlib: pip install matplotlib"

@@ -7,6 +7,7 @@ import torch
 from typer.testing import CliRunner
 
 from minigpt.checkpoint import load_checkpoint
+from conftest import hide_package
 from minigpt.cli import app
 from minigpt.errors import UsageError
 from minigpt.safetensors_io import export_safetensors, import_safetensors
@@ -62,16 +63,7 @@ def test_export_refuses_a_non_empty_directory_and_import_a_missing_config(traine
 
 
 def test_without_the_package_one_line_says_how_to_get_it(trained_run, tmp_path, monkeypatch):
-    import builtins
-
-    real_import = builtins.__import__
-
-    def no_safetensors(name, *args, **kwargs):
-        if name.startswith("safetensors"):
-            raise ImportError(name)
-        return real_import(name, *args, **kwargs)
-
-    monkeypatch.setattr(builtins, "__import__", no_safetensors)
+    hide_package(monkeypatch, "safetensors")
     result = runner.invoke(app, ["export", str(trained_run[0]), str(tmp_path / "hf"), "--format", "safetensors"])
     assert result.exit_code == 2
     assert result.stderr.strip() == ("minigpt: error: the safetensors format needs the safetensors package: "
