@@ -154,6 +154,7 @@ class TokenizedNames:
         self.truncated = int((self.characters + 1 > block_size).sum())
         self.lengths = (self.characters + 1).clamp(max=block_size)
         self.steps = torch.arange(block_size)
+        self.device_starts, self.device_lengths = self.starts, self.lengths  # copies on the tokens' device
 
     def __len__(self) -> int:
         return len(self.lengths)
@@ -170,8 +171,7 @@ class TokenizedNames:
         if device.type == "cuda":
             indices = indices.pin_memory()  # a copy from pinned memory need not wait for the GPU to catch up
         rows = indices.to(device, non_blocking=True)
-        starts = getattr(self, "device_starts", self.starts)[rows]
-        lengths = getattr(self, "device_lengths", self.lengths)[rows]
+        starts, lengths = self.device_starts[rows], self.device_lengths[rows]
         steps = self.steps[:width]
         positions = (starts[:, None] + steps).clamp(max=len(self.flat) - 2)  # [B, width]
         pad = steps >= lengths[:, None]
