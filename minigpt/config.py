@@ -269,11 +269,14 @@ def scale_to_data(config: Config, n_train: int) -> list[str]:
         part = getattr(config, section)
         if name in config.given or getattr(part, key) == value:
             continue
-        show = lambda v: f"{v:,}" if isinstance(v, int) else f"{v:g}"  # noqa: E731
-        changed.append(f"{key} {show(value)} (was {show(getattr(part, key))})")
+        changed.append(f"{key} {shown(value)} (was {shown(getattr(part, key))})")
         setattr(part, key, value)
     config.train.auto_scale = False  # done: a resumed run or a reread config.toml must not scale again
     if not changed:
         return []
     return [f"{n_train:,} training names is a small file (under {SMALL_DATA:,}), so train.auto_scale set "
             + ", ".join(changed)]
+
+
+def shown(value: int | float) -> str:
+    return f"{value:,}" if isinstance(value, int) else f"{value:g}"

@@ -66,13 +66,22 @@ def split_names(names: list[str], fraction: float, at_most: int, seed: int) -> t
     n_val = min(at_most, int(len(names) * fraction))
     if fraction > 0 and n_val == 0 and len(names) >= 10:
         n_val = 1
+    order = seeded_permutation(len(names), seed)
+    val = [names[i] for i in order[:n_val].tolist()]
     if len(names) > PYTHON_SHUFFLE_UP_TO:  # the training names keep the file's order; batches are shuffled anyway
-        order = torch.randperm(len(names), generator=torch.Generator().manual_seed(seed))
         held_out = set(order[:n_val].tolist())
-        return [name for i, name in enumerate(names) if i not in held_out], [names[i] for i in order[:n_val].tolist()]
-    order = list(range(len(names)))
+        return [name for i, name in enumerate(names) if i not in held_out], val
+    return [names[i] for i in order[n_val:].tolist()], val
+
+
+def seeded_permutation(n: int, seed) -> torch.Tensor:
+    """A permutation of range(n) that depends only on `seed`: Python's shuffle, as earlier versions
+    made it, up to PYTHON_SHUFFLE_UP_TO; past that torch's (Python's takes seconds on ten million)."""
+    if n > PYTHON_SHUFFLE_UP_TO:
+        return torch.randperm(n, generator=torch.Generator().manual_seed(random.Random(seed).getrandbits(63)))
+    order = list(range(n))
     random.Random(seed).shuffle(order)
-    return [names[i] for i in order[n_val:]], [names[i] for i in order[:n_val]]
+    return torch.tensor(order, dtype=torch.int64)
 
 
 class Tokenizer:
@@ -225,13 +234,7 @@ class BatchOrder:
     def permutation(self, epoch: int) -> torch.Tensor:
         epoch = epoch if self.reshuffle else 0
         if self._cached_pass is None or self._cached_pass[0] != epoch:
-            if self.n > PYTHON_SHUFFLE_UP_TO:  # Python's shuffle of ten million takes seconds; torch's, a fraction
-                order = torch.randperm(self.n, generator=torch.Generator().manual_seed(self.seed * 1_000_003 + epoch))
-            else:
-                order = list(range(self.n))
-                random.Random(f"{self.seed}-{epoch}").shuffle(order)
-                order = torch.tensor(order)
-            self._cached_pass = (epoch, order)
+            self._cached_pass = (epoch, seeded_permutation(self.n, f"{self.seed}-{epoch}"))
         return self._cached_pass[1]
 
     def stream(self, start: int, end: int) -> torch.Tensor:

@@ -64,6 +64,7 @@ class NameSet:
         self.names = names  # the exact check, or None
         self.bits, self.hashes, self.count = bits, hashes, count  # the Bloom filter, or None
         self.tokenizer = tokenizer  # turns a name into the ids its fingerprint is made of
+        self._text: str | None = None  # the exact names as one text, made once, saved at every evaluation
 
     @classmethod
     def exact(cls, names) -> NameSet:
@@ -119,7 +120,7 @@ class NameSet:
 
     def to_payload(self) -> dict:
         if self.kind == "exact":
-            if getattr(self, "_text", None) is None:  # made once, saved at every evaluation
+            if self._text is None:
                 self._text = "\n".join(sorted(self.names))
             return {"kind": "exact", "names": self._text}
         if self.kind == "bloom":
