@@ -22,7 +22,9 @@ import torch
 from common import finish, matmul_peak, median, parser, setup, table
 from minigpt.config import load_config
 from minigpt.data import Tokenizer, read_names
-from minigpt.training import Trainer, keep_freed_memory, resolve_device
+from minigpt.cpu_speedups import keep_freed_memory
+from minigpt.device import resolve_device
+from minigpt.training import Trainer
 
 
 def flops_per_token(trainer: Trainer) -> float:

@@ -19,10 +19,10 @@ _EXPORTS = {
     "read_names": "minigpt.data",
     "load_checkpoint": "minigpt.checkpoint",
     "train": "minigpt.training",
-    "evaluate_names": "minigpt.training",
+    "evaluate_names": "minigpt.evaluation",
     "sample": "minigpt.sampling",
     "generate": "minigpt.sampling",
-    "attention_report": "minigpt.inspect",
+    "attention_report": "minigpt.attention_views",
 }
 
 __all__ = ["__version__", *_EXPORTS]

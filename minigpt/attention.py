@@ -1,4 +1,4 @@
-"""Attention as it is taught, and as the model runs it.
+"""Attention as the model runs it: multi-head, causal, over an optional key/value cache.
 
 Scaled dot-product attention of queries Q, keys K and values V with head size d:
 
@@ -7,12 +7,12 @@ Scaled dot-product attention of queries Q, keys K and values V with head size d:
 M is the causal mask: 0 where a position may look (itself and everything before it),
 -inf where it may not (everything after it), so no position sees the future.
 
-The same computation, four ways (given the same weights, all agree to float precision):
+    attention()            the formula, step by step, returning the weights too
+    CausalSelfAttention    the model's layer: heads by reshaping, torch's fused kernel
+    LayerKV, KVCache       keys and values kept while decoding one position at a time
 
-    SingleHeadAttention    one head over the whole embedding
-    MultiHeadAttention     a list of AttentionHeads, concatenated, then an output projection
-    CausalSelfAttention    what the model runs: heads by reshaping, torch's fused kernel
-    IncrementalAttention   decoding: one new query against a cache of earlier keys and values
+The forms tutorials teach (one head, a list of heads, one-token decoding) are in
+textbook_attention.py, each on its own; the tests hold them equal to this one.
 
 Shapes: B batch, T positions, C = n_embd, H heads, hd = C / H per head.
 """
@@ -43,74 +43,6 @@ def attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool = 
     return mixed @ v, weights  # [..., Tq, d]
 
 
-class SingleHeadAttention(nn.Module):
-    """One head that sees the whole embedding: d = n_embd."""
-
-    def __init__(self, n_embd: int, causal: bool = True):
-        super().__init__()
-        self.causal = causal
-        self.query = nn.Linear(n_embd, n_embd, bias=False)
-        self.key = nn.Linear(n_embd, n_embd, bias=False)
-        self.value = nn.Linear(n_embd, n_embd, bias=False)
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        q, k, v = self.query(x), self.key(x), self.value(x)  # each [B, T, C]
-        scores = q @ k.transpose(-2, -1) / math.sqrt(k.size(-1))  # [B, T, T]
-        if self.causal:
-            seq_len = x.size(1)
-            future = torch.ones(seq_len, seq_len, dtype=torch.bool, device=x.device).triu(1)
-            scores = scores.masked_fill(future, float("-inf"))
-        weights = torch.softmax(scores, dim=-1)  # [B, T, T]
-        return weights @ v  # [B, T, C]
-
-
-class AttentionHead(nn.Module):
-    """One of several heads: projects the embedding down to head_dim, then attends causally."""
-
-    def __init__(self, n_embd: int, head_dim: int, block_size: int, dropout: float = 0.0):
-        super().__init__()
-        self.query = nn.Linear(n_embd, head_dim, bias=False)
-        self.key = nn.Linear(n_embd, head_dim, bias=False)
-        self.value = nn.Linear(n_embd, head_dim, bias=False)
-        self.register_buffer("tril", torch.tril(torch.ones(block_size, block_size)), persistent=False)
-        self.dropout = nn.Dropout(dropout)
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        seq_len = x.size(1)
-        q, k, v = self.query(x), self.key(x), self.value(x)  # each [B, T, hd]
-        scores = q @ k.transpose(-2, -1) / math.sqrt(k.size(-1))  # [B, T, T]
-        scores = scores.masked_fill(self.tril[:seq_len, :seq_len] == 0, float("-inf"))
-        weights = self.dropout(torch.softmax(scores, dim=-1))  # [B, T, T]
-        return weights @ v  # [B, T, hd]
-
-
-class MultiHeadAttention(nn.Module):
-    """n_head AttentionHeads side by side, their outputs concatenated and mixed by `proj`."""
-
-    def __init__(self, n_embd: int, n_head: int, block_size: int, dropout: float = 0.0):
-        super().__init__()
-        head_dim = n_embd // n_head
-        self.heads = nn.ModuleList(AttentionHead(n_embd, head_dim, block_size, dropout) for _ in range(n_head))
-        self.proj = nn.Linear(n_embd, n_embd, bias=False)
-        self.dropout = nn.Dropout(dropout)
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        y = torch.cat([head(x) for head in self.heads], dim=-1)  # [B, T, H * hd] = [B, T, C]
-        return self.dropout(self.proj(y))  # [B, T, C]
-
-    @torch.no_grad()
-    def load_from(self, fused: CausalSelfAttention) -> MultiHeadAttention:
-        """Take the fused module's weights: head h owns rows h*hd:(h+1)*hd of attn_wq, attn_wk, attn_wv."""
-        head_dim = fused.attn_wq.weight.size(0) // len(self.heads)
-        for h, head in enumerate(self.heads):
-            rows = slice(h * head_dim, (h + 1) * head_dim)
-            head.query.weight.copy_(fused.attn_wq.weight[rows])
-            head.key.weight.copy_(fused.attn_wk.weight[rows])
-            head.value.weight.copy_(fused.attn_wv.weight[rows])
-        self.proj.weight.copy_(fused.attn_wo.weight)
-        return self
-
-
 class CausalSelfAttention(nn.Module):
     """Multi-head causal self-attention as the model runs it.
 
@@ -134,56 +66,35 @@ class CausalSelfAttention(nn.Module):
     def forward(self, x: torch.Tensor, kv_cache: LayerKV | None = None, weights_out: list | None = None):
         """x: [B, T, n_embd] -> [B, T, n_embd].
 
-        With a kv_cache, x holds only the new positions and attends to everything cached.
-        With a weights_out list, the attention weights [B, n_head, T, T] are appended to it.
+        With a kv_cache that already holds positions, x is one new position that reads them all;
+        an empty cache is filled with x's keys and values. With a weights_out list, the attention
+        weights [B, n_head, T, T] are appended to it.
         """
         batch, seq_len, n_embd = x.shape
         # q = x Wq^T, k = x Wk^T, v = x Wv^T, as one matrix multiply (faster than three small ones)
         qkv = F.linear(x, torch.cat([self.attn_wq.weight, self.attn_wk.weight, self.attn_wv.weight]))
         q, k, v = map(self.split_heads, qkv.split(n_embd, dim=-1))  # each [B, H, T, hd]
-        past = kv_cache.length if kv_cache is not None else 0
-        if past and seq_len > 1:
-            raise ValueError("several new tokens can only be decoded into an empty cache")
-        if past and weights_out is None:
-            y = kv_cache.decode(q, k, v)  # one new position reading the cached ones: [B, H, 1, hd]
+        if kv_cache is not None and kv_cache.length:
+            y = kv_cache.decode(q, k, v, weights_out)  # one new position reading the cached ones
         else:
             if kv_cache is not None:
-                cached_k, cached_v = kv_cache.append(k, v)
-                if past:  # attend to the cached positions too (an empty cache had none to add)
-                    k, v = cached_k, cached_v  # [B, H, past + 1, hd]
-            dropout = self.attn_dropout if self.training else 0.0
-            # torch's fused kernel is the fastest way but in one case: in bfloat16 on a CPU it
-            # takes nearly three times as long as the formula written out
-            if weights_out is not None or (q.dtype == torch.bfloat16 and q.device.type == "cpu"):
-                y, weights = attention(q, k, v, dropout=dropout)
-                if weights_out is not None:
-                    weights_out.append(weights)
-            else:  # is_causal applies the mask M (here the cache, if any, was empty: k is as long as q)
-                y = F.scaled_dot_product_attention(q, k, v, dropout_p=dropout, is_causal=True)
+                kv_cache.append(k, v)  # a prompt fills the empty cache, and attends only to itself
+            y = self.attend(q, k, v, weights_out)
         y = y.transpose(1, 2).reshape(batch, seq_len, n_embd)  # heads side by side again
         return self.attn_wo(y)
 
-
-class IncrementalAttention(nn.Module):
-    """Decoding one position at a time with the weights of a CausalSelfAttention.
-
-    The new token's query meets the keys and values of every position so far, which the
-    cache holds. No mask is needed: positions after this one are not in the cache yet.
-    """
-
-    def __init__(self, fused: CausalSelfAttention):
-        super().__init__()
-        self.fused = fused
-
-    def forward(self, x_t: torch.Tensor, cache: LayerKV) -> torch.Tensor:
-        """x_t: [B, 1, C], the newest position only -> [B, 1, C]."""
-        f = self.fused
-        q = f.split_heads(f.attn_wq(x_t))  # [B, H, 1, hd]
-        k, v = cache.append(f.split_heads(f.attn_wk(x_t)), f.split_heads(f.attn_wv(x_t)))  # [B, H, t, hd]
-        scores = q @ k.transpose(-2, -1) / math.sqrt(q.size(-1))  # [B, H, 1, t]
-        weights = torch.softmax(scores, dim=-1)  # [B, H, 1, t]
-        y = (weights @ v).transpose(1, 2).flatten(2)  # [B, 1, H * hd]
-        return f.attn_wo(y)  # [B, 1, C]
+    def attend(self, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, weights_out: list | None) -> torch.Tensor:
+        """Causal attention over positions that all arrive at once: [B, H, T, hd] -> [B, H, T, hd]."""
+        dropout = self.attn_dropout if self.training else 0.0
+        # CPU speed-up: torch's fused kernel is the fastest way but in bfloat16 on a CPU, where
+        # the formula written out is faster (benchmarks/attention.py measures both)
+        written_out = q.dtype == torch.bfloat16 and q.device.type == "cpu"
+        if weights_out is None and not written_out:
+            return F.scaled_dot_product_attention(q, k, v, dropout_p=dropout, is_causal=True)
+        y, weights = attention(q, k, v, dropout=dropout)
+        if weights_out is not None:
+            weights_out.append(weights)
+        return y
 
 
 class LayerKV:
@@ -216,16 +127,21 @@ class LayerKV:
         self.length = end
         return self.keys(), self.values()
 
-    def decode(self, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
+    def decode(self, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, weights_out: list | None = None):
         """Attention for one new position: q, k, v [B, H, 1, hd] -> [B, H, 1, hd].
 
-        IncrementalAttention's math, written as elementwise products over the position-major
-        cache: at these sizes 2-3x faster than batches of tiny [1, hd] x [hd, t] matrix products.
+        textbook_attention.IncrementalAttention's math. A speed-up: written as elementwise
+        products over the position-major cache, which at these sizes is faster than batches
+        of tiny [1, hd] x [hd, t] matrix products (benchmarks/sampling.py).
         """
+        if q.size(2) != 1:
+            raise ValueError("several new tokens can only be decoded into an empty cache")
         self.append(k, v)
         keys, values = self.k[: self.length], self.v[: self.length]  # [t, B, H, hd]
         scores = (keys * q[:, :, 0]).sum(-1) / math.sqrt(q.size(-1))  # [t, B, H]: q . k for each position
         weights = torch.softmax(scores, dim=0)  # over the positions
+        if weights_out is not None:
+            weights_out.append(weights.permute(1, 2, 0)[:, :, None])  # [B, H, 1, t]
         return (weights[..., None] * values).sum(0)[:, :, None]  # [B, H, 1, hd]
 
     def keep(self, rows: torch.Tensor) -> None:

@@ -1,13 +1,26 @@
 """Checkpoints: one file holding everything needed to sample, evaluate or resume.
 
-    {"format": "minigpt", "version": 1,
-     "model": state dict under microgpt's names, "config": {"model": ..., "train": ..., "sample": ...},
-     "vocab": [chars], "step": int, "val_loss": float | None,
-     "membership": the training names, or a Bloom filter of them (see membership.py),
-     "optimizer": optimizer state (for resuming), "data": {...}}
+This module alone knows the layout; everything else calls `save_checkpoint`,
+`load_checkpoint` or `read_resume_state`. A checkpoint is a dict:
 
-Files are written atomically (temporary file, fsync, rename), and read with
-`torch.load(weights_only=True)`, which refuses any pickled code.
+    format          "minigpt"
+    version         1
+    model           the state dict under microgpt's names (wte, layer0.attn_wq, ...; weights [out, in])
+    config          the recipe: {"model": {...}, "train": {...}, "sample": {...}}
+    vocab           the characters in id order; the boundary token's id is len(vocab)
+    step            optimizer steps taken
+    val_loss        the validation loss at that step (None when none was measured)
+    best_val_loss   the run's best validation loss so far
+    membership      the training names, or a Bloom filter of them (see membership.py)
+    data            where the names came from: paths, counts, digests (or imported_from)
+    optimizer       the optimizer's state (training only)
+    progress        tokens, seconds, elapsed, best_step, evals_since_best (training only)
+    rng             every rank's random generator states (training only)
+
+Checkpoints written by `minigpt import` carry no training state (the keys marked
+"training only"). Earlier versions held the names as text, under "train_names";
+they still load. Files are written atomically (temporary file, fsync, rename), and
+read with `torch.load(weights_only=True)`, which refuses any pickled code.
 """
 
 from __future__ import annotations
@@ -43,13 +56,55 @@ class Checkpoint:
     train_names: list[str]  # when the checkpoint carries them (a small corpus); else empty
     membership: NameSet  # is a name one of the training names?
     path: Path
-    raw: dict = field(repr=False)
+    best_val_loss: float | None = None
+    data: dict = field(default_factory=dict)  # where the names came from (the "data" key)
+    version: int = VERSION
+    raw: dict = field(default_factory=dict, repr=False)  # the whole payload, as read
+
+
+@dataclass
+class ResumeState:
+    """What a resumed run takes up again: the counters, the optimizer and the random generators."""
+
+    model: dict
+    config: dict
+    data: dict
+    step: int
+    val_loss: float | None
+    best_val_loss: float | None
+    tokens: int
+    seconds: float
+    elapsed: float
+    best_step: int | None
+    evals_since_best: int
+    optimizer: dict
+    rng: dict  # "ranks": each rank's CPU generator state; "cuda": the CUDA ones, when there were GPUs
+
+
+def payload(model: dict, config: Config, vocab: list[str], step: int, val_loss: float | None,
+            best_val_loss: float | None, membership: NameSet, data: dict, training: dict | None = None) -> dict:
+    """The checkpoint's dict, laid out as the module docstring says.
+
+    `training` holds the "optimizer", "progress" and "rng" of a run that may be resumed.
+    """
+    return {
+        "format": FORMAT,
+        "version": VERSION,
+        "model": model,
+        "config": config.to_dict(),
+        "vocab": vocab,
+        "step": step,
+        "val_loss": val_loss,
+        "best_val_loss": best_val_loss,
+        "membership": membership.to_payload(),
+        "data": data,
+        **(training or {}),
+    }
 
 
 def save_checkpoint(path: str | Path, payload: dict) -> None:
     """Write `payload` to `path` atomically: a reader sees the old file or the new one, never half."""
     path = Path(path)
-    payload = {"format": FORMAT, "version": VERSION, **payload}
     try:
         fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     except OSError as e:
@@ -155,5 +210,36 @@ def load_checkpoint(path: str | Path, device: str | torch.device = "cpu") -> Che
         train_names=sorted(membership.names) if membership.kind == "exact" else [],
         membership=membership,
         path=path,
+        best_val_loss=raw.get("best_val_loss"),
+        data=raw.get("data", {}),
+        version=raw["version"],
         raw=raw,
     )
+
+
+def read_resume_state(path: str | Path) -> tuple[Path, ResumeState]:
+    """The training state of a run (its directory or a checkpoint; last.pt first), to resume it."""
+    path, raw = read_checkpoint(path, prefer=RESUME_ORDER)
+    if "optimizer" not in raw or "rng" not in raw:
+        raise UsageError(f"{path}: this checkpoint holds no training state to resume from")
+    progress, rng = raw["progress"], raw["rng"]
+    return path, ResumeState(
+        model=raw["model"],
+        config=raw["config"],
+        data=raw["data"],
+        step=raw["step"],
+        val_loss=raw["val_loss"],
+        best_val_loss=raw["best_val_loss"],
+        tokens=progress["tokens"],
+        seconds=progress["seconds"],
+        elapsed=progress["elapsed"],
+        best_step=progress.get("best_step"),  # absent from checkpoints of earlier versions
+        evals_since_best=progress.get("evals_since_best", 0),
+        optimizer=raw["optimizer"],
+        rng={"ranks": rng.get("ranks", [rng["torch"]]), **({"cuda": rng["cuda"]} if "cuda" in rng else {})},
+    )
+
+
+def read_model_weights(path: str | Path) -> dict:
+    """Only the model's state dict, as `GPT.load_state_dict` takes it."""
+    return read_checkpoint(path)[1]["model"]

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import functools
 import json
-import os
 import sys
 import warnings
 from pathlib import Path
@@ -18,6 +17,7 @@ import typer
 
 from minigpt import __version__
 from minigpt.errors import Interrupted, MiniGPTError, UsageError, first_line, one_line
+from minigpt.launch import rank, relaunch_under_torchrun
 
 app = typer.Typer(
     help="Train a tiny character-level GPT on a file of names, then invent new ones.",
@@ -28,11 +28,6 @@ app = typer.Typer(
 state = {"debug": False}
 # torch warns on import when numpy is not installed; minigpt never converts tensors to numpy
 warnings.filterwarnings("ignore", message="Failed to initialize NumPy")
-
-
-def rank() -> int | None:
-    """This process's rank when torchrun started several, else None."""
-    return int(os.environ.get("RANK", "0")) if int(os.environ.get("WORLD_SIZE", "1")) > 1 else None
 
 
 def fail(message: str, code: int) -> None:
@@ -132,39 +127,7 @@ def train(
         cfg = load_config(config if config is not None else default_config_path(), overrides)
     result = run_training(cfg, data, val_data, out, overwrite=overwrite, quiet=quiet or json_out, resume_from=resume)
     if json_out and not rank():
-        print(json.dumps({
-            "run_dir": str(result.run_dir),
-            "steps": result.steps,
-            "seconds": round(result.seconds, 3),
-            "tokens": result.tokens,
-            "tokens_per_sec": round(result.tokens_per_sec, 1),
-            "train_loss": result.train_loss,
-            "val_loss": result.val_loss,
-            "best_val_loss": result.best_val_loss,
-            "best_step": result.best_step,
-            "stopped_early": result.stopped_early,
-            "ended_on_best": result.ended_on_best,
-            "samples": [name for name, _ in result.samples],
-            "new_samples": sum(not seen for _, seen in result.samples),
-        }))
-
-
-def relaunch_under_torchrun(nproc: int) -> None:
-    """Replace this process with torch's launcher running the same command on `nproc` processes."""
-    args, skip = [], False
-    for arg in sys.argv[1:]:
-        if skip or arg.startswith("--nproc="):
-            skip = False
-            continue
-        if arg == "--nproc":
-            skip = True
-            continue
-        args.append(arg)
-    # share the cores out, rather than letting every process start a thread per core
-    os.environ.setdefault("OMP_NUM_THREADS", str(max(1, (os.cpu_count() or 1) // nproc)))
-    command = [sys.executable, "-m", "torch.distributed.run", "--standalone", f"--nproc_per_node={nproc}",
-               "-m", "minigpt", *args]
-    os.execv(command[0], command)
+        print(json.dumps(result.to_json()))
 
 
 @app.command()
@@ -186,23 +149,11 @@ def sample(
 ) -> None:
     """Generate names from a trained checkpoint, one per line."""
     from minigpt.checkpoint import load_checkpoint
+    from minigpt.device import resolve_device
     from minigpt.sampling import sample as sample_names
-    from minigpt.training import resolve_device
 
-    if top_k is not None and top_k < 1:
-        raise UsageError(f"--top-k must be at least 1, got {top_k}")
     ckpt = load_checkpoint(checkpoint, resolve_device(device))
-    s = ckpt.config.sample
-    names = sample_names(
-        ckpt,
-        num=num,
-        temperature=temperature if temperature is not None else s.temperature,
-        top_k=top_k if top_k is not None else s.top_k,
-        top_p=top_p if top_p is not None else s.top_p,
-        prefix=prefix,
-        seed=seed,
-        new_only=new_only,
-    )
+    names = sample_names(ckpt, num, new_only, seed, prefix, temperature, top_k, top_p)
     seen = ckpt.membership
     if json_out:
         print(json.dumps({"names": [{"name": n, "in_training_data": n in seen} for n in names]}))
@@ -224,7 +175,8 @@ def eval_(
     """Mean cross-entropy per predicted token (characters and the end) over every name in a file."""
     from minigpt.checkpoint import load_checkpoint
     from minigpt.data import read_names
-    from minigpt.training import evaluate_names, resolve_device
+    from minigpt.device import resolve_device
+    from minigpt.evaluation import evaluate_names
 
     ckpt = load_checkpoint(checkpoint, resolve_device(device))
     names = read_names(data)
@@ -260,9 +212,9 @@ def inspect_attention(
     """Show what each layer and head attends to while the model reads NAME, or write the explorer page."""
     from rich.console import Console
 
-    from minigpt import inspect
+    from minigpt import attention_views as views
     from minigpt.checkpoint import load_checkpoint
-    from minigpt.training import resolve_device
+    from minigpt.device import resolve_device
 
     if html is not None:
         write_explorer_page(checkpoint, html, name, open_page, overwrite)
@@ -270,21 +222,21 @@ def inspect_attention(
     if name is None:
         raise UsageError("inspect-attention needs a NAME to read (or --html FILE to write the explorer page)")
     ckpt = load_checkpoint(checkpoint, resolve_device(device))
-    report = inspect.attention_report(ckpt.model, ckpt.tokenizer, name, top=max(1, top))
-    pairs = inspect.select(report, layer, head)
+    report = views.attention_report(ckpt.model, ckpt.tokenizer, name, top=max(1, top))
+    pairs = views.select(report, layer, head)
     console = Console(highlight=False)
     for l, h in pairs:
         if position is None:
-            console.print(inspect.heatmap(report, l, h))
+            console.print(views.heatmap(report, l, h))
         else:
-            console.print(inspect.position_bars(report, l, h, position))
+            console.print(views.position_bars(report, l, h, position))
         console.print()
-    console.print(inspect.predictions_table(report))
+    console.print(views.predictions_table(report))
     if json_file is not None:
-        inspect.write_json(report, json_file)
+        views.write_json(report, json_file)
         print(f"wrote {json_file}", file=sys.stderr)
     if png is not None:
-        inspect.write_png(report, png, pairs)
+        views.write_png(report, png, pairs)
         print(f"wrote {png}", file=sys.stderr)
 
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import json
 import math
 import tomllib
 from dataclasses import dataclass, field
@@ -95,6 +96,23 @@ class Config:
 
     def to_dict(self) -> dict:
         return {section: dataclasses.asdict(getattr(self, section)) for section in ("model", "train", "sample")}
+
+    def to_toml(self) -> str:
+        """The whole recipe as a TOML file that `--config` reads back (a run's config.toml)."""
+        lines = []
+        for section, values in self.to_dict().items():
+            lines.append(f"[{section}]")
+            lines += [f"{key} = {toml_value(value)}" for key, value in values.items() if (section, key) not in NOT_SETTABLE]
+            lines.append("")
+        return "\n".join(lines)
+
+
+def toml_value(value) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, str):
+        return json.dumps(value)
+    return repr(value)
 
 
 CHOICES = {

@@ -15,6 +15,9 @@ from dataclasses import dataclass
 import torch
 import torch.distributed as dist
 
+from minigpt.errors import UsageError
+from minigpt.launch import launched_by_torchrun
+
 
 @dataclass
 class Distributed:
@@ -65,6 +68,19 @@ class Distributed:
         """This rank's share: every world-th item, starting at its rank."""
         return items[self.rank :: self.world]
 
+    def on_main(self, make):
+        """What `make()` returns on rank 0, on every rank; or the UsageError it raised, raised on every rank."""
+        outcome = None
+        if self.main:
+            try:
+                outcome = (make(), None)
+            except UsageError as e:
+                outcome = (None, str(e))
+        value, error = self.broadcast(outcome)
+        if error is not None:
+            raise UsageError(error)
+        return value
+
     def barrier(self) -> None:
         """Wait until every rank gets here."""
         if self.enabled:
@@ -73,10 +89,6 @@ class Distributed:
     def close(self) -> None:
         if self.enabled and dist.is_initialized():
             dist.destroy_process_group()
-
-
-def launched_by_torchrun() -> bool:
-    return int(os.environ.get("WORLD_SIZE", "1")) > 1
 
 
 def setup(device: torch.device) -> Distributed:

@@ -74,7 +74,7 @@ def membership(ckpt: Checkpoint) -> dict:
 
 
 def card(ckpt: Checkpoint) -> dict:
-    data = ckpt.raw.get("data", {})
+    data = ckpt.data
     if "train_names" in data:
         where = Path(data["path"]).name if data.get("path") else "the training file"
         summary = (f"{where}: {data['train_names']:,} training names, {data['val_names']:,} validation names, "
@@ -87,7 +87,7 @@ def card(ckpt: Checkpoint) -> dict:
         "parameters": ckpt.model.num_params(),
         "step": ckpt.step,
         "val_loss": ckpt.val_loss,
-        "best_val_loss": ckpt.raw.get("best_val_loss"),
+        "best_val_loss": ckpt.best_val_loss,
         "data": summary,
         "checkpoint": str(ckpt.path),
     }

@@ -17,10 +17,11 @@ from pathlib import Path
 
 import torch
 
-from minigpt.checkpoint import check_finite, load_checkpoint, save_checkpoint
+from minigpt.checkpoint import check_finite, load_checkpoint, payload, save_checkpoint
 from minigpt.config import GPTConfig, load_config, validate
 from minigpt.data import Tokenizer
 from minigpt.errors import UsageError
+from minigpt.membership import NameSet
 from minigpt.model import GPT
 
 MICROGPT_ARCHITECTURE = {"activation": "relu", "final_norm": False, "norm_scale": False, "norm_eps": 1e-5}
@@ -128,13 +129,5 @@ def import_microgpt(path: str | Path, out: str | Path, overwrite: bool = False) 
     state = {key: torch.tensor(value, dtype=torch.float32) for key, value in document["state_dict"].items()}
     check_finite(state, path)
     model.load_state_dict(state)
-    save_checkpoint(out, {
-        "model": model.state_dict(),
-        "config": config.to_dict(),
-        "vocab": tokenizer.chars,
-        "step": 0,
-        "val_loss": None,
-        "best_val_loss": None,
-        "train_names": "",
-        "data": {"imported_from": str(path)},
-    })
+    save_checkpoint(out, payload(model.state_dict(), config, tokenizer.chars, step=0, val_loss=None, best_val_loss=None,
+                                 membership=NameSet(), data={"imported_from": str(path)}))

@@ -20,6 +20,7 @@ import torch.nn.functional as F
 
 from minigpt.attention import CausalSelfAttention, KVCache
 from minigpt.config import GPTConfig
+from minigpt.cpu_speedups import Dropout
 from minigpt.data import IGNORE
 
 
@@ -47,29 +48,6 @@ class MLP(nn.Module):
         # in place: the hidden layer is the largest activation, and one fewer copy of it is faster
         h = F.relu(h, inplace=True) if self.relu else F.gelu(h)
         return self.mlp_fc2(h)
-
-
-class Dropout(nn.Module):
-    """Zero each element with probability p (rounded to a multiple of 1/256), scale the rest by 1/(1 - p).
-
-    On a CPU, torch's dropout draws one random number per element, which costs more than the
-    rest of a small model's step. Here one 64-bit draw gives the mask bytes of eight elements.
-    """
-
-    def __init__(self, p: float):
-        super().__init__()
-        self.p = p
-        self.threshold = round(p * 256)  # drop where a random byte is below this
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        if not self.training or self.threshold == 0:
-            return x
-        if x.device.type != "cpu":
-            return F.dropout(x, self.p, training=True)  # fast enough where it runs
-        n = x.numel()
-        draws = torch.randint(-(2**63), 2**63 - 1, ((n + 7) // 8,), dtype=torch.int64)
-        keep = draws.view(torch.uint8)[:n].view_as(x) >= self.threshold
-        return x * keep * (256 / (256 - self.threshold))
 
 
 class Block(nn.Module):

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 
@@ -10,32 +9,13 @@ from rich.console import Console
 from rich.markup import escape
 from rich.panel import Panel
 from rich.table import Table
+from tqdm import tqdm
 
-from minigpt.config import NOT_SETTABLE, Config
+from minigpt.config import Config
 
 
 def console(quiet: bool = False) -> Console:
     return Console(stderr=True, quiet=quiet, highlight=False)
-
-
-def config_toml(config: Config) -> str:
-    """The resolved config as a TOML file that `--config` reads back."""
-    lines = []
-    for section, values in config.to_dict().items():
-        lines.append(f"[{section}]")
-        for key, value in values.items():
-            if (section, key) not in NOT_SETTABLE:
-                lines.append(f"{key} = {toml_value(value)}")
-        lines.append("")
-    return "\n".join(lines)
-
-
-def toml_value(value) -> str:
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, str):
-        return json.dumps(value)
-    return repr(value)
 
 
 def start(out: Console, run_dir: Path, device, model, config: Config, data: dict, resumed_at: int | None = None,
@@ -71,6 +51,30 @@ def start(out: Console, run_dir: Path, device, model, config: Config, data: dict
              f"({m.block_size - 1} characters) and were cut to fit")
 
 
+def progress_bar(trainer, hidden: bool) -> tqdm:
+    """Steps (or seconds, with a time limit) done out of the run's whole, on stderr."""
+    t, timed = trainer.t, trainer.t.time_limit > 0
+    return tqdm(
+        total=round(t.time_limit) if timed else t.steps,
+        initial=round(trainer.elapsed) if timed else trainer.step,
+        unit="s" if timed else "step",
+        desc="train",
+        disable=hidden,
+        dynamic_ncols=True,
+        leave=False,
+    )
+
+
+def show_loss(bar: tqdm, trainer, train_loss: float) -> None:
+    bar.set_postfix(loss=f"{train_loss:.4f}", val=fmt_loss(trainer.val_loss),
+                    tok_s=f"{trainer.tokens / trainer.seconds / 1000:.1f}k", refresh=False)
+
+
+def advance(bar: tqdm, trainer) -> None:
+    """Move the bar to the trainer's step, or to its elapsed seconds with a time limit."""
+    bar.update(round(trainer.elapsed) - bar.n if trainer.t.time_limit > 0 else 1)
+
+
 def progress_line(trainer, t, train_loss: float | None) -> str:
     """What the progress bar shows, as one line for a log: `step 250/800  loss 2.0312  41,210 tokens/s  6 s`."""
     done = f"{trainer.elapsed:.0f}/{t.time_limit:g} s" if t.time_limit > 0 else f"{trainer.elapsed:.0f} s"
@@ -96,7 +100,8 @@ def samples_table(out: Console, step: int, val_loss: float | None, names: list[t
     for name, _ in names:
         table.add_column(escape(name) or "''", justify="center")  # a name may hold "[", which rich reads as markup
     table.add_row(*["[dim]in train[/]" if seen else "[green]new[/]" for _, seen in names])
-    out.print(table)
+    with tqdm.external_write_mode(file=sys.stderr):  # above the progress bar, not through it
+        out.print(table)
 
 
 def summary(out: Console, result) -> None:
@@ -139,15 +144,14 @@ def fmt_loss(value: float | None) -> str:
 
 def checkpoint_info(out: Console, ckpt) -> None:
     """Everything a checkpoint holds, for `minigpt info`."""
-    raw = ckpt.raw
     head = Table.grid(padding=(0, 2))
-    head.add_row("checkpoint", f"{ckpt.path} (format {raw['format']} {raw['version']})")
+    head.add_row("checkpoint", f"{ckpt.path} (format minigpt {ckpt.version})")
     head.add_row("step", f"{ckpt.step:,}")
-    head.add_row("val loss", f"{fmt_loss(ckpt.val_loss)} (best {fmt_loss(raw.get('best_val_loss'))})")
+    head.add_row("val loss", f"{fmt_loss(ckpt.val_loss)} (best {fmt_loss(ckpt.best_val_loss)})")
     vocab = "".join(ckpt.tokenizer.chars)
     head.add_row("vocabulary", f"{ckpt.tokenizer.vocab_size} tokens: {vocab!r} (ids 0..{len(vocab) - 1}), "
                  f"boundary token {ckpt.tokenizer.bos}")
-    data = raw.get("data", {})
+    data = ckpt.data
     if "train_names" in data:
         head.add_row("data", f"{data.get('path')}: {data['train_names']:,} training names "
                      f"({data['characters']:,} characters, {data.get('duplicates', 0):,} repeated, "

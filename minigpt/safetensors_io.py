@@ -12,10 +12,11 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from minigpt.checkpoint import check_finite, load_checkpoint, save_checkpoint
+from minigpt.checkpoint import check_finite, load_checkpoint, payload, save_checkpoint
 from minigpt.config import GPTConfig, config_from_dict, validate
 from minigpt.data import Tokenizer
 from minigpt.errors import UsageError
+from minigpt.membership import NameSet
 from minigpt.model import GPT
 
 WEIGHTS, CONFIG = "model.safetensors", "config.json"
@@ -95,13 +96,7 @@ def import_safetensors(source: str | Path, out: str | Path, overwrite: bool = Fa
     except RuntimeError as e:
         reason = [line.strip() for line in str(e).splitlines() if line.strip()][-1]
         raise UsageError(f"{weights}: its tensors do not fit {config_file}: {reason}") from None
-    save_checkpoint(out, {
-        "model": model.state_dict(),
-        "config": config.to_dict(),
-        "vocab": tokenizer.chars,
-        "step": document.get("step", 0),
-        "val_loss": document.get("val_loss"),
-        "best_val_loss": document.get("val_loss"),
-        "train_names": "",
-        "data": {"imported_from": str(source)},
-    })
+    val_loss = document.get("val_loss")
+    save_checkpoint(out, payload(model.state_dict(), config, tokenizer.chars, step=document.get("step", 0),
+                                 val_loss=val_loss, best_val_loss=val_loss, membership=NameSet(),
+                                 data={"imported_from": str(source)}))

@@ -1,4 +1,8 @@
-"""Generating names: batched, one token at a time over a key/value cache."""
+"""Generating names: batched, one token at a time over a key/value cache.
+
+The options (temperature, top-k, top-p) default to the checkpoint's recipe, its [sample]
+keys, and are checked here, once, for the command line and the Python API alike.
+"""
 
 from __future__ import annotations
 
@@ -6,26 +10,37 @@ import math
 
 import torch
 
+from minigpt.config import SampleConfig
 from minigpt.data import Tokenizer
 from minigpt.errors import UsageError
 from minigpt.model import GPT
 
 
-def check_options(num: int, temperature: float, top_k: int, top_p: float) -> None:
+def check_options(num: int, temperature: float, top_k: int | None, top_p: float) -> None:
     if num < 1:
         raise UsageError(f"--num must be at least 1, got {num}")
     if not math.isfinite(temperature) or temperature <= 0:
         raise UsageError(f"--temperature must be positive, got {temperature}")
-    if top_k < 0:
-        raise UsageError(f"--top-k must be at least 1 (or 0 for no limit), got {top_k}")
+    if top_k is not None and top_k < 1:
+        raise UsageError(f"--top-k must be at least 1, got {top_k}")
     if not 0 < top_p <= 1:
         raise UsageError(f"--top-p must be in (0, 1], got {top_p}")
 
 
-def filter_logits(logits: torch.Tensor, temperature: float, top_k: int, top_p: float) -> torch.Tensor:
-    """Scale by 1/temperature, keep the top_k tokens, then the smallest set with probability >= top_p."""
+def recipe_options(recipe: SampleConfig, temperature: float | None = None, top_k: int | None = None,
+                   top_p: float | None = None) -> dict:
+    """Each option as given, else as the recipe's [sample] section has it."""
+    return {
+        "temperature": recipe.temperature if temperature is None else temperature,
+        "top_k": (recipe.top_k or None) if top_k is None else top_k,  # the recipe's 0 keeps every token
+        "top_p": recipe.top_p if top_p is None else top_p,
+    }
+
+
+def filter_logits(logits: torch.Tensor, temperature: float, top_k: int | None, top_p: float) -> torch.Tensor:
+    """Scale by 1/temperature, keep the top_k tokens (None or 0: all), then the smallest set with probability >= top_p."""
     logits = logits / temperature
-    if 0 < top_k < logits.size(-1):
+    if top_k and top_k < logits.size(-1):
         kth = torch.topk(logits, top_k, dim=-1).values[..., -1:]
         logits = logits.masked_fill(logits < kth, float("-inf"))
     if top_p < 1:
@@ -44,7 +59,7 @@ def generate(
     tokenizer: Tokenizer,
     num: int,
     temperature: float = 1.0,
-    top_k: int = 0,
+    top_k: int | None = None,
     top_p: float = 1.0,
     prefix: str = "",
     seed: int | None = None,
@@ -123,9 +138,14 @@ def sample_token(logits: torch.Tensor, draws: torch.Tensor) -> torch.Tensor:
     return (cumulative < draws[:, None] * cumulative[:, -1:]).sum(dim=-1)
 
 
-def sample(checkpoint, num: int = 10, new_only: bool = False, seed: int | None = None, **options) -> list[str]:
-    """Names from a loaded checkpoint; with new_only, only names not in its training data."""
+def sample(checkpoint, num: int = 10, new_only: bool = False, seed: int | None = None, prefix: str = "",
+           temperature: float | None = None, top_k: int | None = None, top_p: float | None = None) -> list[str]:
+    """Names from a loaded checkpoint; with new_only, only names not in its training data.
+
+    Options left as None take the checkpoint's recipe (its [sample] section).
+    """
     model, tokenizer = checkpoint.model, checkpoint.tokenizer
+    options = {"prefix": prefix, **recipe_options(checkpoint.config.sample, temperature, top_k, top_p)}
     if not new_only:
         return generate(model, tokenizer, num, seed=seed, **options)
     seen = checkpoint.membership

@@ -3,15 +3,8 @@ import math
 import torch
 import torch.nn.functional as F
 
-from minigpt.attention import (
-    AttentionHead,
-    CausalSelfAttention,
-    IncrementalAttention,
-    LayerKV,
-    MultiHeadAttention,
-    SingleHeadAttention,
-    attention,
-)
+from minigpt.attention import CausalSelfAttention, LayerKV, attention
+from minigpt.textbook_attention import AttentionHead, IncrementalAttention, MultiHeadAttention, SingleHeadAttention
 
 B, T, C, H = 2, 7, 16, 4
 

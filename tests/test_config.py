@@ -2,7 +2,6 @@ import pytest
 
 from minigpt.config import Config, load_config, validate
 from minigpt.errors import UsageError
-from minigpt.report import config_toml
 
 
 def test_default_toml_is_the_builtin_default():
@@ -66,7 +65,7 @@ def test_bad_config_files(tmp_path):
 def test_resolved_config_reads_back(tmp_path):
     cfg = load_config("microgpt", ["train.steps=7"])
     path = tmp_path / "config.toml"
-    path.write_text(config_toml(cfg))
+    path.write_text(cfg.to_toml())
     assert load_config(path) == cfg
 
 

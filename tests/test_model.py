@@ -71,7 +71,7 @@ def test_loss_ignores_padding():
 
 
 def test_fast_dropout_drops_p_and_keeps_the_mean():
-    from minigpt.model import Dropout
+    from minigpt.cpu_speedups import Dropout
 
     drop = Dropout(0.1)
     x = torch.ones(400_000)

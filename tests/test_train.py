@@ -11,7 +11,8 @@ from minigpt.data import BUNDLED_NAMES, Tokenizer, TokenizedNames, read_names
 from minigpt.errors import RunError, UsageError
 from minigpt.model import GPT
 from minigpt.sampling import generate
-from minigpt.training import Trainer, evaluate, lr_at, resume_config, train
+from minigpt.evaluation import evaluate
+from minigpt.training import Trainer, lr_at, resume_config, train
 
 
 def losses(run_dir):

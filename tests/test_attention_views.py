@@ -4,7 +4,7 @@ import pytest
 import torch
 from typer.testing import CliRunner
 
-from minigpt import inspect
+from minigpt import attention_views as inspect
 from minigpt.checkpoint import load_checkpoint
 from conftest import hide_package
 from minigpt.cli import app
