@@ -6,7 +6,9 @@ A config file has three sections, each optional, each key validated:
     [train]   steps, batch_size, lr, lr_schedule, warmup_steps, weight_decay, seed, ...
     [sample]  temperature, top_k, top_p
 
-The dataclass defaults are the recommended recipe and equal `configs/default.toml`.
+Every key is described once, where it is declared below; `keys_markdown()` turns those
+descriptions into docs/configuration.md. The defaults are the recommended recipe and
+equal `configs/default.toml`.
 """
 
 from __future__ import annotations
@@ -23,22 +25,28 @@ from minigpt.bundled import config_dir, recipe_names
 from minigpt.errors import UsageError
 
 
+def key(default, about: str):
+    """A config key: its default, and its description, written here once (docs/configuration.md lists them)."""
+    return field(default=default, metadata={"about": about})
+
+
 @dataclass
 class GPTConfig:
     """The model's shape. `vocab_size` comes from the data, not from a config file."""
 
-    n_layer: int = 4
-    n_head: int = 4
-    n_embd: int = 64
-    block_size: int = 16
-    dropout: float = 0.1  # on the attention and MLP outputs, before they join the residual stream
-    attn_dropout: float = 0.0  # on the attention weights
-    init_std: float = 0.02
-    zero_init_out: bool = False  # attn_wo and mlp_fc2 start at zero (as in microgpt): each block starts as the identity
-    activation: str = "relu"  # "relu" (as microgpt) or "gelu"
-    final_norm: bool = True  # RMSNorm before lm_head (microgpt has none)
-    norm_scale: bool = False  # learned RMSNorm gains (microgpt has none)
-    norm_eps: float = 1e-5
+    n_layer: int = key(4, "transformer blocks")
+    n_head: int = key(4, "attention heads per block")
+    n_embd: int = key(64, "width of the residual stream; each head gets n_embd / n_head of it")
+    block_size: int = key(16, "positions the model reads: the boundary token and up to block_size - 1 characters "
+                              "(longer names are cut, and training says how many)")
+    dropout: float = key(0.1, "on the attention and MLP outputs, before they join the residual stream")
+    attn_dropout: float = key(0.0, "on the attention weights")
+    init_std: float = key(0.02, "every matrix starts from N(0, init_std)")
+    zero_init_out: bool = key(False, "attn_wo and mlp_fc2 start at zero (as in microgpt): each block starts as the identity")
+    activation: str = key("relu", '"relu" (as microgpt) or "gelu"')
+    final_norm: bool = key(True, "an RMSNorm before lm_head (microgpt has none)")
+    norm_scale: bool = key(False, "learned RMSNorm gains (microgpt has none)")
+    norm_eps: float = key(1e-5, "added to the mean square in RMSNorm")
     vocab_size: int = 0
 
     @property
@@ -48,41 +56,43 @@ class GPTConfig:
 
 @dataclass
 class TrainConfig:
-    steps: int = 800
-    batch_size: int = 256
-    optimizer: str = "muon"  # "muon" (hidden matrices; AdamW for the rest, see optim.py), "adamw" or "adam"
-    lr: float = 3e-3
-    muon_lr: float = 0.01  # with optimizer "muon": the hidden matrices' peak learning rate (lr is AdamW's)
-    muon_momentum: float = 0.95
-    lr_schedule: str = "cosine"  # "constant", "linear" (to 0) or "cosine" (to min_lr)
-    warmup_steps: int = 100
-    min_lr: float = 1e-4
-    weight_decay: float = 0.1
-    beta1: float = 0.9
-    beta2: float = 0.99
-    eps: float = 1e-8
-    grad_clip: float = 1.0  # 0 turns clipping off
-    shuffle: str = "epoch"  # "epoch" (new order every pass) or "once" (microgpt)
-    length_window: int = 32  # batches whose names are grouped by length (less padding); 1 = no grouping
-    seed: int = 1337
-    device: str = "auto"
-    compile: bool = False  # torch.compile the training step's model (CPU: ~35 s to compile, then ~20% faster)
-    precision: str = "auto"  # "auto" (bfloat16 autocast on GPUs that have it, else float32), "float32", "bfloat16"
-    eval_interval: int = 250
-    auto_scale: bool = True  # on a small names file, adapt batch, length and regularisation (scale_to_data)
-    patience: int = 4  # stop after this many evaluations without a better validation loss; 0 never stops early
-    keep_best: bool = True  # the run ends on its best weights (by validation loss), not its last
-    log_interval: int = 10  # steps per line of metrics.jsonl (and per read of the loss from the device)
-    time_limit: float = 0.0  # seconds; when set, train until then, with the schedule laid over the time
-    val_fraction: float = 0.1
-    val_max: int = 1000
+    steps: int = key(800, "optimizer steps (unless time_limit is set)")
+    batch_size: int = key(256, "names per step")
+    optimizer: str = key("muon", '"muon" (Muon for the hidden matrices, AdamW for the rest; see optim.py), '
+                                 '"adamw" or "adam"')
+    lr: float = key(3e-3, "peak learning rate of AdamW (or Adam)")
+    muon_lr: float = key(0.01, "with muon: the hidden matrices' peak learning rate (one schedule scales both)")
+    muon_momentum: float = key(0.95, "with muon: its momentum")
+    lr_schedule: str = key("cosine", '"cosine" (to min_lr), "linear" (to 0) or "constant", after the warmup')
+    warmup_steps: int = key(100, "steps of linear warmup from 0")
+    min_lr: float = key(1e-4, "where the cosine schedule ends")
+    weight_decay: float = key(0.1, "AdamW's decoupled weight decay, on matrices only")
+    beta1: float = key(0.9, "Adam's first-moment decay")
+    beta2: float = key(0.99, "Adam's second-moment decay")
+    eps: float = key(1e-8, "Adam's epsilon")
+    grad_clip: float = key(1.0, "clip the gradients' global norm to this; 0 turns clipping off")
+    shuffle: str = key("epoch", '"epoch" (a new order every pass) or "once" (microgpt)')
+    length_window: int = key(32, "batches whose names are grouped by length (less padding); 1 = no grouping")
+    seed: int = key(1337, "seeds the weights, the split, the batch order and dropout")
+    device: str = key("auto", '"auto" (CUDA when there is one, else the CPU), "cpu", "cuda", "cuda:N" or "mps"')
+    compile: bool = key(False, "torch.compile the training step's model (needs a C++ compiler; see docs/speed.md)")
+    precision: str = key("auto", '"auto" (bfloat16 autocast on GPUs that have it, else float32), "float32" or "bfloat16"')
+    eval_interval: int = key(250, "steps between evaluations, each writing last.pt (and best.pt when better)")
+    auto_scale: bool = key(True, "on a file of under 20,000 training names, adapt batch, steps, evaluations and "
+                                 "dropout (SMALL_DATA_RECIPE) for each key not given with --set")
+    patience: int = key(4, "stop after this many evaluations without a better validation loss; 0 never stops early")
+    keep_best: bool = key(True, "the run ends on its best weights (by validation loss), not its last")
+    log_interval: int = key(10, "steps per line of metrics.jsonl (and per read of the loss from the device)")
+    time_limit: float = key(0.0, "seconds; when set, train until then, with the schedule laid over the time")
+    val_fraction: float = key(0.1, "share of --data held out for validation (when no --val-data)")
+    val_max: int = key(1000, "at most this many held-out names")
 
 
 @dataclass
 class SampleConfig:
-    temperature: float = 1.0
-    top_k: int = 0  # 0 keeps every token
-    top_p: float = 1.0
+    temperature: float = key(1.0, "below 1: safer names; above 1: wilder")
+    top_k: int = key(0, "sample only from the k likeliest characters; 0 keeps every one")
+    top_p: float = key(1.0, "sample from the likeliest characters up to this probability mass")
 
 
 @dataclass
@@ -262,7 +272,7 @@ def default_config_path() -> Path:
 
 
 SMALL_DATA = 20_000  # training names below which train.auto_scale adapts the recipe
-SMALL_DATA_RECIPE = {  # measured on the bundled 4,647 names: see the README's recipes
+SMALL_DATA_RECIPE = {  # chosen by runs on the bundled names: docs/recipes.md
     "train.batch_size": 64,
     "train.steps": 1800,
     "train.eval_interval": 100,
@@ -298,3 +308,15 @@ def scale_to_data(config: Config, n_train: int) -> list[str]:
 
 def shown(value: int | float) -> str:
     return f"{value:,}" if isinstance(value, int) else f"{value:g}"
+
+
+def keys_markdown() -> str:
+    """Every key with its default and description, as the tables of docs/configuration.md."""
+    out = []
+    for section, part in (("model", GPTConfig), ("train", TrainConfig), ("sample", SampleConfig)):
+        out += [f"## [{section}]", "", "| key | default | what it does |", "| --- | --- | --- |"]
+        for f in dataclasses.fields(part):
+            if "about" in f.metadata:
+                out.append(f"| `{f.name}` | `{toml_value(f.default)}` | {f.metadata['about']} |")
+        out.append("")
+    return "\n".join(out)

@@ -1,0 +1,49 @@
+"""What the documentation states about the code, kept true: the checkpoint's keys, the config keys, the README's map."""
+
+import re
+from pathlib import Path
+
+import pytest
+import torch
+
+from minigpt import checkpoint
+from minigpt.config import keys_markdown
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def documented_checkpoint_keys() -> dict[str, bool]:
+    """checkpoint.py's table of keys: {key: written only by training}."""
+    table = checkpoint.__doc__.split("A checkpoint is a dict:")[1].split("\n\n")[1]
+    return {line.split()[0]: "(training only)" in line for line in table.splitlines()}
+
+
+def test_checkpoint_docstring_lists_what_training_writes(trained_run):
+    raw = torch.load(trained_run[0] / "last.pt", weights_only=True)
+    assert list(raw) == list(documented_checkpoint_keys())
+
+
+def test_checkpoint_docstring_lists_what_an_import_writes(trained_run, tmp_path):
+    pytest.importorskip("safetensors")
+    from minigpt.safetensors_io import export_safetensors, import_safetensors
+
+    export_safetensors(trained_run[0], tmp_path / "st")
+    import_safetensors(tmp_path / "st", tmp_path / "back.pt")
+    raw = torch.load(tmp_path / "back.pt", weights_only=True)
+    assert list(raw) == [key for key, training_only in documented_checkpoint_keys().items() if not training_only]
+
+
+def test_configuration_doc_is_made_from_the_config_module():
+    text = (ROOT / "docs" / "configuration.md").read_text(encoding="utf-8")
+    assert text.endswith(keys_markdown())
+
+
+def test_readme_map_names_every_module_and_only_files_that_exist():
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    code_map = readme.split("## Map of the code")[1].split("\n## ")[0]
+    named = set(re.findall(r"`((?:minigpt|tests|benchmarks|configs|docs|examples)/[\w./-]*)`", code_map))
+    assert named, "the map names no files"
+    for path in named:
+        assert (ROOT / path).exists(), f"the README's map names {path}, which does not exist"
+    modules = {f"minigpt/{p.name}" for p in (ROOT / "minigpt").glob("*.py") if p.name != "__main__.py"}
+    assert modules <= named, f"modules missing from the README's map: {sorted(modules - named)}"
