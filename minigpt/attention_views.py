@@ -81,6 +81,10 @@ def heat_style(w: float) -> Style:
     return Style(color="black" if w > 0.55 else "white", bgcolor=Color.from_rgb(*rgb))
 
 
+def short(token: str) -> str:
+    return "·" if token == "<BOS>" else token
+
+
 def heatmap(report: AttentionReport, layer: int, head: int) -> Table:
     """Rows: the position that looks; columns: the positions it looks at. The future stays blank."""
     table = Table(title=f"layer {layer}, head {head}", caption="· is the boundary token",
@@ -114,10 +118,6 @@ def predictions_table(report: AttentionReport) -> Table:
         read = "".join(t for t in report.tokens[1 : i + 1]) or "<BOS>"
         table.add_row(str(i), read, "   ".join(f"{'<end>' if t == '<BOS>' else t} {p:.3f}" for t, p in best))
     return table
-
-
-def short(token: str) -> str:
-    return "·" if token == "<BOS>" else token
 
 
 def to_json(report: AttentionReport) -> dict:

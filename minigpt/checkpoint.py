@@ -102,6 +102,25 @@ def payload(model: dict, config: Config, vocab: list[str], step: int, val_loss: 
     }
 
 
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+def _fsync_dir(directory: Path) -> None:
+    try:
+        fd = os.open(directory, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
 def save_checkpoint(path: str | Path, payload: dict) -> None:
     """Write `payload` to `path` atomically: a reader sees the old file or the new one, never half."""
     path = Path(path)
@@ -124,25 +143,6 @@ def save_checkpoint(path: str | Path, payload: dict) -> None:
     _fsync_dir(path.parent)
 
 
-def _umask() -> int:
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask
-
-
-def _fsync_dir(directory: Path) -> None:
-    try:
-        fd = os.open(directory, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
-
-
 def resolve_checkpoint_path(path: str | Path, prefer: tuple[str, ...] = NAMES_IN_DIR) -> Path:
     """A checkpoint file, or a run directory (its best.pt, else its last.pt; or as `prefer` says)."""
     path = Path(path)
@@ -154,6 +154,14 @@ def resolve_checkpoint_path(path: str | Path, prefer: tuple[str, ...] = NAMES_IN
                 return path / name
         raise UsageError(f"no checkpoint in directory {path} (expected best.pt or last.pt)")
     return path
+
+
+def check_finite(state: dict, path) -> None:
+    """Refuse weights holding nan or inf: every name and loss computed from them would be garbage."""
+    for name, tensor in state.items():
+        if isinstance(tensor, torch.Tensor) and tensor.is_floating_point() and not torch.isfinite(tensor).all():
+            bad = int((~torch.isfinite(tensor)).sum())
+            raise UsageError(f"{path}: weight {name} holds {bad} non-finite value{'s' * (bad > 1)} (nan or inf)")
 
 
 def read_checkpoint(path: str | Path, prefer: tuple[str, ...] = NAMES_IN_DIR) -> tuple[Path, dict]:
@@ -177,14 +185,6 @@ def read_checkpoint(path: str | Path, prefer: tuple[str, ...] = NAMES_IN_DIR) ->
     if isinstance(raw.get("model"), dict):
         check_finite(raw["model"], path)
     return path, raw
-
-
-def check_finite(state: dict, path) -> None:
-    """Refuse weights holding nan or inf: every name and loss computed from them would be garbage."""
-    for name, tensor in state.items():
-        if isinstance(tensor, torch.Tensor) and tensor.is_floating_point() and not torch.isfinite(tensor).all():
-            bad = int((~torch.isfinite(tensor)).sum())
-            raise UsageError(f"{path}: weight {name} holds {bad} non-finite value{'s' * (bad > 1)} (nan or inf)")
 
 
 def load_checkpoint(path: str | Path, device: str | torch.device = "cpu") -> Checkpoint:

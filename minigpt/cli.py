@@ -189,6 +189,17 @@ def eval_(
         print(f"note: {result['truncated']} names longer than the block size were cut to fit", file=sys.stderr)
 
 
+def write_explorer_page(checkpoint: Path, out: Path, text: str | None, open_page: bool, overwrite: bool) -> None:
+    import webbrowser
+
+    from minigpt.explorer import write_page
+
+    write_page(checkpoint, out, text=text, overwrite=overwrite)
+    print(f"wrote {out}: open it in a browser", file=sys.stderr)
+    if open_page and not webbrowser.open(out.resolve().as_uri()):
+        print("minigpt: note: no browser could be opened here", file=sys.stderr)
+
+
 @app.command(name="inspect-attention")
 @reports_errors
 def inspect_attention(
@@ -238,17 +249,6 @@ def inspect_attention(
     if png is not None:
         views.write_png(report, png, pairs)
         print(f"wrote {png}", file=sys.stderr)
-
-
-def write_explorer_page(checkpoint: Path, out: Path, text: str | None, open_page: bool, overwrite: bool) -> None:
-    import webbrowser
-
-    from minigpt.explorer import write_page
-
-    write_page(checkpoint, out, text=text, overwrite=overwrite)
-    print(f"wrote {out}: open it in a browser", file=sys.stderr)
-    if open_page and not webbrowser.open(out.resolve().as_uri()):
-        print("minigpt: note: no browser could be opened here", file=sys.stderr)
 
 
 @app.command()

@@ -95,6 +95,17 @@ class SampleConfig:
     top_p: float = key(1.0, "sample from the likeliest characters up to this probability mass")
 
 
+NOT_SETTABLE = {("model", "vocab_size")}
+
+
+def toml_value(value) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, str):
+        return json.dumps(value)
+    return repr(value)
+
+
 @dataclass
 class Config:
     model: GPTConfig = field(default_factory=GPTConfig)
@@ -117,14 +128,6 @@ class Config:
         return "\n".join(lines)
 
 
-def toml_value(value) -> str:
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, str):
-        return json.dumps(value)
-    return repr(value)
-
-
 CHOICES = {
     ("model", "activation"): ("relu", "gelu"),
     ("train", "optimizer"): ("adam", "adamw", "muon"),
@@ -132,7 +135,6 @@ CHOICES = {
     ("train", "shuffle"): ("epoch", "once"),
     ("train", "precision"): ("auto", "float32", "bfloat16"),
 }
-NOT_SETTABLE = {("model", "vocab_size")}
 
 
 def resolve_config_path(name: str | Path) -> Path:
@@ -145,45 +147,6 @@ def resolve_config_path(name: str | Path) -> Path:
     if path.is_dir():
         raise UsageError(f"config path is a directory, not a TOML file: {name}")
     return path
-
-
-def load_config(path: str | Path | None = None, overrides: list[str] = (), base: Config | None = None) -> Config:
-    """The defaults (or `base`), then the TOML file at `path`, then `section.key=value` overrides."""
-    config = copy.deepcopy(base) if base is not None else Config()
-    if path is not None:
-        path = resolve_config_path(path)
-        try:
-            table = tomllib.loads(path.read_text(encoding="utf-8"))
-        except (tomllib.TOMLDecodeError, UnicodeDecodeError) as e:
-            raise UsageError(f"{path}: not valid TOML: {e}") from None
-        for section, values in table.items():
-            if not isinstance(values, dict):
-                raise UsageError(f"{path}: '{section}' must be a [section], one of model, train, sample")
-            for key, value in values.items():
-                set_value(config, section, key, value, where=str(path))
-    for item in overrides:
-        section, key, value = parse_override(item)
-        set_value(config, section, key, value, where="--set")
-        config.given.add(f"{section}.{key}")
-    validate(config)
-    return config
-
-
-# keys that came later, and the value that keeps a checkpoint written before them training as it did
-LATER_KEYS = {("train", "auto_scale"): False, ("train", "patience"): 0}
-
-
-def config_from_dict(data: dict) -> Config:
-    """Rebuild a Config saved with `Config.to_dict()` (as in a checkpoint)."""
-    config = Config()
-    for (section, key), value in LATER_KEYS.items():
-        if key not in data.get(section, {}):
-            setattr(getattr(config, section), key, value)
-    for section, values in data.items():
-        for key, value in values.items():
-            if hasattr(getattr(config, section, None), key):
-                setattr(getattr(config, section), key, value)
-    return config
 
 
 def parse_override(item: str) -> tuple[str, str, object]:
@@ -266,6 +229,45 @@ def validate(config: Config) -> None:
         raise UsageError(f"sample.top_p must be in (0, 1], got {s.top_p}")
 
 
+def load_config(path: str | Path | None = None, overrides: list[str] = (), base: Config | None = None) -> Config:
+    """The defaults (or `base`), then the TOML file at `path`, then `section.key=value` overrides."""
+    config = copy.deepcopy(base) if base is not None else Config()
+    if path is not None:
+        path = resolve_config_path(path)
+        try:
+            table = tomllib.loads(path.read_text(encoding="utf-8"))
+        except (tomllib.TOMLDecodeError, UnicodeDecodeError) as e:
+            raise UsageError(f"{path}: not valid TOML: {e}") from None
+        for section, values in table.items():
+            if not isinstance(values, dict):
+                raise UsageError(f"{path}: '{section}' must be a [section], one of model, train, sample")
+            for key, value in values.items():
+                set_value(config, section, key, value, where=str(path))
+    for item in overrides:
+        section, key, value = parse_override(item)
+        set_value(config, section, key, value, where="--set")
+        config.given.add(f"{section}.{key}")
+    validate(config)
+    return config
+
+
+# keys that came later, and the value that keeps a checkpoint written before them training as it did
+LATER_KEYS = {("train", "auto_scale"): False, ("train", "patience"): 0}
+
+
+def config_from_dict(data: dict) -> Config:
+    """Rebuild a Config saved with `Config.to_dict()` (as in a checkpoint)."""
+    config = Config()
+    for (section, key), value in LATER_KEYS.items():
+        if key not in data.get(section, {}):
+            setattr(getattr(config, section), key, value)
+    for section, values in data.items():
+        for key, value in values.items():
+            if hasattr(getattr(config, section, None), key):
+                setattr(getattr(config, section), key, value)
+    return config
+
+
 def default_config_path() -> Path:
     """The bundled default recipe, which the dataclass defaults above equal."""
     return config_dir() / "default.toml"
@@ -279,6 +281,10 @@ SMALL_DATA_RECIPE = {  # chosen by runs on the bundled names: docs/recipes.md
     "model.dropout": 0.35,
     "model.attn_dropout": 0.1,
 }
+
+
+def shown(value: int | float) -> str:
+    return f"{value:,}" if isinstance(value, int) else f"{value:g}"
 
 
 def scale_to_data(config: Config, n_train: int) -> list[str]:
@@ -304,10 +310,6 @@ def scale_to_data(config: Config, n_train: int) -> list[str]:
         return []
     return [f"{n_train:,} training names is a small file (under {SMALL_DATA:,}), so train.auto_scale set "
             + ", ".join(changed)]
-
-
-def shown(value: int | float) -> str:
-    return f"{value:,}" if isinstance(value, int) else f"{value:g}"
 
 
 def keys_markdown() -> str:

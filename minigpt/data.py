@@ -61,6 +61,16 @@ def read_names(path: str | Path) -> list[str]:
     return names
 
 
+def seeded_permutation(n: int, seed) -> torch.Tensor:
+    """A permutation of range(n) that depends only on `seed`: Python's shuffle, as earlier versions
+    made it, up to PYTHON_SHUFFLE_UP_TO; past that torch's (Python's takes seconds on ten million)."""
+    if n > PYTHON_SHUFFLE_UP_TO:
+        return torch.randperm(n, generator=torch.Generator().manual_seed(random.Random(seed).getrandbits(63)))
+    order = list(range(n))
+    random.Random(seed).shuffle(order)
+    return torch.tensor(order, dtype=torch.int64)
+
+
 def split_names(names: list[str], fraction: float, at_most: int, seed: int) -> tuple[list[str], list[str]]:
     """A seeded hold-out: `fraction` of the names (at most `at_most`) for validation."""
     n_val = min(at_most, int(len(names) * fraction))
@@ -72,16 +82,6 @@ def split_names(names: list[str], fraction: float, at_most: int, seed: int) -> t
         held_out = set(order[:n_val].tolist())
         return [name for i, name in enumerate(names) if i not in held_out], val
     return [names[i] for i in order[n_val:].tolist()], val
-
-
-def seeded_permutation(n: int, seed) -> torch.Tensor:
-    """A permutation of range(n) that depends only on `seed`: Python's shuffle, as earlier versions
-    made it, up to PYTHON_SHUFFLE_UP_TO; past that torch's (Python's takes seconds on ten million)."""
-    if n > PYTHON_SHUFFLE_UP_TO:
-        return torch.randperm(n, generator=torch.Generator().manual_seed(random.Random(seed).getrandbits(63)))
-    order = list(range(n))
-    random.Random(seed).shuffle(order)
-    return torch.tensor(order, dtype=torch.int64)
 
 
 class Tokenizer:

@@ -56,6 +56,14 @@ def fingerprints(flat: torch.Tensor, starts: torch.Tensor, lengths: torch.Tensor
     return h
 
 
+def bloom_positions(prints: torch.Tensor, hashes: int, size: int) -> torch.Tensor:
+    """The filter's bits for each fingerprint [N] -> [N, hashes]: (h1 + i * h2) mod size, h1 and h2 its halves."""
+    low = prints & 0xFFFFFFFF
+    high = ((prints >> 32) & 0xFFFFFFFF) | 1  # odd, so the positions differ whatever the size
+    steps = torch.arange(hashes, dtype=torch.int64)
+    return (low[:, None] + steps[None] * high[:, None]) % size
+
+
 class NameSet:
     """Membership of names in a training set: exact (a set of names) or a Bloom filter."""
 
@@ -139,9 +147,3 @@ class NameSet:
         return cls()
 
 
-def bloom_positions(prints: torch.Tensor, hashes: int, size: int) -> torch.Tensor:
-    """The filter's bits for each fingerprint [N] -> [N, hashes]: (h1 + i * h2) mod size, h1 and h2 its halves."""
-    low = prints & 0xFFFFFFFF
-    high = ((prints >> 32) & 0xFFFFFFFF) | 1  # odd, so the positions differ whatever the size
-    steps = torch.arange(hashes, dtype=torch.int64)
-    return (low[:, None] + steps[None] * high[:, None]) % size

@@ -81,6 +81,16 @@ def read_microgpt_json(path: Path) -> dict:
     return document
 
 
+def shape_of(value) -> list[int] | None:
+    """The shape of a rectangular nested list of numbers, else None."""
+    if not isinstance(value, list) or not value or not all(isinstance(row, list) for row in value):
+        return None
+    width = len(value[0])
+    if any(len(row) != width or not all(isinstance(x, (int, float)) for x in row) for row in value):
+        return None
+    return [len(value), width]
+
+
 def check_document(path: Path, document: dict) -> None:
     """Hyperparameters, vocabulary and every tensor's shape must agree with each other."""
     h, chars, state = document["hyperparameters"], document["uchars"], document["state_dict"]
@@ -102,16 +112,6 @@ def check_document(path: Path, document: dict) -> None:
         actual = shape_of(state[key])
         if actual != shape:
             raise UsageError(f"{path}: {key} has shape {actual}; the hyperparameters need {shape}")
-
-
-def shape_of(value) -> list[int] | None:
-    """The shape of a rectangular nested list of numbers, else None."""
-    if not isinstance(value, list) or not value or not all(isinstance(row, list) for row in value):
-        return None
-    width = len(value[0])
-    if any(len(row) != width or not all(isinstance(x, (int, float)) for x in row) for row in value):
-        return None
-    return [len(value), width]
 
 
 def import_microgpt(path: str | Path, out: str | Path, overwrite: bool = False) -> None:

@@ -70,6 +70,18 @@ def microgpt_key(name: str) -> str:
     return name.removesuffix(".weight")
 
 
+def _rename_to_microgpt(module, state_dict, prefix, local_metadata):
+    for key in [k for k in state_dict if k.startswith(prefix)]:
+        state_dict[prefix + microgpt_key(key[len(prefix) :])] = state_dict.pop(key)
+
+
+def _rename_from_microgpt(module, state_dict, prefix, local_metadata, strict, missing, unexpected, errors):
+    for key in [k for k in state_dict if k.startswith(prefix)]:
+        name = module._to_module_key.get(key[len(prefix) :])
+        if name is not None:
+            state_dict[prefix + name] = state_dict.pop(key)
+
+
 class GPT(nn.Module):
     def __init__(self, config: GPTConfig):
         super().__init__()
@@ -122,13 +134,3 @@ class GPT(nn.Module):
         return KVCache(c.n_layer, batch, c.n_head, c.block_size, c.head_dim, p.device, p.dtype)
 
 
-def _rename_to_microgpt(module, state_dict, prefix, local_metadata):
-    for key in [k for k in state_dict if k.startswith(prefix)]:
-        state_dict[prefix + microgpt_key(key[len(prefix) :])] = state_dict.pop(key)
-
-
-def _rename_from_microgpt(module, state_dict, prefix, local_metadata, strict, missing, unexpected, errors):
-    for key in [k for k in state_dict if k.startswith(prefix)]:
-        name = module._to_module_key.get(key[len(prefix) :])
-        if name is not None:
-            state_dict[prefix + name] = state_dict.pop(key)

@@ -40,6 +40,27 @@ def sparkline(values: list[float], width: int = 40) -> str:
     return "".join(SPARKS[round((v - low) / span * (len(SPARKS) - 1))] for v in values)
 
 
+def import_pyplot():
+    """matplotlib's pyplot, drawing to files only; a one-line error when it is not installed."""
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        raise UsageError("PNG output needs matplotlib: pip install matplotlib") from None
+    return plt
+
+
+def save_figure(plt, fig, path) -> None:
+    try:
+        fig.savefig(path, dpi=120, bbox_inches="tight")
+    except OSError as e:
+        raise UsageError(f"cannot write {path}: {e.strerror or e}") from None
+    finally:
+        plt.close(fig)
+
+
 def write_loss_png(run_dir: str | Path, out: str | Path) -> None:
     """Train and validation loss against step; the step axis is logarithmic when the run spans decades."""
     records = read_metrics(run_dir)
@@ -62,22 +83,3 @@ def write_loss_png(run_dir: str | Path, out: str | Path) -> None:
     save_figure(plt, fig, out)
 
 
-def import_pyplot():
-    """matplotlib's pyplot, drawing to files only; a one-line error when it is not installed."""
-    try:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
-        raise UsageError("PNG output needs matplotlib: pip install matplotlib") from None
-    return plt
-
-
-def save_figure(plt, fig, path) -> None:
-    try:
-        fig.savefig(path, dpi=120, bbox_inches="tight")
-    except OSError as e:
-        raise UsageError(f"cannot write {path}: {e.strerror or e}") from None
-    finally:
-        plt.close(fig)

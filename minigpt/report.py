@@ -14,6 +14,19 @@ from tqdm import tqdm
 from minigpt.config import Config
 
 
+def fmt_loss(value: float | None) -> str:
+    return "-" if value is None else f"{value:.4f}"
+
+
+def plural(n: int, word: str) -> str:
+    return f"{n} {word}" if n == 1 else f"{n} {word}s"
+
+
+def warn(message: str) -> None:
+    """A note the user should see even with --quiet or --json (on stderr, like every log)."""
+    print(f"minigpt: note: {message}", file=sys.stderr)
+
+
 def console(quiet: bool = False) -> Console:
     return Console(stderr=True, quiet=quiet, highlight=False)
 
@@ -83,11 +96,6 @@ def progress_line(trainer, t, train_loss: float | None) -> str:
     return f"step {trainer.step:,}{total}  loss {fmt_loss(train_loss)}  {rate:,.0f} tokens/s  {done}"
 
 
-def warn(message: str) -> None:
-    """A note the user should see even with --quiet or --json (on stderr, like every log)."""
-    print(f"minigpt: note: {message}", file=sys.stderr)
-
-
 def samples_line(step: int, val_loss: float | None, names: list[tuple[str, bool]]) -> str:
     """One line of samples.txt: `step 250  val 2.1095  pernell valena* ...` (* = a training name)."""
     listed = " ".join(f"{name}*" if seen else name for name, seen in names)
@@ -132,14 +140,6 @@ def summary(out: Console, result) -> None:
     table.add_row("samples", f"{samples}  [dim](* = a training name)[/]")
     table.add_row("", f"{new} of {len(result.samples)} are new names, not in the training data")
     out.print(Panel(table, title="done", expand=False))
-
-
-def plural(n: int, word: str) -> str:
-    return f"{n} {word}" if n == 1 else f"{n} {word}s"
-
-
-def fmt_loss(value: float | None) -> str:
-    return "-" if value is None else f"{value:.4f}"
 
 
 def checkpoint_info(out: Console, ckpt) -> None:

@@ -53,41 +53,13 @@ def filter_logits(logits: torch.Tensor, temperature: float, top_k: int | None, t
     return logits
 
 
-@torch.no_grad()
-def generate(
-    model: GPT,
-    tokenizer: Tokenizer,
-    num: int,
-    temperature: float = 1.0,
-    top_k: int | None = None,
-    top_p: float = 1.0,
-    prefix: str = "",
-    seed: int | None = None,
-    batch_size: int = 2048,
-    use_cache: bool = True,
-) -> list[str]:
-    """`num` names that start with `prefix`. A name ends at the boundary token or at block_size characters.
+def sample_token(logits: torch.Tensor, draws: torch.Tensor) -> torch.Tensor:
+    """One token per row from softmax(logits): the first whose cumulative probability reaches its uniform draw.
 
-    use_cache=False recomputes the whole prefix for every new character instead of reading
-    the key/value cache: slower, and the same names but for a rare draw that lands within
-    rounding of a boundary between two characters (the benchmarks compare the two).
+    One random number per row, where torch.multinomial draws one per row and token.
     """
-    check_options(num, temperature, top_k, top_p)
-    block_size = model.config.block_size
-    if len(prefix) >= block_size:
-        raise UsageError(f"--prefix is {len(prefix)} characters; the model's block size allows at most {block_size - 1}")
-    prompt = [tokenizer.bos] + tokenizer.encode(prefix)
-    device = model.lm_head.weight.device
-    generator = torch.Generator(device=device)
-    generator.manual_seed(seed if seed is not None else torch.seed())
-    was_training = model.training
-    model.eval()
-    names = []
-    for start in range(0, num, batch_size):
-        batch = min(batch_size, num - start)
-        names += _generate_batch(model, tokenizer, prompt, batch, temperature, top_k, top_p, generator, use_cache)
-    model.train(was_training)
-    return names
+    cumulative = torch.softmax(logits, dim=-1).cumsum(dim=-1)  # [rows, vocab]
+    return (cumulative < draws[:, None] * cumulative[:, -1:]).sum(dim=-1)
 
 
 def _generate_batch(model, tokenizer, prompt, batch, temperature, top_k, top_p, generator, use_cache) -> list[str]:
@@ -129,13 +101,41 @@ def _generate_batch(model, tokenizer, prompt, batch, temperature, top_k, top_p, 
             for row in written.tolist()]
 
 
-def sample_token(logits: torch.Tensor, draws: torch.Tensor) -> torch.Tensor:
-    """One token per row from softmax(logits): the first whose cumulative probability reaches its uniform draw.
+@torch.no_grad()
+def generate(
+    model: GPT,
+    tokenizer: Tokenizer,
+    num: int,
+    temperature: float = 1.0,
+    top_k: int | None = None,
+    top_p: float = 1.0,
+    prefix: str = "",
+    seed: int | None = None,
+    batch_size: int = 2048,
+    use_cache: bool = True,
+) -> list[str]:
+    """`num` names that start with `prefix`. A name ends at the boundary token or at block_size characters.
 
-    One random number per row, where torch.multinomial draws one per row and token.
+    use_cache=False recomputes the whole prefix for every new character instead of reading
+    the key/value cache: slower, and the same names but for a rare draw that lands within
+    rounding of a boundary between two characters (the benchmarks compare the two).
     """
-    cumulative = torch.softmax(logits, dim=-1).cumsum(dim=-1)  # [rows, vocab]
-    return (cumulative < draws[:, None] * cumulative[:, -1:]).sum(dim=-1)
+    check_options(num, temperature, top_k, top_p)
+    block_size = model.config.block_size
+    if len(prefix) >= block_size:
+        raise UsageError(f"--prefix is {len(prefix)} characters; the model's block size allows at most {block_size - 1}")
+    prompt = [tokenizer.bos] + tokenizer.encode(prefix)
+    device = model.lm_head.weight.device
+    generator = torch.Generator(device=device)
+    generator.manual_seed(seed if seed is not None else torch.seed())
+    was_training = model.training
+    model.eval()
+    names = []
+    for start in range(0, num, batch_size):
+        batch = min(batch_size, num - start)
+        names += _generate_batch(model, tokenizer, prompt, batch, temperature, top_k, top_p, generator, use_cache)
+    model.train(was_training)
+    return names
 
 
 def sample(checkpoint, num: int = 10, new_only: bool = False, seed: int | None = None, prefix: str = "",

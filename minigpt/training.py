@@ -104,10 +104,10 @@ class Corpus(NamedTuple):
 
 def tokenize_corpus(train_names, val_names, tokenizer: Tokenizer, block_size: int, device, data_path,
                     val_path) -> Corpus:
-    train = TokenizedNames(train_names, tokenizer, block_size)
+    tokens = TokenizedNames(train_names, tokenizer, block_size)
     # one fingerprint per name (on the CPU): repeated names are counted, and large corpora get a Bloom filter
-    prints = torch.unique(fingerprints(train.flat, train.starts + 1, train.characters))
-    characters = int(train.characters.sum())
+    prints = torch.unique(fingerprints(tokens.flat, tokens.starts + 1, tokens.characters))
+    characters = int(tokens.characters.sum())
     info = {
         "path": str(Path(data_path).resolve()) if data_path else None,
         "val_path": str(Path(val_path).resolve()) if val_path else None,
@@ -116,12 +116,12 @@ def tokenize_corpus(train_names, val_names, tokenizer: Tokenizer, block_size: in
         "characters": characters,
         "duplicates": len(train_names) - len(prints),
         "vocab_size": tokenizer.vocab_size,
-        "truncated": train.truncated,
+        "truncated": tokens.truncated,
         "train_digest": digest(train_names),
         "val_digest": digest(val_names),
     }
     return Corpus(
-        train=train.to(device),
+        train=tokens.to(device),
         val=TokenizedNames(val_names, tokenizer, block_size).to(device) if val_names else None,
         membership=NameSet.for_corpus(train_names, characters, prints, tokenizer),
         info=info,

@@ -47,7 +47,6 @@ def trained_run(tmp_path_factory):
     return result.run_dir, data
 
 
-
 def pytest_configure(config):
     """Property-based tests (tests/test_properties.py) run the "ci" profile unless HYPOTHESIS_PROFILE names another."""
     try:

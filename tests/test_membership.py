@@ -2,16 +2,21 @@
 
 import random
 
-import pytest
 import torch
+from conftest import tiny_config
 from typer.testing import CliRunner
 
-from conftest import tiny_config
 from minigpt import membership
 from minigpt.checkpoint import load_checkpoint
 from minigpt.cli import app
-from minigpt.data import Tokenizer, TokenizedNames, read_names, split_names
-from minigpt.membership import FALSE_POSITIVE_RATE, NameSet, as_signed, fingerprint, fingerprints
+from minigpt.data import TokenizedNames, Tokenizer, read_names, split_names
+from minigpt.membership import (
+    FALSE_POSITIVE_RATE,
+    NameSet,
+    as_signed,
+    fingerprint,
+    fingerprints,
+)
 from minigpt.training import train
 
 

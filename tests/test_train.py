@@ -113,6 +113,7 @@ def test_compile_wraps_the_training_model_and_saves_plain_names(names_file):
 
 def test_a_failed_compile_says_how_to_train_without_it(names_file):
     trainer = cpu_trainer(names_file)
+
     def no_compiler(graph, example_inputs):
         raise RuntimeError("No working C++ compiler found")
 
