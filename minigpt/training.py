@@ -420,6 +420,49 @@ def resume_config(checkpoint: str | Path, overrides: list[str] = ()) -> Config:
     return updated
 
 
+def start_run(config: Config, dist: Distributed, data_path, val_path, resume_from) -> tuple[Trainer, Path | None, list[str]]:
+    """The Trainer of a new run, or of a resumed one with its state restored.
+
+    Returns it with the checkpoint it resumed from (or None) and what train.auto_scale changed.
+    """
+    resumed_from, state = read_resume_state(resume_from) if resume_from is not None else (None, None)
+    if state is not None:  # the names the run was trained on, unless given again
+        data_path, val_path = data_path or state.data.get("path"), val_path or state.data.get("val_path")
+    data_path = data_path or BUNDLED_NAMES
+    train_names, val_names, tokenizer = load_data(config, data_path, val_path)
+    # a resumed run keeps the recipe it was scaled to
+    scaled = scale_to_data(config, len(train_names)) if state is None else []
+    config.model.vocab_size = tokenizer.vocab_size
+    trainer = Trainer(config, train_names, val_names, tokenizer, dist.device, data_path, val_path, dist)
+    if state is not None:
+        trainer.restore(state, resumed_from)
+        if trainer.done():
+            raise UsageError(f"{resumed_from}: the run is already complete at step {trainer.step}; "
+                             f"raise train.steps, train.time_limit or train.patience to train longer")
+    return trainer, resumed_from, scaled
+
+
+def finish_run(trainer: Trainer, run_dir: Path, train_loss: float | None) -> TrainResult:
+    """End on the best weights (with train.keep_best), draw loss.png, and sum the run up."""
+    ended_on_best = trainer.end_on_best(run_dir / "best.pt")  # so the summary's samples come from it
+    main = trainer.dist.main
+    if main:
+        write_loss_png_if_possible(run_dir)
+    return TrainResult(
+        run_dir=run_dir,
+        steps=trainer.step,
+        seconds=trainer.seconds,
+        tokens=trainer.tokens,
+        train_loss=train_loss,
+        val_loss=trainer.val_loss,
+        best_val_loss=trainer.best_val_loss,
+        samples=trainer.samples(10) if main else [],
+        best_step=trainer.best_step,
+        ended_on_best=ended_on_best,
+        stopped_early=trainer.stopped_early,
+    )
+
+
 def train(
     config: Config,
     data_path: str | Path | None = None,
@@ -441,44 +484,16 @@ def train(
     dist = setup_distributed(device)
     quiet = quiet or not dist.main
     try:
-        resumed_from, state = read_resume_state(resume_from) if resume_from is not None else (None, None)
-        if state is not None:  # the names the run was trained on, unless given again
-            data_path, val_path = data_path or state.data.get("path"), val_path or state.data.get("val_path")
-        data_path = data_path or BUNDLED_NAMES
-        train_names, val_names, tokenizer = load_data(config, data_path, val_path)
-        # what train.auto_scale changed, for the start panel (a resumed run keeps the recipe it was scaled to)
-        scaled = scale_to_data(config, len(train_names)) if state is None else []
-        config.model.vocab_size = tokenizer.vocab_size
-        trainer = Trainer(config, train_names, val_names, tokenizer, dist.device, data_path, val_path, dist)
-        if state is not None:
-            trainer.restore(state, resumed_from)
-            if trainer.done():
-                raise UsageError(f"{resumed_from}: the run is already complete at step {trainer.step}; "
-                                 f"raise train.steps, train.time_limit or train.patience to train longer")
-        run_dir = dist.on_main(lambda: reopen_run_dir(resumed_from.parent) if state is not None
+        trainer, resumed_from, scaled = start_run(config, dist, data_path, val_path, resume_from)
+        run_dir = dist.on_main(lambda: reopen_run_dir(resumed_from.parent) if resumed_from is not None
                                else prepare_run_dir(out_dir, overwrite))
         console = report.console(quiet)
+        resumed_at = trainer.step if resumed_from is not None else None
         report.start(console, run_dir, dist.device, trainer.model, config, trainer.data_info,
-                     resumed_at=trainer.step if state is not None else None, processes=dist.world, notes=scaled)
-
-        train_loss = train_loop(trainer, run_dir, console, quiet, resumed=state is not None)
-
-        ended_on_best = trainer.end_on_best(run_dir / "best.pt")  # so the summary's samples come from it
-        result = TrainResult(
-            run_dir=run_dir,
-            steps=trainer.step,
-            seconds=trainer.seconds,
-            tokens=trainer.tokens,
-            train_loss=train_loss,
-            val_loss=trainer.val_loss,
-            best_val_loss=trainer.best_val_loss,
-            samples=trainer.samples(10) if dist.main else [],
-            best_step=trainer.best_step,
-            ended_on_best=ended_on_best,
-            stopped_early=trainer.stopped_early,
-        )
+                     resumed_at=resumed_at, processes=dist.world, notes=scaled)
+        train_loss = train_loop(trainer, run_dir, console, quiet, resumed=resumed_from is not None)
+        result = finish_run(trainer, run_dir, train_loss)
         if dist.main:
-            write_loss_png_if_possible(run_dir)
             report.summary(console, result)
         dist.barrier()  # no rank tears the group down while rank 0 still writes: gloo may abort the early leaver
         return result

@@ -34,7 +34,7 @@ const MiniGPTModel = (() => {
 
   // y = W x, for W [out, in]: one dot product per output row
   // (Four running sums rather than one: each addition to a sum waits for the one before,
-  // and four independent chains keep the processor busy, which makes the page ~2x faster.)
+  // and four independent chains keep the processor busy: a CPU speed-up, see docs/explorer.md.)
   function linear(W, x) {
     const { data, rows, cols } = W; // locals, so the inner loop reads no properties
     const y = new Float64Array(rows);
