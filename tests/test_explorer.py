@@ -82,6 +82,32 @@ def test_the_pages_model_computes_what_torch_computes(chromium, pages, recipe):
     assert page.watched.errors == []
 
 
+STEP_BY_STEP = """text => {
+    // model.js reads a name at once (forward, layer by layer) or one token at a time over a
+    // cache (step, as sampling does): the largest difference between the two, logits and weights
+    const model = MiniGPTModel.load(JSON.parse(document.getElementById("minigpt-data").textContent));
+    const tokens = minigpt.forward(text).tokens;
+    const atOnce = MiniGPTModel.forward(model, tokens), cache = MiniGPTModel.newCache(model.config);
+    let worst = 0;
+    const compare = (a, b) => a.forEach((x, i) => { worst = Math.max(worst, Math.abs(x - b[i])); });
+    tokens.forEach((token, t) => {
+        const one = MiniGPTModel.step(model, cache, token);
+        compare(one.logits, atOnce[t].logits);
+        one.layers.forEach((layer, l) => layer.weights.forEach((w, h) => compare(w, atOnce[t].layers[l].weights[h])));
+    });
+    return worst;
+}"""
+
+
+@pytest.mark.parametrize("recipe", RECIPES)
+def test_reading_a_name_at_once_and_token_by_token_agree(chromium, pages, recipe):
+    ckpt, path = pages[recipe]
+    page = browser.open_page(chromium, path)
+    longest = "abcdefghijklmnopqrstuvwxyz"[: ckpt.config.model.block_size - 1]
+    for text in ["", "emma", "xavier", longest]:  # one to sixteen positions: every remainder of the blocks of four
+        assert page.evaluate(STEP_BY_STEP, text) < 1e-9
+
+
 def matrix_labels(page):
     return page.eval_on_selector_all("#big-matrix th.row", "cells => cells.map(c => c.textContent)")
 

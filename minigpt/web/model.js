@@ -6,10 +6,13 @@
 //         x = x + mlp_fc2(relu(mlp_fc1(rmsnorm(x))))          (gelu when activation = "gelu")
 //     logits = lm_head(x)                                     (after one more rmsnorm if final_norm)
 //
-// Like microgpt, it reads one token at a time and keeps each layer's keys and values in a
-// cache: the newest position attends to itself and every position before it, and the
-// future is not in the cache yet, so no mask is needed. Reading a whole name this way does
-// exactly the work of the batched version, and sampling reuses the cache for free.
+// It reads a name two ways, as minigpt does in Python:
+//   forward(tokens)   every position at once, layer by layer, as model.py reads a batch:
+//                     position t attends to positions 0..t (the causal mask);
+//   step(cache, tok)  one new token, as microgpt and sampling.py decode: its query reads the
+//                     keys and values cached for the positions before it, and the future is
+//                     not in the cache yet, so no mask is needed. Sampling uses this.
+// The two agree to float64 rounding (the tests check it).
 //
 // Weights are the checkpoint's state dict under microgpt's names (wte, wpe, lm_head,
 // layer0.attn_wq, ...), each matrix [out, in] stored row by row. Arithmetic is in float64.
@@ -51,6 +54,34 @@ const MiniGPTModel = (() => {
       y[o] = s0 + s1 + s2 + s3;
     }
     return y;
+  }
+
+  // y_t = W x_t for every position t at once: the same dot products as `linear`, grouped so
+  // that each weight read serves four positions and each input read two rows. A speed-up:
+  // in plain JavaScript the reads cost more than the multiply-adds (see docs/explorer.md).
+  function linearAll(W, xs) {
+    const { data: w, rows: out, cols: n } = W;
+    const T = xs.length, x = new Float64Array(T * n); // the positions side by side
+    xs.forEach((xt, t) => x.set(xt, t * n));
+    const ys = Array.from({ length: T }, () => new Float64Array(out));
+    const last = (i, count) => Math.min(i, count - 1); // a block past the end repeats the last row
+    for (let t = 0; t < T; t += 4) {
+      const x0 = t * n, x1 = last(t + 1, T) * n, x2 = last(t + 2, T) * n, x3 = last(t + 3, T) * n;
+      for (let o = 0; o < out; o += 2) {
+        const w0 = o * n, w1 = last(o + 1, out) * n;
+        let a0 = 0, a1 = 0, a2 = 0, a3 = 0, b0 = 0, b1 = 0, b2 = 0, b3 = 0;
+        for (let i = 0; i < n; i++) {
+          const u = w[w0 + i], v = w[w1 + i];
+          const p0 = x[x0 + i], p1 = x[x1 + i], p2 = x[x2 + i], p3 = x[x3 + i];
+          a0 += u * p0; a1 += u * p1; a2 += u * p2; a3 += u * p3;
+          b0 += v * p0; b1 += v * p1; b2 += v * p2; b3 += v * p3;
+        }
+        const y0 = ys[t], y1 = ys[last(t + 1, T)], y2 = ys[last(t + 2, T)], y3 = ys[last(t + 3, T)];
+        y0[o] = a0; y1[o] = a1; y2[o] = a2; y3[o] = a3; // a repeated row gets its own value again
+        if (o + 1 < out) { y0[o + 1] = b0; y1[o + 1] = b1; y2[o + 1] = b2; y3[o + 1] = b3; }
+      }
+    }
+    return ys;
   }
 
   // row `i` of an embedding table
@@ -162,10 +193,33 @@ const MiniGPTModel = (() => {
     return { logits: linear(w.lm_head, x), layers };
   }
 
-  // Every position of a token sequence, in order: one step each, sharing one cache.
+  // Every position of a token sequence at once, layer by layer, as model.py computes it;
+  // for each position, what `step` returns for it.
   function forward(model, tokens) {
-    const cache = newCache(model.config);
-    return tokens.map((token) => step(model, cache, token));
+    const { config: c, weights: w } = model;
+    if (tokens.length > c.block_size) throw new Error(`the model reads at most ${c.block_size} positions`);
+    let x = tokens.map((token, t) => rmsnorm(add(embedding(w.wte, token), embedding(w.wpe, t)), c.norm_eps, null));
+    const layers = [];
+    for (const layer of model.layers) {
+      const a = x.map((xt) => rmsnorm(xt, c.norm_eps, layer.attn_norm));
+      const q = linearAll(layer.attn_wq, a), k = linearAll(layer.attn_wk, a), v = linearAll(layer.attn_wv, a);
+      // position t reads positions 0..t: the causal mask, as a slice
+      const heads = q.map((qt, t) => attend(qt, k.slice(0, t + 1), v.slice(0, t + 1), c.n_head));
+      const attnOut = linearAll(layer.attn_wo, heads.map((h) => h.out));
+      x = x.map((xt, t) => add(xt, attnOut[t]));
+      const m = x.map((xt) => rmsnorm(xt, c.norm_eps, layer.mlp_norm));
+      const hidden = linearAll(layer.mlp_fc1, m).map((h) => (c.activation === "gelu" ? gelu(h) : relu(h)));
+      const mlpOut = linearAll(layer.mlp_fc2, hidden);
+      x = x.map((xt, t) => add(xt, mlpOut[t]));
+      layers.push({ q, k, v, heads });
+    }
+    if (c.final_norm) x = x.map((xt) => rmsnorm(xt, c.norm_eps, w.final_norm));
+    const logits = linearAll(w.lm_head, x);
+    return tokens.map((_, t) => ({
+      logits: logits[t],
+      layers: layers.map(({ q, k, v, heads }) => ({ q: q[t], k: k[t], v: v[t], scores: heads[t].scores,
+                                                    weights: heads[t].weights, out: heads[t].out })),
+    }));
   }
 
   // ---- sampling, as sampling.py does it ------------------------------------------------------
