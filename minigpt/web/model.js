@@ -28,7 +28,8 @@ const MiniGPTModel = (() => {
     const weights = {};
     for (const [name, { shape, offset }] of Object.entries(tensors)) {
       const size = shape.reduce((a, b) => a * b, 1);
-      weights[name] = { data: floats.subarray(offset, offset + size), rows: shape[0], cols: shape[1] || 1 };
+      // as float64, the type every sum is kept in (reading float32 inside the loops is slower)
+      weights[name] = { data: Float64Array.from(floats.subarray(offset, offset + size)), rows: shape[0], cols: shape[1] || 1 };
     }
     return weights;
   }
