@@ -19,6 +19,7 @@ from __future__ import annotations
 import json
 import random
 import resource
+import shutil
 import string
 import subprocess
 import sys
@@ -44,6 +45,7 @@ def make_corpus(source: Path, n: int, out: Path, seed: int = 0) -> Path:
 
 
 def run_training(corpus: Path, run_dir: Path, steps: int, extra: list[str]) -> dict:
+    shutil.rmtree(run_dir, ignore_errors=True)  # a metrics.jsonl left by an earlier run would stop the clock at once
     command = [sys.executable, "-m", "minigpt", "train", "--data", str(corpus), "--out", str(run_dir),
                "--steps", str(steps), "--set", f"train.eval_interval={steps}", "--json", "--quiet", "--overwrite", *extra]
     started = time.perf_counter()

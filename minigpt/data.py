@@ -79,8 +79,11 @@ def split_names(names: list[str], fraction: float, at_most: int, seed: int) -> t
     order = seeded_permutation(len(names), seed)
     val = [names[i] for i in order[:n_val].tolist()]
     if len(names) > PYTHON_SHUFFLE_UP_TO:  # the training names keep the file's order; batches are shuffled anyway
-        held_out = set(order[:n_val].tolist())
-        return [name for i, name in enumerate(names) if i not in held_out], val
+        train, after_last = [], 0
+        for i in sorted(order[:n_val].tolist()):  # the runs of names between the held-out ones
+            train += names[after_last:i]
+            after_last = i + 1
+        return train + names[after_last:], val
     return [names[i] for i in order[n_val:].tolist()], val
 
 

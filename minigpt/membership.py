@@ -36,24 +36,27 @@ def as_signed(value: int) -> int:
     return value - (1 << 64) if value >= 1 << 63 else value
 
 
-def fingerprints(flat: torch.Tensor, starts: torch.Tensor, lengths: torch.Tensor, common: int = 32) -> torch.Tensor:
+def fingerprints(flat: torch.Tensor, starts: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
     """`fingerprint` of every name at once: flat ids, each name's first id and length -> int64 [N].
 
-    All names advance together one position per round, reading the flat ids in file order
-    (names that have ended keep their value); past `common` positions only the few longer
-    names go on. int64 multiplication wraps around, as the 64-bit arithmetic needs.
+    The names are taken longest first, so that at each position the ones still going are a
+    prefix of them: one round per position updates that prefix in place, reading one id of
+    each. int64 multiplication wraps around, as the 64-bit arithmetic needs.
     """
+    order = torch.argsort(lengths, descending=True, stable=True)
+    longest = int(lengths[order[0]]) if len(order) else 0
+    going = len(order) - torch.bincount(lengths, minlength=longest + 1).cumsum(0)  # names longer than each position
+    position = starts[order]  # the next id of each name, in the order of `order`
     h = torch.full(starts.shape, as_signed(FNV_OFFSET), dtype=torch.int64)
+    ids = torch.empty(len(order), dtype=flat.dtype)
     prime = torch.tensor(FNV_PRIME, dtype=torch.int64)
-    longest = int(lengths.max()) if len(lengths) else 0
-    for position in range(min(common, longest)):
-        ids = flat[(starts + position).clamp(max=len(flat) - 1)].long()
-        h = torch.where(lengths > position, (h ^ ids) * prime, h)
-    going = (lengths > common).nonzero().squeeze(1)
-    for position in range(common, longest):
-        going = going[lengths[going] > position]
-        h[going] = (h[going] ^ flat[starts[going] + position].long()) * prime
-    return h
+    for n in going[:longest].tolist():
+        torch.index_select(flat, 0, position[:n], out=ids[:n])
+        h[:n].bitwise_xor_(ids[:n]).mul_(prime)
+        position[:n] += 1
+    fingerprints_in_order = torch.empty_like(h)
+    fingerprints_in_order[order] = h
+    return fingerprints_in_order
 
 
 def bloom_positions(prints: torch.Tensor, hashes: int, size: int) -> torch.Tensor:
