@@ -85,7 +85,8 @@ def payload(model: dict, config: Config, vocab: list[str], step: int, val_loss: 
             best_val_loss: float | None, membership: NameSet, data: dict, training: dict | None = None) -> dict:
     """The checkpoint's dict, laid out as the module docstring says.
 
-    `training` holds the "optimizer", "progress" and "rng" of a run that may be resumed.
+    `training` holds the "optimizer", "progress" and "rng" of a run that may be resumed
+    (`training_state` makes it).
     """
     return {
         "format": FORMAT,
@@ -119,6 +120,20 @@ def _fsync_dir(directory: Path) -> None:
         pass
     finally:
         os.close(fd)
+
+
+def training_state(optimizer: dict, rank_rng: list[torch.Tensor], cuda_rng: list[torch.Tensor] | None, tokens: int,
+                   seconds: float, elapsed: float, best_step: int | None, evals_since_best: int) -> dict:
+    """The keys only a run that may be resumed writes, for `payload`'s `training`."""
+    rng = {"torch": rank_rng[0], "ranks": rank_rng}
+    if cuda_rng is not None:
+        rng["cuda"] = cuda_rng
+    return {
+        "optimizer": optimizer,
+        "progress": {"tokens": tokens, "seconds": seconds, "elapsed": elapsed, "best_step": best_step,
+                     "evals_since_best": evals_since_best},
+        "rng": rng,
+    }
 
 
 def save_checkpoint(path: str | Path, payload: dict) -> None:

@@ -23,7 +23,8 @@ from typing import NamedTuple
 import torch
 
 from minigpt import report
-from minigpt.checkpoint import ResumeState, payload, read_model_weights, read_resume_state, save_checkpoint
+from minigpt.checkpoint import (ResumeState, payload, read_model_weights, read_resume_state, save_checkpoint,
+                                training_state)
 from minigpt.config import Config, TrainConfig, config_from_dict, load_config, scale_to_data
 from minigpt.cpu_speedups import keep_freed_memory
 from minigpt.data import BUNDLED_NAMES, BatchOrder, Tokenizer, TokenizedNames, read_names, split_names
@@ -269,20 +270,14 @@ class Trainer:
 
     def save(self, path: Path) -> None:
         """Rank 0 writes; every rank must call it, since each hands over its random state."""
-        ranks = self.dist.gather(torch.get_rng_state())
-        rng = {"torch": ranks[0], "ranks": ranks}
-        if torch.cuda.is_available():
-            rng["cuda"] = torch.cuda.get_rng_state_all()
+        rank_rng = self.dist.gather(torch.get_rng_state())
+        cuda_rng = torch.cuda.get_rng_state_all() if torch.cuda.is_available() else None
         if not self.dist.main:
             return
-        save_checkpoint(path, payload(
-            self.model.state_dict(), self.config, self.tokenizer.chars, self.step, self.val_loss, self.best_val_loss,
-            self.membership, self.data_info, training={
-                "optimizer": self.optimizer.state_dict(),
-                "progress": {"tokens": self.tokens, "seconds": self.seconds, "elapsed": self.elapsed,
-                             "best_step": self.best_step, "evals_since_best": self.evals_since_best},
-                "rng": rng,
-            }))
+        training = training_state(self.optimizer.state_dict(), rank_rng, cuda_rng, self.tokens, self.seconds,
+                                  self.elapsed, self.best_step, self.evals_since_best)
+        save_checkpoint(path, payload(self.model.state_dict(), self.config, self.tokenizer.chars, self.step,
+                                      self.val_loss, self.best_val_loss, self.membership, self.data_info, training))
 
     def restore(self, state: ResumeState, path: Path) -> None:
         """Continue from a checkpoint of this same run: every number as it was when it was saved."""
