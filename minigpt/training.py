@@ -105,6 +105,7 @@ class Corpus(NamedTuple):
 
 def tokenize_corpus(train_names, val_names, tokenizer: Tokenizer, block_size: int, device, data_path,
                     val_path) -> Corpus:
+    """The training and validation names on `device`, with their membership check and summary."""
     tokens = TokenizedNames(train_names, tokenizer, block_size)
     # one fingerprint per name (on the CPU): repeated names are counted, and large corpora get a Bloom filter
     prints = torch.unique(fingerprints(tokens.flat, tokens.starts + 1, tokens.characters))
