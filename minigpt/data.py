@@ -1,4 +1,4 @@
-"""Names files, the character vocabulary, and batches of tokenised names.
+"""Names files, the character vocabulary, names as tensors, and the order of batches.
 
 A name is trained as `[BOS] + chars + [BOS]`: the model reads the boundary token and the
 characters, and predicts every character and then the end (the boundary token again).
@@ -6,14 +6,17 @@ characters, and predicts every character and then the end (the boundary token ag
 
 from __future__ import annotations
 
+import hashlib
 import random
 from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 import torch
 
 from minigpt.bundled import names_file
 from minigpt.errors import UsageError
+from minigpt.membership import NameSet, fingerprints
 
 BUNDLED_NAMES = names_file()
 IGNORE = -1  # target id of padding positions, skipped by the loss
@@ -265,3 +268,57 @@ class BatchOrder:
             random.Random(f"{self.seed}-window-{window}").shuffle(batches)
             self._cached_window = (window, batches)
         return self._cached_window[1]
+
+
+def load_data(data_path, val_path, val_fraction: float, val_max: int,
+              seed: int) -> tuple[list[str], list[str], Tokenizer]:
+    """Training and validation names, and the vocabulary of the training file."""
+    names = read_names(data_path)
+    tokenizer = Tokenizer.from_names(names)
+    if val_path is None:
+        train_names, val_names = split_names(names, val_fraction, val_max, seed)
+        return train_names, val_names, tokenizer
+    val_names = read_names(val_path)
+    tokenizer.check("".join(val_names), f"validation file {val_path}")
+    return names, val_names, tokenizer
+
+
+def digest(names: list[str]) -> str:
+    """A names list's fingerprint, which a resumed run checks: resuming needs the same names."""
+    return hashlib.sha256("\n".join(names).encode("utf-8")).hexdigest()
+
+
+class Corpus(NamedTuple):
+    """The names of a run as tensors, the check for "is this a training name?", and what checkpoints record."""
+
+    train: TokenizedNames
+    val: TokenizedNames | None
+    membership: NameSet
+    info: dict
+
+
+def tokenize_corpus(train_names, val_names, tokenizer: Tokenizer, block_size: int, device, data_path,
+                    val_path) -> Corpus:
+    """The training and validation names on `device`, with their membership check and summary."""
+    tokens = TokenizedNames(train_names, tokenizer, block_size)
+    # one fingerprint per name (on the CPU): repeated names are counted, and large corpora get a Bloom filter
+    prints = torch.unique(fingerprints(tokens.flat, tokens.starts + 1, tokens.characters))
+    characters = int(tokens.characters.sum())
+    info = {
+        "path": str(Path(data_path).resolve()) if data_path else None,
+        "val_path": str(Path(val_path).resolve()) if val_path else None,
+        "train_names": len(train_names),
+        "val_names": len(val_names),
+        "characters": characters,
+        "duplicates": len(train_names) - len(prints),
+        "vocab_size": tokenizer.vocab_size,
+        "truncated": tokens.truncated,
+        "train_digest": digest(train_names),
+        "val_digest": digest(val_names),
+    }
+    return Corpus(
+        train=tokens.to(device),
+        val=TokenizedNames(val_names, tokenizer, block_size).to(device) if val_names else None,
+        membership=NameSet.for_corpus(train_names, characters, prints, tokenizer),
+        info=info,
+    )

@@ -12,13 +12,11 @@ clock and the random number generators.
 
 from __future__ import annotations
 
-import hashlib
 import math
 import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import NamedTuple
 
 import torch
 
@@ -27,12 +25,11 @@ from minigpt.checkpoint import (ResumeState, payload, read_model_weights, read_r
                                 training_state)
 from minigpt.config import Config, TrainConfig, config_from_dict, load_config, scale_to_data
 from minigpt.cpu_speedups import keep_freed_memory
-from minigpt.data import BUNDLED_NAMES, BatchOrder, Tokenizer, TokenizedNames, read_names, split_names
+from minigpt.data import BUNDLED_NAMES, BatchOrder, Tokenizer, load_data, tokenize_corpus
 from minigpt.device import resolve_device
 from minigpt.distributed import Distributed, setup as setup_distributed
 from minigpt.errors import Interrupted, RunError, UsageError, first_line
 from minigpt.evaluation import evaluate
-from minigpt.membership import NameSet, fingerprints
 from minigpt.model import GPT
 from minigpt.optim import make_optimizer
 from minigpt.run_directory import RunRecords, prepare_run_dir, reopen_run_dir, write_loss_png_if_possible
@@ -88,46 +85,6 @@ class TrainResult:
             "samples": [name for name, _ in self.samples],
             "new_samples": sum(not seen for _, seen in self.samples),
         }
-
-
-def digest(names: list[str]) -> str:
-    return hashlib.sha256("\n".join(names).encode("utf-8")).hexdigest()
-
-
-class Corpus(NamedTuple):
-    """The names of a run as tensors, the check for "is this a training name?", and what checkpoints record."""
-
-    train: TokenizedNames
-    val: TokenizedNames | None
-    membership: NameSet
-    info: dict
-
-
-def tokenize_corpus(train_names, val_names, tokenizer: Tokenizer, block_size: int, device, data_path,
-                    val_path) -> Corpus:
-    """The training and validation names on `device`, with their membership check and summary."""
-    tokens = TokenizedNames(train_names, tokenizer, block_size)
-    # one fingerprint per name (on the CPU): repeated names are counted, and large corpora get a Bloom filter
-    prints = torch.unique(fingerprints(tokens.flat, tokens.starts + 1, tokens.characters))
-    characters = int(tokens.characters.sum())
-    info = {
-        "path": str(Path(data_path).resolve()) if data_path else None,
-        "val_path": str(Path(val_path).resolve()) if val_path else None,
-        "train_names": len(train_names),
-        "val_names": len(val_names),
-        "characters": characters,
-        "duplicates": len(train_names) - len(prints),
-        "vocab_size": tokenizer.vocab_size,
-        "truncated": tokens.truncated,
-        "train_digest": digest(train_names),
-        "val_digest": digest(val_names),
-    }
-    return Corpus(
-        train=tokens.to(device),
-        val=TokenizedNames(val_names, tokenizer, block_size).to(device) if val_names else None,
-        membership=NameSet.for_corpus(train_names, characters, prints, tokenizer),
-        info=info,
-    )
 
 
 def network(model: GPT, t: TrainConfig, dist: Distributed, device: torch.device) -> torch.nn.Module:
@@ -394,18 +351,6 @@ def train_loop(trainer: Trainer, run_dir: Path, console, quiet: bool, resumed: b
                 return train_loss
 
 
-def load_data(config: Config, data_path, val_path) -> tuple[list[str], list[str], Tokenizer]:
-    """Training and validation names, and the vocabulary of the training file."""
-    names = read_names(data_path)
-    tokenizer = Tokenizer.from_names(names)
-    if val_path is None:
-        train_names, val_names = split_names(names, config.train.val_fraction, config.train.val_max, config.train.seed)
-        return train_names, val_names, tokenizer
-    val_names = read_names(val_path)
-    tokenizer.check("".join(val_names), f"validation file {val_path}")
-    return names, val_names, tokenizer
-
-
 def resume_config(checkpoint: str | Path, overrides: list[str] = ()) -> Config:
     """The recipe a checkpoint was trained with, plus `--set` overrides to its [train] and [sample] keys."""
     _, state = read_resume_state(checkpoint)
@@ -425,7 +370,8 @@ def start_run(config: Config, dist: Distributed, data_path, val_path, resume_fro
     if state is not None:  # the names the run was trained on, unless given again
         data_path, val_path = data_path or state.data.get("path"), val_path or state.data.get("val_path")
     data_path = data_path or BUNDLED_NAMES
-    train_names, val_names, tokenizer = load_data(config, data_path, val_path)
+    t = config.train
+    train_names, val_names, tokenizer = load_data(data_path, val_path, t.val_fraction, t.val_max, t.seed)
     # a resumed run keeps the recipe it was scaled to
     scaled = scale_to_data(config, len(train_names)) if state is None else []
     config.model.vocab_size = tokenizer.vocab_size
