@@ -29,6 +29,12 @@ class Interrupted(MiniGPTError):
         self.exit_code = 128 + signum
 
 
+def refuse_existing(path, overwrite: bool) -> None:
+    """An output file is never replaced unless the user says so."""
+    if path.exists() and not overwrite:
+        raise UsageError(f"{path} already exists; pass --overwrite to replace it")
+
+
 def first_line(e: BaseException) -> str:
     """"TypeName: the first line of its message", for an error that is not one of ours."""
     lines = str(e).strip().splitlines()

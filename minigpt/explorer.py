@@ -22,7 +22,7 @@ import torch
 
 from minigpt.bundled import web_file
 from minigpt.checkpoint import Checkpoint, load_checkpoint
-from minigpt.errors import UsageError
+from minigpt.errors import UsageError, refuse_existing
 
 CURVE_POINTS = 300  # the loss curve is drawn from at most this many points a series
 PAGE_MEMBERSHIP_BYTES = 2_000_000  # the most the page carries to mark training names (names or a filter)
@@ -139,8 +139,7 @@ def write_page(checkpoint: str | Path | Checkpoint, out: str | Path, text: str |
         raise UsageError(f"cannot write {out}: the directory {out.parent} does not exist")
     if out.is_dir():
         raise UsageError(f"cannot write {out}: it is a directory")
-    if out.exists() and not overwrite:
-        raise UsageError(f"{out} already exists; pass --overwrite to replace it")
+    refuse_existing(out, overwrite)
     ckpt = checkpoint if isinstance(checkpoint, Checkpoint) else load_checkpoint(checkpoint)
     try:
         out.write_text(render_page(page_data(ckpt, text)), encoding="utf-8")

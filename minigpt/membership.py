@@ -79,7 +79,8 @@ class NameSet:
 
     @classmethod
     def exact(cls, names) -> NameSet:
-        return cls(names=set(names), count=len(set(names)))
+        distinct = set(names)
+        return cls(names=distinct, count=len(distinct))
 
     @classmethod
     def for_corpus(cls, names: list[str], characters: int, prints: torch.Tensor, tokenizer) -> NameSet:

@@ -20,7 +20,7 @@ import torch
 from minigpt.checkpoint import check_finite, load_checkpoint, payload, save_checkpoint
 from minigpt.config import GPTConfig, load_config, validate
 from minigpt.data import Tokenizer
-from minigpt.errors import UsageError
+from minigpt.errors import UsageError, refuse_existing
 from minigpt.membership import NameSet
 from minigpt.model import GPT
 
@@ -37,11 +37,6 @@ def microgpt_shapes(h: dict) -> dict[str, list[int]]:
         shapes |= {f"layer{i}.attn_w{x}": [c, c] for x in "qkvo"}
         shapes |= {f"layer{i}.mlp_fc1": [4 * c, c], f"layer{i}.mlp_fc2": [c, 4 * c]}
     return shapes
-
-
-def refuse_existing(path: Path, overwrite: bool) -> None:
-    if path.exists() and not overwrite:
-        raise UsageError(f"{path} already exists; pass --overwrite to replace it")
 
 
 def export_microgpt(checkpoint: str | Path, out: str | Path, overwrite: bool = False) -> None:

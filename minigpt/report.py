@@ -88,8 +88,9 @@ def advance(bar: tqdm, trainer) -> None:
     bar.update(round(trainer.elapsed) - bar.n if trainer.t.time_limit > 0 else 1)
 
 
-def progress_line(trainer, t, train_loss: float | None) -> str:
+def progress_line(trainer, train_loss: float | None) -> str:
     """What the progress bar shows, as one line for a log: `step 250/800  loss 2.0312  41,210 tokens/s  6 s`."""
+    t = trainer.t
     done = f"{trainer.elapsed:.0f}/{t.time_limit:g} s" if t.time_limit > 0 else f"{trainer.elapsed:.0f} s"
     total = "" if t.time_limit > 0 else f"/{t.steps:,}"
     rate = trainer.tokens / trainer.seconds if trainer.seconds else 0.0

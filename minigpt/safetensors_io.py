@@ -15,7 +15,7 @@ from pathlib import Path
 from minigpt.checkpoint import check_finite, load_checkpoint, payload, save_checkpoint
 from minigpt.config import GPTConfig, config_from_dict, validate
 from minigpt.data import Tokenizer
-from minigpt.errors import UsageError
+from minigpt.errors import UsageError, refuse_existing
 from minigpt.membership import NameSet
 from minigpt.model import GPT
 
@@ -72,8 +72,7 @@ def import_safetensors(source: str | Path, out: str | Path, overwrite: bool = Fa
     for path in (weights, config_file):
         if not path.is_file():
             raise UsageError(f"{path} not found (a safetensors export is a directory with {WEIGHTS} and {CONFIG})")
-    if out.exists() and not overwrite:
-        raise UsageError(f"{out} already exists; pass --overwrite to replace it")
+    refuse_existing(out, overwrite)
     try:
         document = json.loads(config_file.read_text(encoding="utf-8"))
         config = config_from_dict(document.get("minigpt_config", {}))

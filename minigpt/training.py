@@ -333,7 +333,7 @@ def train_loop(trainer: Trainer, run_dir: Path, console, quiet: bool, resumed: b
             # evaluate and save: best.pt when the validation loss is the best yet, last.pt always
             if at_eval:
                 if plain and dist.main:
-                    console.print(report.progress_line(trainer, t, train_loss), soft_wrap=True)
+                    console.print(report.progress_line(trainer, train_loss), soft_wrap=True)
                 if trainer.validate():
                     trainer.save(run_dir / "best.pt")
                 trainer.save(run_dir / "last.pt")
