@@ -22,7 +22,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 import browser  # noqa: E402
 
-from minigpt.explorer import write_page  # noqa: E402
+from minigpt.views.explorer_page import write_page  # noqa: E402
 
 PARTS = {  # screenshots of each part of the page, as a learner meets them
     "card": "#about-model", "type": "#type", "heads": "section.two >> nth=1", "math": "#math-section",

@@ -17,7 +17,7 @@ from pathlib import Path
 import torch
 
 from common import finish, median, parser, setup, table
-from minigpt.checkpoint import load_checkpoint
+from minigpt.formats.checkpoint import load_checkpoint
 from minigpt.sampling import generate
 
 

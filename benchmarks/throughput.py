@@ -22,14 +22,14 @@ import torch
 from common import finish, matmul_peak, median, parser, setup, table
 from minigpt.config import load_config
 from minigpt.data import Tokenizer, read_names
-from minigpt.cpu_speedups import keep_freed_memory
-from minigpt.device import resolve_device
+from minigpt.scaling.processes import keep_freed_memory
+from minigpt.scaling.processes import resolve_device
 from minigpt.training import Trainer
 
 
 def flops_per_token(trainer: Trainer) -> float:
     m = trainer.config.model
-    n = sum(p.numel() for name, p in trainer.model.state_dict().items() if name not in ("wte", "wpe"))
+    n = sum(p.numel() for name, p in trainer.model.named_parameters() if not name.startswith(("wte.", "wpe.")))
     lengths = trainer.train_data.lengths.double()
     mean_context = float((lengths * (lengths + 1) / 2).sum() / lengths.sum())  # sum over positions of (p + 1)
     return 6 * n + 12 * m.n_layer * m.n_embd * mean_context

@@ -17,12 +17,12 @@ _EXPORTS = {
     "load_config": "minigpt.config",
     "Tokenizer": "minigpt.data",
     "read_names": "minigpt.data",
-    "load_checkpoint": "minigpt.checkpoint",
+    "load_checkpoint": "minigpt.formats.checkpoint",
     "train": "minigpt.training",
-    "evaluate_names": "minigpt.evaluation",
+    "evaluate_names": "minigpt.training",
     "sample": "minigpt.sampling",
     "generate": "minigpt.sampling",
-    "attention_report": "minigpt.attention_views",
+    "attention_report": "minigpt.views.attention_maps",
 }
 
 __all__ = ["__version__", *_EXPORTS]

@@ -1,3 +1,3 @@
-from minigpt.cli import main
+from minigpt.cli.commands import main
 
 main()

@@ -1,18 +1,16 @@
-"""Attention as the model runs it: multi-head, causal, over an optional key/value cache.
+"""Attention as the tutorials teach it, each form short and on its own, and the key/value cache.
 
-Scaled dot-product attention of queries Q, keys K and values V with head size d:
+    attention(Q, K, V) = softmax(Q K^T / sqrt(d) + M) V        (M: 0 on and before the diagonal, -inf after)
 
-    attention(Q, K, V) = softmax(Q K^T / sqrt(d) + M) V
+    SingleHeadAttention    one head over the whole embedding: d = n_embd
+    AttentionHead          one of several heads: the embedding projected down to head_dim
+    MultiHeadAttention     a list of AttentionHeads, concatenated, then an output projection
+    IncrementalAttention   decoding: one new query against a cache of earlier keys and values
+    LayerKV, KVCache       that cache, as sampling uses it: each LayerKV is a layer's `attend`
 
-M is the causal mask: 0 where a position may look (itself and everything before it),
--inf where it may not (everything after it), so no position sees the future.
-
-    attention()            the formula, step by step, returning the weights too
-    CausalSelfAttention    the model's layer: heads by reshaping, torch's fused kernel
-    LayerKV, KVCache       keys and values kept while decoding one position at a time
-
-The forms tutorials teach (one head, a list of heads, one-token decoding) are in
-textbook_attention.py, each on its own; the tests hold them equal to this one.
+The model runs none of the first four: model.CausalSelfAttention makes its heads by reshaping
+and calls torch's fused kernel. `load_from` and the tests show that, given the same weights,
+every form here computes the same numbers as it does.
 
 Shapes: B batch, T positions, C = n_embd, H heads, hd = C / H per head.
 """
@@ -25,76 +23,97 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-
-def attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool = True, dropout: float = 0.0):
-    """The formula above, step by step. q: [..., Tq, d]; k, v: [..., Tk, d].
-
-    Returns the output [..., Tq, d] and the weights [..., Tq, Tk] (before any dropout, which
-    zeroes weights at random while training). When Tq < Tk the queries are the last Tq
-    positions (new tokens reading a cache of earlier ones).
-    """
-    scores = q @ k.transpose(-2, -1) / math.sqrt(q.size(-1))  # [..., Tq, Tk]
-    if causal:
-        t_q, t_k = scores.shape[-2:]
-        allowed = torch.ones(t_q, t_k, dtype=torch.bool, device=q.device).tril(t_k - t_q)
-        scores = scores.masked_fill(~allowed, float("-inf"))
-    weights = torch.softmax(scores, dim=-1)  # [..., Tq, Tk], each row sums to 1
-    mixed = F.dropout(weights, dropout) if dropout else weights
-    return mixed @ v, weights  # [..., Tq, d]
+from minigpt.model import GPT, CausalSelfAttention
 
 
-class CausalSelfAttention(nn.Module):
-    """Multi-head causal self-attention as the model runs it.
+class SingleHeadAttention(nn.Module):
+    """One head that sees the whole embedding: d = n_embd."""
 
-    Heads are made by reshaping one projection of size n_embd into n_head slices of
-    head_dim, and torch's fused scaled_dot_product_attention does the math above.
-    """
-
-    def __init__(self, n_embd: int, n_head: int, attn_dropout: float = 0.0):
+    def __init__(self, n_embd: int, causal: bool = True):
         super().__init__()
-        self.n_head = n_head
-        self.attn_dropout = attn_dropout  # on the weights; on a CPU it costs torch's fused kernel
-        self.attn_wq = nn.Linear(n_embd, n_embd, bias=False)
-        self.attn_wk = nn.Linear(n_embd, n_embd, bias=False)
-        self.attn_wv = nn.Linear(n_embd, n_embd, bias=False)
-        self.attn_wo = nn.Linear(n_embd, n_embd, bias=False)
+        self.causal = causal
+        self.query = nn.Linear(n_embd, n_embd, bias=False)
+        self.key = nn.Linear(n_embd, n_embd, bias=False)
+        self.value = nn.Linear(n_embd, n_embd, bias=False)
 
-    def split_heads(self, x: torch.Tensor) -> torch.Tensor:
-        batch, seq_len, n_embd = x.shape
-        return x.view(batch, seq_len, self.n_head, n_embd // self.n_head).transpose(1, 2)
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        q, k, v = self.query(x), self.key(x), self.value(x)  # each [B, T, C]
+        scores = q @ k.transpose(-2, -1) / math.sqrt(k.size(-1))  # [B, T, T]
+        if self.causal:
+            seq_len = x.size(1)
+            future = torch.ones(seq_len, seq_len, dtype=torch.bool, device=x.device).triu(1)
+            scores = scores.masked_fill(future, float("-inf"))
+        weights = torch.softmax(scores, dim=-1)  # [B, T, T]
+        return weights @ v  # [B, T, C]
 
-    def forward(self, x: torch.Tensor, kv_cache: LayerKV | None = None, weights_out: list | None = None):
-        """x: [B, T, n_embd] -> [B, T, n_embd].
 
-        With a kv_cache that already holds positions, x is one new position that reads them all;
-        an empty cache is filled with x's keys and values. With a weights_out list, the attention
-        weights [B, n_head, T, T] are appended to it.
-        """
-        batch, seq_len, n_embd = x.shape
-        # q = x Wq^T, k = x Wk^T, v = x Wv^T, as one matrix multiply (faster than three small ones)
-        qkv = F.linear(x, torch.cat([self.attn_wq.weight, self.attn_wk.weight, self.attn_wv.weight]))
-        q, k, v = map(self.split_heads, qkv.split(n_embd, dim=-1))  # each [B, H, T, hd]
-        if kv_cache is not None and kv_cache.length:
-            y = kv_cache.decode(q, k, v, weights_out)  # one new position reading the cached ones
-        else:
-            if kv_cache is not None:
-                kv_cache.append(k, v)  # a prompt fills the empty cache, and attends only to itself
-            y = self.attend(q, k, v, weights_out)
-        y = y.transpose(1, 2).reshape(batch, seq_len, n_embd)  # heads side by side again
-        return self.attn_wo(y)
+class AttentionHead(nn.Module):
+    """One of several heads: projects the embedding down to head_dim, then attends causally."""
 
-    def attend(self, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, weights_out: list | None) -> torch.Tensor:
-        """Causal attention over positions that all arrive at once: [B, H, T, hd] -> [B, H, T, hd]."""
-        dropout = self.attn_dropout if self.training else 0.0
-        # CPU speed-up: torch's fused kernel is the fastest way but in bfloat16 on a CPU, where
-        # the formula written out is faster (benchmarks/attention.py measures both)
-        written_out = q.dtype == torch.bfloat16 and q.device.type == "cpu"
-        if weights_out is None and not written_out:
-            return F.scaled_dot_product_attention(q, k, v, dropout_p=dropout, is_causal=True)
-        y, weights = attention(q, k, v, dropout=dropout)
-        if weights_out is not None:
-            weights_out.append(weights)
-        return y
+    def __init__(self, n_embd: int, head_dim: int, block_size: int, dropout: float = 0.0):
+        super().__init__()
+        self.query = nn.Linear(n_embd, head_dim, bias=False)
+        self.key = nn.Linear(n_embd, head_dim, bias=False)
+        self.value = nn.Linear(n_embd, head_dim, bias=False)
+        self.register_buffer("tril", torch.tril(torch.ones(block_size, block_size)), persistent=False)
+        self.dropout = nn.Dropout(dropout)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        seq_len = x.size(1)
+        q, k, v = self.query(x), self.key(x), self.value(x)  # each [B, T, hd]
+        scores = q @ k.transpose(-2, -1) / math.sqrt(k.size(-1))  # [B, T, T]
+        scores = scores.masked_fill(self.tril[:seq_len, :seq_len] == 0, float("-inf"))
+        weights = self.dropout(torch.softmax(scores, dim=-1))  # [B, T, T]
+        return weights @ v  # [B, T, hd]
+
+
+class MultiHeadAttention(nn.Module):
+    """n_head AttentionHeads side by side, their outputs concatenated and mixed by `proj`."""
+
+    def __init__(self, n_embd: int, n_head: int, block_size: int, dropout: float = 0.0):
+        super().__init__()
+        head_dim = n_embd // n_head
+        self.heads = nn.ModuleList(AttentionHead(n_embd, head_dim, block_size, dropout) for _ in range(n_head))
+        self.proj = nn.Linear(n_embd, n_embd, bias=False)
+        self.dropout = nn.Dropout(dropout)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        y = torch.cat([head(x) for head in self.heads], dim=-1)  # [B, T, H * hd] = [B, T, C]
+        return self.dropout(self.proj(y))  # [B, T, C]
+
+    @torch.no_grad()
+    def load_from(self, fused: CausalSelfAttention) -> MultiHeadAttention:
+        """Take the fused module's weights: head h owns rows h*hd:(h+1)*hd of attn_wq, attn_wk, attn_wv."""
+        head_dim = fused.attn_wq.weight.size(0) // len(self.heads)
+        for h, head in enumerate(self.heads):
+            rows = slice(h * head_dim, (h + 1) * head_dim)
+            head.query.weight.copy_(fused.attn_wq.weight[rows])
+            head.key.weight.copy_(fused.attn_wk.weight[rows])
+            head.value.weight.copy_(fused.attn_wv.weight[rows])
+        self.proj.weight.copy_(fused.attn_wo.weight)
+        return self
+
+
+class IncrementalAttention(nn.Module):
+    """Decoding one position at a time with the weights of a CausalSelfAttention.
+
+    The new token's query meets the keys and values of every position so far, which the
+    cache holds. No mask is needed: positions after this one are not in the cache yet.
+    """
+
+    def __init__(self, fused: CausalSelfAttention):
+        super().__init__()
+        self.fused = fused
+
+    def forward(self, x_t: torch.Tensor, cache: LayerKV) -> torch.Tensor:
+        """x_t: [B, 1, C], the newest position only -> [B, 1, C]."""
+        f = self.fused
+        q = f.split_heads(f.attn_wq(x_t))  # [B, H, 1, hd]
+        k, v = cache.append(f.split_heads(f.attn_wk(x_t)), f.split_heads(f.attn_wv(x_t)))  # [B, H, t, hd]
+        scores = q @ k.transpose(-2, -1) / math.sqrt(q.size(-1))  # [B, H, 1, t]
+        weights = torch.softmax(scores, dim=-1)  # [B, H, 1, t]
+        y = (weights @ v).transpose(1, 2).flatten(2)  # [B, 1, H * hd]
+        return f.attn_wo(y)  # [B, 1, C]
 
 
 class LayerKV:
@@ -127,12 +146,23 @@ class LayerKV:
         self.length = end
         return self.keys(), self.values()
 
-    def decode(self, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, weights_out: list | None = None):
+    def __call__(self, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
+        """A layer's attention step over the cache (model.CausalSelfAttention's `attend`).
+
+        Into an empty cache, a prompt's positions come together: they are stored, and each reads
+        itself and the ones before it. After that, one new position at a time reads them all.
+        """
+        if not self.length:
+            self.append(k, v)
+            return F.scaled_dot_product_attention(q, k, v, is_causal=True)
+        return self.decode(q, k, v)
+
+    def decode(self, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
         """Attention for one new position: q, k, v [B, H, 1, hd] -> [B, H, 1, hd].
 
-        textbook_attention.IncrementalAttention's math. A speed-up: written as elementwise
-        products over the position-major cache, which at these sizes is faster than batches
-        of tiny [1, hd] x [hd, t] matrix products (benchmarks/sampling.py).
+        IncrementalAttention's math. A speed-up: written as elementwise products over the
+        position-major cache, which at these sizes is faster than batches of tiny [1, hd] x
+        [hd, t] matrix products (benchmarks/sampling.py).
         """
         if q.size(2) != 1:
             raise ValueError("several new tokens can only be decoded into an empty cache")
@@ -140,8 +170,6 @@ class LayerKV:
         keys, values = self.k[: self.length], self.v[: self.length]  # [t, B, H, hd]
         scores = (keys * q[:, :, 0]).sum(-1) / math.sqrt(q.size(-1))  # [t, B, H]: q . k for each position
         weights = torch.softmax(scores, dim=0)  # over the positions
-        if weights_out is not None:
-            weights_out.append(weights.permute(1, 2, 0)[:, :, None])  # [B, H, 1, t]
         return (weights[..., None] * values).sum(0)[:, :, None]  # [B, H, 1, hd]
 
     def keep(self, rows: torch.Tensor) -> None:
@@ -155,10 +183,19 @@ class LayerKV:
 
 
 class KVCache:
-    """The keys and values of every layer for the positions decoded so far."""
+    """The keys and values of every layer for the positions decoded so far.
+
+        cache = KVCache.for_model(model, batch)
+        logits, _ = model(prompt, start=cache.length, attend=cache.layers)   # then one token at a time
+    """
 
     def __init__(self, n_layer: int, batch: int, n_head: int, max_len: int, head_dim: int, device, dtype):
         self.layers = [LayerKV(batch, n_head, max_len, head_dim, device, dtype) for _ in range(n_layer)]
+
+    @classmethod
+    def for_model(cls, model: GPT, batch: int) -> KVCache:
+        c, weight = model.config, model.lm_head.weight
+        return cls(c.n_layer, batch, c.n_head, c.block_size, c.head_dim, weight.device, weight.dtype)
 
     @property
     def length(self) -> int:

@@ -21,8 +21,8 @@ import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from minigpt.bundled import config_dir, recipe_names
-from minigpt.errors import UsageError
+from minigpt.cli.bundled import config_dir, recipe_names
+from minigpt.cli.errors import UsageError
 
 
 def key(default, about: str):
@@ -58,7 +58,7 @@ class GPTConfig:
 class TrainConfig:
     steps: int = key(800, "optimizer steps (unless time_limit is set)")
     batch_size: int = key(256, "names per step")
-    optimizer: str = key("muon", '"muon" (Muon for the hidden matrices, AdamW for the rest; see optim.py), '
+    optimizer: str = key("muon", '"muon" (Muon for the hidden matrices, AdamW for the rest; see optimizer.py), '
                                  '"adamw" or "adam"')
     lr: float = key(3e-3, "peak learning rate of AdamW (or Adam)")
     muon_lr: float = key(0.01, "with muon: the hidden matrices' peak learning rate (one schedule scales both)")

@@ -14,14 +14,15 @@ from typing import NamedTuple
 
 import torch
 
-from minigpt.bundled import names_file
-from minigpt.errors import UsageError
-from minigpt.membership import NameSet, fingerprints
+from minigpt.cli.bundled import names_file
+from minigpt.cli.errors import UsageError
+from minigpt.model import IGNORE
+from minigpt.scaling.membership import NameSet, fingerprints
 
 BUNDLED_NAMES = names_file()
-IGNORE = -1  # target id of padding positions, skipped by the loss
 MEMORY_PER_BYTE = 25  # reading, splitting and tokenising a names file takes about this much memory per byte
 LONGEST_NAME = 10_000  # characters; a longer line is not a name
+BOUNDARY = "<BOS>"  # how the boundary token is shown: a name's start, and its end when predicted
 PYTHON_SHUFFLE_UP_TO = 2_000_000  # names; past this the split uses torch's permutation (Python's takes seconds)
 
 
@@ -124,7 +125,7 @@ class Tokenizer:
         return "".join(self.chars[i] for i in ids if i != self.bos)
 
     def token_label(self, i: int) -> str:
-        return "<BOS>" if i == self.bos else self.chars[i]
+        return BOUNDARY if i == self.bos else self.chars[i]
 
 
 def token_ids(names: list[str], tokenizer: Tokenizer, chunk: int = 1 << 20) -> torch.Tensor:
@@ -197,15 +198,6 @@ class TokenizedNames:
     def batch(self, indices: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """Inputs and targets of these names, cut to the longest of them: padding costs nothing."""
         return self.padded(indices, int(self.lengths[indices].max()))
-
-    @property
-    def x(self) -> torch.Tensor:
-        """Every name's inputs, padded to block_size: [N, block_size]."""
-        return self.padded(torch.arange(len(self)), self.block_size)[0]
-
-    @property
-    def y(self) -> torch.Tensor:
-        return self.padded(torch.arange(len(self)), self.block_size)[1]
 
     def in_order(self, batch_size: int, shard=lambda names: names):
         """Every name once (or this rank's share), in batches of names of similar length."""

@@ -6,22 +6,53 @@
         x = x + mlp_fc2(relu(mlp_fc1(rmsnorm(x))))
     logits = lm_head(x)           (after one more rmsnorm if final_norm)
 
-`state_dict()` uses microgpt's names (`wte`, `layer0.attn_wq`, ...; weights [out, in]);
-`load_state_dict()` takes them back.
+Attention, for queries Q, keys K and values V with head size d:
+
+    attention(Q, K, V) = softmax(Q K^T / sqrt(d) + M) V
+
+M is the causal mask: 0 where a position may look (itself and everything before it), -inf
+where it may not (everything after it), so no position sees the future. attention.py has
+the forms tutorials teach (one head, a list of heads, one-token decoding over a cache);
+the tests hold them equal to this one.
+
+The parameters keep microgpt's names inside their modules (`layers[0].attn.attn_wq`);
+checkpoints store them under microgpt's flat names (`layer0.attn_wq`, formats/checkpoint.py).
+
+Shapes: B batch, T positions, C = n_embd, H heads, hd = C / H per head.
 """
 
 from __future__ import annotations
 
-import re
+import math
+from typing import Callable, Sequence
 
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-from minigpt.attention import CausalSelfAttention, KVCache
 from minigpt.config import GPTConfig
-from minigpt.cpu_speedups import Dropout
-from minigpt.data import IGNORE
+
+IGNORE = -1  # the target of a padding position: the loss skips it
+
+# attend(q, k, v) -> y, each [B, H, T, hd]: a layer's attention step, when something other
+# than the fused kernel should do it (record the weights, read a key/value cache, ...)
+Attend = Callable[[torch.Tensor, torch.Tensor, torch.Tensor], torch.Tensor]
+
+
+def causal_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, dropout: float = 0.0):
+    """The formula above, step by step. q: [..., Tq, d]; k, v: [..., Tk, d].
+
+    Returns the output [..., Tq, d] and the weights [..., Tq, Tk] (before any dropout, which
+    zeroes weights at random while training). When Tq < Tk the queries are the last Tq
+    positions (new tokens reading a cache of earlier ones).
+    """
+    scores = q @ k.transpose(-2, -1) / math.sqrt(q.size(-1))  # [..., Tq, Tk]
+    t_q, t_k = scores.shape[-2:]
+    allowed = torch.ones(t_q, t_k, dtype=torch.bool, device=q.device).tril(t_k - t_q)
+    scores = scores.masked_fill(~allowed, float("-inf"))
+    weights = torch.softmax(scores, dim=-1)  # [..., Tq, Tk], each row sums to 1
+    mixed = F.dropout(weights, dropout) if dropout else weights
+    return mixed @ v, weights  # [..., Tq, d]
 
 
 class RMSNorm(nn.Module):
@@ -34,6 +65,43 @@ class RMSNorm(nn.Module):
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         return F.rms_norm(x, (x.size(-1),), self.weight, self.eps)
+
+
+class CausalSelfAttention(nn.Module):
+    """Multi-head causal self-attention: heads by reshaping one projection of size n_embd
+    into n_head slices of head_dim, and torch's fused kernel for the formula above."""
+
+    def __init__(self, n_embd: int, n_head: int, attn_dropout: float = 0.0):
+        super().__init__()
+        self.n_head = n_head
+        self.attn_dropout = attn_dropout  # on the weights; on a CPU it costs torch's fused kernel
+        self.attn_wq = nn.Linear(n_embd, n_embd, bias=False)
+        self.attn_wk = nn.Linear(n_embd, n_embd, bias=False)
+        self.attn_wv = nn.Linear(n_embd, n_embd, bias=False)
+        self.attn_wo = nn.Linear(n_embd, n_embd, bias=False)
+
+    def split_heads(self, x: torch.Tensor) -> torch.Tensor:
+        batch, seq_len, n_embd = x.shape
+        return x.view(batch, seq_len, self.n_head, n_embd // self.n_head).transpose(1, 2)  # [B, H, T, hd]
+
+    def forward(self, x: torch.Tensor, attend: Attend | None = None) -> torch.Tensor:
+        """x: [B, T, C] -> [B, T, C]. `attend`, when given, takes the place of `self.attend`."""
+        batch, seq_len, n_embd = x.shape
+        # q = x Wq^T, k = x Wk^T, v = x Wv^T, as one matrix multiply (faster than three small ones)
+        qkv = F.linear(x, torch.cat([self.attn_wq.weight, self.attn_wk.weight, self.attn_wv.weight]))
+        q, k, v = map(self.split_heads, qkv.split(n_embd, dim=-1))  # each [B, H, T, hd]
+        y = (attend or self.attend)(q, k, v)  # [B, H, T, hd]
+        y = y.transpose(1, 2).reshape(batch, seq_len, n_embd)  # heads side by side again
+        return self.attn_wo(y)
+
+    def attend(self, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
+        """Every position reads itself and the positions before it: [B, H, T, hd] -> [B, H, T, hd]."""
+        dropout = self.attn_dropout if self.training else 0.0
+        # CPU speed-up: torch's fused kernel is the fastest way but in bfloat16 on a CPU, where
+        # the formula written out is faster (benchmarks/attention.py measures both)
+        if q.dtype == torch.bfloat16 and q.device.type == "cpu":
+            return causal_attention(q, k, v, dropout)[0]
+        return F.scaled_dot_product_attention(q, k, v, dropout_p=dropout, is_causal=True)
 
 
 class MLP(nn.Module):
@@ -57,29 +125,11 @@ class Block(nn.Module):
         self.attn = CausalSelfAttention(config.n_embd, config.n_head, config.attn_dropout)
         self.mlp_norm = RMSNorm(config.n_embd, config.norm_eps, config.norm_scale)
         self.mlp = MLP(config)
-        self.dropout = Dropout(config.dropout)  # on each branch, before it joins the residual stream
+        self.dropout = nn.Dropout(config.dropout)  # on each branch, before it joins the residual stream
 
-    def forward(self, x, kv_cache=None, weights_out=None):
-        x = x + self.dropout(self.attn(self.attn_norm(x), kv_cache, weights_out))
+    def forward(self, x: torch.Tensor, attend: Attend | None = None) -> torch.Tensor:
+        x = x + self.dropout(self.attn(self.attn_norm(x), attend))
         return x + self.dropout(self.mlp(self.mlp_norm(x)))
-
-
-def microgpt_key(name: str) -> str:
-    """Module path -> microgpt's name: "layers.0.attn.attn_wq.weight" -> "layer0.attn_wq"."""
-    name = re.sub(r"^layers\.(\d+)\.(?:attn\.|mlp\.)?", r"layer\1.", name)
-    return name.removesuffix(".weight")
-
-
-def _rename_to_microgpt(module, state_dict, prefix, local_metadata):
-    for key in [k for k in state_dict if k.startswith(prefix)]:
-        state_dict[prefix + microgpt_key(key[len(prefix) :])] = state_dict.pop(key)
-
-
-def _rename_from_microgpt(module, state_dict, prefix, local_metadata, strict, missing, unexpected, errors):
-    for key in [k for k in state_dict if k.startswith(prefix)]:
-        name = module._to_module_key.get(key[len(prefix) :])
-        if name is not None:
-            state_dict[prefix + name] = state_dict.pop(key)
 
 
 class GPT(nn.Module):
@@ -101,25 +151,22 @@ class GPT(nn.Module):
             for block in self.layers:
                 nn.init.zeros_(block.attn.attn_wo.weight)
                 nn.init.zeros_(block.mlp.mlp_fc2.weight)
-        self._to_module_key = {microgpt_key(n): n for n, _ in self.named_parameters()}
-        self.register_state_dict_post_hook(_rename_to_microgpt)
-        self.register_load_state_dict_pre_hook(_rename_from_microgpt)
 
     def num_params(self) -> int:
         return sum(p.numel() for p in self.parameters())
 
-    def forward(self, idx, targets=None, kv_cache: KVCache | None = None, weights_out: list | None = None):
-        """idx: [B, T] token ids -> logits [B, T, vocab] and the mean loss over non-IGNORE targets.
+    def forward(self, idx: torch.Tensor, targets: torch.Tensor | None = None, start: int = 0,
+                attend: Sequence[Attend] | None = None):
+        """idx: [B, T] token ids at positions start.. -> logits [B, T, vocab] and the mean loss over
+        the targets that are not IGNORE (None without targets).
 
-        With a kv_cache, idx holds only the new positions; they follow the cached ones.
-        With a weights_out list, each layer appends its attention weights [B, H, T, T].
+        `attend`, one function per layer, replaces each layer's attention step: sampling reads
+        its key/value cache this way (idx then holds only the positions after the cached ones).
         """
-        batch, seq_len = idx.shape
-        start = kv_cache.length if kv_cache is not None else 0
-        positions = torch.arange(start, start + seq_len, device=idx.device)
+        positions = torch.arange(start, start + idx.size(1), device=idx.device)
         x = self.emb_norm(self.wte(idx) + self.wpe(positions))  # [B, T, n_embd]
         for i, layer in enumerate(self.layers):
-            x = layer(x, kv_cache.layers[i] if kv_cache is not None else None, weights_out)
+            x = layer(x, attend[i] if attend is not None else None)
         if self.final_norm is not None:
             x = self.final_norm(x)
         logits = self.lm_head(x)  # [B, T, vocab]
@@ -127,10 +174,3 @@ class GPT(nn.Module):
             return logits, None
         loss = F.cross_entropy(logits.flatten(0, 1), targets.flatten(), ignore_index=IGNORE)
         return logits, loss
-
-    def new_kv_cache(self, batch: int) -> KVCache:
-        c = self.config
-        p = self.lm_head.weight
-        return KVCache(c.n_layer, batch, c.n_head, c.block_size, c.head_dim, p.device, p.dtype)
-
-

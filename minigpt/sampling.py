@@ -12,7 +12,8 @@ import torch
 
 from minigpt.config import SampleConfig
 from minigpt.data import Tokenizer
-from minigpt.errors import UsageError
+from minigpt.cli.errors import UsageError
+from minigpt.attention import KVCache
 from minigpt.model import GPT
 
 
@@ -66,9 +67,9 @@ def _generate_batch(model, tokenizer, prompt, batch, temperature, top_k, top_p, 
     device = generator.device
     block_size = model.config.block_size
     prompt = torch.tensor(prompt, device=device)[None]  # [1, len(prompt)]
-    cache = model.new_kv_cache(batch) if use_cache else None
+    cache = KVCache.for_model(model, batch) if use_cache else None
     # every name starts with the same prompt: run it once (its keys and values fill every row of the cache)
-    logits = model(prompt, kv_cache=cache)[0][:, -1]  # [1, vocab]
+    logits = model(prompt, attend=cache.layers if use_cache else None)[0][:, -1]  # [1, vocab]
     if prompt.size(1) == 1:
         logits[:, tokenizer.bos] = float("-inf")  # a name has at least one character
     logits = logits.expand(batch, -1)
@@ -92,7 +93,7 @@ def _generate_batch(model, tokenizer, prompt, batch, temperature, top_k, top_p, 
             else:
                 tokens = tokens[going]
         if use_cache:
-            logits = model(token[:, None], kv_cache=cache)[0][:, -1]  # one new position, reading the cache
+            logits = model(token[:, None], start=cache.length, attend=cache.layers)[0][:, -1]  # reads the cache
         else:
             tokens = torch.cat([tokens, token[:, None]], dim=1)
             logits = model(tokens)[0][:, -1]  # every position again

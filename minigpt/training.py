@@ -15,98 +15,78 @@ from __future__ import annotations
 import math
 import sys
 import time
-from dataclasses import dataclass, field
 from pathlib import Path
 
 import torch
+import torch.nn.functional as F
 
-from minigpt import report
-from minigpt.checkpoint import (ResumeState, payload, read_model_weights, read_resume_state, save_checkpoint,
-                                training_state)
-from minigpt.config import Config, TrainConfig, config_from_dict, load_config, scale_to_data
-from minigpt.cpu_speedups import keep_freed_memory
-from minigpt.data import BUNDLED_NAMES, BatchOrder, Tokenizer, load_data, tokenize_corpus
-from minigpt.device import resolve_device
-from minigpt.distributed import Distributed, setup as setup_distributed
-from minigpt.errors import Interrupted, RunError, UsageError, first_line
-from minigpt.evaluation import evaluate
-from minigpt.model import GPT
-from minigpt.optim import make_optimizer
-from minigpt.run_directory import RunRecords, prepare_run_dir, reopen_run_dir, write_loss_png_if_possible
-from minigpt.signals import StopSignals
+from minigpt.cli import display
+from minigpt.cli.errors import Interrupted, RunError, StopSignals, UsageError, first_line
+from minigpt.cli.run_directory import (RunRecords, TrainResult, prepare_run_dir, reopen_run_dir,
+                                      write_loss_png_if_possible)
+from minigpt.config import Config, TrainConfig, scale_to_data
+from minigpt.data import BUNDLED_NAMES, BatchOrder, Tokenizer, TokenizedNames, load_data, tokenize_corpus
+from minigpt.formats.checkpoint import (ResumeState, load_microgpt_weights, payload, read_model_weights,
+                                        read_resume_state, save_checkpoint, training_state)
+from minigpt.model import GPT, IGNORE
+from minigpt.optimizer import make_optimizer
+from minigpt.sampling import generate
+from minigpt.scaling.fast_dropout import use_fast_dropout
+from minigpt.scaling.processes import (Distributed, PendingLosses, keep_freed_memory, resolve_device,
+                                       setup as setup_distributed)
 
 
-def lr_at(step: int, progress: float, t: TrainConfig) -> float:
+def lr_at(step: int, progress: float, recipe: TrainConfig) -> float:
     """Linear warmup over warmup_steps, then constant, linear to 0 (microgpt) or cosine to min_lr.
 
     `progress` is how much of the run is done, from 0 to 1: by steps, or by time with a time limit.
     """
-    if step < t.warmup_steps:
-        return t.lr * (step + 1) / t.warmup_steps
-    if t.lr_schedule == "constant":
-        return t.lr
-    if t.lr_schedule == "linear":
-        return t.lr * (1 - progress)
-    return t.min_lr + 0.5 * (t.lr - t.min_lr) * (1 + math.cos(math.pi * min(progress, 1.0)))
+    if step < recipe.warmup_steps:
+        return recipe.lr * (step + 1) / recipe.warmup_steps
+    if recipe.lr_schedule == "constant":
+        return recipe.lr
+    if recipe.lr_schedule == "linear":
+        return recipe.lr * (1 - progress)
+    return recipe.min_lr + 0.5 * (recipe.lr - recipe.min_lr) * (1 + math.cos(math.pi * min(progress, 1.0)))
 
 
-@dataclass
-class TrainResult:
-    run_dir: Path
-    steps: int
-    seconds: float  # time spent in training steps (evaluation and saving excluded)
-    tokens: int  # predicted tokens trained on (padding excluded)
-    train_loss: float | None
-    val_loss: float | None
-    best_val_loss: float | None
-    samples: list[tuple[str, bool]] = field(default_factory=list)  # (name, seen in training)
-    best_step: int | None = None  # the step of the best validation loss
-    ended_on_best: bool = False  # the model was set back to its best weights at the end
-    stopped_early: bool = False  # train.patience evaluations passed without a better validation loss
+@torch.no_grad()
+def evaluate(model: GPT, data: TokenizedNames, batch_size: int = 256, dist: Distributed = Distributed()) -> float:
+    """Mean cross-entropy per predicted token (each character and the end) over every name in `data`.
 
-    @property
-    def tokens_per_sec(self) -> float:
-        return self.tokens / self.seconds if self.seconds > 0 else 0.0
-
-    def to_json(self) -> dict:
-        """What `minigpt train --json` prints."""
-        return {
-            "run_dir": str(self.run_dir),
-            "steps": self.steps,
-            "seconds": round(self.seconds, 3),
-            "tokens": self.tokens,
-            "tokens_per_sec": round(self.tokens_per_sec, 1),
-            "train_loss": self.train_loss,
-            "val_loss": self.val_loss,
-            "best_val_loss": self.best_val_loss,
-            "best_step": self.best_step,
-            "stopped_early": self.stopped_early,
-            "ended_on_best": self.ended_on_best,
-            "samples": [name for name, _ in self.samples],
-            "new_samples": sum(not seen for _, seen in self.samples),
-        }
+    With several processes, each scores its share and the sums are added up.
+    """
+    was_training = model.training
+    model.eval()
+    total = torch.zeros((), dtype=torch.float64, device=data.flat.device)
+    for x, y in data.in_order(batch_size, dist.my_share):
+        logits, _ = model(x)
+        total += F.cross_entropy(logits.flatten(0, 1), y.flatten(), ignore_index=IGNORE, reduction="sum")
+    model.train(was_training)
+    return dist.sum(total).item() / int(data.lengths.sum())
 
 
-def network(model: GPT, t: TrainConfig, dist: Distributed, device: torch.device) -> torch.nn.Module:
+def evaluate_names(model: GPT, tokenizer: Tokenizer, names: list[str], what: str = "names") -> dict:
+    """Loss of a trained model on a list of names: {"loss", "tokens", "names", "truncated"}."""
+    tokenizer.check("".join(names), what)
+    device = model.lm_head.weight.device
+    data = TokenizedNames(names, tokenizer, model.config.block_size).to(device)
+    return {
+        "loss": evaluate(model, data),
+        "tokens": int(data.lengths.sum()),
+        "names": len(names),
+        "truncated": data.truncated,
+    }
+
+
+def step_model(model: GPT, recipe: TrainConfig, dist: Distributed) -> torch.nn.Module:
     """What a training step calls: the model itself, or DDP around it, compiled or not."""
-    net = model
-    if dist.enabled:
-        if t.batch_size % dist.world:
-            raise UsageError(f"train.batch_size ({t.batch_size}) must be a multiple of the "
-                             f"number of processes ({dist.world})")
-        net = torch.nn.parallel.DistributedDataParallel(model, device_ids=[device.index] if device.type == "cuda" else None)
-        torch.manual_seed(t.seed + 1_000_003 * dist.rank)  # each rank its own dropout masks
-    if t.compile:
+    wrapped = dist.wrap(model, recipe.batch_size, recipe.seed)
+    if recipe.compile:
         # dynamic: batches are cut to their longest name, so the length changes from step to step;
         # one graph for every length, rather than one for the first length and then another
-        net = torch.compile(net, dynamic=True)
-    return net
-
-
-def compile_failed(e: Exception) -> RunError:
-    """torch.compile's failure in one line, with the way round it."""
-    reason = first_line(e.inner_exception)
-    return RunError(f"torch.compile failed ({reason}); set train.compile=false to train without it")
+        wrapped = torch.compile(wrapped, dynamic=True)
+    return wrapped
 
 
 class Trainer:
@@ -114,17 +94,19 @@ class Trainer:
 
     def __init__(self, config: Config, train_names, val_names, tokenizer: Tokenizer, device, data_path, val_path=None,
                  dist: Distributed = Distributed()):
-        self.config, self.t, self.tokenizer, self.dist = config, config.train, tokenizer, dist
-        torch.manual_seed(self.t.seed)
+        self.config, self.recipe, self.tokenizer, self.dist = config, config.train, tokenizer, dist
+        torch.manual_seed(self.recipe.seed)
         self.model = GPT(config.model).to(device)
-        self.net = network(self.model, self.t, dist, device)
-        self.optimizer = make_optimizer(self.model, self.t)
+        if device.type == "cpu":
+            use_fast_dropout(self.model)
+        self.step_model = step_model(self.model, self.recipe, dist)
+        self.optimizer = make_optimizer(self.model, self.recipe)
         on_bf16_gpu = device.type == "cuda" and torch.cuda.is_bf16_supported()
-        self.bfloat16 = self.t.precision == "bfloat16" or (self.t.precision == "auto" and on_bf16_gpu)
+        self.bfloat16 = self.recipe.precision == "bfloat16" or (self.recipe.precision == "auto" and on_bf16_gpu)
         corpus = tokenize_corpus(train_names, val_names, tokenizer, config.model.block_size, device, data_path, val_path)
         self.train_data, self.val_data, self.membership, self.data_info = corpus
-        self.order = BatchOrder(len(self.train_data), self.t.batch_size, self.t.seed, self.t.shuffle == "epoch",
-                                self.train_data.lengths, self.t.length_window)
+        self.order = BatchOrder(len(self.train_data), self.recipe.batch_size, self.recipe.seed,
+                                self.recipe.shuffle == "epoch", self.train_data.lengths, self.recipe.length_window)
         self.step = 0  # optimizer steps taken
         self.lr = 0.0  # the learning rate of the latest step
         self.tokens = 0  # predicted tokens trained on
@@ -147,47 +129,47 @@ class Trainer:
 
     def progress(self) -> float:
         """How much of the run is done, 0 to 1; the learning-rate schedule follows it."""
-        if self.t.time_limit > 0:
-            return min(1.0, self.elapsed / self.t.time_limit)
-        warmup = min(self.t.warmup_steps, self.step)
-        return (self.step - warmup) / max(1, self.t.steps - warmup)
+        if self.recipe.time_limit > 0:
+            return min(1.0, self.elapsed / self.recipe.time_limit)
+        warmup = min(self.recipe.warmup_steps, self.step)
+        return (self.step - warmup) / max(1, self.recipe.steps - warmup)
 
     @property
     def stopped_early(self) -> bool:
         """Whether train.patience evaluations have passed without a better validation loss."""
-        return 0 < self.t.patience <= self.evals_since_best
+        return 0 < self.recipe.patience <= self.evals_since_best
 
     def done(self) -> bool:
         if self.stopped_early:
             return True
-        if self.t.time_limit > 0:
-            return self.elapsed >= self.t.time_limit
-        return self.step >= self.t.steps
+        if self.recipe.time_limit > 0:
+            return self.elapsed >= self.recipe.time_limit
+        return self.step >= self.recipe.steps
 
     def train_step(self) -> tuple[torch.Tensor, int]:
         """One optimizer step: the scheduled learning rate, the next batch, forward, backward, update.
 
-        Returns this rank's summed loss (left on the device) and the batch's predicted tokens:
-        summed over the ranks and divided, that is the batch's mean loss.
+        Returns this process's summed loss (left on the device) and the batch's predicted tokens:
+        summed over the processes and divided, that is the batch's mean loss.
         """
         started = time.perf_counter()
-        self.lr = lr_at(self.step, self.progress(), self.t)
+        self.lr = lr_at(self.step, self.progress(), self.recipe)
         for group in self.optimizer.param_groups:
-            group["lr"] = self.lr * group.get("lr_scale", 1.0)  # Muon's group has its own peak
-        indices = self.order.indices(self.step)
-        mine = self.dist.shard(indices)
-        batch_tokens, my_tokens = int(self.train_data.lengths[indices].sum()), int(self.train_data.lengths[mine].sum())
+            group["lr"] = self.lr * group["lr_scale"]  # Muon's matrices have their own peak
+        names = self.order.indices(self.step)
+        mine = self.dist.my_share(names)  # every name, in one process
+        batch_tokens, my_tokens = int(self.train_data.lengths[names].sum()), int(self.train_data.lengths[mine].sum())
         x, y = self.train_data.batch(mine)
         try:
             # with bfloat16, matrix multiplies run in bfloat16; weights, gradients and the loss stay float32
             with torch.autocast(x.device.type, dtype=torch.bfloat16, enabled=self.bfloat16):
-                _, loss = self.net(x, y)  # mean over this rank's tokens
-            # DDP averages gradients over ranks; weighting by token share makes that the whole batch's mean
-            (loss * (my_tokens * self.dist.world / batch_tokens)).backward()
+                _, loss = self.step_model(x, y)  # the mean over the batch's predicted tokens
+            self.dist.weighted_for_whole_batch(loss, my_tokens, batch_tokens).backward()
         except torch._dynamo.exc.BackendCompilerFailed as e:  # only with train.compile: no C++ compiler, ...
-            raise compile_failed(e) from e
-        if self.t.grad_clip > 0:
-            torch.nn.utils.clip_grad_norm_(self.model.parameters(), self.t.grad_clip)
+            raise RunError(f"torch.compile failed ({first_line(e.inner_exception)}); "
+                           f"set train.compile=false to train without it") from e
+        if self.recipe.grad_clip > 0:
+            torch.nn.utils.clip_grad_norm_(self.model.parameters(), self.recipe.grad_clip)
         self.optimizer.step()
         self.optimizer.zero_grad(set_to_none=True)
         self.step += 1
@@ -202,7 +184,7 @@ class Trainer:
         self.val_loss = evaluate(self.model, self.val_data, dist=self.dist)
         if self.best_val_loss is None or self.val_loss < self.best_val_loss:
             self.best_val_loss, self.best_step, self.evals_since_best = self.val_loss, self.step, 0
-            if self.t.keep_best:
+            if self.recipe.keep_best:
                 self.best_weights = {k: v.detach().clone() for k, v in self.model.state_dict().items()}
             return True
         self.evals_since_best += 1
@@ -210,10 +192,12 @@ class Trainer:
 
     def end_on_best(self, best_checkpoint: Path) -> bool:
         """With train.keep_best, set the model back to its best weights when later steps did worse."""
-        if not self.t.keep_best or self.best_step in (None, self.step):
+        if not self.recipe.keep_best or self.best_step in (None, self.step):
             return False
-        # resumed after the best step, the run has no copy: best.pt holds them
-        self.model.load_state_dict(self.best_weights or read_model_weights(best_checkpoint))
+        if self.best_weights is not None:
+            self.model.load_state_dict(self.best_weights)
+        else:  # resumed after the best step, the run has no copy: best.pt holds them
+            load_microgpt_weights(self.model, read_model_weights(best_checkpoint))
         return True
 
     def samples(self, num: int = 8) -> list[tuple[str, bool]]:
@@ -221,9 +205,7 @@ class Trainer:
 
         The same seed every time, so successive evaluations show the same draws getting better.
         """
-        from minigpt.sampling import generate
-
-        names = generate(self.model, self.tokenizer, num, temperature=self.config.sample.temperature, seed=self.t.seed)
+        names = generate(self.model, self.tokenizer, num, temperature=self.config.sample.temperature, seed=self.recipe.seed)
         return [(name, name in self.membership) for name in names]
 
     def save(self, path: Path) -> None:
@@ -234,7 +216,7 @@ class Trainer:
             return
         training = training_state(self.optimizer.state_dict(), rank_rng, cuda_rng, self.tokens, self.seconds,
                                   self.elapsed, self.best_step, self.evals_since_best)
-        save_checkpoint(path, payload(self.model.state_dict(), self.config, self.tokenizer.chars, self.step,
+        save_checkpoint(path, payload(self.model, self.config, self.tokenizer.chars, self.step,
                                       self.val_loss, self.best_val_loss, self.membership, self.data_info, training))
 
     def restore(self, state: ResumeState, path: Path) -> None:
@@ -242,12 +224,12 @@ class Trainer:
         for key in ("train_digest", "val_digest"):
             if state.data.get(key) != self.data_info[key]:
                 raise UsageError(f"{path}: the names have changed since this run started; resuming needs the same data")
-        self.model.load_state_dict(state.model)
+        load_microgpt_weights(self.model, state.model)
         try:
             self.optimizer.load_state_dict(state.optimizer)
         except (ValueError, KeyError):
             raise UsageError(f"{path}: its optimizer state does not fit train.optimizer = "
-                             f"'{self.t.optimizer}'; resume with the optimizer it was trained with") from None
+                             f"'{self.recipe.optimizer}'; resume with the optimizer it was trained with") from None
         self.step, self.val_loss, self.best_val_loss = state.step, state.val_loss, state.best_val_loss
         self.tokens, self.seconds, self._elapsed = state.tokens, state.seconds, state.elapsed
         self.best_step, self.evals_since_best = state.best_step, state.evals_since_best
@@ -260,44 +242,14 @@ class Trainer:
             torch.cuda.set_rng_state_all(state.rng["cuda"])
 
 
-class PendingLosses:
-    """The summed losses of steps not yet read from the device.
-
-    Reading a loss waits for the device (and, with several processes, for every rank), so
-    the loop reads them together, once per log line, rather than once per step.
-    """
-
-    def __init__(self, dist: Distributed, run_dir: Path):
-        self.dist, self.run_dir = dist, run_dir
-        self.steps: list[tuple[torch.Tensor, int]] = []  # (summed loss, tokens) per step
-
-    def __len__(self) -> int:
-        return len(self.steps)
-
-    def add(self, loss_sum: torch.Tensor, tokens: int) -> None:
-        self.steps.append((loss_sum, tokens))
-
-    def mean(self, step: int) -> float:
-        """The mean loss per token of the pending steps, the last of which was `step`; it stops a diverged run."""
-        sums = self.dist.sum(torch.stack([loss for loss, _ in self.steps]).double())
-        values = [total / tokens for total, (_, tokens) in zip(sums.tolist(), self.steps)]
-        self.steps.clear()
-        for i, value in enumerate(values):
-            if not math.isfinite(value):
-                last = self.run_dir / "last.pt"
-                kept = f"; the last good checkpoint is {last}" if last.exists() else ""
-                raise RunError(f"training stopped: the loss became {value} at step {step - len(values) + 1 + i}{kept}")
-        return sum(values) / len(values)
-
-
 def record_evaluation(records: RunRecords, trainer: Trainer, console, quiet: bool) -> None:
     """After an evaluation: its loss in metrics.jsonl, and the same few samples in samples.txt and on screen."""
     if trainer.val_loss is not None:
         records.log(trainer.step, trainer.elapsed, val_loss=trainer.val_loss)
     names = trainer.samples()
-    records.log_samples(report.samples_line(trainer.step, trainer.val_loss, names))
+    records.log_samples(display.samples_line(trainer.step, trainer.val_loss, names))
     if not quiet:
-        report.samples_table(console, trainer.step, trainer.val_loss, names)
+        display.samples_table(console, trainer.step, trainer.val_loss, names)
 
 
 def train_loop(trainer: Trainer, run_dir: Path, console, quiet: bool, resumed: bool) -> float | None:
@@ -305,35 +257,34 @@ def train_loop(trainer: Trainer, run_dir: Path, console, quiet: bool, resumed: b
 
     Returns the training loss of the last steps logged.
     """
-    t, dist = trainer.t, trainer.dist
+    recipe, dist = trainer.recipe, trainer.dist
     records = RunRecords(run_dir, trainer.config, trainer.step if resumed else None) if dist.main else None
     plain = not quiet and not sys.stderr.isatty()  # a log file or a pipe: no redraws, a line at each evaluation
     losses = PendingLosses(dist, run_dir)
     train_loss = None
-    with StopSignals() as signals, report.progress_bar(trainer, hidden=quiet or plain) as bar:
+    with StopSignals() as signals, display.progress_bar(trainer, hidden=quiet or plain) as bar:
         trainer.start_clock()
         while True:
             # one step: the scheduled learning rate, the next batch, forward, backward, update
             losses.add(*trainer.train_step())
 
             # every rank stops at the same step: when any rank's clock runs out or any rank is signalled
-            done, signalled = dist.max([float(trainer.done()), float(signals.requested or 0)])
-            finished, signalled = bool(done), int(signalled)
-            at_eval = trainer.step % t.eval_interval == 0 or finished
+            finished, signalled = dist.agree_to_stop(trainer.done(), signals.requested)
+            at_eval = trainer.step % recipe.eval_interval == 0 or finished
 
             # log: the one wait for the device per log_interval steps
-            if len(losses) == t.log_interval or at_eval or signalled:
+            if len(losses) == recipe.log_interval or at_eval or signalled:
                 train_loss = losses.mean(trainer.step)
                 if records:
                     records.log(trainer.step, trainer.elapsed, train_loss=train_loss, lr=trainer.lr,
                                 tokens_per_sec=round(trainer.tokens / trainer.seconds, 1))
-                report.show_loss(bar, trainer, train_loss)
-            report.advance(bar, trainer)
+                display.show_loss(bar, trainer, train_loss)
+            display.advance(bar, trainer)
 
             # evaluate and save: best.pt when the validation loss is the best yet, last.pt always
             if at_eval:
                 if plain and dist.main:
-                    console.print(report.progress_line(trainer, train_loss), soft_wrap=True)
+                    console.print(display.progress_line(trainer, train_loss), soft_wrap=True)
                 if trainer.validate():
                     trainer.save(run_dir / "best.pt")
                 trainer.save(run_dir / "last.pt")
@@ -351,16 +302,6 @@ def train_loop(trainer: Trainer, run_dir: Path, console, quiet: bool, resumed: b
                 return train_loss
 
 
-def resume_config(checkpoint: str | Path, overrides: list[str] = ()) -> Config:
-    """The recipe a checkpoint was trained with, plus `--set` overrides to its [train] and [sample] keys."""
-    _, state = read_resume_state(checkpoint)
-    config = config_from_dict(state.config)
-    updated = load_config(None, overrides, base=config)
-    if updated.model != config.model:
-        raise UsageError("the model's shape cannot change when resuming; only [train] and [sample] keys can")
-    return updated
-
-
 def start_run(config: Config, dist: Distributed, data_path, val_path, resume_from) -> tuple[Trainer, Path | None, list[str]]:
     """The Trainer of a new run, or of a resumed one with its state restored.
 
@@ -370,8 +311,8 @@ def start_run(config: Config, dist: Distributed, data_path, val_path, resume_fro
     if state is not None:  # the names the run was trained on, unless given again
         data_path, val_path = data_path or state.data.get("path"), val_path or state.data.get("val_path")
     data_path = data_path or BUNDLED_NAMES
-    t = config.train
-    train_names, val_names, tokenizer = load_data(data_path, val_path, t.val_fraction, t.val_max, t.seed)
+    recipe = config.train
+    train_names, val_names, tokenizer = load_data(data_path, val_path, recipe.val_fraction, recipe.val_max, recipe.seed)
     # a resumed run keeps the recipe it was scaled to
     scaled = scale_to_data(config, len(train_names)) if state is None else []
     config.model.vocab_size = tokenizer.vocab_size
@@ -429,14 +370,14 @@ def train(
         trainer, resumed_from, scaled = start_run(config, dist, data_path, val_path, resume_from)
         run_dir = dist.on_main(lambda: reopen_run_dir(resumed_from.parent) if resumed_from is not None
                                else prepare_run_dir(out_dir, overwrite))
-        console = report.console(quiet)
+        console = display.console(quiet)
         resumed_at = trainer.step if resumed_from is not None else None
-        report.start(console, run_dir, dist.device, trainer.model, config, trainer.data_info,
+        display.start(console, run_dir, dist.device, trainer.model, config, trainer.data_info,
                      resumed_at=resumed_at, processes=dist.world, notes=scaled)
         train_loss = train_loop(trainer, run_dir, console, quiet, resumed=resumed_from is not None)
         result = finish_run(trainer, run_dir, train_loss)
         if dist.main:
-            report.summary(console, result)
+            display.summary(console, result)
         dist.barrier()  # no rank tears the group down while rank 0 still writes: gloo may abort the early leaver
         return result
     finally:

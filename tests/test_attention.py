@@ -3,8 +3,8 @@ import math
 import torch
 import torch.nn.functional as F
 
-from minigpt.attention import CausalSelfAttention, LayerKV, attention
-from minigpt.textbook_attention import AttentionHead, IncrementalAttention, MultiHeadAttention, SingleHeadAttention
+from minigpt.attention import AttentionHead, IncrementalAttention, LayerKV, MultiHeadAttention, SingleHeadAttention
+from minigpt.model import CausalSelfAttention, causal_attention as attention
 
 B, T, C, H = 2, 7, 16, 4
 
@@ -71,11 +71,17 @@ def test_incremental_decoding_matches_fused():
     assert cache.length == T
 
 
-def test_explicit_weights_path_matches_fused_kernel():
+def test_an_attend_function_that_records_the_weights_matches_the_fused_kernel():
     attn = fused()
     x = inputs().detach()
     maps = []
-    torch.testing.assert_close(attn(x, weights_out=maps), attn(x), atol=1e-5, rtol=0)
+
+    def record(q, k, v):
+        y, weights = attention(q, k, v)
+        maps.append(weights)
+        return y
+
+    torch.testing.assert_close(attn(x, attend=record), attn(x), atol=1e-5, rtol=0)
     weights = maps[0]
     assert weights.shape == (B, H, T, T)
     torch.testing.assert_close(weights.sum(-1), torch.ones(B, H, T))

@@ -4,11 +4,11 @@ import pytest
 import torch
 from typer.testing import CliRunner
 
-from minigpt import attention_views as inspect
-from minigpt.checkpoint import load_checkpoint
+from minigpt.views import attention_maps as inspect
+from minigpt.formats.checkpoint import load_checkpoint
 from conftest import hide_package
-from minigpt.cli import app
-from minigpt.errors import UsageError
+from minigpt.cli.commands import app
+from minigpt.cli.errors import UsageError
 
 runner = CliRunner()
 

@@ -7,7 +7,7 @@ import sys
 import pytest
 from typer.testing import CliRunner
 
-from minigpt.cli import app
+from minigpt.cli.commands import app
 
 runner = CliRunner()
 

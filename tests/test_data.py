@@ -3,8 +3,9 @@ import random
 import pytest
 import torch
 
-from minigpt.data import IGNORE, BatchOrder, Tokenizer, TokenizedNames, read_names, split_names
-from minigpt.errors import UsageError
+from minigpt.model import IGNORE
+from minigpt.data import BatchOrder, Tokenizer, TokenizedNames, read_names, split_names
+from minigpt.cli.errors import UsageError
 
 
 def write(tmp_path, content: bytes):
@@ -58,9 +59,10 @@ def test_tokenized_names_predict_every_character_and_the_end():
     tok = Tokenizer.from_names(["ab", "abcd"])
     data = TokenizedNames(["ab", "abcd"], tok, block_size=4)
     a, b, c, d, bos = 0, 1, 2, 3, 4
-    assert data.x[0].tolist() == [bos, a, b, bos] and data.y[0].tolist() == [a, b, bos, IGNORE]
+    x, y = data.padded(torch.arange(2), 4)
+    assert x[0].tolist() == [bos, a, b, bos] and y[0].tolist() == [a, b, bos, IGNORE]
     # "abcd" needs 5 positions; with block_size 4 the end is cut off, and that is counted
-    assert data.x[1].tolist() == [bos, a, b, c] and data.y[1].tolist() == [a, b, c, d]
+    assert x[1].tolist() == [bos, a, b, c] and y[1].tolist() == [a, b, c, d]
     assert data.lengths.tolist() == [3, 4] and data.truncated == 1
 
 
@@ -110,7 +112,8 @@ def test_tokenized_names_agree_with_encoding_each_name(names):
         row = [tok.bos] + tok.encode(name) + [tok.bos]
         n = min(len(row) - 1, 8)
         assert data.lengths[i] == n and data.characters[i] == len(name)
-        assert data.x[i, :n].tolist() == row[:n] and data.y[i, :n].tolist() == row[1 : n + 1]
+        x, y = data.padded(torch.tensor([i]), 8)
+        assert x[0, :n].tolist() == row[:n] and y[0, :n].tolist() == row[1 : n + 1]
     assert data.truncated == 1 if len(names) == 4 else data.truncated == 0
 
 

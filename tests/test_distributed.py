@@ -8,7 +8,7 @@ import sys
 import pytest
 import torch
 
-from minigpt.checkpoint import load_checkpoint
+from minigpt.formats.checkpoint import load_checkpoint
 
 COMMON = ["-c", "tiny", "--set", "model.dropout=0", "--set", "train.log_interval=1", "--batch-size", "16", "--quiet"]
 

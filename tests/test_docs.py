@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from minigpt import checkpoint
+from minigpt.formats import checkpoint
 from minigpt.config import keys_markdown
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -25,7 +25,7 @@ def test_checkpoint_docstring_lists_what_training_writes(trained_run):
 
 def test_checkpoint_docstring_lists_what_an_import_writes(trained_run, tmp_path):
     pytest.importorskip("safetensors")
-    from minigpt.safetensors_io import export_safetensors, import_safetensors
+    from minigpt.formats.safetensors_files import export_safetensors, import_safetensors
 
     export_safetensors(trained_run[0], tmp_path / "st")
     import_safetensors(tmp_path / "st", tmp_path / "back.pt")
@@ -45,5 +45,6 @@ def test_readme_map_names_every_module_and_only_files_that_exist():
     assert named, "the map names no files"
     for path in named:
         assert (ROOT / path).exists(), f"the README's map names {path}, which does not exist"
-    modules = {f"minigpt/{p.name}" for p in (ROOT / "minigpt").glob("*.py") if p.name != "__main__.py"}
+    modules = {p.relative_to(ROOT).as_posix() for p in (ROOT / "minigpt").rglob("*.py")
+               if p.name not in ("__main__.py", "__init__.py") or p.parent.name == "minigpt" and p.name == "__init__.py"}
     assert modules <= named, f"modules missing from the README's map: {sorted(modules - named)}"

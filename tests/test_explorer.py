@@ -10,10 +10,11 @@ import torch
 from typer.testing import CliRunner
 
 import browser
-from minigpt.checkpoint import load_checkpoint
-from minigpt.cli import app
+from minigpt.formats.checkpoint import load_checkpoint
+from minigpt.cli.commands import app
 from minigpt.config import load_config
-from minigpt.explorer import write_page
+from minigpt.views.attention_maps import forward_with_weights
+from minigpt.views.explorer_page import write_page
 from minigpt.training import train
 
 runner = CliRunner()
@@ -58,10 +59,8 @@ def names_text():
 
 def torch_forward(ckpt, text):
     tokens = [ckpt.tokenizer.bos] + ckpt.tokenizer.encode(text)
-    weights = []
-    with torch.no_grad():
-        logits, _ = ckpt.model(torch.tensor([tokens]), weights_out=weights)
-    return tokens, logits[0], torch.stack([w[0] for w in weights])  # [T, vocab], [layers, heads, T, T]
+    logits, weights = forward_with_weights(ckpt.model, torch.tensor([tokens]))
+    return tokens, logits[0], weights[:, 0]  # [T, vocab], [layers, heads, T, T]
 
 
 @pytest.mark.parametrize("recipe", RECIPES)
@@ -196,7 +195,7 @@ def test_cli_writes_the_page_and_refuses_what_it_should(trained_run, tmp_path):
 
 
 def test_names_in_the_data_cannot_end_the_script_early(tmp_path):
-    from minigpt.explorer import script_json
+    from minigpt.views.explorer_page import script_json
 
     text = script_json({"names": ["</script><script>alert(1)</script>", "a&b"]})
     assert "<" not in text and "&" not in text
@@ -205,7 +204,7 @@ def test_names_in_the_data_cannot_end_the_script_early(tmp_path):
 def test_a_bloom_filter_marks_names_in_the_page_as_in_python(chromium, names_file, tmp_path, monkeypatch):
     import random
 
-    from minigpt import membership
+    from minigpt.scaling import membership
     from minigpt.config import load_config as recipe
 
     monkeypatch.setattr(membership, "EXACT_CHARACTERS", 100)  # a "large" corpus: the checkpoint carries a filter

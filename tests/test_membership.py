@@ -6,11 +6,11 @@ import torch
 from conftest import tiny_config
 from typer.testing import CliRunner
 
-from minigpt import membership
-from minigpt.checkpoint import load_checkpoint
-from minigpt.cli import app
+from minigpt.scaling import membership
+from minigpt.formats.checkpoint import load_checkpoint
+from minigpt.cli.commands import app
 from minigpt.data import TokenizedNames, Tokenizer, read_names, split_names
-from minigpt.membership import (
+from minigpt.scaling.membership import (
     FALSE_POSITIVE_RATE,
     NameSet,
     as_signed,
@@ -67,7 +67,7 @@ def test_a_large_corpus_trains_with_a_bloom_filter_and_marks_names(names_file, t
     train(config, names_file, out_dir=tmp_path / "run", quiet=True)
     ckpt = load_checkpoint(tmp_path / "run")
     assert ckpt.membership.kind == "bloom" and ckpt.train_names == []
-    assert ckpt.raw["membership"]["bits"].dtype == torch.uint8
+    assert torch.load(tmp_path / "run" / "best.pt", weights_only=True)["membership"]["bits"].dtype == torch.uint8
     t = config.train
     train_names, _ = split_names(read_names(names_file), t.val_fraction, t.val_max, t.seed)  # as the run split them
     assert all(name in ckpt.membership for name in train_names)

@@ -6,11 +6,12 @@ import pytest
 import torch
 
 from microgpt_reference import name_logits_and_loss
-from minigpt.checkpoint import load_checkpoint
+from minigpt.attention import KVCache
+from minigpt.formats.checkpoint import load_checkpoint, microgpt_weights
 from minigpt.config import load_config
 from minigpt.data import BatchOrder, Tokenizer, TokenizedNames
-from minigpt.errors import UsageError
-from minigpt.microgpt import export_microgpt, import_microgpt
+from minigpt.cli.errors import UsageError
+from minigpt.formats.microgpt_json import export_microgpt, import_microgpt
 from minigpt.model import GPT
 from minigpt.training import Trainer, train
 
@@ -28,19 +29,20 @@ def microgpt_model(std=0.08, n_layer=1, seed=0):
 @pytest.mark.parametrize("std, n_layer", [(0.08, 1), (0.2, 2)])
 def test_logits_and_loss_match_the_plain_python_reference(std, n_layer):
     model, tok = microgpt_model(std, n_layer)
-    sd = {k: v.tolist() for k, v in model.state_dict().items()}
+    sd = {k: v.tolist() for k, v in microgpt_weights(model).items()}
     data = TokenizedNames(NAMES, tok, model.config.block_size)
-    full_logits, _ = model(data.x)  # every name at once, padded
+    x, y = data.padded(torch.arange(len(NAMES)), model.config.block_size)
+    full_logits, _ = model(x)  # every name at once, padded
     for i, name in enumerate(NAMES):
         ids = [tok.bos] + tok.encode(name) + [tok.bos]
         ref_logits, ref_loss = name_logits_and_loss(ids, sd, n_layer, model.config.n_head, model.config.block_size)
         n = len(ref_logits)
         reference = torch.tensor(ref_logits, dtype=torch.float64)
         torch.testing.assert_close(full_logits[i, :n].double(), reference, atol=1e-5, rtol=0)
-        cache = model.new_kv_cache(1)  # one token at a time, as microgpt runs
-        stepped = torch.cat([model(data.x[i : i + 1, t : t + 1], kv_cache=cache)[0] for t in range(n)], dim=1)
+        cache = KVCache.for_model(model, 1)  # one token at a time, as microgpt runs
+        stepped = torch.cat([model(x[i : i + 1, t : t + 1], start=t, attend=cache.layers)[0] for t in range(n)], dim=1)
         torch.testing.assert_close(stepped[0].double(), reference, atol=1e-5, rtol=0)
-        _, loss = model(data.x[i : i + 1, :n], data.y[i : i + 1, :n])
+        _, loss = model(x[i : i + 1, :n], y[i : i + 1, :n])
         assert loss.item() == pytest.approx(ref_loss, abs=1e-5)
 
 
@@ -49,7 +51,7 @@ def test_microgpt_config_switches_off_every_extra():
     cfg = model.config
     assert (cfg.activation, cfg.final_norm, cfg.norm_scale, cfg.norm_eps) == ("relu", False, False, 1e-5)
     assert all(p.dim() == 2 for p in model.parameters())  # no gains, no biases
-    assert set(model.state_dict()) == {"wte", "wpe", "lm_head"} | {f"layer0.{k}" for k in
+    assert set(microgpt_weights(model)) == {"wte", "wpe", "lm_head"} | {f"layer0.{k}" for k in
                                        ("attn_wq", "attn_wk", "attn_wv", "attn_wo", "mlp_fc1", "mlp_fc2")}
 
 
@@ -144,7 +146,7 @@ def test_only_microgpt_architectures_export(trained_run, tmp_path):
 def test_cli_export_and_import_then_sample(micro_run, tmp_path):
     from typer.testing import CliRunner
 
-    from minigpt.cli import app
+    from minigpt.cli.commands import app
 
     runner = CliRunner()
     out = tmp_path / "m.json"

@@ -1,7 +1,9 @@
 import pytest
 import torch
 
+from minigpt.attention import KVCache
 from minigpt.config import GPTConfig
+from minigpt.formats.checkpoint import load_microgpt_weights, microgpt_weights
 from minigpt.model import GPT
 
 
@@ -11,26 +13,38 @@ def make_model(**kw):
     return GPT(cfg).eval()
 
 
-def test_state_dict_uses_microgpt_names_and_shapes():
+def test_weights_are_saved_under_microgpt_names_and_shapes():
     c = 32
     expected = {"wte": (27, c), "wpe": (16, c), "lm_head": (27, c)}
     for i in range(2):
         expected |= {f"layer{i}.attn_w{x}": (c, c) for x in "qkvo"}
         expected |= {f"layer{i}.mlp_fc1": (4 * c, c), f"layer{i}.mlp_fc2": (c, 4 * c)}
-    sd = make_model().state_dict()
+    sd = microgpt_weights(make_model())
     assert {k: tuple(v.shape) for k, v in sd.items()} == expected
+    assert list(sd)[:2] == ["wte", "wpe"] and list(sd)[-1] == "lm_head"  # microgpt's order
+
+
+def test_each_parameter_has_one_name_in_code():
+    model = make_model()
+    assert [name for name, _ in model.named_parameters()] == list(model.state_dict())
+    assert "layers.0.attn.attn_wq.weight" in model.state_dict()
 
 
 def test_learned_norm_gains_follow_the_same_style():
-    keys = set(make_model(norm_scale=True, final_norm=True).state_dict())
+    keys = set(microgpt_weights(make_model(norm_scale=True, final_norm=True)))
     assert {"layer0.attn_norm", "layer0.mlp_norm", "layer1.attn_norm", "final_norm"} <= keys
 
 
-def test_state_dict_round_trips_through_load():
+def test_microgpt_named_weights_round_trip_and_misfits_are_named():
     a, b = make_model(), GPT(make_model().config)
     torch.nn.init.zeros_(b.wte.weight)
-    b.load_state_dict(a.state_dict())
+    load_microgpt_weights(b, microgpt_weights(a))
     assert all(torch.equal(a.state_dict()[k], v) for k, v in b.state_dict().items())
+    weights = microgpt_weights(a)
+    with pytest.raises(ValueError, match=r"missing \['layer1.mlp_fc2'\]"):
+        load_microgpt_weights(b, {k: v for k, v in weights.items() if k != "layer1.mlp_fc2"})
+    with pytest.raises(ValueError, match=r"size mismatch for wte: \[3, 32\] in the file, \[27, 32\]"):
+        load_microgpt_weights(b, {**weights, "wte": torch.zeros(3, 32)})
 
 
 def test_init_draws_every_matrix_from_init_std():
@@ -45,9 +59,9 @@ def test_kv_cached_decoding_matches_full_forward(kw):
     model = make_model(**kw)
     idx = torch.randint(0, 27, (3, 16))
     full, _ = model(idx)
-    cache = model.new_kv_cache(3)
-    steps = [model(idx[:, :5], kv_cache=cache)[0]]  # a prefix in one pass, then one token at a time
-    steps += [model(idx[:, t : t + 1], kv_cache=cache)[0] for t in range(5, 16)]
+    cache = KVCache.for_model(model, 3)
+    steps = [model(idx[:, :5], attend=cache.layers)[0]]  # a prefix in one pass, then one token at a time
+    steps += [model(idx[:, t : t + 1], start=cache.length, attend=cache.layers)[0] for t in range(5, 16)]
     torch.testing.assert_close(torch.cat(steps, dim=1), full, atol=1e-5, rtol=0)
 
 
@@ -71,7 +85,7 @@ def test_loss_ignores_padding():
 
 
 def test_fast_dropout_drops_p_and_keeps_the_mean():
-    from minigpt.cpu_speedups import Dropout
+    from minigpt.scaling.fast_dropout import Dropout
 
     drop = Dropout(0.1)
     x = torch.ones(400_000)
@@ -89,11 +103,11 @@ def test_fast_dropout_drops_p_and_keeps_the_mean():
 
 def test_zero_init_out_starts_each_block_as_the_identity():
     model = make_model(zero_init_out=True)
-    weights = model.state_dict()
+    weights = microgpt_weights(model)
     for i in range(model.config.n_layer):
         assert not weights[f"layer{i}.attn_wo"].any() and not weights[f"layer{i}.mlp_fc2"].any()
         assert weights[f"layer{i}.attn_wq"].std() > 0 and weights[f"layer{i}.mlp_fc1"].std() > 0
-    assert make_model().state_dict()["layer0.attn_wo"].std() > 0
+    assert make_model().layers[0].attn.attn_wo.weight.std() > 0
 
 
 def test_training_forward_compiles_to_one_graph_for_every_name_length():
@@ -103,3 +117,20 @@ def test_training_forward_compiles_to_one_graph_for_every_name_length():
     torch._dynamo.mark_dynamic(idx, 1)  # as compiled for training: any length up to block_size
     explained = torch._dynamo.explain(model)(idx, idx)
     assert explained.graph_break_count == 0, explained.break_reasons
+
+
+def test_the_model_uses_torchs_dropout_and_training_swaps_in_the_fast_one_on_a_cpu(names_file):
+    from conftest import tiny_config
+
+    from minigpt.data import load_data
+    from minigpt.scaling.fast_dropout import Dropout
+    from minigpt.training import Trainer
+
+    assert all(not isinstance(m, Dropout) for m in make_model(dropout=0.1).modules())
+    train, val, tok = load_data(names_file, None, 0.1, 100, 1)
+    config = tiny_config()
+    config.model.vocab_size = tok.vocab_size
+    trainer = Trainer(config, train, val, tok, torch.device("cpu"), names_file)
+    swapped = [m for m in trainer.model.modules() if isinstance(m, Dropout)]
+    assert len(swapped) == config.model.n_layer
+    assert not any(type(m) is torch.nn.Dropout for m in trainer.model.modules())

@@ -5,7 +5,7 @@ import torch
 
 from conftest import tiny_config
 from minigpt.model import GPT
-from minigpt.optim import Optimizers, make_optimizer, orthogonalize
+from minigpt.optimizer import Optimizers, make_optimizer, orthogonalize
 
 
 @pytest.mark.parametrize("shape", [(3, 64, 16), (16, 64), (32, 32)])

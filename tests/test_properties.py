@@ -11,7 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
-from minigpt.cli import app
+from minigpt.cli.commands import app
 from minigpt.config import Config
 from minigpt.training import TrainResult
 

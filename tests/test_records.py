@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from minigpt.cli import app
+from minigpt.cli.commands import app
 from minigpt.config import load_config
-from minigpt.plot import sparkline
+from minigpt.views.loss_curve import sparkline
 
 runner = CliRunner()
 REPO = Path(__file__).resolve().parent.parent

@@ -14,11 +14,12 @@ import torch
 from typer.testing import CliRunner
 
 from conftest import tiny_config
-from minigpt import checkpoint as checkpoint_module
-from minigpt.checkpoint import load_checkpoint
-from minigpt.cli import app
-from minigpt.errors import Interrupted, RunError, UsageError
-from minigpt.training import Trainer, resume_config, train
+from minigpt.formats import checkpoint as checkpoint_module
+from minigpt.formats.checkpoint import load_checkpoint
+from minigpt.cli.commands import app
+from minigpt.cli.errors import Interrupted, RunError, UsageError
+from minigpt.formats.checkpoint import resume_config
+from minigpt.training import Trainer, train
 
 runner = CliRunner()
 

@@ -6,11 +6,11 @@ import pytest
 import torch
 from typer.testing import CliRunner
 
-from minigpt.checkpoint import load_checkpoint
+from minigpt.formats.checkpoint import load_checkpoint, microgpt_weights
 from conftest import hide_package
-from minigpt.cli import app
-from minigpt.errors import UsageError
-from minigpt.safetensors_io import export_safetensors, import_safetensors
+from minigpt.cli.commands import app
+from minigpt.cli.errors import UsageError
+from minigpt.formats.safetensors_files import export_safetensors, import_safetensors
 
 st = pytest.importorskip("safetensors.torch")
 runner = CliRunner()
@@ -22,7 +22,7 @@ def test_round_trip_is_bit_identical_and_keeps_the_recipe(trained_run, tmp_path)
     assert result.exit_code == 0, result.output
     original = load_checkpoint(run_dir)
     tensors = st.load_file(str(tmp_path / "hf" / "model.safetensors"))
-    assert sorted(tensors) == sorted(original.model.state_dict())  # microgpt's names, nothing else
+    assert sorted(tensors) == sorted(microgpt_weights(original.model))  # microgpt's names, nothing else
     config = json.loads((tmp_path / "hf" / "config.json").read_text())
     assert config["vocab"] == original.tokenizer.chars and config["bos_token_id"] == original.tokenizer.bos
     assert config["n_layer"] == original.config.model.n_layer

@@ -1,8 +1,8 @@
 import pytest
 import torch
 
-from minigpt.checkpoint import load_checkpoint
-from minigpt.errors import UsageError
+from minigpt.formats.checkpoint import load_checkpoint
+from minigpt.cli.errors import UsageError
 from minigpt.sampling import filter_logits, generate, sample
 
 

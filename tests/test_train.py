@@ -5,14 +5,14 @@ import pytest
 import torch
 
 from conftest import tiny_config
-from minigpt.checkpoint import load_checkpoint
+from minigpt.formats.checkpoint import load_checkpoint, read_model_weights, resume_config
 from minigpt.config import GPTConfig, TrainConfig
 from minigpt.data import BUNDLED_NAMES, Tokenizer, TokenizedNames, read_names
-from minigpt.errors import RunError, UsageError
+from minigpt.cli.errors import RunError, UsageError
 from minigpt.model import GPT
 from minigpt.sampling import generate
-from minigpt.evaluation import evaluate
-from minigpt.training import Trainer, lr_at, resume_config, train
+from minigpt.training import evaluate
+from minigpt.training import Trainer, lr_at, train
 
 
 def losses(run_dir):
@@ -24,7 +24,7 @@ def test_same_seed_gives_the_same_run(names_file, tmp_path):
     a = train(cfg(), names_file, out_dir=tmp_path / "a", quiet=True)
     b = train(cfg(), names_file, out_dir=tmp_path / "b", quiet=True)
     assert [r.get("train_loss") for r in losses(a.run_dir)] == [r.get("train_loss") for r in losses(b.run_dir)]
-    sa, sb = load_checkpoint(a.run_dir / "last.pt").raw["model"], load_checkpoint(b.run_dir / "last.pt").raw["model"]
+    sa, sb = read_model_weights(a.run_dir / "last.pt"), read_model_weights(b.run_dir / "last.pt")
     assert all(torch.equal(sa[k], sb[k]) for k in sa)
     c = train(tiny_config("train.seed=2"), names_file, out_dir=tmp_path / "c", quiet=True)
     assert losses(c.run_dir)[0]["train_loss"] != losses(a.run_dir)[0]["train_loss"]
@@ -36,7 +36,7 @@ def test_run_directory_holds_checkpoints_and_config(trained_run):
     ckpt = load_checkpoint(run_dir / "last.pt")
     assert ckpt.step == 60 and ckpt.val_loss is not None
     assert ckpt.tokenizer.chars == sorted(set(data.read_text().replace("\n", "")))
-    assert len(ckpt.train_names) + ckpt.raw["data"]["val_names"] == len(read_names(data))
+    assert len(ckpt.train_names) + ckpt.data["val_names"] == len(read_names(data))
     # learning happened: well below a uniform guess over the vocabulary
     assert ckpt.val_loss < math.log(ckpt.tokenizer.vocab_size) - 0.5
 
@@ -69,7 +69,7 @@ def test_bucketed_batches_compute_the_padded_loss():
     data = TokenizedNames(names, tok, block_size=16)
     torch.manual_seed(0)
     model = GPT(GPTConfig(vocab_size=tok.vocab_size, n_layer=2, n_embd=32, dropout=0.0)).eval()
-    _, reference = model(data.x, data.y)  # every row padded to block_size
+    _, reference = model(*data.padded(torch.arange(len(names)), data.block_size))  # every row padded to block_size
     cut = data.batch(torch.arange(len(names)))
     assert cut[0].shape[1] == 12  # the 11 characters of "christopher", then its end
     torch.testing.assert_close(model(*cut)[1], reference, atol=1e-5, rtol=0)
@@ -107,8 +107,8 @@ def test_precision_sets_the_matmul_dtype_and_keeps_float32_weights(names_file, p
 
 def test_compile_wraps_the_training_model_and_saves_plain_names(names_file):
     trainer = cpu_trainer(names_file, "train.compile=true")  # compiles lazily, at the first step
-    assert trainer.net is not trainer.model and trainer.net._orig_mod is trainer.model
-    assert "layer0.attn_wq" in trainer.model.state_dict()
+    assert trainer.step_model is not trainer.model and trainer.step_model._orig_mod is trainer.model
+    assert "layers.0.attn.attn_wq.weight" in trainer.model.state_dict()
 
 
 def test_a_failed_compile_says_how_to_train_without_it(names_file):
@@ -117,7 +117,7 @@ def test_a_failed_compile_says_how_to_train_without_it(names_file):
     def no_compiler(graph, example_inputs):
         raise RuntimeError("No working C++ compiler found")
 
-    trainer.net = torch.compile(trainer.model, backend=no_compiler)  # fails as inductor does without a compiler
+    trainer.step_model = torch.compile(trainer.model, backend=no_compiler)  # fails as inductor does without a compiler
     with pytest.raises(RunError, match=r"C\+\+ compiler.*set train.compile=false"):
         trainer.train_step()
 
@@ -147,7 +147,7 @@ def test_patience_stops_the_run_and_it_ends_on_its_best_weights(few_names, tmp_p
     assert [name for name, _ in result.samples] == from_best
     from typer.testing import CliRunner
 
-    from minigpt.cli import app
+    from minigpt.cli.commands import app
 
     resumed = CliRunner().invoke(app, ["train", "--resume", str(tmp_path / "run")])
     assert resumed.exit_code == 2 and "already complete" in resumed.stderr and "train.patience" in resumed.stderr

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from minigpt.bundled import recipe_names
+from minigpt.cli.bundled import recipe_names
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -42,7 +42,7 @@ def elsewhere(tmp_path):
 
 def test_the_wheel_carries_the_names_and_recipes(venv_bin, elsewhere):
     cwd, env = elsewhere
-    code = "import minigpt.bundled as b; print(b.names_file()); print(' '.join(b.recipe_names()))"
+    code = "import minigpt.cli.bundled as b; print(b.names_file()); print(' '.join(b.recipe_names()))"
     names_file, recipes = run([venv_bin / "python", "-c", code], cwd, env).splitlines()
     assert Path(names_file).is_relative_to(venv_bin.parent) and Path(names_file).is_file()
     assert recipes.split() == recipe_names()
@@ -63,8 +63,8 @@ def test_every_recipe_by_name_from_an_installed_wheel(venv_bin, elsewhere):
     cwd, env = elsewhere
     code = (
         "import sys\n"
-        "from minigpt.bundled import recipe_names\n"
-        "from minigpt.cli import app\n"
+        "from minigpt.cli.bundled import recipe_names\n"
+        "from minigpt.cli.commands import app\n"
         "for recipe in recipe_names():\n"
         "    args = ['train', '-c', recipe, '--steps', '2', '--set', 'train.time_limit=0',\n"
         "            '--set', 'train.eval_interval=2', '--out', recipe, '--quiet']\n"

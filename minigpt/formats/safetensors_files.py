@@ -12,16 +12,17 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from minigpt.checkpoint import check_finite, load_checkpoint, payload, save_checkpoint
+from minigpt.formats.checkpoint import (check_finite, load_checkpoint, load_microgpt_weights, microgpt_weights,
+                                        payload, save_checkpoint)
+from minigpt.formats.microgpt_json import MICROGPT_ARCHITECTURE, SHAPE
 from minigpt.config import GPTConfig, config_from_dict, validate
 from minigpt.data import Tokenizer
-from minigpt.errors import UsageError, refuse_existing
-from minigpt.membership import NameSet
+from minigpt.cli.errors import UsageError, cannot_write, refuse_existing
+from minigpt.scaling.membership import NameSet
 from minigpt.model import GPT
 
 WEIGHTS, CONFIG = "model.safetensors", "config.json"
-HYPERPARAMETERS = ("n_layer", "n_head", "n_embd", "block_size", "vocab_size", "activation", "final_norm",
-                   "norm_scale", "norm_eps")
+HYPERPARAMETERS = SHAPE + tuple(MICROGPT_ARCHITECTURE)  # the shape, and the switches microgpt fixes
 
 
 def safetensors_torch():
@@ -53,10 +54,10 @@ def export_safetensors(checkpoint: str | Path, out: str | Path, overwrite: bool 
     }
     try:
         out.mkdir(parents=True, exist_ok=True)
-        st.save_file(ckpt.model.state_dict(), str(out / WEIGHTS), metadata={"format": "pt"})
+        st.save_file(microgpt_weights(ckpt.model), str(out / WEIGHTS), metadata={"format": "pt"})
         (out / CONFIG).write_text(json.dumps(config, indent=1) + "\n", encoding="utf-8")
     except OSError as e:
-        raise UsageError(f"cannot write {out}: {e.strerror or e}") from None
+        raise cannot_write(out, e) from None
 
 
 def is_safetensors(path: Path) -> bool:
@@ -91,11 +92,10 @@ def import_safetensors(source: str | Path, out: str | Path, overwrite: bool = Fa
     check_finite(state, weights)
     model = GPT(config.model)
     try:
-        model.load_state_dict(state)
-    except RuntimeError as e:
-        reason = [line.strip() for line in str(e).splitlines() if line.strip()][-1]
-        raise UsageError(f"{weights}: its tensors do not fit {config_file}: {reason}") from None
+        load_microgpt_weights(model, state)
+    except ValueError as e:
+        raise UsageError(f"{weights}: its tensors do not fit {config_file}: {e}") from None
     val_loss = document.get("val_loss")
-    save_checkpoint(out, payload(model.state_dict(), config, tokenizer.chars, step=document.get("step", 0),
+    save_checkpoint(out, payload(model, config, tokenizer.chars, step=document.get("step", 0),
                                  val_loss=val_loss, best_val_loss=val_loss, membership=NameSet(),
                                  data={"imported_from": str(source)}))

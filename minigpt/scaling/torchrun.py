@@ -2,7 +2,7 @@
 
 `minigpt train --nproc N` replaces itself with torchrun running the same command N times;
 each process then finds its rank in the environment torchrun sets. Nothing here imports
-torch, so the command line reads it before torch loads. distributed.py does the rest.
+torch, so the command line reads it before torch loads. processes.py does the rest.
 """
 
 from __future__ import annotations

@@ -1,33 +1,14 @@
-"""What makes training fast on a CPU, kept apart from the math it speeds up.
+"""A faster dropout for training on a CPU, swapped into a built model from outside.
 
-Neither changes what is computed: `Dropout` is nn.Dropout with a cheaper mask, and
-`keep_freed_memory` tunes glibc's allocator. docs/speed.md has what each one buys.
+It computes what nn.Dropout computes (with p rounded to a multiple of 1/256), with a
+cheaper random mask; docs/speed.md has what it buys. The model itself uses nn.Dropout.
 """
 
 from __future__ import annotations
 
-import ctypes
-
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
-
-M_TRIM_THRESHOLD, M_MMAP_THRESHOLD = -1, -3  # glibc's mallopt parameter numbers
-
-
-def keep_freed_memory() -> None:
-    """Ask glibc to keep large freed blocks for reuse instead of returning them to the OS.
-
-    A training step allocates and frees the same few multi-megabyte activations every time.
-    By default glibc serves each with a fresh mmap, and the first touch of every page then
-    faults: thousands of faults a step, a noticeable share of a small model's step.
-    """
-    try:
-        libc = ctypes.CDLL("libc.so.6")
-        libc.mallopt(M_MMAP_THRESHOLD, 32 << 20)  # glibc's ceiling for this setting
-        libc.mallopt(M_TRIM_THRESHOLD, 1 << 30)
-    except (OSError, AttributeError):
-        pass  # not glibc (macOS, Windows, musl): nothing to tune
 
 
 class Dropout(nn.Module):
@@ -53,3 +34,12 @@ class Dropout(nn.Module):
         draws = torch.randint(-(2**63), 2**63 - 1, ((n + 7) // 8,), dtype=torch.int64)
         keep = draws.view(torch.uint8)[:n].view_as(x) >= self.threshold
         return x * keep * (256 / (256 - self.threshold))
+
+
+def use_fast_dropout(model: nn.Module) -> nn.Module:
+    """Replace every nn.Dropout in `model` by `Dropout` of the same p (in place; returns the model)."""
+    for module in model.modules():
+        for name, child in module.named_children():
+            if isinstance(child, nn.Dropout):
+                setattr(module, name, Dropout(child.p))
+    return model

@@ -1,4 +1,5 @@
-"""A run's directory and the records it keeps: config.toml, metrics.jsonl, samples.txt, loss.png.
+"""A run's directory and the records it keeps: config.toml, metrics.jsonl, samples.txt, loss.png,
+and `TrainResult`, what a finished run sums up.
 
 The checkpoints (best.pt, last.pt) live here too; checkpoint.py writes them.
 A directory that already holds a run is never written into unless the user says so.
@@ -7,11 +8,12 @@ A directory that already holds a run is never written into unless the user says 
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 
+from minigpt.cli.errors import UsageError
 from minigpt.config import Config
-from minigpt.errors import UsageError
 
 
 def new_run_dir() -> Path:
@@ -79,9 +81,46 @@ class RunRecords:
 
 def write_loss_png_if_possible(run_dir: Path) -> None:
     """loss.png beside the checkpoints, when matplotlib is installed."""
-    from minigpt.plot import write_loss_png
+    from minigpt.views.loss_curve import write_loss_png
 
     try:
         write_loss_png(run_dir, run_dir / "loss.png")
     except UsageError:
         pass  # no matplotlib: `minigpt plot` says how to get it
+
+
+@dataclass
+class TrainResult:
+    run_dir: Path
+    steps: int
+    seconds: float  # time spent in training steps (evaluation and saving excluded)
+    tokens: int  # predicted tokens trained on (padding excluded)
+    train_loss: float | None
+    val_loss: float | None
+    best_val_loss: float | None
+    samples: list[tuple[str, bool]] = field(default_factory=list)  # (name, seen in training)
+    best_step: int | None = None  # the step of the best validation loss
+    ended_on_best: bool = False  # the model was set back to its best weights at the end
+    stopped_early: bool = False  # train.patience evaluations passed without a better validation loss
+
+    @property
+    def tokens_per_sec(self) -> float:
+        return self.tokens / self.seconds if self.seconds > 0 else 0.0
+
+    def to_json(self) -> dict:
+        """What `minigpt train --json` prints."""
+        return {
+            "run_dir": str(self.run_dir),
+            "steps": self.steps,
+            "seconds": round(self.seconds, 3),
+            "tokens": self.tokens,
+            "tokens_per_sec": round(self.tokens_per_sec, 1),
+            "train_loss": self.train_loss,
+            "val_loss": self.val_loss,
+            "best_val_loss": self.best_val_loss,
+            "best_step": self.best_step,
+            "stopped_early": self.stopped_early,
+            "ended_on_best": self.ended_on_best,
+            "samples": [name for name, _ in self.samples],
+            "new_samples": sum(not seen for _, seen in self.samples),
+        }

@@ -66,7 +66,7 @@ def start(out: Console, run_dir: Path, device, model, config: Config, data: dict
 
 def progress_bar(trainer, hidden: bool) -> tqdm:
     """Steps (or seconds, with a time limit) done out of the run's whole, on stderr."""
-    t, timed = trainer.t, trainer.t.time_limit > 0
+    t, timed = trainer.recipe, trainer.recipe.time_limit > 0
     return tqdm(
         total=round(t.time_limit) if timed else t.steps,
         initial=round(trainer.elapsed) if timed else trainer.step,
@@ -85,12 +85,12 @@ def show_loss(bar: tqdm, trainer, train_loss: float) -> None:
 
 def advance(bar: tqdm, trainer) -> None:
     """Move the bar to the trainer's step, or to its elapsed seconds with a time limit."""
-    bar.update(round(trainer.elapsed) - bar.n if trainer.t.time_limit > 0 else 1)
+    bar.update(round(trainer.elapsed) - bar.n if trainer.recipe.time_limit > 0 else 1)
 
 
 def progress_line(trainer, train_loss: float | None) -> str:
     """What the progress bar shows, as one line for a log: `step 250/800  loss 2.0312  41,210 tokens/s  6 s`."""
-    t = trainer.t
+    t = trainer.recipe
     done = f"{trainer.elapsed:.0f}/{t.time_limit:g} s" if t.time_limit > 0 else f"{trainer.elapsed:.0f} s"
     total = "" if t.time_limit > 0 else f"/{t.steps:,}"
     rate = trainer.tokens / trainer.seconds if trainer.seconds else 0.0
@@ -114,7 +114,7 @@ def samples_table(out: Console, step: int, val_loss: float | None, names: list[t
 
 
 def summary(out: Console, result) -> None:
-    from minigpt.plot import read_metrics, series, sparkline
+    from minigpt.views.loss_curve import read_metrics, series, sparkline
 
     records = read_metrics(result.run_dir)
     train_curve = sparkline([loss for _, loss in series(records, "train_loss")])
@@ -145,6 +145,8 @@ def summary(out: Console, result) -> None:
 
 def checkpoint_info(out: Console, ckpt) -> None:
     """Everything a checkpoint holds, for `minigpt info`."""
+    from minigpt.formats.checkpoint import microgpt_weights
+
     head = Table.grid(padding=(0, 2))
     head.add_row("checkpoint", f"{ckpt.path} (format minigpt {ckpt.version})")
     head.add_row("step", f"{ckpt.step:,}")
@@ -166,6 +168,6 @@ def checkpoint_info(out: Console, ckpt) -> None:
     tensors.add_column("name")
     tensors.add_column("shape", justify="right")
     tensors.add_column("parameters", justify="right")
-    for name, tensor in ckpt.model.state_dict().items():
+    for name, tensor in microgpt_weights(ckpt.model).items():
         tensors.add_row(name, " x ".join(map(str, tensor.shape)), f"{tensor.numel():,}")
     out.print(tensors)

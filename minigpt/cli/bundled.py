@@ -11,7 +11,7 @@ from __future__ import annotations
 from importlib import resources
 from pathlib import Path
 
-REPO_ROOT = Path(__file__).resolve().parent.parent
+REPO_ROOT = Path(__file__).resolve().parents[2]
 
 
 def bundled_path(*parts: str) -> Path:
@@ -38,4 +38,4 @@ def recipe_names() -> list[str]:
 
 def web_file(name: str) -> str:
     """The text of one of the explorer page's files (HTML, CSS, JavaScript), from the package."""
-    return resources.files("minigpt").joinpath("web", name).read_text(encoding="utf-8")
+    return resources.files("minigpt.views").joinpath("web", name).read_text(encoding="utf-8")

@@ -2,7 +2,7 @@
 
 The page carries the model's weights (one base64 float32 buffer), its recipe and
 vocabulary, the run's loss curve, the training names (to mark generated names that are
-not new), and the JavaScript in `minigpt/web/`: `model.js`, the forward pass written to be
+not new), and the JavaScript in `minigpt/views/web/`: `model.js`, the forward pass written to be
 read beside model.py, and `explorer.js`, the page around it. Nothing is fetched: the file
 opens from disk with no server and no network.
 
@@ -20,19 +20,19 @@ from pathlib import Path
 
 import torch
 
-from minigpt.bundled import web_file
-from minigpt.checkpoint import Checkpoint, load_checkpoint
-from minigpt.errors import UsageError, refuse_existing
+from minigpt.cli.bundled import web_file
+from minigpt.formats.checkpoint import Checkpoint, load_checkpoint, microgpt_weights
+from minigpt.cli.errors import UsageError, cannot_write, refuse_existing
 
 CURVE_POINTS = 300  # the loss curve is drawn from at most this many points a series
 PAGE_MEMBERSHIP_BYTES = 2_000_000  # the most the page carries to mark training names (names or a filter)
 
 
 def weights_blob(model: torch.nn.Module) -> tuple[str, dict]:
-    """Every tensor of the state dict in one little-endian float32 buffer, and where each lies in it."""
+    """Every weight, under microgpt's names, in one little-endian float32 buffer, and where each lies in it."""
     floats = array.array("f")
     tensors = {}
-    for name, tensor in model.state_dict().items():
+    for name, tensor in microgpt_weights(model).items():
         tensors[name] = {"shape": list(tensor.shape), "offset": len(floats)}
         floats.extend(tensor.detach().float().cpu().flatten().tolist())
     if sys.byteorder == "big":
@@ -42,7 +42,7 @@ def weights_blob(model: torch.nn.Module) -> tuple[str, dict]:
 
 def loss_curve(run_dir: Path) -> dict | None:
     """The train and validation loss against step, from the run's metrics.jsonl, thinned for drawing."""
-    from minigpt.plot import read_metrics, series
+    from minigpt.views.loss_curve import read_metrics, series
 
     if not (run_dir / "metrics.jsonl").is_file():
         return None
@@ -144,5 +144,5 @@ def write_page(checkpoint: str | Path | Checkpoint, out: str | Path, text: str |
     try:
         out.write_text(render_page(page_data(ckpt, text)), encoding="utf-8")
     except OSError as e:
-        raise UsageError(f"cannot write {out}: {e.strerror or e}") from None
+        raise cannot_write(out, e) from None
     return out

@@ -11,7 +11,7 @@ This module alone knows the layout; everything else calls `save_checkpoint`,
     step            optimizer steps taken
     val_loss        the validation loss at that step (None when none was measured)
     best_val_loss   the run's best validation loss so far
-    membership      the training names, or a Bloom filter of them (see membership.py)
+    membership      the training names, or a Bloom filter of them (see scaling/membership.py)
     data            where the names came from: paths, counts, digests (or imported_from)
     optimizer       the optimizer's state (training only)
     progress        tokens, seconds, elapsed, best_step, evals_since_best (training only)
@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import os
 import pickle
+import re
 import tempfile
 import zipfile
 from dataclasses import dataclass, field
@@ -34,16 +35,41 @@ from pathlib import Path
 
 import torch
 
-from minigpt.config import Config, config_from_dict
+from minigpt.cli.errors import RunError, UsageError
+from minigpt.config import Config, config_from_dict, load_config
 from minigpt.data import Tokenizer
-from minigpt.errors import RunError, UsageError
-from minigpt.membership import NameSet
 from minigpt.model import GPT
+from minigpt.scaling.membership import NameSet
 
 FORMAT = "minigpt"
 VERSION = 1
 NAMES_IN_DIR = ("best.pt", "last.pt")  # what sample, eval and inspect read from a run directory
 RESUME_ORDER = ("last.pt", "best.pt")  # what a resumed run continues from
+
+
+def microgpt_name(module_name: str) -> str:
+    """A parameter's name in the model -> microgpt's: "layers.0.attn.attn_wq.weight" -> "layer0.attn_wq"."""
+    name = re.sub(r"^layers\.(\d+)\.(?:attn\.|mlp\.)?", r"layer\1.", module_name)
+    return name.removesuffix(".weight")
+
+
+def microgpt_weights(model: GPT) -> dict[str, torch.Tensor]:
+    """The model's weights under microgpt's names, as every file minigpt writes holds them."""
+    return {microgpt_name(name): tensor for name, tensor in model.state_dict().items()}
+
+
+def load_microgpt_weights(model: GPT, weights: dict[str, torch.Tensor]) -> None:
+    """Load weights named as microgpt names them; a ValueError names a missing, extra or misshapen one."""
+    own = microgpt_weights(model)
+    missing, extra = sorted(own.keys() - weights.keys()), sorted(weights.keys() - own.keys())
+    if missing or extra:
+        raise ValueError(f"the weights do not fit the model: missing {missing}, unexpected {extra}")
+    for name, tensor in weights.items():
+        if not isinstance(tensor, torch.Tensor) or tensor.shape != own[name].shape:
+            shape = list(tensor.shape) if isinstance(tensor, torch.Tensor) else type(tensor).__name__
+            raise ValueError(f"size mismatch for {name}: {shape} in the file, {list(own[name].shape)} in the model")
+    module_name = {microgpt_name(name): name for name in model.state_dict()}
+    model.load_state_dict({module_name[name]: tensor for name, tensor in weights.items()})
 
 
 @dataclass
@@ -59,7 +85,6 @@ class Checkpoint:
     best_val_loss: float | None = None
     data: dict = field(default_factory=dict)  # where the names came from (the "data" key)
     version: int = VERSION
-    raw: dict = field(default_factory=dict, repr=False)  # the whole payload, as read
 
 
 @dataclass
@@ -81,7 +106,7 @@ class ResumeState:
     rng: dict  # "ranks": each rank's CPU generator state; "cuda": the CUDA ones, when there were GPUs
 
 
-def payload(model: dict, config: Config, vocab: list[str], step: int, val_loss: float | None,
+def payload(model: GPT, config: Config, vocab: list[str], step: int, val_loss: float | None,
             best_val_loss: float | None, membership: NameSet, data: dict, training: dict | None = None) -> dict:
     """The checkpoint's dict, laid out as the module docstring says.
 
@@ -91,7 +116,7 @@ def payload(model: dict, config: Config, vocab: list[str], step: int, val_loss: 
     return {
         "format": FORMAT,
         "version": VERSION,
-        "model": model,
+        "model": microgpt_weights(model),
         "config": config.to_dict(),
         "vocab": vocab,
         "step": step,
@@ -210,7 +235,7 @@ def load_checkpoint(path: str | Path, device: str | torch.device = "cpu") -> Che
         tokenizer = Tokenizer(raw["vocab"])
         config.model.vocab_size = tokenizer.vocab_size
         model = GPT(config.model)
-        model.load_state_dict(raw["model"])
+        load_microgpt_weights(model, raw["model"])
     except (KeyError, TypeError, ValueError, RuntimeError) as e:
         reason = str(e).splitlines()[0]
         raise UsageError(f"{path}: the checkpoint is damaged or inconsistent: {reason}") from None
@@ -228,7 +253,6 @@ def load_checkpoint(path: str | Path, device: str | torch.device = "cpu") -> Che
         best_val_loss=raw.get("best_val_loss"),
         data=raw.get("data", {}),
         version=raw["version"],
-        raw=raw,
     )
 
 
@@ -256,5 +280,16 @@ def read_resume_state(path: str | Path) -> tuple[Path, ResumeState]:
 
 
 def read_model_weights(path: str | Path) -> dict:
-    """Only the model's state dict, as `GPT.load_state_dict` takes it."""
+    """Only the model's weights, under microgpt's names (`load_microgpt_weights` takes them)."""
     return read_checkpoint(path)[1]["model"]
+
+
+def resume_config(checkpoint: str | Path, overrides: list[str] = ()) -> Config:
+    """The recipe a checkpoint was trained with, plus `--set` overrides to its [train] and [sample] keys."""
+    _, state = read_resume_state(checkpoint)
+    config = config_from_dict(state.config)
+    updated = load_config(None, overrides, base=config)
+    if updated.model != config.model:
+        raise UsageError("the model's shape cannot change when resuming; only [train] and [sample] keys can")
+    return updated
+

@@ -17,16 +17,17 @@ from pathlib import Path
 
 import torch
 
-from minigpt.checkpoint import check_finite, load_checkpoint, payload, save_checkpoint
+from minigpt.formats.checkpoint import (check_finite, load_checkpoint, load_microgpt_weights, microgpt_weights,
+                                        payload, save_checkpoint)
 from minigpt.config import GPTConfig, load_config, validate
 from minigpt.data import Tokenizer
-from minigpt.errors import UsageError, refuse_existing
-from minigpt.membership import NameSet
+from minigpt.cli.errors import UsageError, cannot_write, refuse_existing
+from minigpt.scaling.membership import NameSet
 from minigpt.model import GPT
 
 MICROGPT_ARCHITECTURE = {"activation": "relu", "final_norm": False, "norm_scale": False, "norm_eps": 1e-5}
 LAYER_KEYS = ("attn_wq", "attn_wk", "attn_wv", "attn_wo", "mlp_fc1", "mlp_fc2")
-HYPERPARAMETERS = ("n_layer", "n_embd", "n_head", "block_size", "vocab_size")
+SHAPE = ("n_layer", "n_embd", "n_head", "block_size", "vocab_size")  # what microgpt's hyperparameters hold
 
 
 def microgpt_shapes(h: dict) -> dict[str, list[int]]:
@@ -48,8 +49,8 @@ def export_microgpt(checkpoint: str | Path, out: str | Path, overwrite: bool = F
                          f"only models trained with microgpt's switches export")
     out = Path(out)
     refuse_existing(out, overwrite)
-    hyper = {key: getattr(cfg, key) for key in HYPERPARAMETERS}
-    state = ckpt.model.state_dict()
+    hyper = {key: getattr(cfg, key) for key in SHAPE}
+    state = microgpt_weights(ckpt.model)
     document = {
         "format": "microgpt",
         "hyperparameters": hyper,
@@ -60,7 +61,7 @@ def export_microgpt(checkpoint: str | Path, out: str | Path, overwrite: bool = F
     try:
         out.write_text(json.dumps(document), encoding="utf-8")
     except OSError as e:
-        raise UsageError(f"cannot write {out}: {e.strerror or e}") from None
+        raise cannot_write(out, e) from None
 
 
 def read_microgpt_json(path: Path) -> dict:
@@ -89,7 +90,7 @@ def shape_of(value) -> list[int] | None:
 def check_document(path: Path, document: dict) -> None:
     """Hyperparameters, vocabulary and every tensor's shape must agree with each other."""
     h, chars, state = document["hyperparameters"], document["uchars"], document["state_dict"]
-    for key in HYPERPARAMETERS:
+    for key in SHAPE:
         if not isinstance(h.get(key), int) or h[key] < 1:
             raise UsageError(f"{path}: hyperparameter '{key}' must be a positive integer, got {h.get(key)!r}")
     if h["n_embd"] % h["n_head"]:
@@ -123,6 +124,6 @@ def import_microgpt(path: str | Path, out: str | Path, overwrite: bool = False) 
     model = GPT(config.model)
     state = {key: torch.tensor(value, dtype=torch.float32) for key, value in document["state_dict"].items()}
     check_finite(state, path)
-    model.load_state_dict(state)
-    save_checkpoint(out, payload(model.state_dict(), config, tokenizer.chars, step=0, val_loss=None, best_val_loss=None,
+    load_microgpt_weights(model, state)
+    save_checkpoint(out, payload(model, config, tokenizer.chars, step=0, val_loss=None, best_val_loss=None,
                                  membership=NameSet(), data={"imported_from": str(path)}))

@@ -18,15 +18,15 @@ from rich.style import Style
 from rich.table import Table
 from rich.text import Text
 
-from minigpt.data import Tokenizer
-from minigpt.errors import UsageError
-from minigpt.model import GPT
+from minigpt.data import BOUNDARY, Tokenizer
+from minigpt.cli.errors import UsageError, cannot_write
+from minigpt.model import GPT, causal_attention
 
 
 @dataclass
 class AttentionReport:
     name: str
-    tokens: list[str]  # what the model reads: "<BOS>", then each character
+    tokens: list[str]  # what the model reads: the boundary token (BOUNDARY), then each character
     weights: torch.Tensor  # [n_layer, n_head, T, T]; row i holds position i's weights over 0..i
     predictions: list[list[tuple[str, float]]]  # per position, the likeliest next tokens
 
@@ -40,6 +40,20 @@ class AttentionReport:
 
 
 @torch.no_grad()
+def forward_with_weights(model: GPT, tokens: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """The model's logits [B, T, vocab] and every layer's attention weights [n_layer, B, n_head, T, T]."""
+    maps: list[torch.Tensor] = []
+
+    def attend_and_record(q, k, v):  # a layer's attention step, the formula written out, keeping its weights
+        y, weights = causal_attention(q, k, v)
+        maps.append(weights)
+        return y
+
+    logits, _ = model(tokens, attend=[attend_and_record] * model.config.n_layer)
+    return logits, torch.stack(maps)
+
+
+@torch.no_grad()
 def attention_report(model: GPT, tokenizer: Tokenizer, name: str, top: int = 3) -> AttentionReport:
     longest = model.config.block_size - 1
     if len(name) > longest:
@@ -47,15 +61,14 @@ def attention_report(model: GPT, tokenizer: Tokenizer, name: str, top: int = 3) 
     tokenizer.check(name, f"'{name}'")
     ids = [tokenizer.bos] + tokenizer.encode(name)
     model.eval()
-    maps: list[torch.Tensor] = []
-    logits, _ = model(torch.tensor([ids], device=model.lm_head.weight.device), weights_out=maps)
+    logits, maps = forward_with_weights(model, torch.tensor([ids], device=model.lm_head.weight.device))
     probs = torch.softmax(logits[0].float(), dim=-1).cpu()  # [T, vocab]
     best = torch.topk(probs, min(top, probs.size(-1)), dim=-1)
     predictions = [
         [(tokenizer.token_label(i), p) for i, p in zip(row_ids.tolist(), row_probs.tolist())]
         for row_ids, row_probs in zip(best.indices, best.values)
     ]
-    weights = torch.stack([m[0] for m in maps]).float().cpu()  # [n_layer, n_head, T, T]
+    weights = maps[:, 0].float().cpu()  # [n_layer, n_head, T, T]
     return AttentionReport(name, [tokenizer.token_label(i) for i in ids], weights, predictions)
 
 
@@ -82,7 +95,7 @@ def heat_style(w: float) -> Style:
 
 
 def short(token: str) -> str:
-    return "·" if token == "<BOS>" else token
+    return "·" if token == BOUNDARY else token
 
 
 def heatmap(report: AttentionReport, layer: int, head: int) -> Table:
@@ -115,8 +128,8 @@ def predictions_table(report: AttentionReport) -> Table:
     table.add_column("after reading")
     table.add_column("likeliest next (probability)")
     for i, (token, best) in enumerate(zip(report.tokens, report.predictions)):
-        read = "".join(t for t in report.tokens[1 : i + 1]) or "<BOS>"
-        table.add_row(str(i), read, "   ".join(f"{'<end>' if t == '<BOS>' else t} {p:.3f}" for t, p in best))
+        read = "".join(t for t in report.tokens[1 : i + 1]) or BOUNDARY
+        table.add_row(str(i), read, "   ".join(f"{'<end>' if t == BOUNDARY else t} {p:.3f}" for t, p in best))
     return table
 
 
@@ -139,12 +152,12 @@ def write_json(report: AttentionReport, path: Path) -> None:
     try:
         Path(path).write_text(json.dumps(to_json(report), indent=1), encoding="utf-8")
     except OSError as e:
-        raise UsageError(f"cannot write {path}: {e.strerror or e}") from None
+        raise cannot_write(path, e) from None
 
 
 def write_png(report: AttentionReport, path: Path, pairs: list[tuple[int, int]]) -> None:
     """A grid of heatmaps, one per layer (rows) and head (columns)."""
-    from minigpt.plot import import_pyplot, save_figure
+    from minigpt.views.loss_curve import import_pyplot, save_figure
 
     plt = import_pyplot()
     layers = sorted({l for l, _ in pairs})

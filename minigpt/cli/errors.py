@@ -1,5 +1,13 @@
-"""The two kinds of failure the CLI reports: bad input (exit 2) and run-time failure (exit 1)."""
+"""How a command ends early: bad input (exit 2), a run-time failure (exit 1), or a signal.
 
+Each is one line for the user, never a traceback; `StopSignals` turns Ctrl-C or SIGTERM
+during training into a clean stop after the current step.
+"""
+
+from __future__ import annotations
+
+import signal
+import threading
 import unicodedata
 
 
@@ -35,6 +43,11 @@ def refuse_existing(path, overwrite: bool) -> None:
         raise UsageError(f"{path} already exists; pass --overwrite to replace it")
 
 
+def cannot_write(path, e: OSError) -> UsageError:
+    """The one error for an output file that could not be written, whatever wrote it."""
+    return UsageError(f"cannot write {path}: {e.strerror or e}")
+
+
 def first_line(e: BaseException) -> str:
     """"TypeName: the first line of its message", for an error that is not one of ours."""
     lines = str(e).strip().splitlines()
@@ -48,3 +61,26 @@ def one_line(message: str) -> str:
         if unicodedata.category(c) in ("Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp") else c
         for c in message
     )
+
+
+class StopSignals:
+    """The first SIGINT or SIGTERM asks training to stop after this step; a second stops it at once."""
+
+    def __init__(self):
+        self.requested: int | None = None
+        self._previous = {}
+
+    def __enter__(self) -> StopSignals:
+        if threading.current_thread() is threading.main_thread():
+            for signum in (signal.SIGINT, signal.SIGTERM):
+                self._previous[signum] = signal.signal(signum, self._handle)
+        return self
+
+    def _handle(self, signum, frame) -> None:
+        if self.requested is not None:
+            raise Interrupted("stopped at once by a second signal; the checkpoints already written are intact", signum)
+        self.requested = signum
+
+    def __exit__(self, *exc) -> None:
+        for signum, handler in self._previous.items():
+            signal.signal(signum, handler)

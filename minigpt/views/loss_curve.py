@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from minigpt.errors import UsageError
+from minigpt.cli.errors import UsageError, cannot_write
 
 SPARKS = "▁▂▃▄▅▆▇█"
 
@@ -56,7 +56,7 @@ def save_figure(plt, fig, path) -> None:
     try:
         fig.savefig(path, dpi=120, bbox_inches="tight")
     except OSError as e:
-        raise UsageError(f"cannot write {path}: {e.strerror or e}") from None
+        raise cannot_write(path, e) from None
     finally:
         plt.close(fig)
 

@@ -16,8 +16,8 @@ from typing import Optional
 import typer
 
 from minigpt import __version__
-from minigpt.errors import Interrupted, MiniGPTError, UsageError, first_line, one_line
-from minigpt.launch import rank, relaunch_under_torchrun
+from minigpt.cli.errors import Interrupted, MiniGPTError, UsageError, first_line, one_line
+from minigpt.scaling.torchrun import rank, relaunch_under_torchrun
 
 app = typer.Typer(
     help="Train a tiny character-level GPT on a file of names, then invent new ones.",
@@ -110,7 +110,8 @@ def train(
 ) -> None:
     """Train a model on a names file and write best.pt and last.pt into a run directory."""
     from minigpt.config import default_config_path, load_config
-    from minigpt.training import resume_config, train as run_training
+    from minigpt.formats.checkpoint import resume_config
+    from minigpt.training import train as run_training
 
     if nproc < 1:
         raise UsageError(f"--nproc must be at least 1, got {nproc}")
@@ -148,8 +149,8 @@ def sample(
     json_out: bool = typer.Option(False, "--json", help="Print the names as JSON on stdout."),
 ) -> None:
     """Generate names from a trained checkpoint, one per line."""
-    from minigpt.checkpoint import load_checkpoint
-    from minigpt.device import resolve_device
+    from minigpt.formats.checkpoint import load_checkpoint
+    from minigpt.scaling.processes import resolve_device
     from minigpt.sampling import sample as sample_names
 
     ckpt = load_checkpoint(checkpoint, resolve_device(device))
@@ -173,10 +174,10 @@ def eval_(
     json_out: bool = typer.Option(False, "--json", help='Print {"loss", "tokens", "names"} as JSON.'),
 ) -> None:
     """Mean cross-entropy per predicted token (characters and the end) over every name in a file."""
-    from minigpt.checkpoint import load_checkpoint
+    from minigpt.formats.checkpoint import load_checkpoint
     from minigpt.data import read_names
-    from minigpt.device import resolve_device
-    from minigpt.evaluation import evaluate_names
+    from minigpt.scaling.processes import resolve_device
+    from minigpt.training import evaluate_names
 
     ckpt = load_checkpoint(checkpoint, resolve_device(device))
     names = read_names(data)
@@ -192,7 +193,7 @@ def eval_(
 def write_explorer_page(checkpoint: Path, out: Path, text: str | None, open_page: bool, overwrite: bool) -> None:
     import webbrowser
 
-    from minigpt.explorer import write_page
+    from minigpt.views.explorer_page import write_page
 
     write_page(checkpoint, out, text=text, overwrite=overwrite)
     print(f"wrote {out}: open it in a browser", file=sys.stderr)
@@ -223,9 +224,9 @@ def inspect_attention(
     """Show what each layer and head attends to while the model reads NAME, or write the explorer page."""
     from rich.console import Console
 
-    from minigpt import attention_views as views
-    from minigpt.checkpoint import load_checkpoint
-    from minigpt.device import resolve_device
+    from minigpt.views import attention_maps as views
+    from minigpt.formats.checkpoint import load_checkpoint
+    from minigpt.scaling.processes import resolve_device
 
     if html is not None:
         write_explorer_page(checkpoint, html, name, open_page, overwrite)
@@ -261,8 +262,8 @@ def export(
     overwrite: bool = typer.Option(False, "--overwrite", help="Replace OUT if it exists."),
 ) -> None:
     """Write a checkpoint's weights, under microgpt's names, as microgpt's JSON or as safetensors."""
-    from minigpt.microgpt import export_microgpt
-    from minigpt.safetensors_io import export_safetensors
+    from minigpt.formats.microgpt_json import export_microgpt
+    from minigpt.formats.safetensors_files import export_safetensors
 
     exporters = {"microgpt": export_microgpt, "safetensors": export_safetensors}
     if format not in exporters:
@@ -279,8 +280,8 @@ def import_(
     overwrite: bool = typer.Option(False, "--overwrite", help="Replace OUT if it exists."),
 ) -> None:
     """Turn exported weights back into a checkpoint that sample, eval and inspect-attention use."""
-    from minigpt.microgpt import import_microgpt
-    from minigpt.safetensors_io import import_safetensors, is_safetensors
+    from minigpt.formats.microgpt_json import import_microgpt
+    from minigpt.formats.safetensors_files import import_safetensors, is_safetensors
 
     (import_safetensors if is_safetensors(source) else import_microgpt)(source, out, overwrite)
     print(f"wrote {out}", file=sys.stderr)
@@ -294,8 +295,8 @@ def info(
     """What a checkpoint holds: its recipe, its tensors under microgpt's names, vocabulary, step and data."""
     from rich.console import Console
 
-    from minigpt.checkpoint import load_checkpoint
-    from minigpt.report import checkpoint_info
+    from minigpt.formats.checkpoint import load_checkpoint
+    from minigpt.cli.display import checkpoint_info
 
     checkpoint_info(Console(highlight=False), load_checkpoint(checkpoint))
 
@@ -307,7 +308,7 @@ def plot(
     out: Optional[Path] = typer.Option(None, "--out", "-o", help="PNG file to write [default: RUN_DIR/loss.png]."),
 ) -> None:
     """Draw the train and validation loss against step as a PNG (needs matplotlib)."""
-    from minigpt.plot import write_loss_png
+    from minigpt.views.loss_curve import write_loss_png
 
     out = out if out is not None else run_dir / "loss.png"
     write_loss_png(run_dir, out)

@@ -1,0 +1,203 @@
+"""Where a run runs: its device, and one run over several processes (torch.distributed, torchrun).
+
+Every rank builds the same model from the same seed and computes the same global batch
+(the batch order is a pure function of seed and step), then trains on its own slice of it.
+Each rank weights its loss by its share of the batch's predicted tokens, so the gradients
+DistributedDataParallel averages are exactly one process's gradients for the whole batch:
+N processes with B/N names each take the same steps as one process with B.
+
+The training loop makes one call for each thing several processes need (`my_share`,
+`weighted_for_whole_batch`, `agree_to_stop`); in a single process each hands back what it
+was given.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import math
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+import torch
+import torch.distributed as dist
+
+from minigpt.cli.errors import RunError, UsageError
+from minigpt.scaling.torchrun import launched_by_torchrun
+
+M_TRIM_THRESHOLD, M_MMAP_THRESHOLD = -1, -3  # glibc's mallopt parameter numbers
+
+
+def resolve_device(name: str) -> torch.device:
+    """"auto" is CUDA when there is one, else the CPU; anything else must exist here."""
+    if name == "auto":
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    try:
+        device = torch.device(name)
+    except RuntimeError:
+        raise UsageError(f"unknown device '{name}' (expected auto, cpu, cuda, cuda:N or mps)") from None
+    if device.type == "cuda":
+        if not torch.cuda.is_available():
+            raise UsageError(f"device '{name}' asked for, but CUDA is not available on this machine")
+        if device.index is not None and device.index >= torch.cuda.device_count():
+            raise UsageError(f"device '{name}' asked for, but there are {torch.cuda.device_count()} CUDA devices")
+    elif device.type == "mps" and not torch.backends.mps.is_available():
+        raise UsageError("device 'mps' asked for, but MPS is not available on this machine")
+    elif device.type not in ("cpu", "cuda", "mps"):
+        raise UsageError(f"unsupported device '{name}' (expected auto, cpu, cuda, cuda:N or mps)")
+    return device
+
+
+def keep_freed_memory() -> None:
+    """Ask glibc to keep large freed blocks for reuse instead of returning them to the OS.
+
+    A training step on a CPU allocates and frees the same few multi-megabyte activations
+    every time. By default glibc serves each with a fresh mmap, and the first touch of every
+    page then faults: thousands of faults a step, a noticeable share of a small model's step.
+    """
+    try:
+        libc = ctypes.CDLL("libc.so.6")
+        libc.mallopt(M_MMAP_THRESHOLD, 32 << 20)  # glibc's ceiling for this setting
+        libc.mallopt(M_TRIM_THRESHOLD, 1 << 30)
+    except (OSError, AttributeError):
+        pass  # not glibc (macOS, Windows, musl): nothing to tune
+
+
+@dataclass
+class Distributed:
+    rank: int = 0
+    world: int = 1
+    local_rank: int = 0
+    device: torch.device = torch.device("cpu")
+
+    @property
+    def enabled(self) -> bool:
+        return self.world > 1
+
+    @property
+    def main(self) -> bool:
+        return self.rank == 0
+
+    def sum(self, tensor: torch.Tensor) -> torch.Tensor:
+        """The sum over all ranks (in place, and returned)."""
+        if self.enabled:
+            dist.all_reduce(tensor, op=dist.ReduceOp.SUM)
+        return tensor
+
+    def agree_to_stop(self, done: bool, signal: int | None) -> tuple[bool, int]:
+        """(done, signal) as every rank sees them: done when any rank is; the largest signal any rank got (0: none).
+
+        Every rank then stops at the same step, whichever rank's clock ran out or was signalled.
+        """
+        if not self.enabled:
+            return done, signal or 0
+        tensor = torch.tensor([float(done), float(signal or 0)], dtype=torch.float64, device=self.device)
+        dist.all_reduce(tensor, op=dist.ReduceOp.MAX)
+        return bool(tensor[0]), int(tensor[1])
+
+    def broadcast(self, obj):
+        """Rank 0's object, on every rank."""
+        if not self.enabled:
+            return obj
+        box = [obj]
+        dist.broadcast_object_list(box, src=0)
+        return box[0]
+
+    def gather(self, obj) -> list:
+        """Every rank's object, on every rank, in rank order."""
+        if not self.enabled:
+            return [obj]
+        boxes = [None] * self.world
+        dist.all_gather_object(boxes, obj)
+        return boxes
+
+    def my_share(self, items):
+        """This rank's share: every world-th item, starting at its rank (all of them in one process)."""
+        return items[self.rank :: self.world]
+
+    def weighted_for_whole_batch(self, loss: torch.Tensor, my_tokens: int, batch_tokens: int) -> torch.Tensor:
+        """This rank's mean loss, weighted by its share of the batch's tokens.
+
+        DDP averages the ranks' gradients; with this weight that average is the gradient of the
+        whole batch's mean loss. In one process the loss is the whole batch's already.
+        """
+        if not self.enabled:
+            return loss
+        return loss * (my_tokens * self.world / batch_tokens)
+
+    def wrap(self, model: torch.nn.Module, batch_size: int, seed: int) -> torch.nn.Module:
+        """DDP around the model, with each rank its own dropout masks; the model itself in one process."""
+        if not self.enabled:
+            return model
+        if batch_size % self.world:
+            raise UsageError(f"train.batch_size ({batch_size}) must be a multiple of the "
+                             f"number of processes ({self.world})")
+        device_ids = [self.device.index] if self.device.type == "cuda" else None
+        wrapped = torch.nn.parallel.DistributedDataParallel(model, device_ids=device_ids)
+        torch.manual_seed(seed + 1_000_003 * self.rank)
+        return wrapped
+
+    def on_main(self, make):
+        """What `make()` returns on rank 0, on every rank; or the UsageError it raised, raised on every rank."""
+        outcome = None
+        if self.main:
+            try:
+                outcome = (make(), None)
+            except UsageError as e:
+                outcome = (None, str(e))
+        value, error = self.broadcast(outcome)
+        if error is not None:
+            raise UsageError(error)
+        return value
+
+    def barrier(self) -> None:
+        """Wait until every rank gets here."""
+        if self.enabled:
+            dist.barrier()
+
+    def close(self) -> None:
+        if self.enabled and dist.is_initialized():
+            dist.destroy_process_group()
+
+
+class PendingLosses:
+    """The summed losses of steps not yet read from the device.
+
+    Reading a loss waits for the device (and, with several processes, for every rank), so
+    the loop reads them together, once per log line, rather than once per step.
+    """
+
+    def __init__(self, dist: Distributed, run_dir: Path):
+        self.dist, self.run_dir = dist, run_dir
+        self.steps: list[tuple[torch.Tensor, int]] = []  # (summed loss, tokens) per step
+
+    def __len__(self) -> int:
+        return len(self.steps)
+
+    def add(self, loss_sum: torch.Tensor, tokens: int) -> None:
+        self.steps.append((loss_sum, tokens))
+
+    def mean(self, step: int) -> float:
+        """The mean loss per token of the pending steps, the last of which was `step`; it stops a diverged run."""
+        sums = self.dist.sum(torch.stack([loss for loss, _ in self.steps]).double())
+        values = [total / tokens for total, (_, tokens) in zip(sums.tolist(), self.steps)]
+        self.steps.clear()
+        for i, value in enumerate(values):
+            if not math.isfinite(value):
+                last = self.run_dir / "last.pt"
+                kept = f"; the last good checkpoint is {last}" if last.exists() else ""
+                raise RunError(f"training stopped: the loss became {value} at step {step - len(values) + 1 + i}{kept}")
+        return sum(values) / len(values)
+
+
+def setup(device: torch.device) -> Distributed:
+    """Join the process group torchrun set up, if it did: gloo on the CPU, nccl on CUDA, one GPU per rank."""
+    if not launched_by_torchrun():
+        return Distributed(device=device)
+    rank, world, local_rank = (int(os.environ[k]) for k in ("RANK", "WORLD_SIZE", "LOCAL_RANK"))
+    if device.type == "cuda":
+        device = torch.device("cuda", local_rank)
+        torch.cuda.set_device(device)
+    if not dist.is_initialized():
+        dist.init_process_group("nccl" if device.type == "cuda" else "gloo")
+    return Distributed(rank, world, local_rank, device)

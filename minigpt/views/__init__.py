@@ -1,0 +1,1 @@
+"""Looking inside a model: attention maps (terminal, PNG, JSON), loss curves, and the explorer page."""
