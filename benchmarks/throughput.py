@@ -73,12 +73,14 @@ def main() -> None:
     p.add_argument("--seconds", type=float, default=6.0, help="timed seconds per batch size")
     p.add_argument("--device", default="cpu")
     p.add_argument("--set", dest="overrides", action="append", default=[], help="config override, as in minigpt train")
+    p.add_argument("--no-peak", action="store_true", help="skip measuring the matmul peak (no efficiency columns)")
     args = p.parse_args()
     results = setup(args)
     device = resolve_device(args.device)
-    peak = matmul_peak(str(device))
+    peak = None if args.no_peak else matmul_peak(str(device))
     results["matmul_peak"] = peak
-    print(f"float32 matmul peak: {peak['gflops']} GFLOP/s (n={peak['size']}); by size {peak['by_size']}")
+    if peak:
+        print(f"float32 matmul peak: {peak['gflops']} GFLOP/s (n={peak['size']}); by size {peak['by_size']}")
     names = read_names(args.data)
     rows, columns = [], [("batch_size", "batch"), ("tokens_per_sec", "tokens/s"), ("ms_per_step", "ms/step"),
                          ("padding", "padding"), ("gflops", "GFLOP/s"), ("efficiency", "of peak")]
@@ -86,8 +88,8 @@ def main() -> None:
         config = load_config(args.config, [*args.overrides, f"train.batch_size={batch_size}",
                                            f"train.device='{device}'"])
         row = {"batch_size": batch_size, **measure(config, names, device, args.seconds)}
-        row["efficiency"] = f"{row['gflops'] / peak['gflops']:.0%}"
-        if row["bfloat16"]:
+        row["efficiency"] = f"{row['gflops'] / peak['gflops']:.0%}" if peak else "-"
+        if row["bfloat16"] and peak:
             if "matmul_peak_bfloat16" not in results:
                 results["matmul_peak_bfloat16"] = matmul_peak(str(device), dtype=torch.bfloat16)
                 print(f"bfloat16 matmul peak: {results['matmul_peak_bfloat16']['gflops']} GFLOP/s")

@@ -7,6 +7,8 @@ from minigpt.config import load_config
 from minigpt.data import BUNDLED_NAMES
 
 torch.set_num_threads(1)  # tiny models run fastest on one thread, and the suite stays predictable
+# the commands the tests start run on one thread too: two test workers share the cores with them
+os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 
 @pytest.fixture
@@ -35,6 +37,14 @@ def tiny_config(*overrides):
     return load_config("tiny", list(overrides))
 
 
+@pytest.fixture(autouse=True)
+def no_loss_png_unless_asked(request, monkeypatch):
+    """Drawing loss.png takes most of a tiny run's time: only tests marked `draws_loss_png` (and the
+    shared runs, made before this applies) draw it; tests/test_records.py looks at those."""
+    if "draws_loss_png" not in request.keywords:
+        monkeypatch.setattr("minigpt.training.write_loss_png_if_possible", lambda run_dir: None)
+
+
 @pytest.fixture(scope="session")
 def trained_run(tmp_path_factory):
     """One tiny run shared by the tests that only read its checkpoint."""
@@ -48,7 +58,8 @@ def trained_run(tmp_path_factory):
 
 
 def pytest_configure(config):
-    """Property-based tests (tests/test_properties.py) run the "ci" profile unless HYPOTHESIS_PROFILE names another."""
+    """The marker above; and property-based tests (tests/test_properties.py) run the "ci" profile unless HYPOTHESIS_PROFILE names another."""
+    config.addinivalue_line("markers", "draws_loss_png: the test's training runs draw loss.png")
     try:
         from hypothesis import HealthCheck, settings
     except ImportError:

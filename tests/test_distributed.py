@@ -1,4 +1,4 @@
-"""Two processes (gloo, CPU) train exactly as one process with the same global batch."""
+"""Two processes (gloo, CPU) train exactly as one process with the same global batch, and resume either way."""
 
 import json
 import os
@@ -7,8 +7,14 @@ import sys
 
 import pytest
 import torch
+from typer.testing import CliRunner
 
+from minigpt.cli.commands import app
+from minigpt.cli.errors import UsageError
 from minigpt.formats.checkpoint import load_checkpoint
+from minigpt.scaling.processes import Distributed
+
+pytestmark = pytest.mark.xdist_group("torchrun")  # one worker makes the module's shared fixture once
 
 COMMON = ["-c", "tiny", "--set", "model.dropout=0", "--set", "train.log_interval=1", "--batch-size", "16", "--quiet"]
 
@@ -17,9 +23,9 @@ def env():
     return {**os.environ, "OMP_NUM_THREADS": "1"}
 
 
-def one_process(names_file, out, *extra):
-    cmd = [sys.executable, "-m", "minigpt", "train", "--data", str(names_file), "--out", str(out), *COMMON, *extra]
-    return subprocess.run(cmd, capture_output=True, text=True, env=env(), timeout=120)
+def one_process(*args):
+    """`minigpt train` with these arguments, in this process (the tests' one thread, no launch to wait for)."""
+    return CliRunner().invoke(app, ["train", *map(str, args)])
 
 
 def two_processes(*args, timeout=120):
@@ -47,58 +53,53 @@ def assert_same_run(a, b):
 
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory):
+    """One process to step 12, two processes (torchrun) to step 20, one process to step 30; and one
+    process all the way. A constant learning rate, so that extending train.steps on resuming leaves
+    the schedule as it was. The only torchrun launch of the suite: it starts slowly."""
     tmp = tmp_path_factory.mktemp("ddp")
     names = tmp / "names.txt"
     from conftest import BUNDLED_NAMES
 
     names.write_text("\n".join(BUNDLED_NAMES.read_text().split()[::11]) + "\n")
-    single = one_process(names, tmp / "one", "--steps", "30")
-    assert single.returncode == 0, single.stderr
-    double = two_processes("--data", names, "--out", tmp / "two", *COMMON, "--steps", "30")
-    assert double.returncode == 0, double.stderr
-    return tmp, names
-
-
-def test_two_processes_match_one_step_for_step(runs):
-    tmp, _ = runs
-    assert_same_run(tmp / "one", tmp / "two")
-
-
-def test_only_rank_0_writes_and_its_checkpoint_samples(runs):
-    tmp, _ = runs
-    assert sorted(p.name for p in (tmp / "two").iterdir() if p.suffix == ".pt") == ["best.pt", "last.pt"]
-    sample = subprocess.run([sys.executable, "-m", "minigpt", "sample", str(tmp / "two"), "-n", "3", "--seed", "1"],
-                            capture_output=True, text=True)
-    assert sample.returncode == 0 and len(sample.stdout.splitlines()) == 3
-
-
-def test_a_distributed_checkpoint_resumes_on_one_process_and_back(runs):
-    """2 processes to step 12, 1 process to step 20, 2 processes to step 30: the same run as 1 process to 30.
-
-    A constant learning rate, so that extending train.steps on resuming leaves the schedule as it was.
-    """
-    tmp, names = runs
-    constant = ["--set", "train.lr_schedule='constant'"]
-    reference = one_process(names, tmp / "reference", "--steps", "30", *constant)
-    assert reference.returncode == 0, reference.stderr
-    first = two_processes("--data", names, "--out", tmp / "mixed", *COMMON, *constant, "--steps", "12")
-    assert first.returncode == 0, first.stderr
-    middle = subprocess.run([sys.executable, "-m", "minigpt", "train", "--resume", str(tmp / "mixed"),
-                             "--steps", "20", "--quiet"], capture_output=True, text=True, env=env())
+    constant = ["--set", "train.lr_schedule='constant'", "--set", "train.eval_interval=4"]
+    reference = one_process("--data", names, "--out", tmp / "reference", *COMMON, "--steps", "30", *constant)
+    assert reference.exit_code == 0, reference.output
+    first = one_process("--data", names, "--out", tmp / "mixed", *COMMON, "--steps", "12", *constant)
+    assert first.exit_code == 0, first.output
+    middle = two_processes("--resume", tmp / "mixed", "--steps", "20", "--quiet")
     assert middle.returncode == 0, middle.stderr
-    last = two_processes("--resume", tmp / "mixed", "--steps", "30", "--quiet")
-    assert last.returncode == 0, last.stderr
+    written_by_two = {p.name: p.read_bytes() for p in (tmp / "mixed").iterdir()}
+    last = one_process("--resume", tmp / "mixed", "--steps", "30", "--quiet")
+    assert last.exit_code == 0, last.output
+    return tmp, written_by_two
+
+
+def test_two_processes_match_one_step_for_step_and_resume_either_way(runs):
+    tmp, _ = runs
     assert_same_run(tmp / "reference", tmp / "mixed")
+    steps_on_two = {step: loss for step, loss in losses(tmp / "mixed").items() if 12 < step <= 20}
+    assert len(steps_on_two) == 8  # logged every step by rank 0
 
 
-def test_bad_input_stops_every_rank_with_a_message(tmp_path):
-    result = two_processes("--data", tmp_path / "missing.txt", "--out", tmp_path / "r", "-c", "tiny", timeout=60)
-    assert result.returncode != 0
-    assert "minigpt (rank 0): error: names file not found" in result.stderr
-    assert "minigpt (rank 1): error: names file not found" in result.stderr
+def test_only_rank_0_writes_and_its_checkpoint_samples(runs, tmp_path):
+    _, written_by_two = runs
+    assert sorted(name for name in written_by_two if name.endswith(".pt")) == ["best.pt", "last.pt"]
+    (tmp_path / "last.pt").write_bytes(written_by_two["last.pt"])
+    sample = CliRunner().invoke(app, ["sample", str(tmp_path), "-n", "3", "--seed", "1"])
+    assert sample.exit_code == 0 and len(sample.stdout.splitlines()) == 3
 
 
-def test_batch_must_split_evenly(runs, tmp_path):
-    _, names = runs
-    result = two_processes("--data", names, "--out", tmp_path / "r", "-c", "tiny", "--batch-size", "15", timeout=60)
-    assert result.returncode != 0 and "must be a multiple of the number of processes (2)" in result.stderr
+def test_bad_input_stops_every_rank_with_a_message(tmp_path, monkeypatch):
+    """Each rank reads the names itself, so each fails on its own, and says which rank it is."""
+    for rank in (0, 1):
+        monkeypatch.setenv("RANK", str(rank))
+        monkeypatch.setenv("WORLD_SIZE", "2")
+        monkeypatch.setattr("minigpt.training.setup_distributed", lambda device: Distributed(rank, 2, rank, device))
+        result = CliRunner().invoke(app, ["train", "--data", str(tmp_path / "missing.txt"), "-c", "tiny"])
+        assert result.exit_code == 2
+        assert f"minigpt (rank {rank}): error: names file not found" in result.stderr
+
+
+def test_batch_must_split_evenly():
+    with pytest.raises(UsageError, match=r"train.batch_size \(15\) must be a multiple of the number of processes \(2\)"):
+        Distributed(rank=0, world=2).wrap(torch.nn.Linear(2, 2), batch_size=15, seed=0)

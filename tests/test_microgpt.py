@@ -15,6 +15,8 @@ from minigpt.formats.microgpt_json import export_microgpt, import_microgpt
 from minigpt.model import GPT
 from minigpt.training import Trainer, train
 
+pytestmark = pytest.mark.xdist_group("microgpt")  # one worker makes the module's shared fixture once
+
 NAMES = ["emma", "olivia", "ava", "x", "maximilianalexander"]  # the last is longer than block_size
 
 

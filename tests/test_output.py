@@ -5,6 +5,10 @@ import re
 import subprocess
 import sys
 
+from typer.testing import CliRunner
+
+from minigpt.cli.commands import app
+
 SGR = re.compile(r"\x1b\[([0-9;]*)m")
 
 
@@ -33,8 +37,11 @@ def test_a_run_logged_to_a_file_has_no_carriage_return_redraws(names_file, tmp_p
     assert "step 10/20  loss " in text and "step 20/20  loss " in text  # a plain line at each evaluation
 
 
-def test_no_color_is_respected_even_where_colour_is_forced(trained_run):
+def test_no_color_is_respected_even_where_colour_is_forced(trained_run, monkeypatch):
     run_dir, _ = trained_run
-    assert coloured(minigpt("inspect-attention", run_dir, "ab", env={"FORCE_COLOR": "1"}).stdout)
-    plain = minigpt("inspect-attention", run_dir, "ab", env={"FORCE_COLOR": "1", "NO_COLOR": "1"})
-    assert plain.returncode == 0 and "0." in plain.stdout and not coloured(plain.stdout)
+    monkeypatch.delenv("NO_COLOR", raising=False)
+    monkeypatch.setenv("FORCE_COLOR", "1")
+    assert coloured(CliRunner().invoke(app, ["inspect-attention", str(run_dir), "ab"]).stdout)
+    monkeypatch.setenv("NO_COLOR", "1")
+    plain = CliRunner().invoke(app, ["inspect-attention", str(run_dir), "ab"])
+    assert plain.exit_code == 0 and "0." in plain.stdout and not coloured(plain.stdout)

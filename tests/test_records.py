@@ -1,7 +1,7 @@
 """What a run leaves behind, and the commands that read it."""
 
 import json
-import subprocess
+import runpy
 import sys
 from pathlib import Path
 
@@ -63,10 +63,10 @@ def test_sparkline():
     assert sparkline([]) == ""
 
 
-def test_the_api_example_runs(tmp_path):
-    result = subprocess.run([sys.executable, str(REPO / "examples" / "quickstart.py"), str(tmp_path / "run"), "1"],
-                            capture_output=True, text=True, cwd=tmp_path)
-    assert result.returncode == 0, result.stderr
-    lines = result.stdout.splitlines()
+def test_the_api_example_runs(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(sys, "argv", ["quickstart.py", str(tmp_path / "run"), "1"])
+    runpy.run_path(str(REPO / "examples" / "quickstart.py"), run_name="__main__")
+    lines = capsys.readouterr().out.splitlines()
     assert lines[0].startswith("trained ") and lines[1].startswith("new names: ")
     assert "after 'emma' the model expects:" in lines[-1]

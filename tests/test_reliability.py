@@ -268,10 +268,10 @@ def test_unwritable_output_directory(tmp_path, names_file):
 
 
 def test_debug_shows_the_traceback(tmp_path):
-    quiet = subprocess.run([sys.executable, "-m", "minigpt", "sample", str(tmp_path / "x.pt")], capture_output=True, text=True)
-    loud = subprocess.run([sys.executable, "-m", "minigpt", "--debug", "sample", str(tmp_path / "x.pt")],
-                          capture_output=True, text=True)
-    assert "Traceback" not in quiet.stderr and "Traceback" in loud.stderr and loud.returncode != 0
+    quiet = runner.invoke(app, ["sample", str(tmp_path / "x.pt")])
+    assert quiet.exit_code == 2 and isinstance(quiet.exception, SystemExit) and "Traceback" not in quiet.output
+    loud = runner.invoke(app, ["--debug", "sample", str(tmp_path / "x.pt")])
+    assert isinstance(loud.exception, UsageError) and "checkpoint not found" in str(loud.exception)  # raised on
 
 
 def test_second_ctrl_c_during_a_save_stops_at_once_and_corrupts_nothing(names_file, tmp_path, monkeypatch):
