@@ -183,6 +183,19 @@ def set_value(config: Config, section: str, key: str, value: object, where: str)
     setattr(part, key, value)
 
 
+def check_sampling(temperature: float, top_k: int | None, top_p: float, name=lambda key: f"sample.{key}") -> None:
+    """The sampling options' ranges, for a recipe's [sample] keys and for sample's options alike.
+
+    top_k None keeps every token (a recipe says 0); `name` spells a key as the user wrote it.
+    """
+    if not math.isfinite(temperature) or temperature <= 0:
+        raise UsageError(f"{name('temperature')} must be positive, got {temperature}")
+    if top_k is not None and top_k < 1:
+        raise UsageError(f"{name('top_k')} must be at least 1, got {top_k}")
+    if not 0 < top_p <= 1:
+        raise UsageError(f"{name('top_p')} must be in (0, 1], got {top_p}")
+
+
 def validate(config: Config) -> None:
     """Range checks that a type check cannot make."""
     m, t, s = config.model, config.train, config.sample
@@ -200,7 +213,6 @@ def validate(config: Config) -> None:
         "train.steps": t.steps, "train.batch_size": t.batch_size, "train.lr": t.lr,
         "train.muon_lr": t.muon_lr, "train.eps": t.eps, "train.eval_interval": t.eval_interval, "train.val_max": t.val_max,
         "train.log_interval": t.log_interval, "train.length_window": t.length_window,
-        "sample.temperature": s.temperature,
     }
     for name, value in positive.items():
         if value <= 0:
@@ -225,8 +237,7 @@ def validate(config: Config) -> None:
         raise UsageError(f"train.val_fraction must be in [0, 1), got {t.val_fraction}")
     if t.min_lr > t.lr:
         raise UsageError(f"train.min_lr ({t.min_lr}) must not exceed train.lr ({t.lr})")
-    if not 0 < s.top_p <= 1:
-        raise UsageError(f"sample.top_p must be in (0, 1], got {s.top_p}")
+    check_sampling(s.temperature, s.top_k or None, s.top_p)
 
 
 def load_config(path: str | Path | None = None, overrides: list[str] = (), base: Config | None = None) -> Config:

@@ -6,11 +6,9 @@ keys, and are checked here, once, for the command line and the Python API alike.
 
 from __future__ import annotations
 
-import math
-
 import torch
 
-from minigpt.config import SampleConfig
+from minigpt.config import SampleConfig, check_sampling
 from minigpt.data import Tokenizer
 from minigpt.cli.errors import UsageError
 from minigpt.attention import KVCache
@@ -18,14 +16,10 @@ from minigpt.model import GPT
 
 
 def check_options(num: int, temperature: float, top_k: int | None, top_p: float) -> None:
+    """The options as `minigpt sample` takes them (config.check_sampling holds the ranges)."""
     if num < 1:
         raise UsageError(f"--num must be at least 1, got {num}")
-    if not math.isfinite(temperature) or temperature <= 0:
-        raise UsageError(f"--temperature must be positive, got {temperature}")
-    if top_k is not None and top_k < 1:
-        raise UsageError(f"--top-k must be at least 1, got {top_k}")
-    if not 0 < top_p <= 1:
-        raise UsageError(f"--top-p must be in (0, 1], got {top_p}")
+    check_sampling(temperature, top_k, top_p, name=lambda key: "--" + key.replace("_", "-"))
 
 
 def recipe_options(recipe: SampleConfig, temperature: float | None = None, top_k: int | None = None,

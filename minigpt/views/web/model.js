@@ -19,7 +19,176 @@
 "use strict";
 
 const MiniGPTModel = (() => {
-  // ---- weights ----------------------------------------------------------------------
+  // ---- the model, in model.py's order ----------------------------------------------------------
+
+  // Causal attention for one position, head by head: its query against the keys of itself and
+  // the positions before it (the mask is in what the caller passes: never a later position)
+  //     scores = q . k / sqrt(head_dim)      one per position read
+  //     weights = softmax(scores)            they sum to 1
+  //     out = sum of weights[t] * v[t]       the heads' outputs side by side, [n_embd]
+  function attend(q, keys, values, nHead) {
+    const headDim = q.length / nHead;
+    const out = new Float64Array(q.length);
+    const scores = [], weights = [];
+    for (let h = 0; h < nHead; h++) {
+      const start = h * headDim;
+      const s = keys.map((k) => dot(q, k, start, headDim) / Math.sqrt(headDim));
+      const w = softmax(s);
+      for (let t = 0; t < keys.length; t++) {
+        for (let i = start; i < start + headDim; i++) out[i] += w[t] * values[t][i];
+      }
+      scores.push(s);
+      weights.push(w);
+    }
+    return { out, scores, weights };
+  }
+
+  // x / sqrt(mean(x^2) + eps), times a learned gain when the recipe has one (norm_scale)
+  function rmsnorm(x, eps, gain) {
+    let meanSquare = 0;
+    for (let i = 0; i < x.length; i++) meanSquare += x[i] * x[i];
+    const scale = 1 / Math.sqrt(meanSquare / x.length + eps);
+    const y = new Float64Array(x.length);
+    for (let i = 0; i < x.length; i++) y[i] = x[i] * scale * (gain ? gain.data[i] : 1);
+    return y;
+  }
+
+  function relu(x) {
+    for (let i = 0; i < x.length; i++) if (x[i] < 0) x[i] = 0; // in place, as model.py does it
+    return x;
+  }
+
+  // torch's default GELU: x * Phi(x), with Phi the normal distribution's CDF, through erf
+  function gelu(x) {
+    for (let i = 0; i < x.length; i++) x[i] = 0.5 * x[i] * (1 + erf(x[i] / Math.SQRT2));
+    return x;
+  }
+
+  // erf from Abramowitz and Stegun's formula 7.1.26 (absolute error under 1.5e-7)
+  function erf(x) {
+    const t = 1 / (1 + 0.3275911 * Math.abs(x));
+    const poly = t * (0.254829592 + t * (-0.284496736 + t * (1.421413741 + t * (-1.453152027 + t * 1.061405429))));
+    const y = 1 - poly * Math.exp(-x * x);
+    return x >= 0 ? y : -y;
+  }
+
+  // Every position of a token sequence at once, layer by layer, as model.py computes it;
+  // for each position, what `step` returns for it.
+  function forward(model, tokens) {
+    const { config: c, weights: w } = model;
+    if (tokens.length > c.block_size) throw new Error(`the model reads at most ${c.block_size} positions`);
+    let x = tokens.map((token, t) => rmsnorm(add(embedding(w.wte, token), embedding(w.wpe, t)), c.norm_eps, null));
+    const layers = [];
+    for (const layer of model.layers) {
+      const a = x.map((xt) => rmsnorm(xt, c.norm_eps, layer.attn_norm));
+      const q = linearAll(layer.attn_wq, a), k = linearAll(layer.attn_wk, a), v = linearAll(layer.attn_wv, a);
+      // position t reads positions 0..t: the causal mask, as a slice
+      const heads = q.map((qt, t) => attend(qt, k.slice(0, t + 1), v.slice(0, t + 1), c.n_head));
+      const attnOut = linearAll(layer.attn_wo, heads.map((h) => h.out));
+      x = x.map((xt, t) => add(xt, attnOut[t]));
+      const m = x.map((xt) => rmsnorm(xt, c.norm_eps, layer.mlp_norm));
+      const hidden = linearAll(layer.mlp_fc1, m).map((h) => (c.activation === "gelu" ? gelu(h) : relu(h)));
+      const mlpOut = linearAll(layer.mlp_fc2, hidden);
+      x = x.map((xt, t) => add(xt, mlpOut[t]));
+      layers.push({ q, k, v, heads });
+    }
+    if (c.final_norm) x = x.map((xt) => rmsnorm(xt, c.norm_eps, w.final_norm));
+    const logits = linearAll(w.lm_head, x);
+    return tokens.map((_, t) => ({
+      logits: logits[t],
+      layers: layers.map(({ q, k, v, heads }) => ({ q: q[t], k: k[t], v: v[t], scores: heads[t].scores,
+                                                    weights: heads[t].weights, out: heads[t].out })),
+    }));
+  }
+
+  // ---- one token at a time over a key/value cache (attention.py's LayerKV), as sampling decodes ----
+
+  function newCache(config) {
+    const layers = () => Array.from({ length: config.n_layer }, () => []);
+    return { length: 0, keys: layers(), values: layers() };
+  }
+
+  // One token through the model at the next position: its logits, and per layer what a
+  // learner may want to look at (this position's q, k, v; each head's scores and weights).
+  function step(model, cache, token) {
+    const { config: c, weights: w } = model;
+    const position = cache.length;
+    if (position >= c.block_size) throw new Error(`the model reads at most ${c.block_size} positions`);
+    let x = rmsnorm(add(embedding(w.wte, token), embedding(w.wpe, position)), c.norm_eps, null);
+    const layers = [];
+    model.layers.forEach((layer, l) => { // layer.attn_wq is the state dict's `layer${l}.attn_wq`
+      const a = rmsnorm(x, c.norm_eps, layer.attn_norm);
+      const q = linear(layer.attn_wq, a), k = linear(layer.attn_wk, a), v = linear(layer.attn_wv, a);
+      cache.keys[l].push(k);
+      cache.values[l].push(v);
+      const heads = attend(q, cache.keys[l], cache.values[l], c.n_head);
+      x = add(x, linear(layer.attn_wo, heads.out));
+      const m = rmsnorm(x, c.norm_eps, layer.mlp_norm);
+      const hidden = linear(layer.mlp_fc1, m);
+      x = add(x, linear(layer.mlp_fc2, c.activation === "gelu" ? gelu(hidden) : relu(hidden)));
+      layers.push({ q, k, v, scores: heads.scores, weights: heads.weights, out: heads.out });
+    });
+    if (c.final_norm) x = rmsnorm(x, c.norm_eps, w.final_norm);
+    cache.length += 1;
+    return { logits: linear(w.lm_head, x), layers };
+  }
+
+  // ---- sampling, as sampling.py does it --------------------------------------------------------
+
+  // Scale by 1/temperature, then keep only the top_k likeliest tokens (0 keeps all).
+  function filterLogits(logits, temperature, topK) {
+    const scaled = Array.from(logits, (v) => v / temperature);
+    if (topK > 0 && topK < scaled.length) {
+      const kth = [...scaled].sort((a, b) => b - a)[topK - 1];
+      return scaled.map((v) => (v < kth ? -Infinity : v));
+    }
+    return scaled;
+  }
+
+  // The first token whose cumulative probability reaches a uniform draw in [0, 1).
+  function sampleToken(logits, draw) {
+    const probs = softmax(logits);
+    let cumulative = 0;
+    for (let i = 0; i < probs.length; i++) {
+      cumulative += probs[i];
+      if (draw < cumulative) return i;
+    }
+    return probs.length - 1;
+  }
+
+  // A small seeded generator (mulberry32): the same seed gives the same draws.
+  function seededRandom(seed) {
+    let a = seed >>> 0;
+    return () => {
+      a = (a + 0x6d2b79f5) >>> 0;
+      let t = a;
+      t = Math.imul(t ^ (t >>> 15), t | 1);
+      t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+      return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+    };
+  }
+
+  // The token ids of one name after `prefix` (ids too): a draw per character until the
+  // boundary token comes, or until the model has read all the positions it can.
+  function sampleName(model, { temperature = 1, topK = 0, random = Math.random, prefix = [] } = {}) {
+    const bos = model.config.vocab_size - 1;
+    const cache = newCache(model.config);
+    let logits;
+    for (const token of [bos, ...prefix]) logits = step(model, cache, token).logits;
+    const out = [];
+    for (;;) {
+      const candidates = filterLogits(logits, temperature, topK);
+      if (cache.length === 1) candidates[bos] = -Infinity; // a name has at least one character
+      const next = sampleToken(candidates, random());
+      if (next === bos) break;
+      out.push(next);
+      if (cache.length === model.config.block_size) break;
+      logits = step(model, cache, next).logits;
+    }
+    return out;
+  }
+
+  // ---- the weights, as the page carries them ---------------------------------------------------
 
   // One little-endian float32 buffer, base64 encoded; `tensors` says where each one lies.
   function loadWeights(base64, tensors) {
@@ -34,7 +203,17 @@ const MiniGPTModel = (() => {
     return weights;
   }
 
-  // ---- the pieces, as in model.py ---------------------------------------------------------
+  // The model: its shape, its weights by name, and each layer's weights gathered (norm gains
+  // are absent when the recipe has none, and rmsnorm then uses 1).
+  function load(data) {
+    const config = data.config.model, weights = loadWeights(data.weights, data.tensors);
+    const names = ["attn_norm", "attn_wq", "attn_wk", "attn_wv", "attn_wo", "mlp_norm", "mlp_fc1", "mlp_fc2"];
+    const layers = Array.from({ length: config.n_layer }, (_, l) =>
+      Object.fromEntries(names.map((name) => [name, weights[`layer${l}.${name}`]])));
+    return { config, weights, layers };
+  }
+
+  // ---- arithmetic kernels: plain loops, some written for speed (docs/explorer.md) --------------
 
   // y = W x, for W [out, in]: one dot product per output row
   // (Four running sums rather than one: each addition to a sum waits for the one before,
@@ -96,33 +275,10 @@ const MiniGPTModel = (() => {
     return y;
   }
 
-  // x / sqrt(mean(x^2) + eps), times a learned gain when the recipe has one (norm_scale)
-  function rmsnorm(x, eps, gain) {
-    let meanSquare = 0;
-    for (let i = 0; i < x.length; i++) meanSquare += x[i] * x[i];
-    const scale = 1 / Math.sqrt(meanSquare / x.length + eps);
-    const y = new Float64Array(x.length);
-    for (let i = 0; i < x.length; i++) y[i] = x[i] * scale * (gain ? gain.data[i] : 1);
-    return y;
-  }
-
-  function relu(x) {
-    for (let i = 0; i < x.length; i++) if (x[i] < 0) x[i] = 0; // in place, as model.py does it
-    return x;
-  }
-
-  // torch's default GELU: x * Phi(x), with Phi the normal distribution's CDF, through erf
-  function gelu(x) {
-    for (let i = 0; i < x.length; i++) x[i] = 0.5 * x[i] * (1 + erf(x[i] / Math.SQRT2));
-    return x;
-  }
-
-  // erf from Abramowitz and Stegun's formula 7.1.26 (absolute error under 1.5e-7)
-  function erf(x) {
-    const t = 1 / (1 + 0.3275911 * Math.abs(x));
-    const poly = t * (0.254829592 + t * (-0.284496736 + t * (1.421413741 + t * (-1.453152027 + t * 1.061405429))));
-    const y = 1 - poly * Math.exp(-x * x);
-    return x >= 0 ? y : -y;
+  function dot(a, b, start, length) {
+    let sum = 0;
+    for (let i = start; i < start + length; i++) sum += a[i] * b[i];
+    return sum;
   }
 
   // exp(s - max) / sum: the weights of a row, which add up to 1
@@ -131,161 +287,6 @@ const MiniGPTModel = (() => {
     const exps = scores.map((s) => Math.exp(s - max));
     const sum = exps.reduce((a, b) => a + b, 0);
     return exps.map((e) => e / sum);
-  }
-
-  function dot(a, b, start, length) {
-    let sum = 0;
-    for (let i = start; i < start + length; i++) sum += a[i] * b[i];
-    return sum;
-  }
-
-  // ---- attention -----------------------------------------------------------------------------
-
-  // The newest position's query against the cached keys, head by head:
-  //     scores = q . k / sqrt(head_dim)      one per position so far (later ones are not cached yet)
-  //     weights = softmax(scores)            they sum to 1
-  //     out = sum of weights[t] * v[t]       the heads' outputs side by side, [n_embd]
-  function attend(q, keys, values, nHead) {
-    const headDim = q.length / nHead;
-    const out = new Float64Array(q.length);
-    const scores = [], weights = [];
-    for (let h = 0; h < nHead; h++) {
-      const start = h * headDim;
-      const s = keys.map((k) => dot(q, k, start, headDim) / Math.sqrt(headDim));
-      const w = softmax(s);
-      for (let t = 0; t < keys.length; t++) {
-        for (let i = start; i < start + headDim; i++) out[i] += w[t] * values[t][i];
-      }
-      scores.push(s);
-      weights.push(w);
-    }
-    return { out, scores, weights };
-  }
-
-  // ---- the model -----------------------------------------------------------------------------
-
-  function newCache(config) {
-    const layers = () => Array.from({ length: config.n_layer }, () => []);
-    return { length: 0, keys: layers(), values: layers() };
-  }
-
-  // One token through the model at the next position: its logits, and per layer what a
-  // learner may want to look at (this position's q, k, v; each head's scores and weights).
-  function step(model, cache, token) {
-    const { config: c, weights: w } = model;
-    const position = cache.length;
-    if (position >= c.block_size) throw new Error(`the model reads at most ${c.block_size} positions`);
-    let x = rmsnorm(add(embedding(w.wte, token), embedding(w.wpe, position)), c.norm_eps, null);
-    const layers = [];
-    model.layers.forEach((layer, l) => { // layer.attn_wq is the state dict's `layer${l}.attn_wq`
-      const a = rmsnorm(x, c.norm_eps, layer.attn_norm);
-      const q = linear(layer.attn_wq, a), k = linear(layer.attn_wk, a), v = linear(layer.attn_wv, a);
-      cache.keys[l].push(k);
-      cache.values[l].push(v);
-      const heads = attend(q, cache.keys[l], cache.values[l], c.n_head);
-      x = add(x, linear(layer.attn_wo, heads.out));
-      const m = rmsnorm(x, c.norm_eps, layer.mlp_norm);
-      const hidden = linear(layer.mlp_fc1, m);
-      x = add(x, linear(layer.mlp_fc2, c.activation === "gelu" ? gelu(hidden) : relu(hidden)));
-      layers.push({ q, k, v, scores: heads.scores, weights: heads.weights, out: heads.out });
-    });
-    if (c.final_norm) x = rmsnorm(x, c.norm_eps, w.final_norm);
-    cache.length += 1;
-    return { logits: linear(w.lm_head, x), layers };
-  }
-
-  // Every position of a token sequence at once, layer by layer, as model.py computes it;
-  // for each position, what `step` returns for it.
-  function forward(model, tokens) {
-    const { config: c, weights: w } = model;
-    if (tokens.length > c.block_size) throw new Error(`the model reads at most ${c.block_size} positions`);
-    let x = tokens.map((token, t) => rmsnorm(add(embedding(w.wte, token), embedding(w.wpe, t)), c.norm_eps, null));
-    const layers = [];
-    for (const layer of model.layers) {
-      const a = x.map((xt) => rmsnorm(xt, c.norm_eps, layer.attn_norm));
-      const q = linearAll(layer.attn_wq, a), k = linearAll(layer.attn_wk, a), v = linearAll(layer.attn_wv, a);
-      // position t reads positions 0..t: the causal mask, as a slice
-      const heads = q.map((qt, t) => attend(qt, k.slice(0, t + 1), v.slice(0, t + 1), c.n_head));
-      const attnOut = linearAll(layer.attn_wo, heads.map((h) => h.out));
-      x = x.map((xt, t) => add(xt, attnOut[t]));
-      const m = x.map((xt) => rmsnorm(xt, c.norm_eps, layer.mlp_norm));
-      const hidden = linearAll(layer.mlp_fc1, m).map((h) => (c.activation === "gelu" ? gelu(h) : relu(h)));
-      const mlpOut = linearAll(layer.mlp_fc2, hidden);
-      x = x.map((xt, t) => add(xt, mlpOut[t]));
-      layers.push({ q, k, v, heads });
-    }
-    if (c.final_norm) x = x.map((xt) => rmsnorm(xt, c.norm_eps, w.final_norm));
-    const logits = linearAll(w.lm_head, x);
-    return tokens.map((_, t) => ({
-      logits: logits[t],
-      layers: layers.map(({ q, k, v, heads }) => ({ q: q[t], k: k[t], v: v[t], scores: heads[t].scores,
-                                                    weights: heads[t].weights, out: heads[t].out })),
-    }));
-  }
-
-  // ---- sampling, as sampling.py does it ------------------------------------------------------
-
-  // Scale by 1/temperature, then keep only the top_k likeliest tokens (0 keeps all).
-  function filterLogits(logits, temperature, topK) {
-    const scaled = Array.from(logits, (v) => v / temperature);
-    if (topK > 0 && topK < scaled.length) {
-      const kth = [...scaled].sort((a, b) => b - a)[topK - 1];
-      return scaled.map((v) => (v < kth ? -Infinity : v));
-    }
-    return scaled;
-  }
-
-  // The first token whose cumulative probability reaches a uniform draw in [0, 1).
-  function sampleToken(logits, draw) {
-    const probs = softmax(logits);
-    let cumulative = 0;
-    for (let i = 0; i < probs.length; i++) {
-      cumulative += probs[i];
-      if (draw < cumulative) return i;
-    }
-    return probs.length - 1;
-  }
-
-  // A small seeded generator (mulberry32): the same seed gives the same draws.
-  function seededRandom(seed) {
-    let a = seed >>> 0;
-    return () => {
-      a = (a + 0x6d2b79f5) >>> 0;
-      let t = a;
-      t = Math.imul(t ^ (t >>> 15), t | 1);
-      t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-      return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-    };
-  }
-
-  // The token ids of one name after `prefix` (ids too): a draw per character until the
-  // boundary token comes, or until the model has read all the positions it can.
-  function sampleName(model, { temperature = 1, topK = 0, random = Math.random, prefix = [] } = {}) {
-    const bos = model.config.vocab_size - 1;
-    const cache = newCache(model.config);
-    let logits;
-    for (const token of [bos, ...prefix]) logits = step(model, cache, token).logits;
-    const out = [];
-    for (;;) {
-      const candidates = filterLogits(logits, temperature, topK);
-      if (cache.length === 1) candidates[bos] = -Infinity; // a name has at least one character
-      const next = sampleToken(candidates, random());
-      if (next === bos) break;
-      out.push(next);
-      if (cache.length === model.config.block_size) break;
-      logits = step(model, cache, next).logits;
-    }
-    return out;
-  }
-
-  // The model: its shape, its weights by name, and each layer's weights gathered (norm gains
-  // are absent when the recipe has none, and rmsnorm then uses 1).
-  function load(data) {
-    const config = data.config.model, weights = loadWeights(data.weights, data.tensors);
-    const names = ["attn_norm", "attn_wq", "attn_wk", "attn_wv", "attn_wo", "mlp_norm", "mlp_fc1", "mlp_fc2"];
-    const layers = Array.from({ length: config.n_layer }, (_, l) =>
-      Object.fromEntries(names.map((name) => [name, weights[`layer${l}.${name}`]])));
-    return { config, weights, layers };
   }
 
   return { load, step, forward, newCache, softmax, filterLogits, sampleToken, sampleName, seededRandom };
