@@ -96,6 +96,9 @@ class SampleConfig:
 
 
 NOT_SETTABLE = {("model", "vocab_size")}
+# far beyond any model of names (the recipes have 200k to 300k parameters); a stored config past it
+# is refused before anything is allocated, so a small crafted file cannot claim gigabytes
+MAX_PARAMETERS = 100_000_000
 
 
 def toml_value(value) -> str:
@@ -183,6 +186,21 @@ def set_value(config: Config, section: str, key: str, value: object, where: str)
     setattr(part, key, value)
 
 
+def parameter_count(m: GPTConfig) -> int:
+    """The parameters of a model of this shape, by arithmetic (nothing is built)."""
+    c = m.n_embd
+    per_layer = 12 * c * c + (2 * c if m.norm_scale else 0)  # attention 4 C^2, MLP 8 C^2, the gains
+    final = c if m.final_norm and m.norm_scale else 0
+    return (2 * m.vocab_size + m.block_size) * c + m.n_layer * per_layer + final
+
+
+def check_model_size(m: GPTConfig, where: str | None = None) -> None:
+    if parameter_count(m) > MAX_PARAMETERS:
+        shape = f"n_layer {m.n_layer:,}, n_embd {m.n_embd:,}, block_size {m.block_size:,}, vocab_size {m.vocab_size:,}"
+        raise UsageError(f"{where + ': ' if where else ''}a model of {shape} would have {parameter_count(m):,} "
+                         f"parameters; minigpt builds at most {MAX_PARAMETERS:,}")
+
+
 def check_sampling(temperature: float, top_k: int | None, top_p: float, name=lambda key: f"sample.{key}") -> None:
     """The sampling options' ranges, for a recipe's [sample] keys and for sample's options alike.
 
@@ -238,6 +256,7 @@ def validate(config: Config) -> None:
     if t.min_lr > t.lr:
         raise UsageError(f"train.min_lr ({t.min_lr}) must not exceed train.lr ({t.lr})")
     check_sampling(s.temperature, s.top_k or None, s.top_p)
+    check_model_size(m)
 
 
 def load_config(path: str | Path | None = None, overrides: list[str] = (), base: Config | None = None) -> Config:
@@ -266,16 +285,32 @@ def load_config(path: str | Path | None = None, overrides: list[str] = (), base:
 LATER_KEYS = {("train", "auto_scale"): False, ("train", "patience"): 0}
 
 
-def config_from_dict(data: dict) -> Config:
-    """Rebuild a Config saved with `Config.to_dict()` (as in a checkpoint)."""
+def config_from_dict(data, where: str = "the stored recipe") -> Config:
+    """Rebuild a Config saved with `Config.to_dict()` (as in a checkpoint), checked as a TOML recipe is.
+
+    A stored file may come from anyone: every key is type-checked and the whole validated,
+    the model's size included (with the stored vocab_size, when there is one), before
+    anything is built. Keys this version does not know are skipped.
+    """
+    if not isinstance(data, dict) or not all(isinstance(values, dict) for values in data.values()):
+        raise UsageError(f"{where}: the recipe is not a table of sections")
     config = Config()
     for (section, key), value in LATER_KEYS.items():
         if key not in data.get(section, {}):
             setattr(getattr(config, section), key, value)
     for section, values in data.items():
+        part = getattr(config, section, None) if section in ("model", "train", "sample") else None
         for key, value in values.items():
-            if hasattr(getattr(config, section, None), key):
-                setattr(getattr(config, section), key, value)
+            if (section, key) == ("model", "vocab_size"):
+                if type(value) is not int or value < 0:
+                    raise UsageError(f"{where}: model.vocab_size must be a non-negative int, got {value!r}")
+                config.model.vocab_size = value
+            elif part is not None and hasattr(part, key):
+                set_value(config, section, key, value, where)
+    try:
+        validate(config)
+    except UsageError as e:
+        raise UsageError(f"{where}: {e}") from None
     return config
 
 

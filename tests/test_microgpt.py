@@ -163,3 +163,11 @@ def test_cli_export_and_import_then_sample(micro_run, tmp_path):
     bad.write_text("{not json")
     result = runner.invoke(app, ["import", str(bad), str(tmp_path / "b.pt")])
     assert result.exit_code == 2 and "not valid JSON" in result.stderr
+
+
+def test_export_never_writes_over_a_checkpoint(micro_run, tmp_path):
+    target = tmp_path / "best.pt"
+    target.write_bytes((micro_run / "best.pt").read_bytes())
+    with pytest.raises(UsageError, match="is a checkpoint"):
+        export_microgpt(micro_run, target, overwrite=True)
+    assert target.read_bytes() == (micro_run / "best.pt").read_bytes()

@@ -303,3 +303,70 @@ def test_a_checkpoint_with_a_non_finite_weight_is_refused_by_every_command(train
     result = runner.invoke(app, command.format(ckpt=tmp_path / "last.pt", data=data).split())
     assert result.exit_code == 2, result.output
     assert "weight layer0.attn_wq holds 1 non-finite value (nan or inf)" in result.stderr
+
+
+@pytest.fixture
+def crafted(trained_run, tmp_path):
+    """Checkpoints made from the shared run, with their stored recipe changed: {name: path}."""
+    raw = torch.load(trained_run[0] / "best.pt", weights_only=True)
+
+    def with_model(name, **changes):
+        edited = {**raw, "config": {**raw["config"], "model": {**raw["config"]["model"], **changes}}}
+        torch.save(edited, tmp_path / name)
+        return tmp_path / name
+
+    return with_model
+
+
+@pytest.mark.parametrize("changes, message", [
+    ({"n_embd": 8192}, "would have 805,"),  # an 84 KB file once allocated 3.4 GB before it was refused
+    ({"n_layer": 10**7}, "minigpt builds at most 100,000,000"),  # once grew without bound
+    ({"n_embd": 2048, "n_head": 4}, "the weights hold"),  # within the budget, but not what the file holds
+    ({"n_layer": "2"}, "model.n_layer must be int, got str"),
+    ({"dropout": 7.0}, "model.dropout must be in [0, 1)"),
+])
+def test_a_crafted_recipe_in_a_checkpoint_is_refused_before_anything_is_built(crafted, changes, message, monkeypatch):
+    import minigpt.formats.checkpoint as module
+
+    built = []
+    monkeypatch.setattr(module, "GPT", lambda config: built.append(config))
+    result = runner.invoke(app, ["sample", str(crafted("crafted.pt", **changes)), "-n", "1"])
+    assert result.exit_code == 2 and message in result.stderr and len(result.stderr.strip().splitlines()) == 1
+    assert built == []
+
+
+def test_crafted_imports_are_refused_before_anything_is_built(trained_run, tmp_path):
+    from minigpt.formats.microgpt_json import import_microgpt
+
+    document = {"hyperparameters": {"n_layer": 10**7, "n_embd": 16, "n_head": 4, "block_size": 16, "vocab_size": 3},
+                "uchars": ["a", "b"], "state_dict": {}}
+    (tmp_path / "bomb.json").write_text(json.dumps(document))
+    with pytest.raises(UsageError, match="minigpt builds at most"):
+        import_microgpt(tmp_path / "bomb.json", tmp_path / "out.pt")
+    assert not (tmp_path / "out.pt").exists()
+    st = pytest.importorskip("safetensors.torch")
+    runner.invoke(app, ["export", str(trained_run[0]), str(tmp_path / "st"), "--format", "safetensors"])
+    config = json.loads((tmp_path / "st" / "config.json").read_text())
+    (tmp_path / "st" / "config.json").write_text(json.dumps({**config, "n_layer": 10**7}))
+    result = runner.invoke(app, ["import", str(tmp_path / "st"), str(tmp_path / "out.pt")])
+    assert result.exit_code == 2 and "minigpt builds at most" in result.stderr and not (tmp_path / "out.pt").exists()
+
+
+@pytest.mark.parametrize("command", [
+    ["inspect-attention", "{run}", "emma", "--json", "{out}"],
+    ["inspect-attention", "{run}", "emma", "--png", "{out}"],
+    ["plot", "{run}", "--out", "{out}"],
+])
+def test_output_files_are_not_replaced_without_overwrite_and_never_a_checkpoint(trained_run, tmp_path, command):
+    run_dir = trained_run[0]
+    existing = tmp_path / "mine.txt"
+    existing.write_text("keep me")
+    fill = lambda out: [part.format(run=run_dir, out=out) for part in command]
+    result = runner.invoke(app, fill(existing))
+    assert result.exit_code == 2 and "already exists; pass --overwrite" in result.stderr
+    assert existing.read_text() == "keep me"
+    checkpoint = tmp_path / "best.pt"
+    checkpoint.write_bytes((run_dir / "best.pt").read_bytes())
+    result = runner.invoke(app, fill(checkpoint) + ["--overwrite"])
+    assert result.exit_code == 2 and "is a checkpoint" in result.stderr
+    assert checkpoint.read_bytes() == (run_dir / "best.pt").read_bytes()

@@ -16,7 +16,7 @@ from typing import Optional
 import typer
 
 from minigpt import __version__
-from minigpt.cli.errors import Interrupted, MiniGPTError, UsageError, first_line, one_line
+from minigpt.cli.errors import Interrupted, MiniGPTError, UsageError, first_line, one_line, refuse_existing
 from minigpt.scaling.torchrun import rank, relaunch_under_torchrun
 
 app = typer.Typer(
@@ -218,7 +218,7 @@ def inspect_attention(
         None, "--html", help="Write the explorer page instead: one HTML file that runs the model in a browser."
     ),
     open_page: bool = typer.Option(False, "--open", help="With --html: open the page in the default browser."),
-    overwrite: bool = typer.Option(False, "--overwrite", help="With --html: replace the file if it exists."),
+    overwrite: bool = typer.Option(False, "--overwrite", help="Replace the --png, --json or --html file if it exists."),
     device: str = typer.Option("cpu", help="cpu, cuda, cuda:N, mps or auto."),
 ) -> None:
     """Show what each layer and head attends to while the model reads NAME, or write the explorer page."""
@@ -233,6 +233,9 @@ def inspect_attention(
         return
     if name is None:
         raise UsageError("inspect-attention needs a NAME to read (or --html FILE to write the explorer page)")
+    for out in (json_file, png):  # before any work: an existing file stays unless --overwrite says otherwise
+        if out is not None:
+            refuse_existing(out, overwrite)
     ckpt = load_checkpoint(checkpoint, resolve_device(device))
     report = views.attention_report(ckpt.model, ckpt.tokenizer, name, top=max(1, top))
     pairs = views.select(report, layer, head)
@@ -305,11 +308,15 @@ def info(
 @reports_errors
 def plot(
     run_dir: Path = typer.Argument(..., help="A run directory (it holds metrics.jsonl)."),
-    out: Optional[Path] = typer.Option(None, "--out", "-o", help="PNG file to write [default: RUN_DIR/loss.png]."),
+    out: Optional[Path] = typer.Option(None, "--out", "-o", help="PNG file to write [default: RUN_DIR/loss.png, "
+                                       "which it redraws]."),
+    overwrite: bool = typer.Option(False, "--overwrite", help="Replace the --out file if it exists."),
 ) -> None:
     """Draw the train and validation loss against step as a PNG (needs matplotlib)."""
     from minigpt.views.loss_curve import write_loss_png
 
+    if out is not None:
+        refuse_existing(out, overwrite)
     out = out if out is not None else run_dir / "loss.png"
     write_loss_png(run_dir, out)
     print(f"wrote {out}", file=sys.stderr)

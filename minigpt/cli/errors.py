@@ -9,6 +9,7 @@ from __future__ import annotations
 import signal
 import threading
 import unicodedata
+from pathlib import Path
 
 
 class MiniGPTError(Exception):
@@ -37,9 +38,22 @@ class Interrupted(MiniGPTError):
         self.exit_code = 128 + signum
 
 
-def refuse_existing(path, overwrite: bool) -> None:
-    """An output file is never replaced unless the user says so."""
-    if path.exists() and not overwrite:
+CHECKPOINT_START = b"PK\x03\x04"  # torch.save writes a zip archive
+
+
+def is_checkpoint_file(path) -> bool:
+    try:
+        with open(path, "rb") as f:
+            return f.read(4) == CHECKPOINT_START
+    except OSError:
+        return False
+
+
+def refuse_existing(path, overwrite: bool, may_replace_checkpoint: bool = False) -> None:
+    """An output file is never replaced unless the user says so, and a checkpoint only by a checkpoint."""
+    if not may_replace_checkpoint and Path(path).is_file() and is_checkpoint_file(path):
+        raise UsageError(f"{path} is a checkpoint: minigpt never writes anything else over one; choose another file")
+    if Path(path).exists() and not overwrite:
         raise UsageError(f"{path} already exists; pass --overwrite to replace it")
 
 

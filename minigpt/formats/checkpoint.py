@@ -36,7 +36,7 @@ from pathlib import Path
 import torch
 
 from minigpt.cli.errors import RunError, UsageError
-from minigpt.config import Config, config_from_dict, load_config
+from minigpt.config import Config, check_model_size, config_from_dict, load_config, parameter_count
 from minigpt.data import Tokenizer
 from minigpt.model import GPT
 from minigpt.scaling.membership import NameSet
@@ -227,13 +227,33 @@ def read_checkpoint(path: str | Path, prefer: tuple[str, ...] = NAMES_IN_DIR) ->
     return path, raw
 
 
+def checked_vocab(vocab, path) -> list[str]:
+    """The stored vocabulary: distinct single characters, in id order."""
+    if not isinstance(vocab, list) or not all(isinstance(c, str) and len(c) == 1 for c in vocab) \
+            or len(set(vocab)) != len(vocab):
+        raise UsageError(f"{path}: the vocabulary is not a list of distinct single characters")
+    return vocab
+
+
+def check_weights_fit(weights, config: Config, path) -> None:
+    """Before a model is built: the file's weights hold as many numbers as the recipe's model has."""
+    if not isinstance(weights, dict) or not all(isinstance(t, torch.Tensor) for t in weights.values()):
+        raise UsageError(f"{path}: the weights are not a table of tensors")
+    stored, needed = sum(t.numel() for t in weights.values()), parameter_count(config.model)
+    if stored != needed:
+        raise UsageError(f"{path}: the weights hold {stored:,} numbers, and the recipe's model has {needed:,} "
+                         f"parameters: the file is damaged or inconsistent")
+
+
 def load_checkpoint(path: str | Path, device: str | torch.device = "cpu") -> Checkpoint:
     """Load a checkpoint (file or run directory) into a ready model, in eval mode on `device`."""
     path, raw = read_checkpoint(path)
     try:
-        config = config_from_dict(raw["config"])
-        tokenizer = Tokenizer(raw["vocab"])
+        config = config_from_dict(raw["config"], where=str(path))
+        tokenizer = Tokenizer(checked_vocab(raw["vocab"], path))
         config.model.vocab_size = tokenizer.vocab_size
+        check_model_size(config.model, str(path))
+        check_weights_fit(raw["model"], config, path)
         model = GPT(config.model)
         load_microgpt_weights(model, raw["model"])
     except (KeyError, TypeError, ValueError, RuntimeError) as e:
@@ -287,7 +307,7 @@ def read_model_weights(path: str | Path) -> dict:
 def resume_config(checkpoint: str | Path, overrides: list[str] = ()) -> Config:
     """The recipe a checkpoint was trained with, plus `--set` overrides to its [train] and [sample] keys."""
     _, state = read_resume_state(checkpoint)
-    config = config_from_dict(state.config)
+    config = config_from_dict(state.config, where=str(checkpoint))
     updated = load_config(None, overrides, base=config)
     if updated.model != config.model:
         raise UsageError("the model's shape cannot change when resuming; only [train] and [sample] keys can")

@@ -19,7 +19,7 @@ import torch
 
 from minigpt.formats.checkpoint import (check_finite, load_checkpoint, load_microgpt_weights, microgpt_weights,
                                         payload, save_checkpoint)
-from minigpt.config import GPTConfig, load_config, validate
+from minigpt.config import GPTConfig, check_model_size, load_config, validate
 from minigpt.data import Tokenizer
 from minigpt.cli.errors import UsageError, cannot_write, refuse_existing
 from minigpt.scaling.membership import NameSet
@@ -91,10 +91,11 @@ def check_document(path: Path, document: dict) -> None:
     """Hyperparameters, vocabulary and every tensor's shape must agree with each other."""
     h, chars, state = document["hyperparameters"], document["uchars"], document["state_dict"]
     for key in SHAPE:
-        if not isinstance(h.get(key), int) or h[key] < 1:
+        if type(h.get(key)) is not int or h[key] < 1:
             raise UsageError(f"{path}: hyperparameter '{key}' must be a positive integer, got {h.get(key)!r}")
     if h["n_embd"] % h["n_head"]:
         raise UsageError(f"{path}: n_embd ({h['n_embd']}) must be divisible by n_head ({h['n_head']})")
+    check_model_size(GPTConfig(**{**MICROGPT_ARCHITECTURE, **{key: h[key] for key in SHAPE}}), str(path))
     if not all(isinstance(c, str) and len(c) == 1 for c in chars) or len(set(chars)) != len(chars):
         raise UsageError(f"{path}: 'uchars' must be a list of distinct single characters")
     if h["vocab_size"] != len(chars) + 1 or document.get("bos", len(chars)) != len(chars):
@@ -115,7 +116,7 @@ def import_microgpt(path: str | Path, out: str | Path, overwrite: bool = False) 
     path, out = Path(path), Path(out)
     document = read_microgpt_json(path)
     check_document(path, document)
-    refuse_existing(out, overwrite)
+    refuse_existing(out, overwrite, may_replace_checkpoint=True)
     h = document["hyperparameters"]
     config = load_config("microgpt")
     config.model = GPTConfig(**{**MICROGPT_ARCHITECTURE, **h, "dropout": 0.0, "init_std": 0.08})
