@@ -370,3 +370,30 @@ def test_output_files_are_not_replaced_without_overwrite_and_never_a_checkpoint(
     result = runner.invoke(app, fill(checkpoint) + ["--overwrite"])
     assert result.exit_code == 2 and "is a checkpoint" in result.stderr
     assert checkpoint.read_bytes() == (run_dir / "best.pt").read_bytes()
+
+
+def test_a_line_cut_short_by_a_full_disk_never_blocks_resume_or_plot(names_file, tmp_path, capsys):
+    run = tmp_path / "run"
+    train(config("train.steps=20"), names_file, out_dir=run, quiet=True)
+    metrics = run / "metrics.jsonl"
+    metrics.write_text(metrics.read_text() + '{"step": 21, "train_lo')  # the disk filled mid-line
+    result = runner.invoke(app, ["plot", str(run), "--out", str(tmp_path / "loss.png")])
+    assert result.exit_code == 0 and "the last line was cut short" in result.stderr
+    resumed = train(resume_config(run, ["train.steps=30"]), quiet=True, resume_from=run)
+    assert resumed.steps == 30 and "line 23 was cut short" in capsys.readouterr().err
+    steps = [json.loads(line)["step"] for line in metrics.read_text().splitlines()]  # every line whole again
+    assert steps == sorted(steps) and steps[-1] == 30
+
+
+def test_a_full_disk_while_logging_stops_the_run_in_one_line(names_file, tmp_path, monkeypatch):
+    from minigpt.cli.run_directory import RunRecords
+
+    class FullDisk:
+        name = "metrics.jsonl"
+
+        def write(self, text):
+            raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(RunRecords, "log", lambda self, *args, **values: self.write(FullDisk(), "{}"))
+    with pytest.raises(RunError, match="could not write metrics.jsonl: No space left on device; the checkpoints"):
+        train(config("train.steps=20"), names_file, out_dir=tmp_path / "run", quiet=True)

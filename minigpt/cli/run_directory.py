@@ -12,7 +12,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 
-from minigpt.cli.errors import UsageError
+from minigpt.cli.display import warn
+from minigpt.cli.errors import RunError, UsageError
 from minigpt.config import Config
 
 
@@ -51,10 +52,20 @@ def reopen_run_dir(run_dir: Path) -> Path:
 
 
 def keep_records_up_to(path: Path, step: int, step_of) -> None:
-    """Drop lines logged after `step` (a process killed after its last checkpoint wrote them)."""
-    if path.exists():
-        lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
-        path.write_text("".join(line for line in lines if step_of(line) <= step), encoding="utf-8")
+    """Drop lines logged after `step` (a process killed after its last checkpoint wrote them), and
+    lines cut short (a disk that filled while one was written), with a note for those."""
+    if not path.exists():
+        return
+    kept = []
+    for number, line in enumerate(path.read_text(encoding="utf-8", errors="replace").splitlines(), 1):
+        try:
+            logged_at = step_of(line)
+        except (ValueError, IndexError, KeyError, TypeError):
+            warn(f"{path}: line {number} was cut short when it was written, and is dropped")
+            continue
+        if logged_at <= step:
+            kept.append(line + "\n")
+    path.write_text("".join(kept), encoding="utf-8")
 
 
 class RunRecords:
@@ -71,12 +82,22 @@ class RunRecords:
 
     def log(self, step: int, elapsed: float, **values) -> None:
         record = {"step": step, **values, "elapsed": round(elapsed, 3)}
-        self.metrics.write(json.dumps(record) + "\n")
-        self.metrics.flush()
+        self.write(self.metrics, json.dumps(record))
 
     def log_samples(self, line: str) -> None:
-        self.samples.write(line + "\n")
-        self.samples.flush()
+        self.write(self.samples, line)
+
+    def write(self, file, line: str) -> None:
+        """One whole line; when it cannot be written (a full disk), the run stops and says so.
+
+        A line cut short by a full disk is dropped, with a note, when the run resumes.
+        """
+        try:
+            file.write(line + "\n")
+            file.flush()
+        except OSError as e:
+            raise RunError(f"could not write {file.name}: {e.strerror or e}; the checkpoints already written "
+                           f"are intact, and the run resumes from last.pt") from None
 
 
 def write_loss_png_if_possible(run_dir: Path) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from minigpt.cli.display import warn
 from minigpt.cli.errors import UsageError, cannot_write
 
 SPARKS = "▁▂▃▄▅▆▇█"
@@ -17,10 +18,14 @@ def read_metrics(run_dir: str | Path) -> list[dict]:
     if not path.is_file():
         raise UsageError(f"no metrics.jsonl in {run_dir}: not a minigpt run directory")
     records = []
-    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+    lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
+    for number, line in enumerate(lines, 1):
         try:
             records.append(json.loads(line))
         except json.JSONDecodeError:
+            if number == len(lines):  # cut short as it was written (a full disk, a killed process)
+                warn(f"{path}: the last line was cut short when it was written; it is left out")
+                break
             raise UsageError(f"{path}: line {number} is not JSON") from None
     return records
 
