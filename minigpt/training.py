@@ -27,7 +27,7 @@ from minigpt.cli.run_directory import (RunRecords, TrainResult, prepare_run_dir,
 from minigpt.config import Config, TrainConfig, scale_to_data
 from minigpt.data import BUNDLED_NAMES, BatchOrder, Tokenizer, TokenizedNames, load_data, tokenize_corpus
 from minigpt.formats.checkpoint import (ResumeState, load_microgpt_weights, payload, read_model_weights,
-                                        read_resume_state, save_checkpoint, training_state)
+                                        read_resume_state, refuse_to_go_back, save_checkpoint, training_state)
 from minigpt.model import GPT, IGNORE
 from minigpt.optimizer import make_optimizer
 from minigpt.sampling import generate
@@ -302,12 +302,22 @@ def train_loop(trainer: Trainer, run_dir: Path, console, quiet: bool, resumed: b
                 return train_loss
 
 
-def start_run(config: Config, dist: Distributed, data_path, val_path, resume_from) -> tuple[Trainer, Path | None, list[str]]:
+def open_run_dir(resumed_from: Path | None, out_dir, overwrite: bool, held: list) -> Path:
+    """The run directory, new or resumed, locked for this training; the lock goes into `held`."""
+    run_dir, lock = reopen_run_dir(resumed_from.parent) if resumed_from is not None else prepare_run_dir(out_dir, overwrite)
+    held.append(lock)
+    return run_dir
+
+
+def start_run(config: Config, dist: Distributed, data_path, val_path, resume_from,
+              overwrite_later: bool = False) -> tuple[Trainer, Path | None, list[str]]:
     """The Trainer of a new run, or of a resumed one with its state restored.
 
     Returns it with the checkpoint it resumed from (or None) and what train.auto_scale changed.
     """
     resumed_from, state = read_resume_state(resume_from) if resume_from is not None else (None, None)
+    if state is not None and not overwrite_later:
+        refuse_to_go_back(resumed_from, state.step)
     if state is not None:  # the names the run was trained on, unless given again
         data_path, val_path = data_path or state.data.get("path"), val_path or state.data.get("val_path")
     data_path = data_path or BUNDLED_NAMES
@@ -354,22 +364,24 @@ def train(
     overwrite: bool = False,
     quiet: bool = False,
     resume_from: str | Path | None = None,
+    overwrite_later: bool = False,
 ) -> TrainResult:
     """Train a GPT on a names file; write best.pt, last.pt, config.toml and metrics.jsonl to the run directory.
 
     With `resume_from` (a run directory or checkpoint), continue that run where it stopped,
-    in its own directory, on the data it was trained on. Under torchrun, every process
-    calls this; rank 0 alone prints and writes.
+    in its own directory, on the data it was trained on; from a checkpoint older than the
+    run's last.pt only with `overwrite_later`, since the steps after it are then replaced.
+    Under torchrun, every process calls this; rank 0 alone prints and writes.
     """
     device = resolve_device(config.train.device)
     if device.type == "cpu":
         keep_freed_memory()
     dist = setup_distributed(device)
     quiet = quiet or not dist.main
+    held = []  # rank 0's lock on the run directory, for as long as this training runs
     try:
-        trainer, resumed_from, scaled = start_run(config, dist, data_path, val_path, resume_from)
-        run_dir = dist.on_main(lambda: reopen_run_dir(resumed_from.parent) if resumed_from is not None
-                               else prepare_run_dir(out_dir, overwrite))
+        trainer, resumed_from, scaled = start_run(config, dist, data_path, val_path, resume_from, overwrite_later)
+        run_dir = dist.on_main(lambda: open_run_dir(resumed_from, out_dir, overwrite, held))
         console = display.console(quiet)
         resumed_at = trainer.step if resumed_from is not None else None
         display.start(console, run_dir, dist.device, trainer.model, config, trainer.data_info,
@@ -381,4 +393,6 @@ def train(
         dist.barrier()  # no rank tears the group down while rank 0 still writes: gloo may abort the early leaver
         return result
     finally:
+        for lock in held:
+            lock.release()
         dist.close()

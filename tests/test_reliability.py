@@ -397,3 +397,49 @@ def test_a_full_disk_while_logging_stops_the_run_in_one_line(names_file, tmp_pat
     monkeypatch.setattr(RunRecords, "log", lambda self, *args, **values: self.write(FullDisk(), "{}"))
     with pytest.raises(RunError, match="could not write metrics.jsonl: No space left on device; the checkpoints"):
         train(config("train.steps=20"), names_file, out_dir=tmp_path / "run", quiet=True)
+
+
+def test_overwrite_clears_the_old_run_before_the_new_one_starts(names_file, tmp_path, monkeypatch):
+    run = tmp_path / "run"
+    train(config("train.steps=20"), names_file, out_dir=run, quiet=True)
+    old_best = load_checkpoint(run / "best.pt")
+    interrupt_at(monkeypatch, 2)  # the new run stops before its first evaluation
+    with pytest.raises(Interrupted):
+        train(config("train.steps=20", "train.seed=5"), names_file, out_dir=run, overwrite=True, quiet=True)
+    assert not (run / "best.pt").exists()  # the old run's best.pt would sample the old model
+    assert load_checkpoint(run).step == 2 and load_checkpoint(run).config.train.seed == 5
+    assert old_best.step == 20
+
+
+def test_one_training_at_a_time_in_a_run_directory(names_file, tmp_path):
+    from minigpt.cli.run_directory import RunLock
+
+    run = tmp_path / "run"
+    train(config("train.steps=10"), names_file, out_dir=run, quiet=True)
+    before = {p.name: p.read_bytes() for p in run.iterdir()}
+    held = RunLock(run)  # as a training in another process holds it
+    try:
+        for args in (["--resume", str(run), "--steps", "20"],
+                     ["-c", "tiny", "--data", str(names_file), "--out", str(run), "--overwrite"]):
+            result = runner.invoke(app, ["train", *args])
+            assert result.exit_code == 2, result.output
+            assert f"run directory {run} is in use by another training (process {os.getpid()})" in result.stderr
+    finally:
+        held.release()
+    assert {p.name: p.read_bytes() for p in run.iterdir()} == before  # nothing touched
+    assert train(resume_config(run, ["train.steps=20"]), quiet=True, resume_from=run).steps == 20  # free again
+
+
+def test_resuming_from_an_earlier_checkpoint_than_last_needs_overwrite_later(names_file, tmp_path):
+    run = tmp_path / "run"
+    train(config("train.steps=40", "train.patience=0", "train.keep_best=false"), names_file, out_dir=run, quiet=True)
+    (run / "best.pt").write_bytes((run / "last.pt").read_bytes())
+    torch.save({**torch.load(run / "best.pt", weights_only=True), "step": 10}, run / "early.pt")
+    lines = (run / "metrics.jsonl").read_text()
+    result = runner.invoke(app, ["train", "--resume", str(run / "early.pt"), "--steps", "30"])
+    assert result.exit_code == 2 and "pass --overwrite-later" in result.stderr and "at step 40" in result.stderr
+    assert (run / "metrics.jsonl").read_text() == lines and load_checkpoint(run / "last.pt").step == 40
+    result = runner.invoke(app, ["train", "--resume", str(run / "early.pt"), "--steps", "30", "--overwrite-later",
+                                 "--quiet"])
+    assert result.exit_code == 0, result.output
+    assert load_checkpoint(run / "last.pt").step == 30 and per_step(run)[30] is not None and 40 not in per_step(run)

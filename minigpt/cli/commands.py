@@ -105,6 +105,8 @@ def train(
     set_: list[str] = typer.Option([], "--set", help="Override any config key: section.key=value (repeatable)."),
     nproc: int = typer.Option(1, "--nproc", help="Train on N processes of this machine (torchrun's launcher, DDP)."),
     overwrite: bool = typer.Option(False, "--overwrite", help="Replace the run in a non-empty --out directory."),
+    overwrite_later: bool = typer.Option(False, "--overwrite-later", help="With --resume from a checkpoint older "
+                                         "than the run's last.pt: replace the steps after it."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar or panels."),
     json_out: bool = typer.Option(False, "--json", help="Print the final summary as JSON on stdout."),
 ) -> None:
@@ -126,7 +128,8 @@ def train(
         cfg = resume_config(resume, overrides)
     else:
         cfg = load_config(config if config is not None else default_config_path(), overrides)
-    result = run_training(cfg, data, val_data, out, overwrite=overwrite, quiet=quiet or json_out, resume_from=resume)
+    result = run_training(cfg, data, val_data, out, overwrite=overwrite, quiet=quiet or json_out, resume_from=resume,
+                          overwrite_later=overwrite_later)
     if json_out and not rank():
         print(json.dumps(result.to_json()))
 

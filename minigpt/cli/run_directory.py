@@ -2,12 +2,14 @@
 and `TrainResult`, what a finished run sums up.
 
 The checkpoints (best.pt, last.pt) live here too; checkpoint.py writes them.
-A directory that already holds a run is never written into unless the user says so.
+A directory that already holds a run is never written into unless the user says so, and
+one training at a time holds it (`RunLock`).
 """
 
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -27,28 +29,67 @@ def new_run_dir() -> Path:
     return path
 
 
-def prepare_run_dir(out_dir: str | Path | None, overwrite: bool) -> Path:
-    """Create the run directory; refuse to mix a new run into an old one unless told to."""
+LOCK = ".lock"
+RUN_FILES = ("best.pt", "last.pt", "config.toml", "metrics.jsonl", "samples.txt", "loss.png")  # what a run writes
+
+
+class RunLock:
+    """One training at a time in a run directory: an exclusive lock on RUN/.lock, which holds the
+    process id of the training that has it. The operating system lets go of it when that process
+    ends, however it ends."""
+
+    def __init__(self, run_dir: Path):
+        try:
+            import fcntl
+        except ImportError:  # not a POSIX system: no lock
+            self.file = None
+            return
+        self.file = open(run_dir / LOCK, "a+", encoding="utf-8")
+        try:
+            fcntl.flock(self.file, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            self.file.seek(0)
+            holder = self.file.read().strip() or "unknown"
+            self.file.close()
+            raise UsageError(f"run directory {run_dir} is in use by another training (process {holder}); "
+                             f"wait for it to end, or train into another --out") from None
+        self.file.seek(0)
+        self.file.truncate()
+        self.file.write(str(os.getpid()))
+        self.file.flush()
+
+    def release(self) -> None:
+        if self.file is not None:
+            self.file.close()  # closing lets go of the lock
+            self.file = None
+
+
+def prepare_run_dir(out_dir: str | Path | None, overwrite: bool) -> tuple[Path, RunLock]:
+    """Create and lock the run directory; refuse to mix a new run into an old one unless told to,
+    and then clear the old run's files first, so nothing of it outlives the new one's start."""
     run_dir = Path(out_dir) if out_dir is not None else new_run_dir()
     if run_dir.exists() and not run_dir.is_dir():
         raise UsageError(f"--out {run_dir} exists and is not a directory")
-    if run_dir.is_dir() and any(run_dir.iterdir()) and not overwrite:
+    if (run_dir / LOCK).exists():
+        RunLock(run_dir).release()  # says so when a training holds it
+    if run_dir.is_dir() and any(p.name != LOCK for p in run_dir.iterdir()) and not overwrite:
         raise UsageError(f"run directory {run_dir} is not empty; pass --overwrite to replace its run")
     try:
         run_dir.mkdir(parents=True, exist_ok=True)
-        probe = run_dir / ".write-test"
-        probe.write_bytes(b"")
-        probe.unlink()
+        lock = RunLock(run_dir)
+        for name in RUN_FILES:
+            (run_dir / name).unlink(missing_ok=True)
     except OSError as e:
         raise UsageError(f"cannot write to run directory {run_dir}: {e.strerror or e}") from None
-    return run_dir
+    return run_dir, lock
 
 
-def reopen_run_dir(run_dir: Path) -> Path:
-    """A resumed run's directory, without the half-written files of a process killed while it saved."""
+def reopen_run_dir(run_dir: Path) -> tuple[Path, RunLock]:
+    """A resumed run's directory, locked, without the half-written files of a process killed while it saved."""
+    lock = RunLock(run_dir)
     for leftover in run_dir.glob(".*.pt.*.tmp"):
         leftover.unlink(missing_ok=True)
-    return run_dir
+    return run_dir, lock
 
 
 def keep_records_up_to(path: Path, step: int, step_of) -> None:

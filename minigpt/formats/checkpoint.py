@@ -299,6 +299,21 @@ def read_resume_state(path: str | Path) -> tuple[Path, ResumeState]:
     )
 
 
+def refuse_to_go_back(resumed_from: Path, step: int) -> None:
+    """Resuming from a checkpoint older than its run's last.pt would replace the steps after it."""
+    last = resumed_from.parent / "last.pt"
+    if resumed_from.name == "last.pt" or not last.is_file():
+        return
+    try:
+        last_step = torch.load(last, map_location="cpu", weights_only=True).get("step", 0)
+    except Exception:  # a damaged last.pt holds no steps worth keeping
+        return
+    if isinstance(last_step, int) and last_step > step:
+        raise UsageError(f"{resumed_from} is at step {step:,} and {last} at step {last_step:,}: resuming from it "
+                         f"replaces the steps after {step:,} (last.pt and their records); pass --overwrite-later "
+                         f"to do so, or resume from {last}")
+
+
 def read_model_weights(path: str | Path) -> dict:
     """Only the model's weights, under microgpt's names (`load_microgpt_weights` takes them)."""
     return read_checkpoint(path)[1]["model"]
