@@ -443,3 +443,14 @@ def test_resuming_from_an_earlier_checkpoint_than_last_needs_overwrite_later(nam
                                  "--quiet"])
     assert result.exit_code == 0, result.output
     assert load_checkpoint(run / "last.pt").step == 30 and per_step(run)[30] is not None and 40 not in per_step(run)
+
+
+def test_sample_prints_control_characters_of_a_shared_vocabulary_as_escapes(trained_run, tmp_path):
+    raw = torch.load(trained_run[0] / "best.pt", weights_only=True)
+    raw["vocab"] = ["\x1b"] + raw["vocab"][1:]  # a checkpoint from someone else, with an escape character
+    torch.save(raw, tmp_path / "shared.pt")
+    result = runner.invoke(app, ["sample", str(tmp_path / "shared.pt"), "-n", "3", "--prefix", "\x1b", "--seed", "1"])
+    assert result.exit_code == 0, result.output
+    assert "\x1b" not in result.stdout and [line[:4] for line in result.stdout.splitlines()] == ["\\x1b"] * 3
+    as_json = runner.invoke(app, ["sample", str(tmp_path / "shared.pt"), "-n", "1", "--prefix", "\x1b", "--json"])
+    assert json.loads(as_json.stdout)["names"][0]["name"].startswith("\x1b")  # JSON escapes it its own way

@@ -162,8 +162,8 @@ def sample(
     if json_out:
         print(json.dumps({"names": [{"name": n, "in_training_data": n in seen} for n in names]}))
         return
-    for name in names:
-        print(f"{name} *" if mark and name in seen else name)
+    for name in names:  # a shared checkpoint's vocabulary may hold escape sequences: print them as text
+        print(f"{one_line(name)} *" if mark and name in seen else one_line(name))
     new = sum(name not in seen for name in names)
     print(f"{new} of {len(names)} names are not in the training data", file=sys.stderr)
 
