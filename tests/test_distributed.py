@@ -2,8 +2,10 @@
 
 import json
 import os
+import signal
 import subprocess
 import sys
+import time
 
 import pytest
 import torch
@@ -29,8 +31,8 @@ def one_process(*args):
 
 
 def two_processes(*args, timeout=120):
-    cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node=2", "-m", "minigpt",
-           "train", *map(str, args)]
+    """`minigpt train --nproc 2`: two processes in torchrun's environment, started by minigpt itself."""
+    cmd = [sys.executable, "-m", "minigpt", "train", "--nproc", "2", *map(str, args)]
     return subprocess.run(cmd, capture_output=True, text=True, env=env(), timeout=timeout)
 
 
@@ -55,7 +57,7 @@ def assert_same_run(a, b):
 def runs(tmp_path_factory):
     """One process to step 12, two processes (torchrun) to step 20, one process to step 30; and one
     process all the way. A constant learning rate, so that extending train.steps on resuming leaves
-    the schedule as it was. The only torchrun launch of the suite: it starts slowly."""
+    the schedule as it was. One of the suite's two launches of several processes: they start slowly."""
     tmp = tmp_path_factory.mktemp("ddp")
     names = tmp / "names.txt"
     from conftest import BUNDLED_NAMES
@@ -103,3 +105,32 @@ def test_bad_input_stops_every_rank_with_a_message(tmp_path, monkeypatch):
 def test_batch_must_split_evenly():
     with pytest.raises(UsageError, match=r"train.batch_size \(15\) must be a multiple of the number of processes \(2\)"):
         Distributed(rank=0, world=2).wrap(torch.nn.Linear(2, 2), batch_size=15, seed=0)
+
+
+def test_ctrl_c_stops_every_process_after_a_saved_step_and_exits_130(tmp_path):
+    from conftest import BUNDLED_NAMES
+
+    names = tmp_path / "names.txt"
+    names.write_text("\n".join(BUNDLED_NAMES.read_text().split()[::11]) + "\n")
+    cmd = [sys.executable, "-m", "minigpt", "train", "--nproc", "2", "--data", str(names), "--out", str(tmp_path / "run"),
+           "-c", "tiny", "--batch-size", "16", "--steps", "10000000", "--set", "train.eval_interval=1000000"]
+    # its own process group, which a terminal's Ctrl-C reaches as a whole
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env(),
+                            start_new_session=True)
+    metrics = tmp_path / "run" / "metrics.jsonl"
+    deadline = time.monotonic() + 60
+    while not (metrics.exists() and metrics.stat().st_size > 0):
+        assert time.monotonic() < deadline and proc.poll() is None, proc.communicate()
+        time.sleep(0.05)
+    os.killpg(proc.pid, signal.SIGINT)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err
+    assert "Traceback" not in err and err.strip().splitlines()[-1].endswith(f"--resume {tmp_path / 'run'}")
+    assert load_checkpoint(tmp_path / "run" / "last.pt").step > 0
+
+
+def test_a_batch_that_does_not_split_is_refused_before_any_process_starts(tmp_path):
+    result = CliRunner().invoke(app, ["train", "--nproc", "2", "-c", "tiny", "--batch-size", "15",
+                                      "--out", str(tmp_path / "run")])
+    assert result.exit_code == 2 and not (tmp_path / "run").exists()
+    assert result.stderr == "minigpt: error: train.batch_size (15) must be a multiple of --nproc (2)\n"

@@ -17,7 +17,7 @@ import typer
 
 from minigpt import __version__
 from minigpt.cli.errors import Interrupted, MiniGPTError, UsageError, first_line, one_line, refuse_existing
-from minigpt.scaling.torchrun import rank, relaunch_under_torchrun
+from minigpt.scaling.torchrun import rank, run_on_processes
 
 app = typer.Typer(
     help="Train a tiny character-level GPT on a file of names, then invent new ones.",
@@ -117,8 +117,6 @@ def train(
 
     if nproc < 1:
         raise UsageError(f"--nproc must be at least 1, got {nproc}")
-    if nproc > 1 and rank() is None:
-        relaunch_under_torchrun(nproc)
     shortcuts = {"steps": steps, "batch_size": batch_size, "lr": lr, "device": device, "seed": seed,
                  "time_limit": time_limit}
     overrides = list(set_) + [f"train.{k}={v!r}" for k, v in shortcuts.items() if v is not None]
@@ -128,6 +126,10 @@ def train(
         cfg = resume_config(resume, overrides)
     else:
         cfg = load_config(config if config is not None else default_config_path(), overrides)
+    if nproc > 1 and rank() is None:  # checked here, before any process starts
+        if cfg.train.batch_size % nproc:
+            raise UsageError(f"train.batch_size ({cfg.train.batch_size}) must be a multiple of --nproc ({nproc})")
+        raise typer.Exit(run_on_processes(nproc))
     result = run_training(cfg, data, val_data, out, overwrite=overwrite, quiet=quiet or json_out, resume_from=resume,
                           overwrite_later=overwrite_later)
     if json_out and not rank():

@@ -1,14 +1,26 @@
-"""Starting one run on several processes: torchrun's environment, and relaunching under it.
+"""Starting one run on several processes of this machine, in torchrun's environment.
 
-`minigpt train --nproc N` replaces itself with torchrun running the same command N times;
-each process then finds its rank in the environment torchrun sets. Nothing here imports
-torch, so the command line reads it before torch loads. processes.py does the rest.
+`minigpt train --nproc N` starts the same command N times, each with the variables
+torchrun sets (RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR, MASTER_PORT), and waits for
+them; each process then finds its rank there, and processes.py joins them into one group.
+Runs across machines use torchrun itself (docs/distributed.md). Nothing here imports
+torch, so the command line reads it before torch loads.
+
+Ctrl-C reaches every process of the terminal at once: each saves and stops after the same
+step, and this one waits for them and exits as they do (130). A SIGTERM sent to this
+process alone is passed on to them.
 """
 
 from __future__ import annotations
 
 import os
+import signal
+import socket
+import subprocess
 import sys
+import time
+
+GRACE_SECONDS = 20  # after one process fails, how long the others get to stop by themselves
 
 
 def launched_by_torchrun() -> bool:
@@ -16,14 +28,13 @@ def launched_by_torchrun() -> bool:
 
 
 def rank() -> int | None:
-    """This process's rank when torchrun started several, else None (read before any process group exists)."""
+    """This process's rank when several were started, else None (read before any process group exists)."""
     return int(os.environ.get("RANK", "0")) if launched_by_torchrun() else None
 
 
-def relaunch_under_torchrun(nproc: int) -> None:
-    """Replace this process with torch's launcher running the same command on `nproc` processes."""
+def arguments_without_nproc(argv: list[str]) -> list[str]:
     args, skip = [], False
-    for arg in sys.argv[1:]:
+    for arg in argv:
         if skip or arg.startswith("--nproc="):
             skip = False
             continue
@@ -31,8 +42,47 @@ def relaunch_under_torchrun(nproc: int) -> None:
             skip = True
             continue
         args.append(arg)
+    return args
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def wait_for_all(workers: list[subprocess.Popen]) -> int:
+    """0 when every process succeeds; else the first failure's exit code, the others stopped by then."""
+    failed_at, code = None, 0
+    while any(w.poll() is None for w in workers):
+        failure = next((w.returncode for w in workers if w.returncode not in (None, 0)), None)
+        if failure is not None and failed_at is None:
+            failed_at, code = time.monotonic(), failure
+        if failed_at is not None and time.monotonic() - failed_at > GRACE_SECONDS:
+            for w in workers:  # waiting on a process that is gone, in a collective: stop them
+                if w.poll() is None:
+                    w.kill()
+        time.sleep(0.05)
+    return code or next((w.returncode for w in workers if w.returncode), 0)
+
+
+def run_on_processes(nproc: int) -> int:
+    """Run this command (without --nproc) on `nproc` processes of this machine; their exit code."""
+    env = {**os.environ, "WORLD_SIZE": str(nproc), "LOCAL_WORLD_SIZE": str(nproc), "MASTER_ADDR": "127.0.0.1",
+           "MASTER_PORT": str(free_port())}
     # share the cores out, rather than letting every process start a thread per core
-    os.environ.setdefault("OMP_NUM_THREADS", str(max(1, (os.cpu_count() or 1) // nproc)))
-    command = [sys.executable, "-m", "torch.distributed.run", "--standalone", f"--nproc_per_node={nproc}",
-               "-m", "minigpt", *args]
-    os.execv(command[0], command)
+    env.setdefault("OMP_NUM_THREADS", str(max(1, (os.cpu_count() or 1) // nproc)))
+    command = [sys.executable, "-m", "minigpt", *arguments_without_nproc(sys.argv[1:])]
+    workers = [subprocess.Popen(command, env={**env, "RANK": str(r), "LOCAL_RANK": str(r)}) for r in range(nproc)]
+
+    def pass_on(signum, frame):
+        for worker in workers:
+            worker.send_signal(signum)
+
+    previous = {signal.SIGINT: signal.signal(signal.SIGINT, signal.SIG_IGN),  # the workers get Ctrl-C themselves
+                signal.SIGTERM: signal.signal(signal.SIGTERM, pass_on)}
+    try:
+        return wait_for_all(workers)
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
