@@ -28,9 +28,11 @@ def venv_bin(tmp_path_factory):
     run([sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "--no-build-isolation", "-w", tmp / "dist",
          REPO], cwd=tmp)
     (wheel,) = (tmp / "dist").glob("minigpt_names-*.whl")
-    run([sys.executable, "-m", "venv", "--system-site-packages", tmp / "venv"], cwd=tmp)
+    # no pip of its own (installing one takes seconds): this environment's pip installs into it
+    run([sys.executable, "-m", "venv", "--system-site-packages", "--without-pip", tmp / "venv"], cwd=tmp)
     bin_dir = tmp / "venv" / "bin"
-    run([bin_dir / "python", "-m", "pip", "install", "--quiet", "--no-deps", "--no-index", wheel], cwd=tmp)
+    run([sys.executable, "-m", "pip", "--python", bin_dir / "python", "install", "--quiet", "--no-deps", "--no-index",
+         wheel], cwd=tmp)
     return bin_dir
 
 

@@ -112,8 +112,6 @@ def train(
 ) -> None:
     """Train a model on a names file and write best.pt and last.pt into a run directory."""
     from minigpt.config import default_config_path, load_config
-    from minigpt.formats.checkpoint import resume_config
-    from minigpt.training import train as run_training
 
     if nproc < 1:
         raise UsageError(f"--nproc must be at least 1, got {nproc}")
@@ -123,6 +121,8 @@ def train(
     if resume is not None:
         if config is not None or out is not None:
             raise UsageError("--resume continues a run with its own recipe and directory; drop --config and --out")
+        from minigpt.formats.checkpoint import resume_config
+
         cfg = resume_config(resume, overrides)
     else:
         cfg = load_config(config if config is not None else default_config_path(), overrides)
@@ -130,6 +130,8 @@ def train(
         if cfg.train.batch_size % nproc:
             raise UsageError(f"train.batch_size ({cfg.train.batch_size}) must be a multiple of --nproc ({nproc})")
         raise typer.Exit(run_on_processes(nproc))
+    from minigpt.training import train as run_training  # torch loads here: a launching process never needs it
+
     result = run_training(cfg, data, val_data, out, overwrite=overwrite, quiet=quiet or json_out, resume_from=resume,
                           overwrite_later=overwrite_later)
     if json_out and not rank():
