@@ -117,6 +117,7 @@ class Config:
 
     def __post_init__(self):
         self.given: set[str] = set()  # "section.key" set on the command line: auto_scale leaves these alone
+        self.notes: list[str] = []  # what was changed because of them, for the start panel
 
     def to_dict(self) -> dict:
         return {section: dataclasses.asdict(getattr(self, section)) for section in ("model", "train", "sample")}
@@ -277,8 +278,21 @@ def load_config(path: str | Path | None = None, overrides: list[str] = (), base:
         section, key, value = parse_override(item)
         set_value(config, section, key, value, where="--set")
         config.given.add(f"{section}.{key}")
+    steps_or_time_limit(config)
     validate(config)
     return config
+
+
+def steps_or_time_limit(config: Config) -> None:
+    """Steps given on the command line win over a recipe's time limit; both given is an error."""
+    t, given = config.train, config.given
+    if "train.steps" not in given or t.time_limit <= 0:
+        return
+    if "train.time_limit" in given:
+        raise UsageError(f"--steps ({t.steps:,}) and --time-limit ({t.time_limit:g} s) both say how long to train; "
+                         f"give one of them")
+    config.notes.append(f"train.steps {t.steps:,} was given, so the recipe's time limit of {t.time_limit:g} s is off")
+    t.time_limit = 0.0
 
 
 # keys that came later, and the value that keeps a checkpoint written before them training as it did

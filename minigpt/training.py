@@ -385,7 +385,7 @@ def train(
         console = display.console(quiet)
         resumed_at = trainer.step if resumed_from is not None else None
         display.start(console, run_dir, dist.device, trainer.model, config, trainer.data_info,
-                     resumed_at=resumed_at, processes=dist.world, notes=scaled)
+                     resumed_at=resumed_at, processes=dist.world, notes=config.notes + scaled)
         train_loss = train_loop(trainer, run_dir, console, quiet, resumed=resumed_from is not None)
         result = finish_run(trainer, run_dir, train_loss)
         if dist.main:

@@ -1,6 +1,6 @@
 import pytest
 
-from minigpt.config import Config, load_config, validate
+from minigpt.config import Config, load_config, validate, resolve_config_path
 from minigpt.cli.errors import UsageError
 
 
@@ -118,3 +118,27 @@ def test_the_start_panel_says_what_auto_scale_chose_and_the_run_records_it(names
     assert "is a small file" in panel and "batch_size 64 (was 256)" in panel
     recorded = load_config(tmp_path / "run" / "config.toml")
     assert recorded.train.batch_size == 64 and recorded.train.steps == 2 and recorded.train.auto_scale is False
+
+
+def test_steps_given_turn_a_recipes_time_limit_off_and_both_given_is_an_error():
+    config = load_config("quality", ["train.steps=3"])
+    assert config.train.steps == 3 and config.train.time_limit == 0
+    assert config.notes == ["train.steps 3 was given, so the recipe's time limit of 900 s is off"]
+    assert load_config("quality").train.time_limit == 900  # the recipe alone keeps it
+    with pytest.raises(UsageError, match=r"--steps \(3\) and --time-limit \(60 s\) both say how long to train"):
+        load_config("quality", ["train.steps=3", "train.time_limit=60"])
+    assert load_config("tiny", ["train.steps=3", "train.time_limit=0"]).notes == []
+
+
+def test_the_start_panel_says_the_time_limit_is_off(names_file, tmp_path):
+    from typer.testing import CliRunner
+
+    from minigpt.cli.commands import app
+
+    recipe = tmp_path / "timed.toml"
+    recipe.write_text(resolve_config_path("tiny").read_text().replace("[train]", "[train]\ntime_limit = 900.0"))
+    result = CliRunner().invoke(app, ["train", "-c", str(recipe), "--steps", "2", "--data", str(names_file),
+                                      "--out", str(tmp_path / "run"), "--set", "train.eval_interval=2"],
+                                env={"COLUMNS": "200"})
+    assert result.exit_code == 0, result.output
+    assert "time limit of 900 s is off" in result.stderr and "2 steps of" in result.stderr
