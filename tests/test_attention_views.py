@@ -36,9 +36,11 @@ def test_cli_heatmaps_bars_json_and_png(trained_run, tmp_path):
     pytest.importorskip("matplotlib")
     run_dir, _ = trained_run
     png, js = tmp_path / "att.png", tmp_path / "att.json"
+    shown = runner.invoke(app, ["inspect-attention", str(run_dir), "anna"])
+    assert "layer 0, head 1" in shown.stdout and "likeliest next" in shown.stdout
     result = runner.invoke(app, ["inspect-attention", str(run_dir), "anna", "--png", str(png), "--json", str(js)])
     assert result.exit_code == 0, result.output
-    assert "layer 0, head 1" in result.stdout and "likeliest next" in result.stdout
+    assert result.stdout == "" and result.stderr == f"wrote {js} and {png}\n"  # the files, not 168 lines of tables
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     data = json.loads(js.read_text())
     assert data["tokens"] == ["<BOS>", "a", "n", "n", "a"]

@@ -219,8 +219,8 @@ def inspect_attention(
         None, "--position", help="Show one row as bars: what position P (0 = the boundary token) attends to."
     ),
     top: int = typer.Option(3, "--top", help="How many next-token predictions to show per position."),
-    png: Optional[Path] = typer.Option(None, "--png", help="Also write a grid of heatmaps as PNG (needs matplotlib)."),
-    json_file: Optional[Path] = typer.Option(None, "--json", help="Also write the weights and predictions as JSON."),
+    png: Optional[Path] = typer.Option(None, "--png", help="Write a grid of heatmaps as PNG instead (needs matplotlib)."),
+    json_file: Optional[Path] = typer.Option(None, "--json", help="Write the weights and predictions as JSON instead."),
     html: Optional[Path] = typer.Option(
         None, "--html", help="Write the explorer page instead: one HTML file that runs the model in a browser."
     ),
@@ -246,6 +246,13 @@ def inspect_attention(
     ckpt = load_checkpoint(checkpoint, resolve_device(device))
     report = views.attention_report(ckpt.model, ckpt.tokenizer, name, top=max(1, top))
     pairs = views.select(report, layer, head)
+    if json_file is not None or png is not None:  # the files are what was asked for: one line says where
+        if json_file is not None:
+            views.write_json(report, json_file)
+        if png is not None:
+            views.write_png(report, png, pairs)
+        print(f"wrote {' and '.join(str(f) for f in (json_file, png) if f is not None)}", file=sys.stderr)
+        return
     console = Console(highlight=False)
     for l, h in pairs:
         if position is None:
@@ -254,12 +261,6 @@ def inspect_attention(
             console.print(views.position_bars(report, l, h, position))
         console.print()
     console.print(views.predictions_table(report))
-    if json_file is not None:
-        views.write_json(report, json_file)
-        print(f"wrote {json_file}", file=sys.stderr)
-    if png is not None:
-        views.write_png(report, png, pairs)
-        print(f"wrote {png}", file=sys.stderr)
 
 
 @app.command()
