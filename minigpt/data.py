@@ -111,11 +111,14 @@ class Tokenizer:
         return sorted(set(text) - self.stoi.keys())
 
     def check(self, text: str, what: str) -> None:
-        """Raise a UsageError naming the characters of `text` outside the vocabulary."""
+        """Raise a UsageError naming the characters of `text` outside the vocabulary (and the
+        obvious fix, when lowercase would do; the explorer page says the same)."""
         unseen = self.unseen(text)
         if unseen:
             listed = ", ".join(repr(c) for c in unseen)
-            raise UsageError(f"{what} has characters the model never saw: {listed}")
+            lower = text.lower()
+            hint = f' (the vocabulary is lowercase: try "{lower}")' if lower != text and not self.unseen(lower) else ""
+            raise UsageError(f"{what} has characters the model never saw: {listed}{hint}")
 
     def encode(self, text: str) -> list[int]:
         self.check(text, f"'{text}'")

@@ -69,3 +69,12 @@ def test_png_without_matplotlib_says_how_to_install(trained_run, tmp_path, monke
     result = runner.invoke(app, ["inspect-attention", str(trained_run[0]), "anna", "--png", str(tmp_path / "a.png")])
     assert result.exit_code == 2
     assert result.stderr.strip() == "minigpt: error: PNG output needs matplotlib: pip install matplotlib"
+
+
+def test_a_capitalised_name_is_refused_with_the_obvious_fix(trained_run):
+    result = runner.invoke(app, ["inspect-attention", str(trained_run[0]), "Emma"])
+    assert result.exit_code == 2
+    assert result.stderr == ("minigpt: error: 'Emma' has characters the model never saw: 'E' "
+                             "(the vocabulary is lowercase: try \"emma\")\n")
+    result = runner.invoke(app, ["sample", str(trained_run[0]), "--prefix", "Em!"])
+    assert result.exit_code == 2 and "lowercase" not in result.stderr  # "em!" would not do either

@@ -136,8 +136,11 @@ def test_nothing_typed_breaks_the_page(chromium, pages):
     for text in ["", "ÉMMA!!", "12345", "anna" * 50, "a paragraph pasted in.\nwith lines\tand tabs " * 40, "😀 emma"]:
         page.fill("#name-input", text)
         assert matrix_labels(page)[0] == "·"
+    page.fill("#name-input", "Emma")
+    assert page.inner_text("#notes") == ("Skipped “E”: not in the model's vocabulary (abcdefghijklmnopqrstuvwxyz). "
+                                         "The vocabulary is lowercase: try “emma”.")  # as the command line says
     page.fill("#name-input", "EMMA emma")
-    assert "Skipped “E”, “M”, “A”, “ ”" in page.inner_text("#notes")
+    assert "Skipped “E”, “M”, “A”, “ ”" in page.inner_text("#notes") and "lowercase" not in page.inner_text("#notes")
     assert matrix_labels(page) == ["·", "e", "m", "m", "a"]
     page.fill("#name-input", "a" * 40)
     assert "Cut 25 characters" in page.inner_text("#notes") and len(matrix_labels(page)) == 16

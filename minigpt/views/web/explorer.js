@@ -91,6 +91,8 @@
     const notes = [];
     if (view.skipped.length) {
       notes.push(`Skipped ${view.skipped.map((c) => `“${c}”`).join(", ")}: not in the model's vocabulary (${vocab.join("")}).`);
+      const lower = view.text.toLowerCase(); // as data.py's Tokenizer.check suggests
+      if (lower !== view.text && [...lower].every((ch) => ids.has(ch))) notes.push(`The vocabulary is lowercase: try “${lower}”.`);
     }
     if (view.cut) {
       notes.push(`Cut ${view.cut} character${view.cut > 1 ? "s" : ""}: the model reads at most ${config.block_size - 1} after the boundary token.`);
