@@ -67,4 +67,25 @@ def test_without_the_package_one_line_says_how_to_get_it(trained_run, tmp_path, 
     result = runner.invoke(app, ["export", str(trained_run[0]), str(tmp_path / "hf"), "--format", "safetensors"])
     assert result.exit_code == 2
     assert result.stderr.strip() == ("minigpt: error: the safetensors format needs the safetensors package: "
-                                     "pip install safetensors")
+                                     "pip install 'minigpt-names[safetensors]'")
+
+
+def test_a_failed_export_leaves_nothing_and_a_written_one_is_an_ordinary_file(trained_run, tmp_path, monkeypatch):
+    import os
+
+    def no_numpy(*args, **kwargs):  # as in a fresh environment with safetensors but no numpy
+        raise ModuleNotFoundError("No module named 'numpy'", name="numpy")
+
+    with monkeypatch.context() as patch:
+        patch.setattr(st, "save_file", no_numpy)
+        result = runner.invoke(app, ["export", str(trained_run[0]), str(tmp_path / "hf"), "--format", "safetensors"])
+    assert result.exit_code == 2 and not (tmp_path / "hf").exists()
+    assert result.stderr == ("minigpt: error: the safetensors format needs numpy too: "
+                             "pip install 'minigpt-names[safetensors]'\n")
+    mask = os.umask(0o022)
+    try:
+        export_safetensors(trained_run[0], tmp_path / "ok")
+    finally:
+        os.umask(mask)
+    assert {p.name: p.stat().st_mode & 0o777 for p in (tmp_path / "ok").iterdir()} == {
+        "model.safetensors": 0o644, "config.json": 0o644}

@@ -128,10 +128,12 @@ def payload(model: GPT, config: Config, vocab: list[str], step: int, val_loss: f
     }
 
 
-def _umask() -> int:
+def ordinary_file(path) -> None:
+    """Give a written file the permissions of any other the user makes (writers that go through a
+    private temporary file leave it 0600)."""
     mask = os.umask(0)
     os.umask(mask)
-    return mask
+    os.chmod(path, 0o666 & ~mask)
 
 
 def _fsync_dir(directory: Path) -> None:
@@ -169,7 +171,7 @@ def save_checkpoint(path: str | Path, payload: dict) -> None:
     except OSError as e:
         raise RunError(f"could not write checkpoint {path}: {e.strerror or e}") from None
     try:
-        os.chmod(tmp, 0o666 & ~_umask())  # mkstemp makes it private; a checkpoint is an ordinary file
+        ordinary_file(tmp)  # mkstemp makes it private; a checkpoint is an ordinary file
         with os.fdopen(fd, "wb") as f:
             torch.save(payload, f)
             f.flush()

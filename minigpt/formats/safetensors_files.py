@@ -4,7 +4,8 @@
     config.json         the model's hyperparameters, the vocabulary, and minigpt's whole recipe
 
 Export then import gives back the same tensors, bit for bit. safetensors is an optional
-extra (`pip install safetensors`); without it these commands say so in one line.
+extra (`pip install 'minigpt-names[safetensors]'`, which brings numpy, which safetensors'
+torch functions need); without them these commands say so in one line.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import json
 from pathlib import Path
 
 from minigpt.formats.checkpoint import (check_finite, checked_vocab, load_checkpoint, load_microgpt_weights,
-                                        microgpt_weights, payload, save_checkpoint)
+                                        microgpt_weights, ordinary_file, payload, save_checkpoint)
 from minigpt.formats.microgpt_json import MICROGPT_ARCHITECTURE, SHAPE
 from minigpt.config import check_model_size, config_from_dict, set_value, validate
 from minigpt.data import Tokenizer
@@ -29,7 +30,8 @@ def safetensors_torch():
     try:
         import safetensors.torch
     except ImportError:
-        raise UsageError("the safetensors format needs the safetensors package: pip install safetensors") from None
+        raise UsageError("the safetensors format needs the safetensors package: "
+                         "pip install 'minigpt-names[safetensors]'") from None
     return safetensors.torch
 
 
@@ -52,12 +54,23 @@ def export_safetensors(checkpoint: str | Path, out: str | Path, overwrite: bool 
         "val_loss": ckpt.val_loss,
         "minigpt_config": ckpt.config.to_dict(),
     }
+    created = not out.exists()
     try:
         out.mkdir(parents=True, exist_ok=True)
         st.save_file(microgpt_weights(ckpt.model), str(out / WEIGHTS), metadata={"format": "pt"})
+        ordinary_file(out / WEIGHTS)
         (out / CONFIG).write_text(json.dumps(config, indent=1) + "\n", encoding="utf-8")
-    except OSError as e:
-        raise cannot_write(out, e) from None
+    except BaseException as e:  # a failed export leaves nothing behind, not half a directory
+        for name in (WEIGHTS, CONFIG):
+            (out / name).unlink(missing_ok=True)
+        if created and out.is_dir():
+            out.rmdir()
+        if isinstance(e, ImportError):
+            raise UsageError(f"the safetensors format needs {e.name or 'a package'} too: "
+                             f"pip install 'minigpt-names[safetensors]'") from None
+        if isinstance(e, OSError):
+            raise cannot_write(out, e) from None
+        raise
 
 
 def is_safetensors(path: Path) -> bool:
