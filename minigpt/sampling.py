@@ -144,6 +144,9 @@ def sample(checkpoint, num: int = 10, new_only: bool = False, seed: int | None =
     if not new_only:
         return generate(model, tokenizer, num, seed=seed, **options)
     seen = checkpoint.membership
+    if seen.kind == "none":
+        raise UsageError(f"{checkpoint.path} does not carry its training names, so new names cannot be told from "
+                         f"them; give the names it was trained on (minigpt sample --data FILE)")
     names: list[str] = []
     generator_seed = seed if seed is not None else torch.seed()
     for attempt in range(20):

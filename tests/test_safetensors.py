@@ -89,3 +89,25 @@ def test_a_failed_export_leaves_nothing_and_a_written_one_is_an_ordinary_file(tr
         os.umask(mask)
     assert {p.name: p.stat().st_mode & 0o777 for p in (tmp_path / "ok").iterdir()} == {
         "model.safetensors": 0o644, "config.json": 0o644}
+
+
+def test_an_imported_checkpoint_does_not_call_its_names_new(trained_run, tmp_path):
+    run_dir, data = trained_run
+    runner.invoke(app, ["export", str(run_dir), str(tmp_path / "hf"), "--format", "safetensors"])
+    runner.invoke(app, ["import", str(tmp_path / "hf"), str(tmp_path / "back.pt")])
+    imported = str(tmp_path / "back.pt")
+    plain = runner.invoke(app, ["sample", imported, "-n", "5", "--seed", "1", "--mark"])
+    assert plain.exit_code == 0 and "not in the training data" not in plain.stderr
+    assert "does not carry its training names, so whether these are new is unknown" in plain.stderr
+    assert "*" not in plain.stdout
+    as_json = json.loads(runner.invoke(app, ["sample", imported, "-n", "3", "--json"]).stdout)
+    assert [entry["in_training_data"] for entry in as_json["names"]] == [None, None, None]
+    refused = runner.invoke(app, ["sample", imported, "--new-only"])
+    assert refused.exit_code == 2 and "give the names it was trained on (minigpt sample --data FILE)" in refused.stderr
+    checked = runner.invoke(app, ["sample", imported, "-n", "40", "--seed", "2", "--data", str(data), "--json"])
+    flags = [entry["in_training_data"] for entry in json.loads(checked.stdout)["names"]]
+    original = json.loads(runner.invoke(app, ["sample", str(run_dir), "-n", "40", "--seed", "2", "--json"]).stdout)
+    assert flags == [entry["in_training_data"] for entry in original["names"]] and True in flags
+    new_only = runner.invoke(app, ["sample", imported, "-n", "5", "--new-only", "--data", str(data)])
+    names = set(data.read_text().split())
+    assert new_only.exit_code == 0 and not set(new_only.stdout.split()) & names

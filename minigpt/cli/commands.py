@@ -153,21 +153,32 @@ def sample(
     device: str = typer.Option("auto", help="auto, cpu, cuda, cuda:N or mps."),
     new_only: bool = typer.Option(False, "--new-only", help="Drop names that are in the training data."),
     mark: bool = typer.Option(False, "--mark", help="Mark names that are in the training data with ' *'."),
+    data: Optional[Path] = typer.Option(None, "--data", help="Check names against this names file (for a "
+                                        "checkpoint that does not carry its training names, such as an import)."),
     json_out: bool = typer.Option(False, "--json", help="Print the names as JSON on stdout."),
 ) -> None:
     """Generate names from a trained checkpoint, one per line."""
+    from minigpt.data import read_names
     from minigpt.formats.checkpoint import load_checkpoint
-    from minigpt.scaling.processes import resolve_device
     from minigpt.sampling import sample as sample_names
+    from minigpt.scaling.membership import NameSet
+    from minigpt.scaling.processes import resolve_device
 
     ckpt = load_checkpoint(checkpoint, resolve_device(device))
+    if data is not None:
+        ckpt.membership = NameSet.exact(read_names(data))
     names = sample_names(ckpt, num, new_only, seed, prefix, temperature, top_k, top_p)
     seen = ckpt.membership
+    known = seen.kind != "none"  # an imported checkpoint cannot know its training names
     if json_out:
-        print(json.dumps({"names": [{"name": n, "in_training_data": n in seen} for n in names]}))
+        print(json.dumps({"names": [{"name": n, "in_training_data": (n in seen) if known else None} for n in names]}))
         return
     for name in names:  # a shared checkpoint's vocabulary may hold escape sequences: print them as text
-        print(f"{one_line(name)} *" if mark and name in seen else one_line(name))
+        print(f"{one_line(name)} *" if mark and known and name in seen else one_line(name))
+    if not known:
+        print(f"minigpt: note: {ckpt.path} does not carry its training names, so whether these are new is unknown; "
+              f"--data FILE checks them against a names file", file=sys.stderr)
+        return
     new = sum(name not in seen for name in names)
     print(f"{new} of {len(names)} names are not in the training data", file=sys.stderr)
 
