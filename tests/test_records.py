@@ -70,3 +70,11 @@ def test_the_api_example_runs(tmp_path, monkeypatch, capsys):
     lines = capsys.readouterr().out.splitlines()
     assert lines[0].startswith("trained ") and lines[1].startswith("new names: ")
     assert "after 'emma' the model expects:" in lines[-1]
+
+
+def test_metrics_record_what_the_numbers_depend_on(trained_run):
+    import torch
+
+    first = json.loads((trained_run[0] / "metrics.jsonl").read_text().splitlines()[0])
+    assert first["step"] == 0 and first["torch"] == torch.__version__ and first["threads"] >= 1
+    assert first["device"] == "cpu" and first["processes"] == 1

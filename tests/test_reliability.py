@@ -380,7 +380,7 @@ def test_a_line_cut_short_by_a_full_disk_never_blocks_resume_or_plot(names_file,
     result = runner.invoke(app, ["plot", str(run), "--out", str(tmp_path / "loss.png")])
     assert result.exit_code == 0 and "the last line was cut short" in result.stderr
     resumed = train(resume_config(run, ["train.steps=30"]), quiet=True, resume_from=run)
-    assert resumed.steps == 30 and "line 23 was cut short" in capsys.readouterr().err
+    assert resumed.steps == 30 and "line 24 was cut short" in capsys.readouterr().err
     steps = [json.loads(line)["step"] for line in metrics.read_text().splitlines()]  # every line whole again
     assert steps == sorted(steps) and steps[-1] == 30
 
