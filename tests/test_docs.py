@@ -7,6 +7,7 @@ import pytest
 import torch
 
 from minigpt.formats import checkpoint
+from minigpt.cli.bundled import recipe_names
 from minigpt.config import keys_markdown
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -48,3 +49,25 @@ def test_readme_map_names_every_module_and_only_files_that_exist():
     modules = {p.relative_to(ROOT).as_posix() for p in (ROOT / "minigpt").rglob("*.py")
                if p.name not in ("__main__.py", "__init__.py") or p.parent.name == "minigpt" and p.name == "__init__.py"}
     assert modules <= named, f"modules missing from the README's map: {sorted(modules - named)}"
+
+
+def test_the_readme_recipes_table_gives_the_parameters_the_code_builds():
+    from minigpt.config import load_config
+    from minigpt.data import BUNDLED_NAMES, Tokenizer, read_names
+    from minigpt.model import GPT
+
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    rows = re.findall(r"^\| `(\w+)` \| ([\d,]+) \|", readme, flags=re.MULTILINE)
+    vocab = Tokenizer.from_names(read_names(BUNDLED_NAMES)).vocab_size
+    assert {name for name, _ in rows} == set(recipe_names())
+    for name, shown in rows:
+        config = load_config(name).model
+        config.vocab_size = vocab
+        assert int(shown.replace(",", "")) == GPT(config).num_params(), name
+
+
+def test_the_licence_the_package_declares_is_there():
+    import tomllib
+
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    assert project["license"] == "MIT" and (ROOT / "LICENSE").read_text().startswith("MIT License")
