@@ -1,6 +1,7 @@
 """The commands as a user runs them: exit codes, stdout, and one-line errors without tracebacks."""
 
 import json
+import re
 import subprocess
 import sys
 
@@ -82,3 +83,17 @@ def test_help_and_version():
     assert run("--help").exit_code == 0
     result = run("--version")
     assert result.exit_code == 0 and result.stdout.startswith("minigpt ")
+
+
+@pytest.mark.parametrize("command", [[], ["train"], ["sample"], ["eval"], ["inspect-attention"], ["export"],
+                                     ["import"], ["info"], ["plot"]])
+def test_help_reads_cleanly(command):
+    """No text lost to markup (a bracket read as a style leaves "file ."), no type on a flag, no braces."""
+    result = CliRunner().invoke(app, [*command, "--help"], env={"COLUMNS": "200"})
+    assert result.exit_code == 0
+    text = result.stdout
+    assert not re.search(r"\w \.(\s|$)|\w ,", text), text  # a space before punctuation: something was dropped
+    assert "[]" not in text and "{" not in text and "}" not in text
+    flags = [line for line in text.splitlines() if re.search(r"--(overwrite|quiet|json|new-only|mark|open|debug)\b", line)]
+    assert all("<bool>" not in line for line in flags)
+    assert "[default:" in CliRunner().invoke(app, ["train", "--help"], env={"COLUMNS": "200"}).stdout

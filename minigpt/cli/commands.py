@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import functools
 import json
+import re
 import sys
 import warnings
 from pathlib import Path
@@ -26,6 +27,24 @@ app = typer.Typer(
     rich_markup_mode="rich",
 )
 state = {"debug": False}
+
+
+def usage_names_without_braces() -> None:
+    """typer (0.2x) writes a required argument as {NAME} on the usage line, which reads like a set
+    to choose from; write NAME, as click and the docs do. Where typer has no such hook, nothing changes."""
+    argument = getattr(typer.core, "TyperArgument", None)
+    usage_name = getattr(argument, "_usage_display_name", None)
+    if usage_name is None:
+        return
+
+    def without_braces(self) -> str:
+        name = usage_name(self)
+        return re.sub(r"^\{(.*)\}(\.\.\.)?$", r"\1\2", name)
+
+    argument._usage_display_name = without_braces
+
+
+usage_names_without_braces()
 # torch warns on import when numpy is not installed; minigpt never converts tensors to numpy
 warnings.filterwarnings("ignore", message="Failed to initialize NumPy")
 
@@ -72,9 +91,9 @@ def version_callback(value: bool) -> None:
 
 @app.callback()
 def root(
-    debug: bool = typer.Option(False, "--debug", help="Show Python tracebacks on errors."),
+    debug: bool = typer.Option(False, "--debug", metavar="", help="Show Python tracebacks on errors."),
     version: Optional[bool] = typer.Option(
-        None, "--version", callback=version_callback, is_eager=True, help="Print the version and exit."
+        None, "--version", metavar="", callback=version_callback, is_eager=True, help="Print the version and exit."
     ),
 ) -> None:
     state["debug"] = debug
@@ -86,11 +105,11 @@ def train(
     config: Optional[str] = typer.Option(
         None, "--config", "-c", help="TOML recipe: a path, or a name in configs/ (default, quality, microgpt, makemore, tiny)."
     ),
-    data: Optional[Path] = typer.Option(None, "--data", help="Names file, one per line [default: data/names.txt]."),
+    data: Optional[Path] = typer.Option(None, "--data", help="Names file, one per line \\[default: data/names.txt]."),
     val_data: Optional[Path] = typer.Option(
-        None, "--val-data", help="Validation names file [default: a seeded 10% of --data, at most 1000]."
+        None, "--val-data", help="Validation names file \\[default: a seeded 10% of --data, at most 1000]."
     ),
-    out: Optional[Path] = typer.Option(None, "--out", "-o", help="Run directory [default: runs/<timestamp>]."),
+    out: Optional[Path] = typer.Option(None, "--out", "-o", help="Run directory \\[default: runs/<timestamp>]."),
     steps: Optional[int] = typer.Option(None, help="Shortcut for --set train.steps=N."),
     batch_size: Optional[int] = typer.Option(None, help="Shortcut for --set train.batch_size=N."),
     lr: Optional[float] = typer.Option(None, help="Shortcut for --set train.lr=X."),
@@ -104,11 +123,15 @@ def train(
     ),
     set_: list[str] = typer.Option([], "--set", help="Override any config key: section.key=value (repeatable)."),
     nproc: int = typer.Option(1, "--nproc", help="Train on N processes of this machine (torchrun's launcher, DDP)."),
-    overwrite: bool = typer.Option(False, "--overwrite", help="Replace the run in a non-empty --out directory."),
-    overwrite_later: bool = typer.Option(False, "--overwrite-later", help="With --resume from a checkpoint older "
-                                         "than the run's last.pt: replace the steps after it."),
-    quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar or panels."),
-    json_out: bool = typer.Option(False, "--json", help="Print the final summary as JSON on stdout."),
+    overwrite: bool = typer.Option(
+        False, "--overwrite", metavar="", help="Replace the run in a non-empty --out directory."
+    ),
+    overwrite_later: bool = typer.Option(
+        False, "--overwrite-later", metavar="",
+        help="With --resume from a checkpoint older than the run's last.pt: replace the steps after it.",
+    ),
+    quiet: bool = typer.Option(False, "--quiet", "-q", metavar="", help="No progress bar or panels."),
+    json_out: bool = typer.Option(False, "--json", metavar="", help="Print the final summary as JSON on stdout."),
 ) -> None:
     """Train a model on a names file and write best.pt and last.pt into a run directory."""
     from minigpt.config import default_config_path, load_config
@@ -141,21 +164,23 @@ def train(
 @app.command()
 @reports_errors
 def sample(
-    checkpoint: Path = typer.Argument(..., help="A checkpoint file, or a run directory (uses its best.pt)."),
+    checkpoint: Path = typer.Argument(
+        ..., metavar="CHECKPOINT", help="A checkpoint file, or a run directory (uses its best.pt)."
+    ),
     num: int = typer.Option(10, "--num", "-n", help="How many names."),
     temperature: Optional[float] = typer.Option(
-        None, "--temperature", "-t", help="Below 1: safer names; above 1: wilder [default: the checkpoint's recipe]."
+        None, "--temperature", "-t", help="Below 1: safer names; above 1: wilder \\[default: the checkpoint's recipe]."
     ),
     top_k: Optional[int] = typer.Option(None, "--top-k", help="Sample only from the K likeliest characters."),
     top_p: Optional[float] = typer.Option(None, "--top-p", help="Sample from the likeliest characters up to mass P."),
     prefix: str = typer.Option("", "--prefix", "-p", help="Every name starts with this."),
     seed: Optional[int] = typer.Option(None, help="Seed for repeatable samples."),
     device: str = typer.Option("auto", help="auto, cpu, cuda, cuda:N or mps."),
-    new_only: bool = typer.Option(False, "--new-only", help="Drop names that are in the training data."),
-    mark: bool = typer.Option(False, "--mark", help="Mark names that are in the training data with ' *'."),
+    new_only: bool = typer.Option(False, "--new-only", metavar="", help="Drop names that are in the training data."),
+    mark: bool = typer.Option(False, "--mark", metavar="", help="Mark names that are in the training data with ' *'."),
     data: Optional[Path] = typer.Option(None, "--data", help="Check names against this names file (for a "
                                         "checkpoint that does not carry its training names, such as an import)."),
-    json_out: bool = typer.Option(False, "--json", help="Print the names as JSON on stdout."),
+    json_out: bool = typer.Option(False, "--json", metavar="", help="Print the names as JSON on stdout."),
 ) -> None:
     """Generate names from a trained checkpoint, one per line."""
     from minigpt.data import read_names
@@ -186,10 +211,12 @@ def sample(
 @app.command(name="eval")
 @reports_errors
 def eval_(
-    checkpoint: Path = typer.Argument(..., help="A checkpoint file, or a run directory (uses its best.pt)."),
+    checkpoint: Path = typer.Argument(
+        ..., metavar="CHECKPOINT", help="A checkpoint file, or a run directory (uses its best.pt)."
+    ),
     data: Path = typer.Option(..., "--data", help="Names file to score, one per line."),
     device: str = typer.Option("auto", help="auto, cpu, cuda, cuda:N or mps."),
-    json_out: bool = typer.Option(False, "--json", help='Print {"loss", "tokens", "names"} as JSON.'),
+    json_out: bool = typer.Option(False, "--json", metavar="", help="Print the loss, tokens and names as JSON."),
 ) -> None:
     """Mean cross-entropy per predicted token (characters and the end) over every name in a file."""
     from minigpt.formats.checkpoint import load_checkpoint
@@ -222,21 +249,31 @@ def write_explorer_page(checkpoint: Path, out: Path, text: str | None, open_page
 @app.command(name="inspect-attention")
 @reports_errors
 def inspect_attention(
-    checkpoint: Path = typer.Argument(..., help="A checkpoint file, or a run directory (uses its best.pt)."),
-    name: Optional[str] = typer.Argument(None, help="The name to read, e.g. emma (with --html: the page's first text)."),
+    checkpoint: Path = typer.Argument(
+        ..., metavar="CHECKPOINT", help="A checkpoint file, or a run directory (uses its best.pt)."
+    ),
+    name: Optional[str] = typer.Argument(
+        None, metavar="NAME", help="The name to read, e.g. emma (with --html: the page's first text)."
+    ),
     layer: Optional[int] = typer.Option(None, "--layer", "-l", help="Only this layer (from 0)."),
     head: Optional[int] = typer.Option(None, "--head", help="Only this head (from 0)."),
     position: Optional[int] = typer.Option(
         None, "--position", help="Show one row as bars: what position P (0 = the boundary token) attends to."
     ),
     top: int = typer.Option(3, "--top", help="How many next-token predictions to show per position."),
-    png: Optional[Path] = typer.Option(None, "--png", help="Write a grid of heatmaps as PNG instead (needs matplotlib)."),
+    png: Optional[Path] = typer.Option(
+        None, "--png", help="Write a grid of heatmaps as PNG instead (needs matplotlib)."
+    ),
     json_file: Optional[Path] = typer.Option(None, "--json", help="Write the weights and predictions as JSON instead."),
     html: Optional[Path] = typer.Option(
         None, "--html", help="Write the explorer page instead: one HTML file that runs the model in a browser."
     ),
-    open_page: bool = typer.Option(False, "--open", help="With --html: open the page in the default browser."),
-    overwrite: bool = typer.Option(False, "--overwrite", help="Replace the --png, --json or --html file if it exists."),
+    open_page: bool = typer.Option(
+        False, "--open", metavar="", help="With --html: open the page in the default browser."
+    ),
+    overwrite: bool = typer.Option(
+        False, "--overwrite", metavar="", help="Replace the --png, --json or --html file if it exists."
+    ),
     device: str = typer.Option("cpu", help="cpu, cuda, cuda:N, mps or auto."),
 ) -> None:
     """Show what each layer and head attends to while the model reads NAME, or write the explorer page."""
@@ -277,11 +314,15 @@ def inspect_attention(
 @app.command()
 @reports_errors
 def export(
-    checkpoint: Path = typer.Argument(..., help="A checkpoint file, or a run directory (uses its best.pt)."),
-    out: Path = typer.Argument(..., help="The JSON file (microgpt) or the directory (safetensors) to write."),
+    checkpoint: Path = typer.Argument(
+        ..., metavar="CHECKPOINT", help="A checkpoint file, or a run directory (uses its best.pt)."
+    ),
+    out: Path = typer.Argument(
+        ..., metavar="OUT", help="The JSON file (microgpt) or the directory (safetensors) to write."
+    ),
     format: str = typer.Option("microgpt", "--format", help="microgpt (one JSON file) or safetensors "
                                "(model.safetensors and config.json)."),
-    overwrite: bool = typer.Option(False, "--overwrite", help="Replace OUT if it exists."),
+    overwrite: bool = typer.Option(False, "--overwrite", metavar="", help="Replace OUT if it exists."),
 ) -> None:
     """Write a checkpoint's weights, under microgpt's names, as microgpt's JSON or as safetensors."""
     from minigpt.formats.microgpt_json import export_microgpt
@@ -297,9 +338,11 @@ def export(
 @app.command(name="import")
 @reports_errors
 def import_(
-    source: Path = typer.Argument(..., help="What `minigpt export` wrote: microgpt JSON, or a safetensors directory."),
-    out: Path = typer.Argument(..., help="The checkpoint file to write."),
-    overwrite: bool = typer.Option(False, "--overwrite", help="Replace OUT if it exists."),
+    source: Path = typer.Argument(
+        ..., metavar="SOURCE", help="What `minigpt export` wrote: microgpt JSON, or a safetensors directory."
+    ),
+    out: Path = typer.Argument(..., metavar="OUT", help="The checkpoint file to write."),
+    overwrite: bool = typer.Option(False, "--overwrite", metavar="", help="Replace OUT if it exists."),
 ) -> None:
     """Turn exported weights back into a checkpoint that sample, eval and inspect-attention use."""
     from minigpt.formats.microgpt_json import import_microgpt
@@ -312,7 +355,9 @@ def import_(
 @app.command()
 @reports_errors
 def info(
-    checkpoint: Path = typer.Argument(..., help="A checkpoint file, or a run directory (uses its best.pt)."),
+    checkpoint: Path = typer.Argument(
+        ..., metavar="CHECKPOINT", help="A checkpoint file, or a run directory (uses its best.pt)."
+    ),
 ) -> None:
     """What a checkpoint holds: its recipe, its tensors under microgpt's names, vocabulary, step and data."""
     from rich.console import Console
@@ -326,10 +371,10 @@ def info(
 @app.command()
 @reports_errors
 def plot(
-    run_dir: Path = typer.Argument(..., help="A run directory (it holds metrics.jsonl)."),
-    out: Optional[Path] = typer.Option(None, "--out", "-o", help="PNG file to write [default: RUN_DIR/loss.png, "
+    run_dir: Path = typer.Argument(..., metavar="RUN_DIR", help="A run directory (it holds metrics.jsonl)."),
+    out: Optional[Path] = typer.Option(None, "--out", "-o", help="PNG file to write \\[default: RUN_DIR/loss.png, "
                                        "which it redraws]."),
-    overwrite: bool = typer.Option(False, "--overwrite", help="Replace the --out file if it exists."),
+    overwrite: bool = typer.Option(False, "--overwrite", metavar="", help="Replace the --out file if it exists."),
 ) -> None:
     """Draw the train and validation loss against step as a PNG (needs matplotlib)."""
     from minigpt.views.loss_curve import write_loss_png
