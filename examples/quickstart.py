@@ -6,7 +6,6 @@
 import sys
 
 from minigpt import attention_report, load_checkpoint, load_config, sample, train
-from minigpt.data import BOUNDARY
 
 run_dir = sys.argv[1] if len(sys.argv) > 1 else "runs/quickstart"
 seconds = float(sys.argv[2]) if len(sys.argv) > 2 else 5.0
@@ -27,5 +26,5 @@ print(f"layer {layer}, head {head}, reading 'emma':")
 for position, token in enumerate(report.tokens):
     weights = report.weights[layer, head, position, : position + 1].tolist()
     print(f"  {token:>5} -> " + "  ".join(f"{report.tokens[j]} {w:.2f}" for j, w in enumerate(weights)))
-after = ", ".join(f"{'<end>' if t == BOUNDARY else t} {p:.2f}" for t, p in report.predictions[-1])
+after = ", ".join(f"{t} {p:.2f}" for t, p in report.predictions[-1])  # · the boundary token: the name ends
 print(f"after 'emma' the model expects: {after}")

@@ -22,7 +22,7 @@ from minigpt.scaling.membership import NameSet, fingerprints
 BUNDLED_NAMES = names_file()
 MEMORY_PER_BYTE = 25  # reading, splitting and tokenising a names file takes about this much memory per byte
 LONGEST_NAME = 10_000  # characters; a longer line is not a name
-BOUNDARY = "<BOS>"  # how the boundary token is shown: a name's start, and its end when predicted
+BOUNDARY = "·"  # the boundary token's one name, everywhere it is shown: a name's start, and its end when predicted
 PYTHON_SHUFFLE_UP_TO = 2_000_000  # names; past this the split uses torch's permutation (Python's takes seconds)
 
 

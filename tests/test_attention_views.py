@@ -17,7 +17,7 @@ def test_report_rows_sum_to_one_with_no_future(trained_run):
     ckpt = load_checkpoint(trained_run[0])
     report = inspect.attention_report(ckpt.model, ckpt.tokenizer, "anna")
     cfg = ckpt.config.model
-    assert report.tokens == ["<BOS>", "a", "n", "n", "a"]
+    assert report.tokens == ["·", "a", "n", "n", "a"]
     assert report.weights.shape == (cfg.n_layer, cfg.n_head, 5, 5)
     torch.testing.assert_close(report.weights.sum(-1), torch.ones(cfg.n_layer, cfg.n_head, 5))
     assert torch.all(report.weights.triu(1) == 0)
@@ -43,7 +43,7 @@ def test_cli_heatmaps_bars_json_and_png(trained_run, tmp_path):
     assert result.stdout == "" and result.stderr == f"wrote {js} and {png}\n"  # the files, not 168 lines of tables
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     data = json.loads(js.read_text())
-    assert data["tokens"] == ["<BOS>", "a", "n", "n", "a"]
+    assert data["tokens"] == ["·", "a", "n", "n", "a"]
     for entry in data["attention"]:
         for i, row in enumerate(entry["weights"]):
             assert sum(row) == pytest.approx(1.0, abs=1e-5) and all(w == 0 for w in row[i + 1 :])
@@ -78,3 +78,21 @@ def test_a_capitalised_name_is_refused_with_the_obvious_fix(trained_run):
                              "(the vocabulary is lowercase: try \"emma\")\n")
     result = runner.invoke(app, ["sample", str(trained_run[0]), "--prefix", "Em!"])
     assert result.exit_code == 2 and "lowercase" not in result.stderr  # "em!" would not do either
+
+
+def test_the_boundary_token_has_one_name_in_the_terminal_json_page_and_docs(trained_run, tmp_path):
+    from pathlib import Path
+
+    from minigpt.cli.bundled import web_file
+    from minigpt.data import BOUNDARY
+
+    assert BOUNDARY == "·"
+    shown = runner.invoke(app, ["inspect-attention", str(trained_run[0]), "anna"]).stdout
+    runner.invoke(app, ["inspect-attention", str(trained_run[0]), "anna", "--json", str(tmp_path / "a.json")])
+    data = json.loads((tmp_path / "a.json").read_text())
+    assert data["tokens"][0] == "·" and any(n["token"] == "·" for p in data["predictions"] for n in p["next"])
+    page = web_file("explorer.js")
+    assert 'token === BOS ? "·"' in page and 'BOS ? "end"' not in page
+    root = Path(__file__).resolve().parent.parent
+    for text in [shown, page, *(path.read_text() for path in [root / "README.md", *(root / "docs").glob("*.md")])]:
+        assert "<BOS>" not in text and "<end>" not in text

@@ -94,20 +94,16 @@ def heat_style(w: float) -> Style:
     return Style(color="black" if w > 0.55 else "white", bgcolor=Color.from_rgb(*rgb))
 
 
-def short(token: str) -> str:
-    return "·" if token == BOUNDARY else token
-
-
 def heatmap(report: AttentionReport, layer: int, head: int) -> Table:
     """Rows: the position that looks; columns: the positions it looks at. The future stays blank."""
-    table = Table(title=f"layer {layer}, head {head}", caption="· is the boundary token",
+    table = Table(title=f"layer {layer}, head {head}", caption=f"{BOUNDARY} is the boundary token",
                   show_edge=False, padding=(0, 0), pad_edge=False)
     table.add_column("", justify="right", style="bold")
     for token in report.tokens:
-        table.add_column(short(token), justify="center", min_width=5)
+        table.add_column(token, justify="center", min_width=5)
     for i, token in enumerate(report.tokens):
         cells = [Text(f"{w:.2f}", style=heat_style(w)) for w in report.weights[layer, head, i, : i + 1].tolist()]
-        table.add_row(f"{short(token)} ", *cells, *[""] * (len(report.tokens) - i - 1))
+        table.add_row(f"{token} ", *cells, *[""] * (len(report.tokens) - i - 1))
     return table
 
 
@@ -123,13 +119,13 @@ def position_bars(report: AttentionReport, layer: int, head: int, position: int,
 
 
 def predictions_table(report: AttentionReport) -> Table:
-    table = Table(title="what the model predicts next", show_edge=False)
+    table = Table(title="what the model predicts next", caption=f"{BOUNDARY} next: the name ends", show_edge=False)
     table.add_column("pos", justify="right")
     table.add_column("after reading")
     table.add_column("likeliest next (probability)")
     for i, (token, best) in enumerate(zip(report.tokens, report.predictions)):
         read = "".join(t for t in report.tokens[1 : i + 1]) or BOUNDARY
-        table.add_row(str(i), read, "   ".join(f"{'<end>' if t == BOUNDARY else t} {p:.3f}" for t, p in best))
+        table.add_row(str(i), read, "   ".join(f"{t} {p:.3f}" for t, p in best))
     return table
 
 
@@ -164,7 +160,7 @@ def write_png(report: AttentionReport, path: Path, pairs: list[tuple[int, int]])
     heads = sorted({h for _, h in pairs})
     size = 0.35 * len(report.tokens) + 1.2
     fig, axes = plt.subplots(len(layers), len(heads), figsize=(size * len(heads), size * len(layers)), squeeze=False)
-    labels = [short(t) for t in report.tokens]
+    labels = report.tokens
     future = torch.ones(len(labels), len(labels), dtype=torch.bool).triu(1)
     for r, l in enumerate(layers):
         for c, h in enumerate(heads):
@@ -179,5 +175,5 @@ def write_png(report: AttentionReport, path: Path, pairs: list[tuple[int, int]])
             if c == 0:
                 ax.set_ylabel("reading", fontsize=8)
     fig.colorbar(image, ax=axes, shrink=0.6, label="attention weight")
-    fig.suptitle(f"attention while reading '{report.name}' (· is the boundary token)")
+    fig.suptitle(f"attention while reading '{report.name}' ({BOUNDARY} is the boundary token)")
     save_figure(plt, fig, path)

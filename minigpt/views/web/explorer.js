@@ -34,8 +34,7 @@
     return { chars, kept, skipped: [...skipped], cut, tokens: [BOS, ...kept.map((ch) => ids.get(ch))] };
   }
 
-  const label = (token) => (token === BOS ? "·" : vocab[token]);
-  const nextLabel = (token) => (token === BOS ? "end" : vocab[token]);
+  const label = (token) => (token === BOS ? "·" : vocab[token]); // the boundary token: data.py's BOUNDARY
 
   function analyse(text) {
     const read = readText(text);
@@ -219,10 +218,10 @@
       rows.push(el("div", { class: "prediction" },
         el("span", { class: "after" }, `after “·${read}”`),
         el("span", { class: "bars" }, ...best.map(([p, t]) => el("span", {
-          class: `choice${t === actual ? " actual" : ""}`, title: `${nextLabel(t)}: ${fmt(p, 4)}`,
-        }, el("span", { class: "char" }, nextLabel(t)), el("span", { class: "bar", style: { width: `${Math.max(1, Math.round(p * 90))}px` } }),
+          class: `choice${t === actual ? " actual" : ""}`, title: `${label(t)}: ${fmt(p, 4)}`,
+        }, el("span", { class: "char" }, label(t)), el("span", { class: "bar", style: { width: `${Math.max(1, Math.round(p * 90))}px` } }),
         el("span", { class: "p" }, fmt(p, 2))))),
-        el("span", { class: "next" }, `next is ${nextLabel(actual)}: p = ${fmt(probs[actual], 3)}, −log p = ${fmt(-Math.log(probs[actual]), 2)}`)));
+        el("span", { class: "next" }, `next is ${label(actual)}: p = ${fmt(probs[actual], 3)}, −log p = ${fmt(-Math.log(probs[actual]), 2)}`)));
     });
     const T = view.steps.length;
     $("loss").textContent = `Loss of “${view.kept.join("")}”: ${fmt(nats / T, 3)} nats per character ` +
