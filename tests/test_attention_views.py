@@ -38,7 +38,7 @@ def test_cli_heatmaps_bars_json_and_png(trained_run, tmp_path):
     png, js = tmp_path / "att.png", tmp_path / "att.json"
     shown = runner.invoke(app, ["inspect-attention", str(run_dir), "anna"])
     assert "layer 0, head 1" in shown.stdout and "likeliest next" in shown.stdout
-    result = runner.invoke(app, ["inspect-attention", str(run_dir), "anna", "--png", str(png), "--json", str(js)])
+    result = runner.invoke(app, ["inspect-attention", str(run_dir), "anna", "--png", str(png), "--json-file", str(js)])
     assert result.exit_code == 0, result.output
     assert result.stdout == "" and result.stderr == f"wrote {js} and {png}\n"  # the files, not 168 lines of tables
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
@@ -88,8 +88,7 @@ def test_the_boundary_token_has_one_name_in_the_terminal_json_page_and_docs(trai
 
     assert BOUNDARY == "·"
     shown = runner.invoke(app, ["inspect-attention", str(trained_run[0]), "anna"]).stdout
-    runner.invoke(app, ["inspect-attention", str(trained_run[0]), "anna", "--json", str(tmp_path / "a.json")])
-    data = json.loads((tmp_path / "a.json").read_text())
+    data = json.loads(runner.invoke(app, ["inspect-attention", str(trained_run[0]), "anna", "--json"]).stdout)
     assert data["tokens"][0] == "·" and any(n["token"] == "·" for p in data["predictions"] for n in p["next"])
     page = web_file("explorer.js")
     assert 'token === BOS ? "·"' in page and 'BOS ? "end"' not in page

@@ -97,3 +97,17 @@ def test_help_reads_cleanly(command):
     flags = [line for line in text.splitlines() if re.search(r"--(overwrite|quiet|json|new-only|mark|open|debug)\b", line)]
     assert all("<bool>" not in line for line in flags)
     assert "[default:" in CliRunner().invoke(app, ["train", "--help"], env={"COLUMNS": "200"}).stdout
+
+
+def test_json_means_print_json_in_every_command_and_the_old_spelling_still_writes_a_file(trained_run, tmp_path,
+                                                                                        monkeypatch, capsys):
+    from minigpt.cli.commands import main
+
+    run_dir = str(trained_run[0])
+    printed = CliRunner().invoke(app, ["inspect-attention", run_dir, "ab", "--json"])
+    assert printed.exit_code == 0 and json.loads(printed.stdout)["tokens"] == ["·", "a", "b"]
+    monkeypatch.setattr(sys, "argv", ["minigpt", "inspect-attention", run_dir, "ab", "--json", str(tmp_path / "a.json")])
+    with pytest.raises(SystemExit) as ended:
+        main()
+    assert ended.value.code in (0, None) and json.loads((tmp_path / "a.json").read_text())["tokens"][0] == "·"
+    assert f"--json {tmp_path / 'a.json'} is now --json-file" in capsys.readouterr().err

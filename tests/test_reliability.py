@@ -353,7 +353,7 @@ def test_crafted_imports_are_refused_before_anything_is_built(trained_run, tmp_p
 
 
 @pytest.mark.parametrize("command", [
-    ["inspect-attention", "{run}", "emma", "--json", "{out}"],
+    ["inspect-attention", "{run}", "emma", "--json-file", "{out}"],
     ["inspect-attention", "{run}", "emma", "--png", "{out}"],
     ["plot", "{run}", "--out", "{out}"],
 ])

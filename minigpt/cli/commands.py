@@ -264,7 +264,8 @@ def inspect_attention(
     png: Optional[Path] = typer.Option(
         None, "--png", help="Write a grid of heatmaps as PNG instead (needs matplotlib)."
     ),
-    json_file: Optional[Path] = typer.Option(None, "--json", help="Write the weights and predictions as JSON instead."),
+    json_out: bool = typer.Option(False, "--json", metavar="", help="Print the weights and predictions as JSON on stdout."),
+    json_file: Optional[Path] = typer.Option(None, "--json-file", help="Write them as JSON to this file instead."),
     html: Optional[Path] = typer.Option(
         None, "--html", help="Write the explorer page instead: one HTML file that runs the model in a browser."
     ),
@@ -294,6 +295,9 @@ def inspect_attention(
     ckpt = load_checkpoint(checkpoint, resolve_device(device))
     report = views.attention_report(ckpt.model, ckpt.tokenizer, name, top=max(1, top))
     pairs = views.select(report, layer, head)
+    if json_out:
+        print(json.dumps(views.to_json(report)))
+        return
     if json_file is not None or png is not None:  # the files are what was asked for: one line says where
         if json_file is not None:
             views.write_json(report, json_file)
@@ -386,5 +390,19 @@ def plot(
     print(f"wrote {out}", file=sys.stderr)
 
 
+def old_spellings(args: list[str]) -> list[str]:
+    """`inspect-attention ... --json FILE.json`, from before --json meant "print JSON" in every command,
+    still writes FILE.json (for one release), with a note."""
+    if "inspect-attention" not in args:
+        return args
+    args = list(args)
+    for i, arg in enumerate(args[:-1]):
+        if arg == "--json" and args[i + 1].lower().endswith(".json"):
+            args[i] = "--json-file"
+            print(f"minigpt: note: --json {args[i + 1]} is now --json-file {args[i + 1]}; "
+                  f"--json alone prints the JSON", file=sys.stderr)
+    return args
+
+
 def main() -> None:
-    app(prog_name="minigpt")
+    app(args=old_spellings(sys.argv[1:]), prog_name="minigpt")
