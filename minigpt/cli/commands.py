@@ -83,6 +83,11 @@ def reports_errors(command):
     return wrapper
 
 
+def checkpoint_argument():
+    """The CHECKPOINT that sample, eval, inspect-attention, export and info read."""
+    return typer.Argument(..., metavar="CHECKPOINT", help="A checkpoint file, or a run directory (uses its best.pt).")
+
+
 def version_callback(value: bool) -> None:
     if value:
         print(f"minigpt {__version__}")
@@ -164,9 +169,7 @@ def train(
 @app.command()
 @reports_errors
 def sample(
-    checkpoint: Path = typer.Argument(
-        ..., metavar="CHECKPOINT", help="A checkpoint file, or a run directory (uses its best.pt)."
-    ),
+    checkpoint: Path = checkpoint_argument(),
     num: int = typer.Option(10, "--num", "-n", help="How many names."),
     temperature: Optional[float] = typer.Option(
         None, "--temperature", "-t", help="Below 1: safer names; above 1: wilder \\[default: the checkpoint's recipe]."
@@ -211,9 +214,7 @@ def sample(
 @app.command(name="eval")
 @reports_errors
 def eval_(
-    checkpoint: Path = typer.Argument(
-        ..., metavar="CHECKPOINT", help="A checkpoint file, or a run directory (uses its best.pt)."
-    ),
+    checkpoint: Path = checkpoint_argument(),
     data: Path = typer.Option(..., "--data", help="Names file to score, one per line."),
     device: str = typer.Option("auto", help="auto, cpu, cuda, cuda:N or mps."),
     json_out: bool = typer.Option(False, "--json", metavar="", help="Print the loss, tokens and names as JSON."),
@@ -249,9 +250,7 @@ def write_explorer_page(checkpoint: Path, out: Path, text: str | None, open_page
 @app.command(name="inspect-attention")
 @reports_errors
 def inspect_attention(
-    checkpoint: Path = typer.Argument(
-        ..., metavar="CHECKPOINT", help="A checkpoint file, or a run directory (uses its best.pt)."
-    ),
+    checkpoint: Path = checkpoint_argument(),
     name: Optional[str] = typer.Argument(
         None, metavar="NAME", help="The name to read, e.g. emma (with --html: the page's first text)."
     ),
@@ -318,9 +317,7 @@ def inspect_attention(
 @app.command()
 @reports_errors
 def export(
-    checkpoint: Path = typer.Argument(
-        ..., metavar="CHECKPOINT", help="A checkpoint file, or a run directory (uses its best.pt)."
-    ),
+    checkpoint: Path = checkpoint_argument(),
     out: Path = typer.Argument(
         ..., metavar="OUT", help="The JSON file (microgpt) or the directory (safetensors) to write."
     ),
@@ -359,9 +356,7 @@ def import_(
 @app.command()
 @reports_errors
 def info(
-    checkpoint: Path = typer.Argument(
-        ..., metavar="CHECKPOINT", help="A checkpoint file, or a run directory (uses its best.pt)."
-    ),
+    checkpoint: Path = checkpoint_argument(),
 ) -> None:
     """What a checkpoint holds: its recipe, its tensors under microgpt's names, vocabulary, step and data."""
     from rich.console import Console
