@@ -222,3 +222,31 @@ def test_a_bloom_filter_marks_names_in_the_page_as_in_python(chromium, names_fil
     assert in_page == [name in ckpt.membership for name in names]
     assert sum(in_page) >= 270  # the training names, and no more than a few strangers
     assert page.watched.errors == []
+
+
+def test_the_pages_sampling_filters_are_pythons(chromium, pages):
+    """The end-token rule first, then temperature, top-k, top-p: sampling.py's order, to 1e-6."""
+    import copy
+
+    from minigpt.sampling import filter_logits
+
+    ckpt, path = pages["default"]
+    page = browser.open_page(chromium, path)
+    model = copy.deepcopy(ckpt.model).double()  # the page computes in float64
+    settings = [(1.0, 0, 1.0), (0.5, 0, 1.0), (1.5, 3, 1.0), (1.0, 0, 0.6), (0.8, 5, 0.9), (1.0, 1, 1.0), (2.0, 0, 0.3)]
+    for text in ["", "em"]:
+        tokens = [ckpt.tokenizer.bos] + ckpt.tokenizer.encode(text)
+        with torch.no_grad():
+            logits = model(torch.tensor([tokens]))[0][0, -1]
+        if not text:
+            logits[ckpt.tokenizer.bos] = float("-inf")  # a name has at least one character
+        for temperature, top_k, top_p in settings:
+            expected = torch.softmax(filter_logits(logits[None], temperature, top_k or None, top_p), dim=-1)[0]
+            got = page.evaluate("([text, options]) => minigpt.nextDistribution(text, options)",
+                                [text, {"temperature": temperature, "topK": top_k, "topP": top_p}])
+            assert max(abs(g - e) for g, e in zip(got, expected.tolist())) < 1e-6, (text, temperature, top_k, top_p)
+    # top-k 1 when the end token is likeliest at the first position: the end is ruled out first, so a
+    # character remains (filtering top-k first would leave nothing to draw from)
+    kept = page.evaluate("MiniGPTModel.softmax(MiniGPTModel.filterLogits([0, 1, 5], {topK: 1, first: true}))")
+    assert kept == [0.0, 1.0, 0.0]
+    assert page.watched.errors == []

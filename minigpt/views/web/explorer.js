@@ -299,6 +299,7 @@
     return {
       temperature: Math.max(0.05, number("temperature", 1)),
       topK: Math.max(0, Math.round(number("top-k", 0))),
+      topP: Math.min(1, Math.max(0.01, number("top-p", 1))),
       seed: Math.round(number("seed", 1)),
     };
   }
@@ -337,22 +338,21 @@
       el("span", { class: "name" }, name || "(empty)"), el("span", { class: "mark" }, mark)));
   }
 
-  function sample({ temperature = 1, topK = 0, seed = 1, prefix = "" } = {}) {
+  function sample({ temperature = 1, topK = 0, topP = 1, seed = 1, prefix = "" } = {}) {
     const read = readText(prefix);
     const random = MiniGPTModel.seededRandom(seed);
-    const tokens = MiniGPTModel.sampleName(model, { temperature, topK, random, prefix: read.tokens.slice(1) });
+    const tokens = MiniGPTModel.sampleName(model, { temperature, topK, topP, random, prefix: read.tokens.slice(1) });
     return read.kept.join("") + tokens.map((t) => vocab[t]).join("");
   }
 
   function nextCharacter() {
-    const view = state.view, { temperature, topK } = options();
+    const view = state.view, { temperature, topK, topP } = options();
     if (view.tokens.length >= config.block_size) {
       $("gen-note").textContent = `The name is as long as the model reads (${config.block_size - 1} characters).`;
       return;
     }
     const logits = Array.from(view.steps[view.steps.length - 1].logits);
-    const candidates = MiniGPTModel.filterLogits(logits, temperature, topK);
-    if (view.tokens.length === 1) candidates[BOS] = -Infinity;
+    const candidates = MiniGPTModel.filterLogits(logits, { temperature, topK, topP, first: view.tokens.length === 1 });
     const token = MiniGPTModel.sampleToken(candidates, MiniGPTModel.seededRandom(nextSeed())());
     if (token === BOS) {
       $("gen-note").textContent = `The model ends the name here.`;
@@ -472,6 +472,7 @@
   $("ten-names").addEventListener("click", tenNames);
   $("temperature").value = DATA.config.sample.temperature;
   $("top-k").value = DATA.config.sample.top_k;
+  $("top-p").value = DATA.config.sample.top_p;
   const labelled = labelNames();
   state.stats = headStats(labelled.names);
   $("label-rules").textContent = `Averaged over the rows (positions 1 and on) of ${labelled.names.length} ${labelled.what}. ` +
@@ -492,6 +493,12 @@
     forward(text) {
       const view = analyse(text);
       return { tokens: view.tokens, logits: view.steps.map((s) => Array.from(s.logits)), attention: attentionOf(view) };
+    },
+    // the probabilities the next draw after `text` comes from, filtered as sampling.py filters them
+    nextDistribution(text, { temperature = 1, topK = 0, topP = 1 } = {}) {
+      const view = analyse(text);
+      const logits = view.steps[view.steps.length - 1].logits;
+      return MiniGPTModel.softmax(MiniGPTModel.filterLogits(logits, { temperature, topK, topP, first: view.tokens.length === 1 }));
     },
     sample,
     sampleNames: (n, opts = {}) => Array.from({ length: n }, (_, k) => sample({ ...opts, seed: (opts.seed || 1) + k })),

@@ -135,12 +135,25 @@ const MiniGPTModel = (() => {
 
   // ---- sampling, as sampling.py does it --------------------------------------------------------
 
-  // Scale by 1/temperature, then keep only the top_k likeliest tokens (0 keeps all).
-  function filterLogits(logits, temperature, topK) {
+  // The logits a draw is made from, in sampling.py's order: the boundary token forbidden at the
+  // first position (a name has at least one character), then scaled by 1/temperature, then
+  // only the top_k likeliest kept (0 keeps all), then only the smallest set of the likeliest
+  // whose probabilities reach top_p (a token is dropped when those before it reach top_p).
+  function filterLogits(logits, { temperature = 1, topK = 0, topP = 1, first = false, bos = logits.length - 1 } = {}) {
     const scaled = Array.from(logits, (v) => v / temperature);
+    if (first) scaled[bos] = -Infinity;
     if (topK > 0 && topK < scaled.length) {
       const kth = [...scaled].sort((a, b) => b - a)[topK - 1];
-      return scaled.map((v) => (v < kth ? -Infinity : v));
+      scaled.forEach((v, i) => { if (v < kth) scaled[i] = -Infinity; });
+    }
+    if (topP < 1) {
+      const order = scaled.map((_, i) => i).sort((a, b) => scaled[b] - scaled[a]);
+      const probs = softmax(order.map((i) => scaled[i]));
+      let before = 0;
+      order.forEach((i, rank) => {
+        if (before >= topP) scaled[i] = -Infinity;
+        before += probs[rank];
+      });
     }
     return scaled;
   }
@@ -170,15 +183,14 @@ const MiniGPTModel = (() => {
 
   // The token ids of one name after `prefix` (ids too): a draw per character until the
   // boundary token comes, or until the model has read all the positions it can.
-  function sampleName(model, { temperature = 1, topK = 0, random = Math.random, prefix = [] } = {}) {
+  function sampleName(model, { temperature = 1, topK = 0, topP = 1, random = Math.random, prefix = [] } = {}) {
     const bos = model.config.vocab_size - 1;
     const cache = newCache(model.config);
     let logits;
     for (const token of [bos, ...prefix]) logits = step(model, cache, token).logits;
     const out = [];
     for (;;) {
-      const candidates = filterLogits(logits, temperature, topK);
-      if (cache.length === 1) candidates[bos] = -Infinity; // a name has at least one character
+      const candidates = filterLogits(logits, { temperature, topK, topP, first: cache.length === 1, bos });
       const next = sampleToken(candidates, random());
       if (next === bos) break;
       out.push(next);
