@@ -1,0 +1,72 @@
+"""Training speed when other processes compete for the cores, under several thread settings.
+
+    python benchmarks/contention.py [--competitors 2] [--seconds 6] [--data FILE]
+
+Each setting runs benchmarks/throughput.py (the real training step, batch 32, default
+recipe) in a fresh process, first on a quiet machine and then beside `--competitors`
+CPU-bound processes that this script starts and stops itself. A setting is environment
+variables for the training process: torch's default, one thread, OpenMP's passive wait.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+from common import finish, parser, table
+
+HERE = Path(__file__).resolve().parent
+SETTINGS = {
+    "default": {},
+    "OMP_NUM_THREADS=1": {"OMP_NUM_THREADS": "1"},
+    "OMP_WAIT_POLICY=PASSIVE": {"OMP_WAIT_POLICY": "PASSIVE"},
+}
+BUSY = "import time\nend = time.time() + {limit}\nwhile time.time() < end:\n    pass\n"
+
+
+def tokens_per_sec(extra_env: dict, data: Path, seconds: float) -> float:
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp) / "throughput.json"
+        env = {k: v for k, v in os.environ.items() if k not in ("OMP_NUM_THREADS", "OMP_WAIT_POLICY")}
+        subprocess.run([sys.executable, str(HERE / "throughput.py"), "--config", "default", "--batch-sizes", "32",
+                        "--seconds", str(seconds), "--no-peak", "--data", str(Path(data).resolve()), "--out", str(out)],
+                       env={**env, **extra_env}, check=True, capture_output=True, cwd=HERE)
+        return json.loads(out.read_text())["rows"][0]["tokens_per_sec"]
+
+
+def competitors(n: int, limit: float) -> list[subprocess.Popen]:
+    """CPU-bound processes that end by themselves after `limit` seconds, if nothing stops them sooner."""
+    return [subprocess.Popen([sys.executable, "-c", BUSY.format(limit=limit)]) for _ in range(n)]
+
+
+def main() -> None:
+    p = parser(__doc__.splitlines()[0])
+    p.add_argument("--competitors", type=int, default=2)
+    p.add_argument("--seconds", type=float, default=6.0, help="timed seconds per measurement")
+    args = p.parse_args()
+    results = {"cores": os.cpu_count(), "competitors": args.competitors, "rows": []}
+    for name, extra in SETTINGS.items():
+        quiet = tokens_per_sec(extra, args.data, args.seconds)
+        busy = competitors(args.competitors, limit=20 * args.seconds + 60)
+        try:
+            loaded = tokens_per_sec(extra, args.data, args.seconds)
+        finally:
+            for proc in busy:
+                proc.kill()
+                proc.wait()
+        row = {"setting": name, "quiet": round(quiet), "loaded": round(loaded), "kept": f"{loaded / quiet:.0%}"}
+        results["rows"].append(row)
+        print(table([row], [("setting", "setting"), ("quiet", "tokens/s quiet"), ("loaded", "beside competitors"),
+                            ("kept", "kept")]).splitlines()[-1], flush=True)
+    print()
+    print(table(results["rows"], [("setting", "setting"), ("quiet", "tokens/s quiet"),
+                                  ("loaded", f"beside {args.competitors} competitors"), ("kept", "kept")]))
+    finish(results, args.out)
+
+
+if __name__ == "__main__":
+    main()
