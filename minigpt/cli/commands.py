@@ -18,7 +18,7 @@ import typer
 
 from minigpt import __version__
 from minigpt.cli.errors import Interrupted, MiniGPTError, UsageError, first_line, one_line, refuse_existing
-from minigpt.scaling.torchrun import rank, run_on_processes
+from minigpt.scaling.torchrun import check_batch_splits, rank, run_on_processes
 
 app = typer.Typer(
     help="Train a tiny character-level GPT on a file of names, then invent new ones.",
@@ -155,8 +155,7 @@ def train(
     else:
         cfg = load_config(config if config is not None else default_config_path(), overrides)
     if nproc > 1 and rank() is None:  # checked here, before any process starts
-        if cfg.train.batch_size % nproc:
-            raise UsageError(f"train.batch_size ({cfg.train.batch_size}) must be a multiple of --nproc ({nproc})")
+        check_batch_splits(cfg.train.batch_size, nproc, "--nproc")
         raise typer.Exit(run_on_processes(nproc))
     from minigpt.training import train as run_training  # torch loads here: a launching process never needs it
 

@@ -36,7 +36,7 @@ from pathlib import Path
 import torch
 
 from minigpt.cli.errors import RunError, UsageError
-from minigpt.config import Config, check_model_size, config_from_dict, load_config, parameter_count
+from minigpt.config import Config, config_from_dict, load_config, parameter_count
 from minigpt.data import Tokenizer
 from minigpt.model import GPT
 from minigpt.scaling.membership import NameSet
@@ -60,7 +60,9 @@ def microgpt_weights(model: GPT) -> dict[str, torch.Tensor]:
 
 def load_microgpt_weights(model: GPT, weights: dict[str, torch.Tensor]) -> None:
     """Load weights named as microgpt names them; a ValueError names a missing, extra or misshapen one."""
-    own = microgpt_weights(model)
+    state = model.state_dict()
+    module_name = {microgpt_name(name): name for name in state}
+    own = {name: state[module] for name, module in module_name.items()}
     missing, extra = sorted(own.keys() - weights.keys()), sorted(weights.keys() - own.keys())
     if missing or extra:
         raise ValueError(f"the weights do not fit the model: missing {missing}, unexpected {extra}")
@@ -68,7 +70,6 @@ def load_microgpt_weights(model: GPT, weights: dict[str, torch.Tensor]) -> None:
         if not isinstance(tensor, torch.Tensor) or tensor.shape != own[name].shape:
             shape = list(tensor.shape) if isinstance(tensor, torch.Tensor) else type(tensor).__name__
             raise ValueError(f"size mismatch for {name}: {shape} in the file, {list(own[name].shape)} in the model")
-    module_name = {microgpt_name(name): name for name in model.state_dict()}
     model.load_state_dict({module_name[name]: tensor for name, tensor in weights.items()})
 
 
@@ -254,8 +255,7 @@ def load_checkpoint(path: str | Path, device: str | torch.device = "cpu") -> Che
         config = config_from_dict(raw["config"], where=str(path))
         tokenizer = Tokenizer(checked_vocab(raw["vocab"], path))
         config.model.vocab_size = tokenizer.vocab_size
-        check_model_size(config.model, str(path))
-        check_weights_fit(raw["model"], config, path)
+        check_weights_fit(raw["model"], config, path)  # so what is built is no larger than the file
         model = GPT(config.model)
         load_microgpt_weights(model, raw["model"])
     except (KeyError, TypeError, ValueError, RuntimeError) as e:

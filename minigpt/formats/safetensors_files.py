@@ -16,7 +16,7 @@ from pathlib import Path
 from minigpt.formats.checkpoint import (check_finite, checked_vocab, load_checkpoint, load_microgpt_weights,
                                         microgpt_weights, ordinary_file, payload, save_checkpoint)
 from minigpt.formats.microgpt_json import MICROGPT_ARCHITECTURE, SHAPE
-from minigpt.config import check_model_size, config_from_dict, set_value, validate
+from minigpt.config import config_from_dict
 from minigpt.data import Tokenizer
 from minigpt.cli.errors import UsageError, cannot_write, refuse_existing
 from minigpt.scaling.membership import NameSet
@@ -89,17 +89,13 @@ def import_safetensors(source: str | Path, out: str | Path, overwrite: bool = Fa
     refuse_existing(out, overwrite, may_replace_checkpoint=True)
     try:
         document = json.loads(config_file.read_text(encoding="utf-8"))
-        config = config_from_dict(document.get("minigpt_config", {}), where=str(config_file))
-        for key in HYPERPARAMETERS:  # the top-level keys are what Hugging Face tools read: they win
-            if key == "vocab_size":
-                config.model.vocab_size = document[key] if type(document[key]) is int else -1
-            else:
-                set_value(config, "model", key, document[key], where=str(config_file))
+        recipe = document.get("minigpt_config", {})
+        # the top-level keys are what Hugging Face tools read: they win over the recipe's
+        model = {**recipe.get("model", {}), **{key: document[key] for key in HYPERPARAMETERS}}
         tokenizer = Tokenizer(checked_vocab(document["vocab"], config_file))
     except (json.JSONDecodeError, UnicodeDecodeError, KeyError, TypeError, AttributeError) as e:
         raise UsageError(f"{config_file}: not a minigpt safetensors config ({type(e).__name__}: {e})") from None
-    validate(config)
-    check_model_size(config.model, str(config_file))
+    config = config_from_dict({**recipe, "model": model}, where=str(config_file))  # checked, the size included
     if config.model.vocab_size != tokenizer.vocab_size:
         raise UsageError(f"{config_file}: vocab_size {config.model.vocab_size} disagrees with "
                          f"{len(tokenizer.chars)} characters and the boundary token")

@@ -23,7 +23,7 @@ import torch
 import torch.distributed as dist
 
 from minigpt.cli.errors import RunError, UsageError
-from minigpt.scaling.torchrun import launched_by_torchrun
+from minigpt.scaling.torchrun import check_batch_splits, launched_by_torchrun
 
 M_TRIM_THRESHOLD, M_MMAP_THRESHOLD = -1, -3  # glibc's mallopt parameter numbers
 
@@ -129,9 +129,7 @@ class Distributed:
         """DDP around the model, with each rank its own dropout masks; the model itself in one process."""
         if not self.enabled:
             return model
-        if batch_size % self.world:
-            raise UsageError(f"train.batch_size ({batch_size}) must be a multiple of the "
-                             f"number of processes ({self.world})")
+        check_batch_splits(batch_size, self.world, "the number of processes")
         device_ids = [self.device.index] if self.device.type == "cuda" else None
         wrapped = torch.nn.parallel.DistributedDataParallel(model, device_ids=device_ids)
         torch.manual_seed(seed + 1_000_003 * self.rank)

@@ -20,6 +20,8 @@ import subprocess
 import sys
 import time
 
+from minigpt.cli.errors import UsageError
+
 GRACE_SECONDS = 20  # after one process fails, how long the others get to stop by themselves
 
 
@@ -30,6 +32,12 @@ def launched_by_torchrun() -> bool:
 def rank() -> int | None:
     """This process's rank when several were started, else None (read before any process group exists)."""
     return int(os.environ.get("RANK", "0")) if launched_by_torchrun() else None
+
+
+def check_batch_splits(batch_size: int, processes: int, named: str) -> None:
+    """Every process takes an equal slice of each batch."""
+    if batch_size % processes:
+        raise UsageError(f"train.batch_size ({batch_size}) must be a multiple of {named} ({processes})")
 
 
 def arguments_without_nproc(argv: list[str]) -> list[str]:
