@@ -59,6 +59,19 @@ def open_page(browser, path: Path, width: int = 1280, height: int = 900):
     return page
 
 
+def redraw_weights(checkpoint: Path, seed: int) -> None:
+    """Redraw a checkpoint's weights at a scale where logits differ by whole nats (norm gains
+    around 1), so that a page agreeing with torch to 1e-4 says something about its arithmetic."""
+    import torch
+
+    raw = torch.load(checkpoint, weights_only=True)
+    generator = torch.Generator().manual_seed(seed)
+    for tensor in raw["model"].values():
+        noise = torch.randn(tensor.shape, generator=generator)
+        tensor.copy_(1 + 0.3 * noise if tensor.dim() == 1 else 0.3 * noise)
+    torch.save(raw, checkpoint)
+
+
 def skip_or_fail(reason: str) -> None:
     import pytest
 

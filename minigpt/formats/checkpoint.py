@@ -37,7 +37,7 @@ import torch
 
 from minigpt.cli.errors import RunError, UsageError
 from minigpt.config import Config, config_from_dict, load_config, parameter_count
-from minigpt.data import Tokenizer
+from minigpt.data import Tokenizer, digest, load_data
 from minigpt.model import GPT
 from minigpt.scaling.membership import NameSet
 
@@ -86,6 +86,19 @@ class Checkpoint:
     best_val_loss: float | None = None
     data: dict = field(default_factory=dict)  # where the names came from (the "data" key)
     version: int = VERSION
+
+
+def validation_names(ckpt: Checkpoint) -> list[str] | None:
+    """The run's held-out names, read again from the files it trained on, or None where they cannot be
+    had: an imported checkpoint, no validation set, or a file moved or changed since (its digest differs)."""
+    data, recipe = ckpt.data, ckpt.config.train
+    if not data.get("path") or not data.get("val_names") or "val_digest" not in data:
+        return None
+    try:
+        _, names, _ = load_data(data["path"], data.get("val_path"), recipe.val_fraction, recipe.val_max, recipe.seed)
+    except UsageError:  # the file is gone or no longer reads
+        return None
+    return names if digest(names) == data["val_digest"] else None
 
 
 @dataclass

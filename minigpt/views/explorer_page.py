@@ -21,9 +21,10 @@ from pathlib import Path
 import torch
 
 from minigpt.cli.bundled import web_file
-from minigpt.formats.checkpoint import Checkpoint, load_checkpoint, microgpt_weights
+from minigpt.formats.checkpoint import Checkpoint, load_checkpoint, microgpt_weights, validation_names
 from minigpt.cli.errors import UsageError, cannot_write, refuse_existing
 
+ROLE_NAMES = 1000  # the most names the head descriptions are averaged over
 CURVE_POINTS = 300  # the loss curve is drawn from at most this many points a series
 PAGE_MEMBERSHIP_BYTES = 2_000_000  # the most the page carries to mark training names (names or a filter)
 
@@ -41,7 +42,8 @@ def weights_blob(model: torch.nn.Module) -> tuple[str, dict]:
 
 
 def loss_curve(run_dir: Path) -> dict | None:
-    """The train and validation loss against step, from the run's metrics.jsonl, thinned for drawing."""
+    """The train and validation loss against step, from the run's metrics.jsonl, thinned for drawing
+    (every validation point kept: the best step is one of them)."""
     from minigpt.views.loss_curve import read_metrics, series
 
     if not (run_dir / "metrics.jsonl").is_file():
@@ -55,7 +57,8 @@ def loss_curve(run_dir: Path) -> dict | None:
         stride = max(1, len(points) // CURVE_POINTS)
         return [[step, round(loss, 4)] for step, loss in points[::stride]]
 
-    train, val = thin(series(records, "train_loss")), thin(series(records, "val_loss"))
+    train = thin(series(records, "train_loss"))
+    val = [[step, round(loss, 4)] for step, loss in series(records, "val_loss")]
     return {"train": train, "val": val} if train or val else None
 
 
@@ -100,9 +103,42 @@ def default_text(ckpt: Checkpoint) -> str:
     return ckpt.train_names[0][: ckpt.config.model.block_size - 1] if ckpt.train_names else ""
 
 
+def names_for_roles(ckpt: Checkpoint) -> tuple[list[str], str]:
+    """The names the head descriptions are averaged over, and what they are: the run's validation
+    names when they can be read again, else the training names the checkpoint carries, else the
+    model's own names."""
+    from minigpt.sampling import generate
+
+    def some(names):
+        stride = max(1, len(names) // ROLE_NAMES)
+        return names[::stride][:ROLE_NAMES]
+
+    held_out = validation_names(ckpt)
+    if held_out:
+        return some(held_out), "validation names"
+    if ckpt.train_names:
+        return some(ckpt.train_names), "training names"
+    return generate(ckpt.model, ckpt.tokenizer, 200, seed=0), "names the model generated"
+
+
+def roles(ckpt: Checkpoint) -> dict:
+    """What each head tends to do (views/head_roles.py), and the unigram loss the curve is drawn against."""
+    from minigpt.views.head_roles import head_roles, unigram_loss
+
+    names, what = names_for_roles(ckpt)
+    found = head_roles(ckpt.model, ckpt.tokenizer, names)
+    if found:
+        found["names"] = f"{len(names):,} {what}"
+    frequencies = ckpt.train_names or names
+    found["unigram"] = unigram_loss(frequencies, ckpt.tokenizer)
+    found["unigram_names"] = "the training names" if ckpt.train_names else f"the {what}"
+    return found
+
+
 def page_data(ckpt: Checkpoint, text: str | None = None) -> dict:
     weights, tensors = weights_blob(ckpt.model)
     return {
+        "roles": roles(ckpt),
         "config": ckpt.config.to_dict(),
         "vocab": ckpt.tokenizer.chars,
         "weights": weights,

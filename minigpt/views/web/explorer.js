@@ -1,7 +1,11 @@
 // explorer.js: the page around model.js. It reads what the learner types, runs the model on
 // it at every keystroke, and draws what the model did: every head's attention, one head
-// large, the arithmetic of one row, the predictions, and what each head tends to do.
-// Everything it needs is in this file, in model.js and in the JSON the page carries.
+// large, one row of it worked out from q, k and v, where q, k and v come from, the
+// predictions under live sampling filters, and what each head tends to do.
+//
+// What never changes (the tables, the strips, the head descriptions, the model card) is
+// built once, at the model's largest size; a redraw only writes numbers and colours into
+// it and hides what the current name does not use. So focus and scroll survive a redraw.
 "use strict";
 
 (() => {
@@ -9,12 +13,15 @@
   const model = MiniGPTModel.load(DATA);
   const config = DATA.config.model;
   const vocab = DATA.vocab; // characters in id order; the boundary token is id vocab.length
-  const BOS = vocab.length;
+  const BOS = vocab.length, V = vocab.length + 1, N = config.block_size;
+  const D = config.n_embd / config.n_head; // the head size, d
   const ids = new Map(vocab.map((ch, i) => [ch, i]));
   const trainingNames = DATA.membership.kind === "exact" ? new Set(DATA.membership.names) : null;
   const bloomBits = DATA.membership.kind === "bloom" ? Uint8Array.from(atob(DATA.membership.bits), (c) => c.charCodeAt(0)) : null;
 
-  const state = { layer: 0, head: 0, pinned: null, view: null };
+  // what is selected: a head, a row of it (the query position; null follows the last), a cell
+  // of that row (the key position), whether the cell's details are open, and what the matrix shows
+  const state = { layer: 0, head: 0, row: null, col: null, details: false, show: "weights", view: null };
   const $ = (id) => document.getElementById(id);
 
   // ---- reading the text ----------------------------------------------------------------
@@ -25,7 +32,7 @@
     const chars = [], kept = [], skipped = new Set();
     let cut = 0;
     for (const ch of text) {
-      const known = ids.has(ch), fits = known && kept.length < config.block_size - 1;
+      const known = ids.has(ch), fits = known && kept.length < N - 1;
       if (!known) skipped.add(ch);
       if (fits) kept.push(ch);
       else if (known) cut += 1;
@@ -51,20 +58,38 @@
     );
   }
 
-  // ---- colour: viridis, dark purple for 0 to yellow for 1 ------------------------------------
-
-  const VIRIDIS = ["#440154", "#482878", "#3e4989", "#31688e", "#26828e", "#1f9e89", "#35b779", "#6ece58", "#b5de2b", "#fde725"]
-    .map((hex) => [1, 3, 5].map((i) => parseInt(hex.slice(i, i + 2), 16)));
-
-  function viridis(w) {
-    const x = Math.min(Math.max(w, 0), 1) * (VIRIDIS.length - 1);
-    const i = Math.min(Math.floor(x), VIRIDIS.length - 2), f = x - i;
-    const rgb = VIRIDIS[i].map((c, k) => Math.round(c + f * (VIRIDIS[i + 1][k] - c)));
-    return `rgb(${rgb.join(",")})`;
+  // the selected row: the pinned position, or the last one the model read
+  const rowOf = (view) => (state.row !== null && state.row < view.tokens.length ? state.row : view.tokens.length - 1);
+  // the selected cell of that row: the chosen key position, or the one with the most weight
+  function colOf(view) {
+    const i = rowOf(view);
+    if (state.col !== null && state.col <= i) return state.col;
+    const w = view.steps[i].layers[state.layer].weights[state.head];
+    return w.indexOf(Math.max(...w));
   }
 
+  // ---- colour ----------------------------------------------------------------------------
+
+  // viridis, dark purple for 0 to yellow for 1, as 256 ready-made colours
+  const VIRIDIS_STOPS = ["#440154", "#482878", "#3e4989", "#31688e", "#26828e", "#1f9e89", "#35b779", "#6ece58", "#b5de2b", "#fde725"]
+    .map((hex) => [1, 3, 5].map((i) => parseInt(hex.slice(i, i + 2), 16)));
+  const VIRIDIS = Array.from({ length: 256 }, (_, n) => {
+    const x = (n / 255) * (VIRIDIS_STOPS.length - 1), i = Math.min(Math.floor(x), VIRIDIS_STOPS.length - 2), f = x - i;
+    return VIRIDIS_STOPS[i].map((c, k) => Math.round(c + f * (VIRIDIS_STOPS[i + 1][k] - c)));
+  });
+  const viridisRGB = (w) => VIRIDIS[Math.round(Math.min(Math.max(w, 0), 1) * 255)];
+  const viridis = (w) => `rgb(${viridisRGB(w).join(",")})`;
   const inkOn = (w) => (w > 0.6 ? "#111" : "#fff");
-  const fmt = (x, digits = 3) => (Number.isFinite(x) ? x.toFixed(digits) : x > 0 ? "∞" : "−∞");
+
+  // a diverging scale for signed numbers: blue below 0, white at 0, red above, full at ±scale
+  const BLUE = [33, 102, 172], RED = [178, 24, 43];
+  function diverging(x, scale) {
+    const f = Math.min(Math.abs(x) / (scale || 1), 1), end = x < 0 ? BLUE : RED;
+    return `rgb(${end.map((c) => Math.round(255 + f * (c - 255))).join(",")})`;
+  }
+  const largest = (...vectors) => Math.max(1e-12, ...vectors.map((v) => Math.max(...Array.from(v, Math.abs))));
+
+  const fmt = (x, digits = 3) => (Number.isFinite(x) ? x.toFixed(digits).replace("-", "−") : x > 0 ? "∞" : "−∞");
   const el = (tag, attrs = {}, ...children) => {
     const node = document.createElement(tag);
     for (const [k, v] of Object.entries(attrs)) {
@@ -76,12 +101,26 @@
     return node;
   };
 
+  // A vector drawn as a strip of coloured cells, one per number, on a diverging scale. Built
+  // once at its length; `draw` recolours it and says its numbers to a screen reader.
+  function strip(length, name) {
+    const cells = Array.from({ length }, () => el("i"));
+    const node = el("span", { class: "vec", role: "img", "aria-label": name }, ...cells);
+    node.style.setProperty("--n", length);
+    node.draw = (values, scale, what = name) => {
+      for (let n = 0; n < length; n++) cells[n].style.backgroundColor = diverging(values[n], scale);
+      node.setAttribute("aria-label", `${what} = [${Array.from(values, (x) => fmt(x, 2)).join(", ")}]`);
+      node.values = values;
+    };
+    node.cells = cells;
+    return node;
+  }
+
   // ---- the text box ----------------------------------------------------------------------
 
-  function renderInput(view) {
-    const strip = $("read");
-    const shown = view.chars.slice(0, 4 * config.block_size); // a pasted paragraph is not drawn whole
-    strip.replaceChildren(el("span", { class: "token bos", title: "the boundary token: every name starts after it" }, "·"),
+  function drawInput(view) {
+    const shown = view.chars.slice(0, 4 * N); // a pasted paragraph is not drawn whole
+    $("read").replaceChildren(el("span", { class: "token bos", title: "the boundary token: every name starts after it" }, "·"),
       ...shown.map((c) => el("span", {
         class: `token ${c.known ? (c.cut ? "cut" : "") : "unknown"}`,
         title: c.known ? (c.cut ? "cut: past the block size" : "read by the model") : "not in the vocabulary: skipped",
@@ -94,202 +133,458 @@
       if (lower !== view.text && [...lower].every((ch) => ids.has(ch))) notes.push(`The vocabulary is lowercase: try “${lower}”.`);
     }
     if (view.cut) {
-      notes.push(`Cut ${view.cut} character${view.cut > 1 ? "s" : ""}: the model reads at most ${config.block_size - 1} after the boundary token.`);
+      notes.push(`Cut ${view.cut} character${view.cut > 1 ? "s" : ""}: the model reads at most ${N - 1} after the boundary token.`);
     }
     $("notes").textContent = notes.join(" ");
   }
 
-  // ---- every head at once -------------------------------------------------------------------
+  // ---- every head at once: one canvas each, a pixel per cell, scaled up by the stylesheet ----
 
-  function renderGrid(view, attention) {
-    const T = view.tokens.length, cell = Math.max(5, Math.floor(84 / T)), size = cell * T;
+  const thumbs = [];
+
+  function buildGrid() {
     const grid = $("grid");
-    grid.replaceChildren();
-    grid.style.gridTemplateColumns = `auto repeat(${config.n_head}, auto)`;
+    grid.style.gridTemplateColumns = `auto repeat(${config.n_head}, minmax(0, 1fr))`;
     grid.append(el("div"), ...Array.from({ length: config.n_head }, (_, h) => el("div", { class: "axis" }, `head ${h}`)));
-    attention.forEach((heads, l) => {
+    for (let l = 0; l < config.n_layer; l++) {
       grid.append(el("div", { class: "axis" }, `layer ${l}`));
-      heads.forEach((rows, h) => {
-        const canvas = el("canvas", { width: size, height: size, class: "small", "data-layer": l, "data-head": h,
-          title: `layer ${l}, head ${h}: click to see it large` });
-        const ctx = canvas.getContext("2d");
-        rows.forEach((row, i) => row.forEach((w, j) => {
-          ctx.fillStyle = j > i ? "#f1f1f4" : viridis(w);
-          ctx.fillRect(j * cell, i * cell, cell, cell);
-        }));
-        const selected = l === state.layer && h === state.head;
-        grid.append(el("button", { class: `thumb${selected ? " selected" : ""}`, onclick: () => select(l, h) }, canvas));
-      });
+      thumbs.push([]);
+      for (let h = 0; h < config.n_head; h++) {
+        const role = headLabel(l, h);
+        const canvas = el("canvas", { width: 1, height: 1, "aria-hidden": "true" });
+        const button = el("button", { class: "thumb", "data-layer": l, "data-head": h, "aria-pressed": "false",
+          "aria-label": `layer ${l}, head ${h}${role ? `: ${role}` : ""}`, title: `layer ${l}, head ${h}${role ? `: ${role}` : ""}`,
+          onclick: () => selectHead(l, h) }, canvas);
+        thumbs[l].push({ button, canvas });
+        grid.append(button);
+      }
+    }
+    grid.addEventListener("keydown", (event) => { // arrow keys move between heads
+      const move = { ArrowLeft: [0, -1], ArrowRight: [0, 1], ArrowUp: [-1, 0], ArrowDown: [1, 0] }[event.key];
+      const at = event.target.closest("button.thumb");
+      if (!move || !at) return;
+      event.preventDefault();
+      const l = clamp(+at.dataset.layer + move[0], 0, config.n_layer - 1), h = clamp(+at.dataset.head + move[1], 0, config.n_head - 1);
+      selectHead(l, h);
+      thumbs[l][h].button.focus();
     });
   }
 
-  // ---- one head, large ------------------------------------------------------------------------
+  const clamp = (x, low, high) => Math.min(Math.max(x, low), high);
 
-  function renderMatrix(view, attention) {
-    const { layer: l, head: h } = state;
-    const rows = attention[l][h];
-    const labels = view.tokens.map(label);
-    $("matrix-title").textContent = `Layer ${l}, head ${h}`;
-    const table = el("table", { class: "matrix", id: "big-matrix" });
-    table.append(el("tr", {}, el("th", { class: "corner" }, "reads ↓ attends to →"),
-      ...labels.map((t) => el("th", { class: "col" }, t))));
-    rows.forEach((row, i) => {
-      const tr = el("tr", { class: i === queryPosition(view) ? "pinned" : "", onclick: () => pin(i) });
-      tr.append(el("th", { class: "row", title: "click to pin this position" }, labels[i]));
-      row.forEach((w, j) => {
-        if (j > i) return tr.append(el("td", { class: "future" }));
-        const score = view.steps[i].layers[l].scores[h][j];
-        tr.append(el("td", {
-          style: { background: viridis(w), color: inkOn(w) },
-          "data-tip": `position ${i} “${labels[i]}” → position ${j} “${labels[j]}”\nweight ${fmt(w, 4)}\nraw score q·k/√d ${fmt(score, 4)}`,
-        }, w.toFixed(2)));
-      });
-      table.append(tr);
+  function drawGrid(attention) {
+    const T = state.view.tokens.length;
+    attention.forEach((heads, l) => heads.forEach((rows, h) => {
+      const { canvas } = thumbs[l][h];
+      if (canvas.width !== T) canvas.width = canvas.height = T;
+      const ctx = canvas.getContext("2d"), image = ctx.createImageData(T, T);
+      rows.forEach((row, i) => row.forEach((w, j) => {
+        const rgb = j > i ? [241, 241, 244] : viridisRGB(w), at = 4 * (i * T + j);
+        image.data[at] = rgb[0]; image.data[at + 1] = rgb[1]; image.data[at + 2] = rgb[2]; image.data[at + 3] = 255;
+      }));
+      ctx.putImageData(image, 0, 0);
+    }));
+  }
+
+  function markSelectedHead() {
+    thumbs.forEach((row, l) => row.forEach(({ button }, h) => {
+      const on = l === state.layer && h === state.head;
+      button.classList.toggle("selected", on);
+      button.setAttribute("aria-pressed", String(on));
+    }));
+    headCards.forEach((card) => card.classList.toggle("selected", +card.dataset.layer === state.layer && +card.dataset.head === state.head));
+    const role = headLabel(state.layer, state.head);
+    $("matrix-title").textContent = `Layer ${state.layer}, head ${state.head}`;
+    $("head-label").textContent = role ? `Over ${DATA.roles.names}: ${role}.` : "";
+  }
+
+  // ---- one head, large: a table of the largest size, cut to the name by hiding -------------
+
+  const matrix = { cols: [], rows: [], heads: [], cells: [] };
+
+  function buildMatrix() {
+    const table = $("big-matrix");
+    document.documentElement.style.setProperty("--positions", N);
+    const header = el("tr", {}, el("th", { class: "corner", scope: "col" }, "reads ↓", el("br"), "attends →"));
+    for (let j = 0; j < N; j++) {
+      const th = el("th", { class: "col", scope: "col" });
+      matrix.cols.push(th);
+      header.append(th);
+    }
+    table.append(el("thead", {}, header));
+    const body = el("tbody");
+    for (let i = 0; i < N; i++) {
+      const th = el("th", { class: "row", scope: "row", title: "work out this row" });
+      const tr = el("tr", {}, th);
+      const cells = [];
+      for (let j = 0; j < N; j++) {
+        const td = el("td", { tabindex: "-1", "data-i": i, "data-j": j });
+        cells.push(td);
+        tr.append(td);
+      }
+      matrix.rows.push(tr);
+      matrix.heads.push(th);
+      matrix.cells.push(cells);
+      body.append(tr);
+    }
+    table.append(body);
+    table.addEventListener("click", (event) => {
+      const td = event.target.closest("td"), th = event.target.closest("th.row");
+      if (td && +td.dataset.j <= +td.dataset.i) clickCell(+td.dataset.i, +td.dataset.j);
+      else if (th) selectCell(matrix.heads.indexOf(th), null);
     });
-    $("matrix").replaceChildren(table);
+    table.addEventListener("keydown", cellKeys);
+    table.addEventListener("mouseover", (event) => { // a cell of the worked row lights its line of the arithmetic
+      const td = event.target.closest("td");
+      highlightLine(td && +td.dataset.i === rowOf(state.view) && +td.dataset.j <= +td.dataset.i ? +td.dataset.j : null);
+    });
+    table.addEventListener("mouseleave", () => highlightLine(null));
   }
 
-  // the pinned position, or the last one the model read
-  function queryPosition(view) {
-    return state.pinned !== null && state.pinned < view.tokens.length ? state.pinned : view.tokens.length - 1;
+  function drawMatrix() {
+    const view = state.view, T = view.tokens.length, { layer: l, head: h } = state;
+    const scores = state.show === "scores", labels = view.tokens.map(label);
+    const worked = rowOf(view), chosen = colOf(view);
+    let scale = 1e-12;
+    if (scores) view.steps.forEach((s) => s.layers[l].scores[h].forEach((x) => { scale = Math.max(scale, Math.abs(x)); }));
+    for (let j = 0; j < N; j++) {
+      matrix.cols[j].hidden = j >= T;
+      if (j < T) matrix.cols[j].textContent = labels[j];
+    }
+    for (let i = 0; i < N; i++) {
+      const tr = matrix.rows[i];
+      tr.hidden = i >= T;
+      if (i >= T) continue;
+      tr.classList.toggle("worked", i === worked);
+      matrix.heads[i].textContent = labels[i];
+      const at = view.steps[i].layers[l];
+      matrix.cells[i].forEach((td, j) => {
+        td.hidden = j >= T;
+        if (j >= T) return;
+        const future = j > i;
+        const value = future ? (scores ? -Infinity : 0) : scores ? at.scores[h][j] : at.weights[h][j];
+        td.className = future ? "future" : i === worked && j === chosen ? "chosen" : "";
+        td.dataset.value = String(value);
+        td.textContent = future ? (scores ? "−∞" : "") : scores ? fmt(value, 1) : shortWeight(value);
+        td.style.background = future ? "" : scores ? diverging(value, scale) : viridis(value);
+        td.style.color = future ? "" : scores ? (Math.abs(value) / scale > 0.6 ? "#fff" : "#111") : inkOn(value);
+        td.tabIndex = i === worked && j === chosen ? 0 : -1; // one stop for Tab: the arrows move within
+        td.setAttribute("aria-label", future ? `${labels[i]} to ${labels[j]}: a later position, masked`
+          : `${labels[i]} to ${labels[j]}: ${scores ? "score" : "weight"} ${fmt(value, 3)}`);
+      });
+    }
+    $("matrix-scale").replaceChildren(...(scores
+      ? [el("span", {}, `score ${fmt(-scale, 1)}`), el("span", { class: "ramp diverging" }), el("span", {}, fmt(scale, 1))]
+      : [el("span", {}, "weight 0"), el("span", { class: "ramp viridis" }), el("span", {}, "1")]));
+    drawCellInfo();
   }
 
-  // ---- the arithmetic of one row ------------------------------------------------------------------
+  // a weight in the room of a cell: ".43", and "1" for a whole row's weight
+  const shortWeight = (w) => (w >= 0.995 ? "1" : w.toFixed(2).slice(1));
 
-  function renderMath(view) {
-    const { layer: l, head: h } = state;
-    const i = queryPosition(view);
+  const activeCell = () => matrix.cells[rowOf(state.view)][colOf(state.view)];
+
+  function cellKeys(event) {
+    const view = state.view, T = view.tokens.length;
+    let i = rowOf(view), j = colOf(view);
+    switch (event.key) {
+      case "ArrowUp": i = Math.max(0, i - 1); j = Math.min(j, i); break;
+      case "ArrowDown": i = Math.min(T - 1, i + 1); break;
+      case "ArrowLeft": j = Math.max(0, j - 1); break;
+      case "ArrowRight": j = Math.min(i, j + 1); break;
+      case "Home": j = 0; break;
+      case "End": j = i; break;
+      case "Enter": case " ": event.preventDefault(); return clickCell(i, j);
+      case "Escape": state.details = false; return drawCellInfo();
+      default: return;
+    }
+    event.preventDefault();
+    selectCell(i, j);
+    activeCell().focus();
+  }
+
+  // A click (or a tap) on a cell works out its row and opens its details; a second closes them.
+  function clickCell(i, j) {
+    const again = i === rowOf(state.view) && j === colOf(state.view);
+    state.details = again ? !state.details : true;
+    selectCell(i, j);
+  }
+
+  function drawCellInfo() {
+    const box = $("cell-info"), view = state.view;
+    box.hidden = !state.details;
+    if (!state.details) return;
+    const i = rowOf(view), j = colOf(view), at = view.steps[i].layers[state.layer], h = state.head;
+    const scores = at.scores[h], max = Math.max(...scores), total = scores.reduce((a, s) => a + Math.exp(s - max), 0);
     const labels = view.tokens.map(label);
-    const d = config.n_embd / config.n_head, start = h * d;
-    const at = view.steps[i].layers[l];
-    const slice = (v) => Array.from(v.slice(start, start + d));
-    const q = slice(at.q);
-    const scores = at.scores[h], weights = at.weights[h];
-    const max = Math.max(...scores);
-    const exps = scores.map((s) => Math.exp(s - max));
-    const total = exps.reduce((a, b) => a + b, 0);
-    const vector = (v) => el("code", { class: "vector" }, `[${v.map((x) => fmt(x, 2)).join(", ")}]`);
+    box.textContent = `Position ${i} “${labels[i]}” attends to position ${j} “${labels[j]}”: ` +
+      `q·k${j} = ${fmt(scores[j] * Math.sqrt(D))}, ÷ √${D} = ${fmt(scores[j])}, + mask 0, ` +
+      `e^(${fmt(scores[j])} − ${fmt(max)}) = ${fmt(Math.exp(scores[j] - max))}, ÷ ${fmt(total)} = weight ${fmt(at.weights[h][j], 4)}.`;
+  }
 
-    $("math-title").textContent = `Position ${i} (“${labels[i]}”), layer ${l}, head ${h}`;
-    const table = el("table", { class: "math", id: "math-table" });
-    table.append(el("tr", {}, ...["j", "token", "q·kⱼ", "÷ √d", "mask", "e^(s − max)", "weight", ""].map((t) => el("th", {}, t))));
-    view.tokens.forEach((_, j) => {
-      if (j > i) {
-        table.append(el("tr", { class: "future" }, el("td", {}, j), el("td", {}, labels[j]), el("td", {}, "—"),
-          el("td", {}, "—"), el("td", {}, "−∞ (future)"), el("td", {}, "0"), el("td", {}, "0"), el("td")));
+  // ---- one row worked out: q against every k, the scores, the mask, softmax, and × V --------
+
+  const math = { lines: [] };
+
+  function buildMath() {
+    const table = $("math-table");
+    table.append(el("thead", {}, el("tr", {}, ...[["j", "the position read"], ["kⱼ", "its key"], ["q⊙kⱼ", "q times kⱼ, number by number"],
+      ["q·kⱼ", "their sum"], ["÷√d", "the raw score"], ["mask", "0 up to this position, −∞ after"],
+      ["weight", "softmax of the scores"], ["weight·vⱼ", "its value, scaled"]].map(([t, title]) => el("th", { scope: "col", title }, t)))));
+    const body = el("tbody");
+    math.q = strip(D, "q");
+    body.append(el("tr", { class: "query" }, el("th", { scope: "row", id: "q-label" }, "q"), el("td", {}, math.q),
+      el("td", { colspan: 6, class: "muted" }, "the query of this position, against every key below")));
+    for (let j = 0; j < N; j++) {
+      const line = {
+        tr: el("tr", { "data-j": j }),
+        key: strip(D, `k${j}`), product: strip(D, `q⊙k${j}`), scaled: strip(D, `weight·v${j}`),
+        label: el("th", { scope: "row" }), dot: el("td"), score: el("td"), mask: el("td"), weight: el("td", { class: "weight" }),
+        bar: el("span", { class: "bar" }), number: el("span"),
+      };
+      line.weight.append(line.bar, line.number);
+      line.tr.append(line.label, el("td", {}, line.key), el("td", {}, line.product), line.dot, line.score, line.mask, line.weight,
+        el("td", {}, line.scaled));
+      line.tr.addEventListener("mouseenter", () => highlightCell(j));
+      line.tr.addEventListener("mouseleave", () => highlightCell(null));
+      line.tr.addEventListener("click", () => { if (j <= rowOf(state.view)) selectCell(rowOf(state.view), j); });
+      math.lines.push(line);
+      body.append(line.tr);
+    }
+    math.out = strip(D, "out");
+    math.sum = el("td");
+    body.append(el("tr", { class: "total" }, el("th", { scope: "row" }, "Σ"), el("td", { colspan: 5, class: "muted" },
+      "the weights add up to 1; the head's output is the weighted sum of the values →"), math.sum, el("td", {}, math.out)));
+    table.append(body);
+  }
+
+  function drawMath() {
+    const view = state.view, T = view.tokens.length, { layer: l, head: h } = state;
+    const i = rowOf(view), chosen = colOf(view), labels = view.tokens.map(label), start = h * D;
+    const slice = (v) => v.subarray(start, start + D);
+    const at = view.steps[i].layers[l], q = slice(at.q);
+    const keys = view.steps.slice(0, i + 1).map((s) => slice(s.layers[l].k));
+    const values = view.steps.slice(0, i + 1).map((s) => slice(s.layers[l].v));
+    const products = keys.map((k) => k.map((x, n) => x * q[n]));
+    const weights = at.weights[h], scores = at.scores[h];
+    const scaledValues = values.map((v, j) => v.map((x) => x * weights[j]));
+    const out = slice(at.out);
+    const qk = largest(q, ...keys), prod = largest(...products), val = largest(out, ...scaledValues);
+    $("math-title").textContent = `Row ${i} (“${labels[i]}”) worked out, layer ${l}, head ${h}`;
+    $("q-label").textContent = `q${i}`;
+    math.q.draw(q, qk, `q${i}`);
+    math.lines.forEach((line, j) => {
+      line.tr.hidden = j >= T;
+      if (j >= T) return;
+      const future = j > i;
+      line.tr.className = future ? "future" : j === chosen ? "chosen" : "";
+      line.label.textContent = `${j} ${labels[j]}`;
+      line.mask.textContent = future ? "−∞" : "+0";
+      for (const s of [line.key, line.product, line.scaled]) s.style.visibility = future ? "hidden" : "";
+      if (future) {
+        line.dot.textContent = line.score.textContent = "—";
+        line.number.textContent = "0";
+        line.bar.style.width = "0";
         return;
       }
-      const k = slice(view.steps[j].layers[l].k);
-      table.append(el("tr", {}, el("td", {}, j), el("td", {}, labels[j]),
-        el("td", { title: `k${j} = [${k.map((x) => fmt(x, 3)).join(", ")}]` }, fmt(scores[j] * Math.sqrt(d))),
-        el("td", {}, fmt(scores[j])), el("td", {}, "+0"), el("td", {}, fmt(exps[j])), el("td", {}, fmt(weights[j])),
-        el("td", {}, el("span", { class: "bar", style: { width: `${Math.round(weights[j] * 80)}px` } }))));
+      line.key.draw(keys[j], qk, `k${j}`);
+      line.product.draw(products[j], prod, `q⊙k${j}`);
+      line.scaled.draw(scaledValues[j], val, `weight·v${j}`);
+      line.dot.textContent = fmt(scores[j] * Math.sqrt(D), 2);
+      line.score.textContent = fmt(scores[j], 2);
+      line.number.textContent = weights[j].toFixed(3);
+      line.bar.style.width = `${Math.round(weights[j] * 40)}px`;
     });
-    table.append(el("tr", { class: "total" }, el("td", { colspan: 5 }, "sum"), el("td", {}, fmt(total)),
-      el("td", {}, fmt(weights.reduce((a, b) => a + b, 0))), el("td")));
-    const out = slice(at.out);
-    $("math").replaceChildren(
-      el("p", {}, "The query of this position: ", el("b", {}, "q = "), vector(q)),
-      el("ol", {},
-        el("li", {}, "q·kⱼ: the query's dot product with the key of every position (hover a number to see kⱼ)."),
-        el("li", {}, `÷ √d: divided by √${d} = ${fmt(Math.sqrt(d))}, the square root of the head size, so scores stay moderate.`),
-        el("li", {}, `Mask: positions after ${i} get −∞ (the future); the others +0.`),
-        el("li", {}, "Softmax: e^(s − max) over their sum, so the weights add up to 1."),
-        el("li", {}, "Weights × V: the head's output is the weighted sum Σⱼ weightⱼ · vⱼ of the value vectors.")),
-      table,
-      el("p", {}, "Weights × V = ", vector(out)),
-      el("details", {}, el("summary", {}, "the value vectors vⱼ"),
-        ...view.tokens.slice(0, i + 1).map((_, j) => el("div", {}, `v${j} (“${labels[j]}”) = `,
-          vector(slice(view.steps[j].layers[l].v))))),
+    math.sum.textContent = weights.reduce((a, b) => a + b, 0).toFixed(3);
+    math.out.draw(out, val, `out${i}`);
+    $("math-legend").textContent = `d = ${D}, so ÷√d divides by ${fmt(Math.sqrt(D))}. Strips: red above 0, blue below; ` +
+      `q and the keys share one scale, the products another, the values a third. A later position's score is −∞, so its weight is 0.`;
+    math.numbers = { i, layer: l, head: h, q, keys, products, scores, weights, values, scaledValues, out };
+  }
+
+  function highlightLine(j) {
+    math.lines.forEach((line, n) => line.tr.classList.toggle("hover", n === j));
+  }
+
+  function highlightCell(j) {
+    const i = rowOf(state.view);
+    matrix.cells[i].forEach((td, n) => td.classList.toggle("hover", n === j));
+  }
+
+  // ---- where q, k and v come from --------------------------------------------------------------
+
+  const flow = {};
+
+  function buildFlow() {
+    const E = config.n_embd, gains = config.norm_scale ? " × the layer's norm gains" : "";
+    const step = (name, what, length, shape) => {
+      flow[name] = strip(length, name);
+      flow[`${name}Label`] = el("span", { class: "what" }, what);
+      return el("div", { class: "flow-step" }, flow[`${name}Label`], flow[name], el("span", { class: "shape" }, shape));
+    };
+    $("flow-steps").append(
+      step("wte", "wte[token]", E, `[${E}]`),
+      step("wpe", "+ wpe[position]", E, `[${E}]`),
+      step("x0", "rmsnorm: the residual stream's start", E, `[${E}]`),
+      step("residual", "what the layer reads", E, `[${E}]`),
+      step("a", `rmsnorm${gains}`, E, `[${E}]`),
+      step("q", "× W_Q → q", E, `[${E}]`),
+      step("k", "× W_K → k", E, `[${E}]`),
+      step("v", "× W_V → v", E, `[${E}]`),
     );
   }
 
-  // ---- predictions ----------------------------------------------------------------------------
+  function drawFlow() {
+    const view = state.view, { layer: l, head: h } = state, i = rowOf(view), j = colOf(view), E = config.n_embd;
+    const labels = view.tokens.map(label), token = view.tokens[i];
+    const row = (W, n) => W.data.subarray(n * W.cols, (n + 1) * W.cols);
+    const s = view.steps[i], layer = s.layers[l], keyLayer = view.steps[j].layers[l];
+    const x0 = view.steps[i].layers[0].residual;
+    const scale = largest(row(model.weights.wte, token), row(model.weights.wpe, i));
+    flow.wte.draw(row(model.weights.wte, token), scale, `wte[${token}]`);
+    flow.wpe.draw(row(model.weights.wpe, i), scale, `wpe[${i}]`);
+    flow.x0.draw(x0, largest(x0), "x");
+    flow.residual.draw(layer.residual, largest(layer.residual), "x");
+    flow.a.draw(layer.a, largest(layer.a), "a");
+    const qkScale = largest(layer.q, keyLayer.k);
+    flow.q.draw(layer.q, qkScale, `q${i}`);
+    flow.k.draw(keyLayer.k, qkScale, `k${j}`);
+    flow.v.draw(keyLayer.v, largest(keyLayer.v), `v${j}`);
+    for (const name of ["q", "k", "v"]) flow[name].classList.add("sliced");
+    for (const name of ["q", "k", "v"]) flow[name].cells.forEach((cell, n) => cell.classList.toggle("in-head", n >= h * D && n < (h + 1) * D));
+    flow.wteLabel.textContent = `wte[“${labels[i]}”]`;
+    flow.wpeLabel.textContent = `+ wpe[${i}]`;
+    flow.residualLabel.textContent = l === 0 ? "layer 0 reads it as it is" : `after layers 0–${l - 1} add their attention and MLP`;
+    flow.residual.parentNode.hidden = false;
+    flow.qLabel.textContent = `× W_Q [${E}×${E}] → q${i}`;
+    flow.kLabel.textContent = `× W_K → k${j} (of position ${j}, “${labels[j]}”)`;
+    flow.vLabel.textContent = `× W_V → v${j}`;
+    $("flow-note").textContent = `For row ${i} (“${labels[i]}”) and the selected cell's position ${j}, layer ${l}: every ` +
+      `position's vector is made the same way, from its own token and position. Head ${h} uses numbers ` +
+      `${h * D}–${(h + 1) * D - 1} of q, k and v (the others faded): the strips in the worked row above.`;
+  }
 
-  function renderPredictions(view) {
-    const rows = [];
+  // ---- predictions, under the sampling filters ------------------------------------------------
+
+  const TOP = 5;
+  const predictions = { rows: [], chart: [] };
+
+  function buildPredictions() {
+    for (let i = 0; i < N; i++) {
+      const choices = Array.from({ length: Math.min(TOP, V) }, () => {
+        const char = el("span", { class: "char" }), bar = el("span", { class: "bar" }), p = el("span", { class: "p" });
+        return { node: el("span", { class: "choice" }, char, bar, p), char, bar, p };
+      });
+      const row = { node: el("div", { class: "prediction" }), after: el("span", { class: "after" }), next: el("span", { class: "next" }), choices };
+      row.node.append(row.after, el("span", { class: "bars" }, ...choices.map((c) => c.node)), row.next);
+      row.node.addEventListener("click", () => selectCell(i, null));
+      predictions.rows.push(row);
+    }
+    $("predictions").append(...predictions.rows.map((r) => r.node));
+    for (let n = 0; n < V; n++) {
+      const char = el("span", { class: "char" }), bar = el("span", { class: "bar" }), raw = el("span", { class: "raw" }), p = el("span", { class: "p" });
+      predictions.chart.push({ node: el("div", { class: "next-bar" }, char, el("span", { class: "track" }, raw, bar), p), char, bar, raw, p });
+    }
+    $("next-chart").append(...predictions.chart.map((c) => c.node));
+  }
+
+  // for position i: the model's probabilities, and those a draw would use after the filters
+  function distributions(view, i, filters) {
+    const logits = view.steps[i].logits;
+    const filtered = MiniGPTModel.softmax(MiniGPTModel.filterLogits(logits, { ...filters, first: i === 0, bos: BOS }));
+    return { probs: MiniGPTModel.softmax(Array.from(logits)), filtered };
+  }
+
+  function drawPredictions() {
+    const view = state.view, T = view.tokens.length, filters = options();
     let nats = 0;
-    view.steps.forEach((s, i) => {
-      const probs = MiniGPTModel.softmax(Array.from(s.logits));
-      const actual = i + 1 < view.tokens.length ? view.tokens[i + 1] : BOS; // the next character, or the end
+    predictions.rows.forEach((row, i) => {
+      row.node.hidden = i >= T;
+      if (i >= T) return;
+      const { probs, filtered } = distributions(view, i, filters);
+      const actual = i + 1 < T ? view.tokens[i + 1] : BOS; // the next character, or the end
       nats -= Math.log(probs[actual]);
-      const best = probs.map((p, t) => [p, t]).sort((a, b) => b[0] - a[0]).slice(0, 5);
-      const read = view.kept.slice(0, i).join("");
-      rows.push(el("div", { class: "prediction" },
-        el("span", { class: "after" }, `after “·${read}”`),
-        el("span", { class: "bars" }, ...best.map(([p, t]) => el("span", {
-          class: `choice${t === actual ? " actual" : ""}`, title: `${label(t)}: ${fmt(p, 4)}`,
-        }, el("span", { class: "char" }, label(t)), el("span", { class: "bar", style: { width: `${Math.max(1, Math.round(p * 90))}px` } }),
-        el("span", { class: "p" }, fmt(p, 2))))),
-        el("span", { class: "next" }, `next is ${label(actual)}: p = ${fmt(probs[actual], 3)}, −log p = ${fmt(-Math.log(probs[actual]), 2)}`)));
+      const best = probs.map((p, t) => [p, t]).sort((a, b) => b[0] - a[0]).slice(0, TOP);
+      row.node.classList.toggle("worked", i === rowOf(view));
+      row.after.textContent = `after “·${view.kept.slice(0, i).join("")}”`;
+      best.forEach(([p, t], n) => {
+        const c = row.choices[n], removed = filtered[t] === 0;
+        c.node.className = `choice${t === actual ? " actual" : ""}${removed ? " removed" : ""}`;
+        c.node.title = `${label(t)}: ${fmt(p, 4)} from the model, ${fmt(filtered[t], 4)} after the filters`;
+        c.char.textContent = label(t);
+        c.bar.style.width = `${Math.max(1, Math.round(filtered[t] * 70))}px`;
+        c.p.textContent = fmt(filtered[t], 2);
+      });
+      row.next.textContent = `next is ${label(actual)}: p = ${fmt(probs[actual], 3)}, −log p = ${fmt(-Math.log(probs[actual]), 2)}`;
     });
-    const T = view.steps.length;
     $("loss").textContent = `Loss of “${view.kept.join("")}”: ${fmt(nats / T, 3)} nats per character ` +
-      `(${T} prediction${T > 1 ? "s" : ""}, the end included). A uniform guess: log(${vocab.length + 1}) = ${fmt(Math.log(vocab.length + 1), 3)}.`;
-    $("predictions").replaceChildren(...rows);
+      `(${T} prediction${T > 1 ? "s" : ""}, the end included; the model's own probabilities, before any filter). ` +
+      `A uniform guess: log(${V}) = ${fmt(Math.log(V), 3)}.`;
+    drawNextChart(filters);
   }
 
-  // ---- what each head tends to do -------------------------------------------------------------
+  function drawNextChart(filters = options()) {
+    const view = state.view, i = rowOf(view);
+    const { probs, filtered } = distributions(view, i, filters);
+    const order = probs.map((_, t) => t).sort((a, b) => probs[b] - probs[a]);
+    const kept = filtered.filter((p) => p > 0).length;
+    $("next-title").textContent = `Every next token after “·${view.kept.slice(0, i).join("")}”: ${kept} of ${V} kept`;
+    order.forEach((t, n) => {
+      const c = predictions.chart[n], removed = filtered[t] === 0;
+      c.node.className = `next-bar${removed ? " removed" : ""}`;
+      c.node.dataset.token = label(t);
+      c.node.dataset.p = String(filtered[t]);
+      c.char.textContent = label(t);
+      c.raw.style.width = `${(probs[t] * 100).toFixed(1)}%`;
+      c.bar.style.width = `${(filtered[t] * 100).toFixed(1)}%`;
+      c.p.textContent = removed ? `removed (${fmt(probs[t], 3)})` : fmt(filtered[t], 3);
+    });
+  }
 
-  const RULES = { previous: 0.5, boundary: 0.5, spread: 0.8, self: 0.5 };
+  // ---- what each head tends to do (measured when the page was written) ---------------------------
 
-  // Over the rows of many names (positions 1 and on): the mean entropy, the mean entropy as a share
-  // of the most a row of that length can have, and the mean weight on the boundary token, on the
-  // previous character (positions 2 and on) and on the position itself.
-  function headStats(names) {
-    const sums = {}, counts = {};
-    const add = (l, h, key, value) => {
-      const k = `${l},${h},${key}`;
-      sums[k] = (sums[k] || 0) + value;
-      counts[k] = (counts[k] || 0) + 1;
-    };
-    for (const name of names) {
-      attentionOf(analyse(name)).forEach((heads, l) => heads.forEach((rows, h) => rows.forEach((row, i) => {
-        if (i === 0) return; // the boundary token can only attend to itself
-        const entropy = -row.slice(0, i + 1).reduce((a, w) => a + (w > 0 ? w * Math.log(w) : 0), 0);
-        add(l, h, "entropy", entropy);
-        add(l, h, "spread", entropy / Math.log(i + 1));
-        add(l, h, "boundary", row[0]);
-        add(l, h, "self", row[i]);
-        if (i >= 2) add(l, h, "previous", row[i - 1]);
-      })));
+  const headCards = [];
+  const headLabel = (l, h) => (DATA.roles.labels ? DATA.roles.labels[l][h] : "");
+
+  function buildHeads() {
+    const roles = DATA.roles;
+    if (!roles.shares) {
+      $("roles-note").textContent = "No names to measure the heads on were at hand when this page was written.";
+      return;
     }
-    const mean = (l, h, key) => (counts[`${l},${h},${key}`] ? sums[`${l},${h},${key}`] / counts[`${l},${h},${key}`] : NaN);
-    return Array.from({ length: config.n_layer }, (_, l) => Array.from({ length: config.n_head }, (_, h) =>
-      Object.fromEntries(["entropy", "spread", "boundary", "previous", "self"].map((key) => [key, mean(l, h, key)]))));
-  }
-
-  function headLabel(s) {
-    if (s.previous >= RULES.previous) return "previous character";
-    if (s.boundary >= RULES.boundary) return "boundary token";
-    if (s.spread >= RULES.spread) return "spread out";
-    if (s.self >= RULES.self) return "itself";
-    const leaning = [["the previous character", s.previous], ["the boundary token", s.boundary], ["itself", s.self]]
-      .filter(([, share]) => !Number.isNaN(share)).sort((a, b) => b[1] - a[1]);
-    return leaning.length ? `mixed, most on ${leaning[0][0]}` : "";
-  }
-
-  // the names the labels are computed over: training names when the page carries them, else the model's own
-  function labelNames() {
-    if (trainingNames && trainingNames.size) {
-      const all = DATA.membership.names, stride = Math.max(1, Math.floor(all.length / 50));
-      return { names: all.filter((_, i) => i % stride === 0).slice(0, 50), what: "training names" };
-    }
-    return { names: Array.from({ length: 50 }, (_, k) => sample({ seed: 1000 + k })), what: "names the model generated" };
-  }
-
-  function renderHeads() {
-    const { stats } = state;
-    const table = el("table", { class: "heads", id: "heads-table" });
-    table.append(el("tr", {}, ...["layer", "head", "mean entropy (nats)", "on the boundary", "on the previous char", "on itself", "label"]
-      .map((t) => el("th", {}, t))));
-    stats.forEach((heads, l) => heads.forEach((s, h) => {
-      const share = (x) => (Number.isNaN(x) ? "—" : `${Math.round(100 * x)}%`);
-      table.append(el("tr", { class: l === state.layer && h === state.head ? "selected" : "", onclick: () => select(l, h) },
-        el("td", {}, l), el("td", {}, h), el("td", {}, Number.isNaN(s.entropy) ? "—" : fmt(s.entropy, 2)), el("td", {}, share(s.boundary)),
-        el("td", {}, share(s.previous)), el("td", {}, share(s.self)), el("td", { class: "label" }, headLabel(s))));
+    $("roles-note").textContent = `Where each head's weight goes, averaged over every row (positions 1 and on) of ` +
+      `${roles.names}; the ticks mark what a head spreading its weight evenly would give. Pick a head for its ` +
+      `character × character picture.`;
+    const most = Math.max(...roles.shares.flat(2), ...roles.even);
+    roles.shares.forEach((heads, l) => heads.forEach((shares, h) => {
+      const bars = shares.map((s, k) => el("span", { class: "offset", title: `${roles.offsets[k]}: ${Math.round(100 * s)}% (even: ${Math.round(100 * roles.even[k])}%)` },
+        el("span", { class: "fill", style: { height: `${(100 * s) / most}%` } }),
+        el("span", { class: "even", style: { bottom: `${(100 * roles.even[k]) / most}%` } })));
+      const card = el("button", { class: "head-card", "data-layer": l, "data-head": h, onclick: () => { selectHead(l, h); drawCharMatrix(); } },
+        el("span", { class: "name" }, `layer ${l}, head ${h}`),
+        el("span", { class: "offsets", role: "img", "aria-label": `its weight: ${shares.map((s, k) => `${roles.offsets[k]} ${Math.round(100 * s)}%`).join(", ")}` }, ...bars),
+        el("span", { class: "role" }, roles.labels[l][h]));
+      headCards.push(card);
     }));
-    $("heads").replaceChildren(table);
+    $("heads").append(el("p", { class: "offset-key", "aria-hidden": "true" }, "bars, left to right: " + roles.offsets.join(" · ")), ...headCards);
+    $("label-rules").textContent = roles.rules;
+  }
+
+  // the selected head's mean weight from each character read (rows) to each token before it (columns)
+  function drawCharMatrix() {
+    const roles = DATA.roles, rows = roles.chars[state.layer][state.head];
+    const table = el("table", { class: "chars", id: "char-table" });
+    const tokens = [...vocab, "·"];
+    table.append(el("tr", {}, el("th", { class: "corner", scope: "col" }, "reads ↓ on →"), ...tokens.map((t) => el("th", { scope: "col" }, t))));
+    rows.forEach((row, c) => {
+      if (row.every((w) => w === 0)) return; // a character the names never had
+      table.append(el("tr", {}, el("th", { scope: "row" }, vocab[c]), ...row.map((w, t) => el("td", {
+        style: { background: viridis(w) }, title: `reading ${vocab[c]}: ${Math.round(100 * w)}% on ${tokens[t]}`,
+      }))));
+    });
+    $("char-matrix").replaceChildren(el("h3", {}, `Layer ${state.layer}, head ${state.head}, by character: where the weight goes`),
+      el("p", { class: "muted" }, `Each row is a character being read; each column, what its weight lands on (· the boundary token), ` +
+        `averaged over ${roles.names}. Bright means most of the row.`), el("div", { class: "scroll", tabindex: "0", role: "region", "aria-label": "the character picture, scrolls sideways" }, table));
   }
 
   // ---- generating -------------------------------------------------------------------------------
@@ -300,14 +595,20 @@
       temperature: Math.max(0.05, number("temperature", 1)),
       topK: Math.max(0, Math.round(number("top-k", 0))),
       topP: Math.min(1, Math.max(0.01, number("top-p", 1))),
-      seed: Math.round(number("seed", 1)),
     };
+  }
+
+  function showFilters() {
+    const { temperature, topK, topP } = options();
+    $("temperature-value").textContent = temperature.toFixed(2);
+    $("top-k-value").textContent = topK === 0 ? "off" : String(topK);
+    $("top-p-value").textContent = topP >= 1 ? "off" : topP.toFixed(2);
   }
 
   // the seed moves on after each draw, so the next click draws something new, and typing a seed
   // back in repeats the draws that followed it
   function nextSeed() {
-    const { seed } = options();
+    const seed = Math.round(parseFloat($("seed").value)) || 0;
     $("seed").value = seed + 1;
     return seed;
   }
@@ -334,8 +635,8 @@
   function addGenerated(name) {
     const known = inTrainingData(name);
     const mark = known === null ? "" : known ? "in the training data" : "new";
-    $("generated").prepend(el("li", { class: known ? "known" : "new", onclick: () => setText(name), title: "click to read it" },
-      el("span", { class: "name" }, name || "(empty)"), el("span", { class: "mark" }, mark)));
+    $("generated").prepend(el("li", { class: known ? "known" : "new" },
+      el("button", { class: "name", onclick: () => setText(name), title: "read it" }, name || "(empty)"), el("span", { class: "mark" }, mark)));
   }
 
   function sample({ temperature = 1, topK = 0, topP = 1, seed = 1, prefix = "" } = {}) {
@@ -346,13 +647,13 @@
   }
 
   function nextCharacter() {
-    const view = state.view, { temperature, topK, topP } = options();
-    if (view.tokens.length >= config.block_size) {
-      $("gen-note").textContent = `The name is as long as the model reads (${config.block_size - 1} characters).`;
+    const view = state.view;
+    if (view.tokens.length >= N) {
+      $("gen-note").textContent = `The name is as long as the model reads (${N - 1} characters).`;
       return;
     }
-    const logits = Array.from(view.steps[view.steps.length - 1].logits);
-    const candidates = MiniGPTModel.filterLogits(logits, { temperature, topK, topP, first: view.tokens.length === 1 });
+    const logits = view.steps[view.steps.length - 1].logits;
+    const candidates = MiniGPTModel.filterLogits(logits, { ...options(), first: view.tokens.length === 1, bos: BOS });
     const token = MiniGPTModel.sampleToken(candidates, MiniGPTModel.seededRandom(nextSeed())());
     if (token === BOS) {
       $("gen-note").textContent = `The model ends the name here.`;
@@ -374,9 +675,9 @@
     for (let n = 0; n < 10; n++) addGenerated(sample({ ...options(), seed: nextSeed() }));
   }
 
-  // ---- the model card ---------------------------------------------------------------------------------
+  // ---- the model card and its loss curve ----------------------------------------------------------
 
-  function renderCard() {
+  function drawCard() {
     const c = DATA.card, m = config;
     const loss = (x) => (x === null || x === undefined ? "—" : x.toFixed(4));
     const facts = [
@@ -384,70 +685,100 @@
       ["architecture", `${m.activation}, ${m.final_norm ? "final norm" : "no final norm"}, ${m.norm_scale ? "learned norm gains" : "no norm gains"}`],
       ["training", `step ${c.step.toLocaleString("en")}, validation loss ${loss(c.val_loss)} (best ${loss(c.best_val_loss)})`],
       ["data", c.data],
-      ["vocabulary", `${vocab.length + 1} tokens: ${vocab.join("")} and the boundary token ·`],
+      ["vocabulary", `${V} tokens: ${vocab.join("")} and the boundary token ·`],
       ["checkpoint", c.checkpoint],
     ];
-    $("card").replaceChildren(el("table", {}, ...facts.map(([k, v]) => el("tr", {}, el("th", {}, k), el("td", {}, v)))),
+    $("card").replaceChildren(el("table", {}, ...facts.map(([k, v]) => el("tr", {}, el("th", { scope: "row" }, k), el("td", {}, v)))),
       el("details", {}, el("summary", {}, "the whole recipe"),
         el("pre", {}, Object.entries(DATA.config).map(([section, values]) =>
           `[${section}]\n` + Object.entries(values).map(([k, v]) => `${k} = ${JSON.stringify(v)}`).join("\n")).join("\n\n"))));
-    renderCurve();
+    drawCurve();
   }
 
-  // the run's loss against step, from metrics.jsonl, as inline SVG
-  function renderCurve() {
+  // the run's loss against step, from metrics.jsonl, as inline SVG, with two references: a uniform
+  // guess, log(V), and a guess from character frequencies alone (the unigram loss)
+  function drawCurve() {
     const curve = DATA.curve;
     if (!curve) return $("curve").replaceChildren(el("p", { class: "muted" }, "No metrics.jsonl beside the checkpoint, so no loss curve."));
-    const W = 360, H = 150, pad = 34, all = [...curve.train, ...curve.val];
-    const steps = all.map((p) => p[0]), losses = all.map((p) => p[1]);
-    const [x0, x1, y0, y1] = [Math.min(...steps), Math.max(...steps), Math.min(...losses), Math.max(...losses)];
-    const x = (s) => pad + ((s - x0) / Math.max(1, x1 - x0)) * (W - pad - 8);
-    const y = (v) => 8 + ((y1 - v) / Math.max(1e-9, y1 - y0)) * (H - pad - 8);
+    const uniform = Math.log(V), unigram = DATA.roles.unigram;
+    const W = 420, H = 210, left = 44, right = 10, top = 10, bottom = 40;
+    const all = [...curve.train, ...curve.val];
+    const steps = all.map((p) => p[0]), losses = [...all.map((p) => p[1]), uniform];
+    const [x0, x1] = [Math.min(...steps), Math.max(...steps)];
+    const [y0, y1] = [Math.min(...losses) - 0.05, Math.max(...losses) + 0.05];
+    const x = (s) => left + ((s - x0) / Math.max(1, x1 - x0)) * (W - left - right);
+    const y = (v) => top + ((y1 - v) / Math.max(1e-9, y1 - y0)) * (H - top - bottom);
     const ns = "http://www.w3.org/2000/svg";
     const svg = document.createElementNS(ns, "svg");
     svg.setAttribute("viewBox", `0 0 ${W} ${H}`);
     svg.setAttribute("id", "curve-svg");
+    svg.setAttribute("role", "img");
     const add = (tag, attrs, text) => {
       const node = document.createElementNS(ns, tag);
       for (const [k, v] of Object.entries(attrs)) node.setAttribute(k, v);
       if (text !== undefined) node.textContent = text;
       svg.append(node);
+      return node;
     };
-    add("line", { x1: pad, y1: H - pad + 4, x2: W - 8, y2: H - pad + 4, class: "axis-line" });
-    add("line", { x1: pad - 4, y1: 8, x2: pad - 4, y2: H - pad, class: "axis-line" });
-    add("text", { x: pad - 8, y: 14, "text-anchor": "end" }, y1.toFixed(2));
-    add("text", { x: pad - 8, y: H - pad, "text-anchor": "end" }, y0.toFixed(2));
-    add("text", { x: pad, y: H - pad + 18 }, x0);
-    add("text", { x: W - 8, y: H - pad + 18, "text-anchor": "end" }, `step ${x1}`);
+    add("line", { x1: left, y1: H - bottom, x2: W - right, y2: H - bottom, class: "axis-line" });
+    add("line", { x1: left, y1: top, x2: left, y2: H - bottom, class: "axis-line" });
+    for (const v of [y0 + 0.05, (y0 + y1) / 2, y1 - 0.05]) add("text", { x: left - 4, y: y(v) + 3, "text-anchor": "end" }, v.toFixed(2));
+    add("text", { x: left, y: H - bottom + 13, "text-anchor": "middle" }, x0.toLocaleString("en"));
+    add("text", { x: W - right, y: H - bottom + 13, "text-anchor": "end" }, x1.toLocaleString("en"));
+    add("text", { x: (left + W) / 2, y: H - 4, "text-anchor": "middle", class: "title" }, "optimizer step");
+    add("text", { x: 10, y: (top + H - bottom) / 2, transform: `rotate(-90 10 ${(top + H - bottom) / 2})`, "text-anchor": "middle", class: "title" }, "loss (nats per token)");
+    const reference = (v, text, cls) => {
+      add("line", { x1: left, y1: y(v), x2: W - right, y2: y(v), class: `reference ${cls}` });
+      add("text", { x: W - right - 2, y: y(v) - 3, "text-anchor": "end", class: `reference ${cls}` }, text);
+    };
+    reference(uniform, `uniform guess, log ${V} = ${uniform.toFixed(2)}`, "uniform");
+    if (unigram) reference(unigram, `character frequencies alone: ${unigram.toFixed(2)}`, "unigram");
     const line = (points, cls) => add("polyline", { points: points.map(([s, v]) => `${x(s).toFixed(1)},${y(v).toFixed(1)}`).join(" "), class: cls });
     line(curve.train, "train");
-    if (curve.val.length) line(curve.val, "val");
-    add("text", { x: W - 90, y: H - 4, "text-anchor": "end", class: "legend train" }, "— train");
-    add("text", { x: W - 8, y: H - 4, "text-anchor": "end", class: "legend val" }, "— validation");
-    $("curve").replaceChildren(svg);
+    if (curve.val.length > 1) line(curve.val, "val");
+    curve.val.forEach(([s, v]) => add("circle", { cx: x(s), cy: y(v), r: 2, class: "val" }));
+    const summary = [`training loss from ${curve.train.length ? curve.train[0][1] : "—"} at step ${x0}`];
+    if (curve.val.length) {
+      const best = curve.val.reduce((a, b) => (b[1] < a[1] ? b : a));
+      add("circle", { cx: x(best[0]), cy: y(best[1]), r: 4.5, class: "best" });
+      add("text", { x: x(best[0]), y: y(best[1]) + 15, "text-anchor": x(best[0]) > W - 80 ? "end" : "middle", class: "best" },
+        `best ${best[1].toFixed(3)} at step ${best[0].toLocaleString("en")}`);
+      summary.push(`best validation loss ${best[1]} at step ${best[0]}`);
+    }
+    svg.setAttribute("aria-label", `Loss against step: ${summary.join("; ")}; a uniform guess gives ${uniform.toFixed(2)}.`);
+    $("curve").replaceChildren(svg, el("p", { class: "legend" }, el("span", { class: "train" }, "— training (one batch)"), " ",
+      el("span", { class: "val" }, "● validation"), " ", el("span", { class: "best" }, "◯ best")));
   }
 
   // ---- wiring ---------------------------------------------------------------------------------------
 
+  // after the text changes: the model runs again and everything that shows it redraws
   function render() {
     const view = (state.view = analyse($("name-input").value));
-    const attention = attentionOf(view);
-    renderInput(view);
-    renderGrid(view, attention);
-    renderMatrix(view, attention);
-    renderMath(view);
-    renderPredictions(view);
-    renderHeads();
+    drawInput(view);
+    drawGrid(attentionOf(view));
+    drawSelection();
+    drawPredictions();
   }
 
-  function select(layer, head) {
+  // after the head, row or cell changes: the parts that show the selection
+  function drawSelection() {
+    drawMatrix();
+    drawMath();
+    drawFlow();
+  }
+
+  function selectHead(layer, head) {
     Object.assign(state, { layer, head });
-    render();
+    markSelectedHead();
+    drawSelection();
   }
 
-  function pin(position) {
-    state.pinned = state.pinned === position ? null : position;
-    render();
+  function selectCell(row, col) {
+    Object.assign(state, { row: row === state.view.tokens.length - 1 ? null : row, col });
+    drawSelection();
+    predictions.rows.forEach((r, i) => r.node.classList.toggle("worked", i === rowOf(state.view)));
+    drawNextChart();
   }
 
   function setText(text) {
@@ -455,35 +786,33 @@
     render();
   }
 
-  function showTip(event) {
-    const tip = $("tip"), text = event.target.dataset && event.target.dataset.tip;
-    if (!text) return (tip.hidden = true);
-    tip.textContent = text;
-    tip.hidden = false;
-    tip.style.left = `${event.pageX + 14}px`;
-    tip.style.top = `${event.pageY + 14}px`;
-  }
-
   $("name-input").addEventListener("input", render);
-  $("matrix").addEventListener("mousemove", showTip);
-  $("matrix").addEventListener("mouseleave", () => ($("tip").hidden = true));
+  for (const radio of document.querySelectorAll("input[name=show]")) {
+    radio.addEventListener("change", () => { state.show = radio.value; drawMatrix(); });
+  }
+  for (const id of ["temperature", "top-k", "top-p"]) {
+    $(id).addEventListener("input", () => { showFilters(); drawPredictions(); });
+  }
   $("next-char").addEventListener("click", nextCharacter);
   $("whole-name").addEventListener("click", wholeName);
   $("ten-names").addEventListener("click", tenNames);
+  $("top-k").max = V;
   $("temperature").value = DATA.config.sample.temperature;
   $("top-k").value = DATA.config.sample.top_k;
   $("top-p").value = DATA.config.sample.top_p;
-  const labelled = labelNames();
-  state.stats = headStats(labelled.names);
-  $("label-rules").textContent = `Averaged over the rows (positions 1 and on) of ${labelled.names.length} ${labelled.what}. ` +
-    `A head is labelled “previous character” when on average at least ${100 * RULES.previous}% of a row's ` +
-    `weight falls on the character just before; else “boundary token” when at least ${100 * RULES.boundary}% falls on the boundary token; ` +
-    `else “spread out” when its rows' entropy is at least ${100 * RULES.spread}% of the most a row of that length can have (all positions alike); ` +
-    `else “itself” when at least ${100 * RULES.self}% stays on the position itself; else “mixed”, with the largest of the three shares named.`;
   $("membership-note").textContent = DATA.membership.note;
-  renderCard();
+  showFilters();
+  buildGrid();
+  buildMatrix();
+  buildMath();
+  buildFlow();
+  buildPredictions();
+  buildHeads();
+  drawCard();
   $("name-input").value = DATA.start_text;
   render();
+  markSelectedHead();
+  if (DATA.roles.chars) drawCharMatrix();
 
   // For tests and the curious, from the browser console: minigpt.forward("emma")
   window.minigpt = {
@@ -500,11 +829,17 @@
       const logits = view.steps[view.steps.length - 1].logits;
       return MiniGPTModel.softmax(MiniGPTModel.filterLogits(logits, { temperature, topK, topP, first: view.tokens.length === 1 }));
     },
+    // the numbers the worked row was drawn from: q, each k, q⊙k, the scores, weights, values and output
+    worked() {
+      const n = math.numbers, list = (v) => Array.from(v);
+      return { i: n.i, layer: n.layer, head: n.head, q: list(n.q), keys: n.keys.map(list), products: n.products.map(list),
+               scores: list(n.scores), weights: list(n.weights), values: n.values.map(list), out: list(n.out) };
+    },
     sample,
     sampleNames: (n, opts = {}) => Array.from({ length: n }, (_, k) => sample({ ...opts, seed: (opts.seed || 1) + k })),
     inTrainingData,
     setText,
-    select,
-    pin,
+    select: selectHead,
+    selectCell,
   };
 })();

@@ -73,13 +73,16 @@ const MiniGPTModel = (() => {
   }
 
   // Every position of a token sequence at once, layer by layer, as model.py computes it;
-  // for each position, what `step` returns for it.
+  // for each position, what `step` returns for it, and what each layer read (its residual
+  // stream and that normed, `a`, from which q, k and v are made).
   function forward(model, tokens) {
     const { config: c, weights: w } = model;
     if (tokens.length > c.block_size) throw new Error(`the model reads at most ${c.block_size} positions`);
-    let x = tokens.map((token, t) => rmsnorm(add(embedding(w.wte, token), embedding(w.wpe, t)), c.norm_eps, null));
+    const embedded = tokens.map((token, t) => add(embedding(w.wte, token), embedding(w.wpe, t)));
+    let x = embedded.map((e) => rmsnorm(e, c.norm_eps, null));
     const layers = [];
     for (const layer of model.layers) {
+      const residual = x; // what this layer reads: kept for the page, which draws where q, k and v come from
       const a = x.map((xt) => rmsnorm(xt, c.norm_eps, layer.attn_norm));
       const q = linearAll(layer.attn_wq, a), k = linearAll(layer.attn_wk, a), v = linearAll(layer.attn_wv, a);
       // position t reads positions 0..t: the causal mask, as a slice
@@ -90,14 +93,17 @@ const MiniGPTModel = (() => {
       const hidden = linearAll(layer.mlp_fc1, m).map((h) => (c.activation === "gelu" ? gelu(h) : relu(h)));
       const mlpOut = linearAll(layer.mlp_fc2, hidden);
       x = x.map((xt, t) => add(xt, mlpOut[t]));
-      layers.push({ q, k, v, heads });
+      layers.push({ residual, a, q, k, v, heads });
     }
     if (c.final_norm) x = x.map((xt) => rmsnorm(xt, c.norm_eps, w.final_norm));
     const logits = linearAll(w.lm_head, x);
     return tokens.map((_, t) => ({
       logits: logits[t],
-      layers: layers.map(({ q, k, v, heads }) => ({ q: q[t], k: k[t], v: v[t], scores: heads[t].scores,
-                                                    weights: heads[t].weights, out: heads[t].out })),
+      embedded: embedded[t], // wte[token] + wpe[t], before the first norm
+      layers: layers.map(({ residual, a, q, k, v, heads }) => ({
+        residual: residual[t], a: a[t], q: q[t], k: k[t], v: v[t],
+        scores: heads[t].scores, weights: heads[t].weights, out: heads[t].out,
+      })),
     }));
   }
 

@@ -1,0 +1,134 @@
+"""What each head tends to do, measured over many names, and a plain label for it.
+
+For every head: where a row's weight goes, by how far back it looks (the boundary token,
+the position itself, one, two, three or more characters back), beside what a head that
+spread its weight evenly would give; how spread out its rows are; and, per character it
+reads, the mean weight it puts on each earlier character. The explorer page draws these.
+
+A label names what a head does *more than an even spread would*: a row of position i
+that spread its weight evenly would put 1/(i+1) on each position, so even a head with no
+preference puts a fair share on the boundary token. The rules are in LABEL_RULES.
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+
+from minigpt.data import Tokenizer
+from minigpt.model import GPT
+from minigpt.views.attention_maps import forward_with_weights
+
+OFFSETS = ["the boundary token", "itself", "1 back", "2 back", "3 or more back"]
+STRONG, LEANS, SPREAD = 2.0, 1.5, 0.65
+LABEL_RULES = (
+    f"A head is named for the place it looks at {STRONG:g} times or more as much as an even spread would "
+    f"(“previous character”, …); else it “leans to” the place it looks at {LEANS:g} times or more as much; "
+    f"else it is “spread out” when its rows' entropy is at least {SPREAD:.0%} of the most a row can have; "
+    f"else “mixed”, with its two largest shares named."
+)
+BATCH = 256  # names read at once
+
+
+def offset_masks(T: int) -> torch.Tensor:
+    """[5, T, T]: which key j of query i falls in each of OFFSETS (row 0, the boundary token's own, in none)."""
+    i = torch.arange(T)[:, None]
+    j = torch.arange(T)[None, :]
+    reads = (i >= 1) & (j <= i)
+    return torch.stack([
+        reads & (j == 0),
+        reads & (j == i),
+        reads & (j >= 1) & (j == i - 1),
+        reads & (j >= 1) & (j == i - 2),
+        reads & (j >= 1) & (j <= i - 3),
+    ]).float()
+
+
+@torch.no_grad()
+def head_roles(model: GPT, tokenizer: Tokenizer, names: list[str]) -> dict:
+    """Each head's shares by offset, its even-spread reference, its spread and its character matrix.
+
+    shares [L][H][5]   the mean weight a row (positions 1 and on) puts on each of OFFSETS
+    even [5]           the same for rows that spread their weight evenly
+    spread [L][H]      the mean entropy of a row over the most a row of its length can have
+    chars [L][H][C][V] for a query reading character c (C = the characters), the mean weight on each
+                       token, the boundary token last; rows of characters never read are zeros
+    labels [L][H]      a plain name for each head (see LABEL_RULES)
+    """
+    L, H, V = model.config.n_layer, model.config.n_head, tokenizer.vocab_size
+    longest = model.config.block_size - 1
+    device = model.lm_head.weight.device
+    shares, even, spread = torch.zeros(L, H, 5), torch.zeros(5), torch.zeros(L, H)
+    chars, reads_of = torch.zeros(L, H, V * V), torch.zeros(V)
+    rows = 0
+    for start in range(0, len(names), BATCH):
+        encoded = [[tokenizer.bos] + tokenizer.encode(name)[:longest] for name in names[start:start + BATCH]]
+        T = max(map(len, encoded))
+        ids = torch.tensor([e + [tokenizer.bos] * (T - len(e)) for e in encoded])  # padding is never read: it is after
+        lengths = torch.tensor([len(e) for e in encoded])
+        _, maps = forward_with_weights(model, ids.to(device))
+        w = maps.float().cpu()  # [L, B, H, T, T]
+        position = torch.arange(T)
+        valid = ((position[None, :] >= 1) & (position[None, :] < lengths[:, None])).float()  # [B, T] queries counted
+        masks = offset_masks(T)
+        shares += torch.einsum("lbhij,kij,bi->lhk", w, masks, valid)
+        evenly = torch.tril(torch.ones(T, T)) / (position[:, None] + 1)
+        even += torch.einsum("ij,kij,bi->k", evenly, masks, valid)
+        entropy = -(w * w.clamp_min(1e-30).log()).sum(-1)  # [L, B, H, T]
+        most = torch.log(position + 1.0)  # the entropy of an even row of position i
+        most[0] = 1.0  # row 0 is not counted
+        spread += torch.einsum("lbhi,i,bi->lh", entropy, 1 / most, valid)
+        pair = (ids[:, :, None] * V + ids[:, None, :])  # [B, T, T]: (query token, key token)
+        weighted = (w * valid[None, :, None, :, None]).permute(0, 2, 1, 3, 4).reshape(L, H, -1)
+        for l in range(L):  # per layer, to keep the scatter plain
+            chars[l].index_add_(1, pair.reshape(-1), weighted[l].reshape(H, -1))
+        reads_of.index_add_(0, ids.reshape(-1), valid.reshape(-1))
+        rows += int(valid.sum())
+    if rows == 0:
+        return {}
+    shares, even, spread = shares / rows, even / rows, spread / rows
+    chars = chars.reshape(L, H, V, V) / reads_of.clamp_min(1)[None, None, :, None]
+    labels = [[label(shares[l, h].tolist(), even.tolist(), spread[l, h].item()) for h in range(H)] for l in range(L)]
+    return {
+        "offsets": OFFSETS,
+        "shares": rounded(shares),
+        "even": rounded(even),
+        "spread": rounded(spread),
+        "chars": rounded(chars[:, :, : V - 1], 2),  # the boundary token is never a query here
+        "labels": labels,
+        "rules": LABEL_RULES,
+        "rows": rows,
+    }
+
+
+def label(shares: list[float], even: list[float], spread: float) -> str:
+    """A plain name for a head from its shares by offset, against an even spread's (LABEL_RULES)."""
+    lift = [s / e if e > 0 else 0.0 for s, e in zip(shares, even)]
+    best = max(range(len(lift)), key=lambda k: lift[k])
+    place = "previous character" if OFFSETS[best] == "1 back" else OFFSETS[best]
+    if lift[best] >= STRONG:
+        return place
+    if lift[best] >= LEANS:
+        return f"leans to {'the ' if place == 'previous character' else ''}{place}"
+    if spread >= SPREAD:
+        return "spread out"
+    first, second = sorted(range(len(shares)), key=lambda k: -shares[k])[:2]
+    return f"mixed: {OFFSETS[first]} {shares[first]:.0%}, {OFFSETS[second]} {shares[second]:.0%}"
+
+
+def rounded(t: torch.Tensor, digits: int = 3):
+    """A tensor as nested lists of numbers cut to `digits` decimals (the page's JSON stays small)."""
+    return (torch.round(t.double() * 10**digits) / 10**digits).tolist()
+
+
+def unigram_loss(names: list[str], tokenizer: Tokenizer) -> float | None:
+    """The loss of guessing every next token from how often it occurs in `names` (the end included)."""
+    counts = torch.zeros(tokenizer.vocab_size)
+    for name in names:
+        counts.index_add_(0, torch.tensor(tokenizer.encode(name), dtype=torch.long), torch.ones(len(name)))
+    counts[tokenizer.bos] += len(names)
+    if counts.sum() == 0:
+        return None
+    p = counts / counts.sum()
+    return float(-(p[p > 0] * p[p > 0].log()).sum())

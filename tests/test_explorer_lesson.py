@@ -1,0 +1,244 @@
+"""The explorer page teaches: its first screen, the worked row and its pictures, the live
+sampling filters, the head descriptions, and the page at phone width and from the keyboard.
+
+One page, of the default recipe trained for 2 steps with its weights redrawn (tests/browser.py),
+so that the numbers compared with torch are far from zero.
+"""
+
+import math
+
+import pytest
+import torch
+
+import browser
+from minigpt.config import load_config
+from minigpt.data import BUNDLED_NAMES
+from minigpt.formats.checkpoint import load_checkpoint
+from minigpt.model import causal_attention
+from minigpt.training import train
+from minigpt.views.explorer_page import write_page
+
+LONG = "christophersen"[:14] + "a"  # 15 characters: the most the default recipe reads
+
+
+@pytest.fixture(scope="module")
+def chromium():
+    reason = browser.missing()
+    if reason:
+        browser.skip_or_fail(reason)
+    with browser.chromium() as chromium:
+        yield chromium
+
+
+@pytest.fixture(scope="module")
+def lesson(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("lesson")
+    data = tmp / "names.txt"
+    data.write_text("\n".join(BUNDLED_NAMES.read_text().split()[::11]) + "\n")
+    config = load_config("default", ["train.steps=2", "train.eval_interval=2", "train.time_limit=0"])
+    run_dir = train(config, data, out_dir=tmp / "run", quiet=True).run_dir
+    browser.redraw_weights(run_dir / "best.pt", seed=5)
+    return load_checkpoint(run_dir), write_page(run_dir, tmp / "page.html", text="emma")
+
+
+def torch_internals(ckpt, text):
+    """Every layer's q and k per head [B=1, H, T, d] and raw scores q·k/√d [1, H, T, T], from torch."""
+    tokens = [ckpt.tokenizer.bos] + ckpt.tokenizer.encode(text)
+    seen = []
+
+    def attend(q, k, v):
+        seen.append({"q": q, "k": k, "scores": q @ k.transpose(-2, -1) / math.sqrt(q.size(-1))})
+        return causal_attention(q, k, v)[0]
+
+    with torch.no_grad():
+        ckpt.model(torch.tensor([tokens]), attend=[attend] * ckpt.config.model.n_layer)
+    return seen
+
+
+def box(page, selector):
+    return page.locator(selector).bounding_box()
+
+
+def test_the_first_screen_is_the_lesson(chromium, lesson):
+    """At 1280×800, with the longest name: the text box, every head, the head large and its worked row, unscrolled."""
+    page = browser.open_page(chromium, lesson[1], 1280, 800)
+    page.fill("#name-input", LONG)
+    for selector in ["#name-input", "#grid", "#big-matrix", "#math-table"]:
+        b = box(page, selector)
+        assert b["y"] >= 0 and b["y"] + b["height"] <= 800 and b["x"] + b["width"] <= 1280, (selector, b)
+    assert page.evaluate("document.documentElement.scrollWidth <= innerWidth")
+    assert page.watched.errors == []
+
+
+def test_at_phone_width_nothing_scrolls_sideways(chromium, lesson):
+    page = browser.open_page(chromium, lesson[1], 390, 844)
+    for text in ["emma", LONG]:
+        page.fill("#name-input", text)
+        page.locator("button.head-card").nth(5).click()  # the character × character picture, the widest part
+        assert page.evaluate("document.documentElement.scrollWidth <= innerWidth"), text
+    assert page.watched.errors == []
+
+
+def test_a_click_works_out_a_row_and_a_second_closes_its_details(chromium, lesson):
+    page = browser.open_page(chromium, lesson[1])
+    page.locator("#big-matrix tbody tr").nth(3).locator("td").nth(1).click()  # position 3 "m" → position 1 "e"
+    assert "Row 3 (“m”)" in page.inner_text("#math-title")
+    assert page.locator("#math-table tr.chosen th").inner_text().startswith("1")
+    assert page.is_visible("#cell-info") and "position 1 “e”" in page.inner_text("#cell-info")
+    page.locator("#big-matrix tbody tr").nth(3).locator("td").nth(1).click()
+    assert not page.is_visible("#cell-info")
+    page.hover("#math-table tbody tr[data-j='2']")  # a line of the arithmetic lights its cell
+    assert page.locator("#big-matrix tbody tr").nth(3).locator("td").nth(2).get_attribute("class") == "hover"
+    assert page.watched.errors == []
+
+
+def test_the_worked_row_is_drawn_from_the_models_numbers(chromium, lesson):
+    """q, k, q⊙k, the scores and weights of the worked row: torch's, and the matrix's, and adding up."""
+    ckpt, path = lesson
+    page = browser.open_page(chromium, path)
+    page.fill("#name-input", "xavier")
+    page.evaluate("minigpt.select(1, 2)")
+    page.evaluate("minigpt.selectCell(4, 2)")
+    worked = page.evaluate("minigpt.worked()")
+    assert (worked["i"], worked["layer"], worked["head"]) == (4, 1, 2)
+    seen = torch_internals(ckpt, "xavier")[1]
+    torch.testing.assert_close(torch.tensor(worked["q"], dtype=torch.float64), seen["q"][0, 2, 4].double(), atol=1e-5, rtol=0)
+    torch.testing.assert_close(torch.tensor(worked["keys"], dtype=torch.float64), seen["k"][0, 2, :5].double(), atol=1e-5, rtol=0)
+    d = len(worked["q"])
+    for j, product in enumerate(worked["products"]):  # the strip of q⊙kⱼ adds up to the score times √d
+        assert sum(product) == pytest.approx(worked["scores"][j] * math.sqrt(d), abs=1e-9)
+    out = [sum(w * v[n] for w, v in zip(worked["weights"], worked["values"])) for n in range(d)]
+    assert out == pytest.approx(worked["out"], abs=1e-9)
+    row = page.eval_on_selector_all("#big-matrix tbody tr:nth-child(5) td:not([hidden])", "tds => tds.map(t => +t.dataset.value)")
+    assert row[:5] == pytest.approx(worked["weights"], abs=1e-12) and row[5:] == [0, 0]  # the matrix shows the same row; the future is 0
+    shown = page.eval_on_selector_all("#math-table td.weight span:last-child", "s => s.map(x => x.textContent)")
+    assert [float(x) for x in shown[:5]] == pytest.approx(worked["weights"], abs=5e-4)
+    assert page.get_attribute("#math-table tbody tr.query .vec", "aria-label").startswith("q4 = [")
+    assert page.watched.errors == []
+
+
+def test_the_scores_view_shows_torchs_raw_scores(chromium, lesson):
+    ckpt, path = lesson
+    page = browser.open_page(chromium, path)
+    page.fill("#name-input", "xavier")
+    page.check("#show-scores")
+    seen = torch_internals(ckpt, "xavier")
+    for layer, head in [(0, 0), (3, 1)]:
+        page.evaluate("([l, h]) => minigpt.select(l, h)", [layer, head])
+        shown = page.eval_on_selector_all("#big-matrix tbody tr:not([hidden])",
+                                          "rows => rows.map(r => [...r.querySelectorAll('td:not([hidden])')].map(t => +t.dataset.value))")
+        expected = seen[layer]["scores"][0, head].double().tril()
+        got = torch.tensor(shown, dtype=torch.float64)
+        assert torch.isinf(got.triu(1)[got.triu(1) != 0]).all()  # the future is −∞: the mask
+        torch.testing.assert_close(got.tril(), expected, atol=1e-5, rtol=0)
+    assert "−∞" in page.inner_text("#big-matrix")
+    assert page.watched.errors == []
+
+
+def test_the_sliders_redraw_the_bars_as_sampling_filters(chromium, lesson):
+    page = browser.open_page(chromium, lesson[1])
+    kept = lambda: page.locator("#next-chart .next-bar:not(.removed)").count()  # noqa: E731
+    vocab = len(page.evaluate("minigpt.vocab")) + 1
+    page.fill("#top-p", "1")
+    page.fill("#top-k", "0")
+    assert kept() == vocab
+    page.fill("#top-k", "3")
+    assert kept() == 3 and page.locator("#predictions .choice.removed").count() > 0
+    expected = page.evaluate("minigpt.nextDistribution('emma', {temperature: 0.5, topK: 3, topP: 1})")
+    page.fill("#temperature", "0.5")
+    chart = page.eval_on_selector_all("#next-chart .next-bar", "bars => bars.map(b => [b.dataset.token, +b.dataset.p])")
+    labels = page.evaluate("minigpt.vocab").copy() + ["·"]
+    assert sorted(p for _, p in chart) == pytest.approx(sorted(expected), abs=1e-12)
+    assert dict(chart) == pytest.approx(dict(zip(labels, expected)), abs=1e-12)
+    assert page.inner_text("#temperature-value") == "0.50" and page.inner_text("#top-k-value") == "3"
+    assert page.watched.errors == []
+
+
+def test_the_keyboard_reaches_and_moves_everything(chromium, lesson):
+    page = browser.open_page(chromium, lesson[1])
+    page.focus("#name-input")
+    reached = set()
+    for _ in range(80):
+        page.keyboard.press("Tab")
+        reached.add(page.evaluate("""() => { const a = document.activeElement;
+            return a.id || (a.matches('td') ? 'cell' : '') || [...a.classList].join('.') || a.tagName; }"""))
+    assert {"show-weights", "cell", "temperature", "top-k", "top-p", "seed", "next-char", "ten-names", "thumb", "head-card"} <= reached
+    page.focus("#grid button.thumb >> nth=0")
+    page.keyboard.press("ArrowRight")
+    page.keyboard.press("ArrowDown")
+    assert page.inner_text("#matrix-title") == "Layer 1, head 1"
+    page.keyboard.press("Enter")  # the grid is redrawn in place: focus stays on the head
+    assert page.evaluate("document.activeElement.dataset.layer + document.activeElement.dataset.head") == "11"
+    page.focus("#big-matrix td[tabindex='0']")
+    active = lambda: page.evaluate("[document.activeElement.dataset.i, document.activeElement.dataset.j].join()")  # noqa: E731
+    start = active()
+    page.keyboard.press("ArrowUp")
+    page.keyboard.press("Home")
+    assert active() == "3,0" and start.startswith("4,")
+    page.keyboard.press("ArrowRight")
+    assert active() == "3,1" and "Row 3" in page.inner_text("#math-title")
+    page.keyboard.press("Enter")
+    assert page.is_visible("#cell-info")
+    page.evaluate("minigpt.setText('emmy')")  # a redraw: focus stays on the cell
+    assert active() == "3,1"
+    assert page.evaluate("getComputedStyle(document.activeElement).outlineStyle") != "none"
+    assert page.watched.errors == []
+
+
+def test_no_serious_accessibility_violation(chromium, lesson):
+    from axe_playwright_python.sync_playwright import Axe
+
+    for width, height in [(1280, 800), (390, 844)]:
+        page = browser.open_page(chromium, lesson[1], width, height)
+        violations = Axe().run(page).response["violations"]
+        serious = [(v["id"], v["nodes"][0]["target"]) for v in violations if v["impact"] in ("serious", "critical")]
+        assert serious == [], serious
+
+
+def test_heads_are_described_with_their_rules(chromium, lesson):
+    ckpt, path = lesson
+    page = browser.open_page(chromium, path)
+    assert page.locator("button.head-card").count() == 16
+    assert "validation names" in page.inner_text("#roles-note")
+    assert "even spread" in page.inner_text("#label-rules")
+    page.locator("button.head-card").nth(6).click()
+    assert page.inner_text("#matrix-title") == "Layer 1, head 2"
+    assert "Layer 1, head 2, by character" in page.inner_text("#char-matrix")
+    assert page.locator("#char-table tr").count() >= 20  # a row per character the names have
+    assert page.watched.errors == []
+
+
+def test_head_roles_add_up_and_labels_follow_their_rules(lesson):
+    from minigpt.formats.checkpoint import validation_names
+    from minigpt.views.head_roles import head_roles, label
+
+    ckpt, _ = lesson
+    names = validation_names(ckpt)
+    assert names and len(names) == ckpt.data["val_names"]
+    roles = head_roles(ckpt.model, ckpt.tokenizer, names)
+    shares = torch.tensor(roles["shares"])
+    assert torch.allclose(shares.sum(-1), torch.ones(4, 4), atol=0.01)  # every row's weight is somewhere
+    assert sum(roles["even"]) == pytest.approx(1, abs=0.01)
+    chars = torch.tensor(roles["chars"])  # [L, H, characters, tokens]: each row read sums to 1
+    read = chars.sum(-1) > 0
+    assert torch.allclose(chars.sum(-1)[read], torch.ones(int(read.sum())), atol=0.03)
+    even = [0.26, 0.26, 0.18, 0.12, 0.18]
+    assert label([0.2, 0.1, 0.4, 0.1, 0.2], even, 0.5) == "previous character"  # 0.4 is 2.2 times 0.18
+    assert label([0.2, 0.1, 0.3, 0.1, 0.3], even, 0.5) == "leans to the previous character"
+    assert label([0.42, 0.2, 0.18, 0.1, 0.1], even, 0.5) == "leans to the boundary token"
+    assert label([0.26, 0.26, 0.18, 0.12, 0.18], even, 0.7) == "spread out"
+    assert label([0.3, 0.3, 0.2, 0.1, 0.1], even, 0.5) == "mixed: the boundary token 30%, itself 30%"
+
+
+def test_validation_names_are_none_when_the_file_changed(lesson):
+    from minigpt.formats.checkpoint import validation_names
+
+    ckpt, _ = lesson
+    data = ckpt.data["path"]
+    original = open(data).read()
+    try:
+        open(data, "w").write(original.replace("a", "e"))
+        assert validation_names(ckpt) is None
+    finally:
+        open(data, "w").write(original)
+    assert validation_names(ckpt)
