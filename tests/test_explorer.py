@@ -103,7 +103,7 @@ def test_reading_a_name_at_once_and_token_by_token_agree(chromium, pages, recipe
 
 
 def matrix_labels(page):
-    return page.eval_on_selector_all("#big-matrix tbody tr:not([hidden]) th.row", "cells => cells.map(c => c.textContent)")
+    return page.eval_on_selector_all("#big-matrix [role=row]:not([hidden]) .row-head", "cells => cells.map(c => c.textContent)")
 
 
 def test_typing_redraws_the_matrices_and_predictions(chromium, pages):
@@ -118,7 +118,7 @@ def test_typing_redraws_the_matrices_and_predictions(chromium, pages):
     assert page.eval_on_selector_all("#grid canvas", "cs => cs.every(c => c.width === 5)")  # a pixel per position
     page.locator("#grid button.thumb").nth(6).click()  # layer 1, head 2
     assert page.inner_text("#matrix-title") == "Layer 1, head 2"
-    page.locator("#big-matrix th.row").nth(1).click()  # work out position 1
+    page.locator("#big-matrix .row-head").nth(1).click()  # work out position 1
     assert "Row 1 (“a”) worked out, layer 1, head 2" in page.inner_text("#math-title")
     page.locator("#grid button.thumb").nth(0).click()
     assert "Row 1 (“a”)" in page.inner_text("#math-title")  # the row stays when switching heads
@@ -168,7 +168,7 @@ def test_the_page_asks_nothing_of_the_network(chromium, pages):
     page = browser.open_page(chromium, pages["makemore"][1])
     page.type("#name-input", "xyz")
     page.click("#ten-names")
-    page.click("#big-matrix td >> nth=0")
+    page.click("#big-matrix .cell >> nth=0")
     assert page.is_visible("#cell-info")
     assert page.watched.requests and all(url.startswith(("file://", "data:")) for url in page.watched.requests)
     assert page.watched.errors == []

@@ -81,14 +81,14 @@ def test_at_phone_width_nothing_scrolls_sideways(chromium, lesson):
 
 def test_a_click_works_out_a_row_and_a_second_closes_its_details(chromium, lesson):
     page = browser.open_page(chromium, lesson[1])
-    page.locator("#big-matrix tbody tr").nth(3).locator("td").nth(1).click()  # position 3 "m" → position 1 "e"
+    page.locator("#big-matrix [data-i='3'][role=row] .cell").nth(1).click()  # position 3 "m" → position 1 "e"
     assert "Row 3 (“m”)" in page.inner_text("#math-title")
     assert page.locator("#math-table tr.chosen th").inner_text().startswith("1")
     assert page.is_visible("#cell-info") and "position 1 “e”" in page.inner_text("#cell-info")
-    page.locator("#big-matrix tbody tr").nth(3).locator("td").nth(1).click()
+    page.locator("#big-matrix [data-i='3'][role=row] .cell").nth(1).click()
     assert not page.is_visible("#cell-info")
     page.hover("#math-table tbody tr[data-j='2']")  # a line of the arithmetic lights its cell
-    assert page.locator("#big-matrix tbody tr").nth(3).locator("td").nth(2).get_attribute("class") == "hover"
+    assert page.locator("#big-matrix [data-i='3'][role=row] .cell").nth(2).get_attribute("class") == "cell hover"
     assert page.watched.errors == []
 
 
@@ -109,7 +109,7 @@ def test_the_worked_row_is_drawn_from_the_models_numbers(chromium, lesson):
         assert sum(product) == pytest.approx(worked["scores"][j] * math.sqrt(d), abs=1e-9)
     out = [sum(w * v[n] for w, v in zip(worked["weights"], worked["values"])) for n in range(d)]
     assert out == pytest.approx(worked["out"], abs=1e-9)
-    row = page.eval_on_selector_all("#big-matrix tbody tr:nth-child(5) td:not([hidden])", "tds => tds.map(t => +t.dataset.value)")
+    row = page.eval_on_selector_all("#big-matrix [role=row][data-i='4'] .cell:not([hidden])", "tds => tds.map(t => +t.dataset.value)")
     assert row[:5] == pytest.approx(worked["weights"], abs=1e-12) and row[5:] == [0, 0]  # the matrix shows the same row; the future is 0
     shown = page.eval_on_selector_all("#math-table td.weight span:last-child", "s => s.map(x => x.textContent)")
     assert [float(x) for x in shown[:5]] == pytest.approx(worked["weights"], abs=5e-4)
@@ -125,8 +125,8 @@ def test_the_scores_view_shows_torchs_raw_scores(chromium, lesson):
     seen = torch_internals(ckpt, "xavier")
     for layer, head in [(0, 0), (3, 1)]:
         page.evaluate("([l, h]) => minigpt.select(l, h)", [layer, head])
-        shown = page.eval_on_selector_all("#big-matrix tbody tr:not([hidden])",
-                                          "rows => rows.map(r => [...r.querySelectorAll('td:not([hidden])')].map(t => +t.dataset.value))")
+        shown = page.eval_on_selector_all("#big-matrix [role=row][data-i]:not([hidden])",
+                                          "rows => rows.map(r => [...r.querySelectorAll('.cell:not([hidden])')].map(t => +t.dataset.value))")
         expected = seen[layer]["scores"][0, head].double().tril()
         got = torch.tensor(shown, dtype=torch.float64)
         assert torch.isinf(got.triu(1)[got.triu(1) != 0]).all()  # the future is −∞: the mask
@@ -161,7 +161,7 @@ def test_the_keyboard_reaches_and_moves_everything(chromium, lesson):
     for _ in range(80):
         page.keyboard.press("Tab")
         reached.add(page.evaluate("""() => { const a = document.activeElement;
-            return a.id || (a.matches('td') ? 'cell' : '') || [...a.classList].join('.') || a.tagName; }"""))
+            return a.id || (a.matches('.cell') ? 'cell' : '') || [...a.classList].join('.') || a.tagName; }"""))
     assert {"show-weights", "cell", "temperature", "top-k", "top-p", "seed", "next-char", "ten-names", "thumb", "head-card"} <= reached
     page.focus("#grid button.thumb >> nth=0")
     page.keyboard.press("ArrowRight")
@@ -169,7 +169,7 @@ def test_the_keyboard_reaches_and_moves_everything(chromium, lesson):
     assert page.inner_text("#matrix-title") == "Layer 1, head 1"
     page.keyboard.press("Enter")  # the grid is redrawn in place: focus stays on the head
     assert page.evaluate("document.activeElement.dataset.layer + document.activeElement.dataset.head") == "11"
-    page.focus("#big-matrix td[tabindex='0']")
+    page.focus("#big-matrix .cell[tabindex='0']")
     active = lambda: page.evaluate("[document.activeElement.dataset.i, document.activeElement.dataset.j].join()")  # noqa: E731
     start = active()
     page.keyboard.press("ArrowUp")

@@ -77,16 +77,19 @@
     const x = (n / 255) * (VIRIDIS_STOPS.length - 1), i = Math.min(Math.floor(x), VIRIDIS_STOPS.length - 2), f = x - i;
     return VIRIDIS_STOPS[i].map((c, k) => Math.round(c + f * (VIRIDIS_STOPS[i + 1][k] - c)));
   });
-  const viridisRGB = (w) => VIRIDIS[Math.round(Math.min(Math.max(w, 0), 1) * 255)];
-  const viridis = (w) => `rgb(${viridisRGB(w).join(",")})`;
+  const VIRIDIS_CSS = VIRIDIS.map((rgb) => `rgb(${rgb.join(",")})`);
+  const shade = (w) => Math.round(Math.min(Math.max(w, 0), 1) * 255); // a weight as an index into VIRIDIS
+  const viridisRGB = (w) => VIRIDIS[shade(w)];
+  const viridis = (w) => VIRIDIS_CSS[shade(w)];
   const inkOn = (w) => (w > 0.6 ? "#111" : "#fff");
 
   // a diverging scale for signed numbers: blue below 0, white at 0, red above, full at ±scale
   const BLUE = [33, 102, 172], RED = [178, 24, 43];
-  function diverging(x, scale) {
+  function divergingRGB(x, scale) {
     const f = Math.min(Math.abs(x) / (scale || 1), 1), end = x < 0 ? BLUE : RED;
-    return `rgb(${end.map((c) => Math.round(255 + f * (c - 255))).join(",")})`;
+    return end.map((c) => Math.round(255 + f * (c - 255)));
   }
+  const diverging = (x, scale) => `rgb(${divergingRGB(x, scale).join(",")})`;
   const largest = (...vectors) => Math.max(1e-12, ...vectors.map((v) => Math.max(...Array.from(v, Math.abs))));
 
   const fmt = (x, digits = 3) => (Number.isFinite(x) ? x.toFixed(digits).replace("-", "−") : x > 0 ? "∞" : "−∞");
@@ -101,18 +104,23 @@
     return node;
   };
 
-  // A vector drawn as a strip of coloured cells, one per number, on a diverging scale. Built
-  // once at its length; `draw` recolours it and says its numbers to a screen reader.
+  // A vector drawn as a strip of coloured cells, one per number, on a diverging scale: a canvas
+  // a pixel high and a pixel per number, scaled up by the stylesheet. Built once at its length;
+  // `draw` recolours it (cells outside [from, to) faded, when given) and says its numbers to a
+  // screen reader.
   function strip(length, name) {
-    const cells = Array.from({ length }, () => el("i"));
-    const node = el("span", { class: "vec", role: "img", "aria-label": name }, ...cells);
+    const node = el("canvas", { class: "vec", width: length, height: 1, role: "img", "aria-label": name });
     node.style.setProperty("--n", length);
-    node.draw = (values, scale, what = name) => {
-      for (let n = 0; n < length; n++) cells[n].style.backgroundColor = diverging(values[n], scale);
+    const ctx = node.getContext("2d"), image = ctx.createImageData(length, 1);
+    node.draw = (values, scale, what = name, from = 0, to = length) => {
+      for (let n = 0; n < length; n++) {
+        const rgb = divergingRGB(values[n], scale), faded = n < from || n >= to;
+        for (let c = 0; c < 3; c++) image.data[4 * n + c] = faded ? Math.round(255 - 0.25 * (255 - rgb[c])) : rgb[c];
+        image.data[4 * n + 3] = 255;
+      }
+      ctx.putImageData(image, 0, 0);
       node.setAttribute("aria-label", `${what} = [${Array.from(values, (x) => fmt(x, 2)).join(", ")}]`);
-      node.values = values;
     };
-    node.cells = cells;
     return node;
   }
 
@@ -172,17 +180,24 @@
 
   const clamp = (x, low, high) => Math.min(Math.max(x, low), high);
 
-  function drawGrid(attention) {
-    const T = state.view.tokens.length;
-    attention.forEach((heads, l) => heads.forEach((rows, h) => {
-      const { canvas } = thumbs[l][h];
-      if (canvas.width !== T) canvas.width = canvas.height = T;
-      const ctx = canvas.getContext("2d"), image = ctx.createImageData(T, T);
-      rows.forEach((row, i) => row.forEach((w, j) => {
-        const rgb = j > i ? [241, 241, 244] : viridisRGB(w), at = 4 * (i * T + j);
-        image.data[at] = rgb[0]; image.data[at + 1] = rgb[1]; image.data[at + 2] = rgb[2]; image.data[at + 3] = 255;
-      }));
-      ctx.putImageData(image, 0, 0);
+  function drawGrid() {
+    const steps = state.view.steps, T = steps.length, FUTURE = [241, 241, 244];
+    thumbs.forEach((row, l) => row.forEach((thumb, h) => {
+      if (thumb.canvas.width !== T) { // a new length: a new image, all of it opaque
+        thumb.canvas.width = thumb.canvas.height = T;
+        thumb.ctx = thumb.canvas.getContext("2d");
+        thumb.image = thumb.ctx.createImageData(T, T);
+        thumb.image.data.fill(255);
+      }
+      const pixels = thumb.image.data;
+      for (let i = 0; i < T; i++) {
+        const weights = steps[i].layers[l].weights[h];
+        for (let j = 0, at = 4 * i * T; j < T; j++, at += 4) {
+          const rgb = j > i ? FUTURE : viridisRGB(weights[j]);
+          pixels[at] = rgb[0]; pixels[at + 1] = rgb[1]; pixels[at + 2] = rgb[2];
+        }
+      }
+      thumb.ctx.putImageData(thumb.image, 0, 0);
     }));
   }
 
@@ -198,47 +213,52 @@
     $("head-label").textContent = role ? `Over ${DATA.roles.names}: ${role}.` : "";
   }
 
-  // ---- one head, large: a table of the largest size, cut to the name by hiding -------------
+  // ---- one head, large: a grid of the largest size, cut to the name by hiding -------------
+  // Cells are placed at fixed spots with fixed sizes (the stylesheet's --cell-w and --cell-h), so
+  // writing a new number into one makes the browser lay out that cell alone, not a whole table.
 
   const matrix = { cols: [], rows: [], heads: [], cells: [] };
+  const CELL_W = 27, CELL_H = 21, HEAD_W = 44;
+  const place = (node, x, y) => Object.assign(node.style, { left: `${x}px`, top: `${y}px` });
 
   function buildMatrix() {
-    const table = $("big-matrix");
+    const grid = $("big-matrix");
     document.documentElement.style.setProperty("--positions", N);
-    const header = el("tr", {}, el("th", { class: "corner", scope: "col" }, "reads ↓", el("br"), "attends →"));
+    const header = el("div", { role: "row" }, el("div", { class: "corner", role: "columnheader" }, "reads ↓", el("br"), "attends →"));
     for (let j = 0; j < N; j++) {
-      const th = el("th", { class: "col", scope: "col" });
-      matrix.cols.push(th);
-      header.append(th);
+      const head = el("div", { class: "col-head", role: "columnheader" });
+      place(head, HEAD_W + j * CELL_W, 0);
+      matrix.cols.push(head);
+      header.append(head);
     }
-    table.append(el("thead", {}, header));
-    const body = el("tbody");
+    grid.append(header);
     for (let i = 0; i < N; i++) {
-      const th = el("th", { class: "row", scope: "row", title: "work out this row" });
-      const tr = el("tr", {}, th);
+      const head = el("div", { class: "row-head", role: "rowheader", title: "work out this row" });
+      place(head, 0, (i + 1) * CELL_H);
+      const row = el("div", { role: "row", "data-i": i }, head);
       const cells = [];
       for (let j = 0; j < N; j++) {
-        const td = el("td", { tabindex: "-1", "data-i": i, "data-j": j });
-        cells.push(td);
-        tr.append(td);
+        const cell = el("div", { class: "cell", role: "gridcell", tabindex: "-1", "data-i": i, "data-j": j });
+        place(cell, HEAD_W + j * CELL_W, (i + 1) * CELL_H);
+        cells.push(cell);
+        row.append(cell);
       }
-      matrix.rows.push(tr);
-      matrix.heads.push(th);
+      matrix.rows.push(row);
+      matrix.heads.push(head);
       matrix.cells.push(cells);
-      body.append(tr);
+      grid.append(row);
     }
-    table.append(body);
-    table.addEventListener("click", (event) => {
-      const td = event.target.closest("td"), th = event.target.closest("th.row");
-      if (td && +td.dataset.j <= +td.dataset.i) clickCell(+td.dataset.i, +td.dataset.j);
-      else if (th) selectCell(matrix.heads.indexOf(th), null);
+    grid.addEventListener("click", (event) => {
+      const cell = event.target.closest(".cell"), head = event.target.closest(".row-head");
+      if (cell && +cell.dataset.j <= +cell.dataset.i) clickCell(+cell.dataset.i, +cell.dataset.j);
+      else if (head) selectCell(matrix.heads.indexOf(head), null);
     });
-    table.addEventListener("keydown", cellKeys);
-    table.addEventListener("mouseover", (event) => { // a cell of the worked row lights its line of the arithmetic
-      const td = event.target.closest("td");
-      highlightLine(td && +td.dataset.i === rowOf(state.view) && +td.dataset.j <= +td.dataset.i ? +td.dataset.j : null);
+    grid.addEventListener("keydown", cellKeys);
+    grid.addEventListener("mouseover", (event) => { // a cell of the worked row lights its line of the arithmetic
+      const cell = event.target.closest(".cell");
+      highlightLine(cell && +cell.dataset.i === rowOf(state.view) && +cell.dataset.j <= +cell.dataset.i ? +cell.dataset.j : null);
     });
-    table.addEventListener("mouseleave", () => highlightLine(null));
+    grid.addEventListener("mouseleave", () => highlightLine(null));
   }
 
   function drawMatrix() {
@@ -247,6 +267,11 @@
     const worked = rowOf(view), chosen = colOf(view);
     let scale = 1e-12;
     if (scores) view.steps.forEach((s) => s.layers[l].scores[h].forEach((x) => { scale = Math.max(scale, Math.abs(x)); }));
+    const grid = $("big-matrix");
+    if (grid.dataset.positions !== String(T)) {
+      grid.dataset.positions = T;
+      Object.assign(grid.style, { width: `${HEAD_W + T * CELL_W}px`, height: `${(T + 1) * CELL_H}px` });
+    }
     for (let j = 0; j < N; j++) {
       matrix.cols[j].hidden = j >= T;
       if (j < T) matrix.cols[j].textContent = labels[j];
@@ -263,14 +288,12 @@
         if (j >= T) return;
         const future = j > i;
         const value = future ? (scores ? -Infinity : 0) : scores ? at.scores[h][j] : at.weights[h][j];
-        td.className = future ? "future" : i === worked && j === chosen ? "chosen" : "";
+        td.className = future ? "cell future" : i === worked && j === chosen ? "cell chosen" : "cell";
         td.dataset.value = String(value);
-        td.textContent = future ? (scores ? "−∞" : "") : scores ? fmt(value, 1) : shortWeight(value);
+        td.textContent = future ? (scores ? "−∞" : "masked") : scores ? fmt(value, 1) : shortWeight(value);
         td.style.background = future ? "" : scores ? diverging(value, scale) : viridis(value);
         td.style.color = future ? "" : scores ? (Math.abs(value) / scale > 0.6 ? "#fff" : "#111") : inkOn(value);
         td.tabIndex = i === worked && j === chosen ? 0 : -1; // one stop for Tab: the arrows move within
-        td.setAttribute("aria-label", future ? `${labels[i]} to ${labels[j]}: a later position, masked`
-          : `${labels[i]} to ${labels[j]}: ${scores ? "score" : "weight"} ${fmt(value, 3)}`);
       });
     }
     $("matrix-scale").replaceChildren(...(scores
@@ -328,6 +351,8 @@
 
   function buildMath() {
     const table = $("math-table");
+    // fixed column widths: a new number in a cell does not make the browser lay out the whole table again
+    document.documentElement.style.setProperty("--strip", `${D * Math.max(3, 56 / D) + 8}px`);
     table.append(el("thead", {}, el("tr", {}, ...[["j", "the position read"], ["kⱼ", "its key"], ["q⊙kⱼ", "q times kⱼ, number by number"],
       ["q·kⱼ", "their sum"], ["÷√d", "the raw score"], ["mask", "0 up to this position, −∞ after"],
       ["weight", "softmax of the scores"], ["weight·vⱼ", "its value, scaled"]].map(([t, title]) => el("th", { scope: "col", title }, t)))));
@@ -408,7 +433,7 @@
 
   function highlightCell(j) {
     const i = rowOf(state.view);
-    matrix.cells[i].forEach((td, n) => td.classList.toggle("hover", n === j));
+    matrix.cells[i].forEach((cell, n) => cell.classList.toggle("hover", n === j));
   }
 
   // ---- where q, k and v come from --------------------------------------------------------------
@@ -446,12 +471,10 @@
     flow.x0.draw(x0, largest(x0), "x");
     flow.residual.draw(layer.residual, largest(layer.residual), "x");
     flow.a.draw(layer.a, largest(layer.a), "a");
-    const qkScale = largest(layer.q, keyLayer.k);
-    flow.q.draw(layer.q, qkScale, `q${i}`);
-    flow.k.draw(keyLayer.k, qkScale, `k${j}`);
-    flow.v.draw(keyLayer.v, largest(keyLayer.v), `v${j}`);
-    for (const name of ["q", "k", "v"]) flow[name].classList.add("sliced");
-    for (const name of ["q", "k", "v"]) flow[name].cells.forEach((cell, n) => cell.classList.toggle("in-head", n >= h * D && n < (h + 1) * D));
+    const qkScale = largest(layer.q, keyLayer.k), from = h * D, to = (h + 1) * D;
+    flow.q.draw(layer.q, qkScale, `q${i}`, from, to);
+    flow.k.draw(keyLayer.k, qkScale, `k${j}`, from, to);
+    flow.v.draw(keyLayer.v, largest(keyLayer.v), `v${j}`, from, to);
     flow.wteLabel.textContent = `wte[“${labels[i]}”]`;
     flow.wpeLabel.textContent = `+ wpe[${i}]`;
     flow.residualLabel.textContent = l === 0 ? "layer 0 reads it as it is" : `after layers 0–${l - 1} add their attention and MLP`;
@@ -752,20 +775,36 @@
 
   // ---- wiring ---------------------------------------------------------------------------------------
 
+  // Parts below the first screen are drawn when they are on screen (or near it): a keystroke
+  // that redraws only what can be seen leaves the browser less to lay out. A part that changed
+  // while out of sight is drawn as it comes into view.
+  const offscreen = { flow: { draw: () => drawFlow(), seen: false, stale: true },
+                      predict: { draw: () => drawPredictions(), seen: false, stale: true } };
+  const watcher = new IntersectionObserver((entries) => entries.forEach((entry) => {
+    const part = offscreen[entry.target.id];
+    part.seen = entry.isIntersecting;
+    if (part.seen && part.stale) redrawIfSeen(part);
+  }));
+
+  function redrawIfSeen(part) {
+    part.stale = !part.seen;
+    if (part.seen) part.draw();
+  }
+
   // after the text changes: the model runs again and everything that shows it redraws
   function render() {
     const view = (state.view = analyse($("name-input").value));
     drawInput(view);
-    drawGrid(attentionOf(view));
+    drawGrid();
     drawSelection();
-    drawPredictions();
+    redrawIfSeen(offscreen.predict);
   }
 
   // after the head, row or cell changes: the parts that show the selection
   function drawSelection() {
     drawMatrix();
     drawMath();
-    drawFlow();
+    redrawIfSeen(offscreen.flow);
   }
 
   function selectHead(layer, head) {
@@ -777,8 +816,7 @@
   function selectCell(row, col) {
     Object.assign(state, { row: row === state.view.tokens.length - 1 ? null : row, col });
     drawSelection();
-    predictions.rows.forEach((r, i) => r.node.classList.toggle("worked", i === rowOf(state.view)));
-    drawNextChart();
+    redrawIfSeen(offscreen.predict);
   }
 
   function setText(text) {
@@ -791,7 +829,7 @@
     radio.addEventListener("change", () => { state.show = radio.value; drawMatrix(); });
   }
   for (const id of ["temperature", "top-k", "top-p"]) {
-    $(id).addEventListener("input", () => { showFilters(); drawPredictions(); });
+    $(id).addEventListener("input", () => { showFilters(); redrawIfSeen(offscreen.predict); });
   }
   $("next-char").addEventListener("click", nextCharacter);
   $("whole-name").addEventListener("click", wholeName);
@@ -811,6 +849,7 @@
   drawCard();
   $("name-input").value = DATA.start_text;
   render();
+  for (const id of Object.keys(offscreen)) watcher.observe($(id));
   markSelectedHead();
   if (DATA.roles.chars) drawCharMatrix();
 
