@@ -25,8 +25,8 @@ import browser  # noqa: E402
 from minigpt.views.explorer_page import write_page  # noqa: E402
 
 PARTS = {  # screenshots of each part of the page, as a learner meets them
-    "card": "#about-model", "type": "#type", "heads": "section.two >> nth=1", "math": "#math-section",
-    "predict": "#predict", "generate": "#generate", "labels": "#heads-section",
+    "lesson": "#lesson", "flow": "#flow", "predict": "#predict", "generate": "#generate",
+    "heads": "#heads-section", "card": "#about-model",
 }
 
 # Key to next frame: a real key press (Playwright's keyboard, so the browser runs its whole input
@@ -103,25 +103,29 @@ def main() -> None:
             results["key_to_frame_p95_ms"] = round(frames[int(len(frames) * 0.95)], 1)
             results["errors"] = page.watched.errors
             if args.screenshots:
-                screenshots(page, args.screenshots)
+                screenshots(chromium, page_path, args.screenshots)
     for key, value in results.items():
         print(f"{key:>22}  {value}")
     if args.out:
         args.out.write_text(json.dumps(results, indent=1) + "\n", encoding="utf-8")
 
 
-def screenshots(page, folder: Path) -> None:
-    """The whole page, each part, and tour.png (the text box, every head and one head large) for the README."""
+def screenshots(chromium, page_path: Path, folder: Path) -> None:
+    """At desktop (1280×800) and phone (390×844) width: the first screen as it opens, the whole
+    page, and each part; at desktop width also first-screen.png with a cell's details open, for the README."""
     folder.mkdir(parents=True, exist_ok=True)
-    page.screenshot(path=str(folder / "page.png"), full_page=True)
-    for name, selector in PARTS.items():
-        page.locator(selector).screenshot(path=str(folder / f"{name}.png"))
-    page.hover("#big-matrix tr >> nth=4 >> td >> nth=1")  # a tooltip over a cell, as a learner sees it
-    top, bottom = page.locator("#type").bounding_box(), page.locator(PARTS["heads"]).bounding_box()
-    scrolled = page.evaluate("window.scrollY")  # boxes are in the viewport; the clip is in the page
-    clip = {"x": top["x"] - 8, "y": top["y"] + scrolled, "width": top["width"] + 16,
-            "height": bottom["y"] + bottom["height"] - top["y"]}
-    page.screenshot(path=str(folder / "tour.png"), full_page=True, clip=clip)
+    for width, height, tag in [(1280, 800, "desktop"), (390, 844, "phone")]:
+        page = browser.open_page(chromium, page_path, width, height)
+        page.fill("#name-input", "christopher")
+        page.evaluate("minigpt.select(0, 2)")
+        page.click("#big-matrix [role=row][data-i='5'] .cell[data-j='4']")  # "t" attending to "s": details open
+        page.evaluate("window.scrollTo(0, 0)")
+        page.screenshot(path=str(folder / f"{tag}-first-screen.png"))
+        page.screenshot(path=str(folder / f"{tag}-page.png"), full_page=True)
+        for name, selector in PARTS.items():
+            page.locator(selector).scroll_into_view_if_needed()
+            page.locator(selector).screenshot(path=str(folder / f"{tag}-{name}.png"))
+        page.close()
 
 
 if __name__ == "__main__":

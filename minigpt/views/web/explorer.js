@@ -104,6 +104,18 @@
     return node;
   };
 
+  // Writes that skip what is already there: a redraw then gives the browser only the cells whose
+  // text, colour or class really changed to lay out and paint again.
+  function write(node, text) {
+    if (node.textContent !== text) node.textContent = text;
+  }
+  function restyle(node, key, value) {
+    if (node[`_${key}`] !== value) node.style[key] = node[`_${key}`] = value;
+  }
+  function reclass(node, name) {
+    if (node.className !== name) node.className = name;
+  }
+
   // A vector drawn as a strip of coloured cells, one per number, on a diverging scale: a canvas
   // a pixel high and a pixel per number, scaled up by the stylesheet. Built once at its length;
   // `draw` recolours it (cells outside [from, to) faded, when given) and says its numbers to a
@@ -274,25 +286,25 @@
     }
     for (let j = 0; j < N; j++) {
       matrix.cols[j].hidden = j >= T;
-      if (j < T) matrix.cols[j].textContent = labels[j];
+      if (j < T) write(matrix.cols[j], labels[j]);
     }
     for (let i = 0; i < N; i++) {
       const tr = matrix.rows[i];
       tr.hidden = i >= T;
       if (i >= T) continue;
       tr.classList.toggle("worked", i === worked);
-      matrix.heads[i].textContent = labels[i];
+      write(matrix.heads[i], labels[i]);
       const at = view.steps[i].layers[l];
       matrix.cells[i].forEach((td, j) => {
         td.hidden = j >= T;
         if (j >= T) return;
         const future = j > i;
         const value = future ? (scores ? -Infinity : 0) : scores ? at.scores[h][j] : at.weights[h][j];
-        td.className = future ? "cell future" : i === worked && j === chosen ? "cell chosen" : "cell";
+        reclass(td, future ? "cell future" : i === worked && j === chosen ? "cell chosen" : "cell");
         td.dataset.value = String(value);
-        td.textContent = future ? (scores ? "−∞" : "masked") : scores ? fmt(value, 1) : shortWeight(value);
-        td.style.background = future ? "" : scores ? diverging(value, scale) : viridis(value);
-        td.style.color = future ? "" : scores ? (Math.abs(value) / scale > 0.6 ? "#fff" : "#111") : inkOn(value);
+        write(td, future ? (scores ? "−∞" : "masked") : scores ? fmt(value, 1) : shortWeight(value));
+        restyle(td, "background", future ? "" : scores ? diverging(value, scale) : viridis(value));
+        restyle(td, "color", future ? "" : scores ? (Math.abs(value) / scale > 0.6 ? "#fff" : "#111") : inkOn(value));
         td.tabIndex = i === worked && j === chosen ? 0 : -1; // one stop for Tab: the arrows move within
       });
     }
@@ -402,23 +414,24 @@
       line.tr.hidden = j >= T;
       if (j >= T) return;
       const future = j > i;
-      line.tr.className = future ? "future" : j === chosen ? "chosen" : "";
-      line.label.textContent = `${j} ${labels[j]}`;
-      line.mask.textContent = future ? "−∞" : "+0";
-      for (const s of [line.key, line.product, line.scaled]) s.style.visibility = future ? "hidden" : "";
+      reclass(line.tr, future ? "future" : j === chosen ? "chosen" : "");
+      write(line.label, `${j} ${labels[j]}`);
+      write(line.mask, future ? "−∞" : "+0");
+      for (const s of [line.key, line.product, line.scaled]) restyle(s, "visibility", future ? "hidden" : "");
       if (future) {
-        line.dot.textContent = line.score.textContent = "—";
-        line.number.textContent = "0";
-        line.bar.style.width = "0";
+        write(line.dot, "—");
+        write(line.score, "—");
+        write(line.number, "0");
+        restyle(line.bar, "width", "0");
         return;
       }
       line.key.draw(keys[j], qk, `k${j}`);
       line.product.draw(products[j], prod, `q⊙k${j}`);
       line.scaled.draw(scaledValues[j], val, `weight·v${j}`);
-      line.dot.textContent = fmt(scores[j] * Math.sqrt(D), 2);
-      line.score.textContent = fmt(scores[j], 2);
-      line.number.textContent = weights[j].toFixed(3);
-      line.bar.style.width = `${Math.round(weights[j] * 40)}px`;
+      write(line.dot, fmt(scores[j] * Math.sqrt(D), 2));
+      write(line.score, fmt(scores[j], 2));
+      write(line.number, weights[j].toFixed(3));
+      restyle(line.bar, "width", `${Math.round(weights[j] * 40)}px`);
     });
     math.sum.textContent = weights.reduce((a, b) => a + b, 0).toFixed(3);
     math.out.draw(out, val, `out${i}`);
@@ -532,11 +545,11 @@
       row.after.textContent = `after “·${view.kept.slice(0, i).join("")}”`;
       best.forEach(([p, t], n) => {
         const c = row.choices[n], removed = filtered[t] === 0;
-        c.node.className = `choice${t === actual ? " actual" : ""}${removed ? " removed" : ""}`;
+        reclass(c.node, `choice${t === actual ? " actual" : ""}${removed ? " removed" : ""}`);
         c.node.title = `${label(t)}: ${fmt(p, 4)} from the model, ${fmt(filtered[t], 4)} after the filters`;
-        c.char.textContent = label(t);
-        c.bar.style.width = `${Math.max(1, Math.round(filtered[t] * 70))}px`;
-        c.p.textContent = fmt(filtered[t], 2);
+        write(c.char, label(t));
+        restyle(c.bar, "width", `${Math.max(1, Math.round(filtered[t] * 70))}px`);
+        write(c.p, fmt(filtered[t], 2));
       });
       row.next.textContent = `next is ${label(actual)}: p = ${fmt(probs[actual], 3)}, −log p = ${fmt(-Math.log(probs[actual]), 2)}`;
     });
@@ -554,13 +567,13 @@
     $("next-title").textContent = `Every next token after “·${view.kept.slice(0, i).join("")}”: ${kept} of ${V} kept`;
     order.forEach((t, n) => {
       const c = predictions.chart[n], removed = filtered[t] === 0;
-      c.node.className = `next-bar${removed ? " removed" : ""}`;
+      reclass(c.node, `next-bar${removed ? " removed" : ""}`);
       c.node.dataset.token = label(t);
       c.node.dataset.p = String(filtered[t]);
-      c.char.textContent = label(t);
-      c.raw.style.width = `${(probs[t] * 100).toFixed(1)}%`;
-      c.bar.style.width = `${(filtered[t] * 100).toFixed(1)}%`;
-      c.p.textContent = removed ? `removed (${fmt(probs[t], 3)})` : fmt(filtered[t], 3);
+      write(c.char, label(t));
+      restyle(c.raw, "width", `${(probs[t] * 100).toFixed(1)}%`);
+      restyle(c.bar, "width", `${(filtered[t] * 100).toFixed(1)}%`);
+      write(c.p, removed ? `removed (${fmt(probs[t], 3)})` : fmt(filtered[t], 3));
     });
   }
 
@@ -583,7 +596,7 @@
       const bars = shares.map((s, k) => el("span", { class: "offset", title: `${roles.offsets[k]}: ${Math.round(100 * s)}% (even: ${Math.round(100 * roles.even[k])}%)` },
         el("span", { class: "fill", style: { height: `${(100 * s) / most}%` } }),
         el("span", { class: "even", style: { bottom: `${(100 * roles.even[k]) / most}%` } })));
-      const card = el("button", { class: "head-card", "data-layer": l, "data-head": h, onclick: () => { selectHead(l, h); drawCharMatrix(); } },
+      const card = el("button", { class: "head-card", "data-layer": l, "data-head": h, onclick: () => selectHead(l, h) },
         el("span", { class: "name" }, `layer ${l}, head ${h}`),
         el("span", { class: "offsets", role: "img", "aria-label": `its weight: ${shares.map((s, k) => `${roles.offsets[k]} ${Math.round(100 * s)}%`).join(", ")}` }, ...bars),
         el("span", { class: "role" }, roles.labels[l][h]));
@@ -811,6 +824,7 @@
     Object.assign(state, { layer, head });
     markSelectedHead();
     drawSelection();
+    if (DATA.roles.chars) drawCharMatrix();
   }
 
   function selectCell(row, col) {
