@@ -73,6 +73,8 @@ def main() -> None:
     p.add_argument("--screenshots", type=Path, default=None, help="folder for PNGs of the page and its parts")
     p.add_argument("--text", default="emma", help="the name the page starts with")
     p.add_argument("--out", type=Path, default=None, help="JSON file for the results")
+    p.add_argument("--hide", default=None, metavar="SELECTOR",
+                   help="hide these parts (CSS display: none) before timing: what they cost the browser to show")
     args = p.parse_args()
     reason = browser.missing()
     if reason:
@@ -87,6 +89,9 @@ def main() -> None:
                 loads.append(page.evaluate("performance.getEntriesByType('navigation')[0].loadEventEnd"))
                 page.close()
             page = browser.open_page(chromium, page_path)
+            if args.hide:
+                page.add_style_tag(content=f"{args.hide} {{ display: none !important; }}")
+                results["hidden"] = args.hide
             results["open_ms"] = round(statistics.median(loads), 1)
             results["forward_15_chars_ms"] = round(page.evaluate(TIME_IN_PAGE, ["forward", 50])[0], 2)
             results["sample_100_names_ms"] = round(page.evaluate(TIME_IN_PAGE, ["sample", args.repeats])[0], 1)

@@ -354,6 +354,43 @@ def import_(
 
 @app.command()
 @reports_errors
+def ablate(
+    checkpoint: Path = checkpoint_argument(),
+    data: Optional[Path] = typer.Option(None, "--data", help="Names file to score (default: the run's validation names)."),
+    mode: str = typer.Option("zero", "--mode", help="zero: a part's output becomes 0; mean: its mean over the names."),
+    device: str = typer.Option("auto", help="auto, cpu, cuda, cuda:N or mps."),
+    json_out: bool = typer.Option(False, "--json", metavar="", help="Print every part's loss and cost as JSON."),
+) -> None:
+    """Switch each head, each layer's attention and each layer's MLP off in turn: what each costs in loss."""
+    from minigpt.formats.checkpoint import load_checkpoint, validation_names
+    from minigpt.data import read_names
+    from minigpt.scaling.processes import resolve_device
+    from minigpt.views.ablation import MODES, ablate as ablate_parts
+
+    if mode not in MODES:
+        raise UsageError(f"--mode {mode!r} is not one of {', '.join(MODES)}")
+    ckpt = load_checkpoint(checkpoint, resolve_device(device))
+    if data is not None:
+        names = read_names(data)
+        ckpt.tokenizer.check("".join(names), f"names file {data}")
+    else:
+        names = validation_names(ckpt)
+        if not names:
+            raise UsageError(f"{ckpt.path}: the run's validation names cannot be read again (an import, no validation "
+                             f"set, or the training file moved or changed); pass --data FILE")
+    report = ablate_parts(ckpt.model, ckpt.tokenizer, names, mode)
+    if json_out:
+        print(json.dumps(report.to_dict()))
+        return
+    print(f"loss {report.loss:.4f} with every part on, over {report.tokens:,} tokens in {report.names:,} names; "
+          f"each part switched off ({mode}):")
+    width = max(len(str(part)) for part, _ in report.costs)
+    for part, cost in report.costs:
+        print(f"  {str(part):<{width}}  {report.loss + cost:.4f}  {cost:+.4f}")
+
+
+@app.command()
+@reports_errors
 def info(
     checkpoint: Path = checkpoint_argument(),
 ) -> None:
