@@ -113,7 +113,7 @@ def test_typing_redraws_the_matrices_and_predictions(chromium, pages):
     page.type("#name-input", "anna")
     assert matrix_labels(page) == ["·", "a", "n", "n", "a"]
     assert page.locator("#predictions .prediction:not([hidden])").count() == 5
-    assert "“anna”" in page.inner_text("#loss")
+    assert "“anna”" in page.text_content("#loss")
     assert page.locator("#grid canvas").count() == 4 * 4
     assert page.eval_on_selector_all("#grid canvas", "cs => cs.every(c => c.width === 5)")  # a pixel per position
     page.locator("#grid button.thumb").nth(6).click()  # layer 1, head 2
@@ -244,4 +244,56 @@ def test_the_pages_sampling_filters_are_pythons(chromium, pages):
     # character remains (filtering top-k first would leave nothing to draw from)
     kept = page.evaluate("MiniGPTModel.softmax(MiniGPTModel.filterLogits([0, 1, 5], {topK: 1, first: true}))")
     assert kept == [0.0, 1.0, 0.0]
+    assert page.watched.errors == []
+
+
+ABLATIONS = [{"heads": [[0, 1]]}, {"heads": [[0, 0], [0, 3]], "mlp": [0]}, {"attention": [0]},
+             {"heads": [[0, 2]], "mode": "mean"}, {"attention": [0], "mlp": [0], "mode": "mean"}]
+
+
+@pytest.mark.parametrize("recipe", RECIPES)
+def test_the_pages_ablated_forward_is_pythons(chromium, pages, recipe):
+    """Parts switched off, zeroed or set to their mean: model.js and views/ablation.py agree to 1e-4."""
+    from minigpt.views.ablation import Part, forward_without
+
+    ckpt, path = pages[recipe]
+    page = browser.open_page(chromium, path)
+    data = page.evaluate("JSON.parse(document.getElementById('minigpt-data').textContent).ablation")
+    means = {kind: torch.tensor(values, dtype=torch.float32) for kind, values in data["means"].items()}
+    tokens = [ckpt.tokenizer.bos] + ckpt.tokenizer.encode("xavier")
+    for off in ABLATIONS:
+        parts = [Part("head", l, h) for l, h in off.get("heads", [])]
+        parts += [Part("attention", l) for l in off.get("attention", [])] + [Part("mlp", l) for l in off.get("mlp", [])]
+        with torch.no_grad():
+            expected = forward_without(ckpt.model, torch.tensor([tokens]), parts, means if off.get("mode") == "mean" else None)[0]
+        got = torch.tensor(page.evaluate("([text, off]) => minigpt.forward(text, off).logits", ["xavier", off]), dtype=torch.float64)
+        torch.testing.assert_close(got, expected.double(), atol=1e-4, rtol=0)
+        plain = torch.tensor(page.evaluate("text => minigpt.forward(text).logits", "xavier"), dtype=torch.float64)
+        assert (got - plain).abs().max() > 1e-3  # switching the parts off changed the logits
+    assert page.watched.errors == []
+
+
+def test_the_switches_redraw_the_page_and_the_table_is_minigpt_ablate(chromium, pages, tmp_path):
+    import json
+
+    ckpt, path = pages["default"]
+    page = browser.open_page(chromium, path)
+    page.fill("#name-input", "xavier")
+    before = page.evaluate("minigpt.forward('xavier').attention[2]")  # a later layer's attention
+    loss = page.text_content("#loss")
+    page.click("[data-part='head,0,1'] >> nth=0")
+    assert page.evaluate("minigpt.forward('xavier', {heads: [[0, 1]]}).attention[2]") != before
+    assert page.text_content("#loss") != loss and "1 part off" in page.text_content("#loss")
+    assert page.locator("button.thumb.off").count() == 1
+    assert not page.is_checked("#ablation-table [data-part='head,0,1']")  # every switch of a part follows it
+    page.click("#all-on")
+    assert page.locator("button.thumb.off").count() == 0
+    shown = page.eval_on_selector_all("#ablation-table tbody tr", "rows => rows.map(r => [r.cells[0].textContent, r.cells[3].textContent])")
+    result = runner.invoke(app, ["ablate", str(ckpt.path.parent), "--json"])
+    assert result.exit_code == 0, result.output
+    cli = json.loads(result.stdout)["parts"]
+    assert [name for name, _ in shown] == [p["part"] for p in cli]
+    assert [float(cost.replace("−", "-").lstrip("+")) for _, cost in shown] == pytest.approx([p["cost"] for p in cli], abs=1e-4)
+    live = page.evaluate("minigpt.liveCosts()")
+    assert len(live) == len(cli) and all(cost.startswith(("+", "−")) for _, cost in live)
     assert page.watched.errors == []

@@ -150,7 +150,7 @@ def test_the_sliders_redraw_the_bars_as_sampling_filters(chromium, lesson):
     labels = page.evaluate("minigpt.vocab").copy() + ["·"]
     assert sorted(p for _, p in chart) == pytest.approx(sorted(expected), abs=1e-12)
     assert dict(chart) == pytest.approx(dict(zip(labels, expected)), abs=1e-12)
-    assert page.inner_text("#temperature-value") == "0.50" and page.inner_text("#top-k-value") == "3"
+    assert page.text_content("#temperature-value") == "0.50" and page.text_content("#top-k-value") == "3"
     assert page.watched.errors == []
 
 
@@ -199,11 +199,11 @@ def test_heads_are_described_with_their_rules(chromium, lesson):
     ckpt, path = lesson
     page = browser.open_page(chromium, path)
     assert page.locator("button.head-card").count() == 16
-    assert "validation names" in page.inner_text("#roles-note")
-    assert "even spread" in page.inner_text("#label-rules")
+    assert "validation names" in page.text_content("#roles-note")
+    assert "even spread" in page.text_content("#label-rules")
     page.locator("button.head-card").nth(6).click()
     assert page.inner_text("#matrix-title") == "Layer 1, head 2"
-    assert "Layer 1, head 2, by character" in page.inner_text("#char-matrix")
+    assert "Layer 1, head 2, by character" in page.text_content("#char-matrix")
     assert page.locator("#char-table tr").count() >= 20  # a row per character the names have
     assert page.watched.errors == []
 

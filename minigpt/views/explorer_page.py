@@ -121,11 +121,10 @@ def names_for_roles(ckpt: Checkpoint) -> tuple[list[str], str]:
     return generate(ckpt.model, ckpt.tokenizer, 200, seed=0), "names the model generated"
 
 
-def roles(ckpt: Checkpoint) -> dict:
+def roles(ckpt: Checkpoint, names: list[str], what: str) -> dict:
     """What each head tends to do (views/head_roles.py), and the unigram loss the curve is drawn against."""
     from minigpt.views.head_roles import head_roles, unigram_loss
 
-    names, what = names_for_roles(ckpt)
     found = head_roles(ckpt.model, ckpt.tokenizer, names)
     if found:
         found["names"] = f"{len(names):,} {what}"
@@ -135,10 +134,27 @@ def roles(ckpt: Checkpoint) -> dict:
     return found
 
 
+def ablation(ckpt: Checkpoint, names: list[str], what: str) -> dict:
+    """What switching each part off costs on `names`, both ways (what `minigpt ablate` prints), and
+    each part's mean output, which the page's own switches use in mean mode."""
+    from minigpt.data import TokenizedNames
+    from minigpt.views.ablation import ablate, mean_outputs
+
+    data = TokenizedNames(names, ckpt.tokenizer, ckpt.config.model.block_size)
+    means = mean_outputs(ckpt.model, data)
+    found = {"names": f"{len(names):,} {what}", "means": {kind: t.double().tolist() for kind, t in means.items()}}
+    for mode in ("zero", "mean"):
+        report = ablate(ckpt.model, ckpt.tokenizer, names, mode)
+        found[mode] = {"loss": report.loss, "parts": report.to_dict()["parts"]}
+    return found
+
+
 def page_data(ckpt: Checkpoint, text: str | None = None) -> dict:
     weights, tensors = weights_blob(ckpt.model)
+    names, what = names_for_roles(ckpt)
     return {
-        "roles": roles(ckpt),
+        "roles": roles(ckpt, names, what),
+        "ablation": ablation(ckpt, names, what),
         "config": ckpt.config.to_dict(),
         "vocab": ckpt.tokenizer.chars,
         "weights": weights,

@@ -21,7 +21,8 @@
 
   // what is selected: a head, a row of it (the query position; null follows the last), a cell
   // of that row (the key position), whether the cell's details are open, and what the matrix shows
-  const state = { layer: 0, head: 0, row: null, col: null, details: false, show: "weights", view: null };
+  const state = { layer: 0, head: 0, row: null, col: null, details: false, show: "weights", view: null,
+                  off: { heads: [], attention: [], mlp: [], mode: "zero" } }; // the parts switched off
   const $ = (id) => document.getElementById(id);
 
   // ---- reading the text ----------------------------------------------------------------
@@ -43,9 +44,27 @@
 
   const label = (token) => (token === BOS ? "·" : vocab[token]); // the boundary token: data.py's BOUNDARY
 
-  function analyse(text) {
+  function analyse(text, off = switchedOff()) {
     const read = readText(text);
-    return { ...read, text, steps: MiniGPTModel.forward(model, read.tokens) };
+    return { ...read, text, steps: MiniGPTModel.forward(model, read.tokens, off) };
+  }
+
+  // what model.js's forward needs to switch the chosen parts off; null when every part is on
+  function switchedOff(parts = state.off) {
+    const count = parts.heads.length + parts.attention.length + parts.mlp.length;
+    if (!count) return null;
+    return { heads: parts.heads, attention: parts.attention, mlp: parts.mlp,
+             means: parts.mode === "mean" && DATA.ablation ? DATA.ablation.means : null };
+  }
+
+  const isOn = (kind, l, h) => (kind === "head" ? !state.off.heads.some(([a, b]) => a === l && b === h) : !state.off[kind].includes(l));
+
+  function setPart(kind, l, h, on) {
+    const list = kind === "head" ? state.off.heads : state.off[kind];
+    const at = kind === "head" ? list.findIndex(([a, b]) => a === l && b === h) : list.indexOf(l);
+    if (on && at >= 0) list.splice(at, 1);
+    if (!on && at < 0) list.push(kind === "head" ? [l, h] : l);
+    render();
   }
 
   // attention[l][h][i][j]: how much position i attends to position j (0 for the future)
@@ -167,7 +186,8 @@
     grid.style.gridTemplateColumns = `auto repeat(${config.n_head}, minmax(0, 1fr))`;
     grid.append(el("div"), ...Array.from({ length: config.n_head }, (_, h) => el("div", { class: "axis" }, `head ${h}`)));
     for (let l = 0; l < config.n_layer; l++) {
-      grid.append(el("div", { class: "axis" }, `layer ${l}`));
+      // the layer's label, with a switch for its whole attention and one for its MLP
+      grid.append(el("div", { class: "axis layer" }, `layer ${l}`, partSwitch("attention", l, null, "attn"), partSwitch("mlp", l, null, "MLP")));
       thumbs.push([]);
       for (let h = 0; h < config.n_head; h++) {
         const role = headLabel(l, h);
@@ -176,7 +196,7 @@
           "aria-label": `layer ${l}, head ${h}${role ? `: ${role}` : ""}`, title: `layer ${l}, head ${h}${role ? `: ${role}` : ""}`,
           onclick: () => selectHead(l, h) }, canvas);
         thumbs[l].push({ button, canvas });
-        grid.append(button);
+        grid.append(el("div", { class: "thumb-cell" }, button, partSwitch("head", l, h, "on")));
       }
     }
     grid.addEventListener("keydown", (event) => { // arrow keys move between heads
@@ -191,6 +211,26 @@
   }
 
   const clamp = (x, low, high) => Math.min(Math.max(x, low), high);
+
+  // A checkbox that switches a part on and off; every switch of the same part (the grid's and the
+  // ablation table's) follows it.
+  const switches = [];
+  function partSwitch(kind, l, h, text) {
+    const name = kind === "head" ? `layer ${l} head ${h}` : `layer ${l} ${kind === "mlp" ? "MLP" : "attention"}`;
+    const box = el("input", { type: "checkbox", class: "part-switch", "data-part": `${kind},${l},${h}`, "aria-label": `${name} on` });
+    box.checked = true;
+    box.addEventListener("change", () => setPart(kind, l, h, box.checked));
+    switches.push({ box, kind, l, h });
+    return el("label", { class: "switch", title: `switch ${name} off and on` }, box, text);
+  }
+
+  function markSwitches() {
+    for (const { box, kind, l, h } of switches) box.checked = isOn(kind, l, h);
+    thumbs.forEach((row, l) => row.forEach(({ button }, h) => button.classList.toggle("off", !isOn("head", l, h) || !isOn("attention", l))));
+    const off = state.off.heads.length + state.off.attention.length + state.off.mlp.length;
+    $("parts-off").textContent = off ? `${off} part${off > 1 ? "s" : ""} switched off (${state.off.mode === "mean" ? "set to their mean output" : "zeroed"}).` : "";
+    $("all-on").hidden = !off;
+  }
 
   function drawGrid() {
     const steps = state.view.steps, T = steps.length, FUTURE = [241, 241, 244];
@@ -553,7 +593,8 @@
       });
       row.next.textContent = `next is ${label(actual)}: p = ${fmt(probs[actual], 3)}, −log p = ${fmt(-Math.log(probs[actual]), 2)}`;
     });
-    $("loss").textContent = `Loss of “${view.kept.join("")}”: ${fmt(nats / T, 3)} nats per character ` +
+    const off = state.off.heads.length + state.off.attention.length + state.off.mlp.length;
+    $("loss").textContent = `Loss of “${view.kept.join("")}”${off ? `, with ${off} part${off > 1 ? "s" : ""} off` : ""}: ${fmt(nats / T, 3)} nats per character ` +
       `(${T} prediction${T > 1 ? "s" : ""}, the end included; the model's own probabilities, before any filter). ` +
       `A uniform guess: log(${V}) = ${fmt(Math.log(V), 3)}.`;
     drawNextChart(filters);
@@ -575,6 +616,57 @@
       restyle(c.bar, "width", `${(filtered[t] * 100).toFixed(1)}%`);
       write(c.p, removed ? `removed (${fmt(probs[t], 3)})` : fmt(filtered[t], 3));
     });
+  }
+
+  // ---- switching parts off: what each costs ----------------------------------------------------
+
+  const costRows = [];
+
+  // the table, in the order of the chosen mode's costs on the names the page was written with
+  function buildCosts() {
+    const table = $("ablation-table"), found = DATA.ablation;
+    costRows.length = 0;
+    for (let n = switches.length - 1; n >= 0; n--) if (table.contains(switches[n].box)) switches.splice(n, 1); // the old table's
+    if (!found) return table.replaceChildren(el("caption", {}, "No names to measure the parts on were at hand when this page was written."));
+    const report = found[state.off.mode], most = Math.max(1e-9, ...report.parts.map((p) => Math.abs(p.cost)));
+    const rows = report.parts.map((p) => {
+      const live = el("td", { class: "live" });
+      costRows.push({ part: p, live });
+      return el("tr", {}, el("th", { scope: "row" }, p.part),
+        el("td", {}, partSwitch(p.kind === "head" ? "head" : p.kind, p.layer, p.head, "on")),
+        el("td", { class: "label" }, p.kind === "head" ? headLabel(p.layer, p.head) : ""),
+        el("td", { class: "num" }, el("span", { class: "bar", style: { width: `${Math.round((60 * Math.max(0, p.cost)) / most)}px` } }),
+          `${p.cost >= 0 ? "+" : "−"}${Math.abs(p.cost).toFixed(4)}`),
+        live);
+    });
+    table.replaceChildren(
+      el("caption", {}, `Loss with every part on: ${report.loss.toFixed(4)} nats per token over ${found.names}.`),
+      el("thead", {}, el("tr", {}, ...["part", "on", "what it tends to do", `cost on ${found.names}`, "cost on the name in the box"]
+        .map((t) => el("th", { scope: "col" }, t)))),
+      el("tbody", {}, ...rows));
+    markSwitches();
+  }
+
+  // the loss of the name in the box, per token, with these parts off
+  function nameLoss(off) {
+    const steps = analyse($("name-input").value, switchedOff(off)).steps, tokens = state.view.tokens;
+    let nats = 0;
+    steps.forEach((s, i) => { nats -= Math.log(MiniGPTModel.softmax(Array.from(s.logits))[i + 1 < tokens.length ? tokens[i + 1] : BOS]); });
+    return nats / steps.length;
+  }
+
+  // each part's cost on the name in the box: its loss with that part off too, minus its loss now
+  function drawLiveCosts() {
+    const now = nameLoss(state.off), started = performance.now();
+    for (const { part, live } of costRows) {
+      if (!isOn(part.kind, part.layer, part.head)) { write(live, "off"); continue; }
+      const more = { ...state.off, heads: [...state.off.heads], attention: [...state.off.attention], mlp: [...state.off.mlp] };
+      if (part.kind === "head") more.heads.push([part.layer, part.head]);
+      else more[part.kind].push(part.layer);
+      const cost = nameLoss(more) - now;
+      write(live, `${cost >= 0 ? "+" : "−"}${Math.abs(cost).toFixed(4)}`);
+    }
+    $("ablation-table").dataset.liveMs = String(performance.now() - started);
   }
 
   // ---- what each head tends to do (measured when the page was written) ---------------------------
@@ -792,7 +884,8 @@
   // that redraws only what can be seen leaves the browser less to lay out. A part that changed
   // while out of sight is drawn as it comes into view.
   const offscreen = { flow: { draw: () => drawFlow(), seen: false, stale: true },
-                      predict: { draw: () => drawPredictions(), seen: false, stale: true } };
+                      predict: { draw: () => drawPredictions(), seen: false, stale: true },
+                      ablation: { draw: () => drawLiveCosts(), seen: false, stale: true } };
   const watcher = new IntersectionObserver((entries) => entries.forEach((entry) => {
     const part = offscreen[entry.target.id];
     part.seen = entry.isIntersecting;
@@ -807,10 +900,12 @@
   // after the text changes: the model runs again and everything that shows it redraws
   function render() {
     const view = (state.view = analyse($("name-input").value));
+    markSwitches();
     drawInput(view);
     drawGrid();
     drawSelection();
     redrawIfSeen(offscreen.predict);
+    redrawIfSeen(offscreen.ablation);
   }
 
   // after the head, row or cell changes: the parts that show the selection
@@ -845,6 +940,10 @@
   for (const id of ["temperature", "top-k", "top-p"]) {
     $(id).addEventListener("input", () => { showFilters(); redrawIfSeen(offscreen.predict); });
   }
+  for (const radio of document.querySelectorAll("input[name=off-mode]")) {
+    radio.addEventListener("change", () => { state.off.mode = radio.value; buildCosts(); render(); });
+  }
+  $("all-on").addEventListener("click", () => { Object.assign(state.off, { heads: [], attention: [], mlp: [] }); render(); });
   $("next-char").addEventListener("click", nextCharacter);
   $("whole-name").addEventListener("click", wholeName);
   $("ten-names").addEventListener("click", tenNames);
@@ -860,6 +959,7 @@
   buildFlow();
   buildPredictions();
   buildHeads();
+  buildCosts();
   drawCard();
   $("name-input").value = DATA.start_text;
   render();
@@ -871,9 +971,10 @@
   window.minigpt = {
     vocab,
     config: DATA.config,
-    // {tokens, logits [T][vocab_size], attention [n_layer][n_head][T][T]} for the boundary token and then `text`
-    forward(text) {
-      const view = analyse(text);
+    // {tokens, logits [T][vocab_size], attention [n_layer][n_head][T][T]} for the boundary token and then `text`;
+    // `off` ({heads: [[l, h]], attention: [l], mlp: [l], mode: "zero" or "mean"}) switches parts off
+    forward(text, off = null) {
+      const view = analyse(text, off ? switchedOff({ heads: [], attention: [], mlp: [], mode: "zero", ...off }) : null);
       return { tokens: view.tokens, logits: view.steps.map((s) => Array.from(s.logits)), attention: attentionOf(view) };
     },
     // the probabilities the next draw after `text` comes from, filtered as sampling.py filters them
@@ -892,6 +993,8 @@
     sampleNames: (n, opts = {}) => Array.from({ length: n }, (_, k) => sample({ ...opts, seed: (opts.seed || 1) + k })),
     inTrainingData,
     setText,
+    setPart,
+    liveCosts: () => { drawLiveCosts(); return costRows.map(({ part, live }) => [part.part, live.textContent]); },
     select: selectHead,
     selectCell,
   };

@@ -75,23 +75,39 @@ const MiniGPTModel = (() => {
   // Every position of a token sequence at once, layer by layer, as model.py computes it;
   // for each position, what `step` returns for it, and what each layer read (its residual
   // stream and that normed, `a`, from which q, k and v are made).
-  function forward(model, tokens) {
+  //
+  // `off` switches parts off, as minigpt/views/ablation.py's forward_without does: heads
+  // ([[layer, head], ...]: their output, before attn_wo), whole attention layers and MLP
+  // layers ([layer, ...]: their output, after the projection). Off means 0, or with
+  // `off.means` (the page carries ablation.py's mean_outputs) the part's mean output.
+  function forward(model, tokens, off = null) {
     const { config: c, weights: w } = model;
     if (tokens.length > c.block_size) throw new Error(`the model reads at most ${c.block_size} positions`);
+    const headDim = c.n_embd / c.n_head, means = off && off.means;
+    const headsOff = (l) => (off ? off.heads.filter(([layer]) => layer === l).map(([, h]) => h) : []);
+    const isOff = (kind, l) => Boolean(off && off[kind].includes(l));
     const embedded = tokens.map((token, t) => add(embedding(w.wte, token), embedding(w.wpe, t)));
     let x = embedded.map((e) => rmsnorm(e, c.norm_eps, null));
     const layers = [];
-    for (const layer of model.layers) {
+    for (const [l, layer] of model.layers.entries()) {
       const residual = x; // what this layer reads: kept for the page, which draws where q, k and v come from
       const a = x.map((xt) => rmsnorm(xt, c.norm_eps, layer.attn_norm));
       const q = linearAll(layer.attn_wq, a), k = linearAll(layer.attn_wk, a), v = linearAll(layer.attn_wv, a);
       // position t reads positions 0..t: the causal mask, as a slice
       const heads = q.map((qt, t) => attend(qt, k.slice(0, t + 1), v.slice(0, t + 1), c.n_head));
+      for (const h of headsOff(l)) {
+        for (const head of heads) {
+          if (means) head.out.set(means.head[l][h], h * headDim);
+          else head.out.fill(0, h * headDim, (h + 1) * headDim);
+        }
+      }
       const attnOut = linearAll(layer.attn_wo, heads.map((h) => h.out));
+      if (isOff("attention", l)) attnOut.forEach((out) => (means ? out.set(means.attention[l]) : out.fill(0)));
       x = x.map((xt, t) => add(xt, attnOut[t]));
       const m = x.map((xt) => rmsnorm(xt, c.norm_eps, layer.mlp_norm));
       const hidden = linearAll(layer.mlp_fc1, m).map((h) => (c.activation === "gelu" ? gelu(h) : relu(h)));
       const mlpOut = linearAll(layer.mlp_fc2, hidden);
+      if (isOff("mlp", l)) mlpOut.forEach((out) => (means ? out.set(means.mlp[l]) : out.fill(0)));
       x = x.map((xt, t) => add(xt, mlpOut[t]));
       layers.push({ residual, a, q, k, v, heads });
     }
