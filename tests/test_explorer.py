@@ -297,3 +297,19 @@ def test_the_switches_redraw_the_page_and_the_table_is_minigpt_ablate(chromium, 
     live = page.evaluate("minigpt.liveCosts()")
     assert len(live) == len(cli) and all(cost.startswith(("+", "−")) for _, cost in live)
     assert page.watched.errors == []
+
+
+@pytest.mark.parametrize("recipe", RECIPES)
+def test_the_pages_logit_lens_is_pythons(chromium, pages, recipe):
+    from minigpt.views.logit_lens import read_off, residual_streams
+
+    ckpt, path = pages[recipe]
+    page = browser.open_page(chromium, path)
+    tokens = [ckpt.tokenizer.bos] + ckpt.tokenizer.encode("xavier")
+    with torch.no_grad():
+        expected = torch.stack([torch.softmax(read_off(ckpt.model, x)[0], -1) for _, x in residual_streams(ckpt.model, torch.tensor([tokens]))])
+    got = torch.tensor(page.evaluate("text => minigpt.lens(text)", "xavier"), dtype=torch.float64)  # [stage, position, token]
+    torch.testing.assert_close(got, expected.double(), atol=1e-5, rtol=0)
+    page.locator("#lens").scroll_into_view_if_needed()
+    assert page.locator("#lens-table tbody tr").count() == 1 + 2 * ckpt.config.model.n_layer
+    assert page.watched.errors == []

@@ -259,6 +259,7 @@ def inspect_attention(
         None, "--position", help="Show one row as bars: what position P (0 = the boundary token) attends to."
     ),
     top: int = typer.Option(3, "--top", help="How many next-token predictions to show per position."),
+    lens: bool = typer.Option(False, "--lens", metavar="", help="Show each layer's guess at the next token (the logit lens)."),
     png: Optional[Path] = typer.Option(
         None, "--png", help="Write a grid of heatmaps as PNG instead (needs matplotlib)."
     ),
@@ -304,6 +305,9 @@ def inspect_attention(
         print(f"wrote {' and '.join(str(f) for f in (json_file, png) if f is not None)}", file=sys.stderr)
         return
     console = Console(highlight=False)
+    if lens:
+        console.print(views.lens_table(report))
+        return
     for l, h in pairs:
         if position is None:
             console.print(views.heatmap(report, l, h))

@@ -21,6 +21,7 @@ from rich.text import Text
 from minigpt.data import BOUNDARY, Tokenizer
 from minigpt.cli.errors import UsageError, cannot_write
 from minigpt.model import GPT, causal_attention
+from minigpt.views.logit_lens import logit_lens
 
 
 @dataclass
@@ -29,6 +30,7 @@ class AttentionReport:
     tokens: list[str]  # what the model reads: the boundary token (BOUNDARY), then each character
     weights: torch.Tensor  # [n_layer, n_head, T, T]; row i holds position i's weights over 0..i
     predictions: list[list[tuple[str, float]]]  # per position, the likeliest next tokens
+    lens: dict  # each sublayer's guess (views/logit_lens.py)
 
     @property
     def n_layer(self) -> int:
@@ -69,7 +71,8 @@ def attention_report(model: GPT, tokenizer: Tokenizer, name: str, top: int = 3) 
         for row_ids, row_probs in zip(best.indices, best.values)
     ]
     weights = maps[:, 0].float().cpu()  # [n_layer, n_head, T, T]
-    return AttentionReport(name, [tokenizer.token_label(i) for i in ids], weights, predictions)
+    lens = logit_lens(model, tokenizer, ids, top)
+    return AttentionReport(name, [tokenizer.token_label(i) for i in ids], weights, predictions, lens)
 
 
 def select(report: AttentionReport, layer: int | None, head: int | None) -> list[tuple[int, int]]:
@@ -129,6 +132,25 @@ def predictions_table(report: AttentionReport) -> Table:
     return table
 
 
+def lens_table(report: AttentionReport) -> Table:
+    """Stages down, positions across: each stage's likeliest next token and its probability, and below it
+    the stage's probability of the actual next token, both in percent."""
+    lens = report.lens
+    table = Table(title="each layer's guess at the next token (the logit lens)", box=None, padding=(0, 1, 0, 0),
+                  caption="per cell: the likeliest next token and its %; below, the % on the actual next. "
+                          "Only the last row is the model's prediction; earlier rows read the stream as if it were the last.")
+    table.add_column("after", no_wrap=True)
+    for position in lens["positions"]:
+        table.add_column(f"{position['read'][-1]}→{position['next']}", justify="center", no_wrap=True)
+    percent = lambda p: f"{round(100 * p):>2}"  # noqa: E731
+    for s, stage in enumerate(lens["stages"]):
+        cells = [f"{pos['stages'][s]['top'][0]['token']} {percent(pos['stages'][s]['top'][0]['prob'])}\n"
+                 f"  {percent(pos['stages'][s]['next_prob'])}" for pos in lens["positions"]]
+        short = "emb" if stage == "embeddings" else stage.replace("layer ", "L").replace(" attention", " attn")
+        table.add_row(short, *cells, end_section=True)
+    return table
+
+
 def to_json(report: AttentionReport) -> dict:
     return {
         "name": report.name,
@@ -141,6 +163,7 @@ def to_json(report: AttentionReport) -> dict:
             {"position": i, "token": token, "next": [{"token": t, "prob": p} for t, p in best]}
             for i, (token, best) in enumerate(zip(report.tokens, report.predictions))
         ],
+        "lens": report.lens,
     }
 
 

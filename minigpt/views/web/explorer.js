@@ -618,6 +618,53 @@
     });
   }
 
+  // ---- each layer's guess: the logit lens ------------------------------------------------------
+
+  const lens = { heads: [], rows: [] };
+  const STAGES = ["after the embeddings", ...Array.from({ length: config.n_layer }, (_, l) => [`after layer ${l}'s attention`, `after layer ${l}'s MLP`]).flat()];
+
+  function buildLens() {
+    const table = $("lens-table");
+    const header = el("tr", {}, el("th", { scope: "col" }, "read → next"));
+    for (let t = 0; t < N; t++) {
+      const th = el("th", { scope: "col" });
+      lens.heads.push(th);
+      header.append(th);
+    }
+    const body = el("tbody");
+    for (const stage of STAGES) {
+      const cells = Array.from({ length: N }, () => el("td"));
+      lens.rows.push(cells);
+      body.append(el("tr", {}, el("th", { scope: "row" }, stage), ...cells));
+    }
+    table.append(el("thead", {}, header), body);
+  }
+
+  // every stage's probabilities at every position: [stage][position][token]
+  function lensOf(view) {
+    const streams = (s) => [s.layers[0].residual, ...s.layers.flatMap((layer) => [layer.afterAttention, layer.afterMLP])];
+    const byPosition = view.steps.map((s) => streams(s).map((x) => MiniGPTModel.softmax(Array.from(MiniGPTModel.readOff(model, x)))));
+    return STAGES.map((_, stage) => byPosition.map((stages) => stages[stage]));
+  }
+
+  function drawLens() {
+    const view = state.view, T = view.tokens.length, probs = lensOf(view);
+    const next = (t) => (t + 1 < T ? view.tokens[t + 1] : BOS);
+    lens.heads.forEach((th, t) => {
+      th.hidden = t >= T;
+      if (t < T) write(th, `${label(view.tokens[t])} → ${label(next(t))}`);
+    });
+    lens.rows.forEach((cells, stage) => cells.forEach((td, t) => {
+      td.hidden = t >= T;
+      if (t >= T) return;
+      const p = probs[stage][t], best = p.indexOf(Math.max(...p)), actual = p[next(t)];
+      write(td, `${label(best)} ${Math.round(100 * p[best])}%`);
+      restyle(td, "background", viridis(actual));
+      restyle(td, "color", inkOn(actual));
+      td.title = `${STAGES[stage]}: likeliest ${label(best)} ${fmt(p[best], 3)}; the actual next, ${label(next(t))}, ${fmt(actual, 3)}`;
+    }));
+  }
+
   // ---- switching parts off: what each costs ----------------------------------------------------
 
   const costRows = [];
@@ -885,7 +932,8 @@
   // while out of sight is drawn as it comes into view.
   const offscreen = { flow: { draw: () => drawFlow(), seen: false, stale: true },
                       predict: { draw: () => drawPredictions(), seen: false, stale: true },
-                      ablation: { draw: () => drawLiveCosts(), seen: false, stale: true } };
+                      ablation: { draw: () => drawLiveCosts(), seen: false, stale: true },
+                      lens: { draw: () => drawLens(), seen: false, stale: true } };
   const watcher = new IntersectionObserver((entries) => entries.forEach((entry) => {
     const part = offscreen[entry.target.id];
     part.seen = entry.isIntersecting;
@@ -906,6 +954,7 @@
     drawSelection();
     redrawIfSeen(offscreen.predict);
     redrawIfSeen(offscreen.ablation);
+    redrawIfSeen(offscreen.lens);
   }
 
   // after the head, row or cell changes: the parts that show the selection
@@ -960,6 +1009,7 @@
   buildPredictions();
   buildHeads();
   buildCosts();
+  buildLens();
   drawCard();
   $("name-input").value = DATA.start_text;
   render();
@@ -989,6 +1039,8 @@
       return { i: n.i, layer: n.layer, head: n.head, q: list(n.q), keys: n.keys.map(list), products: n.products.map(list),
                scores: list(n.scores), weights: list(n.weights), values: n.values.map(list), out: list(n.out) };
     },
+    // each stage's probabilities [stage][position][token] for `text`, as the lens table shows them
+    lens: (text) => lensOf(analyse(text)),
     sample,
     sampleNames: (n, opts = {}) => Array.from({ length: n }, (_, k) => sample({ ...opts, seed: (opts.seed || 1) + k })),
     inTrainingData,

@@ -104,23 +104,32 @@ const MiniGPTModel = (() => {
       const attnOut = linearAll(layer.attn_wo, heads.map((h) => h.out));
       if (isOff("attention", l)) attnOut.forEach((out) => (means ? out.set(means.attention[l]) : out.fill(0)));
       x = x.map((xt, t) => add(xt, attnOut[t]));
+      const afterAttention = x;
       const m = x.map((xt) => rmsnorm(xt, c.norm_eps, layer.mlp_norm));
       const hidden = linearAll(layer.mlp_fc1, m).map((h) => (c.activation === "gelu" ? gelu(h) : relu(h)));
       const mlpOut = linearAll(layer.mlp_fc2, hidden);
       if (isOff("mlp", l)) mlpOut.forEach((out) => (means ? out.set(means.mlp[l]) : out.fill(0)));
       x = x.map((xt, t) => add(xt, mlpOut[t]));
-      layers.push({ residual, a, q, k, v, heads });
+      layers.push({ residual, a, q, k, v, heads, afterAttention, afterMLP: x });
     }
     if (c.final_norm) x = x.map((xt) => rmsnorm(xt, c.norm_eps, w.final_norm));
     const logits = linearAll(w.lm_head, x);
     return tokens.map((_, t) => ({
       logits: logits[t],
       embedded: embedded[t], // wte[token] + wpe[t], before the first norm
-      layers: layers.map(({ residual, a, q, k, v, heads }) => ({
+      layers: layers.map(({ residual, a, q, k, v, heads, afterAttention, afterMLP }) => ({
         residual: residual[t], a: a[t], q: q[t], k: k[t], v: v[t],
+        afterAttention: afterAttention[t], afterMLP: afterMLP[t], // the residual stream after each sublayer
         scores: heads[t].scores, weights: heads[t].weights, out: heads[t].out,
       })),
     }));
+  }
+
+  // The logits a residual stream gives when read as the model reads its last one: through the
+  // final norm (when the recipe has one), then lm_head. The logit lens reads every stage this way.
+  function readOff(model, x) {
+    const { config: c, weights: w } = model;
+    return linear(w.lm_head, c.final_norm ? rmsnorm(x, c.norm_eps, w.final_norm) : x);
   }
 
   // ---- one token at a time over a key/value cache (attention.py's LayerKV), as sampling decodes ----
@@ -323,5 +332,5 @@ const MiniGPTModel = (() => {
     return exps.map((e) => e / sum);
   }
 
-  return { load, step, forward, newCache, softmax, filterLogits, sampleToken, sampleName, seededRandom };
+  return { load, step, forward, readOff, newCache, softmax, filterLogits, sampleToken, sampleName, seededRandom };
 })();
