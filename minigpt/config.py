@@ -86,6 +86,8 @@ class TrainConfig:
     time_limit: float = key(0.0, "seconds; when set, train until then, with the schedule laid over the time")
     val_fraction: float = key(0.1, "share of --data held out for validation (when no --val-data)")
     val_max: int = key(1000, "at most this many held-out names")
+    snapshots: int = key(16, "weights kept at steps spaced evenly in log(step), in RUN/snapshots.pt, to watch attention "
+                             "form in the explorer page; 0 keeps none")
 
 
 @dataclass

@@ -28,6 +28,7 @@ from minigpt.config import Config, TrainConfig, scale_to_data
 from minigpt.data import BUNDLED_NAMES, BatchOrder, Tokenizer, TokenizedNames, load_data, tokenize_corpus
 from minigpt.formats.checkpoint import (ResumeState, load_microgpt_weights, payload, read_model_weights,
                                         read_resume_state, refuse_to_go_back, save_checkpoint, training_state)
+from minigpt.formats.snapshots import FILE as SNAPSHOTS_FILE, Snapshots, read_snapshots, run_identity, snapshot_steps
 from minigpt.model import GPT, IGNORE
 from minigpt.optimizer import make_optimizer
 from minigpt.sampling import generate
@@ -118,6 +119,11 @@ class Trainer:
         self.best_weights: dict | None = None  # a copy of the best model's weights, with train.keep_best
         self._elapsed = 0.0  # wall-clock time of the run before the clock was last started
         self._clock: float | None = None
+        # the weights at a few steps, to watch attention form (formats/snapshots.py)
+        self.snapshot_steps = set(snapshot_steps(self.recipe.steps, self.recipe.snapshots))
+        self.snapshots = Snapshots(run_identity(self.data_info, config)) if self.recipe.snapshots else None
+        if self.snapshots:
+            self.snapshots.take(0, self.model)  # before training (a resumed run reads them back instead)
 
     def start_clock(self) -> None:
         self._clock = time.perf_counter()
@@ -175,6 +181,8 @@ class Trainer:
         self.step += 1
         self.tokens += batch_tokens
         self.seconds += time.perf_counter() - started
+        if self.snapshots and self.step in self.snapshot_steps:
+            self.snapshots.take(self.step, self.model)
         return loss.detach() * my_tokens, batch_tokens
 
     def validate(self) -> bool:
@@ -219,6 +227,22 @@ class Trainer:
         save_checkpoint(path, payload(self.model, self.config, self.tokenizer.chars, self.step,
                                       self.val_loss, self.best_val_loss, self.membership, self.data_info, training))
 
+    def save_snapshots(self, run_dir: Path) -> None:
+        """Rank 0 writes the snapshots so far, beside last.pt, so a resumed run has them."""
+        if self.snapshots and self.dist.main:
+            self.snapshots.write(run_dir)
+
+    def finish(self, run_dir: Path) -> bool:
+        """End the run: its last step among the snapshots, back to its best weights (with train.keep_best),
+        its best step among the snapshots, and the snapshots written. True when it went back."""
+        if self.snapshots and self.step not in self.snapshots.steps:
+            self.snapshots.take(self.step, self.model)
+        ended_on_best = self.end_on_best(run_dir / "best.pt")
+        if ended_on_best and self.snapshots and self.best_step not in self.snapshots.steps:
+            self.snapshots.take(self.best_step, self.model)
+        self.save_snapshots(run_dir)
+        return ended_on_best
+
     def restore(self, state: ResumeState, path: Path) -> None:
         """Continue from a checkpoint of this same run: every number as it was when it was saved."""
         for key in ("train_digest", "val_digest"):
@@ -233,6 +257,11 @@ class Trainer:
         self.step, self.val_loss, self.best_val_loss = state.step, state.val_loss, state.best_val_loss
         self.tokens, self.seconds, self._elapsed = state.tokens, state.seconds, state.elapsed
         self.best_step, self.evals_since_best = state.best_step, state.evals_since_best
+        if self.snapshots and not (path.parent / SNAPSHOTS_FILE).exists():
+            self.snapshots = None  # a run begun without snapshots cannot have a whole set of them
+        if self.snapshots:  # the ones taken up to the checkpoint; the steps after it take theirs again
+            self.snapshots = read_snapshots(path.parent, self.snapshots.run)
+            self.snapshots.drop_after(state.step)
         ranks = state.rng["ranks"]
         if len(ranks) == self.dist.world:  # the same number of processes: each rank's own state
             torch.set_rng_state(ranks[self.dist.rank])
@@ -291,6 +320,7 @@ def train_loop(trainer: Trainer, run_dir: Path, console, quiet: bool, resumed: b
                 if trainer.validate():
                     trainer.save(run_dir / "best.pt")
                 trainer.save(run_dir / "last.pt")
+                trainer.save_snapshots(run_dir)
                 if records:
                     record_evaluation(records, trainer, console, quiet)
                 if trainer.stopped_early:  # every rank saw the same validation loss, so all stop here
@@ -299,6 +329,7 @@ def train_loop(trainer: Trainer, run_dir: Path, console, quiet: bool, resumed: b
             # stop: at the end, or after a signal with a checkpoint to resume from
             if signalled and not finished:
                 trainer.save(run_dir / "last.pt")
+                trainer.save_snapshots(run_dir)
                 raise Interrupted(f"interrupted at step {trainer.step}; saved {run_dir / 'last.pt'}. "
                                   f"Resume with: minigpt train --resume {run_dir}", signalled)
             if finished:
@@ -340,7 +371,7 @@ def start_run(config: Config, dist: Distributed, data_path, val_path, resume_fro
 
 def finish_run(trainer: Trainer, run_dir: Path, train_loss: float | None) -> TrainResult:
     """End on the best weights (with train.keep_best), draw loss.png, and sum the run up."""
-    ended_on_best = trainer.end_on_best(run_dir / "best.pt")  # so the summary's samples come from it
+    ended_on_best = trainer.finish(run_dir)  # on the best weights, so the summary's samples come from them
     main = trainer.dist.main
     if main:
         write_loss_png_if_possible(run_dir)

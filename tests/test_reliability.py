@@ -18,6 +18,7 @@ from minigpt.formats import checkpoint as checkpoint_module
 from minigpt.formats.checkpoint import load_checkpoint
 from minigpt.cli.commands import app
 from minigpt.cli.errors import Interrupted, RunError, UsageError
+from minigpt.formats.snapshots import read_snapshots
 from minigpt.formats.checkpoint import resume_config
 from minigpt.training import Trainer, train
 
@@ -61,6 +62,9 @@ def test_interrupted_and_resumed_run_matches_the_uninterrupted_one(names_file, t
     a, b = (load_checkpoint(d / "last.pt").model.state_dict() for d in (whole.run_dir, resumed.run_dir))
     assert all(torch.equal(a[k], b[k]) for k in a)
     assert resumed.best_val_loss == whole.best_val_loss and resumed.steps == 40
+    a, b = (read_snapshots(d) for d in (whole.run_dir, resumed.run_dir))  # the same snapshots, to the bit
+    assert a.steps == b.steps and len(a.steps) > 5
+    assert all(torch.equal(x, y) for name in a.weights for x, y in zip(a.weights[name]["q"], b.weights[name]["q"]))
 
 
 def test_sigterm_saves_and_reports_143(names_file, tmp_path, monkeypatch):

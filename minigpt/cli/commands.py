@@ -246,6 +246,22 @@ def write_explorer_page(checkpoint: Path, out: Path, text: str | None, open_page
         print("minigpt: note: no browser could be opened here", file=sys.stderr)
 
 
+def at_snapshot(ckpt, step: int) -> None:
+    """Set the checkpoint's model to the run's snapshot nearest `step`, and say which one on stderr."""
+    from minigpt.formats.snapshots import read_snapshots, run_identity
+
+    snapshots = read_snapshots(ckpt.path.parent, run_identity(ckpt.data, ckpt.config))
+    if not snapshots.steps:
+        raise UsageError(f"{ckpt.path.parent}: the snapshots file holds no snapshots")
+    first, last = snapshots.steps[0], snapshots.steps[-1]
+    if not first <= step <= last:
+        raise UsageError(f"--step {step} is beyond the run: its snapshots go from step {first} to step {last}")
+    index = snapshots.nearest(step)
+    snapshots.load_into(ckpt.model, index)
+    exact = "" if snapshots.steps[index] == step else f" (the nearest to {step})"
+    print(f"reading the snapshot at step {snapshots.steps[index]}{exact}", file=sys.stderr)
+
+
 @app.command(name="inspect-attention")
 @reports_errors
 def inspect_attention(
@@ -260,6 +276,7 @@ def inspect_attention(
     ),
     top: int = typer.Option(3, "--top", help="How many next-token predictions to show per position."),
     lens: bool = typer.Option(False, "--lens", metavar="", help="Show each layer's guess at the next token (the logit lens)."),
+    step: Optional[int] = typer.Option(None, "--step", help="Read the run's weights as they were near step N (its snapshots)."),
     png: Optional[Path] = typer.Option(
         None, "--png", help="Write a grid of heatmaps as PNG instead (needs matplotlib)."
     ),
@@ -292,6 +309,8 @@ def inspect_attention(
         if out is not None:
             refuse_existing(out, overwrite)
     ckpt = load_checkpoint(checkpoint, resolve_device(device))
+    if step is not None:
+        at_snapshot(ckpt, step)
     report = views.attention_report(ckpt.model, ckpt.tokenizer, name, top=max(1, top))
     pairs = views.select(report, layer, head)
     if json_out:

@@ -30,7 +30,7 @@ def new_run_dir() -> Path:
 
 
 LOCK = ".lock"
-RUN_FILES = ("best.pt", "last.pt", "config.toml", "metrics.jsonl", "samples.txt", "loss.png")  # what a run writes
+RUN_FILES = ("best.pt", "last.pt", "config.toml", "metrics.jsonl", "samples.txt", "loss.png", "snapshots.pt")  # what a run writes
 
 
 class RunLock:

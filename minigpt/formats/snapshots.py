@@ -1,0 +1,136 @@
+"""Training snapshots: the weights at a few steps of a run, to watch attention form.
+
+A run keeps `train.snapshots` of them (0 keeps none) in one file, RUN/snapshots.pt: at step
+0 (the weights before training), then at steps spaced evenly in log(step) up to train.steps
+(most of what a model learns, it learns early), and at the run's last and best steps when
+those are not among them. A run that stops before train.steps (a time limit, patience) has
+the snapshots it reached.
+
+Each weight is kept in 8 bits per number: every row of a matrix (every vector) is scaled so
+that its largest magnitude is 127, rounded to int8, and kept with its scale, so a number is
+off by at most half a step of its row's scale. docs/explorer.md gives the largest difference
+that makes to a logit. The default model's 16 snapshots are about 3.3 MB.
+
+    {"format": "minigpt-snapshots", "version": 1, "run": {...the run's identity...},
+     "steps": [0, 1, 2, ...], "val_loss": [None or float, ...],
+     "weights": {name: {"q": int8 [S, rows, cols], "scale": float32 [S, rows]}}}   (microgpt's names)
+"""
+
+from __future__ import annotations
+
+import bisect
+import dataclasses
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import torch
+
+from minigpt.cli.errors import UsageError
+from minigpt.formats.checkpoint import load_microgpt_weights, microgpt_weights, save_checkpoint
+from minigpt.model import GPT
+
+FORMAT = "minigpt-snapshots"
+VERSION = 1
+FILE = "snapshots.pt"
+
+
+def snapshot_steps(total: int, count: int) -> list[int]:
+    """Step 0 and up to count - 1 steps from 1 to `total`, evenly spaced in log(step)."""
+    if count <= 0:
+        return []
+    if count == 1 or total < 1:
+        return [0]
+    spaced = {round(math.exp(math.log(total) * k / (count - 2))) for k in range(count - 1)} if count > 2 else {total}
+    return [0] + sorted(spaced)
+
+
+def quantize(tensor: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """A tensor as int8 per row (a vector is one row) and each row's scale: tensor ≈ q * scale."""
+    rows = tensor.detach().float().cpu().reshape(tensor.shape[0] if tensor.dim() > 1 else 1, -1)
+    scale = rows.abs().amax(dim=1).clamp_min(1e-12) / 127
+    return torch.round(rows / scale[:, None]).to(torch.int8), scale
+
+
+def dequantize(q: torch.Tensor, scale: torch.Tensor, shape) -> torch.Tensor:
+    return (q.float() * scale[:, None]).reshape(shape)
+
+
+@dataclass
+class Snapshots:
+    """A run's snapshots, in memory: taken while training, written to RUN/snapshots.pt."""
+
+    run: dict  # what makes a run this run: its data, seed and model
+    steps: list[int] = field(default_factory=list)
+    val_loss: list[float | None] = field(default_factory=list)
+    weights: dict[str, dict[str, list[torch.Tensor]]] = field(default_factory=dict)
+    shapes: dict[str, list[int]] = field(default_factory=dict)
+
+    def take(self, step: int, model: GPT, val_loss: float | None = None) -> None:
+        """Keep the model's weights now as the snapshot of `step` (replacing one already kept there)."""
+        if step in self.steps:
+            self.drop_after(step - 1)
+        at = bisect.bisect(self.steps, step)  # kept in step order (a run's best step comes after its last)
+        self.steps.insert(at, step)
+        self.val_loss.insert(at, val_loss)
+        for name, tensor in microgpt_weights(model).items():
+            q, scale = quantize(tensor)
+            kept = self.weights.setdefault(name, {"q": [], "scale": []})
+            kept["q"].insert(at, q)
+            kept["scale"].insert(at, scale)
+            self.shapes[name] = list(tensor.shape)
+
+    def drop_after(self, step: int) -> None:
+        """Forget the snapshots after `step` (a resumed run takes them again)."""
+        keep = [i for i, s in enumerate(self.steps) if s <= step]
+        self.steps = [self.steps[i] for i in keep]
+        self.val_loss = [self.val_loss[i] for i in keep]
+        for kept in self.weights.values():
+            kept["q"] = [kept["q"][i] for i in keep]
+            kept["scale"] = [kept["scale"][i] for i in keep]
+
+    def write(self, run_dir: Path) -> None:
+        save_checkpoint(run_dir / FILE, {
+            "format": FORMAT, "version": VERSION, "run": self.run, "steps": self.steps, "val_loss": self.val_loss,
+            "weights": {name: {"q": torch.stack(kept["q"]), "scale": torch.stack(kept["scale"]), "shape": self.shapes[name]}
+                        for name, kept in self.weights.items()} if self.steps else {},
+        })
+
+    def load_into(self, model: GPT, index: int) -> None:
+        """Set the model's weights to snapshot `index` (dequantized)."""
+        load_microgpt_weights(model, {name: dequantize(kept["q"][index], kept["scale"][index], self.shapes[name])
+                                      for name, kept in self.weights.items()})
+
+    def nearest(self, step: int) -> int:
+        """The index of the snapshot whose step is nearest `step` (the earlier one on a tie)."""
+        return min(range(len(self.steps)), key=lambda i: (abs(self.steps[i] - step), self.steps[i]))
+
+
+def run_identity(data_info: dict, config) -> dict:
+    return {"train_digest": data_info.get("train_digest"), "val_digest": data_info.get("val_digest"),
+            "seed": config.train.seed, "model": dataclasses.asdict(config.model)}
+
+
+def read_snapshots(run_dir: Path, run: dict | None = None) -> Snapshots:
+    """A run's snapshots file, checked: its format, that it is whole, and (given `run`) that it is this run's."""
+    path = Path(run_dir) / FILE
+    if not path.is_file():
+        raise UsageError(f"{run_dir} has no {FILE}: it was trained with train.snapshots = 0, before snapshots "
+                         f"were kept, or imported")
+    try:
+        raw = torch.load(path, map_location="cpu", weights_only=True)
+        if raw.get("format") != FORMAT:
+            raise ValueError("not a snapshots file")
+        snapshots = Snapshots(run=raw["run"], steps=list(raw["steps"]), val_loss=list(raw["val_loss"]))
+        for name, kept in raw["weights"].items():
+            count = len(snapshots.steps)
+            if kept["q"].shape[0] != count or kept["scale"].shape[0] != count:
+                raise ValueError(f"{name} holds {kept['q'].shape[0]} snapshots, not {count}")
+            snapshots.weights[name] = {"q": list(kept["q"]), "scale": list(kept["scale"])}
+            snapshots.shapes[name] = list(kept["shape"])
+    except Exception as e:  # a truncated zip, a missing key, a wrong shape: all the same to the user
+        reason = str(e).splitlines()[0] if str(e) else type(e).__name__
+        raise UsageError(f"{path}: the snapshots file is damaged or incomplete ({reason})") from None
+    if run is not None and snapshots.run != run:
+        raise UsageError(f"{path}: the snapshots are from another run (other names, seed or model)")
+    return snapshots

@@ -1,0 +1,100 @@
+"""Training snapshots: when they are taken, how exact they are, and reading them back."""
+
+import math
+import shutil
+
+import pytest
+import torch
+from typer.testing import CliRunner
+
+from conftest import tiny_config
+from minigpt.cli.commands import app
+from minigpt.formats.checkpoint import load_checkpoint
+from minigpt.formats.snapshots import FILE, dequantize, quantize, read_snapshots, snapshot_steps
+from minigpt.training import train
+
+runner = CliRunner()
+
+
+def test_steps_are_evenly_spaced_in_log_step_from_zero():
+    steps = snapshot_steps(1800, 16)
+    assert len(steps) == 16 and steps[:2] == [0, 1] and steps[-1] == 1800
+    ratios = [b / a for a, b in zip(steps[2:], steps[3:])]
+    assert max(ratios) / min(ratios) < 1.3  # the same factor from one to the next, up to rounding
+    assert snapshot_steps(5, 16) == [0, 1, 2, 3, 4, 5] and snapshot_steps(100, 0) == [] and snapshot_steps(100, 1) == [0]
+
+
+def test_eight_bits_per_row_are_within_half_a_step():
+    w = torch.randn(64, 48) * torch.logspace(-3, 1, 64)[:, None]  # rows of very different sizes
+    q, scale = quantize(w)
+    assert q.dtype == torch.int8 and scale.shape == (64,)
+    assert torch.all((dequantize(q, scale, w.shape) - w).abs() <= scale[:, None] / 2 + 1e-7)
+
+
+@pytest.fixture(scope="module")
+def snapshot_run(tmp_path_factory):
+    from conftest import BUNDLED_NAMES
+
+    tmp = tmp_path_factory.mktemp("snapshots")
+    data = tmp / "names.txt"
+    data.write_text("\n".join(BUNDLED_NAMES.read_text().split()[::9]) + "\n")
+    config = tiny_config("train.steps=120", "train.eval_interval=20", "train.snapshots=8")
+    return train(config, data, out_dir=tmp / "run", quiet=True), data
+
+
+def test_a_run_keeps_its_snapshots_first_last_and_best(snapshot_run):
+    result, _ = snapshot_run
+    snapshots = read_snapshots(result.run_dir)
+    expected = set(snapshot_steps(120, 8)) | {result.steps, result.best_step}
+    assert snapshots.steps == sorted(expected)
+    ckpt = load_checkpoint(result.run_dir)
+    params = ckpt.model.num_params()
+    assert (result.run_dir / FILE).stat().st_size < len(snapshots.steps) * (params + 4 * 200) + 20_000  # a byte a number
+    # the best step's snapshot is the final model to 8 bits: logits on the names move by little
+    snapshots.load_into(ckpt.model, snapshots.steps.index(result.best_step))
+    exact = load_checkpoint(result.run_dir).model
+    ids = torch.tensor([[ckpt.tokenizer.bos] + ckpt.tokenizer.encode("anna")])
+    with torch.no_grad():
+        gap = (ckpt.model(ids)[0] - exact(ids)[0]).abs().max().item()
+    assert 0 < gap < 0.05
+    snapshots.load_into(ckpt.model, 0)  # step 0: the weights before training, far from the final ones
+    with torch.no_grad():
+        assert (ckpt.model(ids)[0] - exact(ids)[0]).abs().max().item() > 0.5
+
+
+def test_no_snapshots_when_asked_for_none(names_file, tmp_path):
+    result = train(tiny_config("train.steps=5", "train.snapshots=0"), names_file, out_dir=tmp_path / "r", quiet=True)
+    assert not (result.run_dir / FILE).exists()
+
+
+def test_inspect_attention_reads_the_nearest_snapshot(snapshot_run, tmp_path):
+    result, _ = snapshot_run
+    steps = read_snapshots(result.run_dir).steps
+    out = runner.invoke(app, ["inspect-attention", str(result.run_dir), "anna", "--step", str(steps[3] + 1), "--json"])
+    assert out.exit_code == 0, out.output
+    assert f"reading the snapshot at step {steps[3]} (the nearest to {steps[3] + 1})" in out.stderr
+    at_zero = runner.invoke(app, ["inspect-attention", str(result.run_dir), "anna", "--step", "0", "--json"])
+    assert at_zero.stdout != out.stdout  # other weights, other attention
+
+
+def test_bad_snapshots_are_refused_in_one_line_and_nothing_is_written(snapshot_run, tmp_path, names_file):
+    result, _ = snapshot_run
+    run = tmp_path / "copy"
+    shutil.copytree(result.run_dir, run)
+    other = train(tiny_config("train.steps=5", "train.seed=7"), names_file, out_dir=tmp_path / "other", quiet=True)
+    png = tmp_path / "a.json"
+    cases = [(["--step", "100000"], "is beyond the run: its snapshots go from step 0")]
+    for args, message in cases:
+        out = runner.invoke(app, ["inspect-attention", str(run), "anna", *args, "--json-file", str(png)])
+        assert out.exit_code == 2 and message in out.stderr and len(out.stderr.strip().splitlines()) == 1
+    shutil.copy(other.run_dir / FILE, run / FILE)  # another run's snapshots
+    out = runner.invoke(app, ["inspect-attention", str(run), "anna", "--step", "1", "--json-file", str(png)])
+    assert out.exit_code == 2 and "from another run" in out.stderr
+    data = (result.run_dir / FILE).read_bytes()
+    (run / FILE).write_bytes(data[: len(data) // 2])  # cut short
+    out = runner.invoke(app, ["inspect-attention", str(run), "anna", "--step", "1", "--json-file", str(png)])
+    assert out.exit_code == 2 and "damaged or incomplete" in out.stderr and len(out.stderr.strip().splitlines()) == 1
+    (run / FILE).unlink()
+    out = runner.invoke(app, ["inspect-attention", str(run), "anna", "--step", "1", "--json-file", str(png)])
+    assert out.exit_code == 2 and "has no snapshots.pt" in out.stderr
+    assert not png.exists()
