@@ -313,3 +313,37 @@ def test_the_pages_logit_lens_is_pythons(chromium, pages, recipe):
     page.locator("#lens").scroll_into_view_if_needed()
     assert page.locator("#lens-table tbody tr").count() == 1 + 2 * ckpt.config.model.n_layer
     assert page.watched.errors == []
+
+
+def test_the_step_slider_runs_each_snapshots_weights_as_torch_does(chromium, pages):
+    from minigpt.views.explorer_page import snapshot_weights
+    from minigpt.formats.checkpoint import load_microgpt_weights
+
+    ckpt, path = pages["makemore"]
+    page = browser.open_page(chromium, path)
+    carried = page.evaluate("JSON.parse(document.getElementById('minigpt-data').textContent).snapshots")
+    assert carried["steps"] == [0, 1, 2] and page.is_visible("#step-slider")
+    tokens = [ckpt.tokenizer.bos] + ckpt.tokenizer.encode("xavier")
+    final = page.evaluate("minigpt.forward('xavier').logits")
+    for index in (0, 1):
+        page.evaluate("i => minigpt.showSnapshot(i)", index)
+        assert f"snapshot {index + 1} of 3" in page.inner_text("#step-value")
+        model = __import__("copy").deepcopy(ckpt.model)
+        load_microgpt_weights(model, snapshot_weights(carried, index))
+        with torch.no_grad():
+            expected = model(torch.tensor([tokens]))[0][0]
+        got = torch.tensor(page.evaluate("minigpt.forward('xavier').logits"), dtype=torch.float64)
+        torch.testing.assert_close(got, expected.double(), atol=1e-4, rtol=0)
+    page.fill("#step-slider", "2")  # the checkpoint's step: its exact weights again
+    assert page.evaluate("minigpt.forward('xavier').logits") == final
+    assert page.watched.errors == []
+
+
+def test_a_page_without_snapshots_has_no_slider(chromium, trained_run, tmp_path):
+    run_dir, _ = trained_run
+    import shutil
+
+    shutil.copytree(run_dir, tmp_path / "run")
+    (tmp_path / "run" / "snapshots.pt").unlink(missing_ok=True)
+    page = browser.open_page(chromium, write_page(tmp_path / "run", tmp_path / "page.html"))
+    assert not page.is_visible("#step-slider") and page.watched.errors == []

@@ -106,6 +106,12 @@ class Snapshots:
         return min(range(len(self.steps)), key=lambda i: (abs(self.steps[i] - step), self.steps[i]))
 
 
+def six_bit(q: torch.Tensor, scale: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """An 8-bit row coarsened to 6 bits (-31..31), as the explorer page carries snapshots: one base64
+    character a number. Returns the 6-bit values and their rows' scale."""
+    return torch.round(q.float() * 31 / 127).to(torch.int8), scale * 127 / 31
+
+
 def run_identity(data_info: dict, config) -> dict:
     return {"train_digest": data_info.get("train_digest"), "val_digest": data_info.get("val_digest"),
             "seed": config.train.seed, "model": dataclasses.asdict(config.model)}

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import array
 import base64
+import copy
 import json
 import re
 import sys
@@ -21,7 +22,8 @@ from pathlib import Path
 import torch
 
 from minigpt.cli.bundled import web_file
-from minigpt.formats.checkpoint import Checkpoint, load_checkpoint, microgpt_weights, validation_names
+from minigpt.formats.checkpoint import (Checkpoint, load_checkpoint, load_microgpt_weights, microgpt_weights,
+                                        validation_names)
 from minigpt.cli.errors import UsageError, cannot_write, refuse_existing
 
 ROLE_NAMES = 1000  # the most names the head descriptions are averaged over
@@ -149,12 +151,70 @@ def ablation(ckpt: Checkpoint, names: list[str], what: str) -> dict:
     return found
 
 
+BASE64 = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
+
+
+def snapshots_data(ckpt: Checkpoint) -> dict | None:
+    """The run's snapshots as the page carries them, or None when the run has none (or not this run's).
+
+    Each number in 6 bits (formats/snapshots.py's six_bit), written as one base64 character
+    (value + 32), row by row in state-dict order; each row's scale as float32. With each
+    snapshot, what its heads tend to do (shares and labels, over the same names as the final
+    model's)."""
+    from minigpt.formats.snapshots import read_snapshots, run_identity, six_bit
+    from minigpt.views.head_roles import head_roles
+
+    try:
+        snapshots = read_snapshots(ckpt.path.parent, run_identity(ckpt.data, ckpt.config))
+    except UsageError:
+        return None
+    names, _ = names_for_roles(ckpt)
+    model = copy.deepcopy(ckpt.model)
+    chars, scales, tensors, roles = [], array.array("f"), {}, []
+    for index, step in enumerate(snapshots.steps):
+        decoded = {}
+        for name, kept in snapshots.weights.items():
+            q, scale = six_bit(kept["q"][index], kept["scale"][index])
+            if index == 0:
+                tensors[name] = {"shape": snapshots.shapes[name], "rows": q.shape[0], "cols": q.shape[1]}
+            chars.append("".join(BASE64[v + 32] for v in q.flatten().tolist()))
+            scales.extend(scale.tolist())
+            decoded[name] = (q.float() * scale[:, None]).reshape(snapshots.shapes[name])  # what the page will compute
+        load_microgpt_weights(model, decoded)
+        found = head_roles(model, ckpt.tokenizer, names)
+        roles.append({"shares": found.get("shares"), "labels": found.get("labels")})
+    if sys.byteorder == "big":
+        scales.byteswap()
+    return {"steps": snapshots.steps, "values": "".join(chars), "scales": base64.b64encode(scales.tobytes()).decode("ascii"),
+            "tensors": tensors, "roles": roles, "checkpoint_step": ckpt.step}
+
+
+def snapshot_weights(carried: dict, index: int) -> dict[str, torch.Tensor]:
+    """Snapshot `index` as the page decodes it (for checking the page against torch)."""
+    per_snapshot = sum(t["rows"] * t["cols"] for t in carried["tensors"].values())
+    rows_per_snapshot = sum(t["rows"] for t in carried["tensors"].values())
+    values = carried["values"] if isinstance(carried["values"], str) else "".join(carried["values"])
+    scales = carried["scales"]
+    if isinstance(scales, str):
+        scales = array.array("f", base64.b64decode(scales))
+    at, row = index * per_snapshot, index * rows_per_snapshot
+    weights = {}
+    for name, t in carried["tensors"].items():
+        size = t["rows"] * t["cols"]
+        q = torch.tensor([BASE64.index(c) - 32 for c in values[at: at + size]], dtype=torch.float32).view(t["rows"], t["cols"])
+        scale = torch.tensor(list(scales[row: row + t["rows"]]), dtype=torch.float32)
+        weights[name] = (q * scale[:, None]).reshape(t["shape"])
+        at, row = at + size, row + t["rows"]
+    return weights
+
+
 def page_data(ckpt: Checkpoint, text: str | None = None) -> dict:
     weights, tensors = weights_blob(ckpt.model)
     names, what = names_for_roles(ckpt)
     return {
         "roles": roles(ckpt, names, what),
         "ablation": ablation(ckpt, names, what),
+        "snapshots": snapshots_data(ckpt),
         "config": ckpt.config.to_dict(),
         "vocab": ckpt.tokenizer.chars,
         "weights": weights,

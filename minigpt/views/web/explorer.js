@@ -10,7 +10,8 @@
 
 (() => {
   const DATA = JSON.parse(document.getElementById("minigpt-data").textContent);
-  const model = MiniGPTModel.load(DATA);
+  const finalModel = MiniGPTModel.load(DATA); // the checkpoint's weights, exact
+  let model = finalModel; // the weights the page runs: the checkpoint's, or a training snapshot's
   const config = DATA.config.model;
   const vocab = DATA.vocab; // characters in id order; the boundary token is id vocab.length
   const BOS = vocab.length, V = vocab.length + 1, N = config.block_size;
@@ -22,7 +23,8 @@
   // what is selected: a head, a row of it (the query position; null follows the last), a cell
   // of that row (the key position), whether the cell's details are open, and what the matrix shows
   const state = { layer: 0, head: 0, row: null, col: null, details: false, show: "weights", view: null,
-                  off: { heads: [], attention: [], mlp: [], mode: "zero" } }; // the parts switched off
+                  off: { heads: [], attention: [], mlp: [], mode: "zero" }, // the parts switched off
+                  snapshot: null }; // the training snapshot shown (an index), or null for the checkpoint
   const $ = (id) => document.getElementById(id);
 
   // ---- reading the text ----------------------------------------------------------------
@@ -719,7 +721,23 @@
   // ---- what each head tends to do (measured when the page was written) ---------------------------
 
   const headCards = [];
-  const headLabel = (l, h) => (DATA.roles.labels ? DATA.roles.labels[l][h] : "");
+  // what the heads tend to do at the step shown: the checkpoint's, or the snapshot's
+  const roles = () => (state.snapshot === null ? DATA.roles : { ...DATA.roles, ...DATA.snapshots.roles[state.snapshot] });
+  const headLabel = (l, h) => (roles().labels ? roles().labels[l][h] : "");
+  const headParts = [];
+
+  // the cards' bars and labels, for the step shown
+  function drawHeads() {
+    const now = roles();
+    if (!now.shares) return;
+    const most = Math.max(...DATA.roles.shares.flat(2), ...DATA.roles.even, ...now.shares.flat(2));
+    headParts.forEach(({ l, h, fills, role, chart }) => {
+      const shares = now.shares[l][h];
+      fills.forEach((fill, k) => restyle(fill, "height", `${(100 * shares[k]) / most}%`));
+      write(role, now.labels[l][h]);
+      chart.setAttribute("aria-label", `its weight: ${shares.map((x, k) => `${DATA.roles.offsets[k]} ${Math.round(100 * x)}%`).join(", ")}`);
+    });
+  }
 
   function buildHeads() {
     const roles = DATA.roles;
@@ -732,15 +750,16 @@
       `character × character picture.`;
     const most = Math.max(...roles.shares.flat(2), ...roles.even);
     roles.shares.forEach((heads, l) => heads.forEach((shares, h) => {
-      const bars = shares.map((s, k) => el("span", { class: "offset", title: `${roles.offsets[k]}: ${Math.round(100 * s)}% (even: ${Math.round(100 * roles.even[k])}%)` },
-        el("span", { class: "fill", style: { height: `${(100 * s) / most}%` } }),
-        el("span", { class: "even", style: { bottom: `${(100 * roles.even[k]) / most}%` } })));
+      const fills = shares.map(() => el("span", { class: "fill" }));
+      const bars = shares.map((s, k) => el("span", { class: "offset", title: `${roles.offsets[k]} (even: ${Math.round(100 * roles.even[k])}%)` },
+        fills[k], el("span", { class: "even", style: { bottom: `${(100 * roles.even[k]) / most}%` } })));
+      const chart = el("span", { class: "offsets", role: "img" }, ...bars), role = el("span", { class: "role" });
       const card = el("button", { class: "head-card", "data-layer": l, "data-head": h, onclick: () => selectHead(l, h) },
-        el("span", { class: "name" }, `layer ${l}, head ${h}`),
-        el("span", { class: "offsets", role: "img", "aria-label": `its weight: ${shares.map((s, k) => `${roles.offsets[k]} ${Math.round(100 * s)}%`).join(", ")}` }, ...bars),
-        el("span", { class: "role" }, roles.labels[l][h]));
+        el("span", { class: "name" }, `layer ${l}, head ${h}`), chart, role);
+      headParts.push({ l, h, fills, role, chart });
       headCards.push(card);
     }));
+    drawHeads();
     $("heads").append(el("p", { class: "offset-key", "aria-hidden": "true" }, "bars, left to right: " + roles.offsets.join(" · ")), ...headCards);
     $("label-rules").textContent = roles.rules;
   }
@@ -870,6 +889,16 @@
     drawCurve();
   }
 
+  let curveMarker = null, curveX = null;
+
+  function moveStepMarker(step) {
+    const val = DATA.curve ? DATA.curve.val.filter(([s]) => s <= step).pop() : null;
+    $("step-loss").textContent = val ? `validation loss ${val[1].toFixed(3)} at step ${val[0].toLocaleString("en")}` : "";
+    if (!curveMarker) return;
+    curveMarker.setAttribute("x1", curveX(step));
+    curveMarker.setAttribute("x2", curveX(step));
+  }
+
   // the run's loss against step, from metrics.jsonl, as inline SVG, with two references: a uniform
   // guess, log(V), and a guess from character frequencies alone (the unigram loss)
   function drawCurve() {
@@ -920,9 +949,62 @@
         `best ${best[1].toFixed(3)} at step ${best[0].toLocaleString("en")}`);
       summary.push(`best validation loss ${best[1]} at step ${best[0]}`);
     }
+    if (DATA.snapshots) { // where the step slider is: a line that moves with it
+      curveMarker = add("line", { id: "step-marker", y1: top, y2: H - bottom, class: "marker" });
+      curveX = x;
+    }
     svg.setAttribute("aria-label", `Loss against step: ${summary.join("; ")}; a uniform guess gives ${uniform.toFixed(2)}.`);
     $("curve").replaceChildren(svg, el("p", { class: "legend" }, el("span", { class: "train" }, "— training (one batch)"), " ",
       el("span", { class: "val" }, "● validation"), " ", el("span", { class: "best" }, "◯ best")));
+  }
+
+  // ---- watching attention form: the training snapshots ------------------------------------------
+
+  const decoded = new Map(); // snapshot index -> its model, decoded once
+
+  function showSnapshot(index) {
+    const snaps = DATA.snapshots, step = snaps.steps[index];
+    const exact = step === snaps.checkpoint_step && index === snaps.steps.lastIndexOf(step);
+    state.snapshot = exact ? null : index;
+    if (!exact && !decoded.has(index)) decoded.set(index, MiniGPTModel.loadSnapshot(config, snaps, index));
+    model = exact ? finalModel : decoded.get(index);
+    $("step-slider").value = index;
+    $("step-value").textContent = `step ${step.toLocaleString("en")}${exact ? " (the checkpoint)" : ""}, ` +
+      `snapshot ${index + 1} of ${snaps.steps.length}`;
+    $("ablation-note").textContent = exact ? "" : `The costs on the validation names are the checkpoint's (step ${snaps.checkpoint_step.toLocaleString("en")}); the live column is this step's.`;
+    moveStepMarker(step);
+    markSelectedHead();
+    drawHeads();
+    render();
+  }
+
+  let playing = null;
+  function play() {
+    if (playing) return stopPlaying();
+    const slider = $("step-slider");
+    if (+slider.value >= +slider.max) showSnapshot(0);
+    $("play").textContent = "❚❚ pause";
+    playing = setInterval(() => {
+      if (+slider.value >= +slider.max) return stopPlaying();
+      showSnapshot(+slider.value + 1);
+    }, 700);
+  }
+  function stopPlaying() {
+    clearInterval(playing);
+    playing = null;
+    $("play").textContent = "▶ play";
+  }
+
+  function buildSteps() {
+    const snaps = DATA.snapshots;
+    if (!snaps || !snaps.steps.length) return;
+    $("training-steps").hidden = false;
+    Object.assign($("step-slider"), { min: 0, max: snaps.steps.length - 1 });
+    $("step-slider").addEventListener("input", (event) => { stopPlaying(); showSnapshot(+event.target.value); });
+    $("play").addEventListener("click", play);
+    const last = snaps.steps.lastIndexOf(snaps.checkpoint_step);
+    $("step-slider").value = last >= 0 ? last : snaps.steps.length - 1;
+    $("step-value").textContent = `step ${snaps.checkpoint_step.toLocaleString("en")} (the checkpoint), snapshot ${+$("step-slider").value + 1} of ${snaps.steps.length}`;
   }
 
   // ---- wiring ---------------------------------------------------------------------------------------
@@ -1011,6 +1093,7 @@
   buildCosts();
   buildLens();
   drawCard();
+  buildSteps();
   $("name-input").value = DATA.start_text;
   render();
   for (const id of Object.keys(offscreen)) watcher.observe($(id));
@@ -1041,6 +1124,8 @@
     },
     // each stage's probabilities [stage][position][token] for `text`, as the lens table shows them
     lens: (text) => lensOf(analyse(text)),
+    // show training snapshot `index` (DATA.snapshots.steps[index]); the page then runs its weights
+    showSnapshot,
     sample,
     sampleNames: (n, opts = {}) => Array.from({ length: n }, (_, k) => sample({ ...opts, seed: (opts.seed || 1) + k })),
     inTrainingData,

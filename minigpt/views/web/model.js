@@ -249,11 +249,40 @@ const MiniGPTModel = (() => {
   // The model: its shape, its weights by name, and each layer's weights gathered (norm gains
   // are absent when the recipe has none, and rmsnorm then uses 1).
   function load(data) {
-    const config = data.config.model, weights = loadWeights(data.weights, data.tensors);
+    return assemble(data.config.model, loadWeights(data.weights, data.tensors));
+  }
+
+  function assemble(config, weights) {
     const names = ["attn_norm", "attn_wq", "attn_wk", "attn_wv", "attn_wo", "mlp_norm", "mlp_fc1", "mlp_fc2"];
     const layers = Array.from({ length: config.n_layer }, (_, l) =>
       Object.fromEntries(names.map((name) => [name, weights[`layer${l}.${name}`]])));
     return { config, weights, layers };
+  }
+
+  // The model as it was at training snapshot `index` (explorer_page.py's snapshots_data): each
+  // number a base64 character (its 6-bit value + 32), row by row, times its row's float32 scale.
+  const SIX_BITS = new Int8Array(128);
+  [..."ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"].forEach((c, i) => { SIX_BITS[c.charCodeAt(0)] = i - 32; });
+  function loadSnapshot(config, carried, index) {
+    if (!carried.scaleFloats) {
+      const bytes = Uint8Array.from(atob(carried.scales), (ch) => ch.charCodeAt(0));
+      carried.scaleFloats = new Float32Array(bytes.buffer);
+    }
+    const tensors = Object.entries(carried.tensors);
+    const perSnapshot = tensors.reduce((n, [, t]) => n + t.rows * t.cols, 0);
+    const rowsPerSnapshot = tensors.reduce((n, [, t]) => n + t.rows, 0);
+    let at = index * perSnapshot, row = index * rowsPerSnapshot;
+    const weights = {};
+    for (const [name, t] of tensors) {
+      const data = new Float64Array(t.rows * t.cols);
+      for (let r = 0; r < t.rows; r++) {
+        const scale = carried.scaleFloats[row + r];
+        for (let c = 0; c < t.cols; c++, at++) data[r * t.cols + c] = SIX_BITS[carried.values.charCodeAt(at)] * scale;
+      }
+      weights[name] = { data, rows: t.shape[0], cols: t.shape[1] || 1 };
+      row += t.rows;
+    }
+    return assemble(config, weights);
   }
 
   // ---- arithmetic kernels: plain loops, some written for speed (docs/explorer.md) --------------
@@ -332,5 +361,5 @@ const MiniGPTModel = (() => {
     return exps.map((e) => e / sum);
   }
 
-  return { load, step, forward, readOff, newCache, softmax, filterLogits, sampleToken, sampleName, seededRandom };
+  return { load, loadSnapshot, step, forward, readOff, newCache, softmax, filterLogits, sampleToken, sampleName, seededRandom };
 })();
