@@ -135,7 +135,7 @@ def summary(out: Console, result) -> None:
     if val_curve:
         table.add_row("val curve", f"[yellow]{val_curve}[/]")
     table.add_row("run directory", f"{result.run_dir}: best.pt, last.pt, config.toml, metrics.jsonl, samples.txt"
-                  + (", loss.png" if (result.run_dir / "loss.png").exists() else ""))
+                  + "".join(f", {name}" for name in ("snapshots.pt", "loss.png") if (result.run_dir / name).exists()))
     samples = ", ".join(f"{escape(name)}*" if seen else f"[bold]{escape(name)}[/]" for name, seen in result.samples)
     new = sum(not seen for _, seen in result.samples)
     table.add_row("samples", f"{samples}  [dim](* = a training name)[/]")

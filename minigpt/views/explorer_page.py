@@ -152,6 +152,7 @@ def ablation(ckpt: Checkpoint, names: list[str], what: str) -> dict:
 
 
 BASE64 = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
+ALPHABET = torch.tensor(list(BASE64.encode("ascii")), dtype=torch.uint8)  # a 6-bit value + 32 -> its character
 
 
 def snapshots_data(ckpt: Checkpoint) -> dict | None:
@@ -177,7 +178,7 @@ def snapshots_data(ckpt: Checkpoint) -> dict | None:
             q, scale = six_bit(kept["q"][index], kept["scale"][index])
             if index == 0:
                 tensors[name] = {"shape": snapshots.shapes[name], "rows": q.shape[0], "cols": q.shape[1]}
-            chars.append("".join(BASE64[v + 32] for v in q.flatten().tolist()))
+            chars.append(bytes(ALPHABET[q.flatten().long() + 32].tolist()).decode("ascii"))
             scales.extend(scale.tolist())
             decoded[name] = (q.float() * scale[:, None]).reshape(snapshots.shapes[name])  # what the page will compute
         load_microgpt_weights(model, decoded)
