@@ -228,7 +228,8 @@ class Trainer:
                                       self.val_loss, self.best_val_loss, self.membership, self.data_info, training))
 
     def save_snapshots(self, run_dir: Path) -> None:
-        """Rank 0 writes the snapshots so far, beside last.pt, so a resumed run has them."""
+        """Rank 0 writes the snapshots so far, before last.pt: a resumed run finds every one up to
+        last.pt's step (and drops any after it, which it takes again)."""
         if self.snapshots and self.dist.main:
             self.snapshots.write(run_dir)
 
@@ -319,8 +320,8 @@ def train_loop(trainer: Trainer, run_dir: Path, console, quiet: bool, resumed: b
                     console.print(display.progress_line(trainer, train_loss), soft_wrap=True)
                 if trainer.validate():
                     trainer.save(run_dir / "best.pt")
+                trainer.save_snapshots(run_dir)  # first: a resumed run finds every snapshot up to last.pt's step
                 trainer.save(run_dir / "last.pt")
-                trainer.save_snapshots(run_dir)
                 if records:
                     record_evaluation(records, trainer, console, quiet)
                 if trainer.stopped_early:  # every rank saw the same validation loss, so all stop here
@@ -328,8 +329,8 @@ def train_loop(trainer: Trainer, run_dir: Path, console, quiet: bool, resumed: b
 
             # stop: at the end, or after a signal with a checkpoint to resume from
             if signalled and not finished:
+                trainer.save_snapshots(run_dir)  # first: a resumed run finds every snapshot up to last.pt's step
                 trainer.save(run_dir / "last.pt")
-                trainer.save_snapshots(run_dir)
                 raise Interrupted(f"interrupted at step {trainer.step}; saved {run_dir / 'last.pt'}. "
                                   f"Resume with: minigpt train --resume {run_dir}", signalled)
             if finished:

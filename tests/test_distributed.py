@@ -85,7 +85,7 @@ def test_two_processes_match_one_step_for_step_and_resume_either_way(runs):
 
 def test_only_rank_0_writes_and_its_checkpoint_samples(runs, tmp_path):
     _, written_by_two = runs
-    assert sorted(name for name in written_by_two if name.endswith(".pt")) == ["best.pt", "last.pt"]
+    assert sorted(name for name in written_by_two if name.endswith(".pt")) == ["best.pt", "last.pt", "snapshots.pt"]
     (tmp_path / "last.pt").write_bytes(written_by_two["last.pt"])
     sample = CliRunner().invoke(app, ["sample", str(tmp_path), "-n", "3", "--seed", "1"])
     assert sample.exit_code == 0 and len(sample.stdout.splitlines()) == 3

@@ -158,7 +158,7 @@ def test_the_keyboard_reaches_and_moves_everything(chromium, lesson):
     page = browser.open_page(chromium, lesson[1])
     page.focus("#name-input")
     reached = set()
-    for _ in range(80):
+    for _ in range(150):
         page.keyboard.press("Tab")
         reached.add(page.evaluate("""() => { const a = document.activeElement;
             return a.id || (a.matches('.cell') ? 'cell' : '') || [...a.classList].join('.') || a.tagName; }"""))
