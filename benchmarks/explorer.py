@@ -99,6 +99,20 @@ def main() -> None:
             median, p95 = page.evaluate(TIME_IN_PAGE, ["keystroke", 100])
             results["keystroke_script_ms"] = round(median, 1)
             results["keystroke_script_p95_ms"] = round(p95, 1)
+            # the live cost of switching each head off, on a 15-character name (every part's too)
+            page.evaluate("minigpt.setText('abcdefghijklmno'.slice(0, minigpt.config.model.block_size - 1))")
+            lives = [page.evaluate("""() => { minigpt.liveCosts(); const d = document.getElementById('ablation-table').dataset;
+                                            return [+d.headsMs, +d.liveMs]; }""") for _ in range(args.repeats)]
+            results["heads_off_costs_ms"] = round(statistics.median(h for h, _ in lives), 1)
+            results["all_parts_off_costs_ms"] = round(statistics.median(a for _, a in lives), 1)
+            if page.evaluate("Boolean(JSON.parse(document.getElementById('minigpt-data').textContent).snapshots)"):
+                # a move of the step slider: the snapshot's weights (decoded on its first visit) and the redraw
+                moves = page.evaluate("""() => { const n = +document.getElementById('step-slider').max + 1, times = [];
+                    for (let k = 0; k < 2 * n; k++) { const t = performance.now(); minigpt.showSnapshot(k % n); times.push(performance.now() - t); }
+                    return times.sort((a, b) => a - b); }""")
+                results["step_slider_ms"] = round(statistics.median(moves), 1)
+                results["step_slider_p95_ms"] = round(moves[int(len(moves) * 0.95)], 1)
+                page.evaluate("minigpt.showSnapshot(+document.getElementById('step-slider').max)")
             page.evaluate(KEY_TO_FRAME_SETUP)
             for n in range(20 + 100):  # the first 20 warm up
                 page.keyboard.press("o" if n % 2 == 0 else "Backspace")

@@ -294,8 +294,14 @@ def test_the_switches_redraw_the_page_and_the_table_is_minigpt_ablate(chromium, 
     cli = json.loads(result.stdout)["parts"]
     assert [name for name, _ in shown] == [p["part"] for p in cli]
     assert [float(cost.replace("−", "-").lstrip("+")) for _, cost in shown] == pytest.approx([p["cost"] for p in cli], abs=1e-4)
-    live = page.evaluate("minigpt.liveCosts()")
-    assert len(live) == len(cli) and all(cost.startswith(("+", "−")) for _, cost in live)
+    live = dict(page.evaluate("minigpt.liveCosts()"))
+    assert len(live) == len(cli) and all(cost.startswith(("+", "−")) for cost in live.values())
+    # a live cost, which reuses the layers before the part's, against two whole forward passes
+    whole = page.evaluate("""() => { const loss = (off) => { const r = minigpt.forward('xavier', off), t = r.tokens;
+        return -r.logits.reduce((sum, row, i) => { const m = Math.max(...row), z = row.reduce((a, v) => a + Math.exp(v - m), 0);
+            return sum + row[i + 1 < t.length ? t[i + 1] : t[0]] - m - Math.log(z); }, 0) / t.length; };
+        return loss({heads: [[2, 1]]}) - loss(null); }""")
+    assert float(live["layer 2 head 1"].replace("−", "-")) == pytest.approx(whole, abs=1e-4)
     assert page.watched.errors == []
 
 

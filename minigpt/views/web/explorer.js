@@ -696,9 +696,11 @@
     markSwitches();
   }
 
-  // the loss of the name in the box, per token, with these parts off
-  function nameLoss(off) {
-    const steps = analyse($("name-input").value, switchedOff(off)).steps, tokens = state.view.tokens;
+  // the loss of the name in the box, per token, with these parts off; `from` reuses the layers
+  // before from.layer of a pass that differs only after them (model.js's forward)
+  function nameLoss(off, from = null) {
+    const tokens = state.view.tokens;
+    const steps = MiniGPTModel.forward(model, tokens, switchedOff(off), from);
     let nats = 0;
     steps.forEach((s, i) => { nats -= Math.log(MiniGPTModel.softmax(Array.from(s.logits))[i + 1 < tokens.length ? tokens[i + 1] : BOS]); });
     return nats / steps.length;
@@ -706,16 +708,22 @@
 
   // each part's cost on the name in the box: its loss with that part off too, minus its loss now
   function drawLiveCosts() {
-    const now = nameLoss(state.off), started = performance.now();
+    const started = performance.now(), now = nameLoss(state.off);
+    let heads = performance.now() - started; // the time the heads' costs take, with the loss they share
     for (const { part, live } of costRows) {
       if (!isOn(part.kind, part.layer, part.head)) { write(live, "off"); continue; }
+      const partStarted = performance.now();
       const more = { ...state.off, heads: [...state.off.heads], attention: [...state.off.attention], mlp: [...state.off.mlp] };
       if (part.kind === "head") more.heads.push([part.layer, part.head]);
       else more[part.kind].push(part.layer);
-      const cost = nameLoss(more) - now;
+      // the layers before this part's are the same as now: start from what they made
+      const from = { layer: part.layer, residual: state.view.steps.map((step) => step.layers[part.layer].residual) };
+      const cost = nameLoss(more, from) - now;
       write(live, `${cost >= 0 ? "+" : "−"}${Math.abs(cost).toFixed(4)}`);
+      if (part.kind === "head") heads += performance.now() - partStarted;
     }
     $("ablation-table").dataset.liveMs = String(performance.now() - started);
+    $("ablation-table").dataset.headsMs = String(heads);
   }
 
   // ---- what each head tends to do (measured when the page was written) ---------------------------

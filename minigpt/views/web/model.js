@@ -80,16 +80,21 @@ const MiniGPTModel = (() => {
   // ([[layer, head], ...]: their output, before attn_wo), whole attention layers and MLP
   // layers ([layer, ...]: their output, after the projection). Off means 0, or with
   // `off.means` (the page carries ablation.py's mean_outputs) the part's mean output.
-  function forward(model, tokens, off = null) {
+  //
+  // `from` ({layer, residual}) starts at that layer from residual streams a forward pass already
+  // made (what that layer read, per position): the layers before it, which the parts switched
+  // off did not change, are not run again. The page's live ablation costs use it.
+  function forward(model, tokens, off = null, from = null) {
     const { config: c, weights: w } = model;
     if (tokens.length > c.block_size) throw new Error(`the model reads at most ${c.block_size} positions`);
     const headDim = c.n_embd / c.n_head, means = off && off.means;
     const headsOff = (l) => (off ? off.heads.filter(([layer]) => layer === l).map(([, h]) => h) : []);
     const isOff = (kind, l) => Boolean(off && off[kind].includes(l));
-    const embedded = tokens.map((token, t) => add(embedding(w.wte, token), embedding(w.wpe, t)));
-    let x = embedded.map((e) => rmsnorm(e, c.norm_eps, null));
+    const embedded = from ? [] : tokens.map((token, t) => add(embedding(w.wte, token), embedding(w.wpe, t)));
+    let x = from ? from.residual : embedded.map((e) => rmsnorm(e, c.norm_eps, null));
     const layers = [];
     for (const [l, layer] of model.layers.entries()) {
+      if (from && l < from.layer) continue;
       const residual = x; // what this layer reads: kept for the page, which draws where q, k and v come from
       const a = x.map((xt) => rmsnorm(xt, c.norm_eps, layer.attn_norm));
       const q = linearAll(layer.attn_wq, a), k = linearAll(layer.attn_wk, a), v = linearAll(layer.attn_wv, a);
