@@ -690,7 +690,7 @@
     });
     table.replaceChildren(
       el("caption", {}, `Loss with every part on: ${report.loss.toFixed(4)} nats per token over ${found.names}.`),
-      el("thead", {}, el("tr", {}, ...["part", "on", "what it tends to do", `cost on ${found.names}`, "cost on the name in the box"]
+      el("thead", {}, el("tr", {}, ...["part", "on", "what it tends to do", `cost on ${found.names}`, "cost on the name in the box, from the parts on now"]
         .map((t) => el("th", { scope: "col" }, t)))),
       el("tbody", {}, ...rows));
     markSwitches();
