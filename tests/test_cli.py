@@ -86,7 +86,7 @@ def test_help_and_version():
 
 
 @pytest.mark.parametrize("command", [[], ["train"], ["sample"], ["eval"], ["inspect-attention"], ["export"],
-                                     ["import"], ["info"], ["plot"]])
+                                     ["import"], ["info"], ["plot"], ["ablate"]])
 def test_help_reads_cleanly(command):
     """No text lost to markup (a bracket read as a style leaves "file ."), no type on a flag, no braces."""
     result = CliRunner().invoke(app, [*command, "--help"], env={"COLUMNS": "200"})
@@ -94,7 +94,7 @@ def test_help_reads_cleanly(command):
     text = result.stdout
     assert not re.search(r"\w \.(\s|$)|\w ,", text), text  # a space before punctuation: something was dropped
     assert "[]" not in text and "{" not in text and "}" not in text
-    flags = [line for line in text.splitlines() if re.search(r"--(overwrite|quiet|json|new-only|mark|open|debug)\b", line)]
+    flags = [line for line in text.splitlines() if re.search(r"--(overwrite|quiet|json|new-only|mark|open|debug|lens|help)\b", line)]
     assert all("<bool>" not in line for line in flags)
     assert "[default:" in CliRunner().invoke(app, ["train", "--help"], env={"COLUMNS": "200"}).stdout
 

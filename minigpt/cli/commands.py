@@ -45,6 +45,27 @@ def usage_names_without_braces() -> None:
 
 
 usage_names_without_braces()
+
+
+def help_option_without_type() -> None:
+    """typer (0.2x) shows --help as taking a <bool>, which it does not; give it the empty metavar
+    every other flag here has. Where typer has no such hook, nothing changes."""
+    core = getattr(getattr(typer, "_click", None), "core", None)
+    command = getattr(core, "Command", None)
+    original = getattr(command, "get_help_option", None)
+    if original is None:
+        return
+
+    def get_help_option(self, ctx):
+        option = original(self, ctx)
+        if option is not None:
+            option.metavar = ""
+        return option
+
+    command.get_help_option = get_help_option
+
+
+help_option_without_type()
 # torch warns on import when numpy is not installed; minigpt never converts tensors to numpy
 warnings.filterwarnings("ignore", message="Failed to initialize NumPy")
 
