@@ -45,6 +45,18 @@ def no_loss_png_unless_asked(request, monkeypatch):
         monkeypatch.setattr("minigpt.training.write_loss_png_if_possible", lambda run_dir: None)
 
 
+@pytest.fixture(scope="module")
+def chromium():
+    """Headless Chromium for the explorer page's tests (tests/browser.py), one per test module."""
+    import browser
+
+    reason = browser.missing()
+    if reason:
+        browser.skip_or_fail(reason)
+    with browser.chromium() as chromium:
+        yield chromium
+
+
 @pytest.fixture(scope="session")
 def trained_run(tmp_path_factory):
     """One tiny run shared by the tests that only read its checkpoint."""

@@ -22,15 +22,6 @@ RECIPES = ["default", "makemore", "microgpt"]
 
 
 @pytest.fixture(scope="module")
-def chromium():
-    reason = browser.missing()
-    if reason:
-        browser.skip_or_fail(reason)
-    with browser.chromium() as chromium:
-        yield chromium
-
-
-@pytest.fixture(scope="module")
 def pages(tmp_path_factory, names_text):
     """One page per recipe: a checkpoint trained for 2 steps, its weights redrawn, then written as a page."""
     tmp = tmp_path_factory.mktemp("pages")

@@ -22,15 +22,6 @@ LONG = "christophersen"[:14] + "a"  # 15 characters: the most the default recipe
 
 
 @pytest.fixture(scope="module")
-def chromium():
-    reason = browser.missing()
-    if reason:
-        browser.skip_or_fail(reason)
-    with browser.chromium() as chromium:
-        yield chromium
-
-
-@pytest.fixture(scope="module")
 def lesson(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("lesson")
     data = tmp / "names.txt"
