@@ -18,12 +18,17 @@ def parser(description: str) -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(description=description)
     p.add_argument("--data", type=Path, default=BUNDLED_NAMES, help="names file [default: the bundled names]")
     p.add_argument("--out", type=Path, default=None, help="JSON file for the results [default: print only]")
-    p.add_argument("--threads", type=int, default=None, help="torch threads [default: torch's choice]")
+    p.add_argument("--threads", type=int, default=None,
+                   help="torch threads [default: torch's choice]; 0: one per free core, as minigpt train chooses")
     return p
 
 
 def setup(args) -> dict:
-    if args.threads:
+    if args.threads == 0:
+        from minigpt.scaling.threads import use_free_cores
+
+        use_free_cores()
+    elif args.threads:
         torch.set_num_threads(args.threads)
     return {"machine": f"{platform.processor() or platform.machine()}, {torch.get_num_threads()} torch threads",
             "torch": torch.__version__, "data": str(args.data)}

@@ -5,7 +5,8 @@
 Each setting runs benchmarks/throughput.py (the real training step, batch 32, default
 recipe) in a fresh process, first on a quiet machine and then beside `--competitors`
 CPU-bound processes that this script starts and stops itself. A setting is environment
-variables for the training process: torch's default, one thread, OpenMP's passive wait.
+variables or arguments for the training process: torch's default, one thread, OpenMP's
+passive wait, and minigpt's own choice (one thread per free core, scaling/threads.py).
 """
 
 from __future__ import annotations
@@ -20,20 +21,23 @@ from pathlib import Path
 from common import finish, parser, table
 
 HERE = Path(__file__).resolve().parent
-SETTINGS = {
-    "default": {},
-    "OMP_NUM_THREADS=1": {"OMP_NUM_THREADS": "1"},
-    "OMP_WAIT_POLICY=PASSIVE": {"OMP_WAIT_POLICY": "PASSIVE"},
+SETTINGS = {  # environment variables and arguments for the training process
+    "torch's default": ({}, []),
+    "OMP_NUM_THREADS=1": ({"OMP_NUM_THREADS": "1"}, []),
+    "OMP_WAIT_POLICY=PASSIVE": ({"OMP_WAIT_POLICY": "PASSIVE"}, []),
+    "minigpt's choice": ({}, ["--threads", "0"]),  # one thread per free core, as `minigpt train` does
 }
 BUSY = "import time\nend = time.time() + {limit}\nwhile time.time() < end:\n    pass\n"
 
 
-def tokens_per_sec(extra_env: dict, data: Path, seconds: float) -> float:
+def tokens_per_sec(setting: tuple[dict, list[str]], data: Path, seconds: float) -> float:
+    extra_env, extra_args = setting
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "throughput.json"
         env = {k: v for k, v in os.environ.items() if k not in ("OMP_NUM_THREADS", "OMP_WAIT_POLICY")}
         subprocess.run([sys.executable, str(HERE / "throughput.py"), "--config", "default", "--batch-sizes", "32",
-                        "--seconds", str(seconds), "--no-peak", "--data", str(Path(data).resolve()), "--out", str(out)],
+                        "--seconds", str(seconds), "--no-peak", "--data", str(Path(data).resolve()), "--out", str(out),
+                        *extra_args],
                        env={**env, **extra_env}, check=True, capture_output=True, cwd=HERE)
         return json.loads(out.read_text())["rows"][0]["tokens_per_sec"]
 

@@ -33,6 +33,8 @@ from minigpt.model import GPT, IGNORE
 from minigpt.optimizer import make_optimizer
 from minigpt.sampling import generate
 from minigpt.scaling.fast_dropout import use_fast_dropout
+from minigpt.scaling.threads import use_free_cores
+from minigpt.scaling.torchrun import launched_by_torchrun
 from minigpt.scaling.processes import (Distributed, PendingLosses, keep_freed_memory, resolve_device,
                                        setup as setup_distributed)
 
@@ -409,8 +411,11 @@ def train(
     Under torchrun, every process calls this; rank 0 alone prints and writes.
     """
     device = resolve_device(config.train.device)
+    threads = None
     if device.type == "cpu":
         keep_freed_memory()
+        if not launched_by_torchrun():  # torchrun's processes share the cores by OMP_NUM_THREADS already
+            threads = use_free_cores()
     dist = setup_distributed(device)
     quiet = quiet or not dist.main
     held = []  # rank 0's lock on the run directory, for as long as this training runs
@@ -420,7 +425,7 @@ def train(
         console = display.console(quiet)
         resumed_at = trainer.step if resumed_from is not None else None
         display.start(console, run_dir, dist.device, trainer.model, config, trainer.data_info,
-                     resumed_at=resumed_at, processes=dist.world, notes=config.notes + scaled)
+                     resumed_at=resumed_at, processes=dist.world, notes=config.notes + scaled, threads=threads)
         train_loss = train_loop(trainer, run_dir, console, quiet, resumed=resumed_from is not None)
         result = finish_run(trainer, run_dir, train_loss)
         if dist.main:

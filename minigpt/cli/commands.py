@@ -104,6 +104,15 @@ def reports_errors(command):
     return wrapper
 
 
+def on_free_cores(device: str) -> None:
+    """Before CPU work: one torch thread per free core (scaling/threads.py)."""
+    from minigpt.scaling.processes import resolve_device
+    from minigpt.scaling.threads import QUICK_LOOK, use_free_cores
+
+    if resolve_device(device).type == "cpu":
+        use_free_cores(QUICK_LOOK)
+
+
 def checkpoint_argument():
     """The CHECKPOINT that sample, eval, inspect-attention, export and info read."""
     return typer.Argument(..., metavar="CHECKPOINT", help="A checkpoint file, or a run directory (uses its best.pt).")
@@ -212,6 +221,7 @@ def sample(
     from minigpt.scaling.membership import NameSet
     from minigpt.scaling.processes import resolve_device
 
+    on_free_cores(device)
     ckpt = load_checkpoint(checkpoint, resolve_device(device))
     if data is not None:
         ckpt.membership = NameSet.exact(read_names(data))
@@ -245,6 +255,7 @@ def eval_(
     from minigpt.scaling.processes import resolve_device
     from minigpt.training import evaluate_names
 
+    on_free_cores(device)
     ckpt = load_checkpoint(checkpoint, resolve_device(device))
     names = read_names(data)
     result = evaluate_names(ckpt.model, ckpt.tokenizer, names, what=f"names file {data}")
@@ -261,6 +272,7 @@ def write_explorer_page(checkpoint: Path, out: Path, text: str | None, open_page
 
     from minigpt.views.explorer_page import write_page
 
+    on_free_cores("cpu")  # the page is written on the CPU: its head descriptions and ablation costs
     write_page(checkpoint, out, text=text, overwrite=overwrite)
     print(f"wrote {out}: open it in a browser", file=sys.stderr)
     if open_page and not webbrowser.open(out.resolve().as_uri()):
@@ -329,6 +341,7 @@ def inspect_attention(
     for out in (json_file, png):  # before any work: an existing file stays unless --overwrite says otherwise
         if out is not None:
             refuse_existing(out, overwrite)
+    on_free_cores(device)
     ckpt = load_checkpoint(checkpoint, resolve_device(device))
     if step is not None:
         at_snapshot(ckpt, step)
@@ -413,6 +426,7 @@ def ablate(
 
     if mode not in MODES:
         raise UsageError(f"--mode {mode!r} is not one of {', '.join(MODES)}")
+    on_free_cores(device)
     ckpt = load_checkpoint(checkpoint, resolve_device(device))
     if data is not None:
         names = read_names(data)

@@ -1,0 +1,70 @@
+"""How many threads torch's CPU work gets: the cores that are free, not all of them.
+
+torch's CPU kernels split each operation over its threads (OpenMP), and every thread waits,
+spinning, for the others at the end of each one. When another process holds one of the
+cores, the thread on it is descheduled and the rest spin until it runs again: on 2 cores
+with two other busy processes, training ran at 19 to 23% of its quiet speed on 2 threads
+and at 59 to 63% on one (docs/speed.md, benchmarks/contention.py). So before the work
+starts, minigpt looks at how busy the cores are (a quarter of a second of the kernel's
+counts, which draws no random numbers) and uses one thread per free core, at least one and
+no more than torch's default. OMP_NUM_THREADS, when set, is obeyed as it is.
+
+The thread count changes how floats are summed, so a run's numbers repeat on the same
+machine at the same thread count; metrics.jsonl records the count, and the start panel
+says how many and why.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+
+import torch
+
+LOOK = 0.25  # seconds of the kernel's counts before training
+QUICK_LOOK = 0.1  # before a command that takes seconds (sample, eval, inspect-attention, ablate)
+
+
+def busy_cores(seconds: float = LOOK) -> float | None:
+    """How many cores were busy over `seconds` (all processes but this one, which sleeps meanwhile),
+    from Linux's /proc/stat; None where there is no such file."""
+
+    def counts() -> tuple[int, int]:
+        with open("/proc/stat", encoding="ascii") as f:
+            fields = [int(x) for x in f.readline().split()[1:9]]  # user nice system idle iowait irq softirq steal
+        return sum(fields), fields[3] + fields[4]
+
+    try:
+        total0, idle0 = counts()
+        time.sleep(seconds)
+        total1, idle1 = counts()
+    except (OSError, ValueError, IndexError):
+        return None
+    if total1 <= total0:
+        return None
+    return (1 - (idle1 - idle0) / (total1 - total0)) * (os.cpu_count() or 1)
+
+
+def choose_threads(look: float = LOOK) -> tuple[int, str]:
+    """The thread count for torch's CPU work, and why, in words for the start panel."""
+    most = torch.get_num_threads()
+    if os.environ.get("OMP_NUM_THREADS"):
+        return most, "as OMP_NUM_THREADS says"
+    if most <= 1:
+        return most, "torch's default here"
+    busy = busy_cores(look)
+    if busy is None:
+        return most, "torch's default (no /proc/stat to see how busy the cores are)"
+    cores = os.cpu_count() or most
+    threads = max(1, min(most, int(cores - busy + 0.25)))  # a core counts as free when at most a quarter is used
+    if threads == most:
+        return most, f"one per core: the {cores} cores were free"
+    return threads, (f"{cores - threads} of the {cores} cores were busy with other work ({busy:.1f} cores' worth): "
+                     f"threads that wait for a busy core slow every step")
+
+
+def use_free_cores(look: float = LOOK) -> tuple[int, str]:
+    """Set torch's thread count to `choose_threads()`'s, and return it with the reason."""
+    threads, why = choose_threads(look)
+    torch.set_num_threads(threads)
+    return threads, why
