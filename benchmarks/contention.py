@@ -30,7 +30,8 @@ SETTINGS = {  # environment variables and arguments for the training process
 BUSY = "import time\nend = time.time() + {limit}\nwhile time.time() < end:\n    pass\n"
 
 
-def tokens_per_sec(setting: tuple[dict, list[str]], data: Path, seconds: float) -> float:
+def tokens_per_sec(setting: tuple[dict, list[str]], data: Path, seconds: float) -> tuple[float, int]:
+    """The training step's tokens per second, and the torch threads it ran on."""
     extra_env, extra_args = setting
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "throughput.json"
@@ -39,7 +40,9 @@ def tokens_per_sec(setting: tuple[dict, list[str]], data: Path, seconds: float) 
                         "--seconds", str(seconds), "--no-peak", "--data", str(Path(data).resolve()), "--out", str(out),
                         *extra_args],
                        env={**env, **extra_env}, check=True, capture_output=True, cwd=HERE)
-        return json.loads(out.read_text())["rows"][0]["tokens_per_sec"]
+        result = json.loads(out.read_text())
+        threads = int(result["machine"].split(", ")[-1].split()[0])  # "..., N torch threads"
+        return result["rows"][0]["tokens_per_sec"], threads
 
 
 def competitors(n: int, limit: float) -> list[subprocess.Popen]:
@@ -54,21 +57,23 @@ def main() -> None:
     args = p.parse_args()
     results = {"cores": os.cpu_count(), "competitors": args.competitors, "rows": []}
     for name, extra in SETTINGS.items():
-        quiet = tokens_per_sec(extra, args.data, args.seconds)
+        quiet, quiet_threads = tokens_per_sec(extra, args.data, args.seconds)
         busy = competitors(args.competitors, limit=20 * args.seconds + 60)
         try:
-            loaded = tokens_per_sec(extra, args.data, args.seconds)
+            loaded, loaded_threads = tokens_per_sec(extra, args.data, args.seconds)
         finally:
             for proc in busy:
                 proc.kill()
                 proc.wait()
-        row = {"setting": name, "quiet": round(quiet), "loaded": round(loaded), "kept": f"{loaded / quiet:.0%}"}
+        row = {"setting": name, "quiet": round(quiet), "loaded": round(loaded), "kept": f"{loaded / quiet:.0%}",
+               "threads": f"{quiet_threads} / {loaded_threads}"}
         results["rows"].append(row)
         print(table([row], [("setting", "setting"), ("quiet", "tokens/s quiet"), ("loaded", "beside competitors"),
-                            ("kept", "kept")]).splitlines()[-1], flush=True)
+                            ("kept", "kept"), ("threads", "threads")]).splitlines()[-1], flush=True)
     print()
     print(table(results["rows"], [("setting", "setting"), ("quiet", "tokens/s quiet"),
-                                  ("loaded", f"beside {args.competitors} competitors"), ("kept", "kept")]))
+                                  ("loaded", f"beside {args.competitors} competitors"), ("kept", "kept"),
+                                  ("threads", "threads quiet / beside")]))
     finish(results, args.out)
 
 
