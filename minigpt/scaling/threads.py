@@ -59,7 +59,7 @@ def choose_threads(look: float = LOOK) -> tuple[int, str]:
     threads = max(1, min(most, int(cores - busy + 0.25)))  # a core counts as free when at most a quarter is used
     if threads == most:
         return most, f"one per core: the {cores} cores were free"
-    return threads, (f"{cores - threads} of the {cores} cores were busy with other work ({busy:.1f} cores' worth): "
+    return threads, (f"other work kept {busy:.1f} of the {cores} cores busy: one thread per free core, since "
                      f"threads that wait for a busy core slow every step")
 
 
