@@ -73,7 +73,9 @@ class TrainConfig:
     grad_clip: float = key(1.0, "clip the gradients' global norm to this; 0 turns clipping off")
     shuffle: str = key("epoch", '"epoch" (a new order every pass) or "once" (microgpt)')
     length_window: int = key(32, "batches whose names are grouped by length (less padding); 1 = no grouping")
-    seed: int = key(1337, "seeds the weights, the split, the batch order and dropout")
+    seed: int = key(1337, "seeds the weights, the batch order and dropout")
+    split_seed: int = key(1337, "seeds which names are held out for validation, apart from train.seed: runs with "
+                                "different seeds are scored on the same names")
     device: str = key("auto", '"auto" (CUDA when there is one, else the CPU), "cpu", "cuda", "cuda:N" or "mps"')
     compile: bool = key(False, "torch.compile the training step's model (needs a C++ compiler; see docs/speed.md)")
     precision: str = key("auto", '"auto" (bfloat16 autocast on GPUs that have it, else float32), "float32" or "bfloat16"')
@@ -298,7 +300,7 @@ def steps_or_time_limit(config: Config) -> None:
 
 
 # keys that came later, and the value that keeps a checkpoint written before them training as it did
-LATER_KEYS = {("train", "auto_scale"): False, ("train", "patience"): 0}
+LATER_KEYS = {("train", "auto_scale"): False, ("train", "patience"): 0, ("train", "snapshots"): 0}
 
 
 def config_from_dict(data, where: str = "the stored recipe") -> Config:
@@ -323,6 +325,8 @@ def config_from_dict(data, where: str = "the stored recipe") -> Config:
                 config.model.vocab_size = value
             elif part is not None and hasattr(part, key):
                 set_value(config, section, key, value, where)
+    if "split_seed" not in data.get("train", {}):  # written before split_seed: train.seed chose the split too
+        config.train.split_seed = config.train.seed
     try:
         validate(config)
     except UsageError as e:

@@ -359,7 +359,7 @@ def start_run(config: Config, dist: Distributed, data_path, val_path, resume_fro
         data_path, val_path = data_path or state.data.get("path"), val_path or state.data.get("val_path")
     data_path = data_path or BUNDLED_NAMES
     recipe = config.train
-    train_names, val_names, tokenizer = load_data(data_path, val_path, recipe.val_fraction, recipe.val_max, recipe.seed)
+    train_names, val_names, tokenizer = load_data(data_path, val_path, recipe.val_fraction, recipe.val_max, recipe.split_seed)
     # a resumed run keeps the recipe it was scaled to
     scaled = scale_to_data(config, len(train_names)) if state is None else []
     config.model.vocab_size = tokenizer.vocab_size

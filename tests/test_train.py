@@ -168,3 +168,18 @@ def test_patience_survives_a_resume(few_names, tmp_path):
           quiet=True)
     resumed = train(resume_config(tmp_path / "split", ["train.steps=400"]), quiet=True, resume_from=tmp_path / "split")
     assert resumed.stopped_early and resumed.steps == whole.steps and resumed.best_step == whole.best_step
+
+
+def test_seeds_are_scored_on_the_same_held_out_names(names_file, tmp_path):
+    """train.split_seed, not train.seed, picks the validation names: seeds compare on the same ones."""
+    from minigpt.config import config_from_dict
+
+    runs = [train(tiny_config("train.steps=2", f"train.seed={seed}"), names_file, out_dir=tmp_path / str(seed), quiet=True)
+            for seed in (1, 2)]
+    digests = [load_checkpoint(r.run_dir).data["val_digest"] for r in runs]
+    assert digests[0] == digests[1]
+    other = train(tiny_config("train.steps=2", "train.split_seed=7"), names_file, out_dir=tmp_path / "split7", quiet=True)
+    assert load_checkpoint(other.run_dir).data["val_digest"] != digests[0]
+    stored = load_checkpoint(runs[0].run_dir).config.to_dict()
+    del stored["train"]["split_seed"]  # a recipe stored before split_seed: its seed chose the split
+    assert config_from_dict(stored).train.split_seed == 1

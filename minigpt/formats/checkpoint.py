@@ -95,7 +95,7 @@ def validation_names(ckpt: Checkpoint) -> list[str] | None:
     if not data.get("path") or not data.get("val_names") or "val_digest" not in data:
         return None
     try:
-        _, names, _ = load_data(data["path"], data.get("val_path"), recipe.val_fraction, recipe.val_max, recipe.seed)
+        _, names, _ = load_data(data["path"], data.get("val_path"), recipe.val_fraction, recipe.val_max, recipe.split_seed)
     except UsageError:  # the file is gone or no longer reads
         return None
     return names if digest(names) == data["val_digest"] else None
