@@ -291,13 +291,14 @@ def train_loop(trainer: Trainer, run_dir: Path, console, quiet: bool, resumed: b
     """
     recipe, dist = trainer.recipe, trainer.dist
     records = RunRecords(run_dir, trainer.config, trainer.step if resumed else None) if dist.main else None
-    if records:  # what makes the numbers of this stretch of the run what they are, beside the seed
-        records.log(trainer.step, trainer.elapsed, torch=torch.__version__, threads=torch.get_num_threads(),
-                    device=str(dist.device), processes=dist.world)
     plain = not quiet and not sys.stderr.isatty()  # a log file or a pipe: no redraws, a line at each evaluation
     losses = PendingLosses(dist, run_dir)
     train_loss = None
     with StopSignals() as signals, display.progress_bar(trainer, hidden=quiet or plain) as bar:
+        if records:  # what makes the numbers of this stretch of the run what they are, beside the seed;
+            # written once a signal is caught, so whoever waits for the file can already stop the run cleanly
+            records.log(trainer.step, trainer.elapsed, torch=torch.__version__, threads=torch.get_num_threads(),
+                        device=str(dist.device), processes=dist.world)
         trainer.start_clock()
         while True:
             # one step: the scheduled learning rate, the next batch, forward, backward, update
