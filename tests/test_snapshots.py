@@ -38,14 +38,14 @@ def snapshot_run(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("snapshots")
     data = tmp / "names.txt"
     data.write_text("\n".join(BUNDLED_NAMES.read_text().split()[::9]) + "\n")
-    config = tiny_config("train.steps=120", "train.eval_interval=20", "train.snapshots=8")
+    config = tiny_config("train.steps=60", "train.eval_interval=20", "train.snapshots=8")
     return train(config, data, out_dir=tmp / "run", quiet=True), data
 
 
 def test_a_run_keeps_its_snapshots_first_last_and_best(snapshot_run):
     result, _ = snapshot_run
     snapshots = read_snapshots(result.run_dir)
-    expected = set(snapshot_steps(120, 8)) | {result.steps, result.best_step}
+    expected = set(snapshot_steps(60, 8)) | {result.steps, result.best_step}
     assert snapshots.steps == sorted(expected)
     ckpt = load_checkpoint(result.run_dir)
     params = ckpt.model.num_params()
