@@ -9,7 +9,7 @@ the snapshots it reached.
 Each weight is kept in 8 bits per number: every row of a matrix (every vector) is scaled so
 that its largest magnitude is 127, rounded to int8, and kept with its scale, so a number is
 off by at most half a step of its row's scale. docs/explorer.md gives the largest difference
-that makes to a logit. The default model's 16 snapshots are about 3.3 MB.
+that makes to a logit, and the file's size.
 
     {"format": "minigpt-snapshots", "version": 1, "run": {...the run's identity...},
      "steps": [0, 1, 2, ...], "val_loss": [None or float, ...],

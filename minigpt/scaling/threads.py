@@ -2,9 +2,9 @@
 
 torch's CPU kernels split each operation over its threads (OpenMP), and every thread waits,
 spinning, for the others at the end of each one. When another process holds one of the
-cores, the thread on it is descheduled and the rest spin until it runs again: on 2 cores
-with two other busy processes, training ran at 19 to 23% of its quiet speed on 2 threads
-and at 59 to 63% on one (docs/speed.md, benchmarks/contention.py). So before the work
+cores, the thread on it is descheduled and the rest spin until it runs again, and training
+slows to a fraction of its quiet speed (docs/speed.md measures it: benchmarks/contention.py).
+So before the work
 starts, minigpt looks at how busy the cores are (a quarter of a second of the kernel's
 counts, which draws no random numbers) and uses one thread per free core, at least one and
 no more than torch's default. OMP_NUM_THREADS, when set, is obeyed as it is.
