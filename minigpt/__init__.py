@@ -23,6 +23,9 @@ _EXPORTS = {
     "sample": "minigpt.sampling",
     "generate": "minigpt.sampling",
     "attention_report": "minigpt.views.attention_maps",
+    "ablate": "minigpt.views.ablation",
+    "logit_lens": "minigpt.views.logit_lens",
+    "read_snapshots": "minigpt.formats.snapshots",
 }
 
 __all__ = ["__version__", *_EXPORTS]
