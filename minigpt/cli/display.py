@@ -38,7 +38,7 @@ def start(out: Console, run_dir: Path, device, model, config: Config, data: dict
     table.add_row("run directory", str(run_dir))
     table.add_row("device", str(device) if processes == 1 else f"{processes} processes, {device.type}")
     if threads is not None:
-        table.add_row("threads", f"{threads[0]}: {threads[1]}")
+        table.add_row("threads", f"{threads[0]} ({threads[1]})")
     table.add_row("model", f"{model.num_params():,} parameters: {plural(m.n_layer, 'layer')}, {plural(m.n_head, 'head')}, "
                   f"{m.n_embd} dims, block {m.block_size}")
     table.add_row("data", f"{data['path']}: {data['train_names']:,} training names "

@@ -58,9 +58,9 @@ def choose_threads(look: float = LOOK) -> tuple[int, str]:
     cores = os.cpu_count() or most
     threads = max(1, min(most, int(cores - busy + 0.25)))  # a core counts as free when at most a quarter is used
     if threads == most:
-        return most, f"one per core: the {cores} cores were free"
-    return threads, (f"other work kept {busy:.1f} of the {cores} cores busy: one thread per free core, since "
-                     f"threads that wait for a busy core slow every step")
+        return most, f"one per free core: {most} of {cores} free"
+    return threads, (f"one per free core: other work kept {busy:.1f} of the {cores} cores busy, and threads that "
+                     f"wait for a busy core slow every step")
 
 
 def use_free_cores(look: float = LOOK) -> tuple[int, str]:
