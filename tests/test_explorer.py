@@ -139,8 +139,8 @@ def test_sampling_with_a_seed_repeats_and_marks_training_names(chromium, pages):
     first = page.evaluate("minigpt.sample({seed: 7, temperature: 1})")
     assert first == page.evaluate("minigpt.sample({seed: 7, temperature: 1})")
     assert first and set(first) <= set(ckpt.tokenizer.chars) and len(first) <= ckpt.config.model.block_size
-    names = page.evaluate("minigpt.sampleNames(100, {seed: 1})")
-    assert len(names) == 100 and len(set(names)) > 50
+    names = page.evaluate("minigpt.sampleNames(40, {seed: 1})")
+    assert len(names) == 40 and len(set(names)) > 20
     known = ckpt.train_names[3]
     assert page.evaluate("name => minigpt.inTrainingData(name)", known) is True
     page.click("#whole-name")
