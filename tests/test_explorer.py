@@ -49,24 +49,6 @@ def torch_forward(ckpt, text):
     return tokens, logits[0], weights[:, 0]  # [T, vocab], [layers, heads, T, T]
 
 
-@pytest.mark.parametrize("recipe", RECIPES)
-def test_the_pages_model_computes_what_torch_computes(chromium, pages, recipe):
-    ckpt, path = pages[recipe]
-    page = browser.open_page(chromium, path)
-    longest = "abcdefghijklmnopqrstuvwxyz"[: ckpt.config.model.block_size - 1]
-    for text in ["", "emma", "xavier", longest]:
-        result = page.evaluate("text => minigpt.forward(text)", text)
-        tokens, logits, attention = torch_forward(ckpt, text)
-        assert result["tokens"] == tokens
-        assert logits.abs().max() > 1  # the redrawn weights give logits worth comparing
-        torch.testing.assert_close(torch.tensor(result["logits"], dtype=torch.float64), logits.double(), atol=1e-4, rtol=0)
-        js_attention = torch.tensor(result["attention"], dtype=torch.float64)
-        torch.testing.assert_close(js_attention, attention.double(), atol=1e-5, rtol=0)
-        torch.testing.assert_close(js_attention.sum(-1), torch.ones(js_attention.shape[:-1], dtype=torch.float64))
-        assert torch.all(js_attention.triu(1) == 0)  # no weight on a future position
-    assert page.watched.errors == []
-
-
 STEP_BY_STEP = """text => {
     // model.js reads a name at once (forward, layer by layer) or one token at a time over a
     // cache (step, as sampling does): the largest difference between the two, logits and weights
@@ -85,12 +67,25 @@ STEP_BY_STEP = """text => {
 
 
 @pytest.mark.parametrize("recipe", RECIPES)
-def test_reading_a_name_at_once_and_token_by_token_agree(chromium, pages, recipe):
+def test_the_pages_model_computes_what_torch_computes(chromium, pages, recipe):
+    """Logits to 1e-4 and attention to 1e-5 against torch, at once and token by token."""
     ckpt, path = pages[recipe]
     page = browser.open_page(chromium, path)
     longest = "abcdefghijklmnopqrstuvwxyz"[: ckpt.config.model.block_size - 1]
-    for text in ["", "emma", "xavier", longest]:  # one to sixteen positions: every remainder of the blocks of four
+    for text in ["", "emma", "xavier", longest]:
+        result = page.evaluate("text => minigpt.forward(text)", text)
+        tokens, logits, attention = torch_forward(ckpt, text)
+        assert result["tokens"] == tokens
+        assert logits.abs().max() > 1  # the redrawn weights give logits worth comparing
+        torch.testing.assert_close(torch.tensor(result["logits"], dtype=torch.float64), logits.double(), atol=1e-4, rtol=0)
+        js_attention = torch.tensor(result["attention"], dtype=torch.float64)
+        torch.testing.assert_close(js_attention, attention.double(), atol=1e-5, rtol=0)
+        torch.testing.assert_close(js_attention.sum(-1), torch.ones(js_attention.shape[:-1], dtype=torch.float64))
+        assert torch.all(js_attention.triu(1) == 0)  # no weight on a future position
+        # and read token by token over a cache, as sampling reads it (one to sixteen positions:
+        # every remainder of linearAll's blocks of four), the same to 1e-9
         assert page.evaluate(STEP_BY_STEP, text) < 1e-9
+    assert page.watched.errors == []
 
 
 def matrix_labels(page):
@@ -243,8 +238,9 @@ ABLATIONS = [{"heads": [[0, 1]]}, {"heads": [[0, 0], [0, 3]], "mlp": [0]}, {"att
 
 
 @pytest.mark.parametrize("recipe", RECIPES)
-def test_the_pages_ablated_forward_is_pythons(chromium, pages, recipe):
-    """Parts switched off, zeroed or set to their mean: model.js and views/ablation.py agree to 1e-4."""
+def test_the_pages_ablated_forward_and_lens_are_pythons(chromium, pages, recipe):
+    """Parts switched off, zeroed or set to their mean: model.js and views/ablation.py agree to 1e-4;
+    and the lens, to 1e-5."""
     from minigpt.views.ablation import Part, forward_without
 
     ckpt, path = pages[recipe]
@@ -261,6 +257,15 @@ def test_the_pages_ablated_forward_is_pythons(chromium, pages, recipe):
         torch.testing.assert_close(got, expected.double(), atol=1e-4, rtol=0)
         plain = torch.tensor(page.evaluate("text => minigpt.forward(text).logits", "xavier"), dtype=torch.float64)
         assert (got - plain).abs().max() > 1e-3  # switching the parts off changed the logits
+    # each layer's guess: the page's logit lens is views/logit_lens.py's, every stage and position
+    from minigpt.views.logit_lens import read_off, residual_streams
+
+    with torch.no_grad():
+        lens = torch.stack([torch.softmax(read_off(ckpt.model, x)[0], -1) for _, x in residual_streams(ckpt.model, torch.tensor([tokens]))])
+    got = torch.tensor(page.evaluate("text => minigpt.lens(text)", "xavier"), dtype=torch.float64)  # [stage, position, token]
+    torch.testing.assert_close(got, lens.double(), atol=1e-5, rtol=0)
+    page.locator("#lens").scroll_into_view_if_needed()
+    assert page.locator("#lens-table tbody tr").count() == 1 + 2 * ckpt.config.model.n_layer
     assert page.watched.errors == []
 
 
@@ -293,22 +298,6 @@ def test_the_switches_redraw_the_page_and_the_table_is_minigpt_ablate(chromium, 
             return sum + row[i + 1 < t.length ? t[i + 1] : t[0]] - m - Math.log(z); }, 0) / t.length; };
         return loss({heads: [[2, 1]]}) - loss(null); }""")
     assert float(live["layer 2 head 1"].replace("−", "-")) == pytest.approx(whole, abs=1e-4)
-    assert page.watched.errors == []
-
-
-@pytest.mark.parametrize("recipe", RECIPES)
-def test_the_pages_logit_lens_is_pythons(chromium, pages, recipe):
-    from minigpt.views.logit_lens import read_off, residual_streams
-
-    ckpt, path = pages[recipe]
-    page = browser.open_page(chromium, path)
-    tokens = [ckpt.tokenizer.bos] + ckpt.tokenizer.encode("xavier")
-    with torch.no_grad():
-        expected = torch.stack([torch.softmax(read_off(ckpt.model, x)[0], -1) for _, x in residual_streams(ckpt.model, torch.tensor([tokens]))])
-    got = torch.tensor(page.evaluate("text => minigpt.lens(text)", "xavier"), dtype=torch.float64)  # [stage, position, token]
-    torch.testing.assert_close(got, expected.double(), atol=1e-5, rtol=0)
-    page.locator("#lens").scroll_into_view_if_needed()
-    assert page.locator("#lens-table tbody tr").count() == 1 + 2 * ckpt.config.model.n_layer
     assert page.watched.errors == []
 
 
