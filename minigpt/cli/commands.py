@@ -422,10 +422,8 @@ def ablate(
     from minigpt.formats.checkpoint import load_checkpoint, validation_names
     from minigpt.data import read_names
     from minigpt.scaling.processes import resolve_device
-    from minigpt.views.ablation import MODES, ablate as ablate_parts
+    from minigpt.views.ablation import ablate as ablate_parts
 
-    if mode not in MODES:
-        raise UsageError(f"--mode {mode!r} is not one of {', '.join(MODES)}")
     on_free_cores(device)
     ckpt = load_checkpoint(checkpoint, resolve_device(device))
     if data is not None:

@@ -67,9 +67,7 @@ class Snapshots:
     shapes: dict[str, list[int]] = field(default_factory=dict)
 
     def take(self, step: int, model: GPT, val_loss: float | None = None) -> None:
-        """Keep the model's weights now as the snapshot of `step` (replacing one already kept there)."""
-        if step in self.steps:
-            self.drop_after(step - 1)
+        """Keep the model's weights now as the snapshot of `step` (a step not kept yet)."""
         at = bisect.bisect(self.steps, step)  # kept in step order (a run's best step comes after its last)
         self.steps.insert(at, step)
         self.val_loss.insert(at, val_loss)

@@ -142,6 +142,7 @@ class Ablation:
     tokens: int
     loss: float  # the whole model's
     costs: list[tuple[Part, float]]  # each part's loss with it off, minus `loss`; largest first
+    means: dict | None = None  # with mode "mean": each part's mean output over the names (mean_outputs)
 
     def to_dict(self) -> dict:
         return {"mode": self.mode, "names": self.names, "tokens": self.tokens, "loss": self.loss,
@@ -161,4 +162,4 @@ def ablate(model: GPT, tokenizer: Tokenizer, names: list[str], mode: str = "zero
     base = loss_without(model, data)
     costs = [(part, loss_without(model, data, [part], means) - base) for part in all_parts(model)]
     model.train(was_training)
-    return Ablation(mode, len(names), int(data.lengths.sum()), base, sorted(costs, key=lambda pc: -pc[1]))
+    return Ablation(mode, len(names), int(data.lengths.sum()), base, sorted(costs, key=lambda pc: -pc[1]), means)

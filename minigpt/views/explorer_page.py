@@ -139,15 +139,13 @@ def roles(ckpt: Checkpoint, names: list[str], what: str) -> dict:
 def ablation(ckpt: Checkpoint, names: list[str], what: str) -> dict:
     """What switching each part off costs on `names`, both ways (what `minigpt ablate` prints), and
     each part's mean output, which the page's own switches use in mean mode."""
-    from minigpt.data import TokenizedNames
-    from minigpt.views.ablation import ablate, mean_outputs
+    from minigpt.views.ablation import ablate
 
-    data = TokenizedNames(names, ckpt.tokenizer, ckpt.config.model.block_size)
-    means = mean_outputs(ckpt.model, data)
-    found = {"names": f"{len(names):,} {what}", "means": {kind: t.double().tolist() for kind, t in means.items()}}
+    found = {"names": f"{len(names):,} {what}"}
     for mode in ("zero", "mean"):
         report = ablate(ckpt.model, ckpt.tokenizer, names, mode)
         found[mode] = {"loss": report.loss, "parts": report.to_dict()["parts"]}
+    found["means"] = {kind: t.double().tolist() for kind, t in report.means.items()}  # the mean ablation's
     return found
 
 
@@ -155,13 +153,12 @@ BASE64 = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
 ALPHABET = torch.tensor(list(BASE64.encode("ascii")), dtype=torch.uint8)  # a 6-bit value + 32 -> its character
 
 
-def snapshots_data(ckpt: Checkpoint) -> dict | None:
+def snapshots_data(ckpt: Checkpoint, names: list[str]) -> dict | None:
     """The run's snapshots as the page carries them, or None when the run has none (or not this run's).
 
     Each number in 6 bits (formats/snapshots.py's six_bit), written as one base64 character
     (value + 32), row by row in state-dict order; each row's scale as float32. With each
-    snapshot, what its heads tend to do (shares and labels, over the same names as the final
-    model's)."""
+    snapshot, what its heads tend to do (shares and labels, over `names`, the final model's)."""
     from minigpt.formats.snapshots import read_snapshots, run_identity, six_bit
     from minigpt.views.head_roles import head_roles
 
@@ -169,7 +166,6 @@ def snapshots_data(ckpt: Checkpoint) -> dict | None:
         snapshots = read_snapshots(ckpt.path.parent, run_identity(ckpt.data, ckpt.config))
     except UsageError:
         return None
-    names, _ = names_for_roles(ckpt)
     model = copy.deepcopy(ckpt.model)
     chars, scales, tensors, roles = [], array.array("f"), {}, []
     for index, step in enumerate(snapshots.steps):
@@ -215,7 +211,7 @@ def page_data(ckpt: Checkpoint, text: str | None = None) -> dict:
     return {
         "roles": roles(ckpt, names, what),
         "ablation": ablation(ckpt, names, what),
-        "snapshots": snapshots_data(ckpt),
+        "snapshots": snapshots_data(ckpt, names),
         "config": ckpt.config.to_dict(),
         "vocab": ckpt.tokenizer.chars,
         "weights": weights,
