@@ -302,7 +302,9 @@ def test_the_switches_redraw_the_page_and_the_table_is_minigpt_ablate(chromium, 
 
 
 def test_the_step_slider_runs_each_snapshots_weights_as_torch_does(chromium, pages):
-    from minigpt.views.explorer_page import snapshot_weights
+    """The model, its costs table and its mean outputs all follow the slider."""
+    from minigpt.views.ablation import Part, ablate, forward_without
+    from minigpt.views.explorer_page import names_for_roles, snapshot_weights
     from minigpt.formats.checkpoint import load_microgpt_weights
 
     ckpt, path = pages["makemore"]
@@ -320,6 +322,18 @@ def test_the_step_slider_runs_each_snapshots_weights_as_torch_does(chromium, pag
             expected = model(torch.tensor([tokens]))[0][0]
         got = torch.tensor(page.evaluate("minigpt.forward('xavier').logits"), dtype=torch.float64)
         torch.testing.assert_close(got, expected.double(), atol=1e-4, rtol=0)
+    # at snapshot 1: the table's costs are minigpt ablate's on the snapshot's weights, and mean mode
+    # puts the snapshot's mean outputs in place of a part
+    names, _ = names_for_roles(ckpt)
+    zero, mean = (ablate(model, ckpt.tokenizer, names, mode) for mode in ("zero", "mean"))
+    page.locator("#ablation").scroll_into_view_if_needed()
+    shown = dict(page.eval_on_selector_all("#ablation-table tbody tr", "rows => rows.map(r => [r.cells[0].textContent, r.cells[3].textContent])"))
+    assert {part: float(cost.replace("−", "-")) for part, cost in shown.items()} == pytest.approx({str(p): c for p, c in zero.costs}, abs=1e-4)
+    assert "at step 1" in page.text_content("#costs-caption")
+    with torch.no_grad():
+        expected = forward_without(model, torch.tensor([tokens]), [Part("head", 0, 1)], mean.means)[0]
+    got = page.evaluate("minigpt.forward('xavier', {heads: [[0, 1]], mode: 'mean'}).logits")
+    torch.testing.assert_close(torch.tensor(got, dtype=torch.float64), expected.double(), atol=1e-4, rtol=0)
     page.fill("#step-slider", "2")  # the checkpoint's step: its exact weights again
     assert page.evaluate("minigpt.forward('xavier').logits") == final
     assert page.watched.errors == []

@@ -270,10 +270,13 @@ def eval_(
 def write_explorer_page(checkpoint: Path, out: Path, text: str | None, open_page: bool, overwrite: bool) -> None:
     import webbrowser
 
+    from minigpt.cli.display import snapshots_bar
     from minigpt.views.explorer_page import write_page
 
     on_free_cores("cpu")  # the page is written on the CPU: its head descriptions and ablation costs
-    write_page(checkpoint, out, text=text, overwrite=overwrite)
+    bar, progress = snapshots_bar()
+    with bar:
+        write_page(checkpoint, out, text=text, overwrite=overwrite, progress=progress)
     print(f"wrote {out}: open it in a browser", file=sys.stderr)
     if open_page and not webbrowser.open(out.resolve().as_uri()):
         print("minigpt: note: no browser could be opened here", file=sys.stderr)

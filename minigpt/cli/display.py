@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import Callable
 
 from rich.console import Console
 from rich.markup import escape
@@ -78,6 +79,19 @@ def progress_bar(trainer, hidden: bool) -> tqdm:
         dynamic_ncols=True,
         leave=False,
     )
+
+
+def snapshots_bar() -> tuple[tqdm, Callable[[int, int], None]]:
+    """A bar for the explorer page's slow part, measuring each training snapshot, and the
+    `progress(done, total)` that moves it (the bar appears with the first snapshot)."""
+    bar = tqdm(total=0, unit="snapshot", desc="measuring the training snapshots", dynamic_ncols=True, leave=False,
+               disable=not sys.stderr.isatty())
+
+    def progress(done: int, total: int) -> None:
+        bar.total = total
+        bar.update(done - bar.n)
+
+    return bar, progress
 
 
 def show_loss(bar: tqdm, trainer, train_loss: float) -> None:

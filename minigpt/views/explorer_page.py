@@ -38,9 +38,7 @@ def weights_blob(model: torch.nn.Module) -> tuple[str, dict]:
     for name, tensor in microgpt_weights(model).items():
         tensors[name] = {"shape": list(tensor.shape), "offset": len(floats)}
         floats.extend(tensor.detach().float().cpu().flatten().tolist())
-    if sys.byteorder == "big":
-        floats.byteswap()
-    return base64.b64encode(floats.tobytes()).decode("ascii"), tensors
+    return little_endian_base64(floats), tensors
 
 
 def loss_curve(run_dir: Path) -> dict | None:
@@ -139,27 +137,57 @@ def roles(ckpt: Checkpoint, names: list[str], what: str) -> dict:
 def ablation(ckpt: Checkpoint, names: list[str], what: str) -> dict:
     """What switching each part off costs on `names`, both ways (what `minigpt ablate` prints), and
     each part's mean output, which the page's own switches use in mean mode."""
+    found = {"names": f"{len(names):,} {what}"}
+    reports = ablations(ckpt.model, ckpt.tokenizer, names)
+    for mode, report in reports.items():
+        found[mode] = {"loss": report.loss, "parts": report.to_dict()["parts"]}
+    found["means"] = {kind: t.double().tolist() for kind, t in reports["mean"].means.items()}
+    return found
+
+
+def ablations(model, tokenizer, names: list[str]) -> dict:
+    """`minigpt ablate`'s report on `names` in each mode, {"zero": Ablation, "mean": Ablation}."""
     from minigpt.views.ablation import ablate
 
-    found = {"names": f"{len(names):,} {what}"}
-    for mode in ("zero", "mean"):
-        report = ablate(ckpt.model, ckpt.tokenizer, names, mode)
-        found[mode] = {"loss": report.loss, "parts": report.to_dict()["parts"]}
-    found["means"] = {kind: t.double().tolist() for kind, t in report.means.items()}  # the mean ablation's
+    return {mode: ablate(model, tokenizer, names, mode) for mode in ("zero", "mean")}
+
+
+def step_ablation(model, tokenizer, names: list[str]) -> dict:
+    """The ablation table at a training snapshot, compactly: per mode the whole model's loss and each
+    part's cost in all_parts order, and the mean outputs as one base64 float32 buffer (heads, then
+    attention, then MLPs, each in layer order)."""
+    from minigpt.views.ablation import all_parts
+
+    reports = ablations(model, tokenizer, names)
+    found = {}
+    for mode, report in reports.items():
+        cost = {part: c for part, c in report.costs}
+        found[mode] = {"loss": report.loss, "costs": [cost[part] for part in all_parts(model)]}
+    means = array.array("f", torch.cat([reports["mean"].means[k].flatten() for k in ("head", "attention", "mlp")]).tolist())
+    found["means"] = little_endian_base64(means)
     return found
+
+
+def little_endian_base64(floats: array.array) -> str:
+    if sys.byteorder == "big":
+        floats.byteswap()
+    return base64.b64encode(floats.tobytes()).decode("ascii")
 
 
 BASE64 = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
 ALPHABET = torch.tensor(list(BASE64.encode("ascii")), dtype=torch.uint8)  # a 6-bit value + 32 -> its character
 
 
-def snapshots_data(ckpt: Checkpoint, names: list[str]) -> dict | None:
+def snapshots_data(ckpt: Checkpoint, names: list[str], progress=None) -> dict | None:
     """The run's snapshots as the page carries them, or None when the run has none (or not this run's).
 
     Each number in 6 bits (formats/snapshots.py's six_bit), written as one base64 character
     (value + 32), row by row in state-dict order; each row's scale as float32. With each
-    snapshot, what its heads tend to do (shares and labels, over `names`, the final model's)."""
+    snapshot, measured on `names` with the weights the page will run: what its heads tend to do
+    (shares and labels) and what each part costs (`step_ablation`; None for the checkpoint's own
+    step, where the page runs the checkpoint). `progress(done, total)` is told after each one."""
     from minigpt.formats.snapshots import read_snapshots, run_identity, six_bit
+    from minigpt.views.ablation import all_parts
     from minigpt.views.head_roles import head_roles
 
     try:
@@ -167,7 +195,7 @@ def snapshots_data(ckpt: Checkpoint, names: list[str]) -> dict | None:
     except UsageError:
         return None
     model = copy.deepcopy(ckpt.model)
-    chars, scales, tensors, roles = [], array.array("f"), {}, []
+    chars, scales, tensors, roles, costs = [], array.array("f"), {}, [], []
     for index, step in enumerate(snapshots.steps):
         decoded = {}
         for name, kept in snapshots.weights.items():
@@ -180,10 +208,13 @@ def snapshots_data(ckpt: Checkpoint, names: list[str]) -> dict | None:
         load_microgpt_weights(model, decoded)
         found = head_roles(model, ckpt.tokenizer, names)
         roles.append({"shares": found.get("shares"), "labels": found.get("labels")})
-    if sys.byteorder == "big":
-        scales.byteswap()
-    return {"steps": snapshots.steps, "values": "".join(chars), "scales": base64.b64encode(scales.tobytes()).decode("ascii"),
-            "tensors": tensors, "roles": roles, "checkpoint_step": ckpt.step}
+        the_checkpoint = step == ckpt.step and step not in snapshots.steps[index + 1:]  # as the page decides
+        costs.append(None if the_checkpoint or not names else step_ablation(model, ckpt.tokenizer, names))
+        if progress:
+            progress(index + 1, len(snapshots.steps))
+    return {"steps": snapshots.steps, "values": "".join(chars), "scales": little_endian_base64(scales),
+            "tensors": tensors, "roles": roles, "ablation": costs, "parts": [str(p) for p in all_parts(model)],
+            "checkpoint_step": ckpt.step}
 
 
 def snapshot_weights(carried: dict, index: int) -> dict[str, torch.Tensor]:
@@ -205,13 +236,14 @@ def snapshot_weights(carried: dict, index: int) -> dict[str, torch.Tensor]:
     return weights
 
 
-def page_data(ckpt: Checkpoint, text: str | None = None) -> dict:
+def page_data(ckpt: Checkpoint, text: str | None = None, progress=None) -> dict:
+    """Everything the page carries. `progress(done, total)` follows the training snapshots, the slow part."""
     weights, tensors = weights_blob(ckpt.model)
     names, what = names_for_roles(ckpt)
     return {
         "roles": roles(ckpt, names, what),
         "ablation": ablation(ckpt, names, what),
-        "snapshots": snapshots_data(ckpt, names),
+        "snapshots": snapshots_data(ckpt, names, progress),
         "config": ckpt.config.to_dict(),
         "vocab": ckpt.tokenizer.chars,
         "weights": weights,
@@ -241,8 +273,9 @@ def render_page(data: dict) -> str:
 
 
 def write_page(checkpoint: str | Path | Checkpoint, out: str | Path, text: str | None = None,
-               overwrite: bool = False) -> Path:
-    """Write the explorer page for a checkpoint (a file, a run directory, or a loaded Checkpoint) to `out`."""
+               overwrite: bool = False, progress=None) -> Path:
+    """Write the explorer page for a checkpoint (a file, a run directory, or a loaded Checkpoint) to `out`.
+    `progress(done, total)` is told as each training snapshot is measured."""
     out = Path(out)
     if not out.parent.is_dir():
         raise UsageError(f"cannot write {out}: the directory {out.parent} does not exist")
@@ -251,7 +284,7 @@ def write_page(checkpoint: str | Path | Checkpoint, out: str | Path, text: str |
     refuse_existing(out, overwrite)
     ckpt = checkpoint if isinstance(checkpoint, Checkpoint) else load_checkpoint(checkpoint)
     try:
-        out.write_text(render_page(page_data(ckpt, text)), encoding="utf-8")
+        out.write_text(render_page(page_data(ckpt, text, progress)), encoding="utf-8")
     except OSError as e:
         raise cannot_write(out, e) from None
     return out

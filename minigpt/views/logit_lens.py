@@ -18,12 +18,17 @@ from minigpt.data import Tokenizer
 from minigpt.model import GPT
 
 
+def embedded(model: GPT, idx: torch.Tensor) -> torch.Tensor:
+    """The residual stream's first value [B, T, C]: token plus position embeddings, normed (model.py's)."""
+    positions = torch.arange(idx.size(1), device=idx.device)
+    return model.emb_norm(model.wte(idx) + model.wpe(positions))
+
+
 @torch.no_grad()
 def residual_streams(model: GPT, idx: torch.Tensor) -> list[tuple[str, torch.Tensor]]:
     """The residual stream [B, T, C] after the embeddings and after each sublayer, named.
     The loop is model.py's Block.forward, kept apart so the stream can be read between sublayers."""
-    positions = torch.arange(idx.size(1), device=idx.device)
-    x = model.emb_norm(model.wte(idx) + model.wpe(positions))
+    x = embedded(model, idx)
     streams = [("embeddings", x)]
     for l, layer in enumerate(model.layers):
         x = x + layer.attn(layer.attn_norm(x))

@@ -56,7 +56,7 @@
     const count = parts.heads.length + parts.attention.length + parts.mlp.length;
     if (!count) return null;
     return { heads: parts.heads, attention: parts.attention, mlp: parts.mlp,
-             means: parts.mode === "mean" && DATA.ablation ? DATA.ablation.means : null };
+             means: parts.mode === "mean" && DATA.ablation ? ablationNow().means : null };
   }
 
   const isOn = (kind, l, h) => (kind === "head" ? !state.off.heads.some(([a, b]) => a === l && b === h) : !state.off[kind].includes(l));
@@ -670,30 +670,71 @@
   // ---- switching parts off: what each costs ----------------------------------------------------
 
   const costRows = [];
+  const stepAblations = new Map(); // snapshot index -> its costs and mean outputs, in DATA.ablation's shape
 
-  // the table, in the order of the chosen mode's costs on the names the page was written with
+  // what each part costs on the names the page was written with, and each part's mean output (what
+  // mean mode puts in its place), at the step shown: the checkpoint's, or the snapshot's
+  function ablationNow() {
+    const at = state.snapshot === null || !DATA.snapshots.ablation ? null : DATA.snapshots.ablation[state.snapshot];
+    if (!at) return DATA.ablation;
+    if (!stepAblations.has(state.snapshot)) {
+      const order = DATA.snapshots.parts;
+      const report = (mode) => ({ loss: at[mode].loss,
+        parts: DATA.ablation[mode].parts.map((p) => ({ ...p, cost: at[mode].costs[order.indexOf(p.part)] })) });
+      stepAblations.set(state.snapshot, { names: DATA.ablation.names, zero: report("zero"), mean: report("mean"), means: meansFrom(at.means) });
+    }
+    return stepAblations.get(state.snapshot);
+  }
+
+  // mean outputs carried as one base64 float32 buffer (heads, attention, MLPs, each layer by layer)
+  // -> { head: [l][h], attention: [l], mlp: [l] }, each a Float32Array
+  function meansFrom(base64) {
+    const floats = new Float32Array(Uint8Array.from(atob(base64), (ch) => ch.charCodeAt(0)).buffer);
+    const L = config.n_layer, H = config.n_head, C = config.n_embd, hd = C / H;
+    const slice = (at, n) => floats.subarray(at, at + n);
+    const head = Array.from({ length: L }, (_, l) => Array.from({ length: H }, (_, h) => slice((l * H + h) * hd, hd)));
+    const rows = (at) => Array.from({ length: L }, (_, l) => slice(at + l * C, C));
+    return { head, attention: rows(L * C), mlp: rows(2 * L * C) };
+  }
+
+  // the table's rows, in the order of the chosen mode's costs at the checkpoint (kept as the step
+  // moves, so a part stays on its row)
   function buildCosts() {
     const table = $("ablation-table"), found = DATA.ablation;
     costRows.length = 0;
     for (let n = switches.length - 1; n >= 0; n--) if (table.contains(switches[n].box)) switches.splice(n, 1); // the old table's
     if (!found) return table.replaceChildren(el("caption", {}, "No names to measure the parts on were at hand when this page was written."));
-    const report = found[state.off.mode], most = Math.max(1e-9, ...report.parts.map((p) => Math.abs(p.cost)));
-    const rows = report.parts.map((p) => {
-      const live = el("td", { class: "live" });
-      costRows.push({ part: p, live });
+    const rows = found[state.off.mode].parts.map((p) => {
+      const live = el("td", { class: "live" }), bar = el("span", { class: "bar" }), cost = el("span"), label = el("td", { class: "label" });
+      costRows.push({ part: p, live, bar, cost, label });
       return el("tr", {}, el("th", { scope: "row" }, p.part),
-        el("td", {}, partSwitch(p.kind === "head" ? "head" : p.kind, p.layer, p.head, "on")),
-        el("td", { class: "label" }, p.kind === "head" ? headLabel(p.layer, p.head) : ""),
-        el("td", { class: "num" }, el("span", { class: "bar", style: { width: `${Math.round((60 * Math.max(0, p.cost)) / most)}px` } }),
-          `${p.cost >= 0 ? "+" : "−"}${Math.abs(p.cost).toFixed(4)}`),
-        live);
+        el("td", {}, partSwitch(p.kind === "head" ? "head" : p.kind, p.layer, p.head, "on")), label,
+        el("td", { class: "num" }, bar, cost), live);
     });
-    table.replaceChildren(
-      el("caption", {}, `Loss with every part on: ${report.loss.toFixed(4)} nats per token over ${found.names}.`),
+    table.replaceChildren(el("caption", { id: "costs-caption" }),
       el("thead", {}, el("tr", {}, ...["part", "on", "what it tends to do", `cost on ${found.names}`, "cost on the name in the box, from the parts on now"]
         .map((t) => el("th", { scope: "col" }, t)))),
       el("tbody", {}, ...rows));
     markSwitches();
+    drawCosts();
+  }
+
+  const signed = (x) => `${x >= 0 ? "+" : "−"}${Math.abs(x).toFixed(4)}`;
+
+  // the costs on the names, at the step shown
+  function drawCosts() {
+    const found = ablationNow();
+    if (!found) return;
+    const report = found[state.off.mode], cost = new Map(report.parts.map((p) => [p.part, p.cost]));
+    const most = Math.max(1e-9, ...report.parts.map((p) => Math.abs(p.cost)));
+    const step = state.snapshot === null ? "" : ` at step ${DATA.snapshots.steps[state.snapshot].toLocaleString("en")}`;
+    write($("costs-caption"), `Loss with every part on${step}: ${report.loss.toFixed(4)} nats per token over ${found.names}.`);
+    for (const row of costRows) {
+      const c = cost.get(row.part.part);
+      write(row.cost, signed(c));
+      if (row.part.kind === "head") write(row.label, headLabel(row.part.layer, row.part.head));
+      restyle(row.bar, "width", `${Math.round((60 * Math.max(0, c)) / most)}px`);
+    }
   }
 
   // the loss of the name in the box, per token, with these parts off; `from` reuses the layers
@@ -719,7 +760,7 @@
       // the layers before this part's are the same as now: start from what they made
       const from = { layer: part.layer, residual: state.view.steps.map((step) => step.layers[part.layer].residual) };
       const cost = nameLoss(more, from) - now;
-      write(live, `${cost >= 0 ? "+" : "−"}${Math.abs(cost).toFixed(4)}`);
+      write(live, signed(cost));
       if (part.kind === "head") heads += performance.now() - partStarted;
     }
     $("ablation-table").dataset.liveMs = String(performance.now() - started);
@@ -979,10 +1020,12 @@
     $("step-slider").value = index;
     $("step-value").textContent = `step ${step.toLocaleString("en")}${exact ? " (the checkpoint)" : ""}, ` +
       `snapshot ${index + 1} of ${snaps.steps.length}`;
-    $("ablation-note").textContent = exact ? "" : `The costs on the validation names are the checkpoint's (step ${snaps.checkpoint_step.toLocaleString("en")}); the live column is this step's.`;
+    $("ablation-note").textContent = exact ? "" : `The costs, the switches' mean outputs and the labels are this step's; ` +
+      `the rows keep the checkpoint's order (step ${snaps.checkpoint_step.toLocaleString("en")}).`;
     moveStepMarker(step);
     markSelectedHead();
     drawHeads();
+    drawCosts();
     render();
   }
 
