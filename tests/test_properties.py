@@ -7,7 +7,7 @@ The suite runs a few hundred examples (the "ci" profile in conftest.py). For man
 import dataclasses
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
@@ -43,6 +43,7 @@ def assert_clean_ending(result):
         assert "Traceback" not in result.output
 
 
+@settings(max_examples=settings.default.max_examples * 2 // 5)  # each example trains: 40 of the "ci" profile's 100
 @given(content=names_files())
 def test_train_on_any_names_file(tmp_path_factory, content):
     tmp = tmp_path_factory.mktemp("names")
