@@ -69,6 +69,8 @@ TIME_IN_PAGE = """([what, repeats]) => {
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--checkpoint", type=Path, required=True, help="a checkpoint or run directory")
+    p.add_argument("--page", type=Path, default=None,
+                   help="time this page, already written for the checkpoint, rather than write it again")
     p.add_argument("--repeats", type=int, default=5)
     p.add_argument("--screenshots", type=Path, default=None, help="folder for PNGs of the page and its parts")
     p.add_argument("--text", default="emma", help="the name the page starts with")
@@ -80,7 +82,7 @@ def main() -> None:
     if reason:
         sys.exit(f"explorer benchmark: {reason}")
     with tempfile.TemporaryDirectory() as tmp:
-        page_path = write_page(args.checkpoint, Path(tmp) / "page.html", text=args.text)
+        page_path = args.page or write_page(args.checkpoint, Path(tmp) / "page.html", text=args.text)
         results = {"checkpoint": str(args.checkpoint), "page_mb": round(page_path.stat().st_size / 1e6, 2)}
         with browser.chromium() as chromium:
             loads = []

@@ -100,8 +100,14 @@ def test_typing_redraws_the_matrices_and_predictions(chromium, pages):
     assert matrix_labels(page) == ["·", "a", "n", "n", "a"]
     assert page.locator("#predictions .prediction:not([hidden])").count() == 5
     assert "“anna”" in page.text_content("#loss")
-    assert page.locator("#grid canvas").count() == 4 * 4
-    assert page.eval_on_selector_all("#grid canvas", "cs => cs.every(c => c.width === 5)")  # a pixel per position
+    assert page.locator("#grid button.thumb").count() == 4 * 4
+    # one canvas paints every head over the buttons' faces: the first cell of each picture is position 0
+    # reading itself, weight 1 (viridis yellow), where the grid's own background is white
+    corners = page.evaluate("""() => { const canvas = document.getElementById('grid-canvas'), box = canvas.getBoundingClientRect();
+        const scale = canvas.width / box.width, ctx = canvas.getContext('2d');
+        return [...document.querySelectorAll('#grid .face')].map(face => { const r = face.getBoundingClientRect();
+            return Array.from(ctx.getImageData((r.left - box.left + 1) * scale, (r.top - box.top + 1) * scale, 1, 1).data); }); }""")
+    assert len(corners) == 16 and all(pixel == [253, 231, 37, 255] for pixel in corners)
     page.locator("#grid button.thumb").nth(6).click()  # layer 1, head 2
     assert page.inner_text("#matrix-title") == "Layer 1, head 2"
     page.locator("#big-matrix .row-head").nth(1).click()  # work out position 1

@@ -137,21 +137,21 @@
     if (node.className !== name) node.className = name;
   }
 
-  // A vector drawn as a strip of coloured cells, one per number, on a diverging scale: a canvas
-  // a pixel high and a pixel per number, scaled up by the stylesheet. Built once at its length;
-  // `draw` recolours it (cells outside [from, to) faded, when given) and says its numbers to a
-  // screen reader.
+  // A vector drawn as a strip of coloured cells, one per number, on a diverging scale: a box whose
+  // background is a gradient of hard stops, one stop per number (a style to repaint, where a canvas
+  // would be a layer of its own for the browser to composite). `draw` recolours it (cells outside
+  // [from, to) faded, when given) and says its numbers to a screen reader.
   function strip(length, name) {
-    const node = el("canvas", { class: "vec", width: length, height: 1, role: "img", "aria-label": name });
+    const node = el("span", { class: "vec", role: "img", "aria-label": name });
     node.style.setProperty("--n", length);
-    const ctx = node.getContext("2d"), image = ctx.createImageData(length, 1);
+    const stops = new Array(length);
     node.draw = (values, scale, what = name, from = 0, to = length) => {
       for (let n = 0; n < length; n++) {
         const rgb = divergingRGB(values[n], scale), faded = n < from || n >= to;
-        for (let c = 0; c < 3; c++) image.data[4 * n + c] = faded ? Math.round(255 - 0.25 * (255 - rgb[c])) : rgb[c];
-        image.data[4 * n + 3] = 255;
+        const [r, g, b] = faded ? rgb.map((c) => Math.round(255 - 0.25 * (255 - c))) : rgb;
+        stops[n] = `rgb(${r},${g},${b}) ${(100 * n) / length}% ${(100 * (n + 1)) / length}%`;
       }
-      ctx.putImageData(image, 0, 0);
+      restyle(node, "backgroundImage", `linear-gradient(to right, ${stops.join(",")})`);
       node.setAttribute("aria-label", `${what} = [${Array.from(values, (x) => fmt(x, 2)).join(", ")}]`);
     };
     return node;
@@ -179,9 +179,12 @@
     $("notes").textContent = notes.join(" ");
   }
 
-  // ---- every head at once: one canvas each, a pixel per cell, scaled up by the stylesheet ----
+  // ---- every head at once: one canvas over the grid, a pixel per cell scaled up -----------------
+  // The buttons hold empty squares (faces) and the one canvas paints every head's picture over
+  // them: one picture for the browser to composite at each keystroke, not sixteen.
 
   const thumbs = [];
+  const gridPicture = { canvas: null, ctx: null, scratch: null, image: null, faces: [] };
 
   function buildGrid() {
     const grid = $("grid");
@@ -193,14 +196,20 @@
       thumbs.push([]);
       for (let h = 0; h < config.n_head; h++) {
         const role = headLabel(l, h);
-        const canvas = el("canvas", { width: 1, height: 1, "aria-hidden": "true" });
+        const face = el("span", { class: "face" });
         const button = el("button", { class: "thumb", "data-layer": l, "data-head": h, "aria-pressed": "false",
           "aria-label": `layer ${l}, head ${h}${role ? `: ${role}` : ""}`, title: `layer ${l}, head ${h}${role ? `: ${role}` : ""}`,
-          onclick: () => selectHead(l, h) }, canvas);
-        thumbs[l].push({ button, canvas });
+          onclick: () => selectHead(l, h) }, face);
+        thumbs[l].push({ button, face });
         grid.append(el("div", { class: "thumb-cell" }, button, partSwitch("head", l, h, "on")));
       }
     }
+    gridPicture.canvas = el("canvas", { id: "grid-canvas", "aria-hidden": "true" });
+    gridPicture.ctx = gridPicture.canvas.getContext("2d");
+    gridPicture.scratch = el("canvas").getContext("2d"); // one head's picture, a pixel a cell, before scaling
+    grid.append(gridPicture.canvas);
+    // where the faces are: measured when the grid changes size, not at every keystroke
+    new ResizeObserver(() => { placeGridPicture(); drawGrid(); }).observe(grid);
     grid.addEventListener("keydown", (event) => { // arrow keys move between heads
       const move = { ArrowLeft: [0, -1], ArrowRight: [0, 1], ArrowUp: [-1, 0], ArrowDown: [1, 0] }[event.key];
       const at = event.target.closest("button.thumb");
@@ -234,16 +243,29 @@
     $("all-on").hidden = !off;
   }
 
+  function placeGridPicture() {
+    const grid = $("grid"), canvas = gridPicture.canvas, ratio = window.devicePixelRatio || 1;
+    const width = grid.clientWidth, height = grid.clientHeight;
+    Object.assign(canvas.style, { width: `${width}px`, height: `${height}px` });
+    canvas.width = Math.round(width * ratio);
+    canvas.height = Math.round(height * ratio);
+    gridPicture.faces = thumbs.map((row) => row.map(({ face }) => [face.offsetLeft, face.offsetTop, face.offsetWidth, face.offsetHeight]
+      .map((x) => x * ratio)));
+  }
+
   function drawGrid() {
+    if (!state.view || !gridPicture.faces.length) return;
     const steps = state.view.steps, T = steps.length, FUTURE = [241, 241, 244];
+    const { ctx, scratch } = gridPicture;
+    if (!gridPicture.image || gridPicture.image.width !== T) { // a new length: a new image, all of it opaque
+      scratch.canvas.width = scratch.canvas.height = T;
+      gridPicture.image = scratch.createImageData(T, T);
+      gridPicture.image.data.fill(255);
+    }
+    const pixels = gridPicture.image.data;
+    ctx.clearRect(0, 0, ctx.canvas.width, ctx.canvas.height);
+    ctx.imageSmoothingEnabled = false;
     thumbs.forEach((row, l) => row.forEach((thumb, h) => {
-      if (thumb.canvas.width !== T) { // a new length: a new image, all of it opaque
-        thumb.canvas.width = thumb.canvas.height = T;
-        thumb.ctx = thumb.canvas.getContext("2d");
-        thumb.image = thumb.ctx.createImageData(T, T);
-        thumb.image.data.fill(255);
-      }
-      const pixels = thumb.image.data;
       for (let i = 0; i < T; i++) {
         const weights = steps[i].layers[l].weights[h];
         for (let j = 0, at = 4 * i * T; j < T; j++, at += 4) {
@@ -251,8 +273,12 @@
           pixels[at] = rgb[0]; pixels[at + 1] = rgb[1]; pixels[at + 2] = rgb[2];
         }
       }
-      thumb.ctx.putImageData(thumb.image, 0, 0);
+      scratch.putImageData(gridPicture.image, 0, 0);
+      const [x, y, w, hh] = gridPicture.faces[l][h];
+      ctx.globalAlpha = thumb.button.classList.contains("off") ? 0.25 : 1; // a head switched off, faded
+      ctx.drawImage(scratch.canvas, 0, 0, T, T, x, y, w, hh);
     }));
+    ctx.globalAlpha = 1;
   }
 
   function markSelectedHead() {
