@@ -118,6 +118,32 @@ def test_typing_redraws_the_matrices_and_predictions(chromium, pages):
     assert page.watched.errors == []
 
 
+def test_typing_computes_only_new_positions_and_shows_a_whole_pass(chromium, pages):
+    """Typed at the end, deleted, edited in the middle, parts switched off: what the page shows, which
+    reuses the positions it shares with the text before, is a whole forward pass's."""
+    page = browser.open_page(chromium, pages["default"][1])
+    page.fill("#name-input", "")
+
+    def shows_a_whole_pass(text, off=None):
+        shown, whole = page.evaluate("minigpt.shown()"), page.evaluate("([t, off]) => minigpt.forward(t, off)", [text, off])
+        assert shown["tokens"] == whole["tokens"]
+        assert torch.tensor(shown["logits"]).sub(torch.tensor(whole["logits"])).abs().max() < 1e-12
+
+    page.type("#name-input", "xavier")
+    shows_a_whole_pass("xavier")
+    page.keyboard.press("Backspace")
+    shows_a_whole_pass("xavie")
+    page.keyboard.press("Home")
+    page.keyboard.press("Delete")
+    shows_a_whole_pass("avie")
+    page.click("[data-part='head,0,1'] >> nth=0")  # a part off: nothing is reused across the switch
+    page.focus("#name-input")
+    page.keyboard.press("End")
+    page.keyboard.type("z")
+    shows_a_whole_pass("aviez", {"heads": [[0, 1]]})
+    assert page.watched.errors == []
+
+
 def test_nothing_typed_breaks_the_page(chromium, pages):
     page = browser.open_page(chromium, pages["microgpt"][1])
     for text in ["", "ÉMMA!!", "12345", "anna" * 50, "a paragraph pasted in.\nwith lines\tand tabs " * 40, "😀 emma"]:

@@ -51,6 +51,21 @@
     return { ...read, text, steps: MiniGPTModel.forward(model, read.tokens, off) };
   }
 
+  // The same, for the page's own redraws: the positions the last one shares with this one (same
+  // weights, same parts off, the same tokens up to there) are not computed again (model.js's
+  // `known`), so typing at the end of a name runs the model for one position.
+  let lastPass = null;
+  function analyseAgain(text) {
+    const read = readText(text), off = switchedOff(), parts = JSON.stringify(off && [off.heads, off.attention, off.mlp]);
+    let shared = 0;
+    if (lastPass && lastPass.model === model && lastPass.parts === parts && lastPass.means === (off && off.means)) {
+      while (shared < read.tokens.length && lastPass.tokens[shared] === read.tokens[shared]) shared++;
+    }
+    const steps = MiniGPTModel.forward(model, read.tokens, off, null, shared ? lastPass.steps.slice(0, shared) : []);
+    lastPass = { model, parts, means: off && off.means, tokens: read.tokens, steps };
+    return { ...read, text, steps };
+  }
+
   // what model.js's forward needs to switch the chosen parts off; null when every part is on
   function switchedOff(parts = state.off) {
     const count = parts.heads.length + parts.attention.length + parts.mlp.length;
@@ -1106,7 +1121,7 @@
 
   // after the text changes: the model runs again and everything that shows it redraws
   function render() {
-    const view = (state.view = analyse($("name-input").value));
+    const view = (state.view = analyseAgain($("name-input").value));
     markSwitches();
     drawInput(view);
     drawGrid();
@@ -1187,6 +1202,8 @@
       const view = analyse(text, off ? switchedOff({ heads: [], attention: [], mlp: [], mode: "zero", ...off }) : null);
       return { tokens: view.tokens, logits: view.steps.map((s) => Array.from(s.logits)), attention: attentionOf(view) };
     },
+    // what the page shows now: its tokens and logits (computed for the text box, reusing what it shares with the last)
+    shown: () => ({ tokens: state.view.tokens, logits: state.view.steps.map((s) => Array.from(s.logits)) }),
     // the probabilities the next draw after `text` comes from, filtered as sampling.py filters them
     nextDistribution(text, { temperature = 1, topK = 0, topP = 1 } = {}) {
       const view = analyse(text);

@@ -84,22 +84,33 @@ const MiniGPTModel = (() => {
   // `from` ({layer, residual}) starts at that layer from residual streams a forward pass already
   // made (what that layer read, per position): the layers before it, which the parts switched
   // off did not change, are not run again. The page's live ablation costs use it.
-  function forward(model, tokens, off = null, from = null) {
+  //
+  // `known` (what this returned for tokens that begin as these do, with the same weights and
+  // parts off) spares the positions they share. Position t depends on positions 0..t alone, so
+  // only the later positions are computed, their queries reading the known positions' keys and
+  // values as `step` reads its cache: typing a character at the end computes one position.
+  function forward(model, tokens, off = null, from = null, known = []) {
     const { config: c, weights: w } = model;
     if (tokens.length > c.block_size) throw new Error(`the model reads at most ${c.block_size} positions`);
+    const p = Math.min(known.length, tokens.length); // the positions already computed
+    if (p === tokens.length) return known.slice(0, p);
+    const fresh = tokens.slice(p);
     const headDim = c.n_embd / c.n_head, means = off && off.means;
     const headsOff = (l) => (off ? off.heads.filter(([layer]) => layer === l).map(([, h]) => h) : []);
     const isOff = (kind, l) => Boolean(off && off[kind].includes(l));
-    const embedded = from ? [] : tokens.map((token, t) => add(embedding(w.wte, token), embedding(w.wpe, t)));
-    let x = from ? from.residual : embedded.map((e) => rmsnorm(e, c.norm_eps, null));
+    const embedded = from ? [] : fresh.map((token, n) => add(embedding(w.wte, token), embedding(w.wpe, p + n)));
+    let x = from ? from.residual.slice(p) : embedded.map((e) => rmsnorm(e, c.norm_eps, null));
     const layers = [];
     for (const [l, layer] of model.layers.entries()) {
       if (from && l < from.layer) continue;
       const residual = x; // what this layer reads: kept for the page, which draws where q, k and v come from
       const a = x.map((xt) => rmsnorm(xt, c.norm_eps, layer.attn_norm));
-      const q = linearAll(layer.attn_wq, a), k = linearAll(layer.attn_wk, a), v = linearAll(layer.attn_wv, a);
+      const q = linearAll(layer.attn_wq, a);
+      const before = known.slice(0, p).map((s) => s.layers[layers.length]); // this layer, at the known positions
+      const k = [...before.map((s) => s.k), ...linearAll(layer.attn_wk, a)];
+      const v = [...before.map((s) => s.v), ...linearAll(layer.attn_wv, a)];
       // position t reads positions 0..t: the causal mask, as a slice
-      const heads = q.map((qt, t) => attend(qt, k.slice(0, t + 1), v.slice(0, t + 1), c.n_head));
+      const heads = q.map((qt, n) => attend(qt, k.slice(0, p + n + 1), v.slice(0, p + n + 1), c.n_head));
       for (const h of headsOff(l)) {
         for (const head of heads) {
           if (means) head.out.set(means.head[l][h], h * headDim);
@@ -119,15 +130,15 @@ const MiniGPTModel = (() => {
     }
     if (c.final_norm) x = x.map((xt) => rmsnorm(xt, c.norm_eps, w.final_norm));
     const logits = linearAll(w.lm_head, x);
-    return tokens.map((_, t) => ({
-      logits: logits[t],
-      embedded: embedded[t], // wte[token] + wpe[t], before the first norm
+    return [...known.slice(0, p), ...fresh.map((_, n) => ({
+      logits: logits[n],
+      embedded: embedded[n], // wte[token] + wpe[t], before the first norm
       layers: layers.map(({ residual, a, q, k, v, heads, afterAttention, afterMLP }) => ({
-        residual: residual[t], a: a[t], q: q[t], k: k[t], v: v[t],
-        afterAttention: afterAttention[t], afterMLP: afterMLP[t], // the residual stream after each sublayer
-        scores: heads[t].scores, weights: heads[t].weights, out: heads[t].out,
+        residual: residual[n], a: a[n], q: q[n], k: k[p + n], v: v[p + n],
+        afterAttention: afterAttention[n], afterMLP: afterMLP[n], // the residual stream after each sublayer
+        scores: heads[n].scores, weights: heads[n].weights, out: heads[n].out,
       })),
-    }));
+    }))];
   }
 
   // The logits a residual stream gives when read as the model reads its last one: through the
