@@ -312,13 +312,23 @@
   // Cells are placed at fixed spots with fixed sizes (the stylesheet's --cell-w and --cell-h), so
   // writing a new number into one makes the browser lay out that cell alone, not a whole table.
 
-  const matrix = { cols: [], rows: [], heads: [], cells: [] };
+  // The cells' numbers and colours are painted on one canvas under them (text laid out in 256 boxes
+  // at every keystroke was most of the browser's work); the cells themselves stay, empty and
+  // transparent, for the keyboard, the mouse and screen readers (each says its number in aria-label).
+  const matrix = { cols: [], rows: [], heads: [], cells: [], canvas: null, ctx: null, painted: [] };
   const CELL_W = 27, CELL_H = 21, HEAD_W = 44;
   const place = (node, x, y) => Object.assign(node.style, { left: `${x}px`, top: `${y}px` });
 
   function buildMatrix() {
     const grid = $("big-matrix");
     document.documentElement.style.setProperty("--positions", N);
+    const ratio = window.devicePixelRatio || 1, width = HEAD_W + N * CELL_W, height = (N + 1) * CELL_H;
+    matrix.canvas = el("canvas", { class: "paint", width: Math.round(width * ratio), height: Math.round(height * ratio), "aria-hidden": "true" });
+    Object.assign(matrix.canvas.style, { width: `${width}px`, height: `${height}px` });
+    matrix.ctx = matrix.canvas.getContext("2d");
+    matrix.ctx.scale(ratio, ratio);
+    matrix.ctx.font = "10.5px ui-monospace, SFMono-Regular, Menlo, Consolas, monospace";
+    grid.append(matrix.canvas);
     const header = el("div", { role: "row" }, el("div", { class: "corner", role: "columnheader" }, "reads ↓", el("br"), "attends →"));
     for (let j = 0; j < N; j++) {
       const head = el("div", { class: "col-head", role: "columnheader" });
@@ -332,6 +342,7 @@
       place(head, 0, (i + 1) * CELL_H);
       const row = el("div", { role: "row", "data-i": i }, head);
       const cells = [];
+      matrix.painted.push(new Array(N).fill(""));
       for (let j = 0; j < N; j++) {
         const cell = el("div", { class: "cell", role: "gridcell", tabindex: "-1", "data-i": i, "data-j": j });
         place(cell, HEAD_W + j * CELL_W, (i + 1) * CELL_H);
@@ -385,16 +396,48 @@
         const value = future ? (scores ? -Infinity : 0) : scores ? at.scores[h][j] : at.weights[h][j];
         reclass(td, future ? "cell future" : i === worked && j === chosen ? "cell chosen" : "cell");
         td.dataset.value = String(value);
-        write(td, future ? (scores ? "−∞" : "masked") : scores ? fmt(value, 1) : shortWeight(value));
-        restyle(td, "background", future ? "" : scores ? diverging(value, scale) : viridis(value));
-        restyle(td, "color", future ? "" : scores ? (Math.abs(value) / scale > 0.6 ? "#fff" : "#111") : inkOn(value));
+        const text = future ? (scores ? "−∞" : "masked") : scores ? fmt(value, 1) : shortWeight(value);
+        if (td.getAttribute("aria-label") !== text) td.setAttribute("aria-label", text);
+        paintCell(i, j, future ? "#f1f1f4" : scores ? diverging(value, scale) : viridis(value),
+          future ? "#767676" : scores ? (Math.abs(value) / scale > 0.6 ? "#fff" : "#111") : inkOn(value), future && !scores ? "" : text);
         td.tabIndex = i === worked && j === chosen ? 0 : -1; // one stop for Tab: the arrows move within
       });
     }
+    for (let i = 0; i < N; i++) for (let j = 0; j < N; j++) if (i >= T || j >= T) paintCell(i, j, null); // past the name
     $("matrix-scale").replaceChildren(...(scores
       ? [el("span", {}, `score ${fmt(-scale, 1)}`), el("span", { class: "ramp diverging" }), el("span", {}, fmt(scale, 1))]
       : [el("span", {}, "weight 0"), el("span", { class: "ramp viridis" }), el("span", {}, "1")]));
     drawCellInfo();
+  }
+
+  // one cell on the matrix's canvas, when it changed: its background, and its text in `ink`
+  // (no background: the cell is cleared, past the end of the name)
+  function paintCell(i, j, background, ink = "", text = "") {
+    const key = background ? `${background}|${ink}|${text}` : "";
+    if (matrix.painted[i][j] === key) return;
+    matrix.painted[i][j] = key;
+    const ctx = matrix.ctx, x = HEAD_W + j * CELL_W, y = (i + 1) * CELL_H;
+    ctx.clearRect(x, y, CELL_W, CELL_H);
+    if (!background) return;
+    ctx.fillStyle = background;
+    ctx.fillRect(x + 1, y + 1, CELL_W - 2, CELL_H - 2); // the 1px around it is the gap between cells
+    if (text) ctx.drawImage(cellText(text, ink), x, y, CELL_W, CELL_H);
+  }
+
+  // A cell's text drawn once on a canvas of its own and then copied wherever it is needed: a
+  // weight has one of about a hundred texts, and copying pixels is far quicker than drawing text.
+  const cellTexts = new Map();
+  function cellText(text, ink) {
+    const key = `${ink}|${text}`;
+    if (!cellTexts.has(key)) {
+      const ratio = window.devicePixelRatio || 1;
+      const ctx = el("canvas", { width: Math.round(CELL_W * ratio), height: Math.round(CELL_H * ratio) }).getContext("2d");
+      ctx.scale(ratio, ratio);
+      Object.assign(ctx, { font: matrix.ctx.font, textAlign: "center", textBaseline: "middle", fillStyle: ink });
+      ctx.fillText(text, CELL_W / 2, CELL_H / 2 + 0.5);
+      cellTexts.set(key, ctx.canvas);
+    }
+    return cellTexts.get(key);
   }
 
   // a weight in the room of a cell: ".43", and "1" for a whole row's weight
