@@ -151,6 +151,12 @@
   function reclass(node, name) {
     if (node.className !== name) node.className = name;
   }
+  function hide(node, hidden) {
+    if (node.hidden !== hidden) node.hidden = hidden;
+  }
+  function setData(node, key, value) {
+    if (node.dataset[key] !== value) node.dataset[key] = value;
+  }
 
   // A vector drawn as a strip of coloured cells, one per number, on a diverging scale: a box whose
   // background is a gradient of hard stops, one stop per number (a style to repaint, where a canvas
@@ -191,7 +197,7 @@
     if (view.cut) {
       notes.push(`Cut ${view.cut} character${view.cut > 1 ? "s" : ""}: the model reads at most ${N - 1} after the boundary token.`);
     }
-    $("notes").textContent = notes.join(" ");
+    write($("notes"), notes.join(" "));
   }
 
   // ---- every head at once: one canvas over the grid, a pixel per cell scaled up -----------------
@@ -255,7 +261,7 @@
     thumbs.forEach((row, l) => row.forEach(({ button }, h) => button.classList.toggle("off", !isOn("head", l, h) || !isOn("attention", l))));
     const off = state.off.heads.length + state.off.attention.length + state.off.mlp.length;
     $("parts-off").textContent = off ? `${off} part${off > 1 ? "s" : ""} switched off (${state.off.mode === "mean" ? "set to their mean output" : "zeroed"}).` : "";
-    $("all-on").hidden = !off;
+    hide($("all-on"), !off);
   }
 
   function placeGridPicture() {
@@ -379,34 +385,38 @@
       Object.assign(grid.style, { width: `${HEAD_W + T * CELL_W}px`, height: `${(T + 1) * CELL_H}px` });
     }
     for (let j = 0; j < N; j++) {
-      matrix.cols[j].hidden = j >= T;
+      hide(matrix.cols[j], j >= T);
       if (j < T) write(matrix.cols[j], labels[j]);
     }
     for (let i = 0; i < N; i++) {
       const tr = matrix.rows[i];
-      tr.hidden = i >= T;
+      hide(tr, i >= T);
       if (i >= T) continue;
       tr.classList.toggle("worked", i === worked);
       write(matrix.heads[i], labels[i]);
       const at = view.steps[i].layers[l];
       matrix.cells[i].forEach((td, j) => {
-        td.hidden = j >= T;
+        hide(td, j >= T);
         if (j >= T) return;
         const future = j > i;
         const value = future ? (scores ? -Infinity : 0) : scores ? at.scores[h][j] : at.weights[h][j];
         reclass(td, future ? "cell future" : i === worked && j === chosen ? "cell chosen" : "cell");
-        td.dataset.value = String(value);
+        setData(td, "value", String(value));
         const text = future ? (scores ? "−∞" : "masked") : scores ? fmt(value, 1) : shortWeight(value);
         if (td.getAttribute("aria-label") !== text) td.setAttribute("aria-label", text);
         paintCell(i, j, future ? "#f1f1f4" : scores ? diverging(value, scale) : viridis(value),
           future ? "#767676" : scores ? (Math.abs(value) / scale > 0.6 ? "#fff" : "#111") : inkOn(value), future && !scores ? "" : text);
-        td.tabIndex = i === worked && j === chosen ? 0 : -1; // one stop for Tab: the arrows move within
+        const tab = i === worked && j === chosen ? 0 : -1; // one stop for Tab: the arrows move within
+        if (td.tabIndex !== tab) td.tabIndex = tab;
       });
     }
     for (let i = 0; i < N; i++) for (let j = 0; j < N; j++) if (i >= T || j >= T) paintCell(i, j, null); // past the name
-    $("matrix-scale").replaceChildren(...(scores
-      ? [el("span", {}, `score ${fmt(-scale, 1)}`), el("span", { class: "ramp diverging" }), el("span", {}, fmt(scale, 1))]
-      : [el("span", {}, "weight 0"), el("span", { class: "ramp viridis" }), el("span", {}, "1")]));
+    const legend = scores ? `score ${fmt(-scale, 1)}|diverging|${fmt(scale, 1)}` : "weight 0|viridis|1";
+    if ($("matrix-scale").dataset.legend !== legend) { // the colour scale's ends, when they change
+      const [low, ramp, high] = legend.split("|");
+      $("matrix-scale").replaceChildren(el("span", {}, low), el("span", { class: `ramp ${ramp}` }), el("span", {}, high));
+      $("matrix-scale").dataset.legend = legend;
+    }
     drawCellInfo();
   }
 
@@ -473,7 +483,7 @@
 
   function drawCellInfo() {
     const box = $("cell-info"), view = state.view;
-    box.hidden = !state.details;
+    hide(box, !state.details);
     if (!state.details) return;
     const i = rowOf(view), j = colOf(view), at = view.steps[i].layers[state.layer], h = state.head;
     const scores = at.scores[h], max = Math.max(...scores), total = scores.reduce((a, s) => a + Math.exp(s - max), 0);
@@ -533,11 +543,11 @@
     const scaledValues = values.map((v, j) => v.map((x) => x * weights[j]));
     const out = slice(at.out);
     const qk = largest(q, ...keys), prod = largest(...products), val = largest(out, ...scaledValues);
-    $("math-title").textContent = `Row ${i} (“${labels[i]}”) worked out, layer ${l}, head ${h}`;
-    $("q-label").textContent = `q${i}`;
+    write($("math-title"), `Row ${i} (“${labels[i]}”) worked out, layer ${l}, head ${h}`);
+    write($("q-label"), `q${i}`);
     math.q.draw(q, qk, `q${i}`);
     math.lines.forEach((line, j) => {
-      line.tr.hidden = j >= T;
+      hide(line.tr, j >= T);
       if (j >= T) return;
       const future = j > i;
       reclass(line.tr, future ? "future" : j === chosen ? "chosen" : "");
@@ -559,10 +569,10 @@
       write(line.number, weights[j].toFixed(3));
       restyle(line.bar, "width", `${Math.round(weights[j] * 40)}px`);
     });
-    math.sum.textContent = weights.reduce((a, b) => a + b, 0).toFixed(3);
+    write(math.sum, weights.reduce((a, b) => a + b, 0).toFixed(3));
     math.out.draw(out, val, `out${i}`);
-    $("math-legend").textContent = `d = ${D}, so ÷√d divides by ${fmt(Math.sqrt(D))}. Strips: red above 0, blue below; ` +
-      `q and the keys share one scale, the products another, the values a third. A later position's score is −∞, so its weight is 0.`;
+    write($("math-legend"), `d = ${D}, so ÷√d divides by ${fmt(Math.sqrt(D))}. Strips: red above 0, blue below; ` +
+      `q and the keys share one scale, the products another, the values a third. A later position's score is −∞, so its weight is 0.`);
     math.numbers = { i, layer: l, head: h, q, keys, products, scores, weights, values, scaledValues, out };
   }
 
@@ -619,11 +629,11 @@
     flow.residualLabel.textContent = l === 0 ? "layer 0 reads it as it is" : `after layers 0–${l - 1} add their attention and MLP`;
     flow.residual.parentNode.hidden = false;
     flow.qLabel.textContent = `× W_Q [${E}×${E}] → q${i}`;
-    flow.kLabel.textContent = `× W_K → k${j} (of position ${j}, “${labels[j]}”)`;
-    flow.vLabel.textContent = `× W_V → v${j}`;
-    $("flow-note").textContent = `For row ${i} (“${labels[i]}”) and the selected cell's position ${j}, layer ${l}: every ` +
+    write(flow.kLabel, `× W_K → k${j} (of position ${j}, “${labels[j]}”)`);
+    write(flow.vLabel, `× W_V → v${j}`);
+    write($("flow-note"), `For row ${i} (“${labels[i]}”) and the selected cell's position ${j}, layer ${l}: every ` +
       `position's vector is made the same way, from its own token and position. Head ${h} uses numbers ` +
-      `${h * D}–${(h + 1) * D - 1} of q, k and v (the others faded): the strips in the worked row above.`;
+      `${h * D}–${(h + 1) * D - 1} of q, k and v (the others faded): the strips in the worked row above.`);
   }
 
   // ---- predictions, under the sampling filters ------------------------------------------------
@@ -661,7 +671,7 @@
     const view = state.view, T = view.tokens.length, filters = options();
     let nats = 0;
     predictions.rows.forEach((row, i) => {
-      row.node.hidden = i >= T;
+      hide(row.node, i >= T);
       if (i >= T) return;
       const { probs, filtered } = distributions(view, i, filters);
       const actual = i + 1 < T ? view.tokens[i + 1] : BOS; // the next character, or the end
@@ -695,8 +705,8 @@
     order.forEach((t, n) => {
       const c = predictions.chart[n], removed = filtered[t] === 0;
       reclass(c.node, `next-bar${removed ? " removed" : ""}`);
-      c.node.dataset.token = label(t);
-      c.node.dataset.p = String(filtered[t]);
+      setData(c.node, "token", label(t));
+      setData(c.node, "p", String(filtered[t]));
       write(c.char, label(t));
       restyle(c.raw, "width", `${(probs[t] * 100).toFixed(1)}%`);
       restyle(c.bar, "width", `${(filtered[t] * 100).toFixed(1)}%`);
@@ -737,11 +747,11 @@
     const view = state.view, T = view.tokens.length, probs = lensOf(view);
     const next = (t) => (t + 1 < T ? view.tokens[t + 1] : BOS);
     lens.heads.forEach((th, t) => {
-      th.hidden = t >= T;
+      hide(th, t >= T);
       if (t < T) write(th, `${label(view.tokens[t])} → ${label(next(t))}`);
     });
     lens.rows.forEach((cells, stage) => cells.forEach((td, t) => {
-      td.hidden = t >= T;
+      hide(td, t >= T);
       if (t >= T) return;
       const p = probs[stage][t], best = p.indexOf(Math.max(...p)), actual = p[next(t)];
       write(td, `${label(best)} ${Math.round(100 * p[best])}%`);
