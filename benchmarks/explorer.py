@@ -52,8 +52,12 @@ KEY_TO_FRAME_SETUP = """() => {
 TIME_IN_PAGE = """([what, repeats]) => {
     const name = "abcdefghijklmno".slice(0, minigpt.config.model.block_size - 1);
     const box = document.getElementById("name-input");
+    // the model's forward pass itself (model.js), as the page runs it: not the console API, which
+    // also copies every result into plain arrays
+    const model = what === "forward" ? MiniGPTModel.load(JSON.parse(document.getElementById("minigpt-data").textContent)) : null;
+    const tokens = minigpt.forward(name).tokens;
     const runs = {
-        forward: () => minigpt.forward(name),
+        forward: () => MiniGPTModel.forward(model, tokens),
         sample: () => minigpt.sampleNames(100, {seed: 1}),
         // a key typed at the end of a 14-character name, then Backspace: as the key-to-frame runs type
         keystroke: () => { box.value = box.value === name ? name.slice(0, -1) : name; box.dispatchEvent(new Event("input")); },
