@@ -427,9 +427,8 @@
     if (matrix.painted[i][j] === key) return;
     matrix.painted[i][j] = key;
     const ctx = matrix.ctx, x = HEAD_W + j * CELL_W, y = (i + 1) * CELL_H;
-    ctx.clearRect(x, y, CELL_W, CELL_H);
-    if (!background) return;
-    ctx.fillStyle = background;
+    if (!background) return ctx.clearRect(x, y, CELL_W, CELL_H);
+    ctx.fillStyle = background; // opaque: it covers whatever the cell showed before
     ctx.fillRect(x + 1, y + 1, CELL_W - 2, CELL_H - 2); // the 1px around it is the gap between cells
     if (text) ctx.drawImage(cellText(text, ink), x, y, CELL_W, CELL_H);
   }
