@@ -18,6 +18,7 @@ from minigpt.views.explorer_page import write_page
 from minigpt.training import train
 
 runner = CliRunner()
+pytestmark = pytest.mark.xdist_group("explorer")  # one worker builds the module's pages, once
 RECIPES = ["default", "makemore", "microgpt"]
 
 

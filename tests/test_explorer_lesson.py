@@ -19,6 +19,7 @@ from minigpt.training import train
 from minigpt.views.explorer_page import write_page
 
 LONG = "christophersen"[:14] + "a"  # 15 characters: the most the default recipe reads
+pytestmark = pytest.mark.xdist_group("lesson")  # one worker builds the module's pages, once
 
 
 @pytest.fixture(scope="module")
