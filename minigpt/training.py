@@ -126,6 +126,7 @@ class Trainer:
         self.snapshots = Snapshots(run_identity(self.data_info, config)) if self.recipe.snapshots else None
         if self.snapshots:
             self.snapshots.take(0, self.model)  # before training (a resumed run reads them back instead)
+        self.snapshots_written: list[int] | None = None  # the steps whose snapshots are in the file
 
     def start_clock(self) -> None:
         self._clock = time.perf_counter()
@@ -230,10 +231,12 @@ class Trainer:
                                       self.val_loss, self.best_val_loss, self.membership, self.data_info, training))
 
     def save_snapshots(self, run_dir: Path) -> None:
-        """Rank 0 writes the snapshots so far, before last.pt: a resumed run finds every one up to
-        last.pt's step (and drops any after it, which it takes again)."""
-        if self.snapshots and self.dist.main:
+        """Rank 0 writes the snapshots so far, before last.pt, when it has taken one since it last wrote
+        them: a resumed run finds every one up to last.pt's step (and drops any after it, which it
+        takes again)."""
+        if self.snapshots and self.dist.main and self.snapshots.steps != self.snapshots_written:
             self.snapshots.write(run_dir)
+            self.snapshots_written = list(self.snapshots.steps)
 
     def finish(self, run_dir: Path) -> bool:
         """End the run: its last step among the snapshots, back to its best weights (with train.keep_best),

@@ -274,12 +274,12 @@ ABLATIONS = [{"heads": [[0, 1]]}, {"heads": [[0, 0], [0, 3]], "mlp": [0]}, {"att
 def test_the_pages_ablated_forward_and_lens_are_pythons(chromium, pages, recipe):
     """Parts switched off, zeroed or set to their mean: model.js and views/ablation.py agree to 1e-4;
     and the lens, to 1e-5."""
-    from minigpt.views.ablation import Part, forward_without
+    from minigpt.views.ablation import Part, ablate, forward_without
+    from minigpt.views.explorer_page import names_for_roles
 
     ckpt, path = pages[recipe]
     page = browser.open_page(chromium, path)
-    data = page.evaluate("JSON.parse(document.getElementById('minigpt-data').textContent).ablation")
-    means = {kind: torch.tensor(values, dtype=torch.float32) for kind, values in data["means"].items()}
+    means = ablate(ckpt.model, ckpt.tokenizer, names_for_roles(ckpt)[0], "mean").means  # what the page carries
     tokens = [ckpt.tokenizer.bos] + ckpt.tokenizer.encode("xavier")
     for off in ABLATIONS:
         parts = [Part("head", l, h) for l, h in off.get("heads", [])]

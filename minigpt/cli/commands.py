@@ -284,9 +284,9 @@ def write_explorer_page(checkpoint: Path, out: Path, text: str | None, open_page
 
 def at_snapshot(ckpt, step: int) -> None:
     """Set the checkpoint's model to the run's snapshot nearest `step`, and say which one on stderr."""
-    from minigpt.formats.snapshots import read_snapshots, run_identity
+    from minigpt.formats.snapshots import checkpoint_snapshots
 
-    snapshots = read_snapshots(ckpt.path.parent, run_identity(ckpt.data, ckpt.config))
+    snapshots = checkpoint_snapshots(ckpt)
     if not snapshots.steps:
         raise UsageError(f"{ckpt.path.parent}: the snapshots file holds no snapshots")
     first, last = snapshots.steps[0], snapshots.steps[-1]

@@ -115,6 +115,11 @@ def run_identity(data_info: dict, config) -> dict:
             "seed": config.train.seed, "model": dataclasses.asdict(config.model)}
 
 
+def checkpoint_snapshots(ckpt) -> Snapshots:
+    """The snapshots of the run a loaded checkpoint (formats/checkpoint.py's Checkpoint) comes from."""
+    return read_snapshots(ckpt.path.parent, run_identity(ckpt.data, ckpt.config))
+
+
 def read_snapshots(run_dir: Path, run: dict | None = None) -> Snapshots:
     """A run's snapshots file, checked: its format, that it is whole, and (given `run`) that it is this run's."""
     path = Path(run_dir) / FILE

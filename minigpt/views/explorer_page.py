@@ -141,7 +141,7 @@ def ablation(ckpt: Checkpoint, names: list[str], what: str) -> dict:
     reports = ablations(ckpt.model, ckpt.tokenizer, names)
     for mode, report in reports.items():
         found[mode] = {"loss": report.loss, "parts": report.to_dict()["parts"]}
-    found["means"] = {kind: t.double().tolist() for kind, t in reports["mean"].means.items()}
+    found["means"] = means_base64(reports["mean"].means)
     return found
 
 
@@ -154,8 +154,7 @@ def ablations(model, tokenizer, names: list[str]) -> dict:
 
 def step_ablation(model, tokenizer, names: list[str]) -> dict:
     """The ablation table at a training snapshot, compactly: per mode the whole model's loss and each
-    part's cost in all_parts order, and the mean outputs as one base64 float32 buffer (heads, then
-    attention, then MLPs, each in layer order)."""
+    part's cost in all_parts order, and the mean outputs (`means_base64`)."""
     from minigpt.views.ablation import all_parts
 
     reports = ablations(model, tokenizer, names)
@@ -163,9 +162,14 @@ def step_ablation(model, tokenizer, names: list[str]) -> dict:
     for mode, report in reports.items():
         cost = {part: c for part, c in report.costs}
         found[mode] = {"loss": report.loss, "costs": [cost[part] for part in all_parts(model)]}
-    means = array.array("f", torch.cat([reports["mean"].means[k].flatten() for k in ("head", "attention", "mlp")]).tolist())
-    found["means"] = little_endian_base64(means)
+    found["means"] = means_base64(reports["mean"].means)
     return found
+
+
+def means_base64(means: dict) -> str:
+    """Each part's mean output (ablation.py's mean_outputs) as one base64 float32 buffer: the heads',
+    then the attention's, then the MLPs', each in layer order."""
+    return little_endian_base64(array.array("f", torch.cat([means[k].flatten() for k in ("head", "attention", "mlp")]).tolist()))
 
 
 def little_endian_base64(floats: array.array) -> str:
@@ -186,12 +190,12 @@ def snapshots_data(ckpt: Checkpoint, names: list[str], progress=None) -> dict | 
     snapshot, measured on `names` with the weights the page will run: what its heads tend to do
     (shares and labels) and what each part costs (`step_ablation`; None for the checkpoint's own
     step, where the page runs the checkpoint). `progress(done, total)` is told after each one."""
-    from minigpt.formats.snapshots import read_snapshots, run_identity, six_bit
+    from minigpt.formats.snapshots import checkpoint_snapshots, dequantize, six_bit
     from minigpt.views.ablation import all_parts
     from minigpt.views.head_roles import head_roles
 
     try:
-        snapshots = read_snapshots(ckpt.path.parent, run_identity(ckpt.data, ckpt.config))
+        snapshots = checkpoint_snapshots(ckpt)
     except UsageError:
         return None
     model = copy.deepcopy(ckpt.model)
@@ -204,7 +208,7 @@ def snapshots_data(ckpt: Checkpoint, names: list[str], progress=None) -> dict | 
                 tensors[name] = {"shape": snapshots.shapes[name], "rows": q.shape[0], "cols": q.shape[1]}
             chars.append(bytes(ALPHABET[q.flatten().long() + 32].tolist()).decode("ascii"))
             scales.extend(scale.tolist())
-            decoded[name] = (q.float() * scale[:, None]).reshape(snapshots.shapes[name])  # what the page will compute
+            decoded[name] = dequantize(q, scale, snapshots.shapes[name])  # what the page will compute
         load_microgpt_weights(model, decoded)
         found = head_roles(model, ckpt.tokenizer, names)
         roles.append({"shares": found.get("shares"), "labels": found.get("labels")})
@@ -219,6 +223,8 @@ def snapshots_data(ckpt: Checkpoint, names: list[str], progress=None) -> dict | 
 
 def snapshot_weights(carried: dict, index: int) -> dict[str, torch.Tensor]:
     """Snapshot `index` as the page decodes it (for checking the page against torch)."""
+    from minigpt.formats.snapshots import dequantize
+
     per_snapshot = sum(t["rows"] * t["cols"] for t in carried["tensors"].values())
     rows_per_snapshot = sum(t["rows"] for t in carried["tensors"].values())
     values = carried["values"] if isinstance(carried["values"], str) else "".join(carried["values"])
@@ -231,7 +237,7 @@ def snapshot_weights(carried: dict, index: int) -> dict[str, torch.Tensor]:
         size = t["rows"] * t["cols"]
         q = torch.tensor([BASE64.index(c) - 32 for c in values[at: at + size]], dtype=torch.float32).view(t["rows"], t["cols"])
         scale = torch.tensor(list(scales[row: row + t["rows"]]), dtype=torch.float32)
-        weights[name] = (q * scale[:, None]).reshape(t["shape"])
+        weights[name] = dequantize(q, scale, t["shape"])
         at, row = at + size, row + t["rows"]
     return weights
 

@@ -46,23 +46,18 @@
 
   const label = (token) => (token === BOS ? "·" : vocab[token]); // the boundary token: data.py's BOUNDARY
 
-  function analyse(text, off = switchedOff()) {
-    const read = readText(text);
-    return { ...read, text, steps: MiniGPTModel.forward(model, read.tokens, off) };
-  }
-
-  // The same, for the page's own redraws: the positions the last one shares with this one (same
-  // weights, same parts off, the same tokens up to there) are not computed again (model.js's
-  // `known`), so typing at the end of a name runs the model for one position.
+  // The model run on `text`. With `reuse` (the page's own redraws), the positions the last such
+  // run shares with this one (same weights, same parts off, the same tokens up to there) are not
+  // computed again (model.js's `known`), so typing at the end of a name runs one position.
   let lastPass = null;
-  function analyseAgain(text) {
-    const read = readText(text), off = switchedOff(), parts = JSON.stringify(off && [off.heads, off.attention, off.mlp]);
+  function analyse(text, off = switchedOff(), reuse = false) {
+    const read = readText(text), parts = JSON.stringify(off && [off.heads, off.attention, off.mlp]);
     let shared = 0;
-    if (lastPass && lastPass.model === model && lastPass.parts === parts && lastPass.means === (off && off.means)) {
+    if (reuse && lastPass && lastPass.model === model && lastPass.parts === parts && lastPass.means === (off && off.means)) {
       while (shared < read.tokens.length && lastPass.tokens[shared] === read.tokens[shared]) shared++;
     }
     const steps = MiniGPTModel.forward(model, read.tokens, off, null, shared ? lastPass.steps.slice(0, shared) : []);
-    lastPass = { model, parts, means: off && off.means, tokens: read.tokens, steps };
+    if (reuse) lastPass = { model, parts, means: off && off.means, tokens: read.tokens, steps };
     return { ...read, text, steps };
   }
 
@@ -71,7 +66,7 @@
     const count = parts.heads.length + parts.attention.length + parts.mlp.length;
     if (!count) return null;
     return { heads: parts.heads, attention: parts.attention, mlp: parts.mlp,
-             means: parts.mode === "mean" && DATA.ablation ? ablationNow().means : null };
+             means: parts.mode === "mean" && DATA.ablation ? meansNow() : null };
   }
 
   const isOn = (kind, l, h) => (kind === "head" ? !state.off.heads.some(([a, b]) => a === l && b === h) : !state.off[kind].includes(l));
@@ -315,9 +310,8 @@
   }
 
   // ---- one head, large: a grid of the largest size, cut to the name by hiding -------------
-  // Cells are placed at fixed spots with fixed sizes (the stylesheet's --cell-w and --cell-h), so
-  // writing a new number into one makes the browser lay out that cell alone, not a whole table.
-
+  // Cells are placed at fixed spots with fixed sizes (CELL_W × CELL_H), so showing or hiding one
+  // makes the browser lay out that cell alone, not a whole table.
   // The cells' numbers and colours are painted on one canvas under them (text laid out in 256 boxes
   // at every keystroke was most of the browser's work); the cells themselves stay, empty and
   // transparent, for the keyboard, the mouse and screen readers (each says its number in aria-label).
@@ -763,7 +757,8 @@
   // ---- switching parts off: what each costs ----------------------------------------------------
 
   const costRows = [];
-  const stepAblations = new Map(); // snapshot index -> its costs and mean outputs, in DATA.ablation's shape
+  const stepAblations = new Map(); // snapshot index -> its costs, in DATA.ablation's shape
+  const decodedMeans = new Map(); // the carried base64 of mean outputs -> those outputs
 
   // what each part costs on the names the page was written with, and each part's mean output (what
   // mean mode puts in its place), at the step shown: the checkpoint's, or the snapshot's
@@ -774,15 +769,22 @@
       const order = DATA.snapshots.parts;
       const report = (mode) => ({ loss: at[mode].loss,
         parts: DATA.ablation[mode].parts.map((p) => ({ ...p, cost: at[mode].costs[order.indexOf(p.part)] })) });
-      stepAblations.set(state.snapshot, { names: DATA.ablation.names, zero: report("zero"), mean: report("mean"), means: meansFrom(at.means) });
+      stepAblations.set(state.snapshot, { names: DATA.ablation.names, zero: report("zero"), mean: report("mean"), means: at.means });
     }
     return stepAblations.get(state.snapshot);
   }
 
-  // mean outputs carried as one base64 float32 buffer (heads, attention, MLPs, each layer by layer)
-  // -> { head: [l][h], attention: [l], mlp: [l] }, each a Float32Array
+  // the parts' mean outputs at the step shown, decoded once
+  function meansNow() {
+    const carried = ablationNow().means;
+    if (!decodedMeans.has(carried)) decodedMeans.set(carried, meansFrom(carried));
+    return decodedMeans.get(carried);
+  }
+
+  // mean outputs carried as one base64 float32 buffer (explorer_page.py's means_base64: heads,
+  // attention, MLPs, each layer by layer) -> { head: [l][h], attention: [l], mlp: [l] }
   function meansFrom(base64) {
-    const floats = new Float32Array(Uint8Array.from(atob(base64), (ch) => ch.charCodeAt(0)).buffer);
+    const floats = MiniGPTModel.float32s(base64);
     const L = config.n_layer, H = config.n_head, C = config.n_embd, hd = C / H;
     const slice = (at, n) => floats.subarray(at, at + n);
     const head = Array.from({ length: L }, (_, l) => Array.from({ length: H }, (_, h) => slice((l * H + h) * hd, hd)));
@@ -1173,7 +1175,7 @@
 
   // after the text changes: the model runs again and everything that shows it redraws
   function render() {
-    const view = (state.view = analyseAgain($("name-input").value));
+    const view = (state.view = analyse($("name-input").value, switchedOff(), true));
     markSwitches();
     drawInput(view);
     drawGrid();

@@ -249,10 +249,14 @@ const MiniGPTModel = (() => {
 
   // ---- the weights, as the page carries them ---------------------------------------------------
 
-  // One little-endian float32 buffer, base64 encoded; `tensors` says where each one lies.
+  // A little-endian float32 buffer, base64 encoded, as the page carries numbers
+  function float32s(base64) {
+    return new Float32Array(Uint8Array.from(atob(base64), (ch) => ch.charCodeAt(0)).buffer);
+  }
+
+  // Every weight in one float32 buffer; `tensors` says where each one lies.
   function loadWeights(base64, tensors) {
-    const bytes = Uint8Array.from(atob(base64), (ch) => ch.charCodeAt(0));
-    const floats = new Float32Array(bytes.buffer);
+    const floats = float32s(base64);
     const weights = {};
     for (const [name, { shape, offset }] of Object.entries(tensors)) {
       const size = shape.reduce((a, b) => a * b, 1);
@@ -280,10 +284,7 @@ const MiniGPTModel = (() => {
   const SIX_BITS = new Int8Array(128);
   [..."ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"].forEach((c, i) => { SIX_BITS[c.charCodeAt(0)] = i - 32; });
   function loadSnapshot(config, carried, index) {
-    if (!carried.scaleFloats) {
-      const bytes = Uint8Array.from(atob(carried.scales), (ch) => ch.charCodeAt(0));
-      carried.scaleFloats = new Float32Array(bytes.buffer);
-    }
+    if (!carried.scaleFloats) carried.scaleFloats = float32s(carried.scales);
     const tensors = Object.entries(carried.tensors);
     const perSnapshot = tensors.reduce((n, [, t]) => n + t.rows * t.cols, 0);
     const rowsPerSnapshot = tensors.reduce((n, [, t]) => n + t.rows, 0);
@@ -377,5 +378,5 @@ const MiniGPTModel = (() => {
     return exps.map((e) => e / sum);
   }
 
-  return { load, loadSnapshot, step, forward, readOff, newCache, softmax, filterLogits, sampleToken, sampleName, seededRandom };
+  return { load, loadSnapshot, float32s, step, forward, readOff, newCache, softmax, filterLogits, sampleToken, sampleName, seededRandom };
 })();
