@@ -59,6 +59,13 @@ def open_page(browser, path: Path, width: int = 1280, height: int = 900):
     return page
 
 
+def show(page, selector: str) -> None:
+    """Scroll a part of the page into view and let two frames pass: parts below the first screen draw
+    when they are seen (an IntersectionObserver tells them after a frame)."""
+    page.locator(selector).scroll_into_view_if_needed()
+    page.evaluate("new Promise(done => requestAnimationFrame(() => requestAnimationFrame(done)))")
+
+
 def redraw_weights(checkpoint: Path, seed: int) -> None:
     """Redraw a checkpoint's weights at a scale where logits differ by whole nats (norm gains
     around 1), so that a page agreeing with torch to 1e-4 says something about its arithmetic."""

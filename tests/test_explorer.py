@@ -99,6 +99,7 @@ def test_typing_redraws_the_matrices_and_predictions(chromium, pages):
     page.fill("#name-input", "")
     page.type("#name-input", "anna")
     assert matrix_labels(page) == ["·", "a", "n", "n", "a"]
+    browser.show(page, "#predict")
     assert page.locator("#predictions .prediction:not([hidden])").count() == 5
     assert "“anna”" in page.text_content("#loss")
     assert page.locator("#grid button.thumb").count() == 4 * 4
@@ -309,6 +310,7 @@ def test_the_switches_redraw_the_page_and_the_table_is_minigpt_ablate(chromium, 
     page = browser.open_page(chromium, path)
     page.fill("#name-input", "xavier")
     before = page.evaluate("minigpt.forward('xavier').attention[2]")  # a later layer's attention
+    browser.show(page, "#predict")
     loss = page.text_content("#loss")
     page.click("[data-part='head,0,1'] >> nth=0")
     assert page.evaluate("minigpt.forward('xavier', {heads: [[0, 1]]}).attention[2]") != before

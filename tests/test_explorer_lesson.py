@@ -103,7 +103,7 @@ def test_the_worked_row_is_drawn_from_the_models_numbers(chromium, lesson):
     assert out == pytest.approx(worked["out"], abs=1e-9)
     row = page.eval_on_selector_all("#big-matrix [role=row][data-i='4'] .cell:not([hidden])", "tds => tds.map(t => +t.dataset.value)")
     assert row[:5] == pytest.approx(worked["weights"], abs=1e-12) and row[5:] == [0, 0]  # the matrix shows the same row; the future is 0
-    shown = page.eval_on_selector_all("#math-table td.weight span:last-child", "s => s.map(x => x.textContent)")
+    shown = page.eval_on_selector_all("#math-table td.weight", "s => s.map(x => x.getAttribute('aria-label'))")
     assert [float(x) for x in shown[:5]] == pytest.approx(worked["weights"], abs=5e-4)
     assert page.get_attribute("#math-table tbody tr.query .vec", "aria-label").startswith("q4 = [")
     assert page.watched.errors == []

@@ -113,6 +113,7 @@
   const viridisRGB = (w) => VIRIDIS[shade(w)];
   const viridis = (w) => VIRIDIS_CSS[shade(w)];
   const inkOn = (w) => (w > 0.6 ? "#111" : "#fff");
+  const INK = "#1d1d27", MUTED_INK = "#767676", ACCENT = "#2a5d80"; // the stylesheet's, for what canvases paint
 
   // a diverging scale for signed numbers: blue below 0, white at 0, red above, full at ±scale
   const BLUE = [33, 102, 172], RED = [178, 24, 43];
@@ -138,7 +139,13 @@
   // Writes that skip what is already there: a redraw then gives the browser only the cells whose
   // text, colour or class really changed to lay out and paint again.
   function write(node, text) {
-    if (node.textContent !== text) node.textContent = text;
+    if (node.textContent === text) return;
+    const only = node.firstChild;
+    if (only && only.nodeType === Node.TEXT_NODE && !only.nextSibling) only.data = text; // the same text node: no node to add
+    else node.textContent = text;
+  }
+  function say(node, text) { // what a screen reader says for a node the canvas paints
+    if (node.getAttribute("aria-label") !== text) node.setAttribute("aria-label", text);
   }
   function restyle(node, key, value) {
     if (node[`_${key}`] !== value) node.style[key] = node[`_${key}`] = value;
@@ -397,7 +404,7 @@
         reclass(td, future ? "cell future" : i === worked && j === chosen ? "cell chosen" : "cell");
         setData(td, "value", String(value));
         const text = future ? (scores ? "−∞" : "masked") : scores ? fmt(value, 1) : shortWeight(value);
-        if (td.getAttribute("aria-label") !== text) td.setAttribute("aria-label", text);
+        say(td, text);
         paintCell(i, j, future ? "#f1f1f4" : scores ? diverging(value, scale) : viridis(value),
           future ? "#767676" : scores ? (Math.abs(value) / scale > 0.6 ? "#fff" : "#111") : inkOn(value), future && !scores ? "" : text);
         const tab = i === worked && j === chosen ? 0 : -1; // one stop for Tab: the arrows move within
@@ -424,23 +431,26 @@
     if (!background) return ctx.clearRect(x, y, CELL_W, CELL_H);
     ctx.fillStyle = background; // opaque: it covers whatever the cell showed before
     ctx.fillRect(x + 1, y + 1, CELL_W - 2, CELL_H - 2); // the 1px around it is the gap between cells
-    if (text) ctx.drawImage(cellText(text, ink), x, y, CELL_W, CELL_H);
+    if (text) ctx.drawImage(textPicture(text, ink, ctx.font, CELL_W, CELL_H), x, y, CELL_W, CELL_H);
   }
 
-  // A cell's text drawn once on a canvas of its own and then copied wherever it is needed: a
-  // weight has one of about a hundred texts, and copying pixels is far quicker than drawing text.
-  const cellTexts = new Map();
-  function cellText(text, ink) {
-    const key = `${ink}|${text}`;
-    if (!cellTexts.has(key)) {
+  // Text drawn once on a canvas of its own, a box `width` × `height` with the text centred, or
+  // right-aligned 3px in (the tables' padding), or from the left; then copied wherever it is needed.
+  // At a keystroke the canvases show hundreds of numbers, and copying pixels is far quicker than
+  // drawing text.
+  const textPictures = new Map();
+  function textPicture(text, ink, font, width, height, align = "center") {
+    const key = `${font}|${ink}|${width}|${height}|${align}|${text}`;
+    if (!textPictures.has(key)) {
+      if (textPictures.size > 5000) textPictures.clear(); // scores take many values: a bounded cache
       const ratio = window.devicePixelRatio || 1;
-      const ctx = el("canvas", { width: Math.round(CELL_W * ratio), height: Math.round(CELL_H * ratio) }).getContext("2d");
+      const ctx = el("canvas", { width: Math.round(width * ratio), height: Math.round(height * ratio) }).getContext("2d");
       ctx.scale(ratio, ratio);
-      Object.assign(ctx, { font: matrix.ctx.font, textAlign: "center", textBaseline: "middle", fillStyle: ink });
-      ctx.fillText(text, CELL_W / 2, CELL_H / 2 + 0.5);
-      cellTexts.set(key, ctx.canvas);
+      Object.assign(ctx, { font, textAlign: align, textBaseline: "middle", fillStyle: ink });
+      ctx.fillText(text, { center: width / 2, right: width - 3, left: 0 }[align], height / 2 + 0.5);
+      textPictures.set(key, ctx.canvas);
     }
-    return cellTexts.get(key);
+    return textPictures.get(key);
   }
 
   // a weight in the room of a cell: ".43", and "1" for a whole row's weight
@@ -487,8 +497,14 @@
   }
 
   // ---- one row worked out: q against every k, the scores, the mask, softmax, and × V --------
+  // Every number and strip of it changes when a character is typed (the new character becomes the
+  // row worked out), and as text and styled boxes the browser laid them out and rasterised them
+  // again at each keystroke, most of its cost. So they are painted on one canvas over the table.
+  // The table stays for its structure: its cells are empty, say their numbers in aria-label, and
+  // carry the hover and the click. Each line's row has a fixed height, so where its cells lie is
+  // measured once, not at each keystroke.
 
-  const math = { lines: [] };
+  const math = { lines: [], canvas: null, ctx: null, spots: null, scratch: null };
 
   function buildMath() {
     const table = $("math-table");
@@ -498,17 +514,20 @@
       ["q·kⱼ", "their sum"], ["÷√d", "the raw score"], ["mask", "0 up to this position, −∞ after"],
       ["weight", "softmax of the scores"], ["weight·vⱼ", "its value, scaled"]].map(([t, title]) => el("th", { scope: "col", title }, t)))));
     const body = el("tbody");
-    math.q = strip(D, "q");
+    const box = () => { // a strip's frame; the canvas paints inside it
+      const node = el("span", { class: "vec", role: "img" });
+      node.style.setProperty("--n", D);
+      return node;
+    };
+    math.q = box();
     body.append(el("tr", { class: "query" }, el("th", { scope: "row", id: "q-label" }, "q"), el("td", {}, math.q),
       el("td", { colspan: 6, class: "muted" }, "the query of this position, against every key below")));
     for (let j = 0; j < N; j++) {
       const line = {
         tr: el("tr", { "data-j": j }),
-        key: strip(D, `k${j}`), product: strip(D, `q⊙k${j}`), scaled: strip(D, `weight·v${j}`),
+        key: box(), product: box(), scaled: box(),
         label: el("th", { scope: "row" }), dot: el("td"), score: el("td"), mask: el("td"), weight: el("td", { class: "weight" }),
-        bar: el("span", { class: "bar" }), number: el("span"),
       };
-      line.weight.append(line.bar, line.number);
       line.tr.append(line.label, el("td", {}, line.key), el("td", {}, line.product), line.dot, line.score, line.mask, line.weight,
         el("td", {}, line.scaled));
       line.tr.addEventListener("mouseenter", () => highlightCell(j));
@@ -517,11 +536,83 @@
       math.lines.push(line);
       body.append(line.tr);
     }
-    math.out = strip(D, "out");
+    math.out = strip(D, "out"); // its row moves as the name grows, so it stays a styled strip
     math.sum = el("td");
     body.append(el("tr", { class: "total" }, el("th", { scope: "row" }, "Σ"), el("td", { colspan: 5, class: "muted" },
       "the weights add up to 1; the head's output is the weighted sum of the values →"), math.sum, el("td", {}, math.out)));
     table.append(body);
+    math.canvas = el("canvas", { class: "paint", "aria-hidden": "true" });
+    math.ctx = math.canvas.getContext("2d");
+    math.scratch = el("canvas", { width: D, height: 3 * N + 1 }).getContext("2d"); // a strip per row, a pixel per number
+    table.parentNode.append(math.canvas);
+    new ResizeObserver(() => { if (state.view) { math.spots = measureMath(); drawMath(); } }).observe(table.querySelector("tr.query"));
+  }
+
+  // Where each line's strips and numbers lie on the canvas: measured on line 0, and line j lies j
+  // row heights below it. Measured at the first draw and again if the rows above the lines change
+  // height (another font size); null while the table is hidden.
+  function measureMath() {
+    const table = $("math-table").getBoundingClientRect(), ratio = window.devicePixelRatio || 1, { canvas, ctx } = math;
+    if (!table.width) return null;
+    const origin = canvas.getBoundingClientRect(); // its top left corner is the table's
+    const pixel = (x) => Math.round(x * ratio) / ratio; // so that copied text lands on whole pixels, unblurred
+    const at = (node, inset = 0) => {
+      const r = node.getBoundingClientRect();
+      return [r.left - origin.left + inset, r.top - origin.top + inset, r.width - 2 * inset, r.height - 2 * inset].map(pixel);
+    };
+    const [first, second] = math.lines;
+    const pitch = second && !second.tr.hidden ? second.tr.getBoundingClientRect().top - first.tr.getBoundingClientRect().top
+      : math.spots ? math.spots.pitch : 0;
+    const spots = { q: at(math.q, 1), pitch };
+    for (const part of ["key", "product", "scaled"]) spots[part] = at(first[part], 1); // inside the frame's border
+    for (const part of ["dot", "score", "mask", "weight"]) spots[part] = at(first[part]);
+    const height = spots.dot[1] + N * pitch; // down to the last line of the longest name
+    const total = $("math-table").querySelector("tr.total").getBoundingClientRect().height;
+    document.documentElement.style.setProperty("--worked-height", `${Math.ceil(height + total)}px`); // the table for the longest name
+    Object.assign(canvas.style, { width: `${table.width}px`, height: `${height}px` });
+    canvas.width = Math.round(table.width * ratio);
+    canvas.height = Math.round(height * ratio);
+    ctx.setTransform(ratio, 0, 0, ratio, 0, 0);
+    ctx.font = getComputedStyle(first.dot).font;
+    ctx.imageSmoothingEnabled = false; // a strip's cells stay sharp when its pixel row is scaled up
+    return spots;
+  }
+
+  // strips: [values, scale, [x, y, width, height]]; each becomes a row of pixels on the scratch
+  // canvas, then is drawn scaled up into its place: one putImageData for them all
+  function paintStrips(strips) {
+    const image = math.scratch.createImageData(D, Math.max(1, strips.length)), pixels = image.data;
+    strips.forEach(([values, scale], r) => {
+      for (let n = 0, at = 4 * r * D; n < D; n++, at += 4) {
+        const rgb = divergingRGB(values[n], scale);
+        pixels[at] = rgb[0]; pixels[at + 1] = rgb[1]; pixels[at + 2] = rgb[2]; pixels[at + 3] = 255;
+      }
+    });
+    math.scratch.putImageData(image, 0, 0);
+    strips.forEach(([, , [x, y, w, h]], r) => math.ctx.drawImage(math.scratch.canvas, 0, r, D, 1, x, y, w, h));
+  }
+
+  // a number at the right of its cell, 3px in as the table's padding (or from its left edge)
+  function paintNumber(text, [x, y, w, h], ink, align = "right") {
+    math.ctx.drawImage(textPicture(text, ink, math.ctx.font, w, h, align), x, y, w, h);
+  }
+
+  // the canvas's picture of the worked row: strips [values, scale, part, j] and each line's numbers
+  function paintMath(strips, lines) {
+    const { ctx, canvas, spots } = math;
+    if (!spots) return;
+    const spot = (part, j) => { const [x, y, w, h] = spots[part]; return [x, y + j * spots.pitch, w, h]; };
+    ctx.clearRect(0, 0, canvas.width, canvas.height);
+    paintStrips(strips.map(([values, scale, part, j]) => [values, scale, spot(part, j)]));
+    for (const { j, shown, ink, bar } of lines) {
+      for (const part of ["dot", "score", "mask"]) paintNumber(shown[part], spot(part, j), ink);
+      const [x, y, , h] = spot("weight", j);
+      ctx.fillStyle = ACCENT;
+      ctx.beginPath();
+      ctx.roundRect(x + 3, y + h / 2 - 5, bar, 10, 2); // the weight as a bar, 40px for 1
+      ctx.fill();
+      paintNumber(shown.weight, [x + 3 + bar + 4, y, 40, h], ink, "left");
+    }
   }
 
   function drawMath() {
@@ -538,30 +629,28 @@
     const qk = largest(q, ...keys), prod = largest(...products), val = largest(out, ...scaledValues);
     write($("math-title"), `Row ${i} (“${labels[i]}”) worked out, layer ${l}, head ${h}`);
     write($("q-label"), `q${i}`);
-    math.q.draw(q, qk, `q${i}`);
+    if (!math.spots) math.spots = measureMath();
+    const vector = (name, v) => `${name} = [${Array.from(v, (x) => fmt(x, 2)).join(", ")}]`;
+    const strips = [[q, qk, "q", 0]], lines = [];
+    say(math.q, vector(`q${i}`, q));
     math.lines.forEach((line, j) => {
       hide(line.tr, j >= T);
       if (j >= T) return;
       const future = j > i;
       reclass(line.tr, future ? "future" : j === chosen ? "chosen" : "");
       write(line.label, `${j} ${labels[j]}`);
-      write(line.mask, future ? "−∞" : "+0");
       for (const s of [line.key, line.product, line.scaled]) restyle(s, "visibility", future ? "hidden" : "");
-      if (future) {
-        write(line.dot, "—");
-        write(line.score, "—");
-        write(line.number, "0");
-        restyle(line.bar, "width", "0");
-        return;
-      }
-      line.key.draw(keys[j], qk, `k${j}`);
-      line.product.draw(products[j], prod, `q⊙k${j}`);
-      line.scaled.draw(scaledValues[j], val, `weight·v${j}`);
-      write(line.dot, fmt(scores[j] * Math.sqrt(D), 2));
-      write(line.score, fmt(scores[j], 2));
-      write(line.number, weights[j].toFixed(3));
-      restyle(line.bar, "width", `${Math.round(weights[j] * 40)}px`);
+      const shown = future ? { dot: "—", score: "—", mask: "−∞", weight: "0" }
+        : { dot: fmt(scores[j] * Math.sqrt(D), 2), score: fmt(scores[j], 2), mask: "+0", weight: weights[j].toFixed(3) };
+      for (const part of ["dot", "score", "mask", "weight"]) say(line[part], shown[part]);
+      lines.push({ j, shown, ink: future ? MUTED_INK : INK, bar: future ? 0 : Math.round(weights[j] * 40) });
+      if (future) return;
+      say(line.key, vector(`k${j}`, keys[j]));
+      say(line.product, vector(`q⊙k${j}`, products[j]));
+      say(line.scaled, vector(`weight·v${j}`, scaledValues[j]));
+      strips.push([keys[j], qk, "key", j], [products[j], prod, "product", j], [scaledValues[j], val, "scaled", j]);
     });
+    paintMath(strips, lines);
     write(math.sum, weights.reduce((a, b) => a + b, 0).toFixed(3));
     math.out.draw(out, val, `out${i}`);
     write($("math-legend"), `d = ${D}, so ÷√d divides by ${fmt(Math.sqrt(D))}. Strips: red above 0, blue below; ` +
