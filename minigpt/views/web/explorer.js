@@ -160,24 +160,70 @@
     if (node.dataset[key] !== value) node.dataset[key] = value;
   }
 
-  // A vector drawn as a strip of coloured cells, one per number, on a diverging scale: a box whose
-  // background is a gradient of hard stops, one stop per number (a style to repaint, where a canvas
-  // would be a layer of its own for the browser to composite). `draw` recolours it (cells outside
-  // [from, to) faded, when given) and says its numbers to a screen reader.
-  function strip(length, name) {
-    const node = el("span", { class: "vec", role: "img", "aria-label": name });
+  // ---- strips and numbers painted over the page ----------------------------------------------
+  // A vector is shown as a strip of coloured cells, one per number, on a diverging scale. On the
+  // page a strip is an empty frame that says its numbers to a screen reader; its colours (and the
+  // worked row's numbers) are painted on one canvas laid over the part of the page that holds the
+  // frames. At a keystroke dozens of strips and numbers change: as styled boxes and text, the
+  // browser laid out and rasterised each of them again, most of a keystroke's cost.
+
+  function frame(length) {
+    const node = el("span", { class: "vec", role: "img" });
     node.style.setProperty("--n", length);
-    const stops = new Array(length);
-    node.draw = (values, scale, what = name, from = 0, to = length) => {
-      for (let n = 0; n < length; n++) {
-        const rgb = divergingRGB(values[n], scale), faded = n < from || n >= to;
-        const [r, g, b] = faded ? rgb.map((c) => Math.round(255 - 0.25 * (255 - c))) : rgb;
-        stops[n] = `rgb(${r},${g},${b}) ${(100 * n) / length}% ${(100 * (n + 1)) / length}%`;
-      }
-      restyle(node, "backgroundImage", `linear-gradient(to right, ${stops.join(",")})`);
-      node.setAttribute("aria-label", `${what} = [${Array.from(values, (x) => fmt(x, 2)).join(", ")}]`);
-    };
     return node;
+  }
+  const vectorText = (name, v) => `${name} = [${Array.from(v, (x) => fmt(x, 2)).join(", ")}]`;
+
+  // A canvas over `holder` (a positioned box). Where things lie on it, `measure(at, last)` (with
+  // `at(node, inset)` a node's box on the canvas, and the last measure), is found at the first
+  // paint and again when `watched` changes size, which then calls `redraw`; the measure may name
+  // the canvas's `height` and the `font` its text is drawn in.
+  function overlay(holder, watched, measure, redraw) {
+    const canvas = el("canvas", { class: "paint", "aria-hidden": "true" });
+    holder.append(canvas);
+    const layer = { canvas, ctx: canvas.getContext("2d"), spots: null, last: null };
+    layer.place = () => { // the spots; null while the holder is hidden
+      if (layer.spots) return layer.spots;
+      const box = holder.getBoundingClientRect(), ratio = window.devicePixelRatio || 1, ctx = layer.ctx;
+      if (!box.width) return null;
+      const origin = canvas.getBoundingClientRect(); // the holder's top left corner
+      const pixel = (x) => Math.round(x * ratio) / ratio; // so that copied text lands on whole pixels, unblurred
+      const at = (node, inset = 0) => {
+        const r = node.getBoundingClientRect();
+        return [r.left - origin.left + inset, r.top - origin.top + inset, r.width - 2 * inset, r.height - 2 * inset].map(pixel);
+      };
+      const spots = measure(at, layer.last), height = spots.height || box.height;
+      Object.assign(canvas.style, { width: `${box.width}px`, height: `${height}px` });
+      canvas.width = Math.round(box.width * ratio);
+      canvas.height = Math.round(height * ratio);
+      ctx.setTransform(ratio, 0, 0, ratio, 0, 0); // (a new size resets the context)
+      ctx.imageSmoothingEnabled = false; // a strip's cells stay sharp when its row of pixels is scaled up
+      if (spots.font) ctx.font = spots.font;
+      return (layer.spots = layer.last = spots);
+    };
+    new ResizeObserver(() => { layer.spots = null; if (state.view) redraw(); }).observe(watched);
+    return layer;
+  }
+
+  // Strips [values, scale, [x, y, width, height], from, to] on a canvas, the cells outside
+  // [from, to) faded when given: each becomes a row of pixels, a pixel a number, on a scratch
+  // canvas (one putImageData for them all), and is then drawn scaled up into its place.
+  const scratch = el("canvas").getContext("2d");
+  function paintStrips(ctx, strips) {
+    if (!strips.length) return;
+    const width = Math.max(...strips.map(([values]) => values.length));
+    if (scratch.canvas.width < width) scratch.canvas.width = width;
+    if (scratch.canvas.height < strips.length) scratch.canvas.height = strips.length;
+    const image = scratch.createImageData(width, strips.length), pixels = image.data;
+    strips.forEach(([values, scale, , from = 0, to = values.length], r) => {
+      for (let n = 0, at = 4 * r * width; n < values.length; n++, at += 4) {
+        const rgb = divergingRGB(values[n], scale), faded = n < from || n >= to;
+        for (let c = 0; c < 3; c++) pixels[at + c] = faded ? 255 - 0.25 * (255 - rgb[c]) : rgb[c];
+        pixels[at + 3] = 255;
+      }
+    });
+    scratch.putImageData(image, 0, 0);
+    strips.forEach(([values, , [x, y, w, h]], r) => ctx.drawImage(scratch.canvas, 0, r, values.length, 1, x, y, w, h));
   }
 
   // ---- the text box ----------------------------------------------------------------------
@@ -498,13 +544,12 @@
 
   // ---- one row worked out: q against every k, the scores, the mask, softmax, and × V --------
   // Every number and strip of it changes when a character is typed (the new character becomes the
-  // row worked out), and as text and styled boxes the browser laid them out and rasterised them
-  // again at each keystroke, most of its cost. So they are painted on one canvas over the table.
-  // The table stays for its structure: its cells are empty, say their numbers in aria-label, and
-  // carry the hover and the click. Each line's row has a fixed height, so where its cells lie is
-  // measured once, not at each keystroke.
+  // row worked out), so they are painted on a canvas over the table. The table stays for its
+  // structure: its cells are empty, say their numbers in aria-label, and carry the hover and the
+  // click. Its lines have one height, so line j lies j line heights below line 0, and the sums'
+  // row below the last line shown: measured once, not at each keystroke.
 
-  const math = { lines: [], canvas: null, ctx: null, spots: null, scratch: null };
+  const math = { lines: [], picture: null };
 
   function buildMath() {
     const table = $("math-table");
@@ -514,18 +559,13 @@
       ["q·kⱼ", "their sum"], ["÷√d", "the raw score"], ["mask", "0 up to this position, −∞ after"],
       ["weight", "softmax of the scores"], ["weight·vⱼ", "its value, scaled"]].map(([t, title]) => el("th", { scope: "col", title }, t)))));
     const body = el("tbody");
-    const box = () => { // a strip's frame; the canvas paints inside it
-      const node = el("span", { class: "vec", role: "img" });
-      node.style.setProperty("--n", D);
-      return node;
-    };
-    math.q = box();
+    math.q = frame(D);
     body.append(el("tr", { class: "query" }, el("th", { scope: "row", id: "q-label" }, "q"), el("td", {}, math.q),
       el("td", { colspan: 6, class: "muted" }, "the query of this position, against every key below")));
     for (let j = 0; j < N; j++) {
       const line = {
         tr: el("tr", { "data-j": j }),
-        key: box(), product: box(), scaled: box(),
+        key: frame(D), product: frame(D), scaled: frame(D),
         label: el("th", { scope: "row" }), dot: el("td"), score: el("td"), mask: el("td"), weight: el("td", { class: "weight" }),
       };
       line.tr.append(line.label, el("td", {}, line.key), el("td", {}, line.product), line.dot, line.score, line.mask, line.weight,
@@ -536,83 +576,52 @@
       math.lines.push(line);
       body.append(line.tr);
     }
-    math.out = strip(D, "out"); // its row moves as the name grows, so it stays a styled strip
+    math.out = frame(D);
     math.sum = el("td");
-    body.append(el("tr", { class: "total" }, el("th", { scope: "row" }, "Σ"), el("td", { colspan: 5, class: "muted" },
-      "the weights add up to 1; the head's output is the weighted sum of the values →"), math.sum, el("td", {}, math.out)));
+    math.total = el("tr", { class: "total" }, el("th", { scope: "row" }, "Σ"), el("td", { colspan: 5, class: "muted" },
+      "the weights add up to 1; the head's output is the weighted sum of the values →"), math.sum, el("td", {}, math.out));
+    body.append(math.total);
     table.append(body);
-    math.canvas = el("canvas", { class: "paint", "aria-hidden": "true" });
-    math.ctx = math.canvas.getContext("2d");
-    math.scratch = el("canvas", { width: D, height: 3 * N + 1 }).getContext("2d"); // a strip per row, a pixel per number
-    table.parentNode.append(math.canvas);
-    new ResizeObserver(() => { if (state.view) { math.spots = measureMath(); drawMath(); } }).observe(table.querySelector("tr.query"));
+    math.picture = overlay(table.parentNode, table.querySelector("tr.query"), measureMath, drawMath);
   }
 
-  // Where each line's strips and numbers lie on the canvas: measured on line 0, and line j lies j
-  // row heights below it. Measured at the first draw and again if the rows above the lines change
-  // height (another font size); null while the table is hidden.
-  function measureMath() {
-    const table = $("math-table").getBoundingClientRect(), ratio = window.devicePixelRatio || 1, { canvas, ctx } = math;
-    if (!table.width) return null;
-    const origin = canvas.getBoundingClientRect(); // its top left corner is the table's
-    const pixel = (x) => Math.round(x * ratio) / ratio; // so that copied text lands on whole pixels, unblurred
-    const at = (node, inset = 0) => {
-      const r = node.getBoundingClientRect();
-      return [r.left - origin.left + inset, r.top - origin.top + inset, r.width - 2 * inset, r.height - 2 * inset].map(pixel);
-    };
-    const [first, second] = math.lines;
-    const pitch = second && !second.tr.hidden ? second.tr.getBoundingClientRect().top - first.tr.getBoundingClientRect().top
-      : math.spots ? math.spots.pitch : 0;
-    const spots = { q: at(math.q, 1), pitch };
+  // Line 0's strips and numbers, the height of a line, and the sums' row as it would lie below no line.
+  function measureMath(at, last) {
+    const [first, second] = math.lines, shown = math.lines.filter((line) => !line.tr.hidden).length;
+    const pitch = second && !second.tr.hidden ? at(second.tr)[1] - at(first.tr)[1] : last ? last.pitch : 0;
+    const up = ([x, y, w, h]) => [x, y - shown * pitch, w, h];
+    const spots = { q: at(math.q, 1), pitch, out: up(at(math.out, 1)), sum: up(at(math.sum)), font: getComputedStyle(first.dot).font };
     for (const part of ["key", "product", "scaled"]) spots[part] = at(first[part], 1); // inside the frame's border
     for (const part of ["dot", "score", "mask", "weight"]) spots[part] = at(first[part]);
-    const height = spots.dot[1] + N * pitch; // down to the last line of the longest name
-    const total = $("math-table").querySelector("tr.total").getBoundingClientRect().height;
-    document.documentElement.style.setProperty("--worked-height", `${Math.ceil(height + total)}px`); // the table for the longest name
-    Object.assign(canvas.style, { width: `${table.width}px`, height: `${height}px` });
-    canvas.width = Math.round(table.width * ratio);
-    canvas.height = Math.round(height * ratio);
-    ctx.setTransform(ratio, 0, 0, ratio, 0, 0);
-    ctx.font = getComputedStyle(first.dot).font;
-    ctx.imageSmoothingEnabled = false; // a strip's cells stay sharp when its pixel row is scaled up
+    spots.height = at(first.tr)[1] + N * pitch + at(math.total)[3]; // down to the sums below the longest name
+    document.documentElement.style.setProperty("--worked-height", `${Math.ceil(spots.height)}px`);
     return spots;
   }
 
-  // strips: [values, scale, [x, y, width, height]]; each becomes a row of pixels on the scratch
-  // canvas, then is drawn scaled up into its place: one putImageData for them all
-  function paintStrips(strips) {
-    const image = math.scratch.createImageData(D, Math.max(1, strips.length)), pixels = image.data;
-    strips.forEach(([values, scale], r) => {
-      for (let n = 0, at = 4 * r * D; n < D; n++, at += 4) {
-        const rgb = divergingRGB(values[n], scale);
-        pixels[at] = rgb[0]; pixels[at + 1] = rgb[1]; pixels[at + 2] = rgb[2]; pixels[at + 3] = 255;
-      }
-    });
-    math.scratch.putImageData(image, 0, 0);
-    strips.forEach(([, , [x, y, w, h]], r) => math.ctx.drawImage(math.scratch.canvas, 0, r, D, 1, x, y, w, h));
-  }
-
   // a number at the right of its cell, 3px in as the table's padding (or from its left edge)
-  function paintNumber(text, [x, y, w, h], ink, align = "right") {
-    math.ctx.drawImage(textPicture(text, ink, math.ctx.font, w, h, align), x, y, w, h);
+  function paintNumber(ctx, text, [x, y, w, h], ink, align = "right") {
+    ctx.drawImage(textPicture(text, ink, ctx.font, w, h, align), x, y, w, h);
   }
 
-  // the canvas's picture of the worked row: strips [values, scale, part, j] and each line's numbers
-  function paintMath(strips, lines) {
-    const { ctx, canvas, spots } = math;
+  // the worked row on its canvas: strips [values, scale, part, j] (j lines down) and each line's numbers
+  function paintMath(strips, lines, sum) {
+    const { ctx, canvas } = math.picture, spots = math.picture.place();
     if (!spots) return;
     const spot = (part, j) => { const [x, y, w, h] = spots[part]; return [x, y + j * spots.pitch, w, h]; };
     ctx.clearRect(0, 0, canvas.width, canvas.height);
-    paintStrips(strips.map(([values, scale, part, j]) => [values, scale, spot(part, j)]));
+    paintStrips(ctx, strips.map(([values, scale, part, j]) => [values, scale, spot(part, j)]));
     for (const { j, shown, ink, bar } of lines) {
-      for (const part of ["dot", "score", "mask"]) paintNumber(shown[part], spot(part, j), ink);
+      for (const part of ["dot", "score", "mask"]) paintNumber(ctx, shown[part], spot(part, j), ink);
       const [x, y, , h] = spot("weight", j);
       ctx.fillStyle = ACCENT;
       ctx.beginPath();
       ctx.roundRect(x + 3, y + h / 2 - 5, bar, 10, 2); // the weight as a bar, 40px for 1
       ctx.fill();
-      paintNumber(shown.weight, [x + 3 + bar + 4, y, 40, h], ink, "left");
+      paintNumber(ctx, shown.weight, [x + 3 + bar + 4, y, 40, h], ink, "left");
     }
+    ctx.font = `bold ${ctx.font}`;
+    paintNumber(ctx, sum, spot("sum", lines.length), INK);
+    ctx.font = spots.font;
   }
 
   function drawMath() {
@@ -629,10 +638,11 @@
     const qk = largest(q, ...keys), prod = largest(...products), val = largest(out, ...scaledValues);
     write($("math-title"), `Row ${i} (“${labels[i]}”) worked out, layer ${l}, head ${h}`);
     write($("q-label"), `q${i}`);
-    if (!math.spots) math.spots = measureMath();
-    const vector = (name, v) => `${name} = [${Array.from(v, (x) => fmt(x, 2)).join(", ")}]`;
-    const strips = [[q, qk, "q", 0]], lines = [];
-    say(math.q, vector(`q${i}`, q));
+    math.picture.place(); // before the lines are shown or hidden: measured on a laid-out table
+    const strips = [[q, qk, "q", 0], [out, val, "out", T]], lines = [], sum = weights.reduce((a, b) => a + b, 0).toFixed(3);
+    say(math.q, vectorText(`q${i}`, q));
+    say(math.out, vectorText(`out${i}`, out));
+    say(math.sum, sum);
     math.lines.forEach((line, j) => {
       hide(line.tr, j >= T);
       if (j >= T) return;
@@ -645,14 +655,12 @@
       for (const part of ["dot", "score", "mask", "weight"]) say(line[part], shown[part]);
       lines.push({ j, shown, ink: future ? MUTED_INK : INK, bar: future ? 0 : Math.round(weights[j] * 40) });
       if (future) return;
-      say(line.key, vector(`k${j}`, keys[j]));
-      say(line.product, vector(`q⊙k${j}`, products[j]));
-      say(line.scaled, vector(`weight·v${j}`, scaledValues[j]));
+      say(line.key, vectorText(`k${j}`, keys[j]));
+      say(line.product, vectorText(`q⊙k${j}`, products[j]));
+      say(line.scaled, vectorText(`weight·v${j}`, scaledValues[j]));
       strips.push([keys[j], qk, "key", j], [products[j], prod, "product", j], [scaledValues[j], val, "scaled", j]);
     });
-    paintMath(strips, lines);
-    write(math.sum, weights.reduce((a, b) => a + b, 0).toFixed(3));
-    math.out.draw(out, val, `out${i}`);
+    paintMath(strips, lines, sum);
     write($("math-legend"), `d = ${D}, so ÷√d divides by ${fmt(Math.sqrt(D))}. Strips: red above 0, blue below; ` +
       `q and the keys share one scale, the products another, the values a third. A later position's score is −∞, so its weight is 0.`);
     math.numbers = { i, layer: l, head: h, q, keys, products, scores, weights, values, scaledValues, out };
@@ -669,25 +677,28 @@
 
   // ---- where q, k and v come from --------------------------------------------------------------
 
-  const flow = {};
+  const flow = { frames: {}, labels: {}, picture: null };
 
   function buildFlow() {
     const E = config.n_embd, gains = config.norm_scale ? " × the layer's norm gains" : "";
-    const step = (name, what, length, shape) => {
-      flow[name] = strip(length, name);
-      flow[`${name}Label`] = el("span", { class: "what" }, what);
-      return el("div", { class: "flow-step" }, flow[`${name}Label`], flow[name], el("span", { class: "shape" }, shape));
+    const step = (name, what) => {
+      flow.frames[name] = frame(E);
+      flow.labels[name] = el("span", { class: "what" }, what);
+      return el("div", { class: "flow-step" }, flow.labels[name], flow.frames[name], el("span", { class: "shape" }, `[${E}]`));
     };
     $("flow-steps").append(
-      step("wte", "wte[token]", E, `[${E}]`),
-      step("wpe", "+ wpe[position]", E, `[${E}]`),
-      step("x0", "rmsnorm: the residual stream's start", E, `[${E}]`),
-      step("residual", "what the layer reads", E, `[${E}]`),
-      step("a", `rmsnorm${gains}`, E, `[${E}]`),
-      step("q", "× W_Q → q", E, `[${E}]`),
-      step("k", "× W_K → k", E, `[${E}]`),
-      step("v", "× W_V → v", E, `[${E}]`),
+      step("wte", "wte[token]"),
+      step("wpe", "+ wpe[position]"),
+      step("x0", "rmsnorm: the residual stream's start"),
+      step("residual", "what the layer reads"),
+      step("a", `rmsnorm${gains}`),
+      step("q", "× W_Q → q"),
+      step("k", "× W_K → k"),
+      step("v", "× W_V → v"),
     );
+    flow.picture = overlay($("flow-steps"), $("flow-steps"),
+      (at) => Object.fromEntries(Object.entries(flow.frames).map(([name, node]) => [name, at(node, 1)])),
+      () => redrawIfSeen(offscreen.flow));
   }
 
   function drawFlow() {
@@ -697,22 +708,27 @@
     const s = view.steps[i], layer = s.layers[l], keyLayer = view.steps[j].layers[l];
     const x0 = view.steps[i].layers[0].residual;
     const scale = largest(row(model.weights.wte, token), row(model.weights.wpe, i));
-    flow.wte.draw(row(model.weights.wte, token), scale, `wte[${token}]`);
-    flow.wpe.draw(row(model.weights.wpe, i), scale, `wpe[${i}]`);
-    flow.x0.draw(x0, largest(x0), "x");
-    flow.residual.draw(layer.residual, largest(layer.residual), "x");
-    flow.a.draw(layer.a, largest(layer.a), "a");
     const qkScale = largest(layer.q, keyLayer.k), from = h * D, to = (h + 1) * D;
-    flow.q.draw(layer.q, qkScale, `q${i}`, from, to);
-    flow.k.draw(keyLayer.k, qkScale, `k${j}`, from, to);
-    flow.v.draw(keyLayer.v, largest(keyLayer.v), `v${j}`, from, to);
-    flow.wteLabel.textContent = `wte[“${labels[i]}”]`;
-    flow.wpeLabel.textContent = `+ wpe[${i}]`;
-    flow.residualLabel.textContent = l === 0 ? "layer 0 reads it as it is" : `after layers 0–${l - 1} add their attention and MLP`;
-    flow.residual.parentNode.hidden = false;
-    flow.qLabel.textContent = `× W_Q [${E}×${E}] → q${i}`;
-    write(flow.kLabel, `× W_K → k${j} (of position ${j}, “${labels[j]}”)`);
-    write(flow.vLabel, `× W_V → v${j}`);
+    const strips = { // name: [values, scale, what a screen reader hears it called, and the head's slice]
+      wte: [row(model.weights.wte, token), scale, `wte[${token}]`], wpe: [row(model.weights.wpe, i), scale, `wpe[${i}]`],
+      x0: [x0, largest(x0), "x"], residual: [layer.residual, largest(layer.residual), "x"], a: [layer.a, largest(layer.a), "a"],
+      q: [layer.q, qkScale, `q${i}`, from, to], k: [keyLayer.k, qkScale, `k${j}`, from, to],
+      v: [keyLayer.v, largest(keyLayer.v), `v${j}`, from, to],
+    };
+    for (const [name, [values, , what]] of Object.entries(strips)) say(flow.frames[name], vectorText(what, values));
+    const spots = flow.picture.place();
+    if (spots) {
+      const { ctx, canvas } = flow.picture;
+      ctx.clearRect(0, 0, canvas.width, canvas.height);
+      paintStrips(ctx, Object.entries(strips).map(([name, [values, scale, , a, b]]) => [values, scale, spots[name], a, b]));
+    }
+    write(flow.labels.wte, `wte[“${labels[i]}”]`);
+    write(flow.labels.wpe, `+ wpe[${i}]`);
+    write(flow.labels.residual, l === 0 ? "layer 0 reads it as it is"
+      : l === 1 ? "after layer 0 adds its attention and MLP" : `after layers 0–${l - 1} add their attention and MLP`);
+    write(flow.labels.q, `× W_Q [${E}×${E}] → q${i}`);
+    write(flow.labels.k, `× W_K → k${j} (of position ${j}, “${labels[j]}”)`);
+    write(flow.labels.v, `× W_V → v${j}`);
     write($("flow-note"), `For row ${i} (“${labels[i]}”) and the selected cell's position ${j}, layer ${l}: every ` +
       `position's vector is made the same way, from its own token and position. Head ${h} uses numbers ` +
       `${h * D}–${(h + 1) * D - 1} of q, k and v (the others faded): the strips in the worked row above.`);
