@@ -177,7 +177,7 @@
   // A canvas over `holder` (a positioned box). Where things lie on it, `measure(at, last)` (with
   // `at(node, inset)` a node's box on the canvas, and the last measure), is found at the first
   // paint and again when `watched` changes size, which then calls `redraw`; the measure may name
-  // the canvas's `height` and the `font` its text is drawn in.
+  // the canvas's `height`.
   function overlay(holder, watched, measure, redraw) {
     const canvas = el("canvas", { class: "paint", "aria-hidden": "true" });
     holder.append(canvas);
@@ -198,7 +198,6 @@
       canvas.height = Math.round(height * ratio);
       ctx.setTransform(ratio, 0, 0, ratio, 0, 0); // (a new size resets the context)
       ctx.imageSmoothingEnabled = false; // a strip's cells stay sharp when its row of pixels is scaled up
-      if (spots.font) ctx.font = spots.font;
       return (layer.spots = layer.last = spots);
     };
     new ResizeObserver(() => { layer.spots = null; if (state.view) redraw(); }).observe(watched);
@@ -228,14 +227,30 @@
 
   // ---- the text box ----------------------------------------------------------------------
 
+  // The characters read, as tokens: spans made once (as many as a pasted paragraph shows) and
+  // rewritten only where the text changed, so a typed character changes one span.
+  const reading = { tokens: [], more: null };
+  function buildInput() {
+    const shown = 4 * N; // a pasted paragraph is not drawn whole
+    reading.tokens = Array.from({ length: shown }, () => el("span", { hidden: "" }));
+    reading.more = el("span", { class: "muted", hidden: "" });
+    $("read").append(el("span", { class: "token bos", title: "the boundary token: every name starts after it" }, "·"),
+      ...reading.tokens, reading.more);
+  }
+
   function drawInput(view) {
-    const shown = view.chars.slice(0, 4 * N); // a pasted paragraph is not drawn whole
-    $("read").replaceChildren(el("span", { class: "token bos", title: "the boundary token: every name starts after it" }, "·"),
-      ...shown.map((c) => el("span", {
-        class: `token ${c.known ? (c.cut ? "cut" : "") : "unknown"}`,
-        title: c.known ? (c.cut ? "cut: past the block size" : "read by the model") : "not in the vocabulary: skipped",
-      }, c.ch === " " ? "␣" : c.ch)),
-      ...(view.chars.length > shown.length ? [el("span", { class: "muted" }, ` … and ${view.chars.length - shown.length} more`)] : []));
+    reading.tokens.forEach((node, k) => {
+      const c = view.chars[k];
+      hide(node, !c);
+      if (!c) return;
+      write(node, c.ch === " " ? "␣" : c.ch);
+      reclass(node, `token ${c.known ? (c.cut ? "cut" : "") : "unknown"}`);
+      const title = c.known ? (c.cut ? "cut: past the block size" : "read by the model") : "not in the vocabulary: skipped";
+      if (node.title !== title) node.title = title;
+    });
+    const more = view.chars.length - reading.tokens.length;
+    hide(reading.more, more <= 0);
+    if (more > 0) write(reading.more, ` … and ${more} more`);
     const notes = [];
     if (view.skipped.length) {
       notes.push(`Skipped ${view.skipped.map((c) => `“${c}”`).join(", ")}: not in the model's vocabulary (${vocab.join("")}).`);
@@ -599,8 +614,8 @@
   }
 
   // a number at the right of its cell, 3px in as the table's padding (or from its left edge)
-  function paintNumber(ctx, text, [x, y, w, h], ink, align = "right") {
-    ctx.drawImage(textPicture(text, ink, ctx.font, w, h, align), x, y, w, h);
+  function paintNumber(ctx, text, [x, y, w, h], ink, font, align = "right") {
+    ctx.drawImage(textPicture(text, ink, font, w, h, align), x, y, w, h);
   }
 
   // the worked row on its canvas: strips [values, scale, part, j] (j lines down) and each line's numbers
@@ -611,17 +626,15 @@
     ctx.clearRect(0, 0, canvas.width, canvas.height);
     paintStrips(ctx, strips.map(([values, scale, part, j]) => [values, scale, spot(part, j)]));
     for (const { j, shown, ink, bar } of lines) {
-      for (const part of ["dot", "score", "mask"]) paintNumber(ctx, shown[part], spot(part, j), ink);
+      for (const part of ["dot", "score", "mask"]) paintNumber(ctx, shown[part], spot(part, j), ink, spots.font);
       const [x, y, , h] = spot("weight", j);
       ctx.fillStyle = ACCENT;
       ctx.beginPath();
       ctx.roundRect(x + 3, y + h / 2 - 5, bar, 10, 2); // the weight as a bar, 40px for 1
       ctx.fill();
-      paintNumber(ctx, shown.weight, [x + 3 + bar + 4, y, 40, h], ink, "left");
+      paintNumber(ctx, shown.weight, [x + 3 + bar + 4, y, 40, h], ink, spots.font, "left");
     }
-    ctx.font = `bold ${ctx.font}`;
-    paintNumber(ctx, sum, spot("sum", lines.length), INK);
-    ctx.font = spots.font;
+    paintNumber(ctx, sum, spot("sum", lines.length), INK, `bold ${spots.font}`);
   }
 
   function drawMath() {
@@ -1335,6 +1348,7 @@
   $("top-p").value = DATA.config.sample.top_p;
   $("membership-note").textContent = DATA.membership.note;
   showFilters();
+  buildInput();
   buildGrid();
   buildMatrix();
   buildMath();
