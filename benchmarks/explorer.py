@@ -2,6 +2,7 @@
 
     python benchmarks/explorer.py --checkpoint runs/names
     python benchmarks/explorer.py --checkpoint runs/names --screenshots docs/explorer   # and pictures of each part
+    python benchmarks/explorer.py --checkpoint runs/names --trace   # and where a key's time goes, from Chromium's trace
 
 It writes the page for the checkpoint, opens it in a fresh tab several times (the time from
 navigation to the end of the load event, which includes decoding the weights and drawing
@@ -82,6 +83,8 @@ def main() -> None:
     p.add_argument("--screenshots", type=Path, default=None, help="folder for PNGs of the page and its parts")
     p.add_argument("--text", default="emma", help="the name the page starts with")
     p.add_argument("--out", type=Path, default=None, help="JSON file for the results")
+    p.add_argument("--trace", action="store_true",
+                   help="also trace 30 more key presses and print where a key's time goes (script, style, layout, paint, raster)")
     p.add_argument("--hide", default=None, metavar="SELECTOR",
                    help="hide these parts (CSS display: none) before timing: what they cost the browser to show")
     args = p.parse_args()
@@ -132,6 +135,8 @@ def main() -> None:
             frames = sorted(page.evaluate("window.__frames.slice(20)"))
             results["key_to_frame_ms"] = round(frames[len(frames) // 2], 1)
             results["key_to_frame_p95_ms"] = round(frames[int(len(frames) * 0.95)], 1)
+            if args.trace:
+                results.update(trace_keys(chromium, page, first=20 + 100))
             results["errors"] = page.watched.errors
             if args.screenshots:
                 screenshots(chromium, page_path, args.screenshots)
@@ -139,6 +144,27 @@ def main() -> None:
         print(f"{key:>22}  {value}")
     if args.out:
         args.out.write_text(json.dumps(results, indent=1) + "\n", encoding="utf-8")
+
+
+# Chromium's trace events of a key's work, by what the browser was doing (the main thread's
+# script, style, layout, pre-paint and paint; the raster threads' raster)
+TRACED = {"FunctionCall": "script", "UpdateLayoutTree": "style", "Layout": "layout", "PrePaint": "paint",
+          "Paint": "paint", "RasterTask": "raster"}
+
+
+def trace_keys(chromium, page, first: int, keys: int = 30) -> dict:
+    """Per key, the milliseconds Chromium's trace spends in each kind of work, over `keys` presses."""
+    chromium.start_tracing(page=page, categories=["devtools.timeline", "disabled-by-default-devtools.timeline"])
+    for n in range(first, first + keys):
+        page.keyboard.press("o" if n % 2 == 0 else "Backspace")
+        page.wait_for_function(f"window.__frames.length > {n}")
+    data = json.loads(chromium.stop_tracing())
+    events = data["traceEvents"] if isinstance(data, dict) else data
+    spent = dict.fromkeys(TRACED.values(), 0.0)
+    for event in events:
+        if event.get("ph") == "X" and event["name"] in TRACED:
+            spent[TRACED[event["name"]]] += event.get("dur", 0) / 1000 / keys
+    return {f"per_key_{kind}_ms": round(ms, 1) for kind, ms in spent.items()}
 
 
 def screenshots(chromium, page_path: Path, folder: Path) -> None:
