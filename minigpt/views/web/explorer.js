@@ -385,6 +385,7 @@
   // transparent, for the keyboard, the mouse and screen readers (each says its number in aria-label).
   const matrix = { cols: [], rows: [], heads: [], cells: [], canvas: null, ctx: null, painted: [] };
   const CELL_W = 27, CELL_H = 21, HEAD_W = 44;
+  const CELL_FONT = "10.5px ui-monospace, SFMono-Regular, Menlo, Consolas, monospace";
   const place = (node, x, y) => Object.assign(node.style, { left: `${x}px`, top: `${y}px` });
 
   function buildMatrix() {
@@ -395,7 +396,6 @@
     Object.assign(matrix.canvas.style, { width: `${width}px`, height: `${height}px` });
     matrix.ctx = matrix.canvas.getContext("2d");
     matrix.ctx.scale(ratio, ratio);
-    matrix.ctx.font = "10.5px ui-monospace, SFMono-Regular, Menlo, Consolas, monospace";
     grid.append(matrix.canvas);
     const header = el("div", { role: "row" }, el("div", { class: "corner", role: "columnheader" }, "reads ↓", el("br"), "attends →"));
     for (let j = 0; j < N; j++) {
@@ -492,7 +492,7 @@
     if (!background) return ctx.clearRect(x, y, CELL_W, CELL_H);
     ctx.fillStyle = background; // opaque: it covers whatever the cell showed before
     ctx.fillRect(x + 1, y + 1, CELL_W - 2, CELL_H - 2); // the 1px around it is the gap between cells
-    if (text) ctx.drawImage(textPicture(text, ink, ctx.font, CELL_W, CELL_H), x, y, CELL_W, CELL_H);
+    if (text) ctx.drawImage(textPicture(text, ink, CELL_FONT, CELL_W, CELL_H), x, y, CELL_W, CELL_H);
   }
 
   // Text drawn once on a canvas of its own, a box `width` × `height` with the text centred, or
