@@ -83,14 +83,14 @@ def test_a_capitalised_name_is_refused_with_the_obvious_fix(trained_run):
 def test_the_boundary_token_has_one_name_in_the_terminal_json_page_and_docs(trained_run, tmp_path):
     from pathlib import Path
 
-    from minigpt.cli.bundled import web_file
     from minigpt.data import BOUNDARY
+    from minigpt.views.explorer_page import explorer_script
 
     assert BOUNDARY == "·"
     shown = runner.invoke(app, ["inspect-attention", str(trained_run[0]), "anna"]).stdout
     data = json.loads(runner.invoke(app, ["inspect-attention", str(trained_run[0]), "anna", "--json"]).stdout)
     assert data["tokens"][0] == "·" and any(n["token"] == "·" for p in data["predictions"] for n in p["next"])
-    page = web_file("explorer.js")
+    page = explorer_script()
     assert 'token === BOS ? "·"' in page and 'BOS ? "end"' not in page
     root = Path(__file__).resolve().parent.parent
     for text in [shown, page, *(path.read_text() for path in [root / "README.md", *(root / "docs").glob("*.md")])]:

@@ -37,5 +37,5 @@ def recipe_names() -> list[str]:
 
 
 def web_file(name: str) -> str:
-    """The text of one of the explorer page's files (HTML, CSS, JavaScript), from the package."""
-    return resources.files("minigpt.views").joinpath("web", name).read_text(encoding="utf-8")
+    """The text of one of the explorer page's files (HTML, CSS, JavaScript; "explorer/state.js"), from the package."""
+    return resources.files("minigpt.views").joinpath("web", *name.split("/")).read_text(encoding="utf-8")

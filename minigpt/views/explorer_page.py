@@ -3,8 +3,8 @@
 The page carries the model's weights (one base64 float32 buffer), its recipe and
 vocabulary, the run's loss curve, the training names (to mark generated names that are
 not new), and the JavaScript in `minigpt/views/web/`: `model.js`, the forward pass written to be
-read beside model.py, and `explorer.js`, the page around it. Nothing is fetched: the file
-opens from disk with no server and no network.
+read beside model.py, and the page around it, in parts (`explorer/`, listed in EXPLORER_PARTS).
+Nothing is fetched: the file opens from disk with no server and no network.
 
     write_page("runs/names", "emma.html", text="emma")     # what `inspect-attention --html` does
 """
@@ -267,13 +267,23 @@ def script_json(data: dict) -> str:
     return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
 
 
+# The page's script, in parts that share one closure, in this order (each file says what it draws)
+EXPLORER_PARTS = ["state.js", "drawing.js", "heads.js", "matrix.js", "worked_row.js", "predictions.js", "lens.js",
+                  "ablation.js", "head_roles.js", "generate.js", "card.js", "snapshots.js", "wiring.js"]
+
+
+def explorer_script() -> str:
+    """The page's own script: its parts one after another."""
+    return "\n".join(web_file(f"explorer/{part}") for part in EXPLORER_PARTS)
+
+
 def render_page(data: dict) -> str:
     """The template with its stylesheet, data and scripts put in place (in one pass, so no part is read twice)."""
     parts = {
         "CSS": web_file("explorer.css"),
         "DATA": script_json(data),
         "MODEL_JS": web_file("model.js"),
-        "EXPLORER_JS": web_file("explorer.js"),
+        "EXPLORER_JS": explorer_script(),
     }
     return re.sub(r"/\*(CSS|DATA|MODEL_JS|EXPLORER_JS)\*/", lambda m: parts[m.group(1)], web_file("explorer.html"))
 

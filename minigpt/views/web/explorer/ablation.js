@@ -1,0 +1,108 @@
+// ablation.js: switching parts off, and what each costs. A part of the explorer page (state.js
+// lists the parts).
+
+const costRows = [];
+const stepAblations = new Map(); // snapshot index -> its costs, in DATA.ablation's shape
+const decodedMeans = new Map(); // the carried base64 of mean outputs -> those outputs
+
+// what each part costs on the names the page was written with, and each part's mean output (what
+// mean mode puts in its place), at the step shown: the checkpoint's, or the snapshot's
+function ablationNow() {
+  const at = state.snapshot === null || !DATA.snapshots.ablation ? null : DATA.snapshots.ablation[state.snapshot];
+  if (!at) return DATA.ablation;
+  if (!stepAblations.has(state.snapshot)) {
+    const order = DATA.snapshots.parts;
+    const report = (mode) => ({ loss: at[mode].loss,
+      parts: DATA.ablation[mode].parts.map((p) => ({ ...p, cost: at[mode].costs[order.indexOf(p.part)] })) });
+    stepAblations.set(state.snapshot, { names: DATA.ablation.names, zero: report("zero"), mean: report("mean"), means: at.means });
+  }
+  return stepAblations.get(state.snapshot);
+}
+
+// the parts' mean outputs at the step shown, decoded once
+function meansNow() {
+  const carried = ablationNow().means;
+  if (!decodedMeans.has(carried)) decodedMeans.set(carried, meansFrom(carried));
+  return decodedMeans.get(carried);
+}
+
+// mean outputs carried as one base64 float32 buffer (explorer_page.py's means_base64: heads,
+// attention, MLPs, each layer by layer) -> { head: [l][h], attention: [l], mlp: [l] }
+function meansFrom(base64) {
+  const floats = MiniGPTModel.float32s(base64);
+  const L = config.n_layer, H = config.n_head, C = config.n_embd, hd = C / H;
+  const slice = (at, n) => floats.subarray(at, at + n);
+  const head = Array.from({ length: L }, (_, l) => Array.from({ length: H }, (_, h) => slice((l * H + h) * hd, hd)));
+  const rows = (at) => Array.from({ length: L }, (_, l) => slice(at + l * C, C));
+  return { head, attention: rows(L * C), mlp: rows(2 * L * C) };
+}
+
+// the table's rows, in the order of the chosen mode's costs at the checkpoint (kept as the step
+// moves, so a part stays on its row)
+function buildCosts() {
+  const table = $("ablation-table"), found = DATA.ablation;
+  costRows.length = 0;
+  for (let n = switches.length - 1; n >= 0; n--) if (table.contains(switches[n].box)) switches.splice(n, 1); // the old table's
+  if (!found) return table.replaceChildren(el("caption", {}, "No names to measure the parts on were at hand when this page was written."));
+  const rows = found[state.off.mode].parts.map((p) => {
+    const live = el("td", { class: "live" }), bar = el("span", { class: "bar" }), cost = el("span"), label = el("td", { class: "label" });
+    costRows.push({ part: p, live, bar, cost, label });
+    return el("tr", {}, el("th", { scope: "row" }, p.part),
+      el("td", {}, partSwitch(p.kind === "head" ? "head" : p.kind, p.layer, p.head, "on")), label,
+      el("td", { class: "num" }, bar, cost), live);
+  });
+  table.replaceChildren(el("caption", { id: "costs-caption" }),
+    el("thead", {}, el("tr", {}, ...["part", "on", "what it tends to do", `cost on ${found.names}`, "cost on the name in the box, from the parts on now"]
+      .map((t) => el("th", { scope: "col" }, t)))),
+    el("tbody", {}, ...rows));
+  markSwitches();
+  drawCosts();
+}
+
+const signed = (x) => `${x >= 0 ? "+" : "−"}${Math.abs(x).toFixed(4)}`;
+
+// the costs on the names, at the step shown
+function drawCosts() {
+  const found = ablationNow();
+  if (!found) return;
+  const report = found[state.off.mode], cost = new Map(report.parts.map((p) => [p.part, p.cost]));
+  const most = Math.max(1e-9, ...report.parts.map((p) => Math.abs(p.cost)));
+  const step = state.snapshot === null ? "" : ` at step ${DATA.snapshots.steps[state.snapshot].toLocaleString("en")}`;
+  write($("costs-caption"), `Loss with every part on${step}: ${report.loss.toFixed(4)} nats per token over ${found.names}.`);
+  for (const row of costRows) {
+    const c = cost.get(row.part.part);
+    write(row.cost, signed(c));
+    if (row.part.kind === "head") write(row.label, headLabel(row.part.layer, row.part.head));
+    restyle(row.bar, "width", `${Math.round((60 * Math.max(0, c)) / most)}px`);
+  }
+}
+
+// the loss of the name in the box, per token, with these parts off; `from` reuses the layers
+// before from.layer of a pass that differs only after them (model.js's forward)
+function nameLoss(off, from = null) {
+  const tokens = state.view.tokens;
+  const steps = MiniGPTModel.forward(model, tokens, switchedOff(off), from);
+  let nats = 0;
+  steps.forEach((s, i) => { nats -= Math.log(MiniGPTModel.softmax(Array.from(s.logits))[i + 1 < tokens.length ? tokens[i + 1] : BOS]); });
+  return nats / steps.length;
+}
+
+// each part's cost on the name in the box: its loss with that part off too, minus its loss now
+function drawLiveCosts() {
+  const started = performance.now(), now = nameLoss(state.off);
+  let heads = performance.now() - started; // the time the heads' costs take, with the loss they share
+  for (const { part, live } of costRows) {
+    if (!isOn(part.kind, part.layer, part.head)) { write(live, "off"); continue; }
+    const partStarted = performance.now();
+    const more = { ...state.off, heads: [...state.off.heads], attention: [...state.off.attention], mlp: [...state.off.mlp] };
+    if (part.kind === "head") more.heads.push([part.layer, part.head]);
+    else more[part.kind].push(part.layer);
+    // the layers before this part's are the same as now: start from what they made
+    const from = { layer: part.layer, residual: state.view.steps.map((step) => step.layers[part.layer].residual) };
+    const cost = nameLoss(more, from) - now;
+    write(live, signed(cost));
+    if (part.kind === "head") heads += performance.now() - partStarted;
+  }
+  $("ablation-table").dataset.liveMs = String(performance.now() - started);
+  $("ablation-table").dataset.headsMs = String(heads);
+}

@@ -1,0 +1,88 @@
+// generate.js: generating names with the sliders' settings. A part of the explorer page
+// (state.js lists the parts).
+
+function options() {
+  const number = (id, fallback) => (Number.isFinite(parseFloat($(id).value)) ? parseFloat($(id).value) : fallback);
+  return {
+    temperature: Math.max(0.05, number("temperature", 1)),
+    topK: Math.max(0, Math.round(number("top-k", 0))),
+    topP: Math.min(1, Math.max(0.01, number("top-p", 1))),
+  };
+}
+
+function showFilters() {
+  const { temperature, topK, topP } = options();
+  $("temperature-value").textContent = temperature.toFixed(2);
+  $("top-k-value").textContent = topK === 0 ? "off" : String(topK);
+  $("top-p-value").textContent = topP >= 1 ? "off" : topP.toFixed(2);
+}
+
+// the seed moves on after each draw, so the next click draws something new, and typing a seed
+// back in repeats the draws that followed it
+function nextSeed() {
+  const seed = Math.round(parseFloat($("seed").value)) || 0;
+  $("seed").value = seed + 1;
+  return seed;
+}
+
+// The checkpoint's check, as membership.py makes it: the names themselves, or a Bloom filter whose
+// bits (h1 + i * h2) mod size, for i < hashes, are all set for every training name; h1 and h2 are
+// the halves of the name's 64-bit FNV-1a fingerprint over its token ids.
+function inTrainingData(name) {
+  if (trainingNames) return trainingNames.has(name);
+  if (!bloomBits) return null;
+  const chars = [...name];
+  if (!chars.every((ch) => ids.has(ch))) return false; // a character no training name has
+  const mask = (1n << 64n) - 1n;
+  let h = 0xcbf29ce484222325n;
+  for (const ch of chars) h = ((h ^ BigInt(ids.get(ch))) * 0x100000001b3n) & mask;
+  const low = Number(h & 0xffffffffn), high = Number(((h >> 32n) & 0xffffffffn) | 1n), size = bloomBits.length * 8;
+  for (let i = 0; i < DATA.membership.hashes; i++) {
+    const bit = (low + i * high) % size;
+    if (!((bloomBits[bit >> 3] >> (bit & 7)) & 1)) return false;
+  }
+  return true;
+}
+
+function addGenerated(name) {
+  const known = inTrainingData(name);
+  const mark = known === null ? "" : known ? "in the training data" : "new";
+  $("generated").prepend(el("li", { class: known ? "known" : "new" },
+    el("button", { class: "name", onclick: () => setText(name), title: "read it" }, name || "(empty)"), el("span", { class: "mark" }, mark)));
+}
+
+function sample({ temperature = 1, topK = 0, topP = 1, seed = 1, prefix = "" } = {}) {
+  const read = readText(prefix);
+  const random = MiniGPTModel.seededRandom(seed);
+  const tokens = MiniGPTModel.sampleName(model, { temperature, topK, topP, random, prefix: read.tokens.slice(1) });
+  return read.kept.join("") + tokens.map((t) => vocab[t]).join("");
+}
+
+function nextCharacter() {
+  const view = state.view;
+  if (view.tokens.length >= N) {
+    $("gen-note").textContent = `The name is as long as the model reads (${N - 1} characters).`;
+    return;
+  }
+  const logits = view.steps[view.steps.length - 1].logits;
+  const candidates = MiniGPTModel.filterLogits(logits, { ...options(), first: view.tokens.length === 1, bos: BOS });
+  const token = MiniGPTModel.sampleToken(candidates, MiniGPTModel.seededRandom(nextSeed())());
+  if (token === BOS) {
+    $("gen-note").textContent = `The model ends the name here.`;
+    addGenerated(view.kept.join(""));
+    return;
+  }
+  $("gen-note").textContent = `Drew “${vocab[token]}”.`;
+  setText(view.kept.join("") + vocab[token]);
+}
+
+function wholeName() {
+  const name = sample({ ...options(), seed: nextSeed() });
+  addGenerated(name);
+  $("gen-note").textContent = "";
+  setText(name);
+}
+
+function tenNames() {
+  for (let n = 0; n < 10; n++) addGenerated(sample({ ...options(), seed: nextSeed() }));
+}

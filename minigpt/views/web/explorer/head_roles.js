@@ -1,0 +1,63 @@
+// head_roles.js: what each head tends to do, measured when the page was written. A part of the
+// explorer page (state.js lists the parts).
+
+const headCards = [];
+// what the heads tend to do at the step shown: the checkpoint's, or the snapshot's
+const roles = () => (state.snapshot === null ? DATA.roles : { ...DATA.roles, ...DATA.snapshots.roles[state.snapshot] });
+const headLabel = (l, h) => (roles().labels ? roles().labels[l][h] : "");
+const headParts = [];
+
+// the cards' bars and labels, for the step shown
+function drawHeads() {
+  const now = roles();
+  if (!now.shares) return;
+  const most = Math.max(...DATA.roles.shares.flat(2), ...DATA.roles.even, ...now.shares.flat(2));
+  headParts.forEach(({ l, h, fills, role, chart }) => {
+    const shares = now.shares[l][h];
+    fills.forEach((fill, k) => restyle(fill, "height", `${(100 * shares[k]) / most}%`));
+    write(role, now.labels[l][h]);
+    chart.setAttribute("aria-label", `its weight: ${shares.map((x, k) => `${DATA.roles.offsets[k]} ${Math.round(100 * x)}%`).join(", ")}`);
+  });
+}
+
+function buildHeads() {
+  const roles = DATA.roles;
+  if (!roles.shares) {
+    $("roles-note").textContent = "No names to measure the heads on were at hand when this page was written.";
+    return;
+  }
+  $("roles-note").textContent = `Where each head's weight goes, averaged over every row (positions 1 and on) of ` +
+    `${roles.names}; the ticks mark what a head spreading its weight evenly would give. Pick a head for its ` +
+    `character × character picture.`;
+  const most = Math.max(...roles.shares.flat(2), ...roles.even);
+  roles.shares.forEach((heads, l) => heads.forEach((shares, h) => {
+    const fills = shares.map(() => el("span", { class: "fill" }));
+    const bars = shares.map((s, k) => el("span", { class: "offset", title: `${roles.offsets[k]} (even: ${Math.round(100 * roles.even[k])}%)` },
+      fills[k], el("span", { class: "even", style: { bottom: `${(100 * roles.even[k]) / most}%` } })));
+    const chart = el("span", { class: "offsets", role: "img" }, ...bars), role = el("span", { class: "role" });
+    const card = el("button", { class: "head-card", "data-layer": l, "data-head": h, onclick: () => selectHead(l, h) },
+      el("span", { class: "name" }, `layer ${l}, head ${h}`), chart, role);
+    headParts.push({ l, h, fills, role, chart });
+    headCards.push(card);
+  }));
+  drawHeads();
+  $("heads").append(el("p", { class: "offset-key", "aria-hidden": "true" }, "bars, left to right: " + roles.offsets.join(" · ")), ...headCards);
+  $("label-rules").textContent = roles.rules;
+}
+
+// the selected head's mean weight from each character read (rows) to each token before it (columns)
+function drawCharMatrix() {
+  const roles = DATA.roles, rows = roles.chars[state.layer][state.head];
+  const table = el("table", { class: "chars", id: "char-table" });
+  const tokens = [...vocab, "·"];
+  table.append(el("tr", {}, el("th", { class: "corner", scope: "col" }, "reads ↓ on →"), ...tokens.map((t) => el("th", { scope: "col" }, t))));
+  rows.forEach((row, c) => {
+    if (row.every((w) => w === 0)) return; // a character the names never had
+    table.append(el("tr", {}, el("th", { scope: "row" }, vocab[c]), ...row.map((w, t) => el("td", {
+      style: { background: viridis(w) }, title: `reading ${vocab[c]}: ${Math.round(100 * w)}% on ${tokens[t]}`,
+    }))));
+  });
+  $("char-matrix").replaceChildren(el("h3", {}, `Layer ${state.layer}, head ${state.head}, by character: where the weight goes`),
+    el("p", { class: "muted" }, `Each row is a character being read; each column, what its weight lands on (· the boundary token), ` +
+      `averaged over ${roles.names}. Bright means most of the row.`), el("div", { class: "scroll", tabindex: "0", role: "region", "aria-label": "the character picture, scrolls sideways" }, table));
+}

@@ -1,0 +1,47 @@
+// lens.js: each layer's guess, the logit lens. A part of the explorer page (state.js lists the
+// parts).
+
+const lens = { heads: [], rows: [] };
+const STAGES = ["after the embeddings", ...Array.from({ length: config.n_layer }, (_, l) => [`after layer ${l}'s attention`, `after layer ${l}'s MLP`]).flat()];
+
+function buildLens() {
+  const table = $("lens-table");
+  const header = el("tr", {}, el("th", { scope: "col" }, "read → next"));
+  for (let t = 0; t < N; t++) {
+    const th = el("th", { scope: "col" });
+    lens.heads.push(th);
+    header.append(th);
+  }
+  const body = el("tbody");
+  for (const stage of STAGES) {
+    const cells = Array.from({ length: N }, () => el("td"));
+    lens.rows.push(cells);
+    body.append(el("tr", {}, el("th", { scope: "row" }, stage), ...cells));
+  }
+  table.append(el("thead", {}, header), body);
+}
+
+// every stage's probabilities at every position: [stage][position][token]
+function lensOf(view) {
+  const streams = (s) => [s.layers[0].residual, ...s.layers.flatMap((layer) => [layer.afterAttention, layer.afterMLP])];
+  const byPosition = view.steps.map((s) => streams(s).map((x) => MiniGPTModel.softmax(Array.from(MiniGPTModel.readOff(model, x)))));
+  return STAGES.map((_, stage) => byPosition.map((stages) => stages[stage]));
+}
+
+function drawLens() {
+  const view = state.view, T = view.tokens.length, probs = lensOf(view);
+  const next = (t) => (t + 1 < T ? view.tokens[t + 1] : BOS);
+  lens.heads.forEach((th, t) => {
+    hide(th, t >= T);
+    if (t < T) write(th, `${label(view.tokens[t])} → ${label(next(t))}`);
+  });
+  lens.rows.forEach((cells, stage) => cells.forEach((td, t) => {
+    hide(td, t >= T);
+    if (t >= T) return;
+    const p = probs[stage][t], best = p.indexOf(Math.max(...p)), actual = p[next(t)];
+    write(td, `${label(best)} ${Math.round(100 * p[best])}%`);
+    restyle(td, "background", viridis(actual));
+    restyle(td, "color", inkOn(actual));
+    td.title = `${STAGES[stage]}: likeliest ${label(best)} ${fmt(p[best], 3)}; the actual next, ${label(next(t))}, ${fmt(actual, 3)}`;
+  }));
+}

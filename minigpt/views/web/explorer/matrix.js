@@ -1,0 +1,163 @@
+// matrix.js: one head, large, as a grid of the largest size cut to the name by hiding. A part of
+// the explorer page (state.js lists the parts).
+
+// Cells are placed at fixed spots with fixed sizes (CELL_W × CELL_H); past the name they are
+// hidden but keep their place (the stylesheet keeps them in the layout, unseen), so that typing
+// lays out no cell.
+// The cells' numbers and colours are painted on one canvas under them (text laid out in 256 boxes
+// at every keystroke was most of the browser's work); the cells themselves stay, empty and
+// transparent, for the keyboard, the mouse and screen readers (each says its number in aria-label).
+const matrix = { cols: [], rows: [], heads: [], cells: [], canvas: null, ctx: null, painted: [] };
+const CELL_W = 27, CELL_H = 21, HEAD_W = 44;
+const CELL_FONT = "10.5px ui-monospace, SFMono-Regular, Menlo, Consolas, monospace";
+const place = (node, x, y) => Object.assign(node.style, { left: `${x}px`, top: `${y}px` });
+
+function buildMatrix() {
+  const grid = $("big-matrix");
+  document.documentElement.style.setProperty("--positions", N);
+  const ratio = window.devicePixelRatio || 1, width = HEAD_W + N * CELL_W, height = (N + 1) * CELL_H;
+  matrix.canvas = el("canvas", { class: "paint", width: Math.round(width * ratio), height: Math.round(height * ratio), "aria-hidden": "true" });
+  Object.assign(matrix.canvas.style, { width: `${width}px`, height: `${height}px` });
+  matrix.ctx = matrix.canvas.getContext("2d");
+  matrix.ctx.scale(ratio, ratio);
+  grid.append(matrix.canvas);
+  const header = el("div", { role: "row" }, el("div", { class: "corner", role: "columnheader" }, "reads ↓", el("br"), "attends →"));
+  for (let j = 0; j < N; j++) {
+    const head = el("div", { class: "col-head", role: "columnheader" });
+    place(head, HEAD_W + j * CELL_W, 0);
+    matrix.cols.push(head);
+    header.append(head);
+  }
+  grid.append(header);
+  for (let i = 0; i < N; i++) {
+    const head = el("div", { class: "row-head", role: "rowheader", title: "work out this row" });
+    place(head, 0, (i + 1) * CELL_H);
+    const row = el("div", { role: "row", "data-i": i }, head);
+    const cells = [];
+    matrix.painted.push(new Array(N).fill(""));
+    for (let j = 0; j < N; j++) {
+      const cell = el("div", { class: "cell", role: "gridcell", tabindex: "-1", "data-i": i, "data-j": j });
+      place(cell, HEAD_W + j * CELL_W, (i + 1) * CELL_H);
+      cells.push(cell);
+      row.append(cell);
+    }
+    matrix.rows.push(row);
+    matrix.heads.push(head);
+    matrix.cells.push(cells);
+    grid.append(row);
+  }
+  grid.addEventListener("click", (event) => {
+    const cell = event.target.closest(".cell"), head = event.target.closest(".row-head");
+    if (cell && +cell.dataset.j <= +cell.dataset.i) clickCell(+cell.dataset.i, +cell.dataset.j);
+    else if (head) selectCell(matrix.heads.indexOf(head), null);
+  });
+  grid.addEventListener("keydown", cellKeys);
+  grid.addEventListener("mouseover", (event) => { // a cell of the worked row lights its line of the arithmetic
+    const cell = event.target.closest(".cell");
+    highlightLine(cell && +cell.dataset.i === rowOf(state.view) && +cell.dataset.j <= +cell.dataset.i ? +cell.dataset.j : null);
+  });
+  grid.addEventListener("mouseleave", () => highlightLine(null));
+}
+
+function drawMatrix() {
+  const view = state.view, T = view.tokens.length, { layer: l, head: h } = state;
+  const scores = state.show === "scores", labels = view.tokens.map(label);
+  const worked = rowOf(view), chosen = colOf(view);
+  let scale = 1e-12;
+  if (scores) view.steps.forEach((s) => s.layers[l].scores[h].forEach((x) => { scale = Math.max(scale, Math.abs(x)); }));
+  const grid = $("big-matrix");
+  if (grid.dataset.positions !== String(T)) {
+    grid.dataset.positions = T;
+    Object.assign(grid.style, { width: `${HEAD_W + T * CELL_W}px`, height: `${(T + 1) * CELL_H}px` });
+  }
+  for (let j = 0; j < N; j++) {
+    hide(matrix.cols[j], j >= T);
+    if (j < T) write(matrix.cols[j], labels[j]);
+  }
+  for (let i = 0; i < N; i++) {
+    const tr = matrix.rows[i];
+    hide(tr, i >= T);
+    if (i >= T) continue;
+    tr.classList.toggle("worked", i === worked);
+    write(matrix.heads[i], labels[i]);
+    const at = view.steps[i].layers[l];
+    matrix.cells[i].forEach((td, j) => {
+      hide(td, j >= T);
+      if (j >= T) return;
+      const future = j > i;
+      const value = future ? (scores ? -Infinity : 0) : scores ? at.scores[h][j] : at.weights[h][j];
+      reclass(td, future ? "cell future" : i === worked && j === chosen ? "cell chosen" : "cell");
+      setData(td, "value", String(value));
+      const text = future ? (scores ? "−∞" : "masked") : scores ? fmt(value, 1) : shortWeight(value);
+      say(td, text);
+      paintCell(i, j, future ? "#f1f1f4" : scores ? diverging(value, scale) : viridis(value),
+        future ? "#767676" : scores ? (Math.abs(value) / scale > 0.6 ? "#fff" : "#111") : inkOn(value), future && !scores ? "" : text);
+      const tab = i === worked && j === chosen ? 0 : -1; // one stop for Tab: the arrows move within
+      if (td.tabIndex !== tab) td.tabIndex = tab;
+    });
+  }
+  for (let i = 0; i < N; i++) for (let j = 0; j < N; j++) if (i >= T || j >= T) paintCell(i, j, null); // past the name
+  const legend = scores ? `score ${fmt(-scale, 1)}|diverging|${fmt(scale, 1)}` : "weight 0|viridis|1";
+  if ($("matrix-scale").dataset.legend !== legend) { // the colour scale's ends, when they change
+    const [low, ramp, high] = legend.split("|");
+    $("matrix-scale").replaceChildren(el("span", {}, low), el("span", { class: `ramp ${ramp}` }), el("span", {}, high));
+    $("matrix-scale").dataset.legend = legend;
+  }
+  drawCellInfo();
+}
+
+// one cell on the matrix's canvas, when it changed: its background, and its text in `ink`
+// (no background: the cell is cleared, past the end of the name)
+function paintCell(i, j, background, ink = "", text = "") {
+  const key = background ? `${background}|${ink}|${text}` : "";
+  if (matrix.painted[i][j] === key) return;
+  matrix.painted[i][j] = key;
+  const ctx = matrix.ctx, x = HEAD_W + j * CELL_W, y = (i + 1) * CELL_H;
+  if (!background) return ctx.clearRect(x, y, CELL_W, CELL_H);
+  ctx.fillStyle = background; // opaque: it covers whatever the cell showed before
+  ctx.fillRect(x + 1, y + 1, CELL_W - 2, CELL_H - 2); // the 1px around it is the gap between cells
+  if (text) ctx.drawImage(textPicture(text, ink, CELL_FONT, CELL_W, CELL_H), x, y, CELL_W, CELL_H);
+}
+
+// a weight in the room of a cell: ".43", and "1" for a whole row's weight
+const shortWeight = (w) => (w >= 0.995 ? "1" : w.toFixed(2).slice(1));
+
+const activeCell = () => matrix.cells[rowOf(state.view)][colOf(state.view)];
+
+function cellKeys(event) {
+  const view = state.view, T = view.tokens.length;
+  let i = rowOf(view), j = colOf(view);
+  switch (event.key) {
+    case "ArrowUp": i = Math.max(0, i - 1); j = Math.min(j, i); break;
+    case "ArrowDown": i = Math.min(T - 1, i + 1); break;
+    case "ArrowLeft": j = Math.max(0, j - 1); break;
+    case "ArrowRight": j = Math.min(i, j + 1); break;
+    case "Home": j = 0; break;
+    case "End": j = i; break;
+    case "Enter": case " ": event.preventDefault(); return clickCell(i, j);
+    case "Escape": state.details = false; return drawCellInfo();
+    default: return;
+  }
+  event.preventDefault();
+  selectCell(i, j);
+  activeCell().focus();
+}
+
+// A click (or a tap) on a cell works out its row and opens its details; a second closes them.
+function clickCell(i, j) {
+  const again = i === rowOf(state.view) && j === colOf(state.view);
+  state.details = again ? !state.details : true;
+  selectCell(i, j);
+}
+
+function drawCellInfo() {
+  const box = $("cell-info"), view = state.view;
+  hide(box, !state.details);
+  if (!state.details) return;
+  const i = rowOf(view), j = colOf(view), at = view.steps[i].layers[state.layer], h = state.head;
+  const scores = at.scores[h], max = Math.max(...scores), total = scores.reduce((a, s) => a + Math.exp(s - max), 0);
+  const labels = view.tokens.map(label);
+  box.textContent = `Position ${i} “${labels[i]}” attends to position ${j} “${labels[j]}”: ` +
+    `q·k${j} = ${fmt(scores[j] * Math.sqrt(D))}, ÷ √${D} = ${fmt(scores[j])}, + mask 0, ` +
+    `e^(${fmt(scores[j])} − ${fmt(max)}) = ${fmt(Math.exp(scores[j] - max))}, ÷ ${fmt(total)} = weight ${fmt(at.weights[h][j], 4)}.`;
+}

@@ -1,0 +1,78 @@
+// predictions.js: what the model predicts next, under the sampling filters. A part of the
+// explorer page (state.js lists the parts).
+
+const TOP = 5;
+const predictions = { rows: [], chart: [] };
+
+function buildPredictions() {
+  for (let i = 0; i < N; i++) {
+    const choices = Array.from({ length: Math.min(TOP, V) }, () => {
+      const char = el("span", { class: "char" }), bar = el("span", { class: "bar" }), p = el("span", { class: "p" });
+      return { node: el("span", { class: "choice" }, char, bar, p), char, bar, p };
+    });
+    const row = { node: el("div", { class: "prediction" }), after: el("span", { class: "after" }), next: el("span", { class: "next" }), choices };
+    row.node.append(row.after, el("span", { class: "bars" }, ...choices.map((c) => c.node)), row.next);
+    row.node.addEventListener("click", () => selectCell(i, null));
+    predictions.rows.push(row);
+  }
+  $("predictions").append(...predictions.rows.map((r) => r.node));
+  for (let n = 0; n < V; n++) {
+    const char = el("span", { class: "char" }), bar = el("span", { class: "bar" }), raw = el("span", { class: "raw" }), p = el("span", { class: "p" });
+    predictions.chart.push({ node: el("div", { class: "next-bar" }, char, el("span", { class: "track" }, raw, bar), p), char, bar, raw, p });
+  }
+  $("next-chart").append(...predictions.chart.map((c) => c.node));
+}
+
+// for position i: the model's probabilities, and those a draw would use after the filters
+function distributions(view, i, filters) {
+  const logits = view.steps[i].logits;
+  const filtered = MiniGPTModel.softmax(MiniGPTModel.filterLogits(logits, { ...filters, first: i === 0, bos: BOS }));
+  return { probs: MiniGPTModel.softmax(Array.from(logits)), filtered };
+}
+
+function drawPredictions() {
+  const view = state.view, T = view.tokens.length, filters = options();
+  let nats = 0;
+  predictions.rows.forEach((row, i) => {
+    hide(row.node, i >= T);
+    if (i >= T) return;
+    const { probs, filtered } = distributions(view, i, filters);
+    const actual = i + 1 < T ? view.tokens[i + 1] : BOS; // the next character, or the end
+    nats -= Math.log(probs[actual]);
+    const best = probs.map((p, t) => [p, t]).sort((a, b) => b[0] - a[0]).slice(0, TOP);
+    row.node.classList.toggle("worked", i === rowOf(view));
+    row.after.textContent = `after “·${view.kept.slice(0, i).join("")}”`;
+    best.forEach(([p, t], n) => {
+      const c = row.choices[n], removed = filtered[t] === 0;
+      reclass(c.node, `choice${t === actual ? " actual" : ""}${removed ? " removed" : ""}`);
+      c.node.title = `${label(t)}: ${fmt(p, 4)} from the model, ${fmt(filtered[t], 4)} after the filters`;
+      write(c.char, label(t));
+      restyle(c.bar, "width", `${Math.max(1, Math.round(filtered[t] * 70))}px`);
+      write(c.p, fmt(filtered[t], 2));
+    });
+    row.next.textContent = `next is ${label(actual)}: p = ${fmt(probs[actual], 3)}, −log p = ${fmt(-Math.log(probs[actual]), 2)}`;
+  });
+  const off = state.off.heads.length + state.off.attention.length + state.off.mlp.length;
+  $("loss").textContent = `Loss of “${view.kept.join("")}”${off ? `, with ${off} part${off > 1 ? "s" : ""} off` : ""}: ${fmt(nats / T, 3)} nats per character ` +
+    `(${T} prediction${T > 1 ? "s" : ""}, the end included; the model's own probabilities, before any filter). ` +
+    `A uniform guess: log(${V}) = ${fmt(Math.log(V), 3)}.`;
+  drawNextChart(filters);
+}
+
+function drawNextChart(filters = options()) {
+  const view = state.view, i = rowOf(view);
+  const { probs, filtered } = distributions(view, i, filters);
+  const order = probs.map((_, t) => t).sort((a, b) => probs[b] - probs[a]);
+  const kept = filtered.filter((p) => p > 0).length;
+  $("next-title").textContent = `Every next token after “·${view.kept.slice(0, i).join("")}”: ${kept} of ${V} kept`;
+  order.forEach((t, n) => {
+    const c = predictions.chart[n], removed = filtered[t] === 0;
+    reclass(c.node, `next-bar${removed ? " removed" : ""}`);
+    setData(c.node, "token", label(t));
+    setData(c.node, "p", String(filtered[t]));
+    write(c.char, label(t));
+    restyle(c.raw, "width", `${(probs[t] * 100).toFixed(1)}%`);
+    restyle(c.bar, "width", `${(filtered[t] * 100).toFixed(1)}%`);
+    write(c.p, removed ? `removed (${fmt(probs[t], 3)})` : fmt(filtered[t], 3));
+  });
+}

@@ -1,0 +1,132 @@
+// wiring.js: what redraws when, the events, the start, and the console API. A part of the
+// explorer page (state.js lists the parts).
+
+// Parts below the first screen are drawn when they are on screen (or near it): a keystroke
+// that redraws only what can be seen leaves the browser less to lay out. A part that changed
+// while out of sight is drawn as it comes into view.
+const offscreen = { flow: { draw: () => drawFlow(), seen: false, stale: true },
+                    predict: { draw: () => drawPredictions(), seen: false, stale: true },
+                    ablation: { draw: () => drawLiveCosts(), seen: false, stale: true },
+                    lens: { draw: () => drawLens(), seen: false, stale: true } };
+const watcher = new IntersectionObserver((entries) => entries.forEach((entry) => {
+  const part = offscreen[entry.target.id];
+  part.seen = entry.isIntersecting;
+  if (part.seen && part.stale) redrawIfSeen(part);
+}));
+
+function redrawIfSeen(part) {
+  part.stale = !part.seen;
+  if (part.seen) part.draw();
+}
+
+// after the text changes: the model runs again and everything that shows it redraws
+function render() {
+  const view = (state.view = analyse($("name-input").value, switchedOff(), true));
+  markSwitches();
+  drawInput(view);
+  drawGrid();
+  drawSelection();
+  redrawIfSeen(offscreen.predict);
+  redrawIfSeen(offscreen.ablation);
+  redrawIfSeen(offscreen.lens);
+}
+
+// after the head, row or cell changes: the parts that show the selection
+function drawSelection() {
+  drawMatrix();
+  drawMath();
+  redrawIfSeen(offscreen.flow);
+}
+
+function selectHead(layer, head) {
+  Object.assign(state, { layer, head });
+  markSelectedHead();
+  drawSelection();
+  if (DATA.roles.chars) drawCharMatrix();
+}
+
+function selectCell(row, col) {
+  Object.assign(state, { row: row === state.view.tokens.length - 1 ? null : row, col });
+  drawSelection();
+  redrawIfSeen(offscreen.predict);
+}
+
+function setText(text) {
+  $("name-input").value = text;
+  render();
+}
+
+$("name-input").addEventListener("input", render);
+for (const radio of document.querySelectorAll("input[name=show]")) {
+  radio.addEventListener("change", () => { state.show = radio.value; drawMatrix(); });
+}
+for (const id of ["temperature", "top-k", "top-p"]) {
+  $(id).addEventListener("input", () => { showFilters(); redrawIfSeen(offscreen.predict); });
+}
+for (const radio of document.querySelectorAll("input[name=off-mode]")) {
+  radio.addEventListener("change", () => { state.off.mode = radio.value; buildCosts(); render(); });
+}
+$("all-on").addEventListener("click", () => { Object.assign(state.off, { heads: [], attention: [], mlp: [] }); render(); });
+$("next-char").addEventListener("click", nextCharacter);
+$("whole-name").addEventListener("click", wholeName);
+$("ten-names").addEventListener("click", tenNames);
+$("top-k").max = V;
+$("temperature").value = DATA.config.sample.temperature;
+$("top-k").value = DATA.config.sample.top_k;
+$("top-p").value = DATA.config.sample.top_p;
+$("membership-note").textContent = DATA.membership.note;
+showFilters();
+buildInput();
+buildGrid();
+buildMatrix();
+buildMath();
+buildFlow();
+buildPredictions();
+buildHeads();
+buildCosts();
+buildLens();
+drawCard();
+buildSteps();
+$("name-input").value = DATA.start_text;
+render();
+for (const id of Object.keys(offscreen)) watcher.observe($(id));
+markSelectedHead();
+if (DATA.roles.chars) drawCharMatrix();
+
+// For tests and the curious, from the browser console: minigpt.forward("emma")
+window.minigpt = {
+  vocab,
+  config: DATA.config,
+  // {tokens, logits [T][vocab_size], attention [n_layer][n_head][T][T]} for the boundary token and then `text`;
+  // `off` ({heads: [[l, h]], attention: [l], mlp: [l], mode: "zero" or "mean"}) switches parts off
+  forward(text, off = null) {
+    const view = analyse(text, off ? switchedOff({ heads: [], attention: [], mlp: [], mode: "zero", ...off }) : null);
+    return { tokens: view.tokens, logits: view.steps.map((s) => Array.from(s.logits)), attention: attentionOf(view) };
+  },
+  // what the page shows now: its tokens and logits (computed for the text box, reusing what it shares with the last)
+  shown: () => ({ tokens: state.view.tokens, logits: state.view.steps.map((s) => Array.from(s.logits)) }),
+  // the probabilities the next draw after `text` comes from, filtered as sampling.py filters them
+  nextDistribution(text, { temperature = 1, topK = 0, topP = 1 } = {}) {
+    const view = analyse(text);
+    const logits = view.steps[view.steps.length - 1].logits;
+    return MiniGPTModel.softmax(MiniGPTModel.filterLogits(logits, { temperature, topK, topP, first: view.tokens.length === 1 }));
+  },
+  // the numbers the worked row was drawn from: q, each k, q⊙k, the scores, weights, values and output
+  worked() {
+    const n = math.numbers, list = (v) => Array.from(v);
+    return { i: n.i, layer: n.layer, head: n.head, q: list(n.q), keys: n.keys.map(list), products: n.products.map(list),
+             scores: list(n.scores), weights: list(n.weights), values: n.values.map(list), out: list(n.out) };
+  },
+  // each stage's probabilities [stage][position][token] for `text`, as the lens table shows them
+  lens: (text) => lensOf(analyse(text)),
+  // show training snapshot `index` (DATA.snapshots.steps[index]); the page then runs its weights
+  showSnapshot,
+  sample,
+  sampleNames: (n, opts = {}) => Array.from({ length: n }, (_, k) => sample({ ...opts, seed: (opts.seed || 1) + k })),
+  inTrainingData,
+  setText,
+  setPart,
+  liveCosts: () => { drawLiveCosts(); return costRows.map(({ part, live }) => [part.part, live.textContent]); },
+  select: selectHead,
+  selectCell,
+};

@@ -1,0 +1,191 @@
+// worked_row.js: one row worked out (q against every k, the scores, the mask, softmax, and × V),
+// and where q, k and v come from. A part of the explorer page (state.js lists the parts).
+
+// Every number and strip of it changes when a character is typed (the new character becomes the
+// row worked out), so they are painted on a canvas over the table. The table stays for its
+// structure: its cells are empty, say their numbers in aria-label, and carry the hover and the
+// click. Its lines have one height, so line j lies j line heights below line 0, and the sums'
+// row below the last line shown: measured once, not at each keystroke.
+
+const math = { lines: [], picture: null };
+
+function buildMath() {
+  const table = $("math-table");
+  // fixed column widths: a new number in a cell does not make the browser lay out the whole table again
+  document.documentElement.style.setProperty("--strip", `${D * Math.max(3, 56 / D) + 8}px`);
+  table.append(el("thead", {}, el("tr", {}, ...[["j", "the position read"], ["kⱼ", "its key"], ["q⊙kⱼ", "q times kⱼ, number by number"],
+    ["q·kⱼ", "their sum"], ["÷√d", "the raw score"], ["mask", "0 up to this position, −∞ after"],
+    ["weight", "softmax of the scores"], ["weight·vⱼ", "its value, scaled"]].map(([t, title]) => el("th", { scope: "col", title }, t)))));
+  const body = el("tbody");
+  math.q = frame(D);
+  body.append(el("tr", { class: "query" }, el("th", { scope: "row", id: "q-label" }, "q"), el("td", {}, math.q),
+    el("td", { colspan: 6, class: "muted" }, "the query of this position, against every key below")));
+  for (let j = 0; j < N; j++) {
+    const line = {
+      tr: el("tr", { "data-j": j }),
+      key: frame(D), product: frame(D), scaled: frame(D),
+      label: el("th", { scope: "row" }), dot: el("td"), score: el("td"), mask: el("td"), weight: el("td", { class: "weight" }),
+    };
+    line.tr.append(line.label, el("td", {}, line.key), el("td", {}, line.product), line.dot, line.score, line.mask, line.weight,
+      el("td", {}, line.scaled));
+    line.tr.addEventListener("mouseenter", () => highlightCell(j));
+    line.tr.addEventListener("mouseleave", () => highlightCell(null));
+    line.tr.addEventListener("click", () => { if (j <= rowOf(state.view)) selectCell(rowOf(state.view), j); });
+    math.lines.push(line);
+    body.append(line.tr);
+  }
+  math.out = frame(D);
+  math.sum = el("td");
+  math.total = el("tr", { class: "total" }, el("th", { scope: "row" }, "Σ"), el("td", { colspan: 5, class: "muted" },
+    "the weights add up to 1; the head's output is the weighted sum of the values →"), math.sum, el("td", {}, math.out));
+  body.append(math.total);
+  table.append(body);
+  math.picture = overlay(table.parentNode, table.querySelector("tr.query"), measureMath, drawMath);
+}
+
+// Line 0's strips and numbers, the height of a line, and the sums' row as it would lie below no line.
+function measureMath(at, last) {
+  const [first, second] = math.lines, shown = math.lines.filter((line) => !line.tr.hidden).length;
+  const pitch = second && !second.tr.hidden ? at(second.tr)[1] - at(first.tr)[1] : last ? last.pitch : 0;
+  const up = ([x, y, w, h]) => [x, y - shown * pitch, w, h];
+  const spots = { q: at(math.q, 1), pitch, out: up(at(math.out, 1)), sum: up(at(math.sum)), font: getComputedStyle(first.dot).font };
+  for (const part of ["key", "product", "scaled"]) spots[part] = at(first[part], 1); // inside the frame's border
+  for (const part of ["dot", "score", "mask", "weight"]) spots[part] = at(first[part]);
+  spots.height = at(first.tr)[1] + N * pitch + at(math.total)[3]; // down to the sums below the longest name
+  document.documentElement.style.setProperty("--worked-height", `${Math.ceil(spots.height)}px`);
+  return spots;
+}
+
+// a number at the right of its cell, 3px in as the table's padding (or from its left edge)
+function paintNumber(ctx, text, [x, y, w, h], ink, font, align = "right") {
+  ctx.drawImage(textPicture(text, ink, font, w, h, align), x, y, w, h);
+}
+
+// the worked row on its canvas: strips [values, scale, part, j] (j lines down) and each line's numbers
+function paintMath(strips, lines, sum) {
+  const { ctx, canvas } = math.picture, spots = math.picture.place();
+  if (!spots) return;
+  const spot = (part, j) => { const [x, y, w, h] = spots[part]; return [x, y + j * spots.pitch, w, h]; };
+  ctx.clearRect(0, 0, canvas.width, canvas.height);
+  paintStrips(ctx, strips.map(([values, scale, part, j]) => [values, scale, spot(part, j)]));
+  for (const { j, shown, ink, bar } of lines) {
+    for (const part of ["dot", "score", "mask"]) paintNumber(ctx, shown[part], spot(part, j), ink, spots.font);
+    const [x, y, , h] = spot("weight", j);
+    ctx.fillStyle = ACCENT;
+    ctx.beginPath();
+    ctx.roundRect(x + 3, y + h / 2 - 5, bar, 10, 2); // the weight as a bar, 40px for 1
+    ctx.fill();
+    paintNumber(ctx, shown.weight, [x + 3 + bar + 4, y, 40, h], ink, spots.font, "left");
+  }
+  paintNumber(ctx, sum, spot("sum", lines.length), INK, `bold ${spots.font}`);
+}
+
+function drawMath() {
+  const view = state.view, T = view.tokens.length, { layer: l, head: h } = state;
+  const i = rowOf(view), chosen = colOf(view), labels = view.tokens.map(label), start = h * D;
+  const slice = (v) => v.subarray(start, start + D);
+  const at = view.steps[i].layers[l], q = slice(at.q);
+  const keys = view.steps.slice(0, i + 1).map((s) => slice(s.layers[l].k));
+  const values = view.steps.slice(0, i + 1).map((s) => slice(s.layers[l].v));
+  const products = keys.map((k) => k.map((x, n) => x * q[n]));
+  const weights = at.weights[h], scores = at.scores[h];
+  const scaledValues = values.map((v, j) => v.map((x) => x * weights[j]));
+  const out = slice(at.out);
+  const qk = largest(q, ...keys), prod = largest(...products), val = largest(out, ...scaledValues);
+  write($("math-title"), `Row ${i} (“${labels[i]}”) worked out, layer ${l}, head ${h}`);
+  write($("q-label"), `q${i}`);
+  math.picture.place(); // before the lines are shown or hidden: measured on a laid-out table
+  const strips = [[q, qk, "q", 0], [out, val, "out", T]], lines = [], sum = weights.reduce((a, b) => a + b, 0).toFixed(3);
+  say(math.q, vectorText(`q${i}`, q));
+  say(math.out, vectorText(`out${i}`, out));
+  say(math.sum, sum);
+  math.lines.forEach((line, j) => {
+    hide(line.tr, j >= T);
+    if (j >= T) return;
+    const future = j > i;
+    reclass(line.tr, future ? "future" : j === chosen ? "chosen" : "");
+    write(line.label, `${j} ${labels[j]}`);
+    for (const s of [line.key, line.product, line.scaled]) restyle(s, "visibility", future ? "hidden" : "");
+    const shown = future ? { dot: "—", score: "—", mask: "−∞", weight: "0" }
+      : { dot: fmt(scores[j] * Math.sqrt(D), 2), score: fmt(scores[j], 2), mask: "+0", weight: weights[j].toFixed(3) };
+    for (const part of ["dot", "score", "mask", "weight"]) say(line[part], shown[part]);
+    lines.push({ j, shown, ink: future ? MUTED_INK : INK, bar: future ? 0 : Math.round(weights[j] * 40) });
+    if (future) return;
+    say(line.key, vectorText(`k${j}`, keys[j]));
+    say(line.product, vectorText(`q⊙k${j}`, products[j]));
+    say(line.scaled, vectorText(`weight·v${j}`, scaledValues[j]));
+    strips.push([keys[j], qk, "key", j], [products[j], prod, "product", j], [scaledValues[j], val, "scaled", j]);
+  });
+  paintMath(strips, lines, sum);
+  write($("math-legend"), `d = ${D}, so ÷√d divides by ${fmt(Math.sqrt(D))}. Strips: red above 0, blue below; ` +
+    `q and the keys share one scale, the products another, the values a third. A later position's score is −∞, so its weight is 0.`);
+  math.numbers = { i, layer: l, head: h, q, keys, products, scores, weights, values, scaledValues, out };
+}
+
+function highlightLine(j) {
+  math.lines.forEach((line, n) => line.tr.classList.toggle("hover", n === j));
+}
+
+function highlightCell(j) {
+  const i = rowOf(state.view);
+  matrix.cells[i].forEach((cell, n) => cell.classList.toggle("hover", n === j));
+}
+
+// ---- where q, k and v come from --------------------------------------------------------------
+
+const flow = { frames: {}, labels: {}, picture: null };
+
+function buildFlow() {
+  const E = config.n_embd, gains = config.norm_scale ? " × the layer's norm gains" : "";
+  const step = (name, what) => {
+    flow.frames[name] = frame(E);
+    flow.labels[name] = el("span", { class: "what" }, what);
+    return el("div", { class: "flow-step" }, flow.labels[name], flow.frames[name], el("span", { class: "shape" }, `[${E}]`));
+  };
+  $("flow-steps").append(
+    step("wte", "wte[token]"),
+    step("wpe", "+ wpe[position]"),
+    step("x0", "rmsnorm: the residual stream's start"),
+    step("residual", "what the layer reads"),
+    step("a", `rmsnorm${gains}`),
+    step("q", "× W_Q → q"),
+    step("k", "× W_K → k"),
+    step("v", "× W_V → v"),
+  );
+  flow.picture = overlay($("flow-steps"), $("flow-steps"),
+    (at) => Object.fromEntries(Object.entries(flow.frames).map(([name, node]) => [name, at(node, 1)])),
+    () => redrawIfSeen(offscreen.flow));
+}
+
+function drawFlow() {
+  const view = state.view, { layer: l, head: h } = state, i = rowOf(view), j = colOf(view), E = config.n_embd;
+  const labels = view.tokens.map(label), token = view.tokens[i];
+  const row = (W, n) => W.data.subarray(n * W.cols, (n + 1) * W.cols);
+  const s = view.steps[i], layer = s.layers[l], keyLayer = view.steps[j].layers[l];
+  const x0 = view.steps[i].layers[0].residual;
+  const scale = largest(row(model.weights.wte, token), row(model.weights.wpe, i));
+  const qkScale = largest(layer.q, keyLayer.k), from = h * D, to = (h + 1) * D;
+  const strips = { // name: [values, scale, what a screen reader hears it called, and the head's slice]
+    wte: [row(model.weights.wte, token), scale, `wte[${token}]`], wpe: [row(model.weights.wpe, i), scale, `wpe[${i}]`],
+    x0: [x0, largest(x0), "x"], residual: [layer.residual, largest(layer.residual), "x"], a: [layer.a, largest(layer.a), "a"],
+    q: [layer.q, qkScale, `q${i}`, from, to], k: [keyLayer.k, qkScale, `k${j}`, from, to],
+    v: [keyLayer.v, largest(keyLayer.v), `v${j}`, from, to],
+  };
+  for (const [name, [values, , what]] of Object.entries(strips)) say(flow.frames[name], vectorText(what, values));
+  const spots = flow.picture.place();
+  if (spots) {
+    const { ctx, canvas } = flow.picture;
+    ctx.clearRect(0, 0, canvas.width, canvas.height);
+    paintStrips(ctx, Object.entries(strips).map(([name, [values, scale, , a, b]]) => [values, scale, spots[name], a, b]));
+  }
+  write(flow.labels.wte, `wte[“${labels[i]}”]`);
+  write(flow.labels.wpe, `+ wpe[${i}]`);
+  write(flow.labels.residual, l === 0 ? "layer 0 reads it as it is"
+    : l === 1 ? "after layer 0 adds its attention and MLP" : `after layers 0–${l - 1} add their attention and MLP`);
+  write(flow.labels.q, `× W_Q [${E}×${E}] → q${i}`);
+  write(flow.labels.k, `× W_K → k${j} (of position ${j}, “${labels[j]}”)`);
+  write(flow.labels.v, `× W_V → v${j}`);
+  write($("flow-note"), `For row ${i} (“${labels[i]}”) and the selected cell's position ${j}, layer ${l}: every ` +
+    `position's vector is made the same way, from its own token and position. Head ${h} uses numbers ` +
+    `${h * D}–${(h + 1) * D - 1} of q, k and v (the others faded): the strips in the worked row above.`);
+}
