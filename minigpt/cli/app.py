@@ -1,0 +1,119 @@
+"""The typer app that the `minigpt` commands hang on, and how a command ends.
+
+An error the user can fix exits 2 and a run-time failure exits 1, each with one line on
+stderr; `minigpt --debug ...` shows the traceback instead. Usage and help lines read as
+click writes them.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+import sys
+import warnings
+from typing import Optional
+
+import typer
+
+from minigpt import __version__
+from minigpt.cli.errors import Interrupted, MiniGPTError, first_line, one_line
+from minigpt.scaling.torchrun import rank
+
+app = typer.Typer(
+    help="Train a tiny character-level GPT on a file of names, then invent new ones.",
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+    rich_markup_mode="rich",
+)
+state = {"debug": False}
+
+
+def usage_names_without_braces() -> None:
+    """typer (0.2x) writes a required argument as {NAME} on the usage line, which reads like a set
+    to choose from; write NAME, as click and the docs do. Where typer has no such hook, nothing changes."""
+    argument = getattr(typer.core, "TyperArgument", None)
+    usage_name = getattr(argument, "_usage_display_name", None)
+    if usage_name is None:
+        return
+
+    def without_braces(self) -> str:
+        name = usage_name(self)
+        return re.sub(r"^\{(.*)\}(\.\.\.)?$", r"\1\2", name)
+
+    argument._usage_display_name = without_braces
+
+
+usage_names_without_braces()
+
+
+def help_option_without_type() -> None:
+    """typer (0.2x) shows --help as taking a <bool>, which it does not; give it the empty metavar
+    every other flag here has. Where typer has no such hook, nothing changes."""
+    core = getattr(getattr(typer, "_click", None), "core", None)
+    command = getattr(core, "Command", None)
+    original = getattr(command, "get_help_option", None)
+    if original is None:
+        return
+
+    def get_help_option(self, ctx):
+        option = original(self, ctx)
+        if option is not None:
+            option.metavar = ""
+        return option
+
+    command.get_help_option = get_help_option
+
+
+help_option_without_type()
+# torch warns on import when numpy is not installed; minigpt never converts tensors to numpy
+warnings.filterwarnings("ignore", message="Failed to initialize NumPy")
+
+
+def fail(message: str, code: int) -> None:
+    who = "minigpt" if rank() is None else f"minigpt (rank {rank()})"
+    print(f"{who}: error: {one_line(message)}", file=sys.stderr)
+    raise typer.Exit(code)
+
+
+def reports_errors(command):
+    """Turn our errors into one line and an exit code; a traceback only with --debug."""
+
+    @functools.wraps(command)
+    def wrapper(*args, **kwargs):
+        try:
+            return command(*args, **kwargs)
+        except Interrupted as e:
+            if not rank():
+                print(f"minigpt: {e}", file=sys.stderr)
+            raise typer.Exit(e.exit_code)
+        except MiniGPTError as e:
+            if state["debug"]:
+                raise
+            fail(str(e), e.exit_code)
+        except KeyboardInterrupt:
+            print("minigpt: interrupted", file=sys.stderr)
+            raise typer.Exit(130)
+        except (typer.Exit, typer.Abort):
+            raise
+        except Exception as e:
+            if state["debug"]:
+                raise
+            fail(f"{first_line(e)} (run with --debug for the traceback)", 1)
+
+    return wrapper
+
+
+def version_callback(value: bool) -> None:
+    if value:
+        print(f"minigpt {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def root(
+    debug: bool = typer.Option(False, "--debug", metavar="", help="Show Python tracebacks on errors."),
+    version: Optional[bool] = typer.Option(
+        None, "--version", metavar="", callback=version_callback, is_eager=True, help="Print the version and exit."
+    ),
+) -> None:
+    state["debug"] = debug
