@@ -1,4 +1,5 @@
-"""Optimizers: AdamW (or Adam) for every parameter, or Muon for the hidden matrices and AdamW for the rest.
+"""Optimizers: AdamW (or Adam) for every parameter, or Muon for the hidden matrices and AdamW for the rest;
+and the learning rate over a run (`lr_at`).
 
 Muon (momentum, orthogonalized) updates a weight matrix W with the orthogonal matrix
 nearest to its momentum M = U S V^T, that is U V^T: every direction the gradients point in
@@ -14,6 +15,7 @@ layer and the norm gains are not hidden matrices; AdamW keeps them.
 
 from __future__ import annotations
 
+import math
 from collections import defaultdict
 
 import torch
@@ -113,3 +115,17 @@ def make_optimizer(model: GPT, t: TrainConfig):
     hidden_group = {"params": hidden, "lr_scale": t.muon_lr / t.lr}
     return Optimizers(adamw=adam, muon=Muon([hidden_group], lr=t.muon_lr, momentum=t.muon_momentum,
                                             weight_decay=t.weight_decay))
+
+
+def lr_at(step: int, progress: float, recipe: TrainConfig) -> float:
+    """Linear warmup over warmup_steps, then constant, linear to 0 (microgpt) or cosine to min_lr.
+
+    `progress` is how much of the run is done, from 0 to 1: by steps, or by time with a time limit.
+    """
+    if step < recipe.warmup_steps:
+        return recipe.lr * (step + 1) / recipe.warmup_steps
+    if recipe.lr_schedule == "constant":
+        return recipe.lr
+    if recipe.lr_schedule == "linear":
+        return recipe.lr * (1 - progress)
+    return recipe.min_lr + 0.5 * (recipe.lr - recipe.min_lr) * (1 + math.cos(math.pi * min(progress, 1.0)))

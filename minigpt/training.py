@@ -12,7 +12,6 @@ clock and the random number generators.
 
 from __future__ import annotations
 
-import math
 import sys
 import time
 from pathlib import Path
@@ -22,35 +21,20 @@ import torch.nn.functional as F
 
 from minigpt.cli import display
 from minigpt.cli.errors import Interrupted, RunError, StopSignals, UsageError, first_line
-from minigpt.cli.run_directory import (RunRecords, TrainResult, prepare_run_dir, reopen_run_dir,
-                                      write_loss_png_if_possible)
-from minigpt.config import Config, TrainConfig, scale_to_data
+from minigpt.cli.run_directory import RunRecords, TrainResult, open_run_dir, record_evaluation, write_loss_png_if_possible
+from minigpt.config import Config, scale_to_data
 from minigpt.data import BUNDLED_NAMES, BatchOrder, Tokenizer, TokenizedNames, load_data, tokenize_corpus
 from minigpt.formats.checkpoint import (ResumeState, load_microgpt_weights, payload, read_model_weights,
                                         read_resume_state, refuse_to_go_back, save_checkpoint, training_state)
-from minigpt.formats.snapshots import FILE as SNAPSHOTS_FILE, Snapshots, read_snapshots, run_identity, snapshot_steps
+from minigpt.formats.snapshots import RunSnapshots, run_identity
 from minigpt.model import GPT, IGNORE
-from minigpt.optimizer import make_optimizer
+from minigpt.optimizer import lr_at, make_optimizer
 from minigpt.sampling import generate
 from minigpt.scaling.fast_dropout import use_fast_dropout
 from minigpt.scaling.threads import use_free_cores
 from minigpt.scaling.torchrun import launched_by_torchrun
 from minigpt.scaling.processes import (Distributed, PendingLosses, keep_freed_memory, resolve_device,
-                                       setup as setup_distributed)
-
-
-def lr_at(step: int, progress: float, recipe: TrainConfig) -> float:
-    """Linear warmup over warmup_steps, then constant, linear to 0 (microgpt) or cosine to min_lr.
-
-    `progress` is how much of the run is done, from 0 to 1: by steps, or by time with a time limit.
-    """
-    if step < recipe.warmup_steps:
-        return recipe.lr * (step + 1) / recipe.warmup_steps
-    if recipe.lr_schedule == "constant":
-        return recipe.lr
-    if recipe.lr_schedule == "linear":
-        return recipe.lr * (1 - progress)
-    return recipe.min_lr + 0.5 * (recipe.lr - recipe.min_lr) * (1 + math.cos(math.pi * min(progress, 1.0)))
+                                       setup as setup_distributed, step_model)
 
 
 @torch.no_grad()
@@ -80,16 +64,6 @@ def evaluate_names(model: GPT, tokenizer: Tokenizer, names: list[str], what: str
         "names": len(names),
         "truncated": data.truncated,
     }
-
-
-def step_model(model: GPT, recipe: TrainConfig, dist: Distributed) -> torch.nn.Module:
-    """What a training step calls: the model itself, or DDP around it, compiled or not."""
-    wrapped = dist.wrap(model, recipe.batch_size, recipe.seed)
-    if recipe.compile:
-        # dynamic: batches are cut to their longest name, so the length changes from step to step;
-        # one graph for every length, rather than one for the first length and then another
-        wrapped = torch.compile(wrapped, dynamic=True)
-    return wrapped
 
 
 class Trainer:
@@ -122,11 +96,8 @@ class Trainer:
         self._elapsed = 0.0  # wall-clock time of the run before the clock was last started
         self._clock: float | None = None
         # the weights at a few steps, to watch attention form (formats/snapshots.py)
-        self.snapshot_steps = set(snapshot_steps(self.recipe.steps, self.recipe.snapshots))
-        self.snapshots = Snapshots(run_identity(self.data_info, config)) if self.recipe.snapshots else None
-        if self.snapshots:
-            self.snapshots.take(0, self.model)  # before training (a resumed run reads them back instead)
-        self.snapshots_written: list[int] | None = None  # the steps whose snapshots are in the file
+        self.snapshots = (RunSnapshots(run_identity(self.data_info, config), self.recipe.steps, self.recipe.snapshots,
+                                       self.model) if self.recipe.snapshots else None)
 
     def start_clock(self) -> None:
         self._clock = time.perf_counter()
@@ -184,8 +155,8 @@ class Trainer:
         self.step += 1
         self.tokens += batch_tokens
         self.seconds += time.perf_counter() - started
-        if self.snapshots and self.step in self.snapshot_steps:
-            self.snapshots.take(self.step, self.model)
+        if self.snapshots:
+            self.snapshots.after_step(self.step, self.model)
         return loss.detach() * my_tokens, batch_tokens
 
     def validate(self) -> bool:
@@ -231,21 +202,18 @@ class Trainer:
                                       self.val_loss, self.best_val_loss, self.membership, self.data_info, training))
 
     def save_snapshots(self, run_dir: Path) -> None:
-        """Rank 0 writes the snapshots so far, before last.pt, when it has taken one since it last wrote
-        them: a resumed run finds every one up to last.pt's step (and drops any after it, which it
-        takes again)."""
-        if self.snapshots and self.dist.main and self.snapshots.steps != self.snapshots_written:
+        """Rank 0 writes the snapshots so far (before last.pt, when one was taken since they were last written)."""
+        if self.snapshots and self.dist.main:
             self.snapshots.write(run_dir)
-            self.snapshots_written = list(self.snapshots.steps)
 
     def finish(self, run_dir: Path) -> bool:
         """End the run: its last step among the snapshots, back to its best weights (with train.keep_best),
         its best step among the snapshots, and the snapshots written. True when it went back."""
-        if self.snapshots and self.step not in self.snapshots.steps:
-            self.snapshots.take(self.step, self.model)
+        if self.snapshots:
+            self.snapshots.keep(self.step, self.model)
         ended_on_best = self.end_on_best(run_dir / "best.pt")
-        if ended_on_best and self.snapshots and self.best_step not in self.snapshots.steps:
-            self.snapshots.take(self.best_step, self.model)
+        if ended_on_best and self.snapshots:
+            self.snapshots.keep(self.best_step, self.model)
         self.save_snapshots(run_dir)
         return ended_on_best
 
@@ -263,11 +231,8 @@ class Trainer:
         self.step, self.val_loss, self.best_val_loss = state.step, state.val_loss, state.best_val_loss
         self.tokens, self.seconds, self._elapsed = state.tokens, state.seconds, state.elapsed
         self.best_step, self.evals_since_best = state.best_step, state.evals_since_best
-        if self.snapshots and not (path.parent / SNAPSHOTS_FILE).exists():
+        if self.snapshots and not self.snapshots.resume(path.parent, state.step):
             self.snapshots = None  # a run begun without snapshots cannot have a whole set of them
-        if self.snapshots:  # the ones taken up to the checkpoint; the steps after it take theirs again
-            self.snapshots = read_snapshots(path.parent, self.snapshots.run)
-            self.snapshots.drop_after(state.step)
         ranks = state.rng["ranks"]
         if len(ranks) == self.dist.world:  # the same number of processes: each rank's own state
             torch.set_rng_state(ranks[self.dist.rank])
@@ -275,16 +240,6 @@ class Trainer:
             torch.set_rng_state(ranks[0])
         if "cuda" in state.rng and torch.cuda.is_available() and not self.dist.enabled:
             torch.cuda.set_rng_state_all(state.rng["cuda"])
-
-
-def record_evaluation(records: RunRecords, trainer: Trainer, console, quiet: bool) -> None:
-    """After an evaluation: its loss in metrics.jsonl, and the same few samples in samples.txt and on screen."""
-    if trainer.val_loss is not None:
-        records.log(trainer.step, trainer.elapsed, val_loss=trainer.val_loss)
-    names = trainer.samples()
-    records.log_samples(display.samples_line(trainer.step, trainer.val_loss, names))
-    if not quiet:
-        display.samples_table(console, trainer.step, trainer.val_loss, names)
 
 
 def train_loop(trainer: Trainer, run_dir: Path, console, quiet: bool, resumed: bool) -> float | None:
@@ -341,13 +296,6 @@ def train_loop(trainer: Trainer, run_dir: Path, console, quiet: bool, resumed: b
                                   f"Resume with: minigpt train --resume {run_dir}", signalled)
             if finished:
                 return train_loss
-
-
-def open_run_dir(resumed_from: Path | None, out_dir, overwrite: bool, held: list) -> Path:
-    """The run directory, new or resumed, locked for this training; the lock goes into `held`."""
-    run_dir, lock = reopen_run_dir(resumed_from.parent) if resumed_from is not None else prepare_run_dir(out_dir, overwrite)
-    held.append(lock)
-    return run_dir
 
 
 def start_run(config: Config, dist: Distributed, data_path, val_path, resume_from,

@@ -12,7 +12,8 @@ from minigpt.cli.errors import RunError, UsageError
 from minigpt.model import GPT
 from minigpt.sampling import generate
 from minigpt.training import evaluate
-from minigpt.training import Trainer, lr_at, train
+from minigpt.optimizer import lr_at
+from minigpt.training import Trainer, train
 
 
 def losses(run_dir):

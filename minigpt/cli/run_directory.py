@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 
+from minigpt.cli import display
 from minigpt.cli.display import warn
 from minigpt.cli.errors import RunError, UsageError
 from minigpt.config import Config
@@ -92,6 +93,13 @@ def reopen_run_dir(run_dir: Path) -> tuple[Path, RunLock]:
     return run_dir, lock
 
 
+def open_run_dir(resumed_from: Path | None, out_dir, overwrite: bool, held: list) -> Path:
+    """The run directory, new or resumed, locked for this training; the lock goes into `held`."""
+    run_dir, lock = reopen_run_dir(resumed_from.parent) if resumed_from is not None else prepare_run_dir(out_dir, overwrite)
+    held.append(lock)
+    return run_dir
+
+
 def keep_records_up_to(path: Path, step: int, step_of) -> None:
     """Drop lines logged after `step` (a process killed after its last checkpoint wrote them), and
     lines cut short (a disk that filled while one was written), with a note for those."""
@@ -139,6 +147,16 @@ class RunRecords:
         except OSError as e:
             raise RunError(f"could not write {file.name}: {e.strerror or e}; the checkpoints already written "
                            f"are intact, and the run resumes from last.pt") from None
+
+
+def record_evaluation(records: RunRecords, trainer, console, quiet: bool) -> None:
+    """After an evaluation: its loss in metrics.jsonl, and the same few samples in samples.txt and on screen."""
+    if trainer.val_loss is not None:
+        records.log(trainer.step, trainer.elapsed, val_loss=trainer.val_loss)
+    names = trainer.samples()
+    records.log_samples(display.samples_line(trainer.step, trainer.val_loss, names))
+    if not quiet:
+        display.samples_table(console, trainer.step, trainer.val_loss, names)
 
 
 def write_loss_png_if_possible(run_dir: Path) -> None:

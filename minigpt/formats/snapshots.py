@@ -104,6 +104,41 @@ class Snapshots:
         return min(range(len(self.steps)), key=lambda i: (abs(self.steps[i] - step), self.steps[i]))
 
 
+class RunSnapshots:
+    """The snapshots a training run takes: at step 0 and at `snapshot_steps`, then at its last and
+    best steps; written before each last.pt when one was taken since the last write, so that a
+    resumed run finds every one up to last.pt's step; read back when the run resumes."""
+
+    def __init__(self, run: dict, total_steps: int, count: int, model: GPT):
+        self.due = set(snapshot_steps(total_steps, count))
+        self.taken = Snapshots(run)
+        self.taken.take(0, model)  # before training (a resumed run reads them back instead)
+        self.written: list[int] | None = None  # the steps whose snapshots are in the file
+
+    def after_step(self, step: int, model: GPT) -> None:
+        if step in self.due:
+            self.taken.take(step, model)
+
+    def keep(self, step: int, model: GPT) -> None:
+        """The model now, as the snapshot of `step` (the run's last or best), unless it has one."""
+        if step not in self.taken.steps:
+            self.taken.take(step, model)
+
+    def write(self, run_dir: Path) -> None:
+        if self.taken.steps != self.written:
+            self.taken.write(run_dir)
+            self.written = list(self.taken.steps)
+
+    def resume(self, run_dir: Path, step: int) -> bool:
+        """Read back the ones taken up to `step` (the steps after it take theirs again). False when the
+        run began without snapshots: it cannot have a whole set of them."""
+        if not (run_dir / FILE).exists():
+            return False
+        self.taken = read_snapshots(run_dir, self.taken.run)
+        self.taken.drop_after(step)
+        return True
+
+
 def six_bit(q: torch.Tensor, scale: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
     """An 8-bit row coarsened to 6 bits (-31..31), as the explorer page carries snapshots: one base64
     character a number. Returns the 6-bit values and their rows' scale."""

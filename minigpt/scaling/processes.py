@@ -199,3 +199,13 @@ def setup(device: torch.device) -> Distributed:
     if not dist.is_initialized():
         dist.init_process_group("nccl" if device.type == "cuda" else "gloo")
     return Distributed(rank, world, local_rank, device)
+
+
+def step_model(model: torch.nn.Module, recipe, dist: Distributed) -> torch.nn.Module:
+    """What a training step calls: the model itself, or DDP around it, compiled or not."""
+    wrapped = dist.wrap(model, recipe.batch_size, recipe.seed)
+    if recipe.compile:
+        # dynamic: batches are cut to their longest name, so the length changes from step to step;
+        # one graph for every length, rather than one for the first length and then another
+        wrapped = torch.compile(wrapped, dynamic=True)
+    return wrapped
