@@ -109,6 +109,39 @@ def test_the_worked_row_is_drawn_from_the_models_numbers(chromium, lesson):
     assert page.watched.errors == []
 
 
+# The colour the canvas painted at the middle of cell n of a strip's frame, read back: [r, g, b, alpha]
+STRIP_PIXELS = """([selector, n]) => {
+    const frame = document.querySelector(selector), canvas = document.querySelector('#row canvas.paint');
+    const f = frame.getBoundingClientRect(), c = canvas.getBoundingClientRect(), scale = canvas.width / c.width;
+    return Array.from({length: n}, (_, k) => Array.from(canvas.getContext('2d').getImageData(
+        Math.floor((f.left - c.left + 1 + (k + 0.5) * (f.width - 2) / n) * scale), Math.floor((f.top - c.top + f.height / 2) * scale), 1, 1).data));
+}"""
+
+
+def test_the_worked_rows_canvas_paints_each_strip_in_its_frame(chromium, lesson):
+    """The strips are painted on a canvas over the table: inside each frame, cell by cell, red where the
+    number is above 0 and blue below, as the frame's aria-label says; nothing between the frames."""
+    page = browser.open_page(chromium, lesson[1])
+    for text in ["xavier", LONG, "emma"]:  # the lines shown change: the canvas does not move
+        page.fill("#name-input", text)
+        worked = page.evaluate("minigpt.worked()")
+        d = len(worked["q"])
+        largest = max(abs(x) for x in worked["q"] + [x for k in worked["keys"] for x in k])
+        for selector, values in [("#math-table tr.query .vec", worked["q"]),
+                                 (f"#math-table tr[data-j='{worked['i']}'] td:nth-child(2) .vec", worked["keys"][-1])]:
+            pixels = page.evaluate(STRIP_PIXELS, [selector, d])
+            for value, (r, g, b, alpha) in zip(values, pixels):
+                assert alpha == 255, (text, selector)
+                if abs(value) > 0.2 * largest:  # a clear colour: red above 0, blue below
+                    assert (r > b) == (value > 0), (text, selector, value, (r, g, b))
+        label = page.locator("#math-table tr[data-j='0'] th").bounding_box()
+        canvas = page.locator("#row canvas.paint").bounding_box()
+        between = page.evaluate("""([x, y]) => Array.from(document.querySelector('#row canvas.paint').getContext('2d')
+            .getImageData(x, y, 1, 1).data)""", [int(label["x"] - canvas["x"] + 2), int(label["y"] - canvas["y"] + label["height"] / 2)])
+        assert between[3] == 0  # the line's label is the table's, not painted
+    assert page.watched.errors == []
+
+
 def test_the_scores_view_shows_torchs_raw_scores(chromium, lesson):
     ckpt, path = lesson
     page = browser.open_page(chromium, path)

@@ -106,6 +106,13 @@ function overlay(holder, watched, measure, redraw) {
   return layer;
 }
 
+// the font a node's text is set in, as a canvas takes it (from the longhands: not every browser
+// gives the `font` shorthand of a computed style)
+function fontOf(node, weight = null) {
+  const style = getComputedStyle(node);
+  return `${style.fontStyle} ${weight || style.fontWeight} ${style.fontSize} ${style.fontFamily}`;
+}
+
 // Strips [values, scale, [x, y, width, height], from, to] on a canvas, the cells outside
 // [from, to) faded when given: each becomes a row of pixels, a pixel a number, on a scratch
 // canvas (one putImageData for them all), and is then drawn scaled up into its place.

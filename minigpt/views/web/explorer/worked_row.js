@@ -48,7 +48,8 @@ function measureMath(at, last) {
   const [first, second] = math.lines, shown = math.lines.filter((line) => !line.tr.hidden).length;
   const pitch = second && !second.tr.hidden ? at(second.tr)[1] - at(first.tr)[1] : last ? last.pitch : 0;
   const up = ([x, y, w, h]) => [x, y - shown * pitch, w, h];
-  const spots = { q: at(math.q, 1), pitch, out: up(at(math.out, 1)), sum: up(at(math.sum)), font: getComputedStyle(first.dot).font };
+  const spots = { q: at(math.q, 1), pitch, out: up(at(math.out, 1)), sum: up(at(math.sum)),
+                  font: fontOf(first.dot), bold: fontOf(first.dot, "bold") };
   for (const part of ["key", "product", "scaled"]) spots[part] = at(first[part], 1); // inside the frame's border
   for (const part of ["dot", "score", "mask", "weight"]) spots[part] = at(first[part]);
   spots.height = at(first.tr)[1] + N * pitch + at(math.total)[3]; // down to the sums below the longest name
@@ -77,7 +78,7 @@ function paintMath(strips, lines, sum) {
     ctx.fill();
     paintNumber(ctx, shown.weight, [x + 3 + bar + 4, y, 40, h], ink, spots.font, "left");
   }
-  paintNumber(ctx, sum, spot("sum", lines.length), INK, `bold ${spots.font}`);
+  paintNumber(ctx, sum, spot("sum", lines.length), INK, spots.bold);
 }
 
 function drawMath() {
