@@ -314,6 +314,7 @@ def test_the_switches_redraw_the_page_and_the_table_is_minigpt_ablate(chromium, 
     loss = page.text_content("#loss")
     page.click("[data-part='head,0,1'] >> nth=0")
     assert page.evaluate("minigpt.forward('xavier', {heads: [[0, 1]]}).attention[2]") != before
+    browser.show(page, "#predict")  # the click scrolled to the grid: the predictions draw when seen again
     assert page.text_content("#loss") != loss and "1 part off" in page.text_content("#loss")
     assert page.locator("button.thumb.off").count() == 1
     assert not page.is_checked("#ablation-table [data-part='head,0,1']")  # every switch of a part follows it
