@@ -1,16 +1,16 @@
 // matrix.js: one head, large, as a grid of the largest size cut to the name by hiding. A part of
 // the explorer page (state.js lists the parts).
 
-// Cells are placed at fixed spots with fixed sizes (CELL_W × CELL_H); past the name they are
-// hidden but keep their place (the stylesheet keeps them in the layout, unseen), so that typing
-// lays out no cell.
-// The cells' numbers and colours are painted on one canvas under them (text laid out in 256 boxes
-// at every keystroke was most of the browser's work); the cells themselves stay, empty and
-// transparent, for the keyboard, the mouse and screen readers (each says its number in aria-label).
+// Rows of fixed height (CELL_H) hold cells of fixed width (CELL_W), side by side in the page's
+// flow: no cell is positioned, so none is a layer of its own for the browser to paint. Past the
+// name, cells and rows are hidden but keep their place (the stylesheet keeps them in the layout,
+// unseen), so that typing lays out no cell. The cells' numbers and colours are painted on one
+// canvas under them (text laid out in 256 boxes at every keystroke was most of the browser's
+// work); the cells themselves stay, empty and transparent, for the keyboard, the mouse and
+// screen readers (each says its number in aria-label).
 const matrix = { cols: [], rows: [], heads: [], cells: [], canvas: null, ctx: null, painted: [] };
 const CELL_W = 27, CELL_H = 21, HEAD_W = 44;
 const CELL_FONT = "10.5px ui-monospace, SFMono-Regular, Menlo, Consolas, monospace";
-const place = (node, x, y) => Object.assign(node.style, { left: `${x}px`, top: `${y}px` });
 
 function buildMatrix() {
   const grid = $("big-matrix");
@@ -24,20 +24,17 @@ function buildMatrix() {
   const header = el("div", { role: "row" }, el("div", { class: "corner", role: "columnheader" }, "reads ↓", el("br"), "attends →"));
   for (let j = 0; j < N; j++) {
     const head = el("div", { class: "col-head", role: "columnheader" });
-    place(head, HEAD_W + j * CELL_W, 0);
     matrix.cols.push(head);
     header.append(head);
   }
   grid.append(header);
   for (let i = 0; i < N; i++) {
     const head = el("div", { class: "row-head", role: "rowheader", title: "work out this row" });
-    place(head, 0, (i + 1) * CELL_H);
     const row = el("div", { role: "row", "data-i": i }, head);
     const cells = [];
     matrix.painted.push(new Array(N).fill(""));
     for (let j = 0; j < N; j++) {
       const cell = el("div", { class: "cell", role: "gridcell", tabindex: "-1", "data-i": i, "data-j": j });
-      place(cell, HEAD_W + j * CELL_W, (i + 1) * CELL_H);
       cells.push(cell);
       row.append(cell);
     }
