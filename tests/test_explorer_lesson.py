@@ -101,7 +101,7 @@ def test_the_worked_row_is_drawn_from_the_models_numbers(chromium, lesson):
         assert sum(product) == pytest.approx(worked["scores"][j] * math.sqrt(d), abs=1e-9)
     out = [sum(w * v[n] for w, v in zip(worked["weights"], worked["values"])) for n in range(d)]
     assert out == pytest.approx(worked["out"], abs=1e-9)
-    row = page.eval_on_selector_all("#big-matrix [role=row][data-i='4'] .cell:not([hidden])", "tds => tds.map(t => +t.dataset.value)")
+    row = page.evaluate("minigpt.shown().matrix[4]")
     assert row[:5] == pytest.approx(worked["weights"], abs=1e-12) and row[5:] == [0, 0]  # the matrix shows the same row; the future is 0
     shown = page.eval_on_selector_all("#math-table td.weight", "s => s.map(x => x.getAttribute('aria-label'))")
     assert [float(x) for x in shown[:5]] == pytest.approx(worked["weights"], abs=5e-4)
@@ -150,8 +150,7 @@ def test_the_scores_view_shows_torchs_raw_scores(chromium, lesson):
     seen = torch_internals(ckpt, "xavier")
     for layer, head in [(0, 0), (3, 1)]:
         page.evaluate("([l, h]) => minigpt.select(l, h)", [layer, head])
-        shown = page.eval_on_selector_all("#big-matrix [role=row][data-i]:not([hidden])",
-                                          "rows => rows.map(r => [...r.querySelectorAll('.cell:not([hidden])')].map(t => +t.dataset.value))")
+        shown = page.evaluate("minigpt.shown().matrix")
         expected = seen[layer]["scores"][0, head].double().tril()
         got = torch.tensor(shown, dtype=torch.float64)
         assert torch.isinf(got.triu(1)[got.triu(1) != 0]).all()  # the future is −∞: the mask

@@ -8,7 +8,7 @@
 // canvas under them (text laid out in 256 boxes at every keystroke was most of the browser's
 // work); the cells themselves stay, empty and transparent, for the keyboard, the mouse and
 // screen readers (each says its number in aria-label).
-const matrix = { cols: [], rows: [], heads: [], cells: [], canvas: null, ctx: null, painted: [] };
+const matrix = { cols: [], rows: [], heads: [], cells: [], canvas: null, ctx: null, painted: [], shown: [] };
 const CELL_W = 27, CELL_H = 21, HEAD_W = 44;
 const CELL_FONT = "10.5px ui-monospace, SFMono-Regular, Menlo, Consolas, monospace";
 
@@ -71,6 +71,7 @@ function drawMatrix() {
     hide(matrix.cols[j], j >= T);
     if (j < T) write(matrix.cols[j], labels[j]);
   }
+  matrix.shown = []; // the numbers drawn, row by row: minigpt.shown() hands them to the console
   for (let i = 0; i < N; i++) {
     const tr = matrix.rows[i];
     hide(tr, i >= T);
@@ -78,13 +79,14 @@ function drawMatrix() {
     tr.classList.toggle("worked", i === worked);
     write(matrix.heads[i], labels[i]);
     const at = view.steps[i].layers[l];
+    matrix.shown[i] = [];
     matrix.cells[i].forEach((td, j) => {
       hide(td, j >= T);
       if (j >= T) return;
       const future = j > i;
       const value = future ? (scores ? -Infinity : 0) : scores ? at.scores[h][j] : at.weights[h][j];
       reclass(td, future ? "cell future" : i === worked && j === chosen ? "cell chosen" : "cell");
-      setData(td, "value", String(value));
+      matrix.shown[i][j] = value;
       const text = future ? (scores ? "−∞" : "masked") : scores ? fmt(value, 1) : shortWeight(value);
       say(td, text);
       paintCell(i, j, future ? "#f1f1f4" : scores ? diverging(value, scale) : viridis(value),

@@ -103,8 +103,9 @@ window.minigpt = {
     const view = analyse(text, off ? switchedOff({ heads: [], attention: [], mlp: [], mode: "zero", ...off }) : null);
     return { tokens: view.tokens, logits: view.steps.map((s) => Array.from(s.logits)), attention: attentionOf(view) };
   },
-  // what the page shows now: its tokens and logits (computed for the text box, reusing what it shares with the last)
-  shown: () => ({ tokens: state.view.tokens, logits: state.view.steps.map((s) => Array.from(s.logits)) }),
+  // what the page shows now: its tokens and logits (computed for the text box, reusing what it shares with the last),
+  // and the large matrix's numbers [row][column] (the selected head's weights, or its scores with −∞ where masked)
+  shown: () => ({ tokens: state.view.tokens, logits: state.view.steps.map((s) => Array.from(s.logits)), matrix: matrix.shown }),
   // the probabilities the next draw after `text` comes from, filtered as sampling.py filters them
   nextDistribution(text, { temperature = 1, topK = 0, topP = 1 } = {}) {
     const view = analyse(text);
