@@ -136,33 +136,26 @@ def roles(ckpt: Checkpoint, names: list[str], what: str) -> dict:
 
 def ablation(ckpt: Checkpoint, names: list[str], what: str) -> dict:
     """What switching each part off costs on `names`, both ways (what `minigpt ablate` prints), and
-    each part's mean output, which the page's own switches use in mean mode."""
-    found = {"names": f"{len(names):,} {what}"}
-    reports = ablations(ckpt.model, ckpt.tokenizer, names)
-    for mode, report in reports.items():
-        found[mode] = {"loss": report.loss, "parts": report.to_dict()["parts"]}
-    found["means"] = means_base64(reports["mean"].means)
-    return found
+    each part's mean output, which the page's own switches use in mean mode: `step_ablation`'s
+    numbers, with the parts they are in the order of."""
+    from minigpt.views.ablation import all_parts
 
-
-def ablations(model, tokenizer, names: list[str]) -> dict:
-    """`minigpt ablate`'s report on `names` in each mode, {"zero": Ablation, "mean": Ablation}."""
-    from minigpt.views.ablation import ablate
-
-    return {mode: ablate(model, tokenizer, names, mode) for mode in ("zero", "mean")}
+    parts = [{"part": str(p), "kind": p.kind, "layer": p.layer, "head": p.head} for p in all_parts(ckpt.model)]
+    return {"names": f"{len(names):,} {what}", "parts": parts, **step_ablation(ckpt.model, ckpt.tokenizer, names)}
 
 
 def step_ablation(model, tokenizer, names: list[str]) -> dict:
-    """The ablation table at a training snapshot, compactly: per mode the whole model's loss and each
-    part's cost in all_parts order, and the mean outputs (`means_base64`)."""
-    from minigpt.views.ablation import all_parts
+    """The ablation table at one step (the checkpoint's, or a training snapshot's): per mode the whole
+    model's loss and each part's cost in all_parts order, and the mean outputs (`means_base64`)."""
+    from minigpt.views.ablation import ablate, all_parts
 
-    reports = ablations(model, tokenizer, names)
     found = {}
-    for mode, report in reports.items():
-        cost = {part: c for part, c in report.costs}
+    for mode in ("zero", "mean"):
+        report = ablate(model, tokenizer, names, mode)
+        cost = dict(report.costs)
         found[mode] = {"loss": report.loss, "costs": [cost[part] for part in all_parts(model)]}
-    found["means"] = means_base64(reports["mean"].means)
+        if mode == "mean":
+            found["means"] = means_base64(report.means)
     return found
 
 
@@ -191,7 +184,6 @@ def snapshots_data(ckpt: Checkpoint, names: list[str], progress=None) -> dict | 
     (shares and labels) and what each part costs (`step_ablation`; None for the checkpoint's own
     step, where the page runs the checkpoint). `progress(done, total)` is told after each one."""
     from minigpt.formats.snapshots import checkpoint_snapshots, dequantize, six_bit
-    from minigpt.views.ablation import all_parts
     from minigpt.views.head_roles import head_roles
 
     try:
@@ -217,8 +209,7 @@ def snapshots_data(ckpt: Checkpoint, names: list[str], progress=None) -> dict | 
         if progress:
             progress(index + 1, len(snapshots.steps))
     return {"steps": snapshots.steps, "values": "".join(chars), "scales": little_endian_base64(scales),
-            "tensors": tensors, "roles": roles, "ablation": costs, "parts": [str(p) for p in all_parts(model)],
-            "checkpoint_step": ckpt.step}
+            "tensors": tensors, "roles": roles, "ablation": costs, "checkpoint_step": ckpt.step}
 
 
 def snapshot_weights(carried: dict, index: int) -> dict[str, torch.Tensor]:

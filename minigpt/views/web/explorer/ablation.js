@@ -2,21 +2,14 @@
 // lists the parts).
 
 const costRows = [];
-const stepAblations = new Map(); // snapshot index -> its costs, in DATA.ablation's shape
 const decodedMeans = new Map(); // the carried base64 of mean outputs -> those outputs
 
-// what each part costs on the names the page was written with, and each part's mean output (what
+// what each part costs on the names the page was written with ({zero, mean}: the whole model's
+// loss and each part's cost, in DATA.ablation.parts' order) and each part's mean output (what
 // mean mode puts in its place), at the step shown: the checkpoint's, or the snapshot's
 function ablationNow() {
   const at = state.snapshot === null || !DATA.snapshots.ablation ? null : DATA.snapshots.ablation[state.snapshot];
-  if (!at) return DATA.ablation;
-  if (!stepAblations.has(state.snapshot)) {
-    const order = DATA.snapshots.parts;
-    const report = (mode) => ({ loss: at[mode].loss,
-      parts: DATA.ablation[mode].parts.map((p) => ({ ...p, cost: at[mode].costs[order.indexOf(p.part)] })) });
-    stepAblations.set(state.snapshot, { names: DATA.ablation.names, zero: report("zero"), mean: report("mean"), means: at.means });
-  }
-  return stepAblations.get(state.snapshot);
+  return at || DATA.ablation;
 }
 
 // the parts' mean outputs at the step shown, decoded once
@@ -44,7 +37,9 @@ function buildCosts() {
   costRows.length = 0;
   for (let n = switches.length - 1; n >= 0; n--) if (table.contains(switches[n].box)) switches.splice(n, 1); // the old table's
   if (!found) return table.replaceChildren(el("caption", {}, "No names to measure the parts on were at hand when this page was written."));
-  const rows = found[state.off.mode].parts.map((p) => {
+  const costs = found[state.off.mode].costs, largestFirst = found.parts.map((p, n) => ({ ...p, n }))
+    .sort((a, b) => costs[b.n] - costs[a.n]); // as minigpt ablate lists them
+  const rows = largestFirst.map((p) => {
     const live = el("td", { class: "live" }), bar = el("span", { class: "bar" }), cost = el("span"), label = el("td", { class: "label" });
     costRows.push({ part: p, live, bar, cost, label });
     return el("tr", {}, el("th", { scope: "row" }, p.part),
@@ -65,12 +60,11 @@ const signed = (x) => `${x >= 0 ? "+" : "−"}${Math.abs(x).toFixed(4)}`;
 function drawCosts() {
   const found = ablationNow();
   if (!found) return;
-  const report = found[state.off.mode], cost = new Map(report.parts.map((p) => [p.part, p.cost]));
-  const most = Math.max(1e-9, ...report.parts.map((p) => Math.abs(p.cost)));
+  const report = found[state.off.mode], most = Math.max(1e-9, ...report.costs.map(Math.abs));
   const step = state.snapshot === null ? "" : ` at step ${DATA.snapshots.steps[state.snapshot].toLocaleString("en")}`;
-  write($("costs-caption"), `Loss with every part on${step}: ${report.loss.toFixed(4)} nats per token over ${found.names}.`);
+  write($("costs-caption"), `Loss with every part on${step}: ${report.loss.toFixed(4)} nats per token over ${DATA.ablation.names}.`);
   for (const row of costRows) {
-    const c = cost.get(row.part.part);
+    const c = report.costs[row.part.n];
     write(row.cost, signed(c));
     if (row.part.kind === "head") write(row.label, headLabel(row.part.layer, row.part.head));
     restyle(row.bar, "width", `${Math.round((60 * Math.max(0, c)) / most)}px`);
