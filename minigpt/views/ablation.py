@@ -48,6 +48,9 @@ class Part:
             return f"layer {self.layer} head {self.head}"
         return f"layer {self.layer} {'attention' if self.kind == 'attention' else 'MLP'}"
 
+    def to_dict(self) -> dict:
+        return {"part": str(self), "kind": self.kind, "layer": self.layer, "head": self.head}
+
 
 def all_parts(model: GPT) -> list[Part]:
     """Every head, then every layer's attention, then every layer's MLP."""
@@ -178,8 +181,7 @@ class Ablation:
 
     def to_dict(self) -> dict:
         return {"mode": self.mode, "names": self.names, "tokens": self.tokens, "loss": self.loss,
-                "parts": [{"part": str(p), "kind": p.kind, "layer": p.layer, "head": p.head, "loss": self.loss + cost,
-                           "cost": cost} for p, cost in self.costs]}
+                "parts": [{**p.to_dict(), "loss": self.loss + cost, "cost": cost} for p, cost in self.costs]}
 
 
 @torch.no_grad()

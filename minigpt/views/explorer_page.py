@@ -140,7 +140,7 @@ def ablation(ckpt: Checkpoint, names: list[str], what: str) -> dict:
     numbers, with the parts they are in the order of."""
     from minigpt.views.ablation import all_parts
 
-    parts = [{"part": str(p), "kind": p.kind, "layer": p.layer, "head": p.head} for p in all_parts(ckpt.model)]
+    parts = [part.to_dict() for part in all_parts(ckpt.model)]
     return {"names": f"{len(names):,} {what}", "parts": parts, **step_ablation(ckpt.model, ckpt.tokenizer, names)}
 
 
