@@ -383,3 +383,76 @@ def test_a_page_without_snapshots_has_no_slider(chromium, trained_run, tmp_path)
     (tmp_path / "run" / "snapshots.pt").unlink(missing_ok=True)
     page = browser.open_page(chromium, write_page(tmp_path / "run", tmp_path / "page.html"))
     assert not page.is_visible("#step-slider") and page.watched.errors == []
+
+
+def torch_walk(model, tokens, parts=(), means=None) -> dict:
+    """Every operation's output at every position [T, ...], from forward hooks on torch's modules while
+    views/ablation.py's forward_without runs the model with `parts` off: the walk's numbers, by its keys.
+    A module that does not run (a part that is off) records nothing."""
+    from minigpt.views.ablation import forward_without
+
+    seen, hooks = {}, []
+
+    def record(module, key, side="out"):
+        def hook(_module, inputs, output):
+            seen[key] = (inputs[0] if side == "in" else output)[0].detach().double().clone()  # before relu's in-place work
+        hooks.append(module.register_forward_hook(hook))
+
+    record(model.emb_norm, "embedded", "in")
+    record(model.emb_norm, "x")
+    act = model.config.activation
+    for l, layer in enumerate(model.layers):
+        record(layer.attn_norm, f"layer{l}.attn_norm")
+        record(layer.attn.attn_wo, f"layer{l}.heads", "in")
+        record(layer.attn.attn_wo, f"layer{l}.attn_wo")
+        record(layer.mlp_norm, f"layer{l}.after_attn", "in")
+        record(layer.mlp_norm, f"layer{l}.mlp_norm")
+        record(layer.mlp.mlp_fc1, f"layer{l}.mlp_fc1")
+        record(layer.mlp.mlp_fc2, f"layer{l}.{act}", "in")
+        record(layer.mlp.mlp_fc2, f"layer{l}.mlp_fc2")
+        # the stream after layer l is what reads it next: the next layer's attention, else the head
+        after = model.layers[l + 1].attn_norm if l + 1 < len(model.layers) else model.final_norm or model.lm_head
+        record(after, f"layer{l}.after_mlp", "in")
+    if model.final_norm is not None:
+        record(model.final_norm, "final_norm")
+    record(model.lm_head, "lm_head")
+    try:
+        with torch.no_grad():
+            forward_without(model, torch.tensor([tokens]), parts, means)
+    finally:
+        for hook in hooks:
+            hook.remove()
+    seen["softmax"] = torch.softmax(seen["lm_head"], -1)
+    return seen
+
+
+WALK_ABLATIONS = [{}, {"heads": [[0, 1]], "mlp": [0]}, {"heads": [[0, 2]], "attention": [], "mode": "mean"}]
+
+
+@pytest.mark.parametrize("recipe", RECIPES)
+def test_the_walk_through_the_whole_model_is_torchs_at_every_operation(chromium, pages, recipe):
+    """Every operation the walk shows, at every position, with parts on and off: torch's to 1e-5 (torch in
+    float64 on the same weights, as model.js computes: in float32 the redrawn weights' MLP outputs of ~20
+    round at 1e-6)."""
+    import copy
+
+    from minigpt.views.ablation import Part, ablate
+    from minigpt.views.explorer_page import names_for_roles
+
+    ckpt, path = pages[recipe]
+    page = browser.open_page(chromium, path)
+    means = ablate(ckpt.model, ckpt.tokenizer, names_for_roles(ckpt)[0], "mean").means
+    tokens = [ckpt.tokenizer.bos] + ckpt.tokenizer.encode("xavier")
+    for off in WALK_ABLATIONS:
+        parts = [Part("head", l, h) for l, h in off.get("heads", [])] + [Part("mlp", l) for l in off.get("mlp", [])]
+        as_float64 = {kind: mean.double() for kind, mean in means.items()} if off.get("mode") == "mean" else None
+        expected = torch_walk(copy.deepcopy(ckpt.model).double(), tokens, parts, as_float64)
+        for i in range(len(tokens)):
+            got = page.evaluate("([text, i, off]) => minigpt.walk(text, i, off)", ["xavier", i, off or None])
+            # an MLP switched off runs nothing to hook (its norm included): the rest is compared
+            unseen = {f"layer{l}.{op}" for l in off.get("mlp", []) for op in ("after_attn", "mlp_norm", "mlp_fc1", ckpt.config.model.activation, "mlp_fc2")}
+            assert set(got) - set(expected) == unseen and set(expected) <= set(got)
+            for key in set(got) - unseen:
+                torch.testing.assert_close(torch.tensor(got[key], dtype=torch.float64), expected[key][i], atol=1e-5, rtol=0,
+                                           msg=lambda m, key=key: f"{key} at position {i} with {off}: {m}")
+    assert page.watched.errors == []

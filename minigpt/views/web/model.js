@@ -122,19 +122,23 @@ const MiniGPTModel = (() => {
       x = x.map((xt, t) => add(xt, attnOut[t]));
       const afterAttention = x;
       const m = x.map((xt) => rmsnorm(xt, c.norm_eps, layer.mlp_norm));
-      const hidden = linearAll(layer.mlp_fc1, m).map((h) => (c.activation === "gelu" ? gelu(h) : relu(h)));
+      const fc1 = linearAll(layer.mlp_fc1, m); // kept for the page's walk: the nonlinearity works in place on a copy
+      const hidden = fc1.map((h) => (c.activation === "gelu" ? gelu(Float64Array.from(h)) : relu(Float64Array.from(h))));
       const mlpOut = linearAll(layer.mlp_fc2, hidden);
       if (isOff("mlp", l)) mlpOut.forEach((out) => (means ? out.set(means.mlp[l]) : out.fill(0)));
       x = x.map((xt, t) => add(xt, mlpOut[t]));
-      layers.push({ residual, a, q, k, v, heads, afterAttention, afterMLP: x });
+      layers.push({ residual, a, q, k, v, heads, attnOut, afterAttention, m, fc1, hidden, mlpOut, afterMLP: x });
     }
+    const last = x; // the residual stream after the last layer
     if (c.final_norm) x = x.map((xt) => rmsnorm(xt, c.norm_eps, w.final_norm));
     const logits = linearAll(w.lm_head, x);
     return [...known.slice(0, p), ...fresh.map((_, n) => ({
       logits: logits[n],
       embedded: embedded[n], // wte[token] + wpe[t], before the first norm
-      layers: layers.map(({ residual, a, q, k, v, heads, afterAttention, afterMLP }) => ({
+      last: last[n], final: x[n], // the last residual stream, and what lm_head reads (after the final norm, if any)
+      layers: layers.map(({ residual, a, q, k, v, heads, attnOut, afterAttention, m, fc1, hidden, mlpOut, afterMLP }) => ({
         residual: residual[n], a: a[n], q: q[n], k: k[p + n], v: v[p + n],
+        attnOut: attnOut[n], m: m[n], fc1: fc1[n], hidden: hidden[n], mlpOut: mlpOut[n], // each sublayer's steps
         afterAttention: afterAttention[n], afterMLP: afterMLP[n], // the residual stream after each sublayer
         scores: heads[n].scores, weights: heads[n].weights, out: heads[n].out,
       })),

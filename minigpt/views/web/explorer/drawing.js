@@ -152,3 +152,78 @@ function textPicture(text, ink, font, width, height, align = "center") {
   }
   return textPictures.get(key);
 }
+
+// ---- a strip's numbers, to read ------------------------------------------------------------
+// A strip is colour; to check a product by hand a learner needs its numbers. Hovering a strip,
+// tapping it or moving the keyboard focus to it shows them all in one box under it, the number
+// under the pointer (or picked with ← and →) first. The box is one node for the whole page.
+
+const readout = { node: null, frame: null, pick: 0, items: [] };
+
+// a strip that can be read: its name and numbers, for the box and for a screen reader, and how
+// number n was made (`explain(n)`, a line under it: "= q[n] × k[n]"), when it is a product
+function readable(node, name, values, explain = null) {
+  node._read = { name, values, explain };
+  say(node, vectorText(name, values));
+  if (node.tabIndex !== 0) node.tabIndex = 0;
+  if (readout.frame === node) showReadout(node, readout.pick); // it changed while shown
+}
+
+function buildReadout() {
+  readout.node = el("div", { id: "readout", role: "status", hidden: "" });
+  document.body.append(readout.node);
+  const frameOf = (event) => (event.target.closest ? event.target.closest(".vec") : null);
+  document.addEventListener("mousemove", (event) => {
+    const node = frameOf(event);
+    if (node && node._read) {
+      const r = node.getBoundingClientRect(), n = node._read.values.length;
+      showReadout(node, Math.min(n - 1, Math.max(0, Math.floor(((event.clientX - r.left) / r.width) * n))));
+    } else if (readout.frame && readout.frame !== document.activeElement) hideReadout();
+  });
+  document.addEventListener("focusin", (event) => { const node = frameOf(event); if (node && node._read) showReadout(node, 0); });
+  document.addEventListener("focusout", (event) => { if (frameOf(event) === readout.frame) hideReadout(); });
+  document.addEventListener("keydown", (event) => {
+    if (!readout.frame || document.activeElement !== readout.frame) return;
+    const step = { ArrowRight: 1, ArrowLeft: -1 }[event.key];
+    if (step) { event.preventDefault(); showReadout(readout.frame, readout.pick + step); }
+    if (event.key === "Escape") hideReadout();
+  });
+  window.addEventListener("scroll", () => { if (readout.frame) placeReadout(); }, { passive: true });
+}
+
+const READOUT_SPAN = 64; // the most numbers the box lists at once: a long vector's 64 around the pick
+
+function showReadout(node, pick) {
+  const { name, values } = node._read, n = values.length;
+  pick = (pick + n) % n;
+  const start = pick - (pick % READOUT_SPAN), end = Math.min(n, start + READOUT_SPAN);
+  if (readout.frame !== node || readout.start !== start || readout.items.length !== end - start) {
+    readout.items = Array.from({ length: end - start }, () => el("span"));
+    readout.node.replaceChildren(el("strong"), el("div", { class: "explain" }), el("div", { class: "numbers" }, ...readout.items));
+  }
+  readout.items.forEach((item, k) => {
+    write(item, `${start + k}: ${fmt(values[start + k], 4)}`);
+    item.classList.toggle("picked", start + k === pick);
+  });
+  const which = n > READOUT_SPAN ? `numbers ${start}–${end - 1} of ${n}` : `${n} numbers`;
+  write(readout.node.firstChild, `${name}[${pick}] = ${fmt(values[pick], 4)}  (${which}; ← → to move)`);
+  write(readout.node.children[1], node._read.explain ? node._read.explain(pick) : "");
+  Object.assign(readout, { frame: node, pick, start });
+  hide(readout.node, false);
+  placeReadout();
+}
+
+function placeReadout() {
+  const r = readout.frame.getBoundingClientRect(), box = readout.node;
+  if (r.bottom < 0 || r.top > innerHeight) return hideReadout();
+  const width = Math.min(520, innerWidth - 8);
+  box.style.width = `${width}px`;
+  box.style.left = `${Math.max(4, Math.min(r.left, innerWidth - width - 4))}px`;
+  const below = r.bottom + 6, height = box.offsetHeight;
+  box.style.top = `${below + height > innerHeight && r.top - height - 6 > 0 ? r.top - height - 6 : below}px`;
+}
+
+function hideReadout() {
+  readout.frame = null;
+  hide(readout.node, true);
+}

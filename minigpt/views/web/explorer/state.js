@@ -7,6 +7,7 @@
 //   heads.js        the text box and every head at once
 //   matrix.js       one head, large
 //   worked_row.js   one row worked out from q, k and v, and where q, k and v come from
+//   walk.js         one position through the whole model, and what switching parts off changed
 //   predictions.js  the next character, under the sampling filters
 //   lens.js         each layer's guess (the logit lens)
 //   ablation.js     switching parts off, and what each costs

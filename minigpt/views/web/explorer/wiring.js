@@ -5,6 +5,7 @@
 // that redraws only what can be seen leaves the browser less to lay out. A part that changed
 // while out of sight is drawn as it comes into view.
 const offscreen = { flow: { draw: () => drawFlow(), seen: false, stale: true },
+                    walk: { draw: () => drawWalk(), seen: false, stale: true },
                     predict: { draw: () => drawPredictions(), seen: false, stale: true },
                     ablation: { draw: () => drawLiveCosts(), seen: false, stale: true },
                     lens: { draw: () => drawLens(), seen: false, stale: true } };
@@ -36,6 +37,7 @@ function drawSelection() {
   drawMatrix();
   drawMath();
   redrawIfSeen(offscreen.flow);
+  redrawIfSeen(offscreen.walk);
 }
 
 function selectHead(layer, head) {
@@ -81,6 +83,8 @@ buildGrid();
 buildMatrix();
 buildMath();
 buildFlow();
+buildWalk();
+buildReadout();
 buildPredictions();
 buildHeads();
 buildCosts();
@@ -94,13 +98,15 @@ markSelectedHead();
 if (DATA.roles.chars) drawCharMatrix();
 
 // For tests and the curious, from the browser console: minigpt.forward("emma")
+// (`off` there: {heads: [[l, h]], attention: [l], mlp: [l], mode: "zero" or "mean"}, or null for every part on)
+const analyseWith = (text, off) => analyse(text, off ? switchedOff({ heads: [], attention: [], mlp: [], mode: "zero", ...off }) : null);
 window.minigpt = {
   vocab,
   config: DATA.config,
   // {tokens, logits [T][vocab_size], attention [n_layer][n_head][T][T]} for the boundary token and then `text`;
   // `off` ({heads: [[l, h]], attention: [l], mlp: [l], mode: "zero" or "mean"}) switches parts off
   forward(text, off = null) {
-    const view = analyse(text, off ? switchedOff({ heads: [], attention: [], mlp: [], mode: "zero", ...off }) : null);
+    const view = analyseWith(text, off);
     return { tokens: view.tokens, logits: view.steps.map((s) => Array.from(s.logits)), attention: attentionOf(view) };
   },
   // what the page shows now: its tokens and logits (computed for the text box, reusing what it shares with the last),
@@ -118,6 +124,15 @@ window.minigpt = {
     return { i: n.i, layer: n.layer, head: n.head, q: list(n.q), keys: n.keys.map(list), products: n.products.map(list),
              scores: list(n.scores), weights: list(n.weights), values: n.values.map(list), out: list(n.out) };
   },
+  // every operation's vector at position `i` (the last when null) of `text`, by key, as the walk draws them;
+  // `off` as for forward
+  walk(text, i = null, off = null) {
+    const view = analyseWith(text, off);
+    return walkNumbers(view, i === null ? view.tokens.length - 1 : i);
+  },
+  // what the walk shows now: its position, each operation's vector, and the first that differs from every part on
+  walkShown: () => walk.numbers && { i: walk.numbers.i, firstDiffer: walk.numbers.firstDiffer,
+    numbers: Object.fromEntries(Object.entries(walk.numbers.numbers).map(([k, v]) => [k, Array.from(v)])) },
   // each stage's probabilities [stage][position][token] for `text`, as the lens table shows them
   lens: (text) => lensOf(analyse(text)),
   // show training snapshot `index` (DATA.snapshots.steps[index]); the page then runs its weights

@@ -97,8 +97,8 @@ function drawMath() {
   write($("q-label"), `q${i}`);
   math.picture.place(); // before the lines are shown or hidden: measured on a laid-out table
   const strips = [[q, qk, "q", 0], [out, val, "out", T]], lines = [], sum = weights.reduce((a, b) => a + b, 0).toFixed(3);
-  say(math.q, vectorText(`q${i}`, q));
-  say(math.out, vectorText(`out${i}`, out));
+  readable(math.q, `q${i}`, q);
+  readable(math.out, `out${i}`, out, (n) => `= Σⱼ weightⱼ·vⱼ[${n}]`);
   say(math.sum, sum);
   math.lines.forEach((line, j) => {
     hide(line.tr, j >= T);
@@ -112,9 +112,10 @@ function drawMath() {
     for (const part of ["dot", "score", "mask", "weight"]) say(line[part], shown[part]);
     lines.push({ j, shown, ink: future ? MUTED_INK : INK, bar: future ? 0 : Math.round(weights[j] * 40) });
     if (future) return;
-    say(line.key, vectorText(`k${j}`, keys[j]));
-    say(line.product, vectorText(`q⊙k${j}`, products[j]));
-    say(line.scaled, vectorText(`weight·v${j}`, scaledValues[j]));
+    readable(line.key, `k${j}`, keys[j]);
+    readable(line.product, `q⊙k${j}`, products[j], (n) => `= q${i}[${n}] × k${j}[${n}] = ${fmt(q[n], 4)} × ${fmt(keys[j][n], 4)}`);
+    readable(line.scaled, `weight${j}·v${j}`, scaledValues[j],
+      (n) => `= weight${j} × v${j}[${n}] = ${fmt(weights[j], 4)} × ${fmt(values[j][n], 4)}`);
     strips.push([keys[j], qk, "key", j], [products[j], prod, "product", j], [scaledValues[j], val, "scaled", j]);
   });
   paintMath(strips, lines, sum);
@@ -172,7 +173,7 @@ function drawFlow() {
     q: [layer.q, qkScale, `q${i}`, from, to], k: [keyLayer.k, qkScale, `k${j}`, from, to],
     v: [keyLayer.v, largest(keyLayer.v), `v${j}`, from, to],
   };
-  for (const [name, [values, , what]] of Object.entries(strips)) say(flow.frames[name], vectorText(what, values));
+  for (const [name, [values, , what]] of Object.entries(strips)) readable(flow.frames[name], what, values);
   const spots = flow.picture.place();
   if (spots) {
     const { ctx, canvas } = flow.picture;

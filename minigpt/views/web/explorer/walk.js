@@ -1,0 +1,190 @@
+// walk.js: one position through the whole model, one operation a line in model.py's order and
+// with its names, from the embeddings to the probabilities of the next character; how much each
+// sublayer moves the residual stream; and, with parts switched off, what changed at each
+// operation against the model with every part on. A part of the explorer page (state.js lists
+// the parts).
+
+const walk = { lines: [], sizes: [], picture: null, baseline: null, numbers: null };
+
+// Each operation: a key (the console API's name for it), what it is, and its vector in a
+// position's record from model.js's forward (`s`). `layer` marks the layer it belongs to.
+function walkOperations() {
+  const gains = config.norm_scale ? " × gains" : "", E = config.n_embd, act = config.activation;
+  const ops = [
+    { key: "embedded", what: "wte[token] + wpe[position]", of: (s) => s.embedded },
+    { key: "x", what: "emb_norm: rmsnorm → the stream x", of: (s) => s.layers[0].residual },
+  ];
+  for (let l = 0; l < config.n_layer; l++) {
+    const L = (s) => s.layers[l];
+    ops.push(
+      { key: `layer${l}.attn_norm`, layer: l, what: `layer ${l} attn_norm: rmsnorm(x)${gains}`, of: (s) => L(s).a },
+      { key: `layer${l}.heads`, layer: l, what: "every head's output, joined", of: (s) => L(s).out, heads: true },
+      { key: `layer${l}.attn_wo`, layer: l, what: "× attn_wo: what attention adds", of: (s) => L(s).attnOut, adds: "attention" },
+      { key: `layer${l}.after_attn`, layer: l, what: "x + that", of: (s) => L(s).afterAttention, stream: true },
+      { key: `layer${l}.mlp_norm`, layer: l, what: `mlp_norm: rmsnorm(x)${gains}`, of: (s) => L(s).m },
+      { key: `layer${l}.mlp_fc1`, layer: l, what: `× mlp_fc1 [${4 * E}×${E}]`, of: (s) => L(s).fc1, units: true },
+      { key: `layer${l}.${act}`, layer: l, what: act === "gelu" ? "gelu: x·Φ(x)" : "relu: below 0 becomes 0", of: (s) => L(s).hidden, zeroes: true },
+      { key: `layer${l}.mlp_fc2`, layer: l, what: "× mlp_fc2: what the MLP adds", of: (s) => L(s).mlpOut, adds: "mlp" },
+      { key: `layer${l}.after_mlp`, layer: l, what: "x + that", of: (s) => L(s).afterMLP, stream: true },
+    );
+  }
+  if (config.final_norm) ops.push({ key: "final_norm", what: `final_norm: rmsnorm(x)${gains}`, of: (s) => s.final });
+  ops.push({ key: "lm_head", what: `× lm_head [${V}×${E}]: logits`, of: (s) => s.logits, tokens: true },
+    { key: "softmax", what: "softmax: the next token's probabilities", of: (s) => Float64Array.from(MiniGPTModel.softmax(Array.from(s.logits))), tokens: true });
+  return ops;
+}
+
+// a strip's width: at most 8px a number, about 512px for the longest vector (the MLP's hidden units)
+const cellPx = (n) => Math.max(1, Math.min(8, Math.floor(512 / n)));
+function sized(node, n) {
+  node.style.width = `${n * cellPx(n) + 2}px`;
+  return node;
+}
+
+// how many numbers an operation's vector has
+const opLength = (op) => (op.units || op.zeroes ? 4 * config.n_embd : op.tokens ? V : config.n_embd);
+
+function buildWalk() {
+  const holder = $("walk-steps");
+  let layer = null;
+  for (const op of walkOperations()) {
+    if (op.layer !== undefined && op.layer !== layer) {
+      layer = op.layer;
+      const header = el("h3", { class: "walk-layer", "data-layer": layer }, `layer ${layer}`);
+      walk.lines.push({ header });
+      holder.append(header);
+    }
+    const n = opLength(op);
+    const frames = op.heads ? Array.from({ length: config.n_head }, () => sized(frame(D), D)) : [sized(frame(n), n)];
+    const line = { op, frames, what: el("span", { class: "what" }, op.what), note: el("span", { class: "note-text" }), diff: sized(frame(n), n) };
+    line.node = el("div", { class: "walk-step", "data-key": op.key }, line.what, el("span", { class: "strips" }, ...frames),
+      el("span", { class: "diff-cell" }, line.diff), line.note);
+    walk.lines.push(line);
+    holder.append(line.node);
+  }
+  walk.picture = overlay(holder, holder, measureWalk, () => redrawIfSeen(offscreen.walk));
+  const table = $("walk-sizes");
+  table.append(el("thead", {}, el("tr", {}, ...["layer", "‖x‖ it reads", "‖attention adds‖", "‖MLP adds‖", "‖x‖ after"]
+    .map((t) => el("th", { scope: "col" }, t)))));
+  const body = el("tbody");
+  for (let l = 0; l < config.n_layer; l++) {
+    const cells = Array.from({ length: 4 }, () => { const bar = el("span", { class: "bar" }), num = el("span"); return { td: el("td", {}, bar, num), bar, num }; });
+    walk.sizes.push(cells);
+    body.append(el("tr", {}, el("th", { scope: "row" }, String(l)), ...cells.map((c) => c.td)));
+  }
+  table.append(body);
+}
+
+// where each strip lies on the canvas (every frame, inside its border)
+function measureWalk(at) {
+  return { frames: walk.lines.filter((line) => line.op).map((line) => ({ frames: line.frames.map((f) => at(f, 1)), diff: at(line.diff, 1) })) };
+}
+
+// The position's record with every part on, for what changed: run once per text and weights.
+function baselineOf(view) {
+  const key = view.tokens.join(",");
+  if (!walk.baseline || walk.baseline.key !== key || walk.baseline.model !== model) {
+    walk.baseline = { key, model, steps: analyse(view.text, null).steps };
+  }
+  return walk.baseline.steps;
+}
+
+const norm = (v) => Math.sqrt(Array.from(v).reduce((a, x) => a + x * x, 0));
+const topUnits = (v, count) => Array.from(v, (x, n) => [x, n]).sort((a, b) => Math.abs(b[0]) - Math.abs(a[0])).slice(0, count);
+
+// what each line's note says about its vector (and with parts off, about what changed)
+function walkNote(line, values, s, l, i) {
+  const { op } = line;
+  if (op.adds) {
+    const reads = op.adds === "attention" ? s.layers[l].residual : s.layers[l].afterAttention;
+    const off = isOn(op.adds, l) ? "" : ` (off: ${state.off.mode === "mean" ? "its mean" : "0"})`;
+    return `‖adds‖ ${fmt(norm(values), 2)} to ‖x‖ ${fmt(norm(reads), 2)}${off}`;
+  }
+  if (op.stream) return `‖x‖ ${fmt(norm(values), 2)}`;
+  if (op.units) return `largest: ${topUnits(values, 3).map(([x, n]) => `#${n} ${fmt(x, 2)}`).join(", ")}`;
+  if (op.zeroes) {
+    const before = s.layers[l].fc1, negative = Array.from(before).filter((x) => x < 0).length;
+    return config.activation === "gelu" ? `${negative} of ${values.length} below 0, pulled toward 0`
+      : `${negative} of ${values.length} units zeroed`;
+  }
+  if (op.heads) {
+    const off = Array.from({ length: config.n_head }, (_, h) => h).filter((h) => !isOn("head", l, h));
+    const all = !isOn("attention", l) ? "; this layer's attention is off" : "";
+    return `heads ${Array.from({ length: config.n_head }, (_, h) => h).join(" | ")}${off.length ? `; head ${off.join(", ")} off` : ""}${all}`;
+  }
+  if (op.tokens) {
+    const order = Array.from(values, (x, t) => [x, t]).sort((a, b) => b[0] - a[0]).slice(0, 3);
+    return `likeliest: ${order.map(([x, t]) => `${label(t)} ${fmt(x, op.key === "softmax" ? 3 : 2)}`).join(", ")}`;
+  }
+  return op.key === "embedded" ? `token ${label(state.view.tokens[i])}, position ${i}` : "";
+}
+
+function drawWalk() {
+  const view = state.view, i = rowOf(view), s = view.steps[i], T = view.tokens.length;
+  const offNow = Boolean(switchedOff()), base = offNow ? baselineOf(view)[i] : null;
+  write($("walk-title"), `Row ${i} (“${label(view.tokens[i])}”) through the whole model`);
+  const numbers = {}, strips = [];
+  let firstDiffer = null;
+  const holder = $("walk-steps");
+  if (holder.classList.contains("compared") !== offNow) { // the column of what changed comes and goes: measured again
+    holder.classList.toggle("compared", offNow);
+    walk.picture.spots = null;
+  }
+  const spots = walk.picture.place(); // null while the part is hidden
+  let n = 0;
+  for (const line of walk.lines) {
+    if (!line.op) { line.header.classList.toggle("chosen", Number(line.header.dataset.layer) === state.layer); continue; }
+    const { op } = line, values = op.of(s), l = op.layer, spot = spots && spots.frames[n++];
+    numbers[op.key] = values;
+    const scale = largest(values);
+    if (op.heads) {
+      line.frames.forEach((f, h) => {
+        const part = values.subarray(h * D, (h + 1) * D), off = !isOn("head", l, h) || !isOn("attention", l);
+        readable(f, `head ${h} out`, part);
+        f.classList.toggle("chosen", l === state.layer && h === state.head);
+        f.classList.toggle("off", off);
+        if (spot) strips.push([part, scale, spot.frames[h]]);
+      });
+    } else {
+      readable(line.frames[0], op.key, values, op.tokens ? (t) => `token ${label(t)}` : null);
+      if (spot) strips.push([values, scale, spot.frames[0]]);
+    }
+    let changed = false;
+    if (base) {
+      const before = op.of(base), diff = Float64Array.from(values, (x, k) => x - before[k]);
+      changed = diff.some((x) => Math.abs(x) > 1e-12);
+      if (changed && firstDiffer === null) firstDiffer = op.key;
+      readable(line.diff, `${op.key} − with every part on`, diff, (k) => `= ${fmt(values[k], 4)} − ${fmt(before[k], 4)}`);
+      if (spot && changed) strips.push([diff, largest(values, before), spot.diff]); // a part off may leave `values` all 0
+    }
+    restyle(line.diff, "visibility", base && changed ? "" : "hidden");
+    line.node.classList.toggle("first-differs", op.key === firstDiffer);
+    write(line.note, walkNote(line, values, s, l, i) + (op.key === firstDiffer ? " ← first differs from every part on" : ""));
+  }
+  if (spots) {
+    const { ctx, canvas } = walk.picture;
+    ctx.clearRect(0, 0, canvas.width, canvas.height);
+    paintStrips(ctx, strips);
+  }
+  drawSizes(s);
+  write($("walk-note"), `Position ${i} of ${T}: every operation the model does to it, in model.py's order (layer ${state.layer}, ` +
+    `head ${state.head} outlined). Hover, tap or focus a strip to read its numbers; each strip has its own scale, red above 0 and blue below.` +
+    (offNow ? " With parts off, the dashed strip on the right is what changed against every part on: this minus that, on the scale of the two." : ""));
+  walk.numbers = { i, numbers, firstDiffer };
+}
+
+// per layer, the size of the stream it reads and of what each sublayer adds to it
+function drawSizes(s) {
+  const rows = s.layers.map((layer) => [layer.residual, layer.attnOut, layer.mlpOut, layer.afterMLP].map(norm));
+  const top = Math.max(1e-12, ...rows.flat());
+  rows.forEach((row, l) => row.forEach((x, c) => {
+    const cell = walk.sizes[l][c];
+    restyle(cell.bar, "width", `${Math.max(1, Math.round((x / top) * 80))}px`);
+    write(cell.num, fmt(x, 2));
+  }));
+}
+
+// every operation's vector at position i of a forward pass, by key (for the console API and the tests)
+function walkNumbers(view, i) {
+  return Object.fromEntries(walkOperations().map((op) => [op.key, Array.from(op.of(view.steps[i]))]));
+}
