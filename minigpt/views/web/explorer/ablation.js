@@ -54,7 +54,11 @@ function buildCosts() {
   drawCosts();
 }
 
-const signed = (x) => `${x >= 0 ? "+" : "−"}${Math.abs(x).toFixed(4)}`;
+// a cost with its sign; one that rounds to 0 has none (never "−0.0000")
+function signed(x) {
+  const size = Math.abs(x).toFixed(4);
+  return Number(size) === 0 ? size : `${x > 0 ? "+" : "−"}${size}`;
+}
 
 // the costs on the names, at the step shown
 function drawCosts() {
@@ -62,7 +66,8 @@ function drawCosts() {
   if (!found) return;
   const report = found[state.off.mode], most = Math.max(1e-9, ...report.costs.map(Math.abs));
   const step = state.snapshot === null ? "" : ` at step ${DATA.snapshots.steps[state.snapshot].toLocaleString("en")}`;
-  write($("costs-caption"), `Loss with every part on${step}: ${report.loss.toFixed(4)} nats per token over ${DATA.ablation.names}.`);
+  write($("costs-caption"), `Loss with every part on${step}: ${report.loss.toFixed(4)} nats per token over ${DATA.ablation.names}. ` +
+    "A cost is the loss with that part off minus this: a negative cost means the names got likelier with the part off.");
   for (const row of costRows) {
     const c = report.costs[row.part.n];
     write(row.cost, signed(c));
@@ -87,6 +92,7 @@ function drawLiveCosts() {
   let heads = performance.now() - started; // the time the heads' costs take, with the loss they share
   for (const { part, live } of costRows) {
     if (!isOn(part.kind, part.layer, part.head)) { write(live, "off"); continue; }
+    if (part.kind === "head" && !isOn("attention", part.layer)) { write(live, "off (its layer's attention)"); continue; }
     const partStarted = performance.now();
     const more = { ...state.off, heads: [...state.off.heads], attention: [...state.off.attention], mlp: [...state.off.mlp] };
     if (part.kind === "head") more.heads.push([part.layer, part.head]);

@@ -101,6 +101,7 @@ function markSwitches() {
   const off = state.off.heads.length + state.off.attention.length + state.off.mlp.length;
   $("parts-off").textContent = off ? `${off} part${off > 1 ? "s" : ""} switched off (${state.off.mode === "mean" ? "set to their mean output" : "zeroed"}).` : "";
   hide($("all-on"), !off);
+  markHeadOff();
 }
 
 function placeGridPicture() {
@@ -141,6 +142,14 @@ function drawGrid() {
   ctx.globalAlpha = 1;
 }
 
+// the large matrix and its worked row say when the head they show is switched off
+function markHeadOff() {
+  const why = headOff(state.layer, state.head);
+  write($("matrix-title"), `Layer ${state.layer}, head ${state.head}${why === "head" ? " (switched off)" : why ? " (its layer's attention is off)" : ""}`);
+  $("head").classList.toggle("head-off", Boolean(why));
+  $("row").classList.toggle("head-off", Boolean(why));
+}
+
 function markSelectedHead() {
   thumbs.forEach((row, l) => row.forEach(({ button }, h) => {
     const on = l === state.layer && h === state.head;
@@ -149,6 +158,6 @@ function markSelectedHead() {
   }));
   headCards.forEach((card) => card.classList.toggle("selected", +card.dataset.layer === state.layer && +card.dataset.head === state.head));
   const role = headLabel(state.layer, state.head);
-  $("matrix-title").textContent = `Layer ${state.layer}, head ${state.head}`;
+  markHeadOff();
   $("head-label").textContent = role ? `Over ${DATA.roles.names}: ${role}.` : "";
 }

@@ -18,7 +18,8 @@ function buildPredictions() {
   $("predictions").append(...predictions.rows.map((r) => r.node));
   for (let n = 0; n < V; n++) {
     const char = el("span", { class: "char" }), bar = el("span", { class: "bar" }), raw = el("span", { class: "raw" }), p = el("span", { class: "p" });
-    predictions.chart.push({ node: el("div", { class: "next-bar" }, char, el("span", { class: "track" }, raw, bar), p), char, bar, raw, p });
+    const ghost = el("span", { class: "ghost" }); // with parts off: the probability with every part on
+    predictions.chart.push({ node: el("div", { class: "next-bar" }, char, el("span", { class: "track" }, raw, bar, ghost), p), char, bar, raw, ghost, p });
   }
   $("next-chart").append(...predictions.chart.map((c) => c.node));
 }
@@ -30,9 +31,12 @@ function distributions(view, i, filters) {
   return { probs: MiniGPTModel.softmax(Array.from(logits)), filtered };
 }
 
+// with parts off, the model's probabilities at position i with every part on (walk.js's baseline); else null
+const allOnProbs = (view, i) => (switchedOff() ? MiniGPTModel.softmax(Array.from(baselineOf(view)[i].logits)) : null);
+
 function drawPredictions() {
   const view = state.view, T = view.tokens.length, filters = options();
-  let nats = 0;
+  let nats = 0, natsAllOn = 0;
   predictions.rows.forEach((row, i) => {
     hide(row.node, i >= T);
     if (i >= T) return;
@@ -50,11 +54,15 @@ function drawPredictions() {
       restyle(c.bar, "width", `${Math.max(1, Math.round(filtered[t] * 70))}px`);
       write(c.p, fmt(filtered[t], 2));
     });
-    row.next.textContent = `next is ${label(actual)}: p = ${fmt(probs[actual], 3)}, −log p = ${fmt(-Math.log(probs[actual]), 2)}`;
+    const allOn = allOnProbs(view, i);
+    if (allOn) natsAllOn -= Math.log(allOn[actual]);
+    row.next.textContent = `next is ${label(actual)}: p = ${fmt(probs[actual], 3)}, −log p = ${fmt(-Math.log(probs[actual]), 2)}` +
+      (allOn ? ` (every part on: p = ${fmt(allOn[actual], 3)})` : "");
   });
   const off = state.off.heads.length + state.off.attention.length + state.off.mlp.length;
   $("loss").textContent = `Loss of “${view.kept.join("")}”${off ? `, with ${off} part${off > 1 ? "s" : ""} off` : ""}: ${fmt(nats / T, 3)} nats per character ` +
-    `(${T} prediction${T > 1 ? "s" : ""}, the end included; the model's own probabilities, before any filter). ` +
+    (off ? ` (every part on: ${fmt(natsAllOn / T, 3)})` : "") +
+    ` (${T} prediction${T > 1 ? "s" : ""}, the end included; the model's own probabilities, before any filter). ` +
     `A uniform guess: log(${V}) = ${fmt(Math.log(V), 3)}.`;
   drawNextChart(filters);
 }
@@ -62,9 +70,10 @@ function drawPredictions() {
 function drawNextChart(filters = options()) {
   const view = state.view, i = rowOf(view);
   const { probs, filtered } = distributions(view, i, filters);
-  const order = probs.map((_, t) => t).sort((a, b) => probs[b] - probs[a]);
+  const order = probs.map((_, t) => t).sort((a, b) => probs[b] - probs[a]), allOn = allOnProbs(view, i);
   const kept = filtered.filter((p) => p > 0).length;
-  $("next-title").textContent = `Every next token after “·${view.kept.slice(0, i).join("")}”: ${kept} of ${V} kept`;
+  $("next-title").textContent = `Every next token after “·${view.kept.slice(0, i).join("")}”: ${kept} of ${V} kept` +
+    (allOn ? "; outlined, and after ←: with every part on" : "");
   order.forEach((t, n) => {
     const c = predictions.chart[n], removed = filtered[t] === 0;
     reclass(c.node, `next-bar${removed ? " removed" : ""}`);
@@ -73,6 +82,9 @@ function drawNextChart(filters = options()) {
     write(c.char, label(t));
     restyle(c.raw, "width", `${(probs[t] * 100).toFixed(1)}%`);
     restyle(c.bar, "width", `${(filtered[t] * 100).toFixed(1)}%`);
-    write(c.p, removed ? `removed (${fmt(probs[t], 3)})` : fmt(filtered[t], 3));
+    hide(c.ghost, !allOn);
+    if (allOn) restyle(c.ghost, "width", `${(allOn[t] * 100).toFixed(1)}%`);
+    c.ghost.title = allOn ? `with every part on: ${fmt(allOn[t], 3)}` : "";
+    write(c.p, (removed ? `removed (${fmt(probs[t], 3)})` : fmt(filtered[t], 3)) + (allOn ? ` ← ${fmt(allOn[t], 3)}` : ""));
   });
 }

@@ -81,6 +81,10 @@ function switchedOff(parts = state.off) {
            means: parts.mode === "mean" && DATA.ablation ? meansNow() : null };
 }
 
+// why head h of layer l adds nothing of its own now: null while it is on; "head" when it is
+// switched off; "attention" when its layer's whole attention is
+const headOff = (l, h) => (!isOn("attention", l) ? "attention" : !isOn("head", l, h) ? "head" : null);
+
 const isOn = (kind, l, h) => (kind === "head" ? !state.off.heads.some(([a, b]) => a === l && b === h) : !state.off[kind].includes(l));
 
 function setPart(kind, l, h, on) {

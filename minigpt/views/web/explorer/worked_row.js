@@ -36,8 +36,8 @@ function buildMath() {
   }
   math.out = frame(D);
   math.sum = el("td");
-  math.total = el("tr", { class: "total" }, el("th", { scope: "row" }, "Σ"), el("td", { colspan: 5, class: "muted" },
-    "the weights add up to 1; the head's output is the weighted sum of the values →"), math.sum, el("td", {}, math.out));
+  math.outNote = el("td", { colspan: 5, class: "muted" });
+  math.total = el("tr", { class: "total" }, el("th", { scope: "row" }, "Σ"), math.outNote, math.sum, el("td", {}, math.out));
   body.append(math.total);
   table.append(body);
   math.picture = overlay(table.parentNode, table.querySelector("tr.query"), measureMath, drawMath);
@@ -62,13 +62,13 @@ function paintNumber(ctx, text, [x, y, w, h], ink, font, align = "right") {
   ctx.drawImage(textPicture(text, ink, font, w, h, align), x, y, w, h);
 }
 
-// the worked row on its canvas: strips [values, scale, part, j] (j lines down) and each line's numbers
+// the worked row on its canvas: strips [values, scale, part, j, faded] (j lines down) and each line's numbers
 function paintMath(strips, lines, sum) {
   const { ctx, canvas } = math.picture, spots = math.picture.place();
   if (!spots) return;
   const spot = (part, j) => { const [x, y, w, h] = spots[part]; return [x, y + j * spots.pitch, w, h]; };
   ctx.clearRect(0, 0, canvas.width, canvas.height);
-  paintStrips(ctx, strips.map(([values, scale, part, j]) => [values, scale, spot(part, j)]));
+  paintStrips(ctx, strips.map(([values, scale, part, j, faded]) => [values, scale, spot(part, j), 0, faded ? 0 : values.length]));
   for (const { j, shown, ink, bar } of lines) {
     for (const part of ["dot", "score", "mask"]) paintNumber(ctx, shown[part], spot(part, j), ink, spots.font);
     const [x, y, , h] = spot("weight", j);
@@ -98,7 +98,11 @@ function drawMath() {
   math.picture.place(); // before the lines are shown or hidden: measured on a laid-out table
   const strips = [[q, qk, "q", 0], [out, val, "out", T]], lines = [], sum = weights.reduce((a, b) => a + b, 0).toFixed(3);
   readable(math.q, `q${i}`, q);
-  readable(math.out, `out${i}`, out, (n) => `= Σⱼ weightⱼ·vⱼ[${n}]`);
+  const why = headOff(l, h), mean = state.off.mode === "mean";
+  write(math.outNote, why === "head" ? `this head is switched off: its output is ${mean ? "its mean output" : "0"}, not the weighted sum of the values →`
+    : why ? `this layer's attention is off: the head still computes this sum, but attn_wo's output is replaced by ${mean ? "its mean" : "0"}`
+      : "the weights add up to 1; the head's output is the weighted sum of the values →");
+  readable(math.out, `out${i}`, out, (n) => (why === "head" ? (mean ? "= the head's mean output" : "= 0: the head is off") : `= Σⱼ weightⱼ·vⱼ[${n}]`));
   say(math.sum, sum);
   math.lines.forEach((line, j) => {
     hide(line.tr, j >= T);
@@ -116,7 +120,7 @@ function drawMath() {
     readable(line.product, `q⊙k${j}`, products[j], (n) => `= q${i}[${n}] × k${j}[${n}] = ${fmt(q[n], 4)} × ${fmt(keys[j][n], 4)}`);
     readable(line.scaled, `weight${j}·v${j}`, scaledValues[j],
       (n) => `= weight${j} × v${j}[${n}] = ${fmt(weights[j], 4)} × ${fmt(values[j][n], 4)}`);
-    strips.push([keys[j], qk, "key", j], [products[j], prod, "product", j], [scaledValues[j], val, "scaled", j]);
+    strips.push([keys[j], qk, "key", j], [products[j], prod, "product", j], [scaledValues[j], val, "scaled", j, why === "head"]);
   });
   paintMath(strips, lines, sum);
   write($("math-legend"), `d = ${D}, so ÷√d divides by ${fmt(Math.sqrt(D))}. Strips: red above 0, blue below; ` +
