@@ -267,3 +267,63 @@ def test_validation_names_are_none_when_the_file_changed(lesson):
     finally:
         open(data, "w").write(original)
     assert validation_names(ckpt)
+
+
+def readout(page) -> str:
+    return page.inner_text("#readout") if page.is_visible("#readout") else ""
+
+
+def test_a_strips_numbers_show_on_hover_and_focus_and_check_by_hand(chromium, lesson):
+    """Hover a cell of the q⊙kⱼ strip: its number, and the two it is the product of; focus a strip and
+    step through its numbers with the arrow keys; click one of the walk's strips (a tap) to read it."""
+    page = browser.open_page(chromium, lesson[1])
+    page.fill("#name-input", "xavier")
+    page.evaluate("minigpt.selectCell(4, 1)")
+    worked = page.evaluate("minigpt.worked()")
+    strip = page.locator("#math-table tbody tr[data-j='1'] .vec").nth(1)  # q⊙k1
+    b, d = strip.bounding_box(), len(worked["q"])
+    n = d // 3
+    page.mouse.move(b["x"] + (n + 0.5) * b["width"] / d, b["y"] + b["height"] / 2)
+    shown = readout(page)
+    assert f"q⊙k1[{n}] = " in shown, shown
+    explained = shown.splitlines()[1]  # "= q4[n] × k1[n] = a × b"
+    a, b_ = (float(x.replace("−", "-")) for x in explained.split(" = ")[-1].split(" × "))
+    assert a == pytest.approx(worked["q"][n], abs=5e-5) and b_ == pytest.approx(worked["keys"][1][n], abs=5e-5)
+    value = float(shown.split(" = ")[1].split()[0].replace("−", "-"))
+    assert value == pytest.approx(a * b_, abs=2e-4) == pytest.approx(worked["products"][1][n], abs=5e-5)
+    page.mouse.move(5, 5)
+    assert readout(page) == ""
+    page.focus("#math-table tr.query .vec")
+    assert readout(page).startswith("q4[0] = ")
+    page.keyboard.press("ArrowRight")
+    assert readout(page).startswith("q4[1] = ")
+    browser.show(page, "#walk")
+    page.locator("#walk .walk-step[data-key='lm_head'] .vec").first.click()
+    assert readout(page).startswith("lm_head[0] = ") and "token a" in readout(page)
+    assert page.watched.errors == []
+
+
+def test_with_a_part_off_every_view_says_so_and_shows_what_changed(chromium, lesson):
+    page = browser.open_page(chromium, lesson[1])
+    page.evaluate("minigpt.select(1, 2)")
+    page.evaluate("minigpt.setPart('head', 1, 2, false)")
+    assert page.inner_text("#matrix-title") == "Layer 1, head 2 (switched off)"
+    assert "this head is switched off: its output is 0" in page.inner_text("#math-table")
+    browser.show(page, "#walk")
+    walk = page.evaluate("minigpt.walkShown()")
+    assert walk["firstDiffer"] == "layer1.heads"  # nothing before the head changed
+    assert all(x == 0 for x in walk["numbers"]["layer1.heads"][2 * 16: 3 * 16])  # its slice of the joined heads
+    assert "first differs" in page.inner_text("#walk .walk-step[data-key='layer1.heads']")
+    browser.show(page, "#next-chart")
+    assert page.locator("#next-chart .ghost:visible").count() == len(lesson[0].tokenizer.chars) + 1
+    assert "every part on" in page.inner_text("#loss")
+    page.evaluate("minigpt.setPart('attention', 1, null, false)")
+    assert page.inner_text("#matrix-title") == "Layer 1, head 2 (its layer's attention is off)"
+    live = dict(page.evaluate("minigpt.liveCosts()"))
+    assert live["layer 1 head 0"] == "off (its layer's attention)" and live["layer 1 attention"] == "off"
+    assert "negative cost means" in page.inner_text("#ablation-table caption")
+    assert "−0.0000" not in page.inner_text("#ablation-table")
+    page.evaluate("minigpt.setPart('attention', 1, null, true); minigpt.setPart('head', 1, 2, true)")
+    assert page.inner_text("#matrix-title") == "Layer 1, head 2"
+    assert page.locator("#next-chart .ghost:visible").count() == 0
+    assert page.watched.errors == []

@@ -165,7 +165,7 @@ const readout = { node: null, frame: null, pick: 0, items: [] };
 function readable(node, name, values, explain = null) {
   node._read = { name, values, explain };
   say(node, vectorText(name, values));
-  if (node.tabIndex !== 0) node.tabIndex = 0;
+  if (node.tabIndex !== 0 && !node._roving) node.tabIndex = 0;
   if (readout.frame === node) showReadout(node, readout.pick); // it changed while shown
 }
 
@@ -184,14 +184,30 @@ function buildReadout() {
   document.addEventListener("focusout", (event) => { if (frameOf(event) === readout.frame) hideReadout(); });
   document.addEventListener("keydown", (event) => {
     if (!readout.frame || document.activeElement !== readout.frame) return;
-    const step = { ArrowRight: 1, ArrowLeft: -1 }[event.key];
+    const step = { ArrowRight: 1, ArrowLeft: -1 }[event.key], move = { ArrowDown: 1, ArrowUp: -1 }[event.key];
     if (step) { event.preventDefault(); showReadout(readout.frame, readout.pick + step); }
+    if (move && readout.frame._roving) { event.preventDefault(); rove(readout.frame, move); }
     if (event.key === "Escape") hideReadout();
   });
   window.addEventListener("scroll", () => { if (readout.frame) placeReadout(); }, { passive: true });
 }
 
 const READOUT_SPAN = 64; // the most numbers the box lists at once: a long vector's 64 around the pick
+
+// Strips in a long list (`roving`, an array of frames) are one stop for the Tab key: ↑ and ↓ move
+// the focus along the list, and the one last focused is where Tab comes back to.
+function roving(frames) {
+  frames.forEach((node, n) => { node._roving = frames; node.tabIndex = n === 0 ? 0 : -1; });
+}
+function rove(node, move) {
+  const list = node._roving, seen = (other) => other.offsetParent !== null && other.style.visibility !== "hidden";
+  let at = list.indexOf(node) + move;
+  while (list[at] && !seen(list[at])) at += move; // past what is hidden (what changed, with every part on)
+  const next = list[at];
+  if (!next) return;
+  list.forEach((other) => { other.tabIndex = other === next ? 0 : -1; });
+  next.focus();
+}
 
 function showReadout(node, pick) {
   const { name, values } = node._read, n = values.length;
@@ -206,7 +222,7 @@ function showReadout(node, pick) {
     item.classList.toggle("picked", start + k === pick);
   });
   const which = n > READOUT_SPAN ? `numbers ${start}–${end - 1} of ${n}` : `${n} numbers`;
-  write(readout.node.firstChild, `${name}[${pick}] = ${fmt(values[pick], 4)}  (${which}; ← → to move)`);
+  write(readout.node.firstChild, `${name}[${pick}] = ${fmt(values[pick], 4)}  (${which}; ← →${node._roving ? ", ↑ ↓" : ""} to move)`);
   write(readout.node.children[1], node._read.explain ? node._read.explain(pick) : "");
   Object.assign(readout, { frame: node, pick, start });
   hide(readout.node, false);

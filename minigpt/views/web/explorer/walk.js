@@ -62,6 +62,7 @@ function buildWalk() {
     walk.lines.push(line);
     holder.append(line.node);
   }
+  roving(walk.lines.filter((line) => line.op).flatMap((line) => [...line.frames, line.diff]));
   walk.picture = overlay(holder, holder, measureWalk, () => redrawIfSeen(offscreen.walk));
   const table = $("walk-sizes");
   table.append(el("thead", {}, el("tr", {}, ...["layer", "‖x‖ it reads", "‖attention adds‖", "‖MLP adds‖", "‖x‖ after"]
