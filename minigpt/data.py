@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import random
+import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
 from typing import NamedTuple
@@ -91,6 +92,19 @@ def split_names(names: list[str], fraction: float, at_most: int, seed: int) -> t
     return [names[i] for i in order[n_val:].tolist()], val
 
 
+def plain_letters(text: str) -> str:
+    """`text` in lowercase without accents ("Émile" -> "emile"): what a vocabulary of plain
+    lowercase letters can read, suggested when the text itself has characters it cannot."""
+    return "".join(c for c in unicodedata.normalize("NFD", text.lower()) if not unicodedata.combining(c))
+
+
+def plain_hint(text: str) -> str:
+    """The advice for text a vocabulary of plain lowercase letters cannot read: 'try "emile"'."""
+    plain = plain_letters(text)
+    why = "has no accented letters" if plain != text.lower() else "is lowercase"
+    return f'the vocabulary {why}: try "{plain}"'
+
+
 class Tokenizer:
     """Characters get ids 0..n-1 in sorted order; the boundary token is id n (microgpt's scheme)."""
 
@@ -116,8 +130,8 @@ class Tokenizer:
         unseen = self.unseen(text)
         if unseen:
             listed = ", ".join(repr(c) for c in unseen)
-            lower = text.lower()
-            hint = f' (the vocabulary is lowercase: try "{lower}")' if lower != text and not self.unseen(lower) else ""
+            plain = plain_letters(text)
+            hint = f" ({plain_hint(text)})" if plain != text and not self.unseen(plain) else ""
             raise UsageError(f"{what} has characters the model never saw: {listed}{hint}")
 
     def encode(self, text: str) -> list[int]:

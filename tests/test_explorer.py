@@ -320,7 +320,7 @@ def test_the_switches_redraw_the_page_and_the_table_is_minigpt_ablate(chromium, 
     assert not page.is_checked("#ablation-table [data-part='head,0,1']")  # every switch of a part follows it
     page.click("#all-on")
     assert page.locator("button.thumb.off").count() == 0
-    shown = page.eval_on_selector_all("#ablation-table tbody tr", "rows => rows.map(r => [r.cells[0].textContent, r.cells[3].textContent])")
+    shown = page.eval_on_selector_all("#ablation-table tbody tr", "rows => rows.map(r => [r.cells[0].textContent, r.cells[2].textContent])")
     result = runner.invoke(app, ["ablate", str(ckpt.path.parent), "--json"])
     assert result.exit_code == 0, result.output
     cli = json.loads(result.stdout)["parts"]
@@ -363,7 +363,7 @@ def test_the_step_slider_runs_each_snapshots_weights_as_torch_does(chromium, pag
     names, _ = names_for_roles(ckpt)
     zero, mean = (ablate(model, ckpt.tokenizer, names, mode) for mode in ("zero", "mean"))
     page.locator("#ablation").scroll_into_view_if_needed()
-    shown = dict(page.eval_on_selector_all("#ablation-table tbody tr", "rows => rows.map(r => [r.cells[0].textContent, r.cells[3].textContent])"))
+    shown = dict(page.eval_on_selector_all("#ablation-table tbody tr", "rows => rows.map(r => [r.cells[0].textContent, r.cells[2].textContent])"))
     assert {part: float(cost.replace("−", "-")) for part, cost in shown.items()} == pytest.approx({str(p): c for p, c in zero.costs}, abs=1e-4)
     assert "at step 1" in page.text_content("#costs-caption")
     with torch.no_grad():

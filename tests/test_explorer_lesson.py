@@ -244,7 +244,8 @@ def test_head_roles_add_up_and_labels_follow_their_rules(lesson):
     shares = torch.tensor(roles["shares"])
     assert torch.allclose(shares.sum(-1), torch.ones(4, 4), atol=0.01)  # every row's weight is somewhere
     assert sum(roles["even"]) == pytest.approx(1, abs=0.01)
-    chars = torch.tensor(roles["chars"])  # [L, H, characters, tokens]: each row read sums to 1
+    chars = roles["chars"]  # [L, H, characters, characters and the boundary token]: each row read sums to 1
+    assert chars.shape[2:] == (len(roles["char_ids"]), len(roles["char_ids"]) + 1) and len(roles["char_ids"]) >= 20
     read = chars.sum(-1) > 0
     assert torch.allclose(chars.sum(-1)[read], torch.ones(int(read.sum())), atol=0.03)
     even = [0.26, 0.26, 0.18, 0.12, 0.18]

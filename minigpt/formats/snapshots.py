@@ -141,8 +141,9 @@ class RunSnapshots:
 
 def six_bit(q: torch.Tensor, scale: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
     """An 8-bit row coarsened to 6 bits (-31..31), as the explorer page carries snapshots: one base64
-    character a number. Returns the 6-bit values and their rows' scale."""
-    return torch.round(q.float() * 31 / 127).to(torch.int8), scale * 127 / 31
+    character a number. Returns the 6-bit values and their rows' scale, rounded to float16 (the page
+    carries it in two bytes; next to 6-bit numbers, its 11 bits are exact enough)."""
+    return torch.round(q.float() * 31 / 127).to(torch.int8), (scale.float() * 127 / 31).half().float()
 
 
 def run_identity(data_info: dict, config) -> dict:

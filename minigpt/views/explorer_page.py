@@ -128,6 +128,7 @@ def roles(ckpt: Checkpoint, names: list[str], what: str) -> dict:
     found = head_roles(ckpt.model, ckpt.tokenizer, names)
     if found:
         found["names"] = f"{len(names):,} {what}"
+        found["chars"] = weights_base64(found["chars"])
     frequencies = ckpt.train_names or names
     found["unigram"] = unigram_loss(frequencies, ckpt.tokenizer)
     found["unigram_names"] = "the training names" if ckpt.train_names else f"the {what}"
@@ -165,6 +166,20 @@ def means_base64(means: dict) -> str:
     return little_endian_base64(array.array("f", torch.cat([means[k].flatten() for k in ("head", "attention", "mlp")]).tolist()))
 
 
+def weights_base64(weights: torch.Tensor) -> str:
+    """Attention weights (0 to 1) in a byte each (w × 255, rounded), base64: the character picture's
+    numbers at every step in a few kilobytes; the page shows them as whole percents."""
+    return base64.b64encode(bytes(torch.round(weights.clamp(0, 1) * 255).to(torch.uint8).flatten().tolist())).decode("ascii")
+
+
+def float16_base64(values: torch.Tensor) -> str:
+    """Numbers as little-endian float16, base64 (the snapshots' row scales)."""
+    halves = array.array("h", values.half().view(torch.int16).tolist())
+    if sys.byteorder == "big":
+        halves.byteswap()
+    return base64.b64encode(halves.tobytes()).decode("ascii")
+
+
 def little_endian_base64(floats: array.array) -> str:
     if sys.byteorder == "big":
         floats.byteswap()
@@ -179,7 +194,7 @@ def snapshots_data(ckpt: Checkpoint, names: list[str], progress=None) -> dict | 
     """The run's snapshots as the page carries them, or None when the run has none (or not this run's).
 
     Each number in 6 bits (formats/snapshots.py's six_bit), written as one base64 character
-    (value + 32), row by row in state-dict order; each row's scale as float32. With each
+    (value + 32), row by row in state-dict order; each row's scale as float16. With each
     snapshot, measured on `names` with the weights the page will run: what its heads tend to do
     (shares and labels) and what each part costs (`step_ablation`; None for the checkpoint's own
     step, where the page runs the checkpoint). `progress(done, total)` is told after each one."""
@@ -191,7 +206,7 @@ def snapshots_data(ckpt: Checkpoint, names: list[str], progress=None) -> dict | 
     except UsageError:
         return None
     model = copy.deepcopy(ckpt.model)
-    chars, scales, tensors, roles, costs = [], array.array("f"), {}, [], []
+    chars, scales, tensors, roles, costs = [], [], {}, [], []
     for index, step in enumerate(snapshots.steps):
         decoded = {}
         for name, kept in snapshots.weights.items():
@@ -199,16 +214,17 @@ def snapshots_data(ckpt: Checkpoint, names: list[str], progress=None) -> dict | 
             if index == 0:
                 tensors[name] = {"shape": snapshots.shapes[name], "rows": q.shape[0], "cols": q.shape[1]}
             chars.append(bytes(ALPHABET[q.flatten().long() + 32].tolist()).decode("ascii"))
-            scales.extend(scale.tolist())
+            scales.append(scale)
             decoded[name] = dequantize(q, scale, snapshots.shapes[name])  # what the page will compute
         load_microgpt_weights(model, decoded)
         found = head_roles(model, ckpt.tokenizer, names)
-        roles.append({"shares": found.get("shares"), "labels": found.get("labels")})
+        roles.append({"shares": found.get("shares"), "labels": found.get("labels"),
+                      "chars": weights_base64(found["chars"]) if found else None})
         the_checkpoint = step == ckpt.step and step not in snapshots.steps[index + 1:]  # as the page decides
         costs.append(None if the_checkpoint or not names else step_ablation(model, ckpt.tokenizer, names))
         if progress:
             progress(index + 1, len(snapshots.steps))
-    return {"steps": snapshots.steps, "values": "".join(chars), "scales": little_endian_base64(scales),
+    return {"steps": snapshots.steps, "values": "".join(chars), "scales": float16_base64(torch.cat(scales)) if scales else "",
             "tensors": tensors, "roles": roles, "ablation": costs, "checkpoint_step": ckpt.step}
 
 
@@ -221,7 +237,10 @@ def snapshot_weights(carried: dict, index: int) -> dict[str, torch.Tensor]:
     values = carried["values"] if isinstance(carried["values"], str) else "".join(carried["values"])
     scales = carried["scales"]
     if isinstance(scales, str):
-        scales = array.array("f", base64.b64decode(scales))
+        halves = array.array("h", base64.b64decode(scales))
+        if sys.byteorder == "big":
+            halves.byteswap()
+        scales = torch.tensor(halves, dtype=torch.int16).view(torch.float16).float().tolist()
     at, row = index * per_snapshot, index * rows_per_snapshot
     weights = {}
     for name, t in carried["tensors"].items():

@@ -29,6 +29,10 @@ LABEL_RULES = (
     f"else “mixed”, with its two largest shares named."
 )
 BATCH = 256  # names read at once
+# The character picture's rows (and columns, with the boundary token) are at most this many characters,
+# those the names read most: a vocabulary of thousands of characters (Chinese names) would make it
+# layers × heads × V² numbers, gigabytes to compute and a page no browser loads.
+CHARS_SHOWN = 40
 
 
 def offset_masks(T: int) -> torch.Tensor:
@@ -52,15 +56,23 @@ def head_roles(model: GPT, tokenizer: Tokenizer, names: list[str]) -> dict:
     shares [L][H][5]   the mean weight a row (positions 1 and on) puts on each of OFFSETS
     even [5]           the same for rows that spread their weight evenly
     spread [L][H]      the mean entropy of a row over the most a row of its length can have
-    chars [L][H][C][V] for a query reading character c (C = the characters), the mean weight on each
-                       token, the boundary token last; rows of characters never read are zeros
+    chars [L][H][C][C+1]  for a query reading character c, the mean weight on each of the same characters
+                       and the boundary token (last); the characters are `char_ids`, the CHARS_SHOWN the
+                       names read most (all of them in a small vocabulary); rows of characters never read are zeros
+    char_ids [C]       the token ids of those characters, in id order
     labels [L][H]      a plain name for each head (see LABEL_RULES)
     """
     L, H, V = model.config.n_layer, model.config.n_head, tokenizer.vocab_size
     longest = model.config.block_size - 1
     device = model.lm_head.weight.device
     shares, even, spread = torch.zeros(L, H, 5), torch.zeros(5), torch.zeros(L, H)
-    chars, reads_of = torch.zeros(L, H, V * V), torch.zeros(V)
+    char_ids = most_read(names, tokenizer, longest)
+    C = len(char_ids)
+    place = torch.full((V,), C + 1, dtype=torch.long)  # a token's row and column in the picture; C + 1: not shown
+    place[torch.tensor(char_ids, dtype=torch.long)] = torch.arange(C)
+    place[tokenizer.bos] = C
+    P = C + 2
+    chars, reads_of = torch.zeros(L, H, P * P), torch.zeros(P)
     rows = 0
     for start in range(0, len(names), BATCH):
         encoded = [[tokenizer.bos] + tokenizer.encode(name)[:longest] for name in names[start:start + BATCH]]
@@ -79,27 +91,41 @@ def head_roles(model: GPT, tokenizer: Tokenizer, names: list[str]) -> dict:
         most = torch.log(position + 1.0)  # the entropy of an even row of position i
         most[0] = 1.0  # row 0 is not counted
         spread += torch.einsum("lbhi,i,bi->lh", entropy, 1 / most, valid)
-        pair = (ids[:, :, None] * V + ids[:, None, :])  # [B, T, T]: (query token, key token)
+        shown = place[ids]  # [B, T]: each token's place in the picture
+        pair = (shown[:, :, None] * P + shown[:, None, :])  # [B, T, T]: (query token, key token)
         weighted = (w * valid[None, :, None, :, None]).permute(0, 2, 1, 3, 4).reshape(L, H, -1)
         for l in range(L):  # per layer, to keep the scatter plain
             chars[l].index_add_(1, pair.reshape(-1), weighted[l].reshape(H, -1))
-        reads_of.index_add_(0, ids.reshape(-1), valid.reshape(-1))
+        reads_of.index_add_(0, shown.reshape(-1), valid.reshape(-1))
         rows += int(valid.sum())
     if rows == 0:
         return {}
     shares, even, spread = shares / rows, even / rows, spread / rows
-    chars = chars.reshape(L, H, V, V) / reads_of.clamp_min(1)[None, None, :, None]
+    chars = chars.reshape(L, H, P, P) / reads_of.clamp_min(1)[None, None, :, None]
     labels = [[label(shares[l, h].tolist(), even.tolist(), spread[l, h].item()) for h in range(H)] for l in range(L)]
     return {
         "offsets": OFFSETS,
         "shares": rounded(shares),
         "even": rounded(even),
         "spread": rounded(spread),
-        "chars": rounded(chars[:, :, : V - 1], 2),  # the boundary token is never a query here
+        "chars": chars[:, :, :C, :C + 1],  # the boundary token is never a query here
+        "char_ids": char_ids,
         "labels": labels,
         "rules": LABEL_RULES,
         "rows": rows,
     }
+
+
+def most_read(names: list[str], tokenizer: Tokenizer, longest: int) -> list[int]:
+    """The token ids of the CHARS_SHOWN characters the names read most (as the model reads them: at most
+    `longest` a name), in id order."""
+    counts = torch.zeros(tokenizer.vocab_size)
+    for name in names:
+        encoded = tokenizer.encode(name)[:longest]
+        counts.index_add_(0, torch.tensor(encoded, dtype=torch.long), torch.ones(len(encoded)))
+    counts[tokenizer.bos] = -1
+    read = [int(t) for t in torch.argsort(counts, descending=True, stable=True)[:CHARS_SHOWN] if counts[t] > 0]
+    return sorted(read)
 
 
 def label(shares: list[float], even: list[float], spread: float) -> str:

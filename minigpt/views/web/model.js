@@ -258,6 +258,17 @@ const MiniGPTModel = (() => {
     return new Float32Array(Uint8Array.from(atob(base64), (ch) => ch.charCodeAt(0)).buffer);
   }
 
+  // A little-endian float16 buffer, base64 encoded (the snapshots' row scales), as float32s
+  function float16s(base64) {
+    const halves = new Uint16Array(Uint8Array.from(atob(base64), (ch) => ch.charCodeAt(0)).buffer);
+    return Float32Array.from(halves, (h) => {
+      const sign = h & 0x8000 ? -1 : 1, exponent = (h >> 10) & 0x1f, fraction = h & 0x3ff;
+      if (exponent === 0) return sign * fraction * 2 ** -24; // subnormal
+      if (exponent === 31) return fraction ? NaN : sign * Infinity;
+      return sign * (1 + fraction / 1024) * 2 ** (exponent - 15);
+    });
+  }
+
   // Every weight in one float32 buffer; `tensors` says where each one lies.
   function loadWeights(base64, tensors) {
     const floats = float32s(base64);
@@ -288,7 +299,7 @@ const MiniGPTModel = (() => {
   const SIX_BITS = new Int8Array(128);
   [..."ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"].forEach((c, i) => { SIX_BITS[c.charCodeAt(0)] = i - 32; });
   function loadSnapshot(config, carried, index) {
-    if (!carried.scaleFloats) carried.scaleFloats = float32s(carried.scales);
+    if (!carried.scaleFloats) carried.scaleFloats = float16s(carried.scales);
     const tensors = Object.entries(carried.tensors);
     const perSnapshot = tensors.reduce((n, [, t]) => n + t.rows * t.cols, 0);
     const rowsPerSnapshot = tensors.reduce((n, [, t]) => n + t.rows, 0);

@@ -43,11 +43,11 @@ function buildCosts() {
     const live = el("td", { class: "live" }), bar = el("span", { class: "bar" }), cost = el("span"), label = el("td", { class: "label" });
     costRows.push({ part: p, live, bar, cost, label });
     return el("tr", {}, el("th", { scope: "row" }, p.part),
-      el("td", {}, partSwitch(p.kind === "head" ? "head" : p.kind, p.layer, p.head, "on")), label,
-      el("td", { class: "num" }, bar, cost), live);
+      el("td", {}, partSwitch(p.kind === "head" ? "head" : p.kind, p.layer, p.head, "on")),
+      el("td", { class: "num" }, bar, cost), live, label); // the costs before the description: in view on a phone
   });
   table.replaceChildren(el("caption", { id: "costs-caption" }),
-    el("thead", {}, el("tr", {}, ...["part", "on", "what it tends to do", `cost on ${found.names}`, "cost on the name in the box, from the parts on now"]
+    el("thead", {}, el("tr", {}, ...["part", "on", `cost on ${found.names}`, "cost on the name in the box, from the parts on now", "what it tends to do"]
       .map((t) => el("th", { scope: "col" }, t)))),
     el("tbody", {}, ...rows));
   markSwitches();
@@ -65,7 +65,8 @@ function drawCosts() {
   const found = ablationNow();
   if (!found) return;
   const report = found[state.off.mode], most = Math.max(1e-9, ...report.costs.map(Math.abs));
-  const step = state.snapshot === null ? "" : ` at step ${DATA.snapshots.steps[state.snapshot].toLocaleString("en")}`;
+  const step = state.snapshot === null ? "" : ` at step ${DATA.snapshots.steps[state.snapshot].toLocaleString("en")} ` +
+    "(measured on that snapshot's weights, 6 bits a number, so not the run's own evaluation)";
   write($("costs-caption"), `Loss with every part on${step}: ${report.loss.toFixed(4)} nats per token over ${DATA.ablation.names}. ` +
     "A cost is the loss with that part off minus this: a negative cost means the names got likelier with the part off.");
   for (const row of costRows) {

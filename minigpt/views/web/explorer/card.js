@@ -21,9 +21,12 @@ function drawCard() {
 
 let curveMarker = null, curveX = null;
 
+// the slider's step on the loss curve, and the run's own validation loss there (or at its last
+// evaluation before it: the run evaluated every eval_interval steps, snapshots fall between)
 function moveStepMarker(step) {
   const val = DATA.curve ? DATA.curve.val.filter(([s]) => s <= step).pop() : null;
-  $("step-loss").textContent = val ? `validation loss ${val[1].toFixed(3)} at step ${val[0].toLocaleString("en")}` : "";
+  $("step-loss").textContent = !val ? "" : val[0] === step ? `the run's validation loss here: ${val[1].toFixed(3)} nats per token`
+    : `the run's last evaluation before it, at step ${val[0].toLocaleString("en")}: validation loss ${val[1].toFixed(3)}`;
   if (!curveMarker) return;
   curveMarker.setAttribute("x1", curveX(step));
   curveMarker.setAttribute("x2", curveX(step));
@@ -72,11 +75,11 @@ function drawCurve() {
   if (curve.val.length > 1) line(curve.val, "val");
   curve.val.forEach(([s, v]) => add("circle", { cx: x(s), cy: y(v), r: 2, class: "val" }));
   const summary = [`training loss from ${curve.train.length ? curve.train[0][1] : "—"} at step ${x0}`];
-  if (curve.val.length) {
+  let bestText = "◯ best";
+  if (curve.val.length) { // ringed on the curve and named in the legend (a label on the plot would cover the curve)
     const best = curve.val.reduce((a, b) => (b[1] < a[1] ? b : a));
     add("circle", { cx: x(best[0]), cy: y(best[1]), r: 4.5, class: "best" });
-    add("text", { x: x(best[0]), y: y(best[1]) + 15, "text-anchor": x(best[0]) > W - 80 ? "end" : "middle", class: "best" },
-      `best ${best[1].toFixed(3)} at step ${best[0].toLocaleString("en")}`);
+    bestText = `◯ best validation loss ${best[1].toFixed(3)} at step ${best[0].toLocaleString("en")}`;
     summary.push(`best validation loss ${best[1]} at step ${best[0]}`);
   }
   if (DATA.snapshots) { // where the step slider is: a line that moves with it
@@ -85,5 +88,5 @@ function drawCurve() {
   }
   svg.setAttribute("aria-label", `Loss against step: ${summary.join("; ")}; a uniform guess gives ${uniform.toFixed(2)}.`);
   $("curve").replaceChildren(svg, el("p", { class: "legend" }, el("span", { class: "train" }, "— training (one batch)"), " ",
-    el("span", { class: "val" }, "● validation"), " ", el("span", { class: "best" }, "◯ best")));
+    el("span", { class: "val" }, "● validation"), " ", el("span", { class: "best" }, bestText)));
 }

@@ -45,19 +45,32 @@ function buildHeads() {
   $("label-rules").textContent = roles.rules;
 }
 
-// the selected head's mean weight from each character read (rows) to each token before it (columns)
+// the selected head's mean weight from each character read (rows) to each of them and the boundary
+// token (columns), at the step shown; the characters are the ones the names read most (char_ids),
+// each weight carried as a byte (explorer_page.py's weights_base64)
+const charBytes = new Map(); // base64 -> its bytes, decoded once
+function charWeights(l, h) {
+  const carried = roles().chars, C = DATA.roles.char_ids.length, size = C * (C + 1);
+  if (!charBytes.has(carried)) charBytes.set(carried, Uint8Array.from(atob(carried), (ch) => ch.charCodeAt(0)));
+  const bytes = charBytes.get(carried), at = (l * config.n_head + h) * size;
+  return Array.from({ length: C }, (_, c) => Array.from(bytes.subarray(at + c * (C + 1), at + (c + 1) * (C + 1)), (b) => b / 255));
+}
+
 function drawCharMatrix() {
-  const roles = DATA.roles, rows = roles.chars[state.layer][state.head];
+  const now = roles(), ids = DATA.roles.char_ids, rows = charWeights(state.layer, state.head);
   const table = el("table", { class: "chars", id: "char-table" });
-  const tokens = [...vocab, "·"];
+  const tokens = [...ids.map((t) => vocab[t]), "·"];
   table.append(el("tr", {}, el("th", { class: "corner", scope: "col" }, "reads ↓ on →"), ...tokens.map((t) => el("th", { scope: "col" }, t))));
   rows.forEach((row, c) => {
     if (row.every((w) => w === 0)) return; // a character the names never had
-    table.append(el("tr", {}, el("th", { scope: "row" }, vocab[c]), ...row.map((w, t) => el("td", {
-      style: { background: viridis(w) }, title: `reading ${vocab[c]}: ${Math.round(100 * w)}% on ${tokens[t]}`,
+    table.append(el("tr", {}, el("th", { scope: "row" }, tokens[c]), ...row.map((w, t) => el("td", {
+      style: { background: viridis(w) }, title: `reading ${tokens[c]}: ${Math.round(100 * w)}% on ${tokens[t]}`,
     }))));
   });
-  $("char-matrix").replaceChildren(el("h3", {}, `Layer ${state.layer}, head ${state.head}, by character: where the weight goes`),
+  const step = state.snapshot === null ? "" : ` at step ${DATA.snapshots.steps[state.snapshot].toLocaleString("en")}`;
+  const some = ids.length < V - 1 ? ` The ${ids.length} characters the names read most are shown, of ${V - 1}.` : "";
+  $("char-matrix").replaceChildren(el("h3", {}, `Layer ${state.layer}, head ${state.head}, by character${step}: where the weight goes`),
     el("p", { class: "muted" }, `Each row is a character being read; each column, what its weight lands on (· the boundary token), ` +
-      `averaged over ${roles.names}. Bright means most of the row.`), el("div", { class: "scroll", tabindex: "0", role: "region", "aria-label": "the character picture, scrolls sideways" }, table));
+      `averaged over ${now.names || DATA.roles.names}${step}. Bright means most of the row.${some}`),
+    el("div", { class: "scroll", tabindex: "0", role: "region", "aria-label": "the character picture, scrolls sideways" }, table));
 }

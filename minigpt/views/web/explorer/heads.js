@@ -30,8 +30,10 @@ function drawInput(view) {
   const notes = [];
   if (view.skipped.length) {
     notes.push(`Skipped ${view.skipped.map((c) => `“${c}”`).join(", ")}: not in the model's vocabulary (${vocab.join("")}).`);
-    const lower = view.text.toLowerCase(); // as data.py's Tokenizer.check suggests
-    if (lower !== view.text && [...lower].every((ch) => ids.has(ch))) notes.push(`The vocabulary is lowercase: try “${lower}”.`);
+    // lowercase and without accents, as data.py's Tokenizer.check suggests ("Émile" -> "emile")
+    const plain = view.text.toLowerCase().normalize("NFD").replace(/\p{M}/gu, "");
+    const why = plain !== view.text.toLowerCase() ? "has no accented letters" : "is lowercase";
+    if (plain !== view.text && [...plain].every((ch) => ids.has(ch))) notes.push(`The vocabulary ${why}: try “${plain}”.`);
   }
   if (view.cut) {
     notes.push(`Cut ${view.cut} character${view.cut > 1 ? "s" : ""}: the model reads at most ${N - 1} after the boundary token.`);

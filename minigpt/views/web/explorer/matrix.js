@@ -11,6 +11,7 @@
 const matrix = { cols: [], rows: [], heads: [], cells: [], canvas: null, ctx: null, painted: [], shown: [] };
 const CELL_W = 27, CELL_H = 21, HEAD_W = 44;
 const CELL_FONT = "10.5px ui-monospace, SFMono-Regular, Menlo, Consolas, monospace";
+const CELL_FONT_NARROW = CELL_FONT.replace("10.5px", "9px");
 
 function buildMatrix() {
   const grid = $("big-matrix");
@@ -87,7 +88,7 @@ function drawMatrix() {
       const value = future ? (scores ? -Infinity : 0) : scores ? at.scores[h][j] : at.weights[h][j];
       reclass(td, future ? "cell future" : i === worked && j === chosen ? "cell chosen" : "cell");
       matrix.shown[i][j] = value;
-      const text = future ? (scores ? "−∞" : "masked") : scores ? fmt(value, 1) : shortWeight(value);
+      const text = future ? (scores ? "−∞" : "masked") : scores ? shortScore(value) : shortWeight(value);
       say(td, text);
       paintCell(i, j, future ? "#f1f1f4" : scores ? diverging(value, scale) : viridis(value),
         future ? "#767676" : scores ? (Math.abs(value) / scale > 0.6 ? "#fff" : "#111") : inkOn(value), future && !scores ? "" : text);
@@ -115,11 +116,18 @@ function paintCell(i, j, background, ink = "", text = "") {
   if (!background) return ctx.clearRect(x, y, CELL_W, CELL_H);
   ctx.fillStyle = background; // opaque: it covers whatever the cell showed before
   ctx.fillRect(x + 1, y + 1, CELL_W - 2, CELL_H - 2); // the 1px around it is the gap between cells
-  if (text) ctx.drawImage(textPicture(text, ink, CELL_FONT, CELL_W, CELL_H), x, y, CELL_W, CELL_H);
+  const font = text.length >= 4 ? CELL_FONT_NARROW : CELL_FONT; // "−1.9" fits inside the chosen cell's outline
+  if (text) ctx.drawImage(textPicture(text, ink, font, CELL_W, CELL_H), x, y, CELL_W, CELL_H);
 }
 
 // a weight in the room of a cell: ".43", and "1" for a whole row's weight
 const shortWeight = (w) => (w >= 0.995 ? "1" : w.toFixed(2).slice(1));
+// a raw score in the room of a cell (at most four characters): "−1.9", "−.4", "13", "−13"
+function shortScore(x) {
+  if (Math.abs(x) >= 9.95) return fmt(x, 0);
+  const text = fmt(x, 1);
+  return text.replace(/^(−?)0\./, "$1.");
+}
 
 const activeCell = () => matrix.cells[rowOf(state.view)][colOf(state.view)];
 

@@ -60,9 +60,12 @@ function drawPredictions() {
       (allOn ? ` (every part on: p = ${fmt(allOn[actual], 3)})` : "");
   });
   const off = state.off.heads.length + state.off.attention.length + state.off.mlp.length;
-  $("loss").textContent = `Loss of “${view.kept.join("")}”${off ? `, with ${off} part${off > 1 ? "s" : ""} off` : ""}: ${fmt(nats / T, 3)} nats per character ` +
+  // the empty name's one prediction is the end, which sampling rules out at the first position: no loss to speak of
+  $("loss").textContent = T === 1 ? "Type a name for its loss: the empty name's only prediction would be the end, which " +
+    "a name never has first (sampling rules it out)." :
+    `Loss of “${view.kept.join("")}”${off ? `, with ${off} part${off > 1 ? "s" : ""} off` : ""}: ${fmt(nats / T, 3)} nats per token` +
     (off ? ` (every part on: ${fmt(natsAllOn / T, 3)})` : "") +
-    ` (${T} prediction${T > 1 ? "s" : ""}, the end included; the model's own probabilities, before any filter). ` +
+    ` (${T} predicted tokens: ${T - 1} character${T > 2 ? "s" : ""} and the end; the model's own probabilities, before any filter). ` +
     `A uniform guess: log(${V}) = ${fmt(Math.log(V), 3)}.`;
   drawNextChart(filters);
 }

@@ -17,6 +17,7 @@ function showSnapshot(index) {
   moveStepMarker(step);
   markSelectedHead();
   drawHeads();
+  if (DATA.roles.chars) drawCharMatrix();
   drawCosts();
   render();
 }
@@ -48,4 +49,5 @@ function buildSteps() {
   const last = snaps.steps.lastIndexOf(snaps.checkpoint_step);
   $("step-slider").value = last >= 0 ? last : snaps.steps.length - 1;
   $("step-value").textContent = `step ${snaps.checkpoint_step.toLocaleString("en")} (the checkpoint), snapshot ${+$("step-slider").value + 1} of ${snaps.steps.length}`;
+  moveStepMarker(snaps.checkpoint_step); // the curve's marker and the run's loss, before the slider first moves
 }

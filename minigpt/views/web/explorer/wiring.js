@@ -18,6 +18,34 @@ const watcher = new IntersectionObserver((entries) => entries.forEach((entry) =>
 function redrawIfSeen(part) {
   part.stale = !part.seen;
   if (part.seen) part.draw();
+  else drawWhenIdle();
+}
+
+// Parts out of sight are drawn too, one at a time when the browser has time to spare, so that a
+// page printed, saved or captured whole shows every panel; and all at once before printing.
+let idleScheduled = false;
+function drawWhenIdle() {
+  if (idleScheduled || !window.requestIdleCallback) return;
+  idleScheduled = true;
+  requestIdleCallback(function drawOne(deadline) {
+    const stale = Object.values(offscreen).find((part) => part.stale);
+    if (stale && deadline.timeRemaining() > 15) { stale.draw(); stale.stale = false; }
+    idleScheduled = Object.values(offscreen).some((part) => part.stale);
+    if (idleScheduled) requestIdleCallback(drawOne, { timeout: 2000 });
+  });
+}
+window.addEventListener("beforeprint", () => Object.values(offscreen).forEach((part) => { if (part.stale) { part.draw(); part.stale = false; } }));
+
+// The head the page opens on: the one that teaches best, the costliest to switch off (on the names
+// the page was written with) among those with a named pattern ("previous character", "leans to
+// itself", ...: not "spread out" or "mixed"); else the costliest; else layer 0, head 0.
+function firstHead() {
+  if (!DATA.ablation || !DATA.roles.labels) return { layer: 0, head: 0 };
+  const costs = DATA.ablation.zero.costs, heads = DATA.ablation.parts.map((p, n) => ({ ...p, cost: costs[n] }))
+    .filter((p) => p.kind === "head").sort((a, b) => b.cost - a.cost);
+  const named = heads.find((p) => !/^(spread out|mixed)/.test(DATA.roles.labels[p.layer][p.head]));
+  const best = named || heads[0];
+  return { layer: best.layer, head: best.head };
 }
 
 // after the text changes: the model runs again and everything that shows it redraws
@@ -53,12 +81,19 @@ function selectCell(row, col) {
   redrawIfSeen(offscreen.predict);
 }
 
-function setText(text) {
-  $("name-input").value = text;
+// a new name: the chosen row follows its last character again (a row picked in the old name
+// need not mean anything in this one)
+function nameChanged() {
+  Object.assign(state, { row: null, col: null, details: false });
   render();
 }
 
-$("name-input").addEventListener("input", render);
+function setText(text) {
+  $("name-input").value = text;
+  nameChanged();
+}
+
+$("name-input").addEventListener("input", nameChanged);
 for (const radio of document.querySelectorAll("input[name=show]")) {
   radio.addEventListener("change", () => { state.show = radio.value; drawMatrix(); });
 }
@@ -92,6 +127,7 @@ buildLens();
 drawCard();
 buildSteps();
 $("name-input").value = DATA.start_text;
+Object.assign(state, firstHead());
 render();
 for (const id of Object.keys(offscreen)) watcher.observe($(id));
 markSelectedHead();
