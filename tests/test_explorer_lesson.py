@@ -328,3 +328,92 @@ def test_with_a_part_off_every_view_says_so_and_shows_what_changed(chromium, les
     assert page.inner_text("#matrix-title") == "Layer 1, head 2"
     assert page.locator("#next-chart .ghost:visible").count() == 0
     assert page.watched.errors == []
+
+
+def test_the_step_slider_moves_the_curve_and_the_character_picture_and_says_which_loss(chromium, lesson):
+    page = browser.open_page(chromium, lesson[1])
+    marker = lambda: float(page.get_attribute("#step-marker", "x1") or 0)  # noqa: E731
+    # before the slider first moves: the marker at the checkpoint's step, right of the axis, and the run's loss there
+    assert marker() > 44 and page.inner_text("#step-loss").startswith("the run's validation loss here")
+    at_checkpoint = page.inner_html("#char-table")
+    page.evaluate("minigpt.showSnapshot(0)")
+    assert "at step 0" in page.inner_text("#char-matrix h3") and page.inner_html("#char-table") != at_checkpoint
+    assert marker() == pytest.approx(44, abs=0.5)  # step 0: the curve's left edge
+    assert page.inner_text("#step-loss") == "the run had not measured its validation loss yet"
+    assert "not the run's own evaluation" in page.inner_text("#ablation-table caption")
+    page.evaluate("minigpt.showSnapshot(2)")
+    assert "at step" not in page.inner_text("#char-matrix h3") and page.inner_html("#char-table") == at_checkpoint
+    assert page.watched.errors == []
+
+
+def test_one_unit_no_loss_for_the_empty_name_and_the_row_follows_a_new_name(chromium, lesson):
+    page = browser.open_page(chromium, lesson[1])
+    browser.show(page, "#predict")
+    assert "nats per token" in page.inner_text("#loss")
+    assert "per character" not in page.inner_text("body")
+    page.evaluate("minigpt.setText('')")
+    browser.show(page, "#predict")
+    assert page.inner_text("#loss").startswith("Type a name for its loss")
+    page.fill("#name-input", "emma")
+    page.locator("#big-matrix [data-i='2'][role=row] .cell").nth(1).click()
+    assert "Row 2" in page.inner_text("#math-title")
+    page.fill("#name-input", "emmanuel")
+    assert "Row 8" in page.inner_text("#math-title")  # the last character, not the row picked in "emma"
+    page.fill("#name-input", "Émile")
+    assert "try “emile”" in page.inner_text("#notes")
+    assert page.watched.errors == []
+
+
+def test_an_accented_capital_gets_the_same_advice_on_the_command_line(lesson):
+    from minigpt.cli.errors import UsageError
+
+    with pytest.raises(UsageError, match='no accented letters: try "emile"'):
+        lesson[0].tokenizer.check("Émile", "the text")
+
+
+def test_raw_scores_fit_their_cells_and_the_page_opens_on_the_costliest_named_head(chromium, lesson):
+    from minigpt.views.ablation import ablate
+    from minigpt.views.explorer_page import names_for_roles
+    from minigpt.views.head_roles import head_roles
+
+    ckpt, path = lesson
+    names = names_for_roles(ckpt)[0]
+    labels = head_roles(ckpt.model, ckpt.tokenizer, names)["labels"]
+    costs = ablate(ckpt.model, ckpt.tokenizer, names).costs  # largest first
+    best = next(p for p, _ in costs if p.kind == "head" and not labels[p.layer][p.head].startswith(("spread out", "mixed")))
+    page = browser.open_page(chromium, path)
+    assert page.inner_text("#matrix-title") == f"Layer {best.layer}, head {best.head}"
+    page.fill("#name-input", LONG)
+    page.check("#show-scores")
+    shown = page.eval_on_selector_all("#big-matrix .cell:not(.future)", "cells => cells.filter(c => c.offsetParent).map(c => c.getAttribute('aria-label'))")
+    assert shown and all(len(text) <= 4 for text in shown), [t for t in shown if len(t) > 4]
+    assert page.watched.errors == []
+
+
+def test_at_phone_width_the_words_and_the_costs_fit(chromium, lesson):
+    page = browser.open_page(chromium, lesson[1], 390, 844)
+    how = page.inner_text("#matrix-how")
+    assert how.startswith("Tap a cell") and "worked out below" in how
+    page.evaluate("minigpt.setPart('head', 0, 1, false)")  # a live cost to read too
+    browser.show(page, "#ablation-table")
+    for column in (3, 4):  # the cost on the names, and on the name in the box
+        cell = page.locator(f"#ablation-table tbody tr:first-child td:nth-child({column})").bounding_box()
+        assert cell["x"] + cell["width"] <= 390, column
+    browser.show(page, "#predictions")
+    nxt = page.locator("#predictions .prediction .next").first.bounding_box()
+    assert nxt["x"] + nxt["width"] <= 390
+    wide = browser.open_page(chromium, lesson[1], 1280, 800)
+    assert wide.inner_text("#matrix-how").startswith("Click a cell") and "on the right" in wide.inner_text("#matrix-how")
+    width, left = wide.evaluate("[document.getElementById('play').offsetWidth, document.getElementById('step-slider').getBoundingClientRect().left]")
+    wide.click("#play")
+    assert wide.evaluate("[document.getElementById('play').offsetWidth, document.getElementById('step-slider').getBoundingClientRect().left]") == [width, left]
+    wide.click("#play")
+    assert page.watched.errors == [] and wide.watched.errors == []
+
+
+def test_every_panel_is_drawn_without_scrolling_to_it_for_a_whole_page_capture(chromium, lesson):
+    page = browser.open_page(chromium, lesson[1], 1280, 800)
+    page.wait_for_function("document.querySelectorAll('#lens-table td:not([hidden])')[0].textContent !== ''", timeout=10000)
+    assert page.evaluate("getComputedStyle(document.getElementById('lens')).contentVisibility") != "auto"
+    assert page.evaluate("document.querySelector('#walk .walk-step .note-text').textContent") != ""
+    assert page.watched.errors == []

@@ -25,7 +25,7 @@ let curveMarker = null, curveX = null;
 // evaluation before it: the run evaluated every eval_interval steps, snapshots fall between)
 function moveStepMarker(step) {
   const val = DATA.curve ? DATA.curve.val.filter(([s]) => s <= step).pop() : null;
-  $("step-loss").textContent = !val ? "" : val[0] === step ? `the run's validation loss here: ${val[1].toFixed(3)} nats per token`
+  $("step-loss").textContent = !DATA.curve ? "" : !val ? "the run had not measured its validation loss yet" : val[0] === step ? `the run's validation loss here: ${val[1].toFixed(3)} nats per token`
     : `the run's last evaluation before it, at step ${val[0].toLocaleString("en")}: validation loss ${val[1].toFixed(3)}`;
   if (!curveMarker) return;
   curveMarker.setAttribute("x1", curveX(step));
@@ -40,7 +40,8 @@ function drawCurve() {
   const uniform = Math.log(V), unigram = DATA.roles.unigram;
   const W = 420, H = 210, left = 44, right = 10, top = 10, bottom = 40;
   const all = [...curve.train, ...curve.val];
-  const steps = all.map((p) => p[0]), losses = [...all.map((p) => p[1]), uniform];
+  // the steps span the curve's and the snapshots' (the slider's marker may sit before the first logged step)
+  const steps = [...all.map((p) => p[0]), ...(DATA.snapshots ? DATA.snapshots.steps : [])], losses = [...all.map((p) => p[1]), uniform];
   const [x0, x1] = [Math.min(...steps), Math.max(...steps)];
   const [y0, y1] = [Math.min(...losses) - 0.05, Math.max(...losses) + 0.05];
   const x = (s) => left + ((s - x0) / Math.max(1, x1 - x0)) * (W - left - right);

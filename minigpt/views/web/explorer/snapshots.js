@@ -27,7 +27,7 @@ function play() {
   if (playing) return stopPlaying();
   const slider = $("step-slider");
   if (+slider.value >= +slider.max) showSnapshot(0);
-  $("play").textContent = "❚❚ pause";
+  $("play").classList.add("playing");
   playing = setInterval(() => {
     if (+slider.value >= +slider.max) return stopPlaying();
     showSnapshot(+slider.value + 1);
@@ -36,7 +36,7 @@ function play() {
 function stopPlaying() {
   clearInterval(playing);
   playing = null;
-  $("play").textContent = "▶ play";
+  $("play").classList.remove("playing");
 }
 
 function buildSteps() {
