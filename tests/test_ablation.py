@@ -13,6 +13,7 @@ from minigpt.config import load_config
 from minigpt.data import TokenizedNames, Tokenizer
 from minigpt.model import GPT
 from minigpt.views.ablation import Part, ablate, all_parts, forward_without, loss_without, mean_outputs
+from minigpt.views.prefix_forest import prefix_forests
 
 runner = CliRunner()
 NAMES = ["emma", "olivia", "ava", "isabella", "sophia", "mia", "amelia", "harper", "evelyn", "abigail"]
@@ -77,8 +78,7 @@ def test_zero_ablation_is_the_forward_pass_with_the_part_removed(tiny):
 
 def test_mean_ablation_uses_each_parts_mean_over_every_position(tiny):
     model, tokenizer = tiny
-    data = TokenizedNames(NAMES, tokenizer, model.config.block_size)
-    means = mean_outputs(model, data)
+    means = mean_outputs(model, prefix_forests(NAMES, tokenizer, model.config.block_size))
     # the mean of head (1, 1)'s output by hand: every position of every name, one name at a time
     outputs = []
     for name in NAMES:
@@ -108,9 +108,30 @@ def test_ablate_reports_every_part_sorted_by_cost(tiny):
     costs = [cost for _, cost in report.costs]
     assert costs == sorted(costs, reverse=True)
     data = TokenizedNames(NAMES, tokenizer, model.config.block_size)
-    assert report.loss == pytest.approx(loss_without(model, data))
-    for part, cost in report.costs:  # ablate spares the work that is the same; the losses are loss_without's
+    assert report.tokens == int(data.lengths.sum())
+    assert report.loss == pytest.approx(loss_without(model, data), abs=1e-9)
+    # ablate computes each distinct prefix once and spares the work that is the same; the losses are
+    # loss_without's, name by name (this model is float64: the two orders of adding agree to 1e-9)
+    for part, cost in report.costs:
         assert report.loss + cost == pytest.approx(loss_without(model, data, [part]), abs=1e-9)
+
+
+def test_a_prefix_forest_holds_each_prefix_once_and_every_prediction(tiny):
+    """"ann", "anna" and "annabel" share their beginnings; a name past the block size predicts its next
+    character at its last position, not the end (as TokenizedNames reads it)."""
+    model, tokenizer = tiny
+    long = "a" * (model.config.block_size + 3)
+    names = ["ann", "anna", "annabel", "bo", long]
+    [forest] = prefix_forests(names, tokenizer, model.config.block_size)
+    data = TokenizedNames(names, tokenizer, model.config.block_size)
+    assert forest.predicted == int(data.lengths.sum())
+    prefixes = {"", *(n[:i] for n in names for i in range(1, min(len(n), model.config.block_size - 1) + 1))}
+    assert len(forest.tokens) == len(prefixes)
+    assert float(forest.visits[0]) == len(names) and float(forest.visits.sum()) == forest.predicted
+    ends = forest.target_counts[forest.target_tokens == tokenizer.bos].sum()
+    assert ends == len(names) - 1  # every name ends but the one cut at the block size
+    several = prefix_forests(names, tokenizer, model.config.block_size, nodes=8)  # grouped by first character
+    assert len(several) == 2 and sum(f.predicted for f in several) == forest.predicted
 
 
 def test_cli_ablate_prints_the_table_and_json(trained_run):

@@ -29,7 +29,8 @@ import torch.nn.functional as F
 from minigpt.cli.errors import UsageError
 from minigpt.data import TokenizedNames, Tokenizer
 from minigpt.model import GPT, IGNORE, causal_attention
-from minigpt.views.logit_lens import embedded, read_off, residual_streams
+from minigpt.views.logit_lens import embedded, read_off
+from minigpt.views.prefix_forest import PrefixForest, embedded_nodes, forest_nats, node_attention, prefix_forests
 
 MODES = ("zero", "mean")
 BATCH = 128  # names scored at once (smaller batches of names of like length pad less)
@@ -65,9 +66,11 @@ def forward_without(model: GPT, idx: torch.Tensor, off: Iterable[Part] = (), mea
     return read_off(model, through_layers(model, embedded(model, idx), range(model.config.n_layer), off, means))
 
 
-def through_layers(model: GPT, x: torch.Tensor, layers: range, off: Iterable[Part] = (), means: dict | None = None) -> torch.Tensor:
+def through_layers(model: GPT, x: torch.Tensor, layers: range, off: Iterable[Part] = (), means: dict | None = None,
+                   attend=None) -> torch.Tensor:
     """The residual stream x [B, T, C] after `layers`, with the parts in `off` switched off. The loop
-    is model.py's, written out so that parts can be left out of it and it can start at any layer."""
+    is model.py's, written out so that parts can be left out of it and it can start at any layer.
+    `attend` is the attention step (model.py's Attend; the fused kernel when None)."""
     off = set(off)
 
     def replaced(kind, l):  # what a part that is off adds to the residual stream
@@ -79,17 +82,18 @@ def through_layers(model: GPT, x: torch.Tensor, layers: range, off: Iterable[Par
             x = x + replaced("attention", l)
         else:
             heads = [p.head for p in off if p.kind == "head" and p.layer == l]
-            attend = heads_replaced(heads, means and means["head"][l]) if heads else None
-            x = x + layer.attn(layer.attn_norm(x), attend)
+            step = heads_replaced(heads, means and means["head"][l], attend) if heads else attend
+            x = x + layer.attn(layer.attn_norm(x), step)
         x = x + (replaced("mlp", l) if Part("mlp", l) in off else layer.mlp(layer.mlp_norm(x)))
     return x
 
 
-def heads_replaced(heads: list[int], means: torch.Tensor | None):
-    """A layer's attention step with these heads' outputs [B, H, T, hd] replaced: by 0, or by their means [H, hd]."""
+def heads_replaced(heads: list[int], means: torch.Tensor | None, base=None):
+    """A layer's attention step (`base`, or the causal formula) with these heads' outputs [B, H, T, hd]
+    replaced: by 0, or by their means [H, hd]."""
 
     def attend(q, k, v):
-        y = causal_attention(q, k, v)[0].clone()
+        y = (base(q, k, v) if base else causal_attention(q, k, v)[0]).clone()
         for h in heads:
             y[:, h] = means[h] if means is not None else 0.0
         return y
@@ -98,39 +102,32 @@ def heads_replaced(heads: list[int], means: torch.Tensor | None):
 
 
 @torch.no_grad()
-def mean_outputs(model: GPT, data: TokenizedNames) -> dict:
+def mean_outputs(model: GPT, forests: list[PrefixForest]) -> dict:
     """Each part's mean output over every position the names fill: per layer, the heads' [H, hd]
     (before attn_wo), the attention's [C] and the MLP's [C] (after their projections)."""
     L, H, C = model.config.n_layer, model.config.n_head, model.config.n_embd
     sums = {"head": torch.zeros(L, H, C // H, dtype=torch.float64), "attention": torch.zeros(L, C, dtype=torch.float64),
             "mlp": torch.zeros(L, C, dtype=torch.float64)}
-    count = 0
-    for x, y in data.in_order(BATCH):
-        real = (y != IGNORE)  # [B, T]: the positions that are not padding
-        seen = {"head": [], "attention": [], "mlp": []}
+    count = 0.0
+    for forest in forests:
+        visits = forest.visits.double()
+        x = embedded_nodes(model, forest)
+        for l, layer in enumerate(model.layers):
+            heads = []
 
-        def recorder(kind):
-            return lambda _m, _in, out: seen[kind].append(out)
+            def attend(q, k, v):
+                heads.append(node_attention(forest)(q, k, v))
+                return heads[-1]
 
-        def attend(q, k, v):
-            out = causal_attention(q, k, v)[0]
-            seen["head"].append(out)
-            return out
-
-        hooks = [layer.attn.register_forward_hook(recorder("attention")) for layer in model.layers]
-        hooks += [layer.mlp.register_forward_hook(recorder("mlp")) for layer in model.layers]
-        try:
-            model(x, attend=[attend] * L)
-        finally:
-            for hook in hooks:
-                hook.remove()
-        for l in range(L):
-            sums["head"][l] += (seen["head"][l] * real[:, None, :, None]).sum((0, 2)).double().cpu()
-            sums["attention"][l] += (seen["attention"][l] * real[..., None]).sum((0, 1)).double().cpu()
-            sums["mlp"][l] += (seen["mlp"][l] * real[..., None]).sum((0, 1)).double().cpu()
-        count += int(real.sum())
-    dtype = model.lm_head.weight.dtype
-    device = model.lm_head.weight.device
+            attn = layer.attn(layer.attn_norm(x), attend)
+            x = x + attn
+            mlp = layer.mlp(layer.mlp_norm(x))
+            x = x + mlp
+            sums["head"][l] += torch.einsum("hpd,p->hd", heads[0][0].double().cpu(), visits)
+            sums["attention"][l] += attn[0].double().cpu().T @ visits
+            sums["mlp"][l] += mlp[0].double().cpu().T @ visits
+        count += float(visits.sum())
+    dtype, device = model.lm_head.weight.dtype, model.lm_head.weight.device
     return {kind: (total / max(count, 1)).to(device, dtype) for kind, total in sums.items()}
 
 
@@ -150,24 +147,26 @@ def loss_without(model: GPT, data: TokenizedNames, off: Iterable[Part] = (), mea
 
 
 @torch.no_grad()
-def losses_each_off(model: GPT, data: TokenizedNames, parts: list[Part], means: dict | None = None) -> list[float]:
+def losses_each_off(model: GPT, forests: list[PrefixForest], parts: list[Part], means: dict | None = None) -> list[float]:
     """The whole model's loss, then the loss with each part off on its own: `loss_without` for each,
-    in one pass over the names, sparing the work that is the same. The layers below a part's are
-    the whole model's; the parts of one layer run its layer one by one, then the layers above it
-    together, stacked as one batch."""
+    sparing the work that is the same. Each distinct prefix of the names is computed once (the
+    forests); the layers below a part's are the whole model's; the parts of one layer run its
+    layer one by one, then the layers above it together, stacked as one batch."""
     L = model.config.n_layer
-    totals, count = [0.0] * (len(parts) + 1), 0
-    for x, y in data.in_order(BATCH):
-        entering = [stream for _, stream in residual_streams(model, x)[0::2]]  # into layer 0, 1, ..., and after the last
-        totals[0] += nats(read_off(model, entering[L]), y)
+    totals, count = torch.zeros(len(parts) + 1, dtype=torch.float64), 0
+    for forest in forests:
+        attend = node_attention(forest)
+        entering = [embedded_nodes(model, forest)]  # into layer 0, 1, ..., and after the last
+        for l in range(L):
+            entering.append(through_layers(model, entering[l], range(l, l + 1), attend=attend))
+        totals[0] += forest_nats(read_off(model, entering[L]), forest)[0].cpu()
         for l in range(L):
             here = [i for i, part in enumerate(parts) if part.layer == l]
-            after = torch.cat([through_layers(model, entering[l], range(l, l + 1), [parts[i]], means) for i in here])
-            logits = read_off(model, through_layers(model, after, range(l + 1, L)))
-            for i, part_logits in zip(here, logits.split(x.size(0))):
-                totals[1 + i] += nats(part_logits, y)
-        count += int((y != IGNORE).sum())
-    return [total / count for total in totals]
+            after = torch.cat([through_layers(model, entering[l], range(l, l + 1), [parts[i]], means, attend) for i in here])
+            logits = read_off(model, through_layers(model, after, range(l + 1, L), attend=attend))
+            totals[[1 + i for i in here]] += forest_nats(logits, forest).cpu()
+        count += forest.predicted
+    return (totals / count).tolist()
 
 
 @dataclass
@@ -191,10 +190,12 @@ def ablate(model: GPT, tokenizer: Tokenizer, names: list[str], mode: str = "zero
         raise UsageError(f"--mode {mode!r} is not one of {', '.join(MODES)}")
     was_training = model.training
     model.eval()
-    data = TokenizedNames(names, tokenizer, model.config.block_size).to(model.lm_head.weight.device)
-    means = mean_outputs(model, data) if mode == "mean" else None
+    device = model.lm_head.weight.device
+    forests = [forest.to(device) for forest in prefix_forests(names, tokenizer, model.config.block_size)]
+    means = mean_outputs(model, forests) if mode == "mean" else None
     parts = all_parts(model)
-    base, *losses = losses_each_off(model, data, parts, means)
+    base, *losses = losses_each_off(model, forests, parts, means)
     costs = [(part, loss - base) for part, loss in zip(parts, losses)]
     model.train(was_training)
-    return Ablation(mode, len(names), int(data.lengths.sum()), base, sorted(costs, key=lambda pc: -pc[1]), means)
+    tokens = sum(forest.predicted for forest in forests)
+    return Ablation(mode, len(names), tokens, base, sorted(costs, key=lambda pc: -pc[1]), means)

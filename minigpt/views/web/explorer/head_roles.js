@@ -56,21 +56,35 @@ function charWeights(l, h) {
   return Array.from({ length: C }, (_, c) => Array.from(bytes.subarray(at + c * (C + 1), at + (c + 1) * (C + 1)), (b) => b / 255));
 }
 
-function drawCharMatrix() {
-  const now = roles(), ids = DATA.roles.char_ids, rows = charWeights(state.layer, state.head);
+// the picture's table, built once (a row per character the names read); a redraw writes colours and titles
+const charTable = { cells: [], title: null, note: null };
+function buildCharMatrix() {
+  const ids = DATA.roles.char_ids, tokens = [...ids.map((t) => vocab[t]), "·"];
   const table = el("table", { class: "chars", id: "char-table" });
-  const tokens = [...ids.map((t) => vocab[t]), "·"];
   table.append(el("tr", {}, el("th", { class: "corner", scope: "col" }, "reads ↓ on →"), ...tokens.map((t) => el("th", { scope: "col" }, t))));
-  rows.forEach((row, c) => {
-    if (row.every((w) => w === 0)) return; // a character the names never had
-    table.append(el("tr", {}, el("th", { scope: "row" }, tokens[c]), ...row.map((w, t) => el("td", {
-      style: { background: viridis(w) }, title: `reading ${tokens[c]}: ${Math.round(100 * w)}% on ${tokens[t]}`,
-    }))));
+  charTable.cells = ids.map((_, c) => {
+    const cells = tokens.map(() => el("td"));
+    table.append(el("tr", {}, el("th", { scope: "row" }, tokens[c]), ...cells));
+    return cells;
   });
+  charTable.title = el("h3");
+  charTable.note = el("p", { class: "muted" });
+  $("char-matrix").replaceChildren(charTable.title, charTable.note,
+    el("div", { class: "scroll", tabindex: "0", role: "region", "aria-label": "the character picture, scrolls sideways" }, table));
+}
+
+function drawCharMatrix() {
+  if (!charTable.title) buildCharMatrix();
+  const now = roles(), ids = DATA.roles.char_ids, rows = charWeights(state.layer, state.head);
+  const tokens = [...ids.map((t) => vocab[t]), "·"];
+  rows.forEach((row, c) => row.forEach((w, t) => {
+    const td = charTable.cells[c][t];
+    restyle(td, "background", viridis(w));
+    td.title = `reading ${tokens[c]}: ${Math.round(100 * w)}% on ${tokens[t]}`;
+  }));
   const step = state.snapshot === null ? "" : ` at step ${DATA.snapshots.steps[state.snapshot].toLocaleString("en")}`;
   const some = ids.length < V - 1 ? ` The ${ids.length} characters the names read most are shown, of ${V - 1}.` : "";
-  $("char-matrix").replaceChildren(el("h3", {}, `Layer ${state.layer}, head ${state.head}, by character${step}: where the weight goes`),
-    el("p", { class: "muted" }, `Each row is a character being read; each column, what its weight lands on (· the boundary token), ` +
-      `averaged over ${now.names || DATA.roles.names}${step}. Bright means most of the row.${some}`),
-    el("div", { class: "scroll", tabindex: "0", role: "region", "aria-label": "the character picture, scrolls sideways" }, table));
+  write(charTable.title, `Layer ${state.layer}, head ${state.head}, by character${step}: where the weight goes`);
+  write(charTable.note, `Each row is a character being read; each column, what its weight lands on (· the boundary token), ` +
+    `averaged over ${now.names || DATA.roles.names}${step}. Bright means most of the row.${some}`);
 }

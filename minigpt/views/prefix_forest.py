@@ -1,0 +1,160 @@
+"""Names as a forest of prefixes: every distinct prefix of a set of names computed once.
+
+The model's output at a position depends on the tokens up to it alone, and names begin alike:
+516 validation names fill 3,631 positions but have 1,899 distinct prefixes. Scoring them name by
+name computes the shared beginnings again for every name. A forest holds each distinct prefix
+(the boundary token first) once, as a node:
+
+    token       its last token, at `position` (the prefix's length - 1)
+    visits      how many names read this position (a mean over positions counts it that often)
+    targets     after it, each next token with how many names predict it (the loss counts each)
+
+A position's query reads the keys and values of its own prefixes, exactly the positions 0..t a
+name's position t reads under the causal mask, so every number is the one the names give, up to
+the order floats are added in. The nodes of one forest are computed as one batch [1, P, C]: the
+model's own modules run on it, with `node_attention(forest)` as their attention step, which
+lays the nodes out along the forest's longest prefixes (`paths`, no shorter prefix of another
+name) for the causal attention kernel, then reads each node's output off one path through it.
+
+    forests = prefix_forests(names, tokenizer, block_size)   # a few forests, each of bounded size
+    logits = read_off(model, through_layers(model, embedded_nodes(model, forest), ..., attend=node_attention(forest)))
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+import torch.nn.functional as F
+
+from minigpt.data import Tokenizer
+from minigpt.model import GPT
+
+NODES = 8192  # the most nodes in one forest: names are grouped by first character up to this (memory stays bounded)
+PATH_GROUPS = 4  # paths of like length are attended to together: fewer padded positions
+
+
+@dataclass
+class PrefixForest:
+    tokens: torch.Tensor  # [P] each node's last token
+    positions: torch.Tensor  # [P]
+    paths: list[torch.Tensor]  # [B, A] per group of paths of like length: the nodes from the root to a leaf
+    where: torch.Tensor  # [P] each node's place in the groups' paths, flattened one after another
+    visits: torch.Tensor  # [P] float: how many names read the node's position
+    target_nodes: torch.Tensor  # [K] a (node, next token) pair the names predict, and how often
+    target_tokens: torch.Tensor  # [K]
+    target_counts: torch.Tensor  # [K] float64
+
+    def to(self, device) -> PrefixForest:
+        moved = {f: getattr(self, f) for f in self.__dataclass_fields__}
+        return PrefixForest(**{f: [t.to(device) for t in v] if isinstance(v, list) else v.to(device) for f, v in moved.items()})
+
+    @property
+    def predicted(self) -> int:
+        """How many tokens the names predict (characters and ends): the loss's denominator."""
+        return int(self.target_counts.sum())
+
+
+def prefix_forest(names: list[str], tokenizer: Tokenizer, block_size: int) -> PrefixForest:
+    """One forest of these names, each read as the model reads it: [BOS] + characters, at most block_size positions."""
+    node_of = {(): 0}  # a prefix (its tokens after BOS) -> its node
+    tokens, positions, parents, visits = [tokenizer.bos], [0], [-1], [0.0]
+    targets: dict[tuple[int, int], float] = {}
+    for name in names:
+        full = tokenizer.encode(name)
+        ids = full[: block_size - 1]  # the characters read; the last position predicts the next, or the end
+        node, prefix = 0, ()
+        visits[0] += 1
+        for t, token in enumerate(ids):
+            targets[(node, token)] = targets.get((node, token), 0.0) + 1
+            prefix = prefix + (token,)
+            if prefix not in node_of:
+                node_of[prefix] = len(tokens)
+                tokens.append(token), positions.append(t + 1), parents.append(node), visits.append(0.0)
+            node = node_of[prefix]
+            visits[node] += 1
+        after = full[len(ids)] if len(full) > len(ids) else tokenizer.bos  # a name cut at block_size predicts a character
+        targets[(node, after)] = targets.get((node, after), 0.0) + 1
+    paths, where = root_to_leaf(parents, positions)
+    pairs = list(targets.items())
+    return PrefixForest(
+        torch.tensor(tokens), torch.tensor(positions), paths, where, torch.tensor(visits),
+        torch.tensor([n for (n, _), _ in pairs], dtype=torch.long), torch.tensor([t for (_, t), _ in pairs], dtype=torch.long),
+        torch.tensor([c for _, c in pairs], dtype=torch.float64))
+
+
+def root_to_leaf(parents: list[int], positions: list[int], groups: int = PATH_GROUPS) -> tuple[list[torch.Tensor], torch.Tensor]:
+    """The paths from the root to each leaf, in `groups` groups of like length, each [B, A] (a path
+    shorter than its group's longest is padded with the root: under the causal mask a later position
+    changes nothing before it), and where each node lies on one of them, counting the groups' paths
+    flattened one after another."""
+    depth = torch.tensor(positions)
+    parent = torch.tensor(parents)
+    is_leaf = torch.ones(len(parents), dtype=torch.bool)
+    is_leaf[parent[parent >= 0]] = False
+    leaves = is_leaf.nonzero().squeeze(1)
+    leaves = leaves[torch.argsort(depth[leaves], stable=True)]
+    where = torch.full((len(parents),), -1, dtype=torch.long)
+    paths, offset = [], 0
+    for chunk in torch.tensor_split(leaves, min(groups, len(leaves))):
+        width = int(depth[chunk].max()) + 1
+        group = torch.zeros(len(chunk), width, dtype=torch.long)
+        node = chunk.clone()
+        for t in range(width - 1, -1, -1):  # from each leaf up to the root, one position at a time
+            here = depth[node] == t  # the paths whose node is at this position now
+            group[here, t] = node[here]
+            node = torch.where(here, parent[node].clamp(min=0), node)
+        flat = group.flatten()
+        real = (torch.arange(width)[None, :] <= depth[chunk][:, None]).flatten()
+        places = (real & (where[flat] < 0)).nonzero().squeeze(1)  # a node not placed in an earlier group
+        nodes = flat[places]
+        first = torch.full((len(parents),), flat.numel()).scatter_reduce(0, nodes, places, "amin")  # its first place
+        fresh = torch.unique(nodes)
+        where[fresh] = offset + first[fresh]
+        paths.append(group)
+        offset += flat.numel()
+    return paths, where
+
+
+def prefix_forests(names: list[str], tokenizer: Tokenizer, block_size: int, nodes: int = NODES) -> list[PrefixForest]:
+    """The names' forests: names grouped by first character, groups joined while their positions fit
+    in `nodes` (each name is in one forest, so losses and means add up over them)."""
+    by_first: dict[str, list[str]] = {}
+    for name in names:
+        by_first.setdefault(name[:1], []).append(name)
+    forests, group, size = [], [], 0
+    for first in sorted(by_first):
+        group_names = by_first[first]
+        positions = sum(min(len(n) + 1, block_size) for n in group_names)  # at most this many nodes
+        if group and size + positions > nodes:
+            forests.append(prefix_forest(group, tokenizer, block_size))
+            group, size = [], 0
+        group, size = group + group_names, size + positions
+    if group:
+        forests.append(prefix_forest(group, tokenizer, block_size))
+    return forests
+
+
+def embedded_nodes(model: GPT, forest: PrefixForest) -> torch.Tensor:
+    """The residual stream's first value at every node [1, P, C]: model.py's embeddings, normed."""
+    return model.emb_norm(model.wte(forest.tokens) + model.wpe(forest.positions))[None]
+
+
+def node_attention(forest: PrefixForest):
+    """An attention step (model.py's Attend) for the nodes of `forest`: each node's query reads the keys
+    and values of its own prefixes, laid out along the paths. q, k, v: [S, H, P, d] -> [S, H, P, d]."""
+
+    def attend(q, k, v):
+        outputs = []
+        for paths in forest.paths:
+            along = [t[:, :, paths] for t in (q, k, v)]  # [S, H, B, A, d]
+            outputs.append(F.scaled_dot_product_attention(*along, is_causal=True).flatten(2, 3))
+        return torch.cat(outputs, 2)[:, :, forest.where]
+
+    return attend
+
+
+def forest_nats(logits: torch.Tensor, forest: PrefixForest) -> torch.Tensor:
+    """[S]: the summed cross-entropy of the names' predictions, for each of S sets of logits [S, P, V]."""
+    logp = torch.log_softmax(logits.double(), dim=-1)[:, forest.target_nodes, forest.target_tokens]  # [S, K]
+    return -(logp * forest.target_counts).sum(-1)
