@@ -84,15 +84,19 @@ class CausalSelfAttention(nn.Module):
         batch, seq_len, n_embd = x.shape
         return x.view(batch, seq_len, self.n_head, n_embd // self.n_head).transpose(1, 2)  # [B, H, T, hd]
 
+    @staticmethod
+    def merge_heads(y: torch.Tensor) -> torch.Tensor:
+        batch, n_head, seq_len, head_dim = y.shape
+        return y.transpose(1, 2).reshape(batch, seq_len, n_head * head_dim)  # [B, T, C]: heads side by side again
+
     def forward(self, x: torch.Tensor, attend: Attend | None = None) -> torch.Tensor:
         """x: [B, T, C] -> [B, T, C]. `attend`, when given, takes the place of `self.attend`."""
-        batch, seq_len, n_embd = x.shape
+        n_embd = x.size(-1)
         # q = x Wq^T, k = x Wk^T, v = x Wv^T, as one matrix multiply (faster than three small ones)
         qkv = F.linear(x, torch.cat([self.attn_wq.weight, self.attn_wk.weight, self.attn_wv.weight]))
         q, k, v = map(self.split_heads, qkv.split(n_embd, dim=-1))  # each [B, H, T, hd]
         y = (attend or self.attend)(q, k, v)  # [B, H, T, hd]
-        y = y.transpose(1, 2).reshape(batch, seq_len, n_embd)  # heads side by side again
-        return self.attn_wo(y)
+        return self.attn_wo(self.merge_heads(y))
 
     def attend(self, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
         """Every position reads itself and the positions before it: [B, H, T, hd] -> [B, H, T, hd]."""

@@ -12,7 +12,7 @@ from minigpt.cli.commands import app
 from minigpt.config import load_config
 from minigpt.data import TokenizedNames, Tokenizer
 from minigpt.model import GPT
-from minigpt.views.ablation import Part, ablate, all_parts, forward_without, loss_without, mean_outputs
+from minigpt.views.ablation import Part, ablate, all_parts, forward_without, loss_without, mean_outputs, whole_pass
 from minigpt.views.prefix_forest import prefix_forests
 
 runner = CliRunner()
@@ -78,7 +78,7 @@ def test_zero_ablation_is_the_forward_pass_with_the_part_removed(tiny):
 
 def test_mean_ablation_uses_each_parts_mean_over_every_position(tiny):
     model, tokenizer = tiny
-    means = mean_outputs(model, prefix_forests(NAMES, tokenizer, model.config.block_size))
+    means = mean_outputs(model, [whole_pass(model, f) for f in prefix_forests(NAMES, tokenizer, model.config.block_size)])
     # the mean of head (1, 1)'s output by hand: every position of every name, one name at a time
     outputs = []
     for name in NAMES:

@@ -20,7 +20,7 @@ two equal.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Iterable
 
 import torch
@@ -101,31 +101,52 @@ def heads_replaced(heads: list[int], means: torch.Tensor | None, base=None):
     return attend
 
 
+@dataclass
+class WholePass:
+    """The whole model on one forest of names, and what each part gave: per layer the residual stream
+    entering it (and, last, after the last layer), its heads' outputs [1, H, P, hd] before attn_wo, and
+    its attention's and MLP's outputs [1, P, C]. Means and each part's cost are read off it."""
+
+    forest: PrefixForest
+    entering: list[torch.Tensor] = field(default_factory=list)
+    heads: list[torch.Tensor] = field(default_factory=list)
+    attention: list[torch.Tensor] = field(default_factory=list)
+    mlp: list[torch.Tensor] = field(default_factory=list)
+
+
 @torch.no_grad()
-def mean_outputs(model: GPT, forests: list[PrefixForest]) -> dict:
+def whole_pass(model: GPT, forest: PrefixForest) -> WholePass:
+    attend, found = node_attention(forest), WholePass(forest)
+    x = embedded_nodes(model, forest)
+    for layer in model.layers:
+        found.entering.append(x)
+
+        def keep(q, k, v):
+            found.heads.append(attend(q, k, v))
+            return found.heads[-1]
+
+        found.attention.append(layer.attn(layer.attn_norm(x), keep))
+        x = x + found.attention[-1]
+        found.mlp.append(layer.mlp(layer.mlp_norm(x)))
+        x = x + found.mlp[-1]
+    found.entering.append(x)
+    return found
+
+
+@torch.no_grad()
+def mean_outputs(model: GPT, passes: list[WholePass]) -> dict:
     """Each part's mean output over every position the names fill: per layer, the heads' [H, hd]
     (before attn_wo), the attention's [C] and the MLP's [C] (after their projections)."""
     L, H, C = model.config.n_layer, model.config.n_head, model.config.n_embd
     sums = {"head": torch.zeros(L, H, C // H, dtype=torch.float64), "attention": torch.zeros(L, C, dtype=torch.float64),
             "mlp": torch.zeros(L, C, dtype=torch.float64)}
     count = 0.0
-    for forest in forests:
-        visits = forest.visits.double()
-        x = embedded_nodes(model, forest)
-        for l, layer in enumerate(model.layers):
-            heads = []
-
-            def attend(q, k, v):
-                heads.append(node_attention(forest)(q, k, v))
-                return heads[-1]
-
-            attn = layer.attn(layer.attn_norm(x), attend)
-            x = x + attn
-            mlp = layer.mlp(layer.mlp_norm(x))
-            x = x + mlp
-            sums["head"][l] += torch.einsum("hpd,p->hd", heads[0][0].double().cpu(), visits)
-            sums["attention"][l] += attn[0].double().cpu().T @ visits
-            sums["mlp"][l] += mlp[0].double().cpu().T @ visits
+    for found in passes:
+        visits = found.forest.visits.double().to(found.entering[0].device)
+        for l in range(L):
+            sums["head"][l] += torch.einsum("hpd,p->hd", found.heads[l][0].double(), visits).cpu()
+            sums["attention"][l] += (found.attention[l][0].double().T @ visits).cpu()
+            sums["mlp"][l] += (found.mlp[l][0].double().T @ visits).cpu()
         count += float(visits.sum())
     dtype, device = model.lm_head.weight.dtype, model.lm_head.weight.device
     return {kind: (total / max(count, 1)).to(device, dtype) for kind, total in sums.items()}
@@ -147,26 +168,42 @@ def loss_without(model: GPT, data: TokenizedNames, off: Iterable[Part] = (), mea
 
 
 @torch.no_grad()
-def losses_each_off(model: GPT, forests: list[PrefixForest], parts: list[Part], means: dict | None = None) -> list[float]:
-    """The whole model's loss, then the loss with each part off on its own: `loss_without` for each,
-    sparing the work that is the same. Each distinct prefix of the names is computed once (the
-    forests); the layers below a part's are the whole model's; the parts of one layer run its
-    layer one by one, then the layers above it together, stacked as one batch."""
+def losses_each_off(model: GPT, passes: list[WholePass], parts: list[Part], modes: list[dict | None]) -> list[list[float]]:
+    """Per mode (its mean outputs, or None to zero a part): the whole model's loss, then the loss with
+    each part off on its own, `loss_without` for each, sparing the work that is the same. Each
+    distinct prefix of the names is computed once (the forests); the layers below a part's are the
+    whole model's, and so is the part's own layer but for the part (`own_layer_each_off`); the layers
+    above run for every part of every mode together, stacked as one batch."""
     L = model.config.n_layer
-    totals, count = torch.zeros(len(parts) + 1, dtype=torch.float64), 0
-    for forest in forests:
-        attend = node_attention(forest)
-        entering = [embedded_nodes(model, forest)]  # into layer 0, 1, ..., and after the last
-        for l in range(L):
-            entering.append(through_layers(model, entering[l], range(l, l + 1), attend=attend))
-        totals[0] += forest_nats(read_off(model, entering[L]), forest)[0].cpu()
+    totals, count = torch.zeros(len(modes), len(parts) + 1, dtype=torch.float64), 0
+    for found in passes:
+        totals[:, 0] += forest_nats(read_off(model, found.entering[L]), found.forest)[0].cpu()
         for l in range(L):
             here = [i for i, part in enumerate(parts) if part.layer == l]
-            after = torch.cat([through_layers(model, entering[l], range(l, l + 1), [parts[i]], means, attend) for i in here])
-            logits = read_off(model, through_layers(model, after, range(l + 1, L), attend=attend))
-            totals[[1 + i for i in here]] += forest_nats(logits, forest).cpu()
-        count += forest.predicted
+            after = torch.cat([own_layer_each_off(model, found, l, [parts[i] for i in here], means) for means in modes])
+            logits = read_off(model, through_layers(model, after, range(l + 1, L), attend=node_attention(found.forest)))
+            totals[:, [1 + i for i in here]] += forest_nats(logits, found.forest).cpu().view(len(modes), len(here))
+        count += found.forest.predicted
     return (totals / count).tolist()
+
+
+def own_layer_each_off(model: GPT, found: WholePass, l: int, parts: list[Part], means: dict | None) -> torch.Tensor:
+    """The residual stream after layer l [len(parts), P, C] with each of its `parts` off in turn, from the
+    whole pass: a head off changes only its slice of the heads' outputs before attn_wo, so the
+    attention is not run again; the MLP runs once for every part but its own."""
+    layer, x = model.layers[l], found.entering[l]
+    replaced = (lambda kind: means[kind][l]) if means else (lambda kind: torch.zeros_like(x[0, 0]))
+    heads = [part.head for part in parts if part.kind == "head"]
+    ys = found.heads[l].repeat(len(heads), 1, 1, 1)  # [heads off, H, P, hd]
+    for s, h in enumerate(heads):
+        ys[s, h] = means["head"][l][h] if means else 0.0
+    with_heads_off = iter(x + layer.attn.attn_wo(layer.attn.merge_heads(ys)))
+    mid = torch.stack([next(with_heads_off) if part.kind == "head" else
+                       x[0] + (replaced("attention") if part.kind == "attention" else found.attention[l][0]) for part in parts])
+    runs = torch.tensor([part.kind != "mlp" for part in parts], device=x.device)
+    out = mid + replaced("mlp")  # the MLP's part; the others get the MLP's output on their own stream
+    out[runs] = mid[runs] + layer.mlp(layer.mlp_norm(mid[runs]))
+    return out
 
 
 @dataclass
@@ -186,16 +223,29 @@ class Ablation:
 @torch.no_grad()
 def ablate(model: GPT, tokenizer: Tokenizer, names: list[str], mode: str = "zero") -> Ablation:
     """Switch each part off in turn and score `names`: what each part is worth, in nats per token."""
-    if mode not in MODES:
-        raise UsageError(f"--mode {mode!r} is not one of {', '.join(MODES)}")
+    return ablate_modes(model, tokenizer, names, [mode])[0]
+
+
+@torch.no_grad()
+def ablate_modes(model: GPT, tokenizer: Tokenizer, names: list[str], modes=MODES, forests: list[PrefixForest] | None = None) -> list[Ablation]:
+    """`ablate` in each of `modes` at once, sharing the whole model's pass and the layers above each part
+    (the explorer page measures both at every training snapshot). `forests`: the names' prefix_forests,
+    when they are already made."""
+    for mode in modes:
+        if mode not in MODES:
+            raise UsageError(f"--mode {mode!r} is not one of {', '.join(MODES)}")
     was_training = model.training
     model.eval()
     device = model.lm_head.weight.device
-    forests = [forest.to(device) for forest in prefix_forests(names, tokenizer, model.config.block_size)]
-    means = mean_outputs(model, forests) if mode == "mean" else None
+    forests = forests or prefix_forests(names, tokenizer, model.config.block_size)
+    passes = [whole_pass(model, forest.to(device)) for forest in forests]
+    means = mean_outputs(model, passes) if "mean" in modes else None
     parts = all_parts(model)
-    base, *losses = losses_each_off(model, forests, parts, means)
-    costs = [(part, loss - base) for part, loss in zip(parts, losses)]
+    losses = losses_each_off(model, passes, parts, [means if mode == "mean" else None for mode in modes])
     model.train(was_training)
-    tokens = sum(forest.predicted for forest in forests)
-    return Ablation(mode, len(names), tokens, base, sorted(costs, key=lambda pc: -pc[1]), means)
+    tokens = sum(found.forest.predicted for found in passes)
+    reports = []
+    for mode, (base, *each) in zip(modes, losses):
+        costs = sorted([(part, loss - base) for part, loss in zip(parts, each)], key=lambda pc: -pc[1])
+        reports.append(Ablation(mode, len(names), tokens, base, costs, means if mode == "mean" else None))
+    return reports

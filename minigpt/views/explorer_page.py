@@ -145,14 +145,14 @@ def ablation(ckpt: Checkpoint, names: list[str], what: str) -> dict:
     return {"names": f"{len(names):,} {what}", "parts": parts, **step_ablation(ckpt.model, ckpt.tokenizer, names)}
 
 
-def step_ablation(model, tokenizer, names: list[str]) -> dict:
+def step_ablation(model, tokenizer, names: list[str], forests=None) -> dict:
     """The ablation table at one step (the checkpoint's, or a training snapshot's): per mode the whole
-    model's loss and each part's cost in all_parts order, and the mean outputs (`means_base64`)."""
-    from minigpt.views.ablation import ablate, all_parts
+    model's loss and each part's cost in all_parts order, and the mean outputs (`means_base64`).
+    `forests`: the names' prefix forests (views/prefix_forest.py), made once for every step."""
+    from minigpt.views.ablation import ablate_modes, all_parts
 
     found = {}
-    for mode in ("zero", "mean"):
-        report = ablate(model, tokenizer, names, mode)
+    for mode, report in zip(("zero", "mean"), ablate_modes(model, tokenizer, names, ("zero", "mean"), forests)):
         cost = dict(report.costs)
         found[mode] = {"loss": report.loss, "costs": [cost[part] for part in all_parts(model)]}
         if mode == "mean":
@@ -200,12 +200,14 @@ def snapshots_data(ckpt: Checkpoint, names: list[str], progress=None) -> dict | 
     step, where the page runs the checkpoint). `progress(done, total)` is told after each one."""
     from minigpt.formats.snapshots import checkpoint_snapshots, dequantize, six_bit
     from minigpt.views.head_roles import head_roles
+    from minigpt.views.prefix_forest import prefix_forests
 
     try:
         snapshots = checkpoint_snapshots(ckpt)
     except UsageError:
         return None
     model = copy.deepcopy(ckpt.model)
+    forests = prefix_forests(names, ckpt.tokenizer, model.config.block_size)  # the same names at every step
     chars, scales, tensors, roles, costs = [], [], {}, [], []
     for index, step in enumerate(snapshots.steps):
         decoded = {}
@@ -221,7 +223,7 @@ def snapshots_data(ckpt: Checkpoint, names: list[str], progress=None) -> dict | 
         roles.append({"shares": found.get("shares"), "labels": found.get("labels"),
                       "chars": weights_base64(found["chars"]) if found else None})
         the_checkpoint = step == ckpt.step and step not in snapshots.steps[index + 1:]  # as the page decides
-        costs.append(None if the_checkpoint or not names else step_ablation(model, ckpt.tokenizer, names))
+        costs.append(None if the_checkpoint or not names else step_ablation(model, ckpt.tokenizer, names, forests))
         if progress:
             progress(index + 1, len(snapshots.steps))
     return {"steps": snapshots.steps, "values": "".join(chars), "scales": float16_base64(torch.cat(scales)) if scales else "",
