@@ -1,4 +1,5 @@
 import os
+import tempfile
 
 import pytest
 import torch
@@ -9,6 +10,8 @@ from minigpt.data import BUNDLED_NAMES
 torch.set_num_threads(1)  # tiny models run fastest on one thread, and the suite stays predictable
 # the commands the tests start run on one thread too: two test workers share the cores with them
 os.environ.setdefault("OMP_NUM_THREADS", "1")
+# the explorer page's measurements are cached between writes (views/page_cache.py): in a folder of the suite's own
+os.environ["MINIGPT_CACHE_DIR"] = tempfile.mkdtemp(prefix="minigpt-page-cache-")
 
 
 @pytest.fixture

@@ -254,14 +254,26 @@ def snapshot_weights(carried: dict, index: int) -> dict[str, torch.Tensor]:
     return weights
 
 
+def measured(ckpt: Checkpoint, progress=None) -> dict:
+    """What the page measures on the names (views/page_cache.py keeps it between writes): what each head
+    tends to do, what each part costs, and the snapshots with theirs."""
+    from minigpt.views.page_cache import cache_key, read_cached, write_cached
+
+    names, what = names_for_roles(ckpt)
+    key = cache_key(ckpt, names, what)
+    found = read_cached(key)
+    if found is None:
+        found = {"roles": roles(ckpt, names, what), "ablation": ablation(ckpt, names, what),
+                 "snapshots": snapshots_data(ckpt, names, progress)}
+        write_cached(key, found)
+    return found
+
+
 def page_data(ckpt: Checkpoint, text: str | None = None, progress=None) -> dict:
     """Everything the page carries. `progress(done, total)` follows the training snapshots, the slow part."""
     weights, tensors = weights_blob(ckpt.model)
-    names, what = names_for_roles(ckpt)
     return {
-        "roles": roles(ckpt, names, what),
-        "ablation": ablation(ckpt, names, what),
-        "snapshots": snapshots_data(ckpt, names, progress),
+        **measured(ckpt, progress),
         "config": ckpt.config.to_dict(),
         "vocab": ckpt.tokenizer.chars,
         "weights": weights,

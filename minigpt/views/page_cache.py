@@ -1,0 +1,76 @@
+"""What the explorer page measures, kept between writes: writing the same run's page again is quick.
+
+Measuring the heads and what each part costs, at the checkpoint and at every training snapshot,
+is most of a page's writing time, and none of it depends on the name the page starts with or the
+file it goes to. So it is kept, keyed by everything it was computed from: the model's weights and
+recipe (as loaded, so a model changed in a notebook is measured again), its vocabulary, the run's
+snapshots file, the names measured on, the code that measures, and the torch that ran it. A key
+that differs in any of these finds nothing, so a stale measurement is never used.
+
+The cache is a folder of JSON files, $MINIGPT_CACHE_DIR or ~/.cache/minigpt/pages (under
+$XDG_CACHE_HOME when set), at most KEPT of them, the least recently used removed first; a file
+that cannot be read or written is measured again, never an error.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import os
+from pathlib import Path
+
+import torch
+
+KEPT = 8  # pages' measurements kept; each is about the size of its page's snapshots data
+FORMAT = 1  # the layout of a cached file
+# the modules whose code computes what is cached
+MEASURING = ["model.py", "views/ablation.py", "views/head_roles.py", "views/prefix_forest.py", "views/explorer_page.py",
+             "views/attention_maps.py", "formats/snapshots.py"]
+
+
+def cache_dir() -> Path:
+    if os.environ.get("MINIGPT_CACHE_DIR"):
+        return Path(os.environ["MINIGPT_CACHE_DIR"])
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "minigpt" / "pages"
+
+
+def cache_key(ckpt, names: list[str], what: str) -> str:
+    """A digest of everything the page's measurements of `ckpt` on `names` are computed from."""
+    digest = hashlib.sha256(f"{FORMAT}|{torch.__version__}|{what}".encode())
+    package = Path(__file__).resolve().parent.parent
+    for module in MEASURING:
+        digest.update((package / module).read_bytes())
+    weights = io.BytesIO()  # the weights as loaded, names and bytes (torch.save writes the same tensors the same way)
+    torch.save({name: tensor.detach().cpu() for name, tensor in ckpt.model.state_dict().items()}, weights)
+    digest.update(weights.getvalue())
+    digest.update(json.dumps([ckpt.config.to_dict(), ckpt.tokenizer.chars, ckpt.step], sort_keys=True).encode())
+    snapshots = ckpt.path.parent / "snapshots.pt"
+    digest.update(snapshots.read_bytes() if snapshots.is_file() else b"no snapshots")
+    digest.update("\n".join(names).encode("utf-8", "surrogatepass"))
+    return digest.hexdigest()
+
+
+def read_cached(key: str) -> dict | None:
+    path = cache_dir() / f"{key}.json"
+    try:
+        found = json.loads(path.read_text(encoding="utf-8"))
+        os.utime(path)  # recently used
+    except (OSError, ValueError):
+        return None
+    return found if isinstance(found, dict) else None
+
+
+def write_cached(key: str, measured: dict) -> None:
+    """Keep `measured` under `key` (atomically: a reader never sees half a file), then drop the oldest past KEPT."""
+    folder = cache_dir()
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        partial = folder / f".{key}.{os.getpid()}.partial"
+        partial.write_text(json.dumps(measured, separators=(",", ":")), encoding="utf-8")
+        os.replace(partial, folder / f"{key}.json")
+        kept = sorted(folder.glob("*.json"), key=lambda p: p.stat().st_mtime, reverse=True)
+        for old in kept[KEPT:]:
+            old.unlink(missing_ok=True)
+    except OSError:
+        pass  # a cache that cannot be written only means measuring again next time

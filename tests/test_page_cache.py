@@ -1,0 +1,67 @@
+"""The explorer page's measurements are kept between writes, and never used when anything they came from changed."""
+
+import json
+import re
+
+import pytest
+import torch
+
+from minigpt.formats.checkpoint import load_checkpoint
+from minigpt.views import explorer_page, page_cache
+
+
+def carried(path):
+    text = path.read_text(encoding="utf-8")
+    return json.loads(re.search(r'<script type="application/json" id="minigpt-data">(.*?)</script>', text, re.S).group(1))
+
+
+def test_a_second_page_of_the_same_run_measures_nothing_and_says_the_same(trained_run, tmp_path, monkeypatch):
+    monkeypatch.setenv("MINIGPT_CACHE_DIR", str(tmp_path / "cache"))
+    run_dir, _ = trained_run
+    first = explorer_page.write_page(run_dir, tmp_path / "first.html", text="emma")
+    assert len(list((tmp_path / "cache").glob("*.json"))) == 1
+
+    def measuring(*args, **kwargs):
+        raise AssertionError("measured again")
+
+    with monkeypatch.context() as m:
+        m.setattr(explorer_page, "snapshots_data", measuring)
+        m.setattr(explorer_page, "ablation", measuring)
+        second = explorer_page.write_page(run_dir, tmp_path / "second.html", text="anna")
+    a, b = carried(first), carried(second)
+    assert (a.pop("start_text"), b.pop("start_text")) == ("emma", "anna") and a == b
+
+
+def test_a_changed_model_or_a_broken_cache_file_is_measured_again(trained_run, tmp_path, monkeypatch):
+    monkeypatch.setenv("MINIGPT_CACHE_DIR", str(tmp_path / "cache"))
+    run_dir, _ = trained_run
+    ckpt = load_checkpoint(run_dir)
+    before = explorer_page.measured(ckpt)
+    calls = []
+    real = explorer_page.ablation
+    monkeypatch.setattr(explorer_page, "ablation", lambda *a: calls.append(1) or real(*a))
+    with torch.no_grad():
+        ckpt.model.lm_head.weight[0, 0] += 1.0  # one weight changed in memory, as a notebook might
+    changed = explorer_page.measured(ckpt)
+    assert calls == [1] and changed["ablation"] != before["ablation"]
+    for path in (tmp_path / "cache").glob("*.json"):
+        path.write_text("{not json")
+    assert explorer_page.measured(ckpt) == changed and calls == [1, 1]  # measured again, no error
+    assert page_cache.read_cached("0" * 64) is None
+
+
+def test_the_cache_keeps_a_bounded_number_of_pages(tmp_path, monkeypatch):
+    monkeypatch.setenv("MINIGPT_CACHE_DIR", str(tmp_path))
+    for n in range(page_cache.KEPT + 3):
+        page_cache.write_cached(f"{n:064x}", {"n": n})
+    assert len(list(tmp_path.glob("*.json"))) == page_cache.KEPT
+    assert page_cache.read_cached(f"{page_cache.KEPT + 2:064x}") == {"n": page_cache.KEPT + 2}
+
+
+@pytest.mark.parametrize("unwritable", ["a file where the folder would be"])
+def test_an_unwritable_cache_is_no_error(trained_run, tmp_path, monkeypatch, unwritable):
+    blocker = tmp_path / "cache"
+    blocker.write_text(unwritable)
+    monkeypatch.setenv("MINIGPT_CACHE_DIR", str(blocker))
+    run_dir, _ = trained_run
+    assert explorer_page.write_page(run_dir, tmp_path / "page.html").is_file()
