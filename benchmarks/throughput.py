@@ -61,7 +61,7 @@ def measure(config, names, device, seconds: float) -> dict:
         "ms_per_step": round(step_time * 1000, 2),
         "padding": round(1 - real / padded, 3),
         "flops_per_token": round(flops_per_token(trainer)),
-        "gflops": round(tokens_per_sec * flops_per_token(trainer) / 1e9, 1),
+        "gflops": float(f"{tokens_per_sec * flops_per_token(trainer) / 1e9:.3g}"),  # 3 digits: a slow machine's is not 0.0
         "bfloat16": trainer.bfloat16,
     }
 

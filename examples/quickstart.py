@@ -1,6 +1,9 @@
-"""minigpt from Python: train for a few seconds, invent names, read the attention of one name.
+"""minigpt from Python: train a small model, invent names, read the attention of one name.
 
-    python examples/quickstart.py [RUN_DIR] [SECONDS]
+    python examples/quickstart.py [RUN_DIR] [STEPS]
+
+It trains microgpt's recipe (one layer, 4,192 parameters, one name a step) for STEPS steps,
+1,000 by default: a few seconds on a laptop CPU, and the same model on any machine, slow or fast.
 """
 
 import sys
@@ -8,10 +11,10 @@ import sys
 from minigpt import attention_report, load_checkpoint, load_config, sample, train
 
 run_dir = sys.argv[1] if len(sys.argv) > 1 else "runs/quickstart"
-seconds = float(sys.argv[2]) if len(sys.argv) > 2 else 5.0
+steps = int(sys.argv[2]) if len(sys.argv) > 2 else 1000
 
 # A recipe is a Config: start from one in configs/ and change any key.
-config = load_config("default", [f"train.time_limit={seconds}", "train.eval_interval=100"])
+config = load_config("microgpt", [f"train.steps={steps}", f"train.eval_interval={steps}"])
 result = train(config, out_dir=run_dir, overwrite=True, quiet=True)
 print(f"trained {result.steps} steps in {result.seconds:.1f} s, validation loss {result.val_loss:.3f}")
 
