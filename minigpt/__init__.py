@@ -26,6 +26,8 @@ _EXPORTS = {
     "ablate": "minigpt.views.ablation",
     "logit_lens": "minigpt.views.logit_lens",
     "read_snapshots": "minigpt.formats.snapshots",
+    "explore": "minigpt.views.notebook",
+    "attention_grid": "minigpt.views.notebook",
 }
 
 __all__ = ["__version__", *_EXPORTS]

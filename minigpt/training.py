@@ -249,7 +249,8 @@ def train_loop(trainer: Trainer, run_dir: Path, console, quiet: bool, resumed: b
     """
     recipe, dist = trainer.recipe, trainer.dist
     records = RunRecords(run_dir, trainer.config, trainer.step if resumed else None) if dist.main else None
-    plain = not quiet and not sys.stderr.isatty()  # a log file or a pipe: no redraws, a line at each evaluation
+    # a log file, a pipe, or a notebook without widgets: no redraws, a line at each evaluation
+    plain = not quiet and not sys.stderr.isatty() and not display.notebook_bar()
     losses = PendingLosses(dist, run_dir)
     train_loss = None
     with StopSignals() as signals, display.progress_bar(trainer, hidden=quiet or plain) as bar:

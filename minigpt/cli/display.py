@@ -68,9 +68,13 @@ def start(out: Console, run_dir: Path, device, model, config: Config, data: dict
 
 
 def progress_bar(trainer, hidden: bool) -> tqdm:
-    """Steps (or seconds, with a time limit) done out of the run's whole, on stderr."""
+    """Steps (or seconds, with a time limit) done out of the run's whole, on stderr. Its time left is
+    the run's average rate so far (tqdm's smoothing 0), not the last few steps': the evaluations,
+    checkpoints and snapshots between steps are spread through a run, and an estimate from the
+    steps alone left them out (benchmarks/time_left.py measures how close it comes)."""
     t, timed = trainer.recipe, trainer.recipe.time_limit > 0
-    return tqdm(
+    return (notebook_bar() or tqdm)(
+        smoothing=0,
         total=round(t.time_limit) if timed else t.steps,
         initial=round(trainer.elapsed) if timed else trainer.step,
         unit="s" if timed else "step",
@@ -79,6 +83,25 @@ def progress_bar(trainer, hidden: bool) -> tqdm:
         dynamic_ncols=True,
         leave=False,
     )
+
+
+def notebook_bar():
+    """tqdm's notebook bar (a widget that updates in place) inside a Jupyter kernel with ipywidgets, else None:
+    there, a terminal's carriage-return bar would print a line per redraw."""
+    if not in_notebook():
+        return None
+    try:
+        import ipywidgets  # noqa: F401
+        from tqdm.notebook import tqdm as widget_bar
+    except ImportError:
+        return None
+    return widget_bar
+
+
+def in_notebook() -> bool:
+    """Whether this runs in a Jupyter kernel (JupyterLab, VS Code, Colab), where output is HTML and widgets."""
+    shell = sys.modules.get("IPython") and getattr(sys.modules["IPython"], "get_ipython", lambda: None)()
+    return type(shell).__name__ in ("ZMQInteractiveShell", "Shell")  # Shell: Colab's
 
 
 def snapshots_bar() -> tuple[tqdm, Callable[[int, int], None]]:

@@ -176,6 +176,11 @@ def write_json(report: AttentionReport, path: Path) -> None:
 
 def write_png(report: AttentionReport, path: Path, pairs: list[tuple[int, int]]) -> None:
     """A grid of heatmaps, one per layer (rows) and head (columns)."""
+    draw_grid(report, path, pairs)
+
+
+def draw_grid(report: AttentionReport, target, pairs: list[tuple[int, int]]) -> None:
+    """`write_png`'s grid drawn as a PNG into `target`: a path or a file object (a notebook's picture)."""
     from minigpt.views.loss_curve import import_pyplot, save_figure
 
     plt = import_pyplot()
@@ -199,4 +204,4 @@ def write_png(report: AttentionReport, path: Path, pairs: list[tuple[int, int]])
                 ax.set_ylabel("reading", fontsize=8)
     fig.colorbar(image, ax=axes, shrink=0.6, label="attention weight")
     fig.suptitle(f"attention while reading '{report.name}' ({BOUNDARY} is the boundary token)")
-    save_figure(plt, fig, path)
+    save_figure(plt, fig, target)

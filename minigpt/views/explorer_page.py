@@ -15,6 +15,7 @@ import array
 import base64
 import copy
 import json
+import os
 import re
 import sys
 from pathlib import Path
@@ -254,26 +255,27 @@ def snapshot_weights(carried: dict, index: int) -> dict[str, torch.Tensor]:
     return weights
 
 
-def measured(ckpt: Checkpoint, progress=None) -> dict:
+def measured(ckpt: Checkpoint, progress=None, snapshots: bool = True) -> dict:
     """What the page measures on the names (views/page_cache.py keeps it between writes): what each head
-    tends to do, what each part costs, and the snapshots with theirs."""
+    tends to do, what each part costs, and (with `snapshots`) the training snapshots with theirs."""
     from minigpt.views.page_cache import cache_key, read_cached, write_cached
 
     names, what = names_for_roles(ckpt)
-    key = cache_key(ckpt, names, what)
+    key = cache_key(ckpt, names, f"{what}|snapshots={snapshots}")
     found = read_cached(key)
     if found is None:
         found = {"roles": roles(ckpt, names, what), "ablation": ablation(ckpt, names, what),
-                 "snapshots": snapshots_data(ckpt, names, progress)}
+                 "snapshots": snapshots_data(ckpt, names, progress) if snapshots else None}
         write_cached(key, found)
     return found
 
 
-def page_data(ckpt: Checkpoint, text: str | None = None, progress=None) -> dict:
-    """Everything the page carries. `progress(done, total)` follows the training snapshots, the slow part."""
+def page_data(ckpt: Checkpoint, text: str | None = None, progress=None, snapshots: bool = True) -> dict:
+    """Everything the page carries. `progress(done, total)` follows the training snapshots, the slow part;
+    `snapshots=False` leaves them out (no step slider, a page a quarter the size)."""
     weights, tensors = weights_blob(ckpt.model)
     return {
-        **measured(ckpt, progress),
+        **measured(ckpt, progress, snapshots),
         "config": ckpt.config.to_dict(),
         "vocab": ckpt.tokenizer.chars,
         "weights": weights,
@@ -323,8 +325,22 @@ def write_page(checkpoint: str | Path | Checkpoint, out: str | Path, text: str |
         raise UsageError(f"cannot write {out}: it is a directory")
     refuse_existing(out, overwrite)
     ckpt = checkpoint if isinstance(checkpoint, Checkpoint) else load_checkpoint(checkpoint)
+    return save_page(render_page(page_data(ckpt, text, progress)), out, overwrite)
+
+
+def save_page(page: str, out: Path, overwrite: bool = False) -> Path:
+    """Write a page to `out` as checkpoints are written: a temporary file beside it, then one rename, so
+    an interrupted write never leaves half a page (or an empty file) where an older one was."""
+    out = Path(out)
+    refuse_existing(out, overwrite)
+    partial = out.with_name(f".{out.name}.{os.getpid()}.partial")
     try:
-        out.write_text(render_page(page_data(ckpt, text, progress)), encoding="utf-8")
+        partial.write_text(page, encoding="utf-8")
+        os.replace(partial, out)
     except OSError as e:
+        partial.unlink(missing_ok=True)
         raise cannot_write(out, e) from None
+    except BaseException:
+        partial.unlink(missing_ok=True)  # Ctrl-C or SIGTERM mid-write: the old page stays as it was
+        raise
     return out

@@ -130,6 +130,19 @@ $("name-input").value = DATA.start_text;
 Object.assign(state, firstHead());
 render();
 for (const id of Object.keys(offscreen)) watcher.observe($(id));
+fitFrame();
+
+// In a notebook the page is the document of an <iframe srcdoc> (views/notebook.py): it makes its frame
+// as tall as itself, so the notebook scrolls, not the frame. A frame of another origin cannot be reached,
+// and a page opened on its own has none: both are left as they are.
+function fitFrame() {
+  let frame = null;
+  try { frame = window.frameElement; } catch (error) { return; }
+  if (!frame) return;
+  const fit = () => { frame.style.height = `${Math.ceil(document.documentElement.scrollHeight) + 2}px`; };
+  new ResizeObserver(fit).observe(document.documentElement);
+  fit();
+}
 markSelectedHead();
 if (DATA.roles.chars) drawCharMatrix();
 
