@@ -314,7 +314,7 @@ def test_with_a_part_off_every_view_says_so_and_shows_what_changed(chromium, les
     walk = page.evaluate("minigpt.walkShown()")
     assert walk["firstDiffer"] == "layer1.heads"  # nothing before the head changed
     assert all(x == 0 for x in walk["numbers"]["layer1.heads"][2 * 16: 3 * 16])  # its slice of the joined heads
-    assert "first differs" in page.inner_text("#walk .walk-step[data-key='layer1.heads']")
+    assert "the first change" in page.inner_text("#walk .walk-step[data-key='layer1.heads']")
     browser.show(page, "#next-chart")
     assert page.locator("#next-chart .ghost:visible").count() == len(lesson[0].tokenizer.chars) + 1
     assert "every part on" in page.inner_text("#loss")

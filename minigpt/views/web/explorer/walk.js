@@ -30,7 +30,7 @@ function walkOperations() {
   }
   if (config.final_norm) ops.push({ key: "final_norm", what: `final_norm: rmsnorm(x)${gains}`, of: (s) => s.final });
   ops.push({ key: "lm_head", what: `× lm_head [${V}×${E}]: logits`, of: (s) => s.logits, tokens: true },
-    { key: "softmax", what: "softmax: the next token's probabilities", of: (s) => Float64Array.from(MiniGPTModel.softmax(Array.from(s.logits))), tokens: true });
+    { key: "softmax", what: "softmax: next-token probabilities", of: (s) => Float64Array.from(MiniGPTModel.softmax(Array.from(s.logits))), tokens: true });
   return ops;
 }
 
@@ -102,7 +102,7 @@ function walkNote(line, values, s, l, i) {
     return `‖adds‖ ${fmt(norm(values), 2)} to ‖x‖ ${fmt(norm(reads), 2)}${off}`;
   }
   if (op.stream) return `‖x‖ ${fmt(norm(values), 2)}`;
-  if (op.units) return `largest: ${topUnits(values, 3).map(([x, n]) => `#${n} ${fmt(x, 2)}`).join(", ")}`;
+  if (op.units) return `largest: ${topUnits(values, 2).map(([x, n]) => `#${n} ${fmt(x, 2)}`).join(", ")}`;
   if (op.zeroes) {
     const before = s.layers[l].fc1, negative = Array.from(before).filter((x) => x < 0).length;
     return config.activation === "gelu" ? `${negative} of ${values.length} below 0, pulled toward 0`
@@ -110,8 +110,9 @@ function walkNote(line, values, s, l, i) {
   }
   if (op.heads) {
     const off = Array.from({ length: config.n_head }, (_, h) => h).filter((h) => !isOn("head", l, h));
-    const all = !isOn("attention", l) ? "; this layer's attention is off" : "";
-    return `heads ${Array.from({ length: config.n_head }, (_, h) => h).join(" | ")}${off.length ? `; head ${off.join(", ")} off` : ""}${all}`;
+    const all = !isOn("attention", l);
+    if (all) return "this layer's attention is off";
+    return off.length ? `head${off.length > 1 ? "s" : ""} ${off.join(", ")} off` : `heads ${Array.from({ length: config.n_head }, (_, h) => h).join(" | ")}`;
   }
   if (op.tokens) {
     const order = Array.from(values, (x, t) => [x, t]).sort((a, b) => b[0] - a[0]).slice(0, 3);
@@ -160,7 +161,7 @@ function drawWalk() {
     }
     restyle(line.diff, "visibility", base && changed ? "" : "hidden");
     line.node.classList.toggle("first-differs", op.key === firstDiffer);
-    write(line.note, walkNote(line, values, s, l, i) + (op.key === firstDiffer ? " ← first differs from every part on" : ""));
+    write(line.note, walkNote(line, values, s, l, i) + (op.key === firstDiffer ? " ← the first change" : ""));
   }
   if (spots) {
     const { ctx, canvas } = walk.picture;
