@@ -36,9 +36,10 @@ def main() -> None:
             seen.append((time.perf_counter(), trainer.step, (bar.total - bar.n) / rate))
 
     display.advance = recording
+    bar = display.progress_bar
+    display.progress_bar = lambda trainer, hidden: bar(trainer, hidden=False)  # live even when stderr is a file
     with tempfile.TemporaryDirectory() as tmp:
-        # not quiet: the bar is only made for a run that shows it (it goes to stderr)
-        result = train(load_config(args.config, args.set), args.data, out_dir=Path(tmp) / "run", quiet=False)
+        result = train(load_config(args.config, args.set), args.data, out_dir=Path(tmp) / "run", quiet=True)
     end = time.perf_counter()
     steps = result.steps
     errors = [(step, left, end - when) for when, step, left in seen if step >= steps / 10]
