@@ -206,6 +206,14 @@ def check_model_size(m: GPTConfig, where: str | None = None) -> None:
                          f"parameters; minigpt builds at most {MAX_PARAMETERS:,}")
 
 
+SEEDS = 2**63  # a seed is a whole number from 0 up to 2^63 - 1: what torch's generators take
+
+
+def check_seed(seed: int | None, name: str) -> None:
+    if seed is not None and not 0 <= seed < SEEDS:
+        raise UsageError(f"{name} must be a whole number from 0 to {SEEDS - 1:,}, got {seed}")
+
+
 def check_sampling(temperature: float, top_k: int | None, top_p: float, name=lambda key: f"sample.{key}") -> None:
     """The sampling options' ranges, for a recipe's [sample] keys and for sample's options alike.
 
@@ -260,6 +268,8 @@ def validate(config: Config) -> None:
         raise UsageError(f"train.val_fraction must be in [0, 1), got {t.val_fraction}")
     if t.min_lr > t.lr:
         raise UsageError(f"train.min_lr ({t.min_lr}) must not exceed train.lr ({t.lr})")
+    check_seed(t.seed, "train.seed")
+    check_seed(t.split_seed, "train.split_seed")
     check_sampling(s.temperature, s.top_k or None, s.top_p)
     check_model_size(m)
 

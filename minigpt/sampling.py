@@ -8,17 +8,18 @@ from __future__ import annotations
 
 import torch
 
-from minigpt.config import SampleConfig, check_sampling
+from minigpt.config import SampleConfig, check_sampling, check_seed
 from minigpt.data import Tokenizer
 from minigpt.cli.errors import UsageError
 from minigpt.attention import KVCache
 from minigpt.model import GPT
 
 
-def check_options(num: int, temperature: float, top_k: int | None, top_p: float) -> None:
+def check_options(num: int, temperature: float, top_k: int | None, top_p: float, seed: int | None = None) -> None:
     """The options as `minigpt sample` takes them (config.check_sampling holds the ranges)."""
     if num < 1:
         raise UsageError(f"--num must be at least 1, got {num}")
+    check_seed(seed, "--seed")
     check_sampling(temperature, top_k, top_p, name=lambda key: "--" + key.replace("_", "-"))
 
 
@@ -33,8 +34,12 @@ def recipe_options(recipe: SampleConfig, temperature: float | None = None, top_k
 
 
 def filter_logits(logits: torch.Tensor, temperature: float, top_k: int | None, top_p: float) -> torch.Tensor:
-    """Scale by 1/temperature, keep the top_k tokens (None or 0: all), then the smallest set with probability >= top_p."""
-    logits = logits / temperature
+    """Scale by 1/temperature, keep the top_k tokens (None or 0: all), then the smallest set with probability >= top_p.
+
+    The likeliest token is moved to 0 before the scaling, so that a temperature near 0 sends every other
+    token to -inf and leaves it alone: greedy decoding in the limit, never inf - inf (nan)."""
+    shifted = logits - logits.amax(dim=-1, keepdim=True)
+    logits = torch.where(shifted == 0, shifted, shifted / temperature)
     if top_k and top_k < logits.size(-1):
         kth = torch.topk(logits, top_k, dim=-1).values[..., -1:]
         logits = logits.masked_fill(logits < kth, float("-inf"))
@@ -115,7 +120,7 @@ def generate(
     the key/value cache: slower, and the same names but for a rare draw that lands within
     rounding of a boundary between two characters (the benchmarks compare the two).
     """
-    check_options(num, temperature, top_k, top_p)
+    check_options(num, temperature, top_k, top_p, seed)
     block_size = model.config.block_size
     if len(prefix) >= block_size:
         raise UsageError(f"--prefix is {len(prefix)} characters; the model's block size allows at most {block_size - 1}")

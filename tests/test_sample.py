@@ -33,6 +33,28 @@ def test_top_k_one_is_greedy(trained_run):
     assert len(set(names)) == 1
 
 
+@pytest.mark.parametrize("temperature", [1e-3, 1e-30, 5e-324, 1e-300])  # down to the smallest float64, a denormal
+def test_a_temperature_near_zero_decodes_greedily(trained_run, temperature):
+    ckpt = load_checkpoint(trained_run[0])
+    greedy = generate(ckpt.model, ckpt.tokenizer, 3, top_k=1, seed=0)
+    assert generate(ckpt.model, ckpt.tokenizer, 3, temperature=temperature, seed=4) == greedy
+    logits = torch.tensor([[2.0, 1.0, -float("inf"), 2.0]])
+    assert not torch.isnan(filter_logits(logits, temperature, None, 1.0)).any()  # a tie and a masked token: no nan
+
+
+@pytest.mark.parametrize("seed", [-1, 2**63, 10**20])
+def test_a_seed_outside_torchs_range_is_a_usage_error(trained_run, seed):
+    from typer.testing import CliRunner
+
+    from minigpt.cli.commands import app
+
+    result = CliRunner().invoke(app, ["sample", str(trained_run[0]), "--seed", str(seed)])
+    assert result.exit_code == 2 and "--seed must be a whole number from 0 to" in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1
+    result = CliRunner().invoke(app, ["train", "--config", "tiny", "--set", f"train.seed={seed}", "--out", "unused"])
+    assert result.exit_code == 2 and "train.seed must be a whole number from 0 to" in result.stderr
+
+
 def test_filter_logits_top_k_and_top_p():
     logits = torch.log(torch.tensor([[0.5, 0.3, 0.15, 0.05]]))
     assert torch.isinf(filter_logits(logits, 1.0, 2, 1.0)).tolist() == [[False, False, True, True]]
