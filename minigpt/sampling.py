@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import torch
 
-from minigpt.config import SampleConfig, check_sampling, check_seed
+from minigpt.config import SEEDS, SampleConfig, check_sampling, check_seed
 from minigpt.data import Tokenizer
 from minigpt.cli.errors import UsageError
 from minigpt.attention import KVCache
@@ -152,10 +152,11 @@ def sample(checkpoint, num: int = 10, new_only: bool = False, seed: int | None =
     if seen.kind == "none":
         raise UsageError(f"{checkpoint.path} does not carry its training names, so new names cannot be told from "
                          f"them; give the names it was trained on (minigpt sample --data FILE)")
+    check_seed(seed, "--seed")
     names: list[str] = []
     generator_seed = seed if seed is not None else torch.seed()
-    for attempt in range(20):
-        batch = generate(model, tokenizer, 2 * (num - len(names)) + 10, seed=generator_seed + attempt, **options)
+    for attempt in range(20):  # each attempt its own seed, kept in the range a seed has
+        batch = generate(model, tokenizer, 2 * (num - len(names)) + 10, seed=(generator_seed + attempt) % SEEDS, **options)
         names += [name for name in batch if name not in seen][: num - len(names)]
         if len(names) == num:
             return names
