@@ -340,6 +340,8 @@ def test_the_step_slider_moves_the_curve_and_the_character_picture_and_says_whic
     assert "at step 0" in page.inner_text("#char-matrix h3") and page.inner_html("#char-table") != at_checkpoint
     assert marker() == pytest.approx(44, abs=0.5)  # step 0: the curve's left edge
     assert page.inner_text("#step-loss") == "the run had not measured its validation loss yet"
+    assert page.locator("#curve-svg text.best").count() == 0  # the best step is named in the legend, off the curve
+    assert "best validation loss" in page.inner_text("#curve .legend")
     assert "not the run's own evaluation" in page.inner_text("#ablation-table caption")
     page.evaluate("minigpt.showSnapshot(2)")
     assert "at step" not in page.inner_text("#char-matrix h3") and page.inner_html("#char-table") == at_checkpoint
@@ -394,6 +396,10 @@ def test_at_phone_width_the_words_and_the_costs_fit(chromium, lesson):
     page = browser.open_page(chromium, lesson[1], 390, 844)
     how = page.inner_text("#matrix-how")
     assert how.startswith("Tap a cell") and "worked out below" in how
+    page.fill("#name-input", LONG)  # the matrix scrolls sideways in its box; its row labels stay in view
+    page.evaluate("document.getElementById('matrix-box').scrollLeft = 120")
+    box, label = page.locator("#matrix-box").bounding_box(), page.locator("#big-matrix .row-head").nth(3).bounding_box()
+    assert page.evaluate("document.getElementById('matrix-box').scrollLeft") > 0 and label["x"] == pytest.approx(box["x"], abs=1)
     page.evaluate("minigpt.setPart('head', 0, 1, false)")  # a live cost to read too
     browser.show(page, "#ablation-table")
     for column in (3, 4):  # the cost on the names, and on the name in the box
