@@ -23,6 +23,7 @@ from pathlib import Path
 
 from minigpt.cli.bundled import config_dir, recipe_names
 from minigpt.cli.errors import UsageError
+from minigpt.formats.bounded import read_bytes
 
 
 def key(default, about: str):
@@ -280,7 +281,8 @@ def load_config(path: str | Path | None = None, overrides: list[str] = (), base:
     if path is not None:
         path = resolve_config_path(path)
         try:
-            table = tomllib.loads(path.read_text(encoding="utf-8"))
+            # a byte-order mark (an editor's) is not part of the recipe
+            table = tomllib.loads(read_bytes(path, "recipe").decode("utf-8-sig"))
         except (tomllib.TOMLDecodeError, UnicodeDecodeError) as e:
             raise UsageError(f"{path}: not valid TOML: {e}") from None
         for section, values in table.items():

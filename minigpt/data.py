@@ -17,6 +17,7 @@ import torch
 
 from minigpt.cli.bundled import names_file
 from minigpt.cli.errors import UsageError
+from minigpt.formats.bounded import read_bytes
 from minigpt.model import IGNORE
 from minigpt.scaling.membership import NameSet, fingerprints
 
@@ -49,7 +50,7 @@ def read_names(path: str | Path) -> list[str]:
     if available is not None and size * MEMORY_PER_BYTE > available:  # say so now, not after the kernel's OOM kill
         raise UsageError(f"{path} is {size / 1e9:.1f} GB: training on it needs about "
                          f"{size * MEMORY_PER_BYTE / 1e9:.0f} GB of memory, and {available / 1e9:.1f} GB is available")
-    raw = path.read_bytes()
+    raw = read_bytes(path, "names file")
     try:
         text = raw.decode("utf-8-sig")  # a byte-order mark is not part of the first name
     except UnicodeDecodeError as e:

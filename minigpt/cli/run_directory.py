@@ -18,6 +18,7 @@ from minigpt.cli import display
 from minigpt.cli.display import warn
 from minigpt.cli.errors import RunError, UsageError
 from minigpt.config import Config
+from minigpt.formats.bounded import read_text
 
 
 def new_run_dir() -> Path:
@@ -106,7 +107,7 @@ def keep_records_up_to(path: Path, step: int, step_of) -> None:
     if not path.exists():
         return
     kept = []
-    for number, line in enumerate(path.read_text(encoding="utf-8", errors="replace").splitlines(), 1):
+    for number, line in enumerate(read_text(path, "metrics file", errors="replace").splitlines(), 1):
         try:
             logged_at = step_of(line)
         except (ValueError, IndexError, KeyError, TypeError):

@@ -38,6 +38,7 @@ import torch
 from minigpt.cli.errors import RunError, UsageError
 from minigpt.config import Config, config_from_dict, load_config, parameter_count
 from minigpt.data import Tokenizer, digest, load_data
+from minigpt.formats.bounded import check_archive
 from minigpt.model import GPT
 from minigpt.scaling.membership import NameSet
 
@@ -223,6 +224,7 @@ def check_finite(state: dict, path) -> None:
 def read_checkpoint(path: str | Path, prefer: tuple[str, ...] = NAMES_IN_DIR) -> tuple[Path, dict]:
     """The raw checkpoint dict, after checking that it is one of ours and not too new."""
     path = resolve_checkpoint_path(path, prefer)
+    check_archive(path, "checkpoint")
     try:
         raw = torch.load(path, map_location="cpu", weights_only=True)
     except pickle.UnpicklingError as e:
@@ -320,6 +322,7 @@ def refuse_to_go_back(resumed_from: Path, step: int) -> None:
     if resumed_from.name == "last.pt" or not last.is_file():
         return
     try:
+        check_archive(last, "checkpoint")
         last_step = torch.load(last, map_location="cpu", weights_only=True).get("step", 0)
     except Exception:  # a damaged last.pt holds no steps worth keeping
         return

@@ -24,6 +24,7 @@ from minigpt.data import Tokenizer
 from minigpt.cli.errors import UsageError, cannot_write, refuse_existing
 from minigpt.scaling.membership import NameSet
 from minigpt.model import GPT
+from minigpt.formats.bounded import read_text
 
 MICROGPT_ARCHITECTURE = {"activation": "relu", "final_norm": False, "norm_scale": False, "norm_eps": 1e-5}
 LAYER_KEYS = ("attn_wq", "attn_wk", "attn_wv", "attn_wo", "mlp_fc1", "mlp_fc2")
@@ -65,10 +66,10 @@ def export_microgpt(checkpoint: str | Path, out: str | Path, overwrite: bool = F
 
 
 def read_microgpt_json(path: Path) -> dict:
-    if not path.is_file():
+    if not path.exists() or path.is_dir():  # a pipe or a device is read, up to a JSON file's bound
         raise UsageError(f"microgpt JSON file not found: {path}")
     try:
-        document = json.loads(path.read_text(encoding="utf-8"))
+        document = json.loads(read_text(path, "JSON file"))
     except (json.JSONDecodeError, UnicodeDecodeError) as e:
         raise UsageError(f"{path}: not valid JSON: {e}") from None
     for key in ("hyperparameters", "uchars", "state_dict"):

@@ -21,6 +21,7 @@ from minigpt.data import Tokenizer
 from minigpt.cli.errors import UsageError, cannot_write, refuse_existing
 from minigpt.scaling.membership import NameSet
 from minigpt.model import GPT
+from minigpt.formats.bounded import check_archive, read_text
 
 WEIGHTS, CONFIG = "model.safetensors", "config.json"
 HYPERPARAMETERS = SHAPE + tuple(MICROGPT_ARCHITECTURE)  # the shape, and the switches microgpt fixes
@@ -88,7 +89,7 @@ def import_safetensors(source: str | Path, out: str | Path, overwrite: bool = Fa
             raise UsageError(f"{path} not found (a safetensors export is a directory with {WEIGHTS} and {CONFIG})")
     refuse_existing(out, overwrite, may_replace_checkpoint=True)
     try:
-        document = json.loads(config_file.read_text(encoding="utf-8"))
+        document = json.loads(read_text(config_file, "JSON file"))
         recipe = document.get("minigpt_config", {})
         # the top-level keys are what Hugging Face tools read: they win over the recipe's
         model = {**recipe.get("model", {}), **{key: document[key] for key in HYPERPARAMETERS}}
@@ -100,6 +101,7 @@ def import_safetensors(source: str | Path, out: str | Path, overwrite: bool = Fa
         raise UsageError(f"{config_file}: vocab_size {config.model.vocab_size} disagrees with "
                          f"{len(tokenizer.chars)} characters and the boundary token")
     try:
+        check_archive(weights, "checkpoint")  # its size: not a zip, so no more to check before reading
         state = st.load_file(str(weights))
     except Exception as e:  # safetensors raises its own error type for a damaged file
         raise UsageError(f"{weights}: cannot be read as safetensors: {str(e).splitlines()[0]}") from None

@@ -27,6 +27,7 @@ from pathlib import Path
 import torch
 
 from minigpt.cli.errors import UsageError
+from minigpt.formats.bounded import check_archive
 from minigpt.formats.checkpoint import load_microgpt_weights, microgpt_weights, save_checkpoint
 from minigpt.model import GPT
 
@@ -162,6 +163,7 @@ def read_snapshots(run_dir: Path, run: dict | None = None) -> Snapshots:
     if not path.is_file():
         raise UsageError(f"{run_dir} has no {FILE}: it was trained with train.snapshots = 0, before snapshots "
                          f"were kept, or imported")
+    check_archive(path, "snapshots file")
     try:
         raw = torch.load(path, map_location="cpu", weights_only=True)
         if raw.get("format") != FORMAT:

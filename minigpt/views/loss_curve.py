@@ -7,6 +7,7 @@ from pathlib import Path
 
 from minigpt.cli.display import warn
 from minigpt.cli.errors import UsageError, cannot_write
+from minigpt.formats.bounded import read_text
 
 SPARKS = "▁▂▃▄▅▆▇█"
 
@@ -18,7 +19,7 @@ def read_metrics(run_dir: str | Path) -> list[dict]:
     if not path.is_file():
         raise UsageError(f"no metrics.jsonl in {run_dir}: not a minigpt run directory")
     records = []
-    lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
+    lines = read_text(path, "metrics file", errors="replace").splitlines()
     for number, line in enumerate(lines, 1):
         try:
             records.append(json.loads(line))
