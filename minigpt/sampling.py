@@ -101,8 +101,14 @@ def _generate_batch(model, tokenizer, prompt, batch, temperature, top_k, top_p, 
             for row in written.tolist()]
 
 
+def generate(model: GPT, tokenizer: Tokenizer, num: int, **options) -> list[str]:
+    """`num` names that start with `prefix`. A name ends at the boundary token or at block_size characters.
+    The options are `generate_batches`'."""
+    return [name for batch in generate_batches(model, tokenizer, num, **options) for name in batch]
+
+
 @torch.no_grad()
-def generate(
+def generate_batches(
     model: GPT,
     tokenizer: Tokenizer,
     num: int,
@@ -113,8 +119,8 @@ def generate(
     seed: int | None = None,
     batch_size: int = 2048,
     use_cache: bool = True,
-) -> list[str]:
-    """`num` names that start with `prefix`. A name ends at the boundary token or at block_size characters.
+):
+    """`generate`'s names, a batch (a list) at a time as each is made: a million names print as they come.
 
     use_cache=False recomputes the whole prefix for every new character instead of reading
     the key/value cache: slower, and the same names but for a rare draw that lands within
@@ -130,12 +136,12 @@ def generate(
     generator.manual_seed(seed if seed is not None else torch.seed())
     was_training = model.training
     model.eval()
-    names = []
-    for start in range(0, num, batch_size):
-        batch = min(batch_size, num - start)
-        names += _generate_batch(model, tokenizer, prompt, batch, temperature, top_k, top_p, generator, use_cache)
-    model.train(was_training)
-    return names
+    try:
+        for start in range(0, num, batch_size):
+            batch = min(batch_size, num - start)
+            yield _generate_batch(model, tokenizer, prompt, batch, temperature, top_k, top_p, generator, use_cache)
+    finally:
+        model.train(was_training)
 
 
 def sample(checkpoint, num: int = 10, new_only: bool = False, seed: int | None = None, prefix: str = "",
@@ -144,20 +150,30 @@ def sample(checkpoint, num: int = 10, new_only: bool = False, seed: int | None =
 
     Options left as None take the checkpoint's recipe (its [sample] section).
     """
+    batches = sample_batches(checkpoint, num, new_only, seed, prefix, temperature, top_k, top_p)
+    return [name for batch in batches for name in batch]
+
+
+def sample_batches(checkpoint, num: int = 10, new_only: bool = False, seed: int | None = None, prefix: str = "",
+                   temperature: float | None = None, top_k: int | None = None, top_p: float | None = None):
+    """`sample`'s names a batch at a time, as each is made (`minigpt sample` prints them so)."""
     model, tokenizer = checkpoint.model, checkpoint.tokenizer
     options = {"prefix": prefix, **recipe_options(checkpoint.config.sample, temperature, top_k, top_p)}
     if not new_only:
-        return generate(model, tokenizer, num, seed=seed, **options)
+        yield from generate_batches(model, tokenizer, num, seed=seed, **options)
+        return
     seen = checkpoint.membership
     if seen.kind == "none":
         raise UsageError(f"{checkpoint.path} does not carry its training names, so new names cannot be told from "
                          f"them; give the names it was trained on (minigpt sample --data FILE)")
     check_seed(seed, "--seed")
-    names: list[str] = []
+    found = 0
     generator_seed = seed if seed is not None else torch.seed()
     for attempt in range(20):  # each attempt its own seed, kept in the range a seed has
-        batch = generate(model, tokenizer, 2 * (num - len(names)) + 10, seed=(generator_seed + attempt) % SEEDS, **options)
-        names += [name for name in batch if name not in seen][: num - len(names)]
-        if len(names) == num:
-            return names
-    raise UsageError(f"found only {len(names)} of {num} names not in the training data; try a higher temperature")
+        batch = generate(model, tokenizer, 2 * (num - found) + 10, seed=(generator_seed + attempt) % SEEDS, **options)
+        fresh = [name for name in batch if name not in seen][: num - found]
+        found += len(fresh)
+        yield fresh
+        if found == num:
+            return
+    raise UsageError(f"found only {found} of {num} names not in the training data; try a higher temperature")

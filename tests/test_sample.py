@@ -108,3 +108,36 @@ def test_prompt_runs_once_and_ended_names_stop_being_computed(trained_run):
         going = sum(len(name) >= i for name in names)
         assert going <= rows < 2 * going
     assert len(rows_fed) == max(map(len, names)) + (max(map(len, names)) < ckpt.config.model.block_size)
+
+
+def test_sample_prints_names_as_they_are_made(trained_run, monkeypatch):
+    """Each batch is printed (and flushed) before the next is drawn: a million names start at once."""
+    import sys
+
+    from typer.testing import CliRunner
+
+    from minigpt import sampling
+    from minigpt.cli.commands import app
+
+    seen_before_the_second = []
+
+    def two_batches(*args, **kwargs):
+        yield ["anna", "bo"]
+        seen_before_the_second.append(sys.stdout.buffer.getvalue().decode())
+        yield ["cy"]
+
+    monkeypatch.setattr(sampling, "sample_batches", two_batches)
+    result = CliRunner().invoke(app, ["sample", str(trained_run[0]), "-n", "3"])
+    assert result.exit_code == 0 and result.stdout.split() == ["anna", "bo", "cy"]
+    assert seen_before_the_second == ["anna\nbo\n"]
+
+
+def test_a_closed_pipe_ends_sample_quietly(trained_run):
+    import subprocess
+    import sys
+
+    process = subprocess.Popen([sys.executable, "-m", "minigpt", "sample", str(trained_run[0]), "-n", "100000", "--seed", "1"],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert process.stdout.readline().strip()  # `| head -1`: one name read, then the pipe is closed
+    process.stdout.close()
+    assert process.wait(timeout=120) == 141 and process.stderr.read() == b""

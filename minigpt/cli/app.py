@@ -8,6 +8,7 @@ click writes them.
 from __future__ import annotations
 
 import functools
+import os
 import re
 import sys
 import warnings
@@ -93,6 +94,12 @@ def reports_errors(command):
         except KeyboardInterrupt:
             print("minigpt: interrupted", file=sys.stderr)
             raise typer.Exit(130)
+        except BrokenPipeError:  # the reader went away (`minigpt sample -n 1000000 | head -1`): end quietly
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # so exiting flushes into nothing
+            raise typer.Exit(141)  # as a command killed by SIGPIPE reports it
+        except UnicodeEncodeError as e:  # a name the output's encoding cannot hold (PYTHONIOENCODING=ascii)
+            fail(f"the output's encoding ({e.encoding}) cannot hold {e.object[e.start:e.end]!r}: "
+                 f"set PYTHONIOENCODING=utf-8", 2)
         except (typer.Exit, typer.Abort):
             raise
         except Exception as e:

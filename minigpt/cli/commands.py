@@ -115,7 +115,7 @@ def sample(
     """Generate names from a trained checkpoint, one per line."""
     from minigpt.data import read_names
     from minigpt.formats.checkpoint import load_checkpoint
-    from minigpt.sampling import sample as sample_names
+    from minigpt.sampling import sample as sample_names, sample_batches
     from minigpt.scaling.membership import NameSet
     from minigpt.scaling.processes import resolve_device
 
@@ -123,20 +123,23 @@ def sample(
     ckpt = load_checkpoint(checkpoint, resolve_device(device))
     if data is not None:
         ckpt.membership = NameSet.exact(read_names(data))
-    names = sample_names(ckpt, num, new_only, seed, prefix, temperature, top_k, top_p)
     seen = ckpt.membership
     known = seen.kind != "none"  # an imported checkpoint cannot know its training names
     if json_out:
+        names = sample_names(ckpt, num, new_only, seed, prefix, temperature, top_k, top_p)
         print(json.dumps({"names": [{"name": n, "in_training_data": (n in seen) if known else None} for n in names]}))
         return
-    for name in names:  # a shared checkpoint's vocabulary may hold escape sequences: print them as text
-        print(f"{one_line(name)} *" if mark and known and name in seen else one_line(name))
+    printed = new = 0
+    for batch in sample_batches(ckpt, num, new_only, seed, prefix, temperature, top_k, top_p):  # printed as made
+        if batch:  # a shared checkpoint's vocabulary may hold escape sequences: print them as text
+            print("\n".join(f"{one_line(n)} *" if mark and known and n in seen else one_line(n) for n in batch), flush=True)
+        printed += len(batch)
+        new += sum(name not in seen for name in batch) if known else 0
     if not known:
         print(f"minigpt: note: {ckpt.path} does not carry its training names, so whether these are new is unknown; "
               f"--data FILE checks them against a names file", file=sys.stderr)
         return
-    new = sum(name not in seen for name in names)
-    print(f"{new} of {len(names)} names are not in the training data", file=sys.stderr)
+    print(f"{new} of {printed} names are not in the training data", file=sys.stderr)
 
 
 @app.command(name="eval")
