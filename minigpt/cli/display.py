@@ -12,7 +12,14 @@ from rich.panel import Panel
 from rich.table import Table
 from tqdm import tqdm
 
+from minigpt.cli.errors import one_line
 from minigpt.config import Config
+
+
+def plain(text) -> str:
+    """Text from a file or a path (a name, a path, a checkpoint's notes) as rich should print it: never
+    markup (`[link=…]`, `a[/]b`), never raw control characters (escape sequences, right-to-left overrides)."""
+    return escape(one_line(str(text)))
 
 
 def fmt_loss(value: float | None) -> str:
@@ -36,13 +43,13 @@ def start(out: Console, run_dir: Path, device, model, config: Config, data: dict
           processes: int = 1, notes: list[str] = (), threads: tuple[int, str] | None = None) -> None:
     m, t = config.model, config.train
     table = Table.grid(padding=(0, 2))
-    table.add_row("run directory", str(run_dir))
+    table.add_row("run directory", plain(run_dir))
     table.add_row("device", str(device) if processes == 1 else f"{processes} processes, {device.type}")
     if threads is not None:
         table.add_row("threads", f"{threads[0]} ({threads[1]})")
     table.add_row("model", f"{model.num_params():,} parameters: {plural(m.n_layer, 'layer')}, {plural(m.n_head, 'head')}, "
                   f"{m.n_embd} dims, block {m.block_size}")
-    table.add_row("data", f"{data['path']}: {data['train_names']:,} training names "
+    table.add_row("data", f"{plain(data['path'])}: {data['train_names']:,} training names "
                   f"({data['characters']:,} characters, {data['duplicates']:,} repeated), "
                   f"{data['val_names']:,} validation, vocabulary {data['vocab_size']}")
     length = f"{t.time_limit:g} s" if t.time_limit > 0 else f"{t.steps:,} steps"
@@ -138,7 +145,7 @@ def progress_line(trainer, train_loss: float | None) -> str:
 
 def samples_line(step: int, val_loss: float | None, names: list[tuple[str, bool]]) -> str:
     """One line of samples.txt: `step 250  val 2.1095  pernell valena* ...` (* = a training name)."""
-    listed = " ".join(f"{name}*" if seen else name for name, seen in names)
+    listed = " ".join(f"{one_line(name)}*" if seen else one_line(name) for name, seen in names)  # no raw escapes in a file
     return f"step {step}  val {fmt_loss(val_loss)}  {listed}"
 
 
@@ -146,7 +153,7 @@ def samples_table(out: Console, step: int, val_loss: float | None, names: list[t
     table = Table(title=f"step {step:,}: val loss {fmt_loss(val_loss)}", title_justify="left", show_edge=False,
                   box=None, padding=(0, 1))
     for name, _ in names:
-        table.add_column(escape(name) or "''", justify="center")  # a name may hold "[", which rich reads as markup
+        table.add_column(plain(name) or "''", justify="center")  # a name may hold "[", which rich reads as markup
     table.add_row(*["[dim]in train[/]" if seen else "[green]new[/]" for _, seen in names])
     with tqdm.external_write_mode(file=sys.stderr):  # above the progress bar, not through it
         out.print(table)
@@ -175,7 +182,7 @@ def summary(out: Console, result) -> None:
         table.add_row("val curve", f"[yellow]{val_curve}[/]")
     table.add_row("run directory", f"{result.run_dir}: best.pt, last.pt, config.toml, metrics.jsonl, samples.txt"
                   + "".join(f", {name}" for name in ("snapshots.pt", "loss.png") if (result.run_dir / name).exists()))
-    samples = ", ".join(f"{escape(name)}*" if seen else f"[bold]{escape(name)}[/]" for name, seen in result.samples)
+    samples = ", ".join(f"{plain(name)}*" if seen else f"[bold]{plain(name)}[/]" for name, seen in result.samples)
     new = sum(not seen for _, seen in result.samples)
     table.add_row("samples", f"{samples}  [dim](* = a training name)[/]")
     table.add_row("", f"{new} of {len(result.samples)} are new names, not in the training data")
@@ -187,21 +194,21 @@ def checkpoint_info(out: Console, ckpt) -> None:
     from minigpt.formats.checkpoint import microgpt_weights
 
     head = Table.grid(padding=(0, 2))
-    head.add_row("checkpoint", f"{ckpt.path} (format minigpt {ckpt.version})")
+    head.add_row("checkpoint", f"{plain(ckpt.path)} (format minigpt {ckpt.version})")
     head.add_row("step", f"{ckpt.step:,}")
     head.add_row("val loss", f"{fmt_loss(ckpt.val_loss)} (best {fmt_loss(ckpt.best_val_loss)})")
     vocab = "".join(ckpt.tokenizer.chars)
-    head.add_row("vocabulary", f"{ckpt.tokenizer.vocab_size} tokens: {vocab!r} (ids 0..{len(vocab) - 1}), "
+    head.add_row("vocabulary", f"{ckpt.tokenizer.vocab_size} tokens: {plain(repr(vocab))} (ids 0..{len(vocab) - 1}), "
                  f"boundary token {ckpt.tokenizer.bos}")
     data = ckpt.data
     if "train_names" in data:
-        head.add_row("data", f"{data.get('path')}: {data['train_names']:,} training names "
+        head.add_row("data", f"{plain(data.get('path'))}: {data['train_names']:,} training names "
                      f"({data['characters']:,} characters, {data.get('duplicates', 0):,} repeated, "
                      f"{data['truncated']:,} cut to fit), {data['val_names']:,} validation")
     elif "imported_from" in data:
-        head.add_row("data", f"imported from {data['imported_from']}")
+        head.add_row("data", f"imported from {plain(data['imported_from'])}")
     for section, values in ckpt.config.to_dict().items():
-        head.add_row(section, ", ".join(f"{k} {v}" for k, v in values.items()))
+        head.add_row(section, plain(", ".join(f"{k} {v}" for k, v in values.items())))
     out.print(Panel(head, title="minigpt info", expand=False))
     tensors = Table(title=f"{ckpt.model.num_params():,} parameters", show_edge=False)
     tensors.add_column("name")

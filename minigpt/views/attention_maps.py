@@ -19,7 +19,7 @@ from rich.table import Table
 from rich.text import Text
 
 from minigpt.data import BOUNDARY, Tokenizer
-from minigpt.cli.errors import UsageError, cannot_write
+from minigpt.cli.errors import UsageError, cannot_write, one_line
 from minigpt.model import GPT, causal_attention
 from minigpt.views.logit_lens import logit_lens
 
@@ -103,10 +103,10 @@ def heatmap(report: AttentionReport, layer: int, head: int) -> Table:
                   show_edge=False, padding=(0, 0), pad_edge=False)
     table.add_column("", justify="right", style="bold")
     for token in report.tokens:
-        table.add_column(token, justify="center", min_width=5)
+        table.add_column(Text(one_line(token)), justify="center", min_width=5)  # Text: a name's "[" is not markup
     for i, token in enumerate(report.tokens):
         cells = [Text(f"{w:.2f}", style=heat_style(w)) for w in report.weights[layer, head, i, : i + 1].tolist()]
-        table.add_row(f"{token} ", *cells, *[""] * (len(report.tokens) - i - 1))
+        table.add_row(Text(f"{one_line(token)} "), *cells, *[""] * (len(report.tokens) - i - 1))
     return table
 
 
@@ -114,10 +114,10 @@ def position_bars(report: AttentionReport, layer: int, head: int, position: int,
     """One row of the matrix as bars: how much `position` attends to each position."""
     if not 0 <= position < len(report.tokens):
         raise UsageError(f"--position {position} is out of range: '{report.name}' has positions 0..{len(report.tokens) - 1}")
-    lines = [Text(f"layer {layer}, head {head}: position {position} ('{report.tokens[position]}') attends to", style="bold")]
+    lines = [Text(f"layer {layer}, head {head}: position {position} ('{one_line(report.tokens[position])}') attends to", style="bold")]
     for j, token in enumerate(report.tokens):
         w = report.weights[layer, head, position, j].item() if j <= position else 0.0
-        lines.append(Text(f"{j:>3} {token:>6} ") + Text("█" * round(w * width), style="cyan") + Text(f" {w:.3f}"))
+        lines.append(Text(f"{j:>3} {one_line(token):>6} ") + Text("█" * round(w * width), style="cyan") + Text(f" {w:.3f}"))
     return Group(*lines)
 
 
@@ -128,7 +128,7 @@ def predictions_table(report: AttentionReport) -> Table:
     table.add_column("likeliest next (probability)")
     for i, (token, best) in enumerate(zip(report.tokens, report.predictions)):
         read = "".join(t for t in report.tokens[1 : i + 1]) or BOUNDARY
-        table.add_row(str(i), read, "   ".join(f"{t} {p:.3f}" for t, p in best))
+        table.add_row(str(i), Text(one_line(read)), Text(one_line("   ".join(f"{t} {p:.3f}" for t, p in best))))
     return table
 
 
@@ -141,11 +141,11 @@ def lens_table(report: AttentionReport) -> Table:
                           "Only the last row is the model's prediction; earlier rows read the stream as if it were the last.")
     table.add_column("after", no_wrap=True)
     for position in lens["positions"]:
-        table.add_column(f"{position['read'][-1]}→{position['next']}", justify="center", no_wrap=True)
+        table.add_column(Text(one_line(f"{position['read'][-1]}→{position['next']}")), justify="center", no_wrap=True)
     percent = lambda p: f"{round(100 * p):>2}"  # noqa: E731
     for s, stage in enumerate(lens["stages"]):
-        cells = [f"{pos['stages'][s]['top'][0]['token']} {percent(pos['stages'][s]['top'][0]['prob'])}\n"
-                 f"  {percent(pos['stages'][s]['next_prob'])}" for pos in lens["positions"]]
+        cells = [Text(f"{one_line(pos['stages'][s]['top'][0]['token'])} {percent(pos['stages'][s]['top'][0]['prob'])}\n"
+                      f"  {percent(pos['stages'][s]['next_prob'])}") for pos in lens["positions"]]
         short = "emb" if stage == "embeddings" else stage.replace("layer ", "L").replace(" attention", " attn")
         table.add_row(short, *cells, end_section=True)
     return table
