@@ -90,7 +90,7 @@ class TrainConfig:
     val_fraction: float = key(0.1, "share of --data held out for validation (when no --val-data)")
     val_max: int = key(1000, "at most this many held-out names")
     snapshots: int = key(16, "weights kept at steps spaced evenly in log(step), in RUN/snapshots.pt, to watch attention "
-                             "form in the explorer page; 0 keeps none")
+                             "form in the explorer page; 0 keeps none, at most 256")
 
 
 @dataclass
@@ -104,6 +104,7 @@ NOT_SETTABLE = {("model", "vocab_size")}
 # far beyond any model of names (the recipes have 200k to 300k parameters); a stored config past it
 # is refused before anything is allocated, so a small crafted file cannot claim gigabytes
 MAX_PARAMETERS = 100_000_000
+MAX_SNAPSHOTS = 256  # a run's snapshots, each a copy of the weights: the explorer's slider, not a history
 
 
 def toml_value(value) -> str:
@@ -269,6 +270,8 @@ def validate(config: Config) -> None:
         raise UsageError(f"train.val_fraction must be in [0, 1), got {t.val_fraction}")
     if t.min_lr > t.lr:
         raise UsageError(f"train.min_lr ({t.min_lr}) must not exceed train.lr ({t.lr})")
+    if not 0 <= t.snapshots <= MAX_SNAPSHOTS:
+        raise UsageError(f"train.snapshots must be from 0 to {MAX_SNAPSHOTS}, got {t.snapshots}")
     check_seed(t.seed, "train.seed")
     check_seed(t.split_seed, "train.split_seed")
     check_sampling(s.temperature, s.top_k or None, s.top_p)

@@ -98,3 +98,29 @@ def test_bad_snapshots_are_refused_in_one_line_and_nothing_is_written(snapshot_r
     out = runner.invoke(app, ["inspect-attention", str(run), "anna", "--step", "1", "--json-file", str(png)])
     assert out.exit_code == 2 and "has no snapshots.pt" in out.stderr
     assert not png.exists()
+
+
+@pytest.mark.parametrize("count", [-3, 257, 10**12])
+def test_train_snapshots_outside_its_range_is_a_usage_error(count):
+    from minigpt.cli.errors import UsageError
+    from minigpt.config import load_config
+
+    with pytest.raises(UsageError, match="train.snapshots must be from 0 to 256"):
+        load_config("tiny", [f"train.snapshots={count}"])
+
+
+def test_a_snapshots_file_holding_thousands_is_refused(trained_run, tmp_path):
+    import shutil
+
+    import torch
+
+    from minigpt.cli.errors import UsageError
+    from minigpt.formats.snapshots import read_snapshots
+
+    run = tmp_path / "run"
+    shutil.copytree(trained_run[0], run)
+    raw = torch.load(run / "snapshots.pt", weights_only=True)
+    raw["steps"] = list(range(3000))
+    torch.save(raw, run / "snapshots.pt")
+    with pytest.raises(UsageError, match="3,000 snapshots; a run takes at most 258"):
+        read_snapshots(run)

@@ -27,6 +27,7 @@ from pathlib import Path
 import torch
 
 from minigpt.cli.errors import UsageError
+from minigpt.config import MAX_SNAPSHOTS
 from minigpt.formats.bounded import check_archive
 from minigpt.formats.checkpoint import load_microgpt_weights, microgpt_weights, save_checkpoint
 from minigpt.model import GPT
@@ -168,6 +169,8 @@ def read_snapshots(run_dir: Path, run: dict | None = None) -> Snapshots:
         raw = torch.load(path, map_location="cpu", weights_only=True)
         if raw.get("format") != FORMAT:
             raise ValueError("not a snapshots file")
+        if len(raw["steps"]) > MAX_SNAPSHOTS + 2:  # the recipe's, and a run's last and best steps
+            raise ValueError(f"it holds {len(raw['steps']):,} snapshots; a run takes at most {MAX_SNAPSHOTS + 2}")
         snapshots = Snapshots(run=raw["run"], steps=list(raw["steps"]), val_loss=list(raw["val_loss"]))
         for name, kept in raw["weights"].items():
             count = len(snapshots.steps)
