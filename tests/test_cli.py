@@ -111,3 +111,12 @@ def test_json_means_print_json_in_every_command_and_the_old_spelling_still_write
         main()
     assert ended.value.code in (0, None) and json.loads((tmp_path / "a.json").read_text())["tokens"][0] == "·"
     assert f"--json {tmp_path / 'a.json'} is now --json-file" in capsys.readouterr().err
+
+
+def test_without_matplotlib_training_says_once_how_to_get_loss_png(names_file, tmp_path, monkeypatch):
+    monkeypatch.setattr("minigpt.cli.display.has_matplotlib", lambda: False)
+    result = runner.invoke(app, ["train", "--config", "tiny", "--data", str(names_file), "--out", str(tmp_path / "run"),
+                                 "--steps", "5"])
+    assert result.exit_code == 0, result.output
+    flowing = re.sub(r"[\s│]+", " ", result.stderr)  # the panel's lines joined again
+    assert flowing.count("pip install 'minigpt-names[plot]'") == 1

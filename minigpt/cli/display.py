@@ -16,6 +16,12 @@ from minigpt.cli.errors import one_line
 from minigpt.config import Config
 
 
+def has_matplotlib() -> bool:
+    import importlib.util
+
+    return importlib.util.find_spec("matplotlib") is not None
+
+
 def plain(text) -> str:
     """Text from a file or a path (a name, a path, a checkpoint's notes) as rich should print it: never
     markup (`[link=…]`, `a[/]b`), never raw control characters (escape sequences, right-to-left overrides)."""
@@ -180,8 +186,11 @@ def summary(out: Console, result) -> None:
     table.add_row("train curve", f"[cyan]{train_curve}[/]")
     if val_curve:
         table.add_row("val curve", f"[yellow]{val_curve}[/]")
-    table.add_row("run directory", f"{result.run_dir}: best.pt, last.pt, config.toml, metrics.jsonl, samples.txt"
+    table.add_row("run directory", f"{plain(result.run_dir)}: best.pt, last.pt, config.toml, metrics.jsonl, samples.txt"
                   + "".join(f", {name}" for name in ("snapshots.pt", "loss.png") if (result.run_dir / name).exists()))
+    if not (result.run_dir / "loss.png").exists() and not has_matplotlib():
+        table.add_row("", escape("no loss.png: drawing it needs matplotlib (pip install 'minigpt-names[plot]'); "
+                                 "minigpt plot RUN draws it later"))
     samples = ", ".join(f"{plain(name)}*" if seen else f"[bold]{plain(name)}[/]" for name, seen in result.samples)
     new = sum(not seen for _, seen in result.samples)
     table.add_row("samples", f"{samples}  [dim](* = a training name)[/]")
