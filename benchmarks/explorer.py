@@ -26,7 +26,7 @@ import browser  # noqa: E402
 from minigpt.views.explorer_page import write_page  # noqa: E402
 
 PARTS = {  # screenshots of each part of the page, as a learner meets them
-    "lesson": "#lesson", "flow": "#flow", "predict": "#predict", "generate": "#generate",
+    "lesson": "#lesson", "flow": "#flow", "walk": "#walk", "predict": "#predict", "generate": "#generate",
     "heads": "#heads-section", "card": "#about-model",
 }
 
