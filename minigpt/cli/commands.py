@@ -6,7 +6,6 @@ into one line and an exit code.
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 from typing import Optional
@@ -16,6 +15,7 @@ import typer
 from minigpt.cli.app import app, reports_errors
 from minigpt.cli.errors import UsageError, one_line, refuse_existing
 from minigpt.scaling.torchrun import check_batch_splits, rank, run_on_processes
+from minigpt.formats import strict_json
 
 
 def on_free_cores(device: str) -> None:
@@ -90,7 +90,7 @@ def train(
     result = run_training(cfg, data, val_data, out, overwrite=overwrite, quiet=quiet or json_out, resume_from=resume,
                           overwrite_later=overwrite_later)
     if json_out and not rank():
-        print(json.dumps(result.to_json()))
+        print(strict_json.dumps(result.to_json()))
 
 
 @app.command()
@@ -127,7 +127,7 @@ def sample(
     known = seen.kind != "none"  # an imported checkpoint cannot know its training names
     if json_out:
         names = sample_names(ckpt, num, new_only, seed, prefix, temperature, top_k, top_p)
-        print(json.dumps({"names": [{"name": n, "in_training_data": (n in seen) if known else None} for n in names]}))
+        print(strict_json.dumps({"names": [{"name": n, "in_training_data": (n in seen) if known else None} for n in names]}))
         return
     printed = new = 0
     for batch in sample_batches(ckpt, num, new_only, seed, prefix, temperature, top_k, top_p):  # printed as made
@@ -161,7 +161,7 @@ def eval_(
     names = read_names(data)
     result = evaluate_names(ckpt.model, ckpt.tokenizer, names, what=f"names file {data}")
     if json_out:
-        print(json.dumps({key: result[key] for key in ("loss", "tokens", "names")}))
+        print(strict_json.dumps({key: result[key] for key in ("loss", "tokens", "names")}))
     else:
         print(f"loss {result['loss']:.4f} over {result['tokens']:,} tokens in {result['names']:,} names")
     if result["truncated"]:
@@ -252,7 +252,7 @@ def inspect_attention(
     report = views.attention_report(ckpt.model, ckpt.tokenizer, name, top=max(1, top))
     pairs = views.select(report, layer, head)
     if json_out:
-        print(json.dumps(views.to_json(report)))
+        print(strict_json.dumps(views.to_json(report)))
         return
     if json_file is not None or png is not None:  # the files are what was asked for: one line says where
         if json_file is not None:
@@ -340,7 +340,7 @@ def ablate(
                              f"set, or the training file moved or changed); pass --data FILE")
     report = ablate_parts(ckpt.model, ckpt.tokenizer, names, mode)
     if json_out:
-        print(json.dumps(report.to_dict()))
+        print(strict_json.dumps(report.to_dict()))
         return
     print(f"loss {report.loss:.4f} with every part on, over {report.tokens:,} tokens in {report.names:,} names; "
           f"each part switched off ({mode}):")

@@ -19,6 +19,7 @@ from minigpt.cli.display import warn
 from minigpt.cli.errors import RunError, UsageError
 from minigpt.config import Config
 from minigpt.formats.bounded import read_text
+from minigpt.formats import strict_json
 
 
 def new_run_dir() -> Path:
@@ -132,7 +133,7 @@ class RunRecords:
 
     def log(self, step: int, elapsed: float, **values) -> None:
         record = {"step": step, **values, "elapsed": round(elapsed, 3)}
-        self.write(self.metrics, json.dumps(record))
+        self.write(self.metrics, strict_json.dumps(record))
 
     def log_samples(self, line: str) -> None:
         self.write(self.samples, line)

@@ -25,6 +25,7 @@ read with `torch.load(weights_only=True)`, which refuses any pickled code.
 
 from __future__ import annotations
 
+import math
 import os
 import pickle
 import re
@@ -213,12 +214,24 @@ def resolve_checkpoint_path(path: str | Path, prefer: tuple[str, ...] = NAMES_IN
     return path
 
 
+LARGEST_WEIGHT = 1e6  # no trained model's weight comes near; past it the forward pass overflows into nan
+
+
 def check_finite(state: dict, path) -> None:
-    """Refuse weights holding nan or inf: every name and loss computed from them would be garbage."""
+    """Refuse weights holding nan, inf or absurd sizes: every name and loss computed from them would be garbage."""
     for name, tensor in state.items():
-        if isinstance(tensor, torch.Tensor) and tensor.is_floating_point() and not torch.isfinite(tensor).all():
-            bad = int((~torch.isfinite(tensor)).sum())
-            raise UsageError(f"{path}: weight {name} holds {bad} non-finite value{'s' * (bad > 1)} (nan or inf)")
+        if isinstance(tensor, torch.Tensor) and tensor.is_floating_point():
+            if not torch.isfinite(tensor).all():
+                bad = int((~torch.isfinite(tensor)).sum())
+                raise UsageError(f"{path}: weight {name} holds {bad} non-finite value{'s' * (bad > 1)} (nan or inf)")
+            if tensor.numel() and tensor.abs().max() > LARGEST_WEIGHT:
+                raise UsageError(f"{path}: weight {name} holds {tensor.abs().max().item():.3g}, far larger than a trained "
+                                 f"model's weights ever are (at most {LARGEST_WEIGHT:g} is read)")
+
+
+def known_loss(value) -> float | None:
+    """A stored loss as a number, or None when it is missing or not a finite number (a damaged or edited file)."""
+    return float(value) if isinstance(value, (int, float)) and math.isfinite(value) else None
 
 
 def read_checkpoint(path: str | Path, prefer: tuple[str, ...] = NAMES_IN_DIR) -> tuple[Path, dict]:
@@ -283,11 +296,11 @@ def load_checkpoint(path: str | Path, device: str | torch.device = "cpu") -> Che
         config=config,
         tokenizer=tokenizer,
         step=raw.get("step", 0),
-        val_loss=raw.get("val_loss"),
+        val_loss=known_loss(raw.get("val_loss")),
         train_names=sorted(membership.names) if membership.kind == "exact" else [],
         membership=membership,
         path=path,
-        best_val_loss=raw.get("best_val_loss"),
+        best_val_loss=known_loss(raw.get("best_val_loss")),
         data=raw.get("data", {}),
         version=raw["version"],
     )

@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from minigpt.formats.checkpoint import (check_finite, checked_vocab, load_checkpoint, load_microgpt_weights,
+from minigpt.formats.checkpoint import (check_finite, checked_vocab, known_loss, load_checkpoint, load_microgpt_weights,
                                         microgpt_weights, ordinary_file, payload, save_checkpoint)
 from minigpt.formats.microgpt_json import MICROGPT_ARCHITECTURE, SHAPE
 from minigpt.config import config_from_dict
@@ -111,7 +111,7 @@ def import_safetensors(source: str | Path, out: str | Path, overwrite: bool = Fa
         load_microgpt_weights(model, state)
     except ValueError as e:
         raise UsageError(f"{weights}: its tensors do not fit {config_file}: {e}") from None
-    val_loss = document.get("val_loss")
+    val_loss = known_loss(document.get("val_loss"))
     save_checkpoint(out, payload(model, config, tokenizer.chars, step=document.get("step", 0),
                                  val_loss=val_loss, best_val_loss=val_loss, membership=NameSet(),
                                  data={"imported_from": str(source)}))

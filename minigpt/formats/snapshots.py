@@ -29,7 +29,7 @@ import torch
 from minigpt.cli.errors import UsageError
 from minigpt.config import MAX_SNAPSHOTS
 from minigpt.formats.bounded import check_archive
-from minigpt.formats.checkpoint import load_microgpt_weights, microgpt_weights, save_checkpoint
+from minigpt.formats.checkpoint import LARGEST_WEIGHT, load_microgpt_weights, microgpt_weights, save_checkpoint
 from minigpt.model import GPT
 
 FORMAT = "minigpt-snapshots"
@@ -176,6 +176,8 @@ def read_snapshots(run_dir: Path, run: dict | None = None) -> Snapshots:
             count = len(snapshots.steps)
             if kept["q"].shape[0] != count or kept["scale"].shape[0] != count:
                 raise ValueError(f"{name} holds {kept['q'].shape[0]} snapshots, not {count}")
+            if not torch.isfinite(kept["scale"]).all() or kept["scale"].abs().max() > LARGEST_WEIGHT:
+                raise ValueError(f"{name} has a scale that is not a finite, sensible number")
             snapshots.weights[name] = {"q": list(kept["q"]), "scale": list(kept["scale"])}
             snapshots.shapes[name] = list(kept["shape"])
     except Exception as e:  # a truncated zip, a missing key, a wrong shape: all the same to the user

@@ -7,7 +7,6 @@ ones before it. `attention_report` collects those weights; the rest shows them.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -22,6 +21,7 @@ from minigpt.data import BOUNDARY, Tokenizer
 from minigpt.cli.errors import UsageError, cannot_write, one_line
 from minigpt.model import GPT, causal_attention
 from minigpt.views.logit_lens import logit_lens
+from minigpt.formats import strict_json
 
 
 @dataclass
@@ -169,7 +169,7 @@ def to_json(report: AttentionReport) -> dict:
 
 def write_json(report: AttentionReport, path: Path) -> None:
     try:
-        Path(path).write_text(json.dumps(to_json(report), indent=1), encoding="utf-8")
+        Path(path).write_text(strict_json.dumps(to_json(report), indent=1), encoding="utf-8")
     except OSError as e:
         raise cannot_write(path, e) from None
 

@@ -14,7 +14,6 @@ from __future__ import annotations
 import array
 import base64
 import copy
-import json
 import os
 import re
 import sys
@@ -26,6 +25,7 @@ from minigpt.cli.bundled import web_file
 from minigpt.formats.checkpoint import (Checkpoint, load_checkpoint, load_microgpt_weights, microgpt_weights,
                                         validation_names)
 from minigpt.cli.errors import UsageError, cannot_write, refuse_existing
+from minigpt.formats import strict_json
 
 ROLE_NAMES = 1000  # the most names the head descriptions are averaged over
 CURVE_POINTS = 300  # the loss curve is drawn from at most this many points a series
@@ -289,7 +289,7 @@ def page_data(ckpt: Checkpoint, text: str | None = None, progress=None, snapshot
 
 def script_json(data: dict) -> str:
     """JSON that is safe inside <script>: no "<", ">" or "&" that could end the element early."""
-    text = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+    text = strict_json.dumps(data, ensure_ascii=False, separators=(",", ":"))  # a nan is null: the page still parses
     return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 
 from minigpt.cli.display import warn
@@ -32,7 +33,8 @@ def read_metrics(run_dir: str | Path) -> list[dict]:
 
 
 def series(records: list[dict], key: str) -> list[tuple[int, float]]:
-    return [(r["step"], r[key]) for r in records if r.get(key) is not None]
+    return [(r["step"], r[key]) for r in records  # a nan or inf logged (a diverged run, an edited file) is not drawn
+            if isinstance(r.get(key), (int, float)) and math.isfinite(r[key]) and isinstance(r.get("step"), int)]
 
 
 def sparkline(values: list[float], width: int = 40) -> str:
