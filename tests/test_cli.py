@@ -30,7 +30,7 @@ def test_train_sample_eval_end_to_end(names_file, tmp_path):
     result = run("eval", out / "last.pt", "--data", names_file, "--json")
     assert result.exit_code == 0
     report = json.loads(result.stdout)
-    assert set(report) == {"loss", "tokens", "names"} and report["names"] == 300
+    assert set(report) == {"loss", "tokens", "names", "scored"} and report["names"] == 300
 
 
 def test_sample_json_and_marks(trained_run):
@@ -120,3 +120,12 @@ def test_without_matplotlib_training_says_once_how_to_get_loss_png(names_file, t
     assert result.exit_code == 0, result.output
     flowing = re.sub(r"[\s│]+", " ", result.stderr)  # the panel's lines joined again
     assert flowing.count("pip install 'minigpt-names[plot]'") == 1
+
+
+def test_eval_scores_the_runs_validation_names_by_default_and_says_which(trained_run):
+    result = runner.invoke(app, ["eval", str(trained_run[0])])
+    assert result.exit_code == 0 and result.stdout.strip().endswith("names (the run's validation names)")
+    scored = json.loads(runner.invoke(app, ["eval", str(trained_run[0]), "--json"]).stdout)
+    whole = json.loads(runner.invoke(app, ["eval", str(trained_run[0]), "--data", str(trained_run[1]), "--json"]).stdout)
+    assert scored["scored"] == "the run's validation names" and whole["scored"].startswith("names file ")
+    assert scored["names"] < whole["names"]  # the held-out names alone, not the whole file

@@ -146,24 +146,23 @@ def sample(
 @reports_errors
 def eval_(
     checkpoint: Path = checkpoint_argument(),
-    data: Path = typer.Option(..., "--data", help="Names file to score, one per line."),
+    data: Optional[Path] = typer.Option(None, "--data", help="Names file to score (default: the run's validation names)."),
     device: str = typer.Option("auto", help="auto, cpu, cuda, cuda:N or mps."),
     json_out: bool = typer.Option(False, "--json", metavar="", help="Print the loss, tokens and names as JSON."),
 ) -> None:
-    """Mean cross-entropy per predicted token (characters and the end) over every name in a file."""
-    from minigpt.formats.checkpoint import load_checkpoint
-    from minigpt.data import read_names
+    """Mean cross-entropy per predicted token (characters and the end) over the run's validation names, or a file's."""
+    from minigpt.formats.checkpoint import load_checkpoint, names_to_score
     from minigpt.scaling.processes import resolve_device
     from minigpt.training import evaluate_names
 
     on_free_cores(device)
     ckpt = load_checkpoint(checkpoint, resolve_device(device))
-    names = read_names(data)
-    result = evaluate_names(ckpt.model, ckpt.tokenizer, names, what=f"names file {data}")
+    names, what = names_to_score(ckpt, data)
+    result = evaluate_names(ckpt.model, ckpt.tokenizer, names, what=what)
     if json_out:
-        print(strict_json.dumps({key: result[key] for key in ("loss", "tokens", "names")}))
+        print(strict_json.dumps({**{key: result[key] for key in ("loss", "tokens", "names")}, "scored": what}))
     else:
-        print(f"loss {result['loss']:.4f} over {result['tokens']:,} tokens in {result['names']:,} names")
+        print(f"loss {result['loss']:.4f} over {result['tokens']:,} tokens in {result['names']:,} names ({what})")
     if result["truncated"]:
         print(f"note: {result['truncated']} names longer than the block size were cut to fit", file=sys.stderr)
 
@@ -323,21 +322,13 @@ def ablate(
     json_out: bool = typer.Option(False, "--json", metavar="", help="Print every part's loss and cost as JSON."),
 ) -> None:
     """Switch each head, each layer's attention and each layer's MLP off in turn: what each costs in loss."""
-    from minigpt.formats.checkpoint import load_checkpoint, validation_names
-    from minigpt.data import read_names
+    from minigpt.formats.checkpoint import load_checkpoint, names_to_score
     from minigpt.scaling.processes import resolve_device
     from minigpt.views.ablation import ablate as ablate_parts
 
     on_free_cores(device)
     ckpt = load_checkpoint(checkpoint, resolve_device(device))
-    if data is not None:
-        names = read_names(data)
-        ckpt.tokenizer.check("".join(names), f"names file {data}")
-    else:
-        names = validation_names(ckpt)
-        if not names:
-            raise UsageError(f"{ckpt.path}: the run's validation names cannot be read again (an import, no validation "
-                             f"set, or the training file moved or changed); pass --data FILE")
+    names, _ = names_to_score(ckpt, data)
     report = ablate_parts(ckpt.model, ckpt.tokenizer, names, mode)
     if json_out:
         print(strict_json.dumps(report.to_dict()))

@@ -38,7 +38,7 @@ import torch
 
 from minigpt.cli.errors import RunError, UsageError
 from minigpt.config import Config, config_from_dict, load_config, parameter_count
-from minigpt.data import Tokenizer, digest, load_data
+from minigpt.data import Tokenizer, digest, load_data, read_names
 from minigpt.formats.bounded import check_archive
 from minigpt.model import GPT
 from minigpt.scaling.membership import NameSet
@@ -120,6 +120,20 @@ class ResumeState:
     evals_since_best: int
     optimizer: dict
     rng: dict  # "ranks": each rank's CPU generator state; "cuda": the CUDA ones, when there were GPUs
+
+
+def names_to_score(ckpt, data: Path | None) -> tuple[list[str], str]:
+    """The names `eval` and `ablate` score, and what they are: a file's, or the run's validation names (held
+    out from training, so the loss is not flattered by names the model learned)."""
+    if data is not None:
+        names = read_names(data)
+        ckpt.tokenizer.check("".join(names), f"names file {data}")
+        return names, f"names file {data}"
+    names = validation_names(ckpt)
+    if not names:
+        raise UsageError(f"{ckpt.path}: the run's validation names cannot be read again (an import, no validation "
+                         f"set, or the training file moved or changed); pass --data FILE")
+    return names, "the run's validation names"
 
 
 def payload(model: GPT, config: Config, vocab: list[str], step: int, val_loss: float | None,
