@@ -129,3 +129,19 @@ def test_eval_scores_the_runs_validation_names_by_default_and_says_which(trained
     whole = json.loads(runner.invoke(app, ["eval", str(trained_run[0]), "--data", str(trained_run[1]), "--json"]).stdout)
     assert scored["scored"] == "the run's validation names" and whole["scored"].startswith("names file ")
     assert scored["names"] < whole["names"]  # the held-out names alone, not the whole file
+
+
+def test_inspect_attentions_rough_edges(trained_run, tmp_path, monkeypatch):
+    import shutil
+
+    monkeypatch.chdir(tmp_path)
+    shutil.copy(trained_run[0] / "best.pt", tmp_path / "imported.pt")  # a checkpoint alone in a folder, no snapshots
+    cases = [(["imported.pt", "emma", "--step", "10"], "imported.pt has no training snapshots"),
+             ([str(trained_run[0]), "emma", "--step", "-5"], "--step -5 is outside the run's snapshots: give a step from 0 to"),
+             ([str(trained_run[0]), "emma", "--lens", "--png", "grid.png"], "--lens and --png cannot go together")]
+    for args, message in cases:
+        result = runner.invoke(app, ["inspect-attention", *args])
+        assert result.exit_code == 2 and message in result.stderr, (args, result.stderr)
+        assert len(result.stderr.strip().splitlines()) == 1
+    help_text = runner.invoke(app, ["inspect-attention", "--help"], terminal_width=200).stdout
+    assert "--json-file or --html file" in help_text and "[default: auto]" in help_text

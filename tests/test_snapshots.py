@@ -83,7 +83,7 @@ def test_bad_snapshots_are_refused_in_one_line_and_nothing_is_written(snapshot_r
     shutil.copytree(result.run_dir, run)
     other = train(tiny_config("train.steps=5", "train.seed=7"), names_file, out_dir=tmp_path / "other", quiet=True)
     png = tmp_path / "a.json"
-    cases = [(["--step", "100000"], "is beyond the run: its snapshots go from step 0")]
+    cases = [(["--step", "100000"], "is outside the run's snapshots: give a step from 0")]
     for args, message in cases:
         out = runner.invoke(app, ["inspect-attention", str(run), "anna", *args, "--json-file", str(png)])
         assert out.exit_code == 2 and message in out.stderr and len(out.stderr.strip().splitlines()) == 1
@@ -96,7 +96,7 @@ def test_bad_snapshots_are_refused_in_one_line_and_nothing_is_written(snapshot_r
     assert out.exit_code == 2 and "damaged or incomplete" in out.stderr and len(out.stderr.strip().splitlines()) == 1
     (run / FILE).unlink()
     out = runner.invoke(app, ["inspect-attention", str(run), "anna", "--step", "1", "--json-file", str(png)])
-    assert out.exit_code == 2 and "has no snapshots.pt" in out.stderr
+    assert out.exit_code == 2 and "has no training snapshots" in out.stderr
     assert not png.exists()
 
 

@@ -191,7 +191,7 @@ def at_snapshot(ckpt, step: int) -> None:
         raise UsageError(f"{ckpt.path.parent}: the snapshots file holds no snapshots")
     first, last = snapshots.steps[0], snapshots.steps[-1]
     if not first <= step <= last:
-        raise UsageError(f"--step {step} is beyond the run: its snapshots go from step {first} to step {last}")
+        raise UsageError(f"--step {step} is outside the run's snapshots: give a step from {first} to {last}")
     index = snapshots.nearest(step)
     snapshots.load_into(ckpt.model, index)
     exact = "" if snapshots.steps[index] == step else f" (the nearest to {step})"
@@ -225,9 +225,9 @@ def inspect_attention(
         False, "--open", metavar="", help="With --html: open the page in the default browser."
     ),
     overwrite: bool = typer.Option(
-        False, "--overwrite", metavar="", help="Replace the --png, --json or --html file if it exists."
+        False, "--overwrite", metavar="", help="Replace the --png, --json-file or --html file if it exists."
     ),
-    device: str = typer.Option("cpu", help="cpu, cuda, cuda:N, mps or auto."),
+    device: str = typer.Option("auto", help="auto, cpu, cuda, cuda:N or mps."),
 ) -> None:
     """Show what each layer and head attends to while the model reads NAME, or write the explorer page."""
     from rich.console import Console
@@ -241,6 +241,9 @@ def inspect_attention(
         return
     if name is None:
         raise UsageError("inspect-attention needs a NAME to read (or --html FILE to write the explorer page)")
+    if lens and png is not None:
+        raise UsageError("--lens and --png cannot go together: --png draws the attention grid; the lens is in the "
+                         "terminal (--lens) and in the explorer page (--html)")
     for out in (json_file, png):  # before any work: an existing file stays unless --overwrite says otherwise
         if out is not None:
             refuse_existing(out, overwrite)

@@ -155,6 +155,9 @@ def run_identity(data_info: dict, config) -> dict:
 
 def checkpoint_snapshots(ckpt) -> Snapshots:
     """The snapshots of the run a loaded checkpoint (formats/checkpoint.py's Checkpoint) comes from."""
+    if not (ckpt.path.parent / FILE).is_file():  # named by the checkpoint, not by a folder such as "."
+        raise UsageError(f"{ckpt.path} has no training snapshots: there is no {FILE} beside it (trained with "
+                         f"train.snapshots = 0, before snapshots were kept, or imported)")
     return read_snapshots(ckpt.path.parent, run_identity(ckpt.data, ckpt.config))
 
 
