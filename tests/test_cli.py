@@ -145,3 +145,16 @@ def test_inspect_attentions_rough_edges(trained_run, tmp_path, monkeypatch):
         assert len(result.stderr.strip().splitlines()) == 1
     help_text = runner.invoke(app, ["inspect-attention", "--help"], terminal_width=200).stdout
     assert "--json-file or --html file" in help_text and "[default: auto]" in help_text
+
+
+def test_an_export_given_as_a_checkpoint_names_its_format_and_the_import(trained_run, tmp_path):
+    run_dir = trained_run[0]
+    assert runner.invoke(app, ["export", str(run_dir), str(tmp_path / "hf"), "--format", "safetensors"]).exit_code == 0
+    (tmp_path / "model.json").write_text('{"hyperparameters": {}, "uchars": [], "state_dict": {}}')  # microgpt's shape
+    for given, what in [(tmp_path / "model.json", "microgpt's JSON"), (tmp_path / "hf", "a safetensors export"),
+                        (tmp_path / "hf" / "model.safetensors", "a safetensors file")]:
+        result = runner.invoke(app, ["sample", str(given)])
+        assert result.exit_code == 2 and what in result.stderr and "minigpt import" in result.stderr, result.stderr
+    named = runner.invoke(app, ["import", str(tmp_path / "hf"), str(tmp_path / "back.json")])
+    assert named.exit_code == 0 and "is a minigpt checkpoint (a torch file), whatever its name says" in named.stderr
+    assert runner.invoke(app, ["sample", str(tmp_path / "back.json"), "-n", "2"]).exit_code == 0

@@ -313,6 +313,9 @@ def import_(
 
     (import_safetensors if is_safetensors(source) else import_microgpt)(source, out, overwrite)
     print(f"wrote {out}", file=sys.stderr)
+    if out.suffix.lower() in (".json", ".safetensors"):
+        print(f"minigpt: note: {out} is a minigpt checkpoint (a torch file), whatever its name says; "
+              f"minigpt export writes JSON and safetensors", file=sys.stderr)
 
 
 @app.command()

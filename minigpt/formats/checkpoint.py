@@ -224,8 +224,26 @@ def resolve_checkpoint_path(path: str | Path, prefer: tuple[str, ...] = NAMES_IN
         for name in prefer:
             if (path / name).is_file():
                 return path / name
+        if (path / "model.safetensors").is_file():
+            raise UsageError(f"{path} is a safetensors export, not a run: minigpt import {path} OUT.pt makes a checkpoint of it")
         raise UsageError(f"no checkpoint in directory {path} (expected best.pt or last.pt)")
+    if path.is_file() and exported_as(path):
+        raise UsageError(f"{path} is {exported_as(path)}, not a checkpoint: minigpt import {path} OUT.pt makes one")
     return path
+
+
+def exported_as(path: Path) -> str | None:
+    """What an exported file is, by its first bytes (a checkpoint is a zip: "PK"): microgpt's JSON or safetensors."""
+    try:
+        with open(path, "rb") as f:
+            start = f.read(16)
+    except OSError:
+        return None
+    if start.lstrip()[:1] == b"{":
+        return "microgpt's JSON"
+    if len(start) >= 9 and start[8:9] == b"{":  # safetensors: an 8-byte header length, then its JSON header
+        return "a safetensors file"
+    return None
 
 
 LARGEST_WEIGHT = 1e6  # no trained model's weight comes near; past it the forward pass overflows into nan
