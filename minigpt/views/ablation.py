@@ -177,11 +177,12 @@ def losses_each_off(model: GPT, passes: list[WholePass], parts: list[Part], mode
     L = model.config.n_layer
     totals, count = torch.zeros(len(modes), len(parts) + 1, dtype=torch.float64), 0
     for found in passes:
+        attend = node_attention(found.forest)
         totals[:, 0] += forest_nats(read_off(model, found.entering[L]), found.forest)[0].cpu()
         for l in range(L):
             here = [i for i, part in enumerate(parts) if part.layer == l]
             after = torch.cat([own_layer_each_off(model, found, l, [parts[i] for i in here], means) for means in modes])
-            logits = read_off(model, through_layers(model, after, range(l + 1, L), attend=node_attention(found.forest)))
+            logits = read_off(model, through_layers(model, after, range(l + 1, L), attend=attend))
             totals[:, [1 + i for i in here]] += forest_nats(logits, found.forest).cpu().view(len(modes), len(here))
         count += found.forest.predicted
     return (totals / count).tolist()

@@ -253,14 +253,19 @@ const MiniGPTModel = (() => {
 
   // ---- the weights, as the page carries them ---------------------------------------------------
 
+  // The bytes of a base64 string, as the page carries every buffer
+  function base64Bytes(base64) {
+    return Uint8Array.from(atob(base64), (ch) => ch.charCodeAt(0));
+  }
+
   // A little-endian float32 buffer, base64 encoded, as the page carries numbers
   function float32s(base64) {
-    return new Float32Array(Uint8Array.from(atob(base64), (ch) => ch.charCodeAt(0)).buffer);
+    return new Float32Array(base64Bytes(base64).buffer);
   }
 
   // A little-endian float16 buffer, base64 encoded (the snapshots' row scales), as float32s
   function float16s(base64) {
-    const halves = new Uint16Array(Uint8Array.from(atob(base64), (ch) => ch.charCodeAt(0)).buffer);
+    const halves = new Uint16Array(base64Bytes(base64).buffer);
     return Float32Array.from(halves, (h) => {
       const sign = h & 0x8000 ? -1 : 1, exponent = (h >> 10) & 0x1f, fraction = h & 0x3ff;
       if (exponent === 0) return sign * fraction * 2 ** -24; // subnormal
@@ -393,5 +398,5 @@ const MiniGPTModel = (() => {
     return exps.map((e) => e / sum);
   }
 
-  return { load, loadSnapshot, float32s, step, forward, readOff, newCache, softmax, filterLogits, sampleToken, sampleName, seededRandom };
+  return { load, loadSnapshot, base64Bytes, float32s, step, forward, readOff, newCache, softmax, filterLogits, sampleToken, sampleName, seededRandom };
 })();

@@ -51,7 +51,7 @@ function buildHeads() {
 const charBytes = new Map(); // base64 -> its bytes, decoded once
 function charWeights(l, h) {
   const carried = roles().chars, C = DATA.roles.char_ids.length, size = C * (C + 1);
-  if (!charBytes.has(carried)) charBytes.set(carried, Uint8Array.from(atob(carried), (ch) => ch.charCodeAt(0)));
+  if (!charBytes.has(carried)) charBytes.set(carried, MiniGPTModel.base64Bytes(carried));
   const bytes = charBytes.get(carried), at = (l * config.n_head + h) * size;
   return Array.from({ length: C }, (_, c) => Array.from(bytes.subarray(at + c * (C + 1), at + (c + 1) * (C + 1)), (b) => b / 255));
 }

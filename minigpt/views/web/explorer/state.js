@@ -30,7 +30,7 @@ const BOS = vocab.length, V = vocab.length + 1, N = config.block_size;
 const D = config.n_embd / config.n_head; // the head size, d
 const ids = new Map(vocab.map((ch, i) => [ch, i]));
 const trainingNames = DATA.membership.kind === "exact" ? new Set(DATA.membership.names) : null;
-const bloomBits = DATA.membership.kind === "bloom" ? Uint8Array.from(atob(DATA.membership.bits), (c) => c.charCodeAt(0)) : null;
+const bloomBits = DATA.membership.kind === "bloom" ? MiniGPTModel.base64Bytes(DATA.membership.bits) : null;
 
 // what is selected: a head, a row of it (the query position; null follows the last), a cell
 // of that row (the key position), whether the cell's details are open, and what the matrix shows
