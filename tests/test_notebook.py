@@ -64,7 +64,9 @@ def test_the_inline_explorer_runs_as_torch_does_and_asks_nothing_of_the_network(
     inner[1].evaluate("minigpt.setText('zoe')")  # typing in one explorer leaves the other as it was
     assert inner[0].evaluate("minigpt.shown().tokens.length") == 5 and inner[1].evaluate("minigpt.shown().tokens.length") == 4
     # each frame is as tall as its page: no scroll bar inside it
-    assert page.eval_on_selector_all("iframe", "fs => fs.every(f => f.contentDocument.documentElement.scrollHeight <= f.clientHeight + 2)")
+    # (the frame follows its page after a redraw, at the next frame: waited for, not read at once)
+    page.wait_for_function("[...document.querySelectorAll('iframe')].every(f => f.contentDocument.documentElement.scrollHeight <= f.clientHeight + 2)",
+                           timeout=10_000)
     assert page.watched.requests == [cell.resolve().as_uri()] and page.watched.errors == []
     assert html.unescape(re.search(r'srcdoc="(.*?)"', frame, re.S).group(1)).startswith("<!doctype html>")
 
