@@ -85,18 +85,56 @@ def test_help_and_version():
     assert result.exit_code == 0 and result.stdout.startswith("minigpt ")
 
 
-@pytest.mark.parametrize("command", [[], ["train"], ["sample"], ["eval"], ["inspect-attention"], ["export"],
-                                     ["import"], ["info"], ["plot"], ["ablate"]])
+def every_command() -> list[list[str]]:
+    import typer
+
+    return [[]] + [[name] for name in typer.main.get_command(app).commands]
+
+
+def options_of(command: list[str]):
+    import typer
+
+    group = typer.main.get_command(app)
+    return (group.commands[command[0]] if command else group).params
+
+
+@pytest.mark.parametrize("command", every_command())
 def test_help_reads_cleanly(command):
-    """No text lost to markup (a bracket read as a style leaves "file ."), no type on a flag, no braces."""
+    """No text lost to markup (a bracket read as a style leaves "file ."), no type on a flag or a
+    Python type on a list, no braces."""
     result = CliRunner().invoke(app, [*command, "--help"], env={"COLUMNS": "200"})
     assert result.exit_code == 0
     text = result.stdout
     assert not re.search(r"\w \.(\s|$)|\w ,", text), text  # a space before punctuation: something was dropped
     assert "[]" not in text and "{" not in text and "}" not in text
-    flags = [line for line in text.splitlines() if re.search(r"--(overwrite|quiet|json|new-only|mark|open|debug|lens|help)\b", line)]
-    assert all("<bool>" not in line for line in flags)
+    assert "<bool>" not in text and "list[" not in text, text
     assert "[default:" in CliRunner().invoke(app, ["train", "--help"], env={"COLUMNS": "200"}).stdout
+
+
+def type_name(param) -> str:
+    return param.bare_type() if hasattr(param, "bare_type") else param.type.name  # typer 0.2x, or click's
+
+
+def usage_mistakes():
+    """For every command: an option it does not have, a missing argument, and each number option given a word."""
+    for command in every_command():
+        yield [*command, "--no-such-option"]
+        params = options_of(command)
+        if any(p.param_type_name == "argument" and p.required for p in params):
+            yield command
+        for p in params:
+            if p.param_type_name == "option" and type_name(p) in ("integer", "float", "int"):
+                yield [*command, *(["x"] if any(q.param_type_name == "argument" for q in params) else []), p.opts[0], "many"]
+            if p.param_type_name == "option" and not p.is_flag and p.opts[0] not in ("--help",):
+                yield [*command, p.opts[0]]  # the option's value left out
+
+
+@pytest.mark.parametrize("args", list(usage_mistakes()), ids=" ".join)
+def test_every_usage_mistake_is_one_line_and_exit_2(args):
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 2, (args, result.output)
+    assert result.stdout == "" and len(result.stderr.splitlines()) == 1, result.stderr
+    assert result.stderr.startswith("minigpt: error: ") and "╭" not in result.stderr
 
 
 def test_json_means_print_json_in_every_command_and_the_old_spelling_still_writes_a_file(trained_run, tmp_path,

@@ -77,7 +77,7 @@ def test_a_failed_export_leaves_nothing_and_a_written_one_is_an_ordinary_file(tr
         raise ModuleNotFoundError("No module named 'numpy'", name="numpy")
 
     with monkeypatch.context() as patch:
-        patch.setattr(st, "save_file", no_numpy)
+        patch.setattr(st, "save", no_numpy)
         result = runner.invoke(app, ["export", str(trained_run[0]), str(tmp_path / "hf"), "--format", "safetensors"])
     assert result.exit_code == 2 and not (tmp_path / "hf").exists()
     assert result.stderr == ("minigpt: error: the safetensors format needs numpy too: "

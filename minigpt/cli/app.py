@@ -20,7 +20,41 @@ from minigpt import __version__
 from minigpt.cli.errors import Interrupted, MiniGPTError, first_line, one_line
 from minigpt.scaling.torchrun import rank
 
+if hasattr(typer, "_click"):  # typer 0.2x carries its own copy of click
+    click = typer._click
+else:
+    import click
+
+
+class OneLineUsageErrors(typer.core.TyperGroup):
+    """click's usage errors ("No such option", "Missing argument") as the one line every other
+    error is, rather than typer's boxed panel under the usage text."""
+
+    def main(self, args=None, prog_name=None, complete_var=None, standalone_mode=True, **extra):
+        try:
+            code = super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
+        except click.exceptions.ClickException as e:
+            if type(e).__name__ == "NoArgsIsHelpError":  # the help is already printed
+                code = e.exit_code
+            else:
+                code = usage_error(e)
+        except typer.Abort:  # end of input at a prompt
+            print("minigpt: aborted", file=sys.stderr)
+            code = 1
+        if not standalone_mode:
+            return code
+        sys.exit(code if isinstance(code, int) else 0)
+
+
+def usage_error(e) -> int:
+    """One line for a usage error click found, naming where the help is; its exit code."""
+    where = f" (see '{e.ctx.command_path} --help')" if getattr(e, "ctx", None) is not None else ""
+    print(f"minigpt: error: {one_line(e.format_message().strip().rstrip('.'))}{where}", file=sys.stderr)
+    return e.exit_code
+
+
 app = typer.Typer(
+    cls=OneLineUsageErrors,
     help="Train a tiny character-level GPT on a file of names, then invent new ones.",
     no_args_is_help=True,
     pretty_exceptions_enable=False,
@@ -66,6 +100,25 @@ def help_option_without_type() -> None:
 
 
 help_option_without_type()
+
+
+def completion_options_without_type() -> None:
+    """--install-completion and --show-completion are flags, which typer's help shows as taking
+    a <bool>; give them the empty metavar the other flags have."""
+    original = getattr(typer.main, "get_install_completion_arguments", None)
+    if original is None:
+        return
+
+    def without_type():
+        options = original()
+        for option in options:
+            option.metavar = ""
+        return options
+
+    typer.main.get_install_completion_arguments = without_type
+
+
+completion_options_without_type()
 # torch warns on import when numpy is not installed; minigpt never converts tensors to numpy
 warnings.filterwarnings("ignore", message="Failed to initialize NumPy")
 

@@ -27,6 +27,11 @@ def on_free_cores(device: str) -> None:
         use_free_cores(QUICK_LOOK)
 
 
+def wrote(*paths: Path, then: str = "") -> None:
+    """The one line on stderr that says which files a command wrote."""
+    print(f"wrote {' and '.join(one_line(p) for p in paths)}{then}", file=sys.stderr)
+
+
 def checkpoint_argument():
     """The CHECKPOINT that sample, eval, inspect-attention, export and info read."""
     return typer.Argument(..., metavar="CHECKPOINT", help="A checkpoint file, or a run directory (uses its best.pt).")
@@ -54,7 +59,7 @@ def train(
     resume: Optional[Path] = typer.Option(
         None, "--resume", help="Continue a run (its directory or a checkpoint) exactly where it stopped."
     ),
-    set_: list[str] = typer.Option([], "--set", help="Override any config key: section.key=value (repeatable)."),
+    set_: list[str] = typer.Option([], "--set", metavar="KEY=VALUE", help="Override any config key: section.key=value (repeatable)."),
     nproc: int = typer.Option(1, "--nproc", help="Train on N processes of this machine (torchrun's launcher, DDP)."),
     overwrite: bool = typer.Option(
         False, "--overwrite", metavar="", help="Replace the run in a non-empty --out directory."
@@ -136,7 +141,7 @@ def sample(
         printed += len(batch)
         new += sum(name not in seen for name in batch) if known else 0
     if not known:
-        print(f"minigpt: note: {ckpt.path} does not carry its training names, so whether these are new is unknown; "
+        print(f"minigpt: note: {one_line(ckpt.path)} does not carry its training names, so whether these are new is unknown; "
               f"--data FILE checks them against a names file", file=sys.stderr)
         return
     print(f"{new} of {printed} names are not in the training data", file=sys.stderr)
@@ -177,7 +182,7 @@ def write_explorer_page(checkpoint: Path, out: Path, text: str | None, open_page
     bar, progress = snapshots_bar()
     with bar:
         write_page(checkpoint, out, text=text, overwrite=overwrite, progress=progress)
-    print(f"wrote {out}: open it in a browser", file=sys.stderr)
+    wrote(out, then=": open it in a browser")
     if open_page and not webbrowser.open(out.resolve().as_uri()):
         print("minigpt: note: no browser could be opened here", file=sys.stderr)
 
@@ -261,7 +266,7 @@ def inspect_attention(
             views.write_json(report, json_file)
         if png is not None:
             views.write_png(report, png, pairs)
-        print(f"wrote {' and '.join(str(f) for f in (json_file, png) if f is not None)}", file=sys.stderr)
+        wrote(*(f for f in (json_file, png) if f is not None))
         return
     console = Console(highlight=False)
     if lens:
@@ -295,7 +300,7 @@ def export(
     if format not in exporters:
         raise UsageError(f"unknown export format '{format}' (microgpt or safetensors)")
     exporters[format](checkpoint, out, overwrite)
-    print(f"wrote {out}", file=sys.stderr)
+    wrote(out)
 
 
 @app.command(name="import")
@@ -312,7 +317,7 @@ def import_(
     from minigpt.formats.safetensors_files import import_safetensors, is_safetensors
 
     (import_safetensors if is_safetensors(source) else import_microgpt)(source, out, overwrite)
-    print(f"wrote {out}", file=sys.stderr)
+    wrote(out)
     if out.suffix.lower() in (".json", ".safetensors"):
         print(f"minigpt: note: {out} is a minigpt checkpoint (a torch file), whatever its name says; "
               f"minigpt export writes JSON and safetensors", file=sys.stderr)
@@ -375,7 +380,7 @@ def plot(
         refuse_existing(out, overwrite)
     out = out if out is not None else run_dir / "loss.png"
     write_loss_png(run_dir, out)
-    print(f"wrote {out}", file=sys.stderr)
+    wrote(out)
 
 
 def old_spellings(args: list[str]) -> list[str]:

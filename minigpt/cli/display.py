@@ -33,7 +33,7 @@ def fmt_loss(value: float | None) -> str:
 
 
 def plural(n: int, word: str) -> str:
-    return f"{n} {word}" if n == 1 else f"{n} {word}s"
+    return f"{n:,} {word}" if n == 1 else f"{n:,} {word}s"
 
 
 def warn(message: str) -> None:
@@ -58,7 +58,7 @@ def start(out: Console, run_dir: Path, device, model, config: Config, data: dict
     table.add_row("data", f"{plain(data['path'])}: {data['train_names']:,} training names "
                   f"({data['characters']:,} characters, {data['duplicates']:,} repeated), "
                   f"{data['val_names']:,} validation, vocabulary {data['vocab_size']}")
-    length = f"{t.time_limit:g} s" if t.time_limit > 0 else f"{t.steps:,} steps"
+    length = f"{t.time_limit:g} s" if t.time_limit > 0 else plural(t.steps, "step")
     optimizer = f"{t.optimizer} lr {t.lr:g}"
     if t.optimizer == "muon":
         optimizer = f"muon lr {t.muon_lr:g} + adamw lr {t.lr:g}"
@@ -68,7 +68,7 @@ def start(out: Console, run_dir: Path, device, model, config: Config, data: dict
     for note in notes:
         table.add_row("recipe", note)
     if t.patience:
-        table.add_row("stopping", f"early after {plural(t.patience, 'evaluation')} (every {t.eval_interval:,} steps) "
+        table.add_row("stopping", f"early after {plural(t.patience, 'evaluation')} (every {plural(t.eval_interval, 'step')}) "
                       f"without a better validation loss")
     if t.keep_best:
         table.add_row("", "the run ends on its best weights by validation loss, not its last")

@@ -6,6 +6,7 @@ during training into a clean stop after the current step.
 
 from __future__ import annotations
 
+import os
 import signal
 import threading
 import unicodedata
@@ -68,8 +69,17 @@ def first_line(e: BaseException) -> str:
     return f"{type(e).__name__}: {lines[0] if lines else ''}"
 
 
+def as_text(name) -> str:
+    """A path or name as text: the bytes of a name that is not UTF-8 (a Linux path is bytes,
+    which Python carries as lone surrogates) written as \\xNN, as `ls -b` does, so that it can be
+    printed, drawn and written to a UTF-8 file."""
+    text = os.fsdecode(name) if isinstance(name, os.PathLike) else str(name)
+    return "".join(f"\\x{ord(c) - 0xDC00:02x}" if "\udc80" <= c <= "\udcff" else c for c in text)
+
+
 def one_line(message: str) -> str:
     """The message with control characters and line breaks written as escapes: user text it quotes stays on one line."""
+    message = as_text(message)
     return "".join(
         c.encode("unicode_escape", "backslashreplace").decode("ascii")
         if unicodedata.category(c) in ("Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp") else c

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from minigpt.cli import display
 from minigpt.cli.display import warn
-from minigpt.cli.errors import RunError, UsageError
+from minigpt.cli.errors import RunError, UsageError, as_text
 from minigpt.config import Config
 from minigpt.formats.bounded import read_text
 from minigpt.formats import strict_json
@@ -192,7 +192,7 @@ class TrainResult:
     def to_json(self) -> dict:
         """What `minigpt train --json` prints."""
         return {
-            "run_dir": str(self.run_dir),
+            "run_dir": as_text(self.run_dir),
             "steps": self.steps,
             "seconds": round(self.seconds, 3),
             "tokens": self.tokens,

@@ -14,14 +14,14 @@ import json
 from pathlib import Path
 
 from minigpt.formats.checkpoint import (check_finite, checked_vocab, known_loss, load_checkpoint, load_microgpt_weights,
-                                        microgpt_weights, ordinary_file, payload, save_checkpoint)
+                                        microgpt_weights, payload, save_checkpoint)
 from minigpt.formats.microgpt_json import MICROGPT_ARCHITECTURE, SHAPE
 from minigpt.config import config_from_dict
 from minigpt.data import Tokenizer
 from minigpt.cli.errors import UsageError, cannot_write, refuse_existing
 from minigpt.scaling.membership import NameSet
 from minigpt.model import GPT
-from minigpt.formats.bounded import check_archive, read_text
+from minigpt.formats.bounded import read_bytes, read_text
 
 WEIGHTS, CONFIG = "model.safetensors", "config.json"
 HYPERPARAMETERS = SHAPE + tuple(MICROGPT_ARCHITECTURE)  # the shape, and the switches microgpt fixes
@@ -58,8 +58,8 @@ def export_safetensors(checkpoint: str | Path, out: str | Path, overwrite: bool 
     created = not out.exists()
     try:
         out.mkdir(parents=True, exist_ok=True)
-        st.save_file(microgpt_weights(ckpt.model), str(out / WEIGHTS), metadata={"format": "pt"})
-        ordinary_file(out / WEIGHTS)
+        # written by Python rather than by safetensors' own file writer, which refuses a path that is not UTF-8
+        (out / WEIGHTS).write_bytes(st.save(microgpt_weights(ckpt.model), metadata={"format": "pt"}))
         (out / CONFIG).write_text(json.dumps(config, indent=1) + "\n", encoding="utf-8")
     except BaseException as e:  # a failed export leaves nothing behind, not half a directory
         for name in (WEIGHTS, CONFIG):
@@ -101,8 +101,7 @@ def import_safetensors(source: str | Path, out: str | Path, overwrite: bool = Fa
         raise UsageError(f"{config_file}: vocab_size {config.model.vocab_size} disagrees with "
                          f"{len(tokenizer.chars)} characters and the boundary token")
     try:
-        check_archive(weights, "checkpoint")  # its size: not a zip, so no more to check before reading
-        state = st.load_file(str(weights))
+        state = st.load(read_bytes(weights, "checkpoint"))  # read here: safetensors refuses a path that is not UTF-8
     except Exception as e:  # safetensors raises its own error type for a damaged file
         raise UsageError(f"{weights}: cannot be read as safetensors: {str(e).splitlines()[0]}") from None
     check_finite(state, weights)

@@ -2,7 +2,8 @@
 
 Python's json writes a float that is not finite as NaN or Infinity, which no other JSON reader
 accepts. A loss can be nan (a run that diverged, a damaged file), so every document minigpt
-hands out goes through `dumps`, which writes such a number as null: unknown.
+hands out goes through `dumps`, which writes such a number as null: unknown. A path whose name
+is not UTF-8 holds lone surrogates, which JSON readers refuse too: written as \\xNN escapes.
 """
 
 from __future__ import annotations
@@ -10,17 +11,22 @@ from __future__ import annotations
 import json
 import math
 
+from minigpt.cli.errors import as_text
 
-def finite(value):
-    """`value` with every float that is not finite replaced by None, through dicts, lists and tuples."""
+
+def readable(value):
+    """`value` with every float that is not finite replaced by None and every string made text
+    (`as_text`), through dicts, lists and tuples."""
     if isinstance(value, float) and not math.isfinite(value):
         return None
+    if isinstance(value, str):
+        return as_text(value)
     if isinstance(value, dict):
-        return {key: finite(item) for key, item in value.items()}
+        return {as_text(key): readable(item) for key, item in value.items()}
     if isinstance(value, (list, tuple)):
-        return [finite(item) for item in value]
+        return [readable(item) for item in value]
     return value
 
 
 def dumps(value, **options) -> str:
-    return json.dumps(finite(value), allow_nan=False, **options)
+    return json.dumps(readable(value), allow_nan=False, **options)

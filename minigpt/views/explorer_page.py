@@ -24,7 +24,7 @@ import torch
 from minigpt.cli.bundled import web_file
 from minigpt.formats.checkpoint import (Checkpoint, load_checkpoint, load_microgpt_weights, microgpt_weights,
                                         validation_names)
-from minigpt.cli.errors import UsageError, cannot_write, refuse_existing
+from minigpt.cli.errors import UsageError, as_text, cannot_write, refuse_existing
 from minigpt.formats import strict_json
 
 ROLE_NAMES = 1000  # the most names the head descriptions are averaged over
@@ -80,11 +80,11 @@ def membership(ckpt: Checkpoint) -> dict:
 def card(ckpt: Checkpoint) -> dict:
     data = ckpt.data
     if "train_names" in data:
-        where = Path(data["path"]).name if data.get("path") else "the training file"
+        where = as_text(Path(data["path"]).name) if data.get("path") else "the training file"
         summary = (f"{where}: {data['train_names']:,} training names, {data['val_names']:,} validation names, "
                    f"{data['characters']:,} characters")
     elif "imported_from" in data:
-        summary = f"imported from {data['imported_from']}"
+        summary = f"imported from {as_text(data['imported_from'])}"
     else:
         summary = "unknown"
     return {
@@ -93,7 +93,7 @@ def card(ckpt: Checkpoint) -> dict:
         "val_loss": ckpt.val_loss,
         "best_val_loss": ckpt.best_val_loss,
         "data": summary,
-        "checkpoint": str(ckpt.path),
+        "checkpoint": as_text(ckpt.path),
     }
 
 

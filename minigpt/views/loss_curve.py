@@ -7,7 +7,7 @@ import math
 from pathlib import Path
 
 from minigpt.cli.display import warn
-from minigpt.cli.errors import UsageError, cannot_write
+from minigpt.cli.errors import UsageError, as_text, cannot_write
 from minigpt.formats.bounded import read_text
 
 SPARKS = "▁▂▃▄▅▆▇█"
@@ -84,8 +84,8 @@ def write_loss_png(run_dir: str | Path, out: str | Path) -> None:
         ax.set_xscale("log")
     ax.set_xlabel("step")
     ax.set_ylabel("loss (nats per character)")
-    ax.set_title(f"{Path(run_dir).resolve().name}: best validation {min(v for _, v in val):.4f}" if val
-                 else Path(run_dir).resolve().name)
+    name = as_text(Path(run_dir).resolve().name)  # a directory name may not be UTF-8
+    ax.set_title(f"{name}: best validation {min(v for _, v in val):.4f}" if val else name)
     ax.grid(True, which="both", alpha=0.3)
     ax.legend()
     save_figure(plt, fig, out)

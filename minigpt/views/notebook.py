@@ -17,6 +17,7 @@ import html
 import io
 from pathlib import Path
 
+from minigpt.cli.errors import as_text
 from minigpt.formats.checkpoint import Checkpoint, load_checkpoint
 
 
@@ -55,7 +56,7 @@ def explore(run_or_checkpoint: str | Path | Checkpoint, text: str | None = "emma
     if text is not None and ckpt.tokenizer.unseen(text):
         text = None  # the page says what it skipped; start it on a name it reads whole
     data = page_data(ckpt, text, progress, snapshots=snapshots)
-    return Explorer(render_page(data), str(ckpt.path))
+    return Explorer(render_page(data), as_text(ckpt.path))
 
 
 class AttentionGrid:

@@ -1,0 +1,68 @@
+"""File and directory names that are not UTF-8: a Linux path is bytes, and every command takes one.
+
+Python carries such a name as lone surrogates; printed, drawn into a PNG or written into a page,
+they fail unless written as \\xNN escapes (`as_text` in cli/errors.py).
+"""
+
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from minigpt.cli.commands import app
+from minigpt.cli.errors import as_text, one_line
+
+runner = CliRunner()
+
+
+def bytes_name(directory: Path, raw: bytes) -> Path:
+    return directory / os.fsdecode(raw)
+
+
+@pytest.fixture
+def odd_names(tmp_path, names_file):
+    """A recipe, a names file and a run directory, each named with a byte that is not UTF-8."""
+    recipe, names = bytes_name(tmp_path, b"recipe\xfd.toml"), bytes_name(tmp_path, b"names\xfe.txt")
+    shutil.copy(Path(__file__).parents[1] / "configs" / "microgpt.toml", recipe)  # exports as well
+    shutil.copy(names_file, names)
+    return recipe, names, bytes_name(tmp_path, b"run\xff")
+
+
+def ok(args) -> str:
+    result = runner.invoke(app, [str(a) for a in args])
+    assert result.exit_code == 0, (args, result.output)
+    assert "\\udc" not in result.output  # a surrogate written as its escape is a name half-shown
+    result.output.encode("utf-8")  # printable: no lone surrogate left
+    return result.output
+
+
+@pytest.mark.draws_loss_png
+def test_every_command_takes_a_name_that_is_not_utf8(odd_names):
+    recipe, names, run = odd_names
+    ok(["train", "-c", recipe, "--data", names, "--val-data", names, "--out", run, "--steps", "6",
+        "--set", "train.snapshots=2"])
+    assert (run / "loss.png").is_file()  # its title names the directory
+    ok(["train", "--resume", run, "--steps", "8"])
+    for args in (["sample", run, "-n", "2", "--data", names], ["sample", run, "--json"], ["eval", run],
+                 ["eval", run, "--data", names, "--json"], ["info", run], ["ablate", run],
+                 ["inspect-attention", run, "ab"], ["inspect-attention", run, "ab", "--json"],
+                 ["plot", run, "--out", run / "curve.png", "--overwrite"]):
+        ok(args)
+    assert "run\\xff" in ok(["inspect-attention", run, "ab", "--png", run / "grid.png"])
+    assert "run\\xff" in ok(["inspect-attention", run, "ab", "--html", run / "page.html"])
+    assert r"names\\xfe.txt" in (run / "page.html").read_text(encoding="utf-8")  # as the page's JSON writes \
+    ok(["export", run, run / "weights.json"])
+    ok(["import", run / "weights.json", run / "from-json.pt"])
+    assert "imported from" in ok(["info", run / "from-json.pt"])
+    ok(["export", run, run / "hf", "--format", "safetensors"])
+    ok(["import", run / "hf", run / "from-hf.pt"])
+    ok(["sample", run / "from-hf.pt", "-n", "1"])
+
+
+def test_a_name_that_is_not_utf8_is_shown_as_its_bytes():
+    name = bytes_name(Path("runs"), b"caf\xe9")
+    assert as_text(name) == "runs/caf\\xe9" and as_text(os.fsdecode(b"x\xff")) == "x\\xff"
+    assert one_line(f"cannot write {os.fsdecode(b'a/caf' + bytes([0xe9]))}") == "cannot write a/caf\\xe9"
+    assert as_text("Émile") == "Émile"
