@@ -21,7 +21,8 @@ import torch.nn.functional as F
 
 from minigpt.cli import display
 from minigpt.cli.errors import Interrupted, RunError, StopSignals, UsageError, first_line
-from minigpt.cli.run_directory import RunRecords, TrainResult, open_run_dir, record_evaluation, write_loss_png_if_possible
+from minigpt.cli.run_directory import (RunRecords, TrainResult, discard_if_no_checkpoint, open_run_dir, record_evaluation,
+                                       write_loss_png_if_possible)
 from minigpt.config import Config, scale_to_data
 from minigpt.data import BUNDLED_NAMES, BatchOrder, Tokenizer, TokenizedNames, load_data, tokenize_corpus
 from minigpt.formats.checkpoint import (ResumeState, load_microgpt_weights, payload, read_model_weights,
@@ -325,6 +326,12 @@ def start_run(config: Config, dist: Distributed, data_path, val_path, resume_fro
     return trainer, resumed_from, scaled
 
 
+def refuse_same_directory(resume_from, out_dir) -> None:
+    source = Path(resume_from) if Path(resume_from).is_dir() else Path(resume_from).parent
+    if Path(out_dir).resolve() == source.resolve():
+        raise UsageError(f"--out {out_dir} is the directory the run is resumed from; drop --out to continue it there")
+
+
 def finish_run(trainer: Trainer, run_dir: Path, train_loss: float | None) -> TrainResult:
     """End on the best weights (with train.keep_best), draw loss.png, and sum the run up."""
     ended_on_best = trainer.finish(run_dir)  # on the best weights, so the summary's samples come from them
@@ -359,7 +366,7 @@ def train(
     """Train a GPT on a names file; write best.pt, last.pt, config.toml and metrics.jsonl to the run directory.
 
     With `resume_from` (a run directory or checkpoint), continue that run where it stopped,
-    in its own directory, on the data it was trained on; from a checkpoint older than the
+    in its own directory (or in `out_dir`, a new one), on the data it was trained on; from a checkpoint older than the
     run's last.pt only with `overwrite_later`, since the steps after it are then replaced.
     Under torchrun, every process calls this; rank 0 alone prints and writes.
     """
@@ -372,8 +379,13 @@ def train(
     dist = setup_distributed(device)
     quiet = quiet or not dist.main
     held = []  # rank 0's lock on the run directory, for as long as this training runs
+    run_dir = None
     try:
-        trainer, resumed_from, scaled = start_run(config, dist, data_path, val_path, resume_from, overwrite_later)
+        if resume_from is not None and out_dir is not None:
+            refuse_same_directory(resume_from, out_dir)
+        # continuing in a new directory replaces no later steps
+        trainer, resumed_from, scaled = start_run(config, dist, data_path, val_path, resume_from,
+                                                  overwrite_later or out_dir is not None)
         run_dir = dist.on_main(lambda: open_run_dir(resumed_from, out_dir, overwrite, held))
         console = display.console(quiet)
         resumed_at = trainer.step if resumed_from is not None else None
@@ -385,6 +397,10 @@ def train(
             display.summary(console, result)
         dist.barrier()  # no rank tears the group down while rank 0 still writes: gloo may abort the early leaver
         return result
+    except BaseException:
+        if run_dir is not None and dist.main and (resume_from is None or out_dir is not None):
+            discard_if_no_checkpoint(run_dir)  # a new run that failed before its first checkpoint leaves nothing
+        raise
     finally:
         for lock in held:
             lock.release()

@@ -14,7 +14,7 @@ import torch
 from typer.testing import CliRunner
 
 from conftest import tiny_config
-from minigpt.formats import checkpoint as checkpoint_module
+from minigpt.formats import atomic_file, checkpoint as checkpoint_module
 from minigpt.formats.checkpoint import load_checkpoint
 from minigpt.cli.commands import app
 from minigpt.cli.errors import Interrupted, RunError, UsageError
@@ -137,13 +137,14 @@ def test_full_disk_keeps_the_previous_checkpoint(names_file, tmp_path, monkeypat
     run = tmp_path / "r"
     train(config("train.steps=10"), names_file, out_dir=run, quiet=True)
     before = (run / "last.pt").read_bytes()
-    real_save = torch.save
 
-    def save_then_run_out_of_space(obj, f):
-        real_save(obj, f)
-        raise OSError(errno.ENOSPC, "No space left on device")
+    def onto_a_full_disk(path, data, failed):
+        def write(f):
+            raise OSError(errno.ENOSPC, "No space left on device")
 
-    monkeypatch.setattr(checkpoint_module.torch, "save", save_then_run_out_of_space)
+        return atomic_file.write_atomically(path, write, failed)
+
+    monkeypatch.setattr(checkpoint_module, "write_bytes", onto_a_full_disk)
     with pytest.raises(RunError, match="could not write checkpoint .*No space left on device"):
         train(resume_config(run, ["train.steps=20"]), quiet=True, resume_from=run)
     assert (run / "last.pt").read_bytes() == before

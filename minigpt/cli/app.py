@@ -18,6 +18,7 @@ import typer
 
 from minigpt import __version__
 from minigpt.cli.errors import Interrupted, MiniGPTError, first_line, one_line
+from minigpt.cli.streams import DroppedOnFailure, checked_streams
 from minigpt.scaling.torchrun import rank
 
 if hasattr(typer, "_click"):  # typer 0.2x carries its own copy of click
@@ -49,7 +50,7 @@ class OneLineUsageErrors(typer.core.TyperGroup):
 def usage_error(e) -> int:
     """One line for a usage error click found, naming where the help is; its exit code."""
     where = f" (see '{e.ctx.command_path} --help')" if getattr(e, "ctx", None) is not None else ""
-    print(f"minigpt: error: {one_line(e.format_message().strip().rstrip('.'))}{where}", file=sys.stderr)
+    print(f"minigpt: error: {one_line(e.format_message().strip().rstrip('.'))}{where}", file=DroppedOnFailure(sys.stderr))
     return e.exit_code
 
 
@@ -134,33 +135,41 @@ def reports_errors(command):
 
     @functools.wraps(command)
     def wrapper(*args, **kwargs):
-        try:
-            return command(*args, **kwargs)
-        except Interrupted as e:
-            if not rank():
-                print(f"minigpt: {e}", file=sys.stderr)
-            raise typer.Exit(e.exit_code)
-        except MiniGPTError as e:
-            if state["debug"]:
-                raise
-            fail(str(e), e.exit_code)
-        except KeyboardInterrupt:
-            print("minigpt: interrupted", file=sys.stderr)
-            raise typer.Exit(130)
-        except BrokenPipeError:  # the reader went away (`minigpt sample -n 1000000 | head -1`): end quietly
-            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # so exiting flushes into nothing
-            raise typer.Exit(141)  # as a command killed by SIGPIPE reports it
-        except UnicodeEncodeError as e:  # a name the output's encoding cannot hold (PYTHONIOENCODING=ascii)
-            fail(f"the output's encoding ({e.encoding}) cannot hold {e.object[e.start:e.end]!r}: "
-                 f"set PYTHONIOENCODING=utf-8", 2)
-        except (typer.Exit, typer.Abort):
-            raise
-        except Exception as e:
-            if state["debug"]:
-                raise
-            fail(f"{first_line(e)} (run with --debug for the traceback)", 1)
+        with checked_streams():
+            return reporting_errors(command, *args, **kwargs)
 
     return wrapper
+
+
+def reporting_errors(command, *args, **kwargs):
+    """Run the command: our errors as one line and an exit code; a traceback only with --debug."""
+    try:
+        result = command(*args, **kwargs)
+        sys.stdout.flush()  # a full disk behind standard output is found here, where it is one line
+        return result
+    except Interrupted as e:
+        if not rank():
+            print(f"minigpt: {e}", file=sys.stderr)
+        raise typer.Exit(e.exit_code)
+    except MiniGPTError as e:
+        if state["debug"]:
+            raise
+        fail(str(e), e.exit_code)
+    except KeyboardInterrupt:
+        print("minigpt: interrupted", file=sys.stderr)
+        raise typer.Exit(130)
+    except BrokenPipeError:  # the reader went away (`minigpt sample -n 1000000 | head -1`): end quietly
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # so exiting flushes into nothing
+        raise typer.Exit(141)  # as a command killed by SIGPIPE reports it
+    except UnicodeEncodeError as e:  # a name the output's encoding cannot hold (PYTHONIOENCODING=ascii)
+        fail(f"the output's encoding ({e.encoding}) cannot hold {e.object[e.start:e.end]!r}: "
+             f"set PYTHONIOENCODING=utf-8", 2)
+    except (typer.Exit, typer.Abort):
+        raise
+    except Exception as e:
+        if state["debug"]:
+            raise
+        fail(f"{first_line(e)} (run with --debug for the traceback)", 1)
 
 
 def version_callback(value: bool) -> None:

@@ -57,7 +57,8 @@ def train(
         None, "--time-limit", help="Train for this many seconds instead of a number of steps (train.time_limit)."
     ),
     resume: Optional[Path] = typer.Option(
-        None, "--resume", help="Continue a run (its directory or a checkpoint) exactly where it stopped."
+        None, "--resume", help="Continue a run (its directory or a checkpoint) exactly where it stopped: in its "
+        "directory, or in a new one with --out."
     ),
     set_: list[str] = typer.Option([], "--set", metavar="KEY=VALUE", help="Override any config key: section.key=value (repeatable)."),
     nproc: int = typer.Option(1, "--nproc", help="Train on N processes of this machine (torchrun's launcher, DDP)."),
@@ -80,8 +81,8 @@ def train(
                  "time_limit": time_limit}
     overrides = list(set_) + [f"train.{k}={v!r}" for k, v in shortcuts.items() if v is not None]
     if resume is not None:
-        if config is not None or out is not None:
-            raise UsageError("--resume continues a run with its own recipe and directory; drop --config and --out")
+        if config is not None:
+            raise UsageError("--resume continues a run with its own recipe; drop --config (--set changes its [train] keys)")
         from minigpt.formats.checkpoint import resume_config
 
         cfg = resume_config(resume, overrides)

@@ -25,11 +25,10 @@ read with `torch.load(weights_only=True)`, which refuses any pickled code.
 
 from __future__ import annotations
 
+import io
 import math
-import os
 import pickle
 import re
-import tempfile
 import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -39,6 +38,7 @@ import torch
 from minigpt.cli.errors import RunError, UsageError
 from minigpt.config import Config, config_from_dict, load_config, parameter_count
 from minigpt.data import Tokenizer, digest, load_data, read_names
+from minigpt.formats.atomic_file import write_bytes
 from minigpt.formats.bounded import check_archive
 from minigpt.model import GPT
 from minigpt.scaling.membership import NameSet
@@ -158,27 +158,6 @@ def payload(model: GPT, config: Config, vocab: list[str], step: int, val_loss: f
     }
 
 
-def ordinary_file(path) -> None:
-    """Give a written file the permissions of any other the user makes (writers that go through a
-    private temporary file leave it 0600)."""
-    mask = os.umask(0)
-    os.umask(mask)
-    os.chmod(path, 0o666 & ~mask)
-
-
-def _fsync_dir(directory: Path) -> None:
-    try:
-        fd = os.open(directory, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
-
-
 def training_state(optimizer: dict, rank_rng: list[torch.Tensor], cuda_rng: list[torch.Tensor] | None, tokens: int,
                    seconds: float, elapsed: float, best_step: int | None, evals_since_best: int) -> dict:
     """The keys only a run that may be resumed writes, for `payload`'s `training`."""
@@ -194,25 +173,13 @@ def training_state(optimizer: dict, rank_rng: list[torch.Tensor], cuda_rng: list
 
 
 def save_checkpoint(path: str | Path, payload: dict) -> None:
-    """Write `payload` to `path` atomically: a reader sees the old file or the new one, never half."""
-    path = Path(path)
-    try:
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    except OSError as e:
-        raise RunError(f"could not write checkpoint {path}: {e.strerror or e}") from None
-    try:
-        ordinary_file(tmp)  # mkstemp makes it private; a checkpoint is an ordinary file
-        with os.fdopen(fd, "wb") as f:
-            torch.save(payload, f)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException as e:
-        Path(tmp).unlink(missing_ok=True)
-        if isinstance(e, OSError):
-            raise RunError(f"could not write checkpoint {path}: {e.strerror or e}") from None
-        raise
-    _fsync_dir(path.parent)
+    """Write `payload` to `path` atomically: a reader sees the old file or the new one, never half.
+
+    torch.save writes into memory first: writing to a full disk, it fails with a message that names
+    no cause, where Python's own write says "No space left on device"."""
+    buffer = io.BytesIO()
+    torch.save(payload, buffer)
+    write_bytes(path, buffer.getbuffer(), failed=lambda at, e: RunError(f"could not write checkpoint {at}: {e.strerror or e}"))
 
 
 def resolve_checkpoint_path(path: str | Path, prefer: tuple[str, ...] = NAMES_IN_DIR) -> Path:

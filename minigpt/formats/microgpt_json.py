@@ -21,9 +21,10 @@ from minigpt.formats.checkpoint import (check_finite, load_checkpoint, load_micr
                                         payload, save_checkpoint)
 from minigpt.config import GPTConfig, check_model_size, load_config, validate
 from minigpt.data import Tokenizer
-from minigpt.cli.errors import UsageError, cannot_write, refuse_existing
+from minigpt.cli.errors import UsageError, refuse_existing
 from minigpt.scaling.membership import NameSet
 from minigpt.model import GPT
+from minigpt.formats.atomic_file import write_text
 from minigpt.formats.bounded import read_text
 
 MICROGPT_ARCHITECTURE = {"activation": "relu", "final_norm": False, "norm_scale": False, "norm_eps": 1e-5}
@@ -59,10 +60,7 @@ def export_microgpt(checkpoint: str | Path, out: str | Path, overwrite: bool = F
         "bos": ckpt.tokenizer.bos,
         "state_dict": {key: state[key].tolist() for key in microgpt_shapes(hyper)},
     }
-    try:
-        out.write_text(json.dumps(document), encoding="utf-8")
-    except OSError as e:
-        raise cannot_write(out, e) from None
+    write_text(out, json.dumps(document))
 
 
 def read_microgpt_json(path: Path) -> dict:

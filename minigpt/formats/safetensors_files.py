@@ -21,6 +21,7 @@ from minigpt.data import Tokenizer
 from minigpt.cli.errors import UsageError, cannot_write, refuse_existing
 from minigpt.scaling.membership import NameSet
 from minigpt.model import GPT
+from minigpt.formats.atomic_file import write_bytes, write_text
 from minigpt.formats.bounded import read_bytes, read_text
 
 WEIGHTS, CONFIG = "model.safetensors", "config.json"
@@ -59,8 +60,8 @@ def export_safetensors(checkpoint: str | Path, out: str | Path, overwrite: bool 
     try:
         out.mkdir(parents=True, exist_ok=True)
         # written by Python rather than by safetensors' own file writer, which refuses a path that is not UTF-8
-        (out / WEIGHTS).write_bytes(st.save(microgpt_weights(ckpt.model), metadata={"format": "pt"}))
-        (out / CONFIG).write_text(json.dumps(config, indent=1) + "\n", encoding="utf-8")
+        write_bytes(out / WEIGHTS, st.save(microgpt_weights(ckpt.model), metadata={"format": "pt"}))
+        write_text(out / CONFIG, json.dumps(config, indent=1) + "\n")
     except BaseException as e:  # a failed export leaves nothing behind, not half a directory
         for name in (WEIGHTS, CONFIG):
             (out / name).unlink(missing_ok=True)

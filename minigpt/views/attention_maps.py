@@ -18,10 +18,11 @@ from rich.table import Table
 from rich.text import Text
 
 from minigpt.data import BOUNDARY, Tokenizer
-from minigpt.cli.errors import UsageError, cannot_write, one_line
+from minigpt.cli.errors import UsageError, one_line
 from minigpt.model import GPT, causal_attention
 from minigpt.views.logit_lens import logit_lens
 from minigpt.formats import strict_json
+from minigpt.formats.atomic_file import write_text
 
 
 @dataclass
@@ -168,10 +169,7 @@ def to_json(report: AttentionReport) -> dict:
 
 
 def write_json(report: AttentionReport, path: Path) -> None:
-    try:
-        Path(path).write_text(strict_json.dumps(to_json(report), indent=1), encoding="utf-8")
-    except OSError as e:
-        raise cannot_write(path, e) from None
+    write_text(path, strict_json.dumps(to_json(report), indent=1))
 
 
 def write_png(report: AttentionReport, path: Path, pairs: list[tuple[int, int]]) -> None:

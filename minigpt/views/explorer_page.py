@@ -14,7 +14,6 @@ from __future__ import annotations
 import array
 import base64
 import copy
-import os
 import re
 import sys
 from pathlib import Path
@@ -24,8 +23,9 @@ import torch
 from minigpt.cli.bundled import web_file
 from minigpt.formats.checkpoint import (Checkpoint, load_checkpoint, load_microgpt_weights, microgpt_weights,
                                         validation_names)
-from minigpt.cli.errors import UsageError, as_text, cannot_write, refuse_existing
+from minigpt.cli.errors import UsageError, as_text, refuse_existing
 from minigpt.formats import strict_json
+from minigpt.formats.atomic_file import write_text
 
 ROLE_NAMES = 1000  # the most names the head descriptions are averaged over
 CURVE_POINTS = 300  # the loss curve is drawn from at most this many points a series
@@ -331,16 +331,5 @@ def write_page(checkpoint: str | Path | Checkpoint, out: str | Path, text: str |
 def save_page(page: str, out: Path, overwrite: bool = False) -> Path:
     """Write a page to `out` as checkpoints are written: a temporary file beside it, then one rename, so
     an interrupted write never leaves half a page (or an empty file) where an older one was."""
-    out = Path(out)
     refuse_existing(out, overwrite)
-    partial = out.with_name(f".{out.name}.{os.getpid()}.partial")
-    try:
-        partial.write_text(page, encoding="utf-8")
-        os.replace(partial, out)
-    except OSError as e:
-        partial.unlink(missing_ok=True)
-        raise cannot_write(out, e) from None
-    except BaseException:
-        partial.unlink(missing_ok=True)  # Ctrl-C or SIGTERM mid-write: the old page stays as it was
-        raise
-    return out
+    return write_text(out, page)

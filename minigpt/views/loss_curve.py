@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import json
 import math
+import os
 from pathlib import Path
 
 from minigpt.cli.display import warn
-from minigpt.cli.errors import UsageError, as_text, cannot_write
+from minigpt.cli.errors import UsageError, as_text
+from minigpt.formats.atomic_file import write_atomically
 from minigpt.formats.bounded import read_text
 
 SPARKS = "▁▂▃▄▅▆▇█"
@@ -60,11 +62,13 @@ def import_pyplot():
     return plt
 
 
-def save_figure(plt, fig, path) -> None:
+def save_figure(plt, fig, target) -> None:
+    """The figure as a PNG into `target`: a path (written atomically) or a file object."""
+    def draw(f):
+        fig.savefig(f, format="png", dpi=120, bbox_inches="tight")
+
     try:
-        fig.savefig(path, dpi=120, bbox_inches="tight")
-    except OSError as e:
-        raise cannot_write(path, e) from None
+        write_atomically(target, draw) if isinstance(target, (str, os.PathLike)) else draw(target)
     finally:
         plt.close(fig)
 

@@ -18,6 +18,7 @@ import io
 from pathlib import Path
 
 from minigpt.cli.errors import as_text
+from minigpt.formats.atomic_file import write_bytes
 from minigpt.formats.checkpoint import Checkpoint, load_checkpoint
 
 
@@ -69,8 +70,7 @@ class AttentionGrid:
         return self.png
 
     def save(self, path: str | Path) -> Path:
-        Path(path).write_bytes(self.png)
-        return Path(path)
+        return write_bytes(path, self.png)
 
 
 def attention_grid(run_or_checkpoint: str | Path | Checkpoint, name: str) -> AttentionGrid:

@@ -1,0 +1,71 @@
+"""Writing a file so that a reader finds the old one or the new one, never half of one.
+
+Every file minigpt writes (checkpoints, snapshots, pages, pictures, exports, a run's recipe)
+goes to a private temporary file beside its place, is flushed to the disk, and is renamed over
+its place in one step: Ctrl-C, SIGTERM or a full disk while it is written leave what was there
+before. A rename replaces a symbolic link at that place rather than writing through it, so the
+target of a link someone put there is never overwritten.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import tempfile
+from pathlib import Path
+from typing import Callable
+
+from minigpt.cli.errors import cannot_write
+
+
+def write_atomically(path: str | Path, write: Callable[[io.BufferedWriter], None], failed=cannot_write) -> Path:
+    """Call `write` on a temporary file beside `path`, then rename it to `path`. An OSError becomes
+    `failed(path, error)` (by default the one-line error for an output that cannot be written)."""
+    path = Path(path)
+    try:
+        fd, partial = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    except OSError as e:
+        raise failed(path, e) from None
+    try:
+        with os.fdopen(fd, "wb") as f:
+            write(f)
+            f.flush()
+            os.fsync(f.fileno())
+        ordinary_file(partial)
+        os.replace(partial, path)
+    except BaseException as e:
+        Path(partial).unlink(missing_ok=True)
+        if isinstance(e, OSError):
+            raise failed(path, e) from None
+        raise
+    fsync_directory(path.parent)
+    return path
+
+
+def write_bytes(path: str | Path, data: bytes, failed=cannot_write) -> Path:
+    return write_atomically(path, lambda f: f.write(data), failed)
+
+
+def write_text(path: str | Path, text: str, failed=cannot_write) -> Path:
+    return write_bytes(path, text.encode("utf-8"), failed)
+
+
+def ordinary_file(path) -> None:
+    """Give a written file the permissions of any other the user makes (mkstemp leaves it 0600)."""
+    mask = os.umask(0)
+    os.umask(mask)
+    os.chmod(path, 0o666 & ~mask)
+
+
+def fsync_directory(directory: Path) -> None:
+    """Make the rename itself durable; a directory that cannot be opened is left to the system."""
+    try:
+        fd = os.open(directory, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
