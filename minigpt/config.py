@@ -209,6 +209,8 @@ def check_model_size(m: GPTConfig, where: str | None = None) -> None:
 
 
 SEEDS = 2**63  # a seed is a whole number from 0 up to 2^63 - 1: what torch's generators take
+LARGEST_INTEGER = 2**63 - 1  # every whole-number key: what a checkpoint and torch hold
+MAX_BATCH_SIZE = 65_536  # names a step: past this one step's activations outgrow any machine's memory
 
 
 def check_seed(seed: int | None, name: str) -> None:
@@ -236,6 +238,8 @@ def validate(config: Config) -> None:
         for key, value in values.items():
             if isinstance(value, float) and not math.isfinite(value):
                 raise UsageError(f"{section}.{key} must be a finite number, got {value}")
+            if isinstance(value, int) and abs(value) > LARGEST_INTEGER:
+                raise UsageError(f"{section}.{key} must be at most {LARGEST_INTEGER:,} (64 bits), got {value}")
     for (section, key), allowed in CHOICES.items():
         value = getattr(getattr(config, section), key)
         if value not in allowed:
@@ -270,6 +274,8 @@ def validate(config: Config) -> None:
         raise UsageError(f"train.val_fraction must be in [0, 1), got {t.val_fraction}")
     if t.min_lr > t.lr:
         raise UsageError(f"train.min_lr ({t.min_lr}) must not exceed train.lr ({t.lr})")
+    if t.batch_size > MAX_BATCH_SIZE:
+        raise UsageError(f"train.batch_size must be from 1 to {MAX_BATCH_SIZE:,}, got {t.batch_size:,}")
     if not 0 <= t.snapshots <= MAX_SNAPSHOTS:
         raise UsageError(f"train.snapshots must be from 0 to {MAX_SNAPSHOTS}, got {t.snapshots}")
     check_seed(t.seed, "train.seed")

@@ -196,3 +196,35 @@ def test_an_export_given_as_a_checkpoint_names_its_format_and_the_import(trained
     named = runner.invoke(app, ["import", str(tmp_path / "hf"), str(tmp_path / "back.json")])
     assert named.exit_code == 0 and "is a minigpt checkpoint (a torch file), whatever its name says" in named.stderr
     assert runner.invoke(app, ["sample", str(tmp_path / "back.json"), "-n", "2"]).exit_code == 0
+
+
+EXTREMES = [str(2**64 + 1), str(-(2**64 + 1)), "1e308", "5e-324", "nan", "inf", "-inf", "-1", "0"]
+
+
+def number_options():
+    """Every whole-number and decimal option of every command, each at the edges of its type."""
+    for command in every_command()[1:]:
+        params = options_of(command)
+        arguments = {"train": [], "inspect-attention": ["RUN", "ab"]}.get(command[0], ["RUN"])
+        if any(p.param_type_name == "argument" for p in params) or command[0] == "train":
+            for p in params:
+                if p.param_type_name == "option" and type_name(p) in ("integer", "float", "int"):
+                    for value in EXTREMES:
+                        yield [*command, *arguments, p.opts[0], value]
+
+
+@pytest.mark.parametrize("args", list(number_options()), ids=" ".join)
+def test_every_number_option_at_its_extremes_means_something_or_is_one_line(args, trained_run, monkeypatch):
+    """Either it does what the docs say (exit 0) or it names the allowed range in one line (exit 2);
+    training itself is not run, only everything that checks its recipe."""
+    monkeypatch.setattr("minigpt.training.train", lambda *a, **k: None)
+    args = [str(trained_run[0]) if a == "RUN" else a for a in args]
+    if args[0] == "train":
+        args += ["--config", "tiny"]
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code in (0, 2), (args, result.output)
+    if result.exit_code == 2:
+        assert len(result.stderr.splitlines()) == 1 and result.stderr.startswith("minigpt: error: "), result.stderr
+    whole = {o for p in options_of(args[:1]) if type_name(p) in ("integer", "int") for o in p.opts}
+    if args[-2] in whole and args[-1].lstrip("-").isdigit() and abs(int(args[-1])) > 2**63:
+        assert result.exit_code == 2 and "64 bits" in result.stderr

@@ -17,7 +17,8 @@ from typing import Optional
 import typer
 
 from minigpt import __version__
-from minigpt.cli.errors import Interrupted, MiniGPTError, first_line, one_line
+from minigpt.cli.errors import Interrupted, MiniGPTError, UsageError, first_line, one_line
+from minigpt.config import LARGEST_INTEGER
 from minigpt.cli.streams import DroppedOnFailure, checked_streams
 from minigpt.scaling.torchrun import rank
 
@@ -141,9 +142,17 @@ def reports_errors(command):
     return wrapper
 
 
+def refuse_integers_past_64_bits(options: dict) -> None:
+    """Every whole-number option of every command, in one place: past 64 bits it can mean nothing."""
+    for name, value in options.items():
+        if isinstance(value, int) and not isinstance(value, bool) and abs(value) > LARGEST_INTEGER:
+            raise UsageError(f"--{name.rstrip('_').replace('_', '-')} must be at most {LARGEST_INTEGER:,} (64 bits), got {value}")
+
+
 def reporting_errors(command, *args, **kwargs):
     """Run the command: our errors as one line and an exit code; a traceback only with --debug."""
     try:
+        refuse_integers_past_64_bits(kwargs)
         result = command(*args, **kwargs)
         sys.stdout.flush()  # a full disk behind standard output is found here, where it is one line
         return result
