@@ -238,8 +238,6 @@ def validate(config: Config) -> None:
         for key, value in values.items():
             if isinstance(value, float) and not math.isfinite(value):
                 raise UsageError(f"{section}.{key} must be a finite number, got {value}")
-            if isinstance(value, int) and abs(value) > LARGEST_INTEGER:
-                raise UsageError(f"{section}.{key} must be at most {LARGEST_INTEGER:,} (64 bits), got {value}")
     for (section, key), allowed in CHOICES.items():
         value = getattr(getattr(config, section), key)
         if value not in allowed:
@@ -281,6 +279,10 @@ def validate(config: Config) -> None:
     check_seed(t.seed, "train.seed")
     check_seed(t.split_seed, "train.split_seed")
     check_sampling(s.temperature, s.top_k or None, s.top_p)
+    for section, values in config.to_dict().items():  # after the checks that name a narrower range
+        for key, value in values.items():
+            if isinstance(value, int) and abs(value) > LARGEST_INTEGER:
+                raise UsageError(f"{section}.{key} must be at most {LARGEST_INTEGER:,} (64 bits), got {value}")
     check_model_size(m)
 
 
