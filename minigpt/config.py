@@ -292,8 +292,8 @@ def load_config(path: str | Path | None = None, overrides: list[str] = (), base:
     if path is not None:
         path = resolve_config_path(path)
         try:
-            # a byte-order mark (an editor's) is not part of the recipe
-            table = tomllib.loads(read_bytes(path, "recipe").decode("utf-8-sig"))
+            # a byte-order mark (an editor's) is not part of the recipe, nor NUL padding at its end
+            table = tomllib.loads(read_bytes(path, "recipe").rstrip(b"\0").decode("utf-8-sig"))
         except (tomllib.TOMLDecodeError, UnicodeDecodeError) as e:
             raise UsageError(f"{path}: not valid TOML: {e}") from None
         for section, values in table.items():

@@ -52,7 +52,8 @@ def read_names(path: str | Path) -> list[str]:
                          f"{size * MEMORY_PER_BYTE / 1e9:.0f} GB of memory, and {available / 1e9:.1f} GB is available")
     raw = read_bytes(path, "names file")
     try:
-        text = raw.decode("utf-8-sig")  # a byte-order mark is not part of the first name
+        # a byte-order mark is not part of the first name, nor NUL padding (a crash, a tool) part of the last
+        text = raw.rstrip(b"\0").decode("utf-8-sig")
     except UnicodeDecodeError as e:
         line = raw[: e.start].count(b"\n") + 1
         raise UsageError(f"{path}: line {line} is not valid UTF-8") from None

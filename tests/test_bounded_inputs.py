@@ -100,3 +100,15 @@ def test_a_recipe_saved_with_a_byte_order_mark_and_crlf_is_read(tmp_path):
     recipe.write_bytes(b"\xef\xbb\xbf[model]\r\nn_layer = 2\r\n[train]\r\nsteps = 7\r\n")
     config = load_config(recipe)
     assert config.model.n_layer == 2 and config.train.steps == 7
+
+
+@pytest.mark.parametrize("ending", [b"\x00", b"\x00" * 512, b"\r\n\x00\x00"])
+def test_recipes_and_names_files_padded_with_nul_read_as_written(tmp_path, ending):
+    from minigpt.config import load_config
+    from minigpt.data import read_names
+
+    recipe, names = tmp_path / "recipe.toml", tmp_path / "names.txt"
+    recipe.write_bytes(b"\xef\xbb\xbf[train]\r\nsteps = 7" + ending)
+    names.write_bytes(b"\xef\xbb\xbfemma\r\nava" + ending)
+    assert load_config(recipe).train.steps == 7
+    assert read_names(names) == ["emma", "ava"]
