@@ -74,6 +74,11 @@ def as_text(name) -> str:
     which Python carries as lone surrogates) written as \\xNN, as `ls -b` does, so that it can be
     printed, drawn and written to a UTF-8 file."""
     text = os.fsdecode(name) if isinstance(name, os.PathLike) else str(name)
+    try:
+        text.encode("utf-8")  # the common case, at C speed: no surrogate to write out
+        return text
+    except UnicodeEncodeError:
+        pass
     return "".join(f"\\x{ord(c) - 0xDC00:02x}" if "\udc80" <= c <= "\udcff" else c for c in text)
 
 
