@@ -22,7 +22,7 @@ import torch.nn.functional as F
 from minigpt.cli import display
 from minigpt.cli.errors import Interrupted, RunError, StopSignals, UsageError, first_line
 from minigpt.cli.run_directory import (RunRecords, TrainResult, discard_if_no_checkpoint, open_run_dir, record_evaluation,
-                                       write_loss_png_if_possible)
+                                       prepare_loss_png, write_loss_png_if_possible)
 from minigpt.config import Config, scale_to_data
 from minigpt.data import BUNDLED_NAMES, BatchOrder, Tokenizer, TokenizedNames, load_data, tokenize_corpus
 from minigpt.formats.checkpoint import (ResumeState, load_microgpt_weights, payload, read_model_weights,
@@ -387,6 +387,8 @@ def train(
         trainer, resumed_from, scaled = start_run(config, dist, data_path, val_path, resume_from,
                                                   overwrite_later or out_dir is not None)
         run_dir = dist.on_main(lambda: open_run_dir(resumed_from, out_dir, overwrite, held))
+        if dist.main:
+            prepare_loss_png()
         console = display.console(quiet)
         resumed_at = trainer.step if resumed_from is not None else None
         display.start(console, run_dir, dist.device, trainer.model, config, trainer.data_info,

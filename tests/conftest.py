@@ -46,6 +46,7 @@ def no_loss_png_unless_asked(request, monkeypatch):
     shared runs, made before this applies) draw it; tests/test_records.py looks at those."""
     if "draws_loss_png" not in request.keywords:
         monkeypatch.setattr("minigpt.training.write_loss_png_if_possible", lambda run_dir: None)
+        monkeypatch.setattr("minigpt.training.prepare_loss_png", lambda: None)
 
 
 @pytest.fixture(scope="module")

@@ -236,6 +236,13 @@ def record_evaluation(records: RunRecords, trainer, console, quiet: bool) -> Non
         display.samples_table(console, trainer.step, trainer.val_loss, names)
 
 
+def prepare_loss_png() -> None:
+    """At a run's start: what drawing loss.png needs is loaded meanwhile (views/loss_curve.py)."""
+    from minigpt.views.loss_curve import import_pyplot_meanwhile
+
+    import_pyplot_meanwhile()
+
+
 def write_loss_png_if_possible(run_dir: Path) -> None:
     """loss.png beside the checkpoints, when matplotlib is installed."""
     from minigpt.views.loss_curve import write_loss_png

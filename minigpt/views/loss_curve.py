@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import threading
 from pathlib import Path
 
 from minigpt.cli.display import warn
@@ -48,6 +49,19 @@ def sparkline(values: list[float], width: int = 40) -> str:
     low, high = min(values), max(values)
     span = (high - low) or 1.0
     return "".join(SPARKS[round((v - low) / span * (len(SPARKS) - 1))] for v in values)
+
+
+def import_pyplot_meanwhile() -> None:
+    """Start importing pyplot in the background (most of drawing loss.png at a run's end is the
+    import): its time then falls inside the run, where the progress bar's time left sees it,
+    rather than after the bar ends. Nothing happens without matplotlib."""
+    def quietly():
+        try:
+            import_pyplot()
+        except Exception:
+            pass  # drawing says so, if it is asked for
+
+    threading.Thread(target=quietly, name="import pyplot", daemon=True).start()
 
 
 def import_pyplot():
