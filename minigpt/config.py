@@ -208,8 +208,8 @@ def check_model_size(m: GPTConfig, where: str | None = None) -> None:
                          f"parameters; minigpt builds at most {MAX_PARAMETERS:,}")
 
 
-SEEDS = 2**63  # a seed is a whole number from 0 up to 2^63 - 1: what torch's generators take
 LARGEST_INTEGER = 2**63 - 1  # every whole-number key: what a checkpoint and torch hold
+SEEDS = LARGEST_INTEGER + 1  # a seed is a whole number from 0 up to LARGEST_INTEGER: what torch's generators take
 MAX_BATCH_SIZE = 65_536  # names a step: past this one step's activations outgrow any machine's memory
 
 

@@ -326,12 +326,6 @@ def start_run(config: Config, dist: Distributed, data_path, val_path, resume_fro
     return trainer, resumed_from, scaled
 
 
-def refuse_same_directory(resume_from, out_dir) -> None:
-    source = Path(resume_from) if Path(resume_from).is_dir() else Path(resume_from).parent
-    if Path(out_dir).resolve() == source.resolve():
-        raise UsageError(f"--out {out_dir} is the directory the run is resumed from; drop --out to continue it there")
-
-
 def finish_run(trainer: Trainer, run_dir: Path, train_loss: float | None) -> TrainResult:
     """End on the best weights (with train.keep_best), draw loss.png, and sum the run up."""
     ended_on_best = trainer.finish(run_dir)  # on the best weights, so the summary's samples come from them
@@ -381,8 +375,6 @@ def train(
     held = []  # rank 0's lock on the run directory, for as long as this training runs
     run_dir = None
     try:
-        if resume_from is not None and out_dir is not None:
-            refuse_same_directory(resume_from, out_dir)
         # continuing in a new directory replaces no later steps
         trainer, resumed_from, scaled = start_run(config, dist, data_path, val_path, resume_from,
                                                   overwrite_later or out_dir is not None)

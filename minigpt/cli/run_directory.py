@@ -79,10 +79,13 @@ def open_own(path: Path, mode: str):
         fd = os.open(path, flags, 0o666)
     except OSError as e:
         if path.is_symlink():
-            raise UsageError(f"{path} is a symbolic link: minigpt writes only the files a run makes; "
-                             f"remove the link, or train into another --out") from None
+            raise linked(path, "train into another --out") from None
         raise UsageError(f"cannot write to run directory {path.parent}: {e.strerror or e}") from None
     return os.fdopen(fd, mode, encoding="utf-8")
+
+
+def linked(path: Path, or_else: str) -> UsageError:
+    return UsageError(f"{path} is a symbolic link: minigpt writes only the files a run makes; remove the link, or {or_else}")
 
 
 def cannot_write_run(path: Path, e: OSError) -> RunError:
@@ -131,8 +134,7 @@ def reopen_run_dir(run_dir: Path, checkpoint: Path) -> tuple[Path, RunLock]:
                          f"writes the run's records where it is; pass --out DIR to continue it in a new run directory")
     for name in (LOCK, *RUN_FILES):
         if (run_dir / name).is_symlink():
-            raise UsageError(f"{run_dir / name} is a symbolic link: minigpt writes only the files a run makes; "
-                             f"remove the link, or pass --out DIR to continue in a new run directory")
+            raise linked(run_dir / name, "pass --out DIR to continue in a new run directory")
     lock = RunLock(run_dir)
     for leftover in run_dir.glob(".*.tmp"):
         leftover.unlink(missing_ok=True)
@@ -145,6 +147,8 @@ def open_run_dir(resumed_from: Path | None, out_dir, overwrite: bool, held: list
     if resumed_from is not None and out_dir is None:
         run_dir, lock = reopen_run_dir(resumed_from.parent, resumed_from)
     else:
+        if resumed_from is not None and Path(out_dir).resolve() == resumed_from.parent.resolve():
+            raise UsageError(f"--out {out_dir} is the directory the run is resumed from; drop --out to continue it there")
         run_dir, lock = prepare_run_dir(out_dir, overwrite)
     held.append(lock)
     return run_dir

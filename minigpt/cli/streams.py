@@ -16,12 +16,19 @@ import sys
 from minigpt.cli.errors import RunError
 
 
-class CheckedOutput:
-    """sys.stdout for a command: a write that fails is one RunError naming the stream."""
+class Stream:
+    """A command's view of a standard stream; a closed one (None) reads as an empty sink."""
 
     def __init__(self, stream):
         self.closed_at_start = stream is None
         self.stream = open(os.devnull, "w", encoding="utf-8") if stream is None else stream
+
+    def __getattr__(self, name):  # isatty, encoding, fileno...: the stream's own
+        return getattr(self.stream, name)
+
+
+class CheckedOutput(Stream):
+    """sys.stdout for a command: a write that fails is one RunError naming the stream."""
 
     def write(self, text: str) -> int:
         return self._checked(self.stream.write, text)
@@ -40,15 +47,9 @@ class CheckedOutput:
         except OSError as e:
             raise RunError(f"cannot write to standard output: {e.strerror or e}") from None
 
-    def __getattr__(self, name):  # isatty, encoding, fileno...: the stream's own
-        return getattr(self.stream, name)
 
-
-class DroppedOnFailure:
+class DroppedOnFailure(Stream):
     """sys.stderr for a command: progress and notes that cannot be written are dropped."""
-
-    def __init__(self, stream):
-        self.stream = open(os.devnull, "w", encoding="utf-8") if stream is None else stream
 
     def write(self, text: str) -> int:
         try:
@@ -61,9 +62,6 @@ class DroppedOnFailure:
             self.stream.flush()
         except OSError:
             pass
-
-    def __getattr__(self, name):
-        return getattr(self.stream, name)
 
 
 @contextlib.contextmanager

@@ -194,8 +194,8 @@ def resolve_checkpoint_path(path: str | Path, prefer: tuple[str, ...] = NAMES_IN
         if (path / "model.safetensors").is_file():
             raise UsageError(f"{path} is a safetensors export, not a run: minigpt import {path} OUT.pt makes a checkpoint of it")
         raise UsageError(f"no checkpoint in directory {path} (expected best.pt or last.pt)")
-    if path.is_file() and exported_as(path):
-        raise UsageError(f"{path} is {exported_as(path)}, not a checkpoint: minigpt import {path} OUT.pt makes one")
+    if path.is_file() and (export := exported_as(path)):
+        raise UsageError(f"{path} is {export}, not a checkpoint: minigpt import {path} OUT.pt makes one")
     return path
 
 

@@ -12,7 +12,6 @@ preference puts a fair share on the boundary token. The rules are in LABEL_RULES
 
 from __future__ import annotations
 
-
 import torch
 
 from minigpt.data import Tokenizer

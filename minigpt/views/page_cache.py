@@ -22,6 +22,8 @@ from pathlib import Path
 
 import torch
 
+from minigpt.formats.atomic_file import write_text
+
 KEPT = 8  # pages' measurements kept; each is about the size of its page's snapshots data
 FORMAT = 1  # the layout of a cached file
 # the modules whose code computes what is cached
@@ -66,9 +68,8 @@ def write_cached(key: str, measured: dict) -> None:
     folder = cache_dir()
     try:
         folder.mkdir(parents=True, exist_ok=True)
-        partial = folder / f".{key}.{os.getpid()}.partial"
-        partial.write_text(json.dumps(measured, separators=(",", ":")), encoding="utf-8")
-        os.replace(partial, folder / f"{key}.json")
+        # an OSError stays one (failed=...), for the except below
+        write_text(folder / f"{key}.json", json.dumps(measured, separators=(",", ":")), failed=lambda at, error: error)
         kept = sorted(folder.glob("*.json"), key=lambda p: p.stat().st_mtime, reverse=True)
         for old in kept[KEPT:]:
             old.unlink(missing_ok=True)
