@@ -101,9 +101,12 @@ def test_mean_ablation_uses_each_parts_mean_over_every_position(tiny):
         torch.testing.assert_close(forward_without(model, idx, off, means), by_hand(model, idx, means=means, **named))
 
 
-def test_ablate_reports_every_part_sorted_by_cost(tiny):
+@pytest.mark.parametrize("mode", ["zero", "mean"])
+@pytest.mark.parametrize("rows", [1, 10**6])  # one part through the layers above at a time, or all of a layer's
+def test_ablate_reports_every_part_sorted_by_cost(tiny, mode, rows, monkeypatch):
+    monkeypatch.setattr("minigpt.views.ablation.ROWS", rows)
     model, tokenizer = tiny
-    report = ablate(model, tokenizer, NAMES, "zero")
+    report = ablate(model, tokenizer, NAMES, mode)
     assert len(report.costs) == len(all_parts(model)) == 2 * 2 + 2 + 2
     costs = [cost for _, cost in report.costs]
     assert costs == sorted(costs, reverse=True)
@@ -113,7 +116,7 @@ def test_ablate_reports_every_part_sorted_by_cost(tiny):
     # ablate computes each distinct prefix once and spares the work that is the same; the losses are
     # loss_without's, name by name (this model is float64: the two orders of adding agree to 1e-9)
     for part, cost in report.costs:
-        assert report.loss + cost == pytest.approx(loss_without(model, data, [part]), abs=1e-9)
+        assert report.loss + cost == pytest.approx(loss_without(model, data, [part], report.means), abs=1e-9)
 
 
 def test_a_prefix_forest_holds_each_prefix_once_and_every_prediction(tiny):

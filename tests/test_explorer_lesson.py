@@ -256,6 +256,38 @@ def test_head_roles_add_up_and_labels_follow_their_rules(lesson):
     assert label([0.3, 0.3, 0.2, 0.1, 0.1], even, 0.5) == "mixed: the boundary token 30%, itself 30%"
 
 
+def test_head_roles_are_the_means_over_every_row_of_every_name(lesson):
+    """head_roles reads each distinct prefix once (the names' prefix forests) and counts it as often as
+    names share it: its numbers are those of reading the names one by one."""
+    from minigpt.formats.checkpoint import validation_names
+    from minigpt.views.attention_maps import forward_with_weights
+    from minigpt.views.head_roles import head_roles, offset_masks
+
+    ckpt, _ = lesson
+    names = validation_names(ckpt)[:60]
+    roles = head_roles(ckpt.model, ckpt.tokenizer, names)
+    tok, longest = ckpt.tokenizer, ckpt.config.model.block_size - 1
+    place = {t: n for n, t in enumerate(roles["char_ids"])} | {tok.bos: len(roles["char_ids"])}
+    shares, spread, rows = torch.zeros(4, 4, 5), torch.zeros(4, 4), 0
+    chars, reads = torch.zeros(4, 4, len(place) - 1, len(place)), torch.zeros(len(place) - 1)
+    for name in names:  # one name at a time, every row from position 1
+        ids = [tok.bos] + tok.encode(name)[:longest]
+        w = forward_with_weights(ckpt.model, torch.tensor([ids]))[1][:, 0].float()  # [L, H, T, T]
+        for i in range(1, len(ids)):
+            shares += torch.einsum("lhj,kj->lhk", w[:, :, i, : i + 1], offset_masks(len(ids))[:, i, : i + 1])
+            spread += -(w[:, :, i] * w[:, :, i].clamp_min(1e-30).log()).sum(-1) / math.log(i + 1)
+            if ids[i] in place:
+                reads[place[ids[i]]] += 1
+                for j in range(i + 1):
+                    if ids[j] in place:
+                        chars[:, :, place[ids[i]], place[ids[j]]] += w[:, :, i, j]
+            rows += 1
+    assert roles["rows"] == rows
+    assert torch.allclose(torch.tensor(roles["shares"]), shares / rows, atol=6e-4)  # rounded to 3 decimals
+    assert torch.allclose(torch.tensor(roles["spread"]), spread / rows, atol=6e-4)
+    assert torch.allclose(roles["chars"], chars / reads.clamp_min(1)[None, None, :, None], atol=1e-5)
+
+
 def test_validation_names_are_none_when_the_file_changed(lesson):
     from minigpt.formats.checkpoint import validation_names
 

@@ -34,6 +34,9 @@ from minigpt.views.prefix_forest import PrefixForest, embedded_nodes, forest_nat
 
 MODES = ("zero", "mean")
 BATCH = 128  # names scored at once (smaller batches of names of like length pad less)
+# residual-stream rows (positions x variants) run through the layers above a part at once: a few
+# thousand keep each layer's activations in a CPU's cache (docs/explorer.md has the measurement)
+ROWS = 4096
 
 
 @dataclass(frozen=True)
@@ -172,39 +175,47 @@ def losses_each_off(model: GPT, passes: list[WholePass], parts: list[Part], mode
     """Per mode (its mean outputs, or None to zero a part): the whole model's loss, then the loss with
     each part off on its own, `loss_without` for each, sparing the work that is the same. Each
     distinct prefix of the names is computed once (the forests); the layers below a part's are the
-    whole model's, and so is the part's own layer but for the part (`own_layer_each_off`); the layers
-    above run for every part of every mode together, stacked as one batch."""
+    whole model's, and so is the part's own layer but for the part (`own_layer_each_off`); from
+    there a few parts at a time go through the layers above, stacked as one batch of ROWS rows."""
     L = model.config.n_layer
     totals, count = torch.zeros(len(modes), len(parts) + 1, dtype=torch.float64), 0
     for found in passes:
         attend = node_attention(found.forest)
         totals[:, 0] += forest_nats(read_off(model, found.entering[L]), found.forest)[0].cpu()
+        per = max(1, ROWS // found.entering[0].size(1))
         for l in range(L):
             here = [i for i, part in enumerate(parts) if part.layer == l]
-            after = torch.cat([own_layer_each_off(model, found, l, [parts[i] for i in here], means) for means in modes])
-            logits = read_off(model, through_layers(model, after, range(l + 1, L), attend=attend))
-            totals[:, [1 + i for i in here]] += forest_nats(logits, found.forest).cpu().view(len(modes), len(here))
+            for m, means in enumerate(modes):
+                for some in (here[at:at + per] for at in range(0, len(here), per)):
+                    after = own_layer_each_off(model, found, l, [parts[i] for i in some], means)
+                    logits = read_off(model, through_layers(model, after, range(l + 1, L), attend=attend))
+                    totals[m, [1 + i for i in some]] += forest_nats(logits, found.forest).cpu()
         count += found.forest.predicted
     return (totals / count).tolist()
 
 
 def own_layer_each_off(model: GPT, found: WholePass, l: int, parts: list[Part], means: dict | None) -> torch.Tensor:
     """The residual stream after layer l [len(parts), P, C] with each of its `parts` off in turn, from the
-    whole pass: a head off changes only its slice of the heads' outputs before attn_wo, so the
-    attention is not run again; the MLP runs once for every part but its own."""
-    layer, x = model.layers[l], found.entering[l]
-    replaced = (lambda kind: means[kind][l]) if means else (lambda kind: torch.zeros_like(x[0, 0]))
-    heads = [part.head for part in parts if part.kind == "head"]
-    ys = found.heads[l].repeat(len(heads), 1, 1, 1)  # [heads off, H, P, hd]
-    for s, h in enumerate(heads):
-        ys[s, h] = means["head"][l][h] if means else 0.0
-    with_heads_off = iter(x + layer.attn.attn_wo(layer.attn.merge_heads(ys)))
-    mid = torch.stack([next(with_heads_off) if part.kind == "head" else
-                       x[0] + (replaced("attention") if part.kind == "attention" else found.attention[l][0]) for part in parts])
-    runs = torch.tensor([part.kind != "mlp" for part in parts], device=x.device)
-    out = mid + replaced("mlp")  # the MLP's part; the others get the MLP's output on their own stream
-    out[runs] = mid[runs] + layer.mlp(layer.mlp_norm(mid[runs]))
-    return out
+    whole pass: the attention is not run again (a head off changes its output by the head's slice of
+    attn_wo times the change in the head's output, attn_wo having no bias); the MLP runs for every
+    part but its own."""
+    layer, x, attention = model.layers[l], found.entering[l][0], found.attention[l][0]
+    width = x.size(-1) // model.config.n_head
+
+    def replaced(kind, *which):  # what a part that is off gives instead
+        return means[kind][l][which] if means else torch.zeros_like(x[0, :width] if kind == "head" else x[0])
+
+    def after_attention(part):
+        if part.kind == "head":
+            h = part.head
+            change = replaced("head", h) - found.heads[l][0, h]  # [P, hd]
+            return x + attention + change @ layer.attn.attn_wo.weight[:, h * width:(h + 1) * width].T
+        return x + (replaced("attention") if part.kind == "attention" else attention)
+
+    def after_mlp(part, mid):
+        return mid + (replaced("mlp") if part.kind == "mlp" else layer.mlp(layer.mlp_norm(mid)))
+
+    return torch.stack([after_mlp(part, after_attention(part)) for part in parts])
 
 
 @dataclass

@@ -220,7 +220,7 @@ def snapshots_data(ckpt: Checkpoint, names: list[str], progress=None) -> dict | 
             scales.append(scale)
             decoded[name] = dequantize(q, scale, snapshots.shapes[name])  # what the page will compute
         load_microgpt_weights(model, decoded)
-        found = head_roles(model, ckpt.tokenizer, names)
+        found = head_roles(model, ckpt.tokenizer, names, forests)
         roles.append({"shares": found.get("shares"), "labels": found.get("labels"),
                       "chars": weights_base64(found["chars"]) if found else None})
         the_checkpoint = step == ckpt.step and step not in snapshots.steps[index + 1:]  # as the page decides

@@ -17,6 +17,7 @@ import torch
 from minigpt.data import Tokenizer
 from minigpt.model import GPT
 from minigpt.views.attention_maps import forward_with_weights
+from minigpt.views.prefix_forest import PrefixForest, prefix_forests
 
 OFFSETS = ["the boundary token", "itself", "1 back", "2 back", "3 or more back"]
 STRONG, LEANS, SPREAD = 2.0, 1.5, 0.65
@@ -26,7 +27,6 @@ LABEL_RULES = (
     f"else it is “spread out” when its rows' entropy is at least {SPREAD:.0%} of the most a row can have; "
     f"else “mixed”, with its two largest shares named."
 )
-BATCH = 256  # names read at once
 # The character picture's rows (and columns, with the boundary token) are at most this many characters,
 # those the names read most: a vocabulary of thousands of characters (Chinese names) would make it
 # layers × heads × V² numbers, gigabytes to compute and a page no browser loads.
@@ -48,7 +48,7 @@ def offset_masks(T: int) -> torch.Tensor:
 
 
 @torch.no_grad()
-def head_roles(model: GPT, tokenizer: Tokenizer, names: list[str]) -> dict:
+def head_roles(model: GPT, tokenizer: Tokenizer, names: list[str], forests: list[PrefixForest] | None = None) -> dict:
     """Each head's shares by offset, its even-spread reference, its spread and its character matrix.
 
     shares [L][H][5]   the mean weight a row (positions 1 and on) puts on each of OFFSETS
@@ -59,43 +59,42 @@ def head_roles(model: GPT, tokenizer: Tokenizer, names: list[str]) -> dict:
                        names read most (all of them in a small vocabulary); rows of characters never read are zeros
     char_ids [C]       the token ids of those characters, in id order
     labels [L][H]      a plain name for each head (see LABEL_RULES)
+
+    The means are over every row of every name, each distinct prefix read once and counted as often
+    as names share it (`counted_rows`); `forests`: the names' prefix forests, when already made.
     """
-    L, H, V = model.config.n_layer, model.config.n_head, tokenizer.vocab_size
-    longest = model.config.block_size - 1
+    L, H = model.config.n_layer, model.config.n_head
     device = model.lm_head.weight.device
+    forests = prefix_forests(names, tokenizer, model.config.block_size) if forests is None else forests
     shares, even, spread = torch.zeros(L, H, 5), torch.zeros(5), torch.zeros(L, H)
-    char_ids = most_read(names, tokenizer, longest)
+    char_ids = most_read(forests, tokenizer)
     C = len(char_ids)
-    place = torch.full((V,), C + 1, dtype=torch.long)  # a token's row and column in the picture; C + 1: not shown
+    place = torch.full((tokenizer.vocab_size,), C + 1, dtype=torch.long)  # a token's row and column in the picture; C + 1: not shown
     place[torch.tensor(char_ids, dtype=torch.long)] = torch.arange(C)
     place[tokenizer.bos] = C
     P = C + 2
     chars, reads_of = torch.zeros(L, H, P * P), torch.zeros(P)
-    rows = 0
-    for start in range(0, len(names), BATCH):
-        encoded = [[tokenizer.bos] + tokenizer.encode(name)[:longest] for name in names[start:start + BATCH]]
-        T = max(map(len, encoded))
-        ids = torch.tensor([e + [tokenizer.bos] * (T - len(e)) for e in encoded])  # padding is never read: it is after
-        lengths = torch.tensor([len(e) for e in encoded])
+    rows = 0.0
+    for ids, counts in counted_rows(forests):
+        T = ids.size(1)
         _, maps = forward_with_weights(model, ids.to(device))
         w = maps.float().cpu()  # [L, B, H, T, T]
         position = torch.arange(T)
-        valid = ((position[None, :] >= 1) & (position[None, :] < lengths[:, None])).float()  # [B, T] queries counted
         masks = offset_masks(T)
-        shares += torch.einsum("lbhij,kij,bi->lhk", w, masks, valid)
+        shares += torch.einsum("lbhij,kij,bi->lhk", w, masks, counts)
         evenly = torch.tril(torch.ones(T, T)) / (position[:, None] + 1)
-        even += torch.einsum("ij,kij,bi->k", evenly, masks, valid)
+        even += torch.einsum("ij,kij,bi->k", evenly, masks, counts)
         entropy = -(w * w.clamp_min(1e-30).log()).sum(-1)  # [L, B, H, T]
         most = torch.log(position + 1.0)  # the entropy of an even row of position i
         most[0] = 1.0  # row 0 is not counted
-        spread += torch.einsum("lbhi,i,bi->lh", entropy, 1 / most, valid)
+        spread += torch.einsum("lbhi,i,bi->lh", entropy, 1 / most, counts)
         shown = place[ids]  # [B, T]: each token's place in the picture
         pair = (shown[:, :, None] * P + shown[:, None, :])  # [B, T, T]: (query token, key token)
-        weighted = (w * valid[None, :, None, :, None]).permute(0, 2, 1, 3, 4).reshape(L, H, -1)
+        weighted = (w * counts[None, :, None, :, None]).permute(0, 2, 1, 3, 4).reshape(L, H, -1)
         for l in range(L):  # per layer, to keep the scatter plain
             chars[l].index_add_(1, pair.reshape(-1), weighted[l].reshape(H, -1))
-        reads_of.index_add_(0, shown.reshape(-1), valid.reshape(-1))
-        rows += int(valid.sum())
+        reads_of.index_add_(0, shown.reshape(-1), counts.reshape(-1))
+        rows += float(counts.sum())
     if rows == 0:
         return {}
     shares, even, spread = shares / rows, even / rows, spread / rows
@@ -110,17 +109,30 @@ def head_roles(model: GPT, tokenizer: Tokenizer, names: list[str]) -> dict:
         "char_ids": char_ids,
         "labels": labels,
         "rules": LABEL_RULES,
-        "rows": rows,
+        "rows": int(rows),
     }
 
 
-def most_read(names: list[str], tokenizer: Tokenizer, longest: int) -> list[int]:
+def counted_rows(forests: list[PrefixForest]):
+    """The forests' paths as token sequences [B, T], each with how many names read each of its rows [B, T]:
+    a prefix's own place counts as often as names share it; its places on other paths, the
+    padding and the boundary token's row (it reads nothing before it) count 0."""
+    for forest in forests:
+        offset = 0
+        for paths in forest.paths:
+            places = offset + torch.arange(paths.numel()).view(paths.shape)
+            counts = torch.where(forest.where[paths] == places, forest.visits[paths], 0.0)
+            counts[:, 0] = 0.0
+            yield forest.tokens[paths], counts
+            offset += paths.numel()
+
+
+def most_read(forests: list[PrefixForest], tokenizer: Tokenizer) -> list[int]:
     """The token ids of the CHARS_SHOWN characters the names read most (as the model reads them: at most
-    `longest` a name), in id order."""
-    counts = torch.zeros(tokenizer.vocab_size)
-    for name in names:
-        encoded = tokenizer.encode(name)[:longest]
-        counts.index_add_(0, torch.tensor(encoded, dtype=torch.long), torch.ones(len(encoded)))
+    block_size - 1 a name), in id order."""
+    counts = torch.zeros(tokenizer.vocab_size, dtype=torch.float64)
+    for forest in forests:
+        counts.index_add_(0, forest.tokens[1:], forest.visits[1:].double())  # every prefix but the root's own
     counts[tokenizer.bos] = -1
     read = [int(t) for t in torch.argsort(counts, descending=True, stable=True)[:CHARS_SHOWN] if counts[t] > 0]
     return sorted(read)

@@ -145,11 +145,17 @@ def node_attention(forest: PrefixForest):
     and values of its own prefixes, laid out along the paths. q, k, v: [S, H, P, d] -> [S, H, P, d]."""
 
     def attend(q, k, v):
+        S, H, _, d = q.shape
         outputs = []
         for paths in forest.paths:
-            along = [t[:, :, paths] for t in (q, k, v)]  # [S, H, B, A, d]
-            outputs.append(F.scaled_dot_product_attention(*along, is_causal=True).flatten(2, 3))
-        return torch.cat(outputs, 2)[:, :, forest.where]
+            B, A = paths.shape
+            # gathered as rows of heads side by side (q.transpose(1, 2) is [S, P, H, d]): whole rows copy fastest
+            along = [t.transpose(1, 2).index_select(1, paths.flatten()).view(S, B, A, H, d).transpose(2, 3).reshape(S * B, H, A, d)
+                     for t in (q, k, v)]
+            y = F.scaled_dot_product_attention(*along, is_causal=True)  # [S B, H, A, d]
+            outputs.append(y.view(S, B, H, A, d).transpose(2, 3).reshape(S, B * A, H, d))
+        # each node's output off its first place, as [S, P, H, d] seen as [S, H, P, d]: merging the heads is then free
+        return torch.cat(outputs, 1).index_select(1, forest.where).transpose(1, 2)
 
     return attend
 
