@@ -1,4 +1,5 @@
-"""The thread count: one per free core, so that threads do not wait on a core another process holds."""
+"""How work uses the machine: one thread per free core, so that threads do not wait on a core another
+process holds; freed memory kept for reuse where the C library is glibc."""
 
 import pytest
 import torch
@@ -36,3 +37,20 @@ def test_omp_num_threads_is_obeyed_and_no_proc_stat_keeps_the_default(two_cores)
 def test_busy_cores_reads_the_kernels_counts():
     busy = threads.busy_cores(0.05)
     assert busy is None or 0 <= busy <= (threads.os.cpu_count() or 1)
+
+
+def test_freed_memory_is_kept_where_the_c_library_is_glibc(monkeypatch):
+    import ctypes
+    import platform
+
+    from minigpt.scaling.memory import keep_freed_memory
+
+    assert keep_freed_memory() is (platform.libc_ver()[0] == "glibc")
+    assert torch.ones(2**20).sum() == 2**20  # memory is still served as before
+
+    class NoMallopt:  # a C library without mallopt (macOS): nothing is changed, and no error
+        def __init__(self, _):
+            pass
+
+    monkeypatch.setattr(ctypes, "CDLL", NoMallopt)
+    assert keep_freed_memory() is False

@@ -197,8 +197,8 @@ def snapshots_data(ckpt: Checkpoint, names: list[str], progress=None) -> dict | 
     Each number in 6 bits (formats/snapshots.py's six_bit), written as one base64 character
     (value + 32), row by row in state-dict order; each row's scale as float16. With each
     snapshot, measured on `names` with the weights the page will run: what its heads tend to do
-    (shares and labels) and what each part costs (`step_ablation`; None for the checkpoint's own
-    step, where the page runs the checkpoint). `progress(done, total)` is told after each one."""
+    (shares and labels) and what each part costs (`step_ablation`); both None for the checkpoint's
+    own step, where the page runs the checkpoint. `progress(done, total)` is told after each one."""
     from minigpt.formats.snapshots import checkpoint_snapshots, dequantize, six_bit
     from minigpt.views.head_roles import head_roles
     from minigpt.views.prefix_forest import prefix_forests
@@ -219,12 +219,14 @@ def snapshots_data(ckpt: Checkpoint, names: list[str], progress=None) -> dict | 
             chars.append(bytes(ALPHABET[q.flatten().long() + 32].tolist()).decode("ascii"))
             scales.append(scale)
             decoded[name] = dequantize(q, scale, snapshots.shapes[name])  # what the page will compute
-        load_microgpt_weights(model, decoded)
-        found = head_roles(model, ckpt.tokenizer, names, forests)
-        roles.append({"shares": found.get("shares"), "labels": found.get("labels"),
-                      "chars": weights_base64(found["chars"]) if found else None})
-        the_checkpoint = step == ckpt.step and step not in snapshots.steps[index + 1:]  # as the page decides
-        costs.append(None if the_checkpoint or not names else step_ablation(model, ckpt.tokenizer, names, forests))
+        if step == ckpt.step and step not in snapshots.steps[index + 1:]:  # the page shows the checkpoint here
+            roles.append(None), costs.append(None)
+        else:
+            load_microgpt_weights(model, decoded)
+            found = head_roles(model, ckpt.tokenizer, names, forests)
+            roles.append({"shares": found.get("shares"), "labels": found.get("labels"),
+                          "chars": weights_base64(found["chars"]) if found else None})
+            costs.append(step_ablation(model, ckpt.tokenizer, names, forests) if names else None)
         if progress:
             progress(index + 1, len(snapshots.steps))
     return {"steps": snapshots.steps, "values": "".join(chars), "scales": float16_base64(torch.cat(scales)) if scales else "",
@@ -258,12 +260,14 @@ def snapshot_weights(carried: dict, index: int) -> dict[str, torch.Tensor]:
 def measured(ckpt: Checkpoint, progress=None, snapshots: bool = True) -> dict:
     """What the page measures on the names (views/page_cache.py keeps it between writes): what each head
     tends to do, what each part costs, and (with `snapshots`) the training snapshots with theirs."""
+    from minigpt.scaling.memory import keep_freed_memory
     from minigpt.views.page_cache import cache_key, read_cached, write_cached
 
     names, what = names_for_roles(ckpt)
     key = cache_key(ckpt, names, f"{what}|snapshots={snapshots}")
     found = read_cached(key)
     if found is None:
+        keep_freed_memory()  # thousands of tensors of a few megabytes: the same memory serves them all
         found = {"roles": roles(ckpt, names, what), "ablation": ablation(ckpt, names, what),
                  "snapshots": snapshots_data(ckpt, names, progress) if snapshots else None}
         write_cached(key, found)
