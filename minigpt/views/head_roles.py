@@ -16,8 +16,7 @@ import torch
 
 from minigpt.data import Tokenizer
 from minigpt.model import GPT
-from minigpt.views.attention_maps import forward_with_weights
-from minigpt.views.prefix_forest import PrefixForest, prefix_forests
+from minigpt.views.prefix_forest import PrefixForest, path_weights, prefix_forests
 
 OFFSETS = ["the boundary token", "itself", "1 back", "2 back", "3 or more back"]
 STRONG, LEANS, SPREAD = 2.0, 1.5, 0.65
@@ -64,7 +63,6 @@ def head_roles(model: GPT, tokenizer: Tokenizer, names: list[str], forests: list
     as names share it (`counted_rows`); `forests`: the names' prefix forests, when already made.
     """
     L, H = model.config.n_layer, model.config.n_head
-    device = model.lm_head.weight.device
     forests = prefix_forests(names, tokenizer, model.config.block_size) if forests is None else forests
     shares, even, spread = torch.zeros(L, H, 5), torch.zeros(5), torch.zeros(L, H)
     char_ids = most_read(forests, tokenizer)
@@ -75,9 +73,8 @@ def head_roles(model: GPT, tokenizer: Tokenizer, names: list[str], forests: list
     P = C + 2
     chars, reads_of = torch.zeros(L, H, P * P), torch.zeros(P)
     rows = 0.0
-    for ids, counts in counted_rows(forests):
+    for ids, counts, maps in counted_rows(model, forests):
         T = ids.size(1)
-        _, maps = forward_with_weights(model, ids.to(device))
         w = maps.float().cpu()  # [L, B, H, T, T]
         position = torch.arange(T)
         masks = offset_masks(T)
@@ -113,17 +110,19 @@ def head_roles(model: GPT, tokenizer: Tokenizer, names: list[str], forests: list
     }
 
 
-def counted_rows(forests: list[PrefixForest]):
-    """The forests' paths as token sequences [B, T], each with how many names read each of its rows [B, T]:
-    a prefix's own place counts as often as names share it; its places on other paths, the
-    padding and the boundary token's row (it reads nothing before it) count 0."""
+def counted_rows(model: GPT, forests: list[PrefixForest]):
+    """The forests' paths as token sequences [B, T], each with how many names read each of its rows [B, T]
+    and every layer's attention weights along it [L, B, H, T, T]: a prefix's own place counts as
+    often as names share it; its places on other paths, the padding and the boundary token's row
+    (it reads nothing before it) count 0."""
+    device = model.lm_head.weight.device
     for forest in forests:
         offset = 0
-        for paths in forest.paths:
+        for paths, maps in zip(forest.paths, path_weights(model, forest.to(device))):
             places = offset + torch.arange(paths.numel()).view(paths.shape)
             counts = torch.where(forest.where[paths] == places, forest.visits[paths], 0.0)
             counts[:, 0] = 0.0
-            yield forest.tokens[paths], counts
+            yield forest.tokens[paths], counts, maps
             offset += paths.numel()
 
 

@@ -28,7 +28,7 @@ import torch
 import torch.nn.functional as F
 
 from minigpt.data import Tokenizer
-from minigpt.model import GPT
+from minigpt.model import GPT, causal_attention
 
 NODES = 8192  # the most nodes in one forest: names are grouped by first character up to this (memory stays bounded)
 PATH_GROUPS = 4  # paths of like length are attended to together: fewer padded positions
@@ -140,9 +140,10 @@ def embedded_nodes(model: GPT, forest: PrefixForest) -> torch.Tensor:
     return model.emb_norm(model.wte(forest.tokens) + model.wpe(forest.positions))[None]
 
 
-def node_attention(forest: PrefixForest):
+def node_attention(forest: PrefixForest, weights: list | None = None):
     """An attention step (model.py's Attend) for the nodes of `forest`: each node's query reads the keys
-    and values of its own prefixes, laid out along the paths. q, k, v: [S, H, P, d] -> [S, H, P, d]."""
+    and values of its own prefixes, laid out along the paths. q, k, v: [S, H, P, d] -> [S, H, P, d].
+    With a list `weights`, the formula is written out and each group's weights [S, B, H, A, A] go on it."""
 
     def attend(q, k, v):
         S, H, _, d = q.shape
@@ -152,12 +153,28 @@ def node_attention(forest: PrefixForest):
             # gathered as rows of heads side by side (q.transpose(1, 2) is [S, P, H, d]): whole rows copy fastest
             along = [t.transpose(1, 2).index_select(1, paths.flatten()).view(S, B, A, H, d).transpose(2, 3).reshape(S * B, H, A, d)
                      for t in (q, k, v)]
-            y = F.scaled_dot_product_attention(*along, is_causal=True)  # [S B, H, A, d]
+            if weights is None:
+                y = F.scaled_dot_product_attention(*along, is_causal=True)  # [S B, H, A, d]
+            else:
+                y, w = causal_attention(*along)
+                weights.append(w.view(S, B, H, A, A))
             outputs.append(y.view(S, B, H, A, d).transpose(2, 3).reshape(S, B * A, H, d))
         # each node's output off its first place, as [S, P, H, d] seen as [S, H, P, d]: merging the heads is then free
         return torch.cat(outputs, 1).index_select(1, forest.where).transpose(1, 2)
 
     return attend
+
+
+@torch.no_grad()
+def path_weights(model: GPT, forest: PrefixForest) -> list[torch.Tensor]:
+    """Every layer's attention weights along the forest's paths, a tensor [L, B, H, A, A] per group of paths:
+    what a name reading that path's prefix gets at each of its positions."""
+    weights = []
+    attend, x = node_attention(forest, weights), embedded_nodes(model, forest)
+    for layer in model.layers:
+        x = layer(x, attend)
+    groups = len(forest.paths)
+    return [torch.stack([weights[l * groups + g][0] for l in range(model.config.n_layer)]) for g in range(groups)]
 
 
 def forest_nats(logits: torch.Tensor, forest: PrefixForest) -> torch.Tensor:
