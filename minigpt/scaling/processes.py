@@ -48,19 +48,20 @@ def resolve_device(name: str) -> torch.device:
     return device
 
 
-def keep_freed_memory() -> None:
-    """Ask glibc to keep large freed blocks for reuse instead of returning them to the OS.
+def keep_freed_memory() -> bool:
+    """Ask glibc to keep large freed blocks for reuse instead of returning them to the OS; False
+    (nothing changed) where the C library is not glibc.
 
     A training step on a CPU allocates and frees the same few multi-megabyte activations
-    every time. By default glibc serves each with a fresh mmap, and the first touch of every
-    page then faults: thousands of faults a step, a noticeable share of a small model's step.
+    every time, and the explorer page's measurements thousands of them. By default glibc serves
+    each with a fresh mmap, and the first touch of every page then faults: thousands of faults a
+    step, a noticeable share of a small model's step (and of the page's writing time).
     """
     try:
         libc = ctypes.CDLL("libc.so.6")
-        libc.mallopt(M_MMAP_THRESHOLD, 32 << 20)  # glibc's ceiling for this setting
-        libc.mallopt(M_TRIM_THRESHOLD, 1 << 30)
+        return bool(libc.mallopt(M_MMAP_THRESHOLD, 32 << 20)) and bool(libc.mallopt(M_TRIM_THRESHOLD, 1 << 30))  # 32 MB: glibc's ceiling
     except (OSError, AttributeError):
-        pass  # not glibc (macOS, Windows, musl): nothing to tune
+        return False  # not glibc (macOS, Windows, musl): nothing to tune
 
 
 @dataclass

@@ -260,7 +260,7 @@ def snapshot_weights(carried: dict, index: int) -> dict[str, torch.Tensor]:
 def measured(ckpt: Checkpoint, progress=None, snapshots: bool = True) -> dict:
     """What the page measures on the names (views/page_cache.py keeps it between writes): what each head
     tends to do, what each part costs, and (with `snapshots`) the training snapshots with theirs."""
-    from minigpt.scaling.memory import keep_freed_memory
+    from minigpt.scaling.processes import keep_freed_memory
     from minigpt.views.page_cache import cache_key, read_cached, write_cached
 
     names, what = names_for_roles(ckpt)
