@@ -32,6 +32,7 @@ from minigpt.model import GPT, causal_attention
 
 NODES = 8192  # the most nodes in one forest: names are grouped by first character up to this (memory stays bounded)
 PATH_GROUPS = 4  # paths of like length are attended to together: fewer padded positions
+PAIRED = 2  # paths read as one sequence by the fused kernel: its work per sequence is the slow part (docs/explorer.md)
 
 
 @dataclass
@@ -143,26 +144,38 @@ def embedded_nodes(model: GPT, forest: PrefixForest) -> torch.Tensor:
 def node_attention(forest: PrefixForest, weights: list | None = None):
     """An attention step (model.py's Attend) for the nodes of `forest`: each node's query reads the keys
     and values of its own prefixes, laid out along the paths. q, k, v: [S, H, P, d] -> [S, H, P, d].
-    With a list `weights`, the formula is written out and each group's weights [S, B, H, A, A] go on it."""
+    With a list `weights`, the formula is written out and each group's weights [S, B, H, A, A] go on it;
+    without, torch's fused kernel reads two paths as one sequence (PAIRED), each path its own."""
+    layouts = [(paths, None) if weights is not None else paired(paths) for paths in forest.paths]
 
     def attend(q, k, v):
         S, H, _, d = q.shape
         outputs = []
-        for paths in forest.paths:
+        for (paths, mask), group in zip(layouts, forest.paths):
             B, A = paths.shape
             # gathered as rows of heads side by side (q.transpose(1, 2) is [S, P, H, d]): whole rows copy fastest
             along = [t.transpose(1, 2).index_select(1, paths.flatten()).view(S, B, A, H, d).transpose(2, 3).reshape(S * B, H, A, d)
                      for t in (q, k, v)]
             if weights is None:
-                y = F.scaled_dot_product_attention(*along, is_causal=True)  # [S B, H, A, d]
+                y = F.scaled_dot_product_attention(*along, attn_mask=mask)  # [S B, H, A, d]
             else:
                 y, w = causal_attention(*along)
                 weights.append(w.view(S, B, H, A, A))
-            outputs.append(y.view(S, B, H, A, d).transpose(2, 3).reshape(S, B * A, H, d))
+            outputs.append(y.view(S, B, H, A, d).transpose(2, 3).reshape(S, B * A, H, d)[:, :group.numel()])  # less any padding
         # each node's output off its first place, as [S, P, H, d] seen as [S, H, P, d]: merging the heads is then free
         return torch.cat(outputs, 1).index_select(1, forest.where).transpose(1, 2)
 
     return attend
+
+
+def paired(paths: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """A group of paths [B, A] as PAIRED of them a row [B / PAIRED, PAIRED A] (the flattened order, which
+    forest.where counts in, unchanged; a root-only path pads the last row), and the mask that keeps each
+    path causal and to itself."""
+    B, A = paths.shape
+    padded = torch.cat([paths, paths.new_zeros((-B) % PAIRED, A)])
+    mask = torch.block_diag(*[torch.ones(A, A, dtype=torch.bool, device=paths.device).tril()] * PAIRED)
+    return padded.view(-1, PAIRED * A), mask
 
 
 @torch.no_grad()
