@@ -36,7 +36,7 @@ MODES = ("zero", "mean")
 BATCH = 128  # names scored at once (smaller batches of names of like length pad less)
 # residual-stream rows (positions x variants) run through the layers above a part at once: a few
 # thousand keep each layer's activations in a CPU's cache (docs/explorer.md has the measurement)
-ROWS = 4096
+ROWS = 6144
 
 
 @dataclass(frozen=True)
