@@ -159,9 +159,8 @@ def rounded(t: torch.Tensor, digits: int = 3):
 
 def unigram_loss(names: list[str], tokenizer: Tokenizer) -> float | None:
     """The loss of guessing every next token from how often it occurs in `names` (the end included)."""
-    counts = torch.zeros(tokenizer.vocab_size)
-    for name in names:
-        counts.index_add_(0, torch.tensor(tokenizer.encode(name), dtype=torch.long), torch.ones(len(name)))
+    tokens = torch.tensor([token for name in names for token in tokenizer.encode(name)], dtype=torch.long)
+    counts = torch.bincount(tokens, minlength=tokenizer.vocab_size).float()
     counts[tokenizer.bos] += len(names)
     if counts.sum() == 0:
         return None
