@@ -213,6 +213,12 @@ SEEDS = LARGEST_INTEGER + 1  # a seed is a whole number from 0 up to LARGEST_INT
 MAX_BATCH_SIZE = 65_536  # names a step: past this one step's activations outgrow any machine's memory
 
 
+def check_64_bits(value, name: str) -> None:
+    """A whole number past 64 bits (a recipe key or a command's option) can mean nothing: one line says so."""
+    if isinstance(value, int) and not isinstance(value, bool) and abs(value) > LARGEST_INTEGER:
+        raise UsageError(f"{name} must be at most {LARGEST_INTEGER:,} (64 bits), got {value}")
+
+
 def check_seed(seed: int | None, name: str) -> None:
     if seed is not None and not 0 <= seed < SEEDS:
         raise UsageError(f"{name} must be a whole number from 0 to {SEEDS - 1:,}, got {seed}")
@@ -281,8 +287,7 @@ def validate(config: Config) -> None:
     check_sampling(s.temperature, s.top_k or None, s.top_p)
     for section, values in config.to_dict().items():  # after the checks that name a narrower range
         for key, value in values.items():
-            if isinstance(value, int) and abs(value) > LARGEST_INTEGER:
-                raise UsageError(f"{section}.{key} must be at most {LARGEST_INTEGER:,} (64 bits), got {value}")
+            check_64_bits(value, f"{section}.{key}")
     check_model_size(m)
 
 

@@ -17,8 +17,8 @@ from typing import Optional
 import typer
 
 from minigpt import __version__
-from minigpt.cli.errors import Interrupted, MiniGPTError, UsageError, first_line, one_line
-from minigpt.config import LARGEST_INTEGER
+from minigpt.cli.errors import Interrupted, MiniGPTError, first_line, one_line
+from minigpt.config import check_64_bits
 from minigpt.cli.streams import DroppedOnFailure, checked_streams
 from minigpt.scaling.torchrun import rank
 
@@ -145,8 +145,7 @@ def reports_errors(command):
 def refuse_integers_past_64_bits(options: dict) -> None:
     """Every whole-number option of every command, in one place: past 64 bits it can mean nothing."""
     for name, value in options.items():
-        if isinstance(value, int) and not isinstance(value, bool) and abs(value) > LARGEST_INTEGER:
-            raise UsageError(f"--{name.rstrip('_').replace('_', '-')} must be at most {LARGEST_INTEGER:,} (64 bits), got {value}")
+        check_64_bits(value, f"--{name.rstrip('_').replace('_', '-')}")
 
 
 def reporting_errors(command, *args, **kwargs):

@@ -21,7 +21,7 @@ from pathlib import Path
 from minigpt.cli import display
 from minigpt.cli.display import warn
 from minigpt.cli.errors import RunError, UsageError, as_text, is_checkpoint_file
-from minigpt.formats.atomic_file import write_text
+from minigpt.formats.atomic_file import PARTIAL, write_text
 from minigpt.config import Config
 from minigpt.formats.bounded import read_text
 from minigpt.formats import strict_json
@@ -136,7 +136,7 @@ def reopen_run_dir(run_dir: Path, checkpoint: Path) -> tuple[Path, RunLock]:
         if (run_dir / name).is_symlink():
             raise linked(run_dir / name, "pass --out DIR to continue in a new run directory")
     lock = RunLock(run_dir)
-    for leftover in run_dir.glob(".*.tmp"):
+    for leftover in run_dir.glob(PARTIAL):
         leftover.unlink(missing_ok=True)
     return run_dir, lock
 
@@ -161,7 +161,7 @@ def discard_if_no_checkpoint(run_dir: Path) -> None:
         return
     for name in (*RUN_FILES, LOCK):
         (run_dir / name).unlink(missing_ok=True)
-    for partial in run_dir.glob(".*.tmp"):
+    for partial in run_dir.glob(PARTIAL):
         partial.unlink(missing_ok=True)
     try:
         run_dir.rmdir()

@@ -18,6 +18,9 @@ from typing import Callable
 from minigpt.cli.errors import cannot_write
 
 
+PARTIAL = ".*.tmp"  # a write in progress beside its place (mkstemp below), as a glob: what a killed process leaves
+
+
 def write_atomically(path: str | Path, write: Callable[[io.BufferedWriter], None], failed=cannot_write) -> Path:
     """Call `write` on a temporary file beside `path`, then rename it to `path`. An OSError becomes
     `failed(path, error)` (by default the one-line error for an output that cannot be written)."""

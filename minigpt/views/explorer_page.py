@@ -122,11 +122,12 @@ def names_for_roles(ckpt: Checkpoint) -> tuple[list[str], str]:
     return generate(ckpt.model, ckpt.tokenizer, 200, seed=0), "names the model generated"
 
 
-def roles(ckpt: Checkpoint, names: list[str], what: str) -> dict:
-    """What each head tends to do (views/head_roles.py), and the unigram loss the curve is drawn against."""
+def roles(ckpt: Checkpoint, names: list[str], what: str, forests=None) -> dict:
+    """What each head tends to do (views/head_roles.py), and the unigram loss the curve is drawn against.
+    `forests`: the names' prefix forests (views/prefix_forest.py), when already made."""
     from minigpt.views.head_roles import head_roles, unigram_loss
 
-    found = head_roles(ckpt.model, ckpt.tokenizer, names)
+    found = head_roles(ckpt.model, ckpt.tokenizer, names, forests)
     if found:
         found["names"] = f"{len(names):,} {what}"
         found["chars"] = weights_base64(found["chars"])
@@ -136,14 +137,14 @@ def roles(ckpt: Checkpoint, names: list[str], what: str) -> dict:
     return found
 
 
-def ablation(ckpt: Checkpoint, names: list[str], what: str) -> dict:
+def ablation(ckpt: Checkpoint, names: list[str], what: str, forests=None) -> dict:
     """What switching each part off costs on `names`, both ways (what `minigpt ablate` prints), and
     each part's mean output, which the page's own switches use in mean mode: `step_ablation`'s
     numbers, with the parts they are in the order of."""
     from minigpt.views.ablation import all_parts
 
     parts = [part.to_dict() for part in all_parts(ckpt.model)]
-    return {"names": f"{len(names):,} {what}", "parts": parts, **step_ablation(ckpt.model, ckpt.tokenizer, names)}
+    return {"names": f"{len(names):,} {what}", "parts": parts, **step_ablation(ckpt.model, ckpt.tokenizer, names, forests)}
 
 
 def step_ablation(model, tokenizer, names: list[str], forests=None) -> dict:
@@ -191,14 +192,15 @@ BASE64 = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
 ALPHABET = torch.tensor(list(BASE64.encode("ascii")), dtype=torch.uint8)  # a 6-bit value + 32 -> its character
 
 
-def snapshots_data(ckpt: Checkpoint, names: list[str], progress=None) -> dict | None:
+def snapshots_data(ckpt: Checkpoint, names: list[str], progress=None, forests=None) -> dict | None:
     """The run's snapshots as the page carries them, or None when the run has none (or not this run's).
 
     Each number in 6 bits (formats/snapshots.py's six_bit), written as one base64 character
     (value + 32), row by row in state-dict order; each row's scale as float16. With each
     snapshot, measured on `names` with the weights the page will run: what its heads tend to do
     (shares and labels) and what each part costs (`step_ablation`); both None for the checkpoint's
-    own step, where the page runs the checkpoint. `progress(done, total)` is told after each one."""
+    own step, where the page runs the checkpoint. `progress(done, total)` is told after each one;
+    `forests`: the names' prefix forests, when already made."""
     from minigpt.formats.snapshots import checkpoint_snapshots, dequantize, six_bit
     from minigpt.views.head_roles import head_roles
     from minigpt.views.prefix_forest import prefix_forests
@@ -208,7 +210,8 @@ def snapshots_data(ckpt: Checkpoint, names: list[str], progress=None) -> dict | 
     except UsageError:
         return None
     model = copy.deepcopy(ckpt.model)
-    forests = prefix_forests(names, ckpt.tokenizer, model.config.block_size)  # the same names at every step
+    if forests is None:  # the same names at every step
+        forests = prefix_forests(names, ckpt.tokenizer, model.config.block_size)
     chars, scales, tensors, roles, costs = [], [], {}, [], []
     for index, step in enumerate(snapshots.steps):
         decoded = {}
@@ -262,14 +265,16 @@ def measured(ckpt: Checkpoint, progress=None, snapshots: bool = True) -> dict:
     tends to do, what each part costs, and (with `snapshots`) the training snapshots with theirs."""
     from minigpt.scaling.processes import keep_freed_memory
     from minigpt.views.page_cache import cache_key, read_cached, write_cached
+    from minigpt.views.prefix_forest import prefix_forests
 
     names, what = names_for_roles(ckpt)
     key = cache_key(ckpt, names, f"{what}|snapshots={snapshots}")
     found = read_cached(key)
     if found is None:
         keep_freed_memory()  # thousands of tensors of a few megabytes: the same memory serves them all
-        found = {"roles": roles(ckpt, names, what), "ablation": ablation(ckpt, names, what),
-                 "snapshots": snapshots_data(ckpt, names, progress) if snapshots else None}
+        forests = prefix_forests(names, ckpt.tokenizer, ckpt.model.config.block_size)  # made once, read by all three
+        found = {"roles": roles(ckpt, names, what, forests), "ablation": ablation(ckpt, names, what, forests),
+                 "snapshots": snapshots_data(ckpt, names, progress, forests) if snapshots else None}
         write_cached(key, found)
     return found
 

@@ -28,7 +28,7 @@ KEPT = 8  # pages' measurements kept; each is about the size of its page's snaps
 FORMAT = 1  # the layout of a cached file
 # the modules whose code computes what is cached
 MEASURING = ["model.py", "views/ablation.py", "views/head_roles.py", "views/prefix_forest.py", "views/explorer_page.py",
-             "views/attention_maps.py", "formats/snapshots.py"]
+             "views/logit_lens.py", "formats/snapshots.py"]
 
 
 def cache_dir() -> Path:

@@ -146,12 +146,12 @@ def node_attention(forest: PrefixForest, weights: list | None = None):
     and values of its own prefixes, laid out along the paths. q, k, v: [S, H, P, d] -> [S, H, P, d].
     With a list `weights`, the formula is written out and each group's weights [S, B, H, A, A] go on it;
     without, torch's fused kernel reads two paths as one sequence (PAIRED), each path its own."""
-    layouts = [(paths, None) if weights is not None else paired(paths) for paths in forest.paths]
+    layouts = [((paths, None) if weights is not None else paired(paths)) + (paths.numel(),) for paths in forest.paths]
 
     def attend(q, k, v):
         S, H, _, d = q.shape
         outputs = []
-        for (paths, mask), group in zip(layouts, forest.paths):
+        for paths, mask, real in layouts:
             B, A = paths.shape
             # gathered as rows of heads side by side (q.transpose(1, 2) is [S, P, H, d]): whole rows copy fastest
             along = [t.transpose(1, 2).index_select(1, paths.flatten()).view(S, B, A, H, d).transpose(2, 3).reshape(S * B, H, A, d)
@@ -161,7 +161,7 @@ def node_attention(forest: PrefixForest, weights: list | None = None):
             else:
                 y, w = causal_attention(*along)
                 weights.append(w.view(S, B, H, A, A))
-            outputs.append(y.view(S, B, H, A, d).transpose(2, 3).reshape(S, B * A, H, d)[:, :group.numel()])  # less any padding
+            outputs.append(y.view(S, B, H, A, d).transpose(2, 3).reshape(S, B * A, H, d)[:, :real])  # less any padding
         # each node's output off its first place, as [S, P, H, d] seen as [S, H, P, d]: merging the heads is then free
         return torch.cat(outputs, 1).index_select(1, forest.where).transpose(1, 2)
 
