@@ -19,7 +19,7 @@ from common import finish, parser, table
 
 from minigpt.cli import display
 from minigpt.config import load_config
-from minigpt.training import train
+from minigpt.runs.run import train
 
 
 def main() -> None:

@@ -3,6 +3,7 @@
     from minigpt import GPT, GPTConfig, Tokenizer, load_checkpoint, load_config, train, sample
 
     result = train(load_config("tiny"), out_dir="runs/try")   # trains, writes checkpoints
+    train(load_config("tiny"), quiet=True, report=my_reporter)  # a Reporter hears every log and evaluation
     names = sample(load_checkpoint(result.run_dir), num=5)   # a checkpoint alone is enough
 
 torch is imported on first use of one of these, so `minigpt --help` stays fast.
@@ -18,7 +19,8 @@ _EXPORTS = {
     "Tokenizer": "minigpt.data",
     "read_names": "minigpt.data",
     "load_checkpoint": "minigpt.formats.checkpoint",
-    "train": "minigpt.training",
+    "train": "minigpt.runs.run",
+    "Reporter": "minigpt.training",
     "evaluate_names": "minigpt.training",
     "sample": "minigpt.sampling",
     "generate": "minigpt.sampling",

@@ -1,3 +1,3 @@
-from minigpt.cli.commands import main
+from minigpt.cli.main import main
 
 main()

@@ -21,8 +21,8 @@ import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from minigpt.cli.bundled import config_dir, recipe_names
-from minigpt.cli.errors import UsageError
+from minigpt.bundled import config_dir, recipe_names
+from minigpt.errors import UsageError
 from minigpt.formats.bounded import read_bytes
 
 

@@ -15,8 +15,8 @@ from typing import NamedTuple
 
 import torch
 
-from minigpt.cli.bundled import names_file
-from minigpt.cli.errors import UsageError
+from minigpt.bundled import names_file
+from minigpt.errors import UsageError
 from minigpt.formats.bounded import read_bytes
 from minigpt.model import IGNORE
 from minigpt.scaling.membership import NameSet, fingerprints

@@ -23,6 +23,7 @@ Shapes: B batch, T positions, C = n_embd, H heads, hd = C / H per head.
 
 from __future__ import annotations
 
+import contextlib
 import math
 from typing import Callable, Sequence
 
@@ -178,3 +179,15 @@ class GPT(nn.Module):
             return logits, None
         loss = F.cross_entropy(logits.flatten(0, 1), targets.flatten(), ignore_index=IGNORE)
         return logits, loss
+
+
+@contextlib.contextmanager
+def eval_mode(model: nn.Module):
+    """Within: the model in eval mode (no dropout). After: back in the mode it was in, so that
+    measuring a model in the middle of training leaves it training."""
+    was_training = model.training
+    model.eval()
+    try:
+        yield model
+    finally:
+        model.train(was_training)

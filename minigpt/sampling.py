@@ -10,9 +10,9 @@ import torch
 
 from minigpt.config import SEEDS, SampleConfig, check_sampling, check_seed
 from minigpt.data import Tokenizer
-from minigpt.cli.errors import UsageError
+from minigpt.errors import UsageError
 from minigpt.attention import KVCache
-from minigpt.model import GPT
+from minigpt.model import GPT, eval_mode
 
 
 def check_options(num: int, temperature: float, top_k: int | None, top_p: float, seed: int | None = None) -> None:
@@ -134,14 +134,10 @@ def generate_batches(
     device = model.lm_head.weight.device
     generator = torch.Generator(device=device)
     generator.manual_seed(seed if seed is not None else torch.seed())
-    was_training = model.training
-    model.eval()
-    try:
+    with eval_mode(model):
         for start in range(0, num, batch_size):
             batch = min(batch_size, num - start)
             yield _generate_batch(model, tokenizer, prompt, batch, temperature, top_k, top_p, generator, use_cache)
-    finally:
-        model.train(was_training)
 
 
 def sample(checkpoint, num: int = 10, new_only: bool = False, seed: int | None = None, prefix: str = "",

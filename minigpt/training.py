@@ -2,8 +2,9 @@
 
 Read `train_loop` first: one `while True:` that takes a step, logs, evaluates and saves,
 and stops. `Trainer` above it holds what the loop works on (the model, the optimizer, the
-data and how far the run has got) and takes one step; `train` at the bottom sets a run up,
-runs the loop and reports.
+data and how far the run has got) and takes one step. The loop tells a `Reporter` what
+happens (the run's records, the progress bar and a notebook's own code are reporters), and
+runs/run.py sets a run up around it (`minigpt.train`).
 
 A run can stop and go on again without changing a number: the batch order is a pure
 function of (seed, step), and a checkpoint holds the model, the optimizer, the step, the
@@ -12,30 +13,23 @@ clock and the random number generators.
 
 from __future__ import annotations
 
-import sys
 import time
 from pathlib import Path
 
 import torch
 import torch.nn.functional as F
 
-from minigpt.cli import display
-from minigpt.cli.errors import Interrupted, RunError, StopSignals, UsageError, first_line
-from minigpt.cli.run_directory import (RunRecords, TrainResult, discard_if_no_checkpoint, open_run_dir, record_evaluation,
-                                       prepare_loss_png, write_loss_png_if_possible)
-from minigpt.config import Config, scale_to_data
-from minigpt.data import BUNDLED_NAMES, BatchOrder, Tokenizer, TokenizedNames, load_data, tokenize_corpus
-from minigpt.formats.checkpoint import (ResumeState, load_microgpt_weights, payload, read_model_weights,
-                                        read_resume_state, refuse_to_go_back, save_checkpoint, training_state)
+from minigpt.config import Config
+from minigpt.data import BatchOrder, Tokenizer, TokenizedNames, tokenize_corpus
+from minigpt.errors import Interrupted, RunError, UsageError, first_line
+from minigpt.formats.checkpoint import (ResumeState, load_microgpt_weights, payload, read_model_weights, save_checkpoint,
+                                        training_state)
 from minigpt.formats.snapshots import RunSnapshots, run_identity
-from minigpt.model import GPT, IGNORE
+from minigpt.model import GPT, IGNORE, eval_mode
 from minigpt.optimizer import lr_at, make_optimizer
 from minigpt.sampling import generate
 from minigpt.scaling.fast_dropout import use_fast_dropout
-from minigpt.scaling.threads import use_free_cores
-from minigpt.scaling.torchrun import launched_by_torchrun
-from minigpt.scaling.processes import (Distributed, PendingLosses, keep_freed_memory, resolve_device,
-                                       setup as setup_distributed, step_model)
+from minigpt.scaling.processes import Distributed, PendingLosses, model_for_steps
 
 
 @torch.no_grad()
@@ -44,13 +38,11 @@ def evaluate(model: GPT, data: TokenizedNames, batch_size: int = 256, dist: Dist
 
     With several processes, each scores its share and the sums are added up.
     """
-    was_training = model.training
-    model.eval()
     total = torch.zeros((), dtype=torch.float64, device=data.flat.device)
-    for x, y in data.in_order(batch_size, dist.my_share):
-        logits, _ = model(x)
-        total += F.cross_entropy(logits.flatten(0, 1), y.flatten(), ignore_index=IGNORE, reduction="sum")
-    model.train(was_training)
+    with eval_mode(model):
+        for x, y in data.in_order(batch_size, dist.my_share):
+            logits, _ = model(x)
+            total += F.cross_entropy(logits.flatten(0, 1), y.flatten(), ignore_index=IGNORE, reduction="sum")
     return dist.sum(total).item() / int(data.lengths.sum())
 
 
@@ -67,6 +59,65 @@ def evaluate_names(model: GPT, tokenizer: Tokenizer, names: list[str], what: str
     }
 
 
+class Reporter:
+    """What the training loop tells about a run as it goes; each method does nothing unless overridden.
+
+    The run's records (runs/records.py) and the progress display (views/training_display.py) are
+    reporters; so is a notebook's own, handed to `minigpt.train(..., report=...)`:
+
+        class Losses(Reporter):
+            def __init__(self):
+                self.seen = []
+
+            def log(self, trainer, train_loss):
+                self.seen.append((trainer.step, train_loss))
+    """
+
+    def start(self, trainer: Trainer) -> None:
+        """Before the first step of this stretch of the run (a resumed run starts again here)."""
+
+    def step(self, trainer: Trainer) -> None:
+        """After every optimizer step."""
+
+    def log(self, trainer: Trainer, train_loss: float) -> None:
+        """Every train.log_interval steps, with the mean training loss of the steps since the last log."""
+
+    def evaluation(self, trainer: Trainer, samples: list[tuple[str, bool]]) -> None:
+        """After each evaluation and its checkpoints: trainer.val_loss, and a few names the model makes
+        now, each with whether it is a training name (the same draws each time)."""
+
+    def end(self, trainer: Trainer, result) -> None:
+        """Once, however the run ends: with what it sums up to (runs/run.py's TrainResult), or None when
+        it stopped on an error or a signal."""
+
+
+class Reporters(Reporter):
+    """Several reporters as one, told in order."""
+
+    def __init__(self, *reporters: Reporter):
+        self.reporters = reporters
+
+    def start(self, trainer):
+        for r in self.reporters:
+            r.start(trainer)
+
+    def step(self, trainer):
+        for r in self.reporters:
+            r.step(trainer)
+
+    def log(self, trainer, train_loss):
+        for r in self.reporters:
+            r.log(trainer, train_loss)
+
+    def evaluation(self, trainer, samples):
+        for r in self.reporters:
+            r.evaluation(trainer, samples)
+
+    def end(self, trainer, result):
+        for r in self.reporters:
+            r.end(trainer, result)
+
+
 class Trainer:
     """A training run's state: model, optimizer, data, and how far it has got; and its one step."""
 
@@ -77,7 +128,7 @@ class Trainer:
         self.model = GPT(config.model).to(device)
         if device.type == "cpu":
             use_fast_dropout(self.model)
-        self.step_model = step_model(self.model, self.recipe, dist)
+        self.model_for_steps = model_for_steps(self.model, self.recipe, dist)  # DDP and torch.compile, when asked for
         self.optimizer = make_optimizer(self.model, self.recipe)
         on_bf16_gpu = device.type == "cuda" and torch.cuda.is_bf16_supported()
         self.bfloat16 = self.recipe.precision == "bfloat16" or (self.recipe.precision == "auto" and on_bf16_gpu)
@@ -137,14 +188,14 @@ class Trainer:
         self.lr = lr_at(self.step, self.progress(), self.recipe)
         for group in self.optimizer.param_groups:
             group["lr"] = self.lr * group["lr_scale"]  # Muon's matrices have their own peak
-        names = self.order.indices(self.step)
-        mine = self.dist.my_share(names)  # every name, in one process
-        batch_tokens, my_tokens = int(self.train_data.lengths[names].sum()), int(self.train_data.lengths[mine].sum())
-        x, y = self.train_data.batch(mine)
+        rows = self.order.indices(self.step)  # the batch: rows of the training names
+        my_rows = self.dist.my_share(rows)  # every row, in one process
+        batch_tokens, my_tokens = int(self.train_data.lengths[rows].sum()), int(self.train_data.lengths[my_rows].sum())
+        x, y = self.train_data.batch(my_rows)
         try:
             # with bfloat16, matrix multiplies run in bfloat16; weights, gradients and the loss stay float32
             with torch.autocast(x.device.type, dtype=torch.bfloat16, enabled=self.bfloat16):
-                _, loss = self.step_model(x, y)  # the mean over the batch's predicted tokens
+                _, loss = self.model_for_steps(x, y)  # the mean over the batch's predicted tokens
             self.dist.weighted_for_whole_batch(loss, my_tokens, batch_tokens).backward()
         except torch._dynamo.exc.BackendCompilerFailed as e:  # only with train.compile: no C++ compiler, ...
             raise RunError(f"torch.compile failed ({first_line(e.inner_exception)}); "
@@ -243,159 +294,47 @@ class Trainer:
             torch.cuda.set_rng_state_all(state.rng["cuda"])
 
 
-def train_loop(trainer: Trainer, run_dir: Path, console, quiet: bool, resumed: bool) -> float | None:
+def train_loop(trainer: Trainer, run_dir: Path, report: Reporter, signals) -> float | None:
     """Step until done: log every log_interval steps, evaluate and save every eval_interval, stop when told.
 
+    `report` hears of each (on rank 0; the other ranks pass a bare Reporter). `signals.requested` is the
+    number of a signal asking the run to stop (runs/setup.py's StopSignals), or None.
     Returns the training loss of the last steps logged.
     """
     recipe, dist = trainer.recipe, trainer.dist
-    records = RunRecords(run_dir, trainer.config, trainer.step if resumed else None) if dist.main else None
-    # a log file, a pipe, or a notebook without widgets: no redraws, a line at each evaluation
-    plain = not quiet and not sys.stderr.isatty() and not display.notebook_bar()
     losses = PendingLosses(dist, run_dir)
     train_loss = None
-    with StopSignals() as signals, display.progress_bar(trainer, hidden=quiet or plain) as bar:
-        if records:  # what makes the numbers of this stretch of the run what they are, beside the seed;
-            # written once a signal is caught, so whoever waits for the file can already stop the run cleanly
-            records.log(trainer.step, trainer.elapsed, torch=torch.__version__, threads=torch.get_num_threads(),
-                        device=str(dist.device), processes=dist.world)
-        trainer.start_clock()
-        while True:
-            # one step: the scheduled learning rate, the next batch, forward, backward, update
-            losses.add(*trainer.train_step())
+    report.start(trainer)
+    trainer.start_clock()
+    while True:
+        # one step: the scheduled learning rate, the next batch, forward, backward, update
+        losses.add(*trainer.train_step())
 
-            # every rank stops at the same step: when any rank's clock runs out or any rank is signalled
-            finished, signalled = dist.agree_to_stop(trainer.done(), signals.requested)
-            at_eval = trainer.step % recipe.eval_interval == 0 or finished
+        # every rank stops at the same step: when any rank's clock runs out or any rank is signalled
+        finished, signalled = dist.agree_to_stop(trainer.done(), signals.requested)
+        at_eval = trainer.step % recipe.eval_interval == 0 or finished
 
-            # log: the one wait for the device per log_interval steps
-            if len(losses) == recipe.log_interval or at_eval or signalled:
-                train_loss = losses.mean(trainer.step)
-                if records:
-                    records.log(trainer.step, trainer.elapsed, train_loss=train_loss, lr=trainer.lr,
-                                tokens_per_sec=round(trainer.tokens / trainer.seconds, 1))
-                display.show_loss(bar, trainer, train_loss)
-            display.advance(bar, trainer)
+        # log: the one wait for the device per log_interval steps
+        if len(losses) == recipe.log_interval or at_eval or signalled:
+            train_loss = losses.mean(trainer.step)
+            report.log(trainer, train_loss)
+        report.step(trainer)
 
-            # evaluate and save: best.pt when the validation loss is the best yet, last.pt always
-            if at_eval:
-                if plain and dist.main:
-                    console.print(display.progress_line(trainer, train_loss), soft_wrap=True)
-                if trainer.validate():
-                    trainer.save(run_dir / "best.pt")
-                trainer.save_snapshots(run_dir)  # first: a resumed run finds every snapshot up to last.pt's step
-                trainer.save(run_dir / "last.pt")
-                if records:
-                    record_evaluation(records, trainer, console, quiet)
-                if trainer.stopped_early:  # every rank saw the same validation loss, so all stop here
-                    return train_loss
-
-            # stop: at the end, or after a signal with a checkpoint to resume from
-            if signalled and not finished:
-                trainer.save_snapshots(run_dir)  # first: a resumed run finds every snapshot up to last.pt's step
-                trainer.save(run_dir / "last.pt")
-                raise Interrupted(f"interrupted at step {trainer.step}; saved {run_dir / 'last.pt'}. "
-                                  f"Resume with: minigpt train --resume {run_dir}", signalled)
-            if finished:
+        # evaluate and save: best.pt when the validation loss is the best yet, last.pt always
+        if at_eval:
+            if trainer.validate():
+                trainer.save(run_dir / "best.pt")
+            trainer.save_snapshots(run_dir)  # first: a resumed run finds every snapshot up to last.pt's step
+            trainer.save(run_dir / "last.pt")
+            report.evaluation(trainer, trainer.samples() if dist.main else [])
+            if trainer.stopped_early:  # every rank saw the same validation loss, so all stop here
                 return train_loss
 
-
-def start_run(config: Config, dist: Distributed, data_path, val_path, resume_from,
-              overwrite_later: bool = False) -> tuple[Trainer, Path | None, list[str]]:
-    """The Trainer of a new run, or of a resumed one with its state restored.
-
-    Returns it with the checkpoint it resumed from (or None) and what train.auto_scale changed.
-    """
-    resumed_from, state = read_resume_state(resume_from) if resume_from is not None else (None, None)
-    if state is not None and not overwrite_later:
-        refuse_to_go_back(resumed_from, state.step)
-    if state is not None:  # the names the run was trained on, unless given again
-        data_path, val_path = data_path or state.data.get("path"), val_path or state.data.get("val_path")
-    data_path = data_path or BUNDLED_NAMES
-    recipe = config.train
-    train_names, val_names, tokenizer = load_data(data_path, val_path, recipe.val_fraction, recipe.val_max, recipe.split_seed)
-    # a resumed run keeps the recipe it was scaled to
-    scaled = scale_to_data(config, len(train_names)) if state is None else []
-    config.model.vocab_size = tokenizer.vocab_size
-    trainer = Trainer(config, train_names, val_names, tokenizer, dist.device, data_path, val_path, dist)
-    if state is not None:
-        trainer.restore(state, resumed_from)
-        if trainer.done():
-            raise UsageError(f"{resumed_from}: the run is already complete at step {trainer.step}; "
-                             f"raise train.steps, train.time_limit or train.patience to train longer")
-    return trainer, resumed_from, scaled
-
-
-def finish_run(trainer: Trainer, run_dir: Path, train_loss: float | None) -> TrainResult:
-    """End on the best weights (with train.keep_best), draw loss.png, and sum the run up."""
-    ended_on_best = trainer.finish(run_dir)  # on the best weights, so the summary's samples come from them
-    main = trainer.dist.main
-    if main:
-        write_loss_png_if_possible(run_dir)
-    return TrainResult(
-        run_dir=run_dir,
-        steps=trainer.step,
-        seconds=trainer.seconds,
-        tokens=trainer.tokens,
-        train_loss=train_loss,
-        val_loss=trainer.val_loss,
-        best_val_loss=trainer.best_val_loss,
-        samples=trainer.samples(10) if main else [],
-        best_step=trainer.best_step,
-        ended_on_best=ended_on_best,
-        stopped_early=trainer.stopped_early,
-    )
-
-
-def train(
-    config: Config,
-    data_path: str | Path | None = None,
-    val_path: str | Path | None = None,
-    out_dir: str | Path | None = None,
-    overwrite: bool = False,
-    quiet: bool = False,
-    resume_from: str | Path | None = None,
-    overwrite_later: bool = False,
-) -> TrainResult:
-    """Train a GPT on a names file; write best.pt, last.pt, config.toml and metrics.jsonl to the run directory.
-
-    With `resume_from` (a run directory or checkpoint), continue that run where it stopped,
-    in its own directory (or in `out_dir`, a new one), on the data it was trained on; from a checkpoint older than the
-    run's last.pt only with `overwrite_later`, since the steps after it are then replaced.
-    Under torchrun, every process calls this; rank 0 alone prints and writes.
-    """
-    device = resolve_device(config.train.device)
-    threads = None
-    if device.type == "cpu":
-        keep_freed_memory()
-        if not launched_by_torchrun():  # torchrun's processes share the cores by OMP_NUM_THREADS already
-            threads = use_free_cores()
-    dist = setup_distributed(device)
-    quiet = quiet or not dist.main
-    held = []  # rank 0's lock on the run directory, for as long as this training runs
-    run_dir = None
-    try:
-        # continuing in a new directory replaces no later steps
-        trainer, resumed_from, scaled = start_run(config, dist, data_path, val_path, resume_from,
-                                                  overwrite_later or out_dir is not None)
-        run_dir = dist.on_main(lambda: open_run_dir(resumed_from, out_dir, overwrite, held))
-        if dist.main:
-            prepare_loss_png()
-        console = display.console(quiet)
-        resumed_at = trainer.step if resumed_from is not None else None
-        display.start(console, run_dir, dist.device, trainer.model, config, trainer.data_info,
-                     resumed_at=resumed_at, processes=dist.world, notes=config.notes + scaled, threads=threads)
-        train_loss = train_loop(trainer, run_dir, console, quiet, resumed=resumed_from is not None)
-        result = finish_run(trainer, run_dir, train_loss)
-        if dist.main:
-            display.summary(console, result)
-        dist.barrier()  # no rank tears the group down while rank 0 still writes: gloo may abort the early leaver
-        return result
-    except BaseException:
-        if run_dir is not None and dist.main and (resume_from is None or out_dir is not None):
-            discard_if_no_checkpoint(run_dir)  # a new run that failed before its first checkpoint leaves nothing
-        raise
-    finally:
-        for lock in held:
-            lock.release()
-        dist.close()
+        # stop: at the end, or after a signal with a checkpoint to resume from
+        if signalled and not finished:
+            trainer.save_snapshots(run_dir)  # first: a resumed run finds every snapshot up to last.pt's step
+            trainer.save(run_dir / "last.pt")
+            raise Interrupted(f"interrupted at step {trainer.step}; saved {run_dir / 'last.pt'}. "
+                              f"Resume with: minigpt train --resume {run_dir}", signalled)
+        if finished:
+            return train_loss

@@ -45,8 +45,8 @@ def no_loss_png_unless_asked(request, monkeypatch):
     """Drawing loss.png takes most of a tiny run's time: only tests marked `draws_loss_png` (and the
     shared runs, made before this applies) draw it; tests/test_records.py looks at those."""
     if "draws_loss_png" not in request.keywords:
-        monkeypatch.setattr("minigpt.training.write_loss_png_if_possible", lambda run_dir: None)
-        monkeypatch.setattr("minigpt.training.prepare_loss_png", lambda: None)
+        monkeypatch.setattr("minigpt.runs.records.write_loss_png_if_possible", lambda run_dir: None)
+        monkeypatch.setattr("minigpt.views.loss_curve.import_pyplot_meanwhile", lambda: None)
 
 
 @pytest.fixture(scope="module")
@@ -64,7 +64,7 @@ def chromium():
 @pytest.fixture(scope="session")
 def trained_run(tmp_path_factory):
     """One tiny run shared by the tests that only read its checkpoint."""
-    from minigpt.training import train
+    from minigpt.runs.run import train
 
     tmp = tmp_path_factory.mktemp("run")
     data = tmp / "names.txt"

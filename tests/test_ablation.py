@@ -8,7 +8,7 @@ import torch
 import torch.nn.functional as F
 from typer.testing import CliRunner
 
-from minigpt.cli.commands import app
+from minigpt.cli.main import app
 from minigpt.config import load_config
 from minigpt.data import TokenizedNames, Tokenizer
 from minigpt.model import GPT

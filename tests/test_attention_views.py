@@ -7,8 +7,8 @@ from typer.testing import CliRunner
 from minigpt.views import attention_maps as inspect
 from minigpt.formats.checkpoint import load_checkpoint
 from conftest import hide_package
-from minigpt.cli.commands import app
-from minigpt.cli.errors import UsageError
+from minigpt.cli.main import app
+from minigpt.errors import UsageError
 
 runner = CliRunner()
 

@@ -8,8 +8,8 @@ import pytest
 import torch
 from typer.testing import CliRunner
 
-from minigpt.cli.commands import app
-from minigpt.cli.errors import UsageError
+from minigpt.cli.main import app
+from minigpt.errors import UsageError
 from minigpt.formats import bounded
 
 runner = CliRunner()

@@ -9,7 +9,7 @@ import sys
 import pytest
 from typer.testing import CliRunner
 
-from minigpt.cli.commands import app
+from minigpt.cli.main import app
 
 runner = CliRunner()
 
@@ -143,7 +143,7 @@ def test_every_usage_mistake_is_one_line_and_exit_2(args):
 
 def test_json_means_print_json_in_every_command_and_the_old_spelling_still_writes_a_file(trained_run, tmp_path,
                                                                                         monkeypatch, capsys):
-    from minigpt.cli.commands import main
+    from minigpt.cli.main import main
 
     run_dir = str(trained_run[0])
     printed = CliRunner().invoke(app, ["inspect-attention", run_dir, "ab", "--json"])
@@ -156,7 +156,7 @@ def test_json_means_print_json_in_every_command_and_the_old_spelling_still_write
 
 
 def test_without_matplotlib_training_says_once_how_to_get_loss_png(names_file, tmp_path, monkeypatch):
-    monkeypatch.setattr("minigpt.cli.display.has_matplotlib", lambda: False)
+    monkeypatch.setattr("minigpt.views.panels.has_matplotlib", lambda: False)
     result = runner.invoke(app, ["train", "--config", "tiny", "--data", str(names_file), "--out", str(tmp_path / "run"),
                                  "--steps", "5"])
     assert result.exit_code == 0, result.output
@@ -221,7 +221,7 @@ def number_options():
 def test_every_number_option_at_its_extremes_means_something_or_is_one_line(args, trained_run, monkeypatch):
     """Either it does what the docs say (exit 0) or it names the allowed range in one line (exit 2);
     training itself is not run, only everything that checks its recipe."""
-    monkeypatch.setattr("minigpt.training.train", lambda *a, **k: None)
+    monkeypatch.setattr("minigpt.runs.run.train", lambda *a, **k: None)
     args = [str(trained_run[0]) if a == "RUN" else a for a in args]
     if args[0] == "train":
         args += ["--config", "tiny"]

@@ -1,7 +1,7 @@
 import pytest
 
 from minigpt.config import Config, load_config, validate, resolve_config_path
-from minigpt.cli.errors import UsageError
+from minigpt.errors import UsageError
 
 
 def test_default_toml_is_the_builtin_default():
@@ -110,7 +110,7 @@ def test_checkpoints_from_before_early_stopping_resume_without_it():
 def test_the_start_panel_says_what_auto_scale_chose_and_the_run_records_it(names_file, tmp_path):
     from typer.testing import CliRunner
 
-    from minigpt.cli.commands import app
+    from minigpt.cli.main import app
 
     result = CliRunner().invoke(app, ["train", "--data", str(names_file), "--out", str(tmp_path / "run"), "--steps", "2"])
     assert result.exit_code == 0, result.output
@@ -133,7 +133,7 @@ def test_steps_given_turn_a_recipes_time_limit_off_and_both_given_is_an_error():
 def test_the_start_panel_says_the_time_limit_is_off(names_file, tmp_path):
     from typer.testing import CliRunner
 
-    from minigpt.cli.commands import app
+    from minigpt.cli.main import app
 
     recipe = tmp_path / "timed.toml"
     recipe.write_text(resolve_config_path("tiny").read_text().replace("[train]", "[train]\ntime_limit = 900.0"))

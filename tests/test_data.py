@@ -5,7 +5,7 @@ import torch
 
 from minigpt.model import IGNORE
 from minigpt.data import BatchOrder, Tokenizer, TokenizedNames, read_names, split_names
-from minigpt.cli.errors import UsageError
+from minigpt.errors import UsageError
 
 
 def write(tmp_path, content: bytes):

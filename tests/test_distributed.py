@@ -11,8 +11,8 @@ import pytest
 import torch
 from typer.testing import CliRunner
 
-from minigpt.cli.commands import app
-from minigpt.cli.errors import UsageError
+from minigpt.cli.main import app
+from minigpt.errors import UsageError
 from minigpt.formats.checkpoint import load_checkpoint
 from minigpt.scaling.processes import Distributed
 
@@ -96,7 +96,7 @@ def test_bad_input_stops_every_rank_with_a_message(tmp_path, monkeypatch):
     for rank in (0, 1):
         monkeypatch.setenv("RANK", str(rank))
         monkeypatch.setenv("WORLD_SIZE", "2")
-        monkeypatch.setattr("minigpt.training.setup_distributed", lambda device: Distributed(rank, 2, rank, device))
+        monkeypatch.setattr("minigpt.runs.setup.setup_distributed", lambda device: Distributed(rank, 2, rank, device))
         result = CliRunner().invoke(app, ["train", "--data", str(tmp_path / "missing.txt"), "-c", "tiny"])
         assert result.exit_code == 2
         assert f"minigpt (rank {rank}): error: names file not found" in result.stderr

@@ -7,7 +7,7 @@ import pytest
 import torch
 
 from minigpt.formats import checkpoint
-from minigpt.cli.bundled import recipe_names
+from minigpt.bundled import recipe_names
 from minigpt.config import keys_markdown
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -11,11 +11,11 @@ from typer.testing import CliRunner
 
 import browser
 from minigpt.formats.checkpoint import load_checkpoint
-from minigpt.cli.commands import app
+from minigpt.cli.main import app
 from minigpt.config import load_config
 from minigpt.views.attention_maps import forward_with_weights
 from minigpt.views.explorer_page import write_page
-from minigpt.training import train
+from minigpt.runs.run import train
 
 runner = CliRunner()
 pytestmark = pytest.mark.xdist_group("explorer")  # one worker builds the module's pages, once

@@ -15,7 +15,7 @@ from minigpt.config import load_config
 from minigpt.data import BUNDLED_NAMES
 from minigpt.formats.checkpoint import load_checkpoint
 from minigpt.model import causal_attention
-from minigpt.training import train
+from minigpt.runs.run import train
 from minigpt.views.explorer_page import write_page
 
 LONG = "christophersen"[:14] + "a"  # 15 characters: the most the default recipe reads
@@ -399,7 +399,7 @@ def test_one_unit_no_loss_for_the_empty_name_and_the_row_follows_a_new_name(chro
 
 
 def test_an_accented_capital_gets_the_same_advice_on_the_command_line(lesson):
-    from minigpt.cli.errors import UsageError
+    from minigpt.errors import UsageError
 
     with pytest.raises(UsageError, match='no accented letters: try "emile"'):
         lesson[0].tokenizer.check("Émile", "the text")

@@ -1,7 +1,7 @@
 """File and directory names that are not UTF-8: a Linux path is bytes, and every command takes one.
 
 Python carries such a name as lone surrogates; printed, drawn into a PNG or written into a page,
-they fail unless written as \\xNN escapes (`as_text` in cli/errors.py).
+they fail unless written as \\xNN escapes (`as_text` in formats/text.py).
 """
 
 import os
@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from minigpt.cli.commands import app
-from minigpt.cli.errors import as_text, one_line
+from minigpt.cli.main import app
+from minigpt.formats.text import as_text, one_line
 
 runner = CliRunner()
 

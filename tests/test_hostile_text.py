@@ -5,9 +5,9 @@ command that prints them."""
 import pytest
 from typer.testing import CliRunner
 
-from minigpt.cli.commands import app
+from minigpt.cli.main import app
 from minigpt.config import load_config
-from minigpt.training import train
+from minigpt.runs.run import train
 
 runner = CliRunner()
 HOSTILE = ["a[/]b", "[link=http://x]c", "e\x1b]0;title\x07f", "g\u202eh", "anna", "bob"]

@@ -5,7 +5,7 @@ import json
 import torch
 from typer.testing import CliRunner
 
-from minigpt.cli.commands import app
+from minigpt.cli.main import app
 from minigpt.formats.checkpoint import load_checkpoint
 from minigpt.views.logit_lens import logit_lens, read_off, residual_streams
 

@@ -8,7 +8,7 @@ from typer.testing import CliRunner
 
 from minigpt.scaling import membership
 from minigpt.formats.checkpoint import load_checkpoint
-from minigpt.cli.commands import app
+from minigpt.cli.main import app
 from minigpt.data import TokenizedNames, Tokenizer, read_names, split_names
 from minigpt.scaling.membership import (
     FALSE_POSITIVE_RATE,
@@ -17,7 +17,7 @@ from minigpt.scaling.membership import (
     fingerprint,
     fingerprints,
 )
-from minigpt.training import train
+from minigpt.runs.run import train
 
 
 def random_names(rng, count, lengths=(1, 12), letters="abcdefghijklmnop"):

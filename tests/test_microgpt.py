@@ -10,10 +10,11 @@ from minigpt.attention import KVCache
 from minigpt.formats.checkpoint import load_checkpoint, microgpt_weights
 from minigpt.config import load_config
 from minigpt.data import BatchOrder, Tokenizer, TokenizedNames
-from minigpt.cli.errors import UsageError
+from minigpt.errors import UsageError
 from minigpt.formats.microgpt_json import export_microgpt, import_microgpt
 from minigpt.model import GPT
-from minigpt.training import Trainer, train
+from minigpt.runs.run import train
+from minigpt.training import Trainer
 
 pytestmark = pytest.mark.xdist_group("microgpt")  # one worker makes the module's shared fixture once
 
@@ -148,7 +149,7 @@ def test_only_microgpt_architectures_export(trained_run, tmp_path):
 def test_cli_export_and_import_then_sample(micro_run, tmp_path):
     from typer.testing import CliRunner
 
-    from minigpt.cli.commands import app
+    from minigpt.cli.main import app
 
     runner = CliRunner()
     out = tmp_path / "m.json"

@@ -73,7 +73,7 @@ def test_the_inline_explorer_runs_as_torch_does_and_asks_nothing_of_the_network(
 
 def test_explore_says_what_is_wrong_in_one_line_and_how_to_keep_the_page(trained_run, tmp_path):
     from minigpt import explore
-    from minigpt.cli.errors import UsageError
+    from minigpt.errors import UsageError
 
     corrupt = tmp_path / "model.pt"
     corrupt.write_bytes(b"not a checkpoint")

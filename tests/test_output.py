@@ -7,7 +7,7 @@ import sys
 
 from typer.testing import CliRunner
 
-from minigpt.cli.commands import app
+from minigpt.cli.main import app
 
 SGR = re.compile(r"\x1b\[([0-9;]*)m")
 

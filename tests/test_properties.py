@@ -11,9 +11,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
-from minigpt.cli.commands import app
+from minigpt.cli.main import app
 from minigpt.config import Config
-from minigpt.training import TrainResult
+from minigpt.runs.run import TrainResult
 
 runner = CliRunner()
 
@@ -73,6 +73,6 @@ def test_any_set_overrides(overrides):
                            best_val_loss=None)
 
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr("minigpt.training.train", stub_train)
+        patch.setattr("minigpt.runs.run.train", stub_train)
         result = runner.invoke(app, ["train", "--quiet", *[arg for item in overrides for arg in ("--set", item)]])
     assert_clean_ending(result)

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from minigpt.cli.commands import app
+from minigpt.cli.main import app
 from minigpt.config import load_config
 from minigpt.views.loss_curve import sparkline
 

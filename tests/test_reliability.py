@@ -16,11 +16,12 @@ from typer.testing import CliRunner
 from conftest import tiny_config
 from minigpt.formats import atomic_file, checkpoint as checkpoint_module
 from minigpt.formats.checkpoint import load_checkpoint
-from minigpt.cli.commands import app
-from minigpt.cli.errors import Interrupted, RunError, UsageError
+from minigpt.cli.main import app
+from minigpt.errors import Interrupted, RunError, UsageError
 from minigpt.formats.snapshots import read_snapshots
 from minigpt.formats.checkpoint import resume_config
-from minigpt.training import Trainer, train
+from minigpt.runs.run import train
+from minigpt.training import Trainer
 
 runner = CliRunner()
 
@@ -145,7 +146,7 @@ def test_full_disk_keeps_the_previous_checkpoint(names_file, tmp_path, monkeypat
         return atomic_file.write_atomically(path, write, failed)
 
     monkeypatch.setattr(checkpoint_module, "write_bytes", onto_a_full_disk)
-    with pytest.raises(RunError, match="could not write checkpoint .*No space left on device"):
+    with pytest.raises(RunError, match="cannot write checkpoint .*No space left on device"):
         train(resume_config(run, ["train.steps=20"]), quiet=True, resume_from=run)
     assert (run / "last.pt").read_bytes() == before
     assert not list(run.glob(".*.tmp"))
@@ -394,16 +395,21 @@ def test_a_line_cut_short_by_a_full_disk_never_blocks_resume_or_plot(names_file,
 
 
 def test_a_full_disk_while_logging_stops_the_run_in_one_line(names_file, tmp_path, monkeypatch):
-    from minigpt.cli.run_directory import RunRecords
+    from minigpt.runs.records import RunRecords
 
     class FullDisk:
-        name = "metrics.jsonl"
-
         def write(self, text):
             raise OSError(errno.ENOSPC, "No space left on device")
 
-    monkeypatch.setattr(RunRecords, "log", lambda self, *args, **values: self.write(FullDisk(), "{}"))
-    with pytest.raises(RunError, match="could not write metrics.jsonl: No space left on device; the checkpoints"):
+        def close(self):
+            pass
+
+    def log_onto_a_full_disk(self, trainer, train_loss):
+        self.files["metrics.jsonl"] = FullDisk()
+        self.write("metrics.jsonl", "{}")
+
+    monkeypatch.setattr(RunRecords, "log", log_onto_a_full_disk)
+    with pytest.raises(RunError, match="cannot write metrics.jsonl: No space left on device; the checkpoints"):
         train(config("train.steps=20"), names_file, out_dir=tmp_path / "run", quiet=True)
 
 
@@ -420,7 +426,7 @@ def test_overwrite_clears_the_old_run_before_the_new_one_starts(names_file, tmp_
 
 
 def test_one_training_at_a_time_in_a_run_directory(names_file, tmp_path):
-    from minigpt.cli.run_directory import RunLock
+    from minigpt.runs.run_directory import RunLock
 
     run = tmp_path / "run"
     train(config("train.steps=10"), names_file, out_dir=run, quiet=True)

@@ -6,8 +6,8 @@ import shutil
 import pytest
 from typer.testing import CliRunner
 
-from minigpt.cli.commands import app
-from minigpt.cli.run_directory import LOCK, RUN_FILES
+from minigpt.cli.main import app
+from minigpt.runs.run_directory import LOCK, RUN_FILES
 from minigpt.formats import atomic_file, checkpoint as checkpoint_module
 
 runner = CliRunner()
@@ -102,7 +102,7 @@ def test_a_new_run_that_cannot_write_its_first_checkpoint_leaves_nothing(names_f
 
     monkeypatch.setattr(checkpoint_module, "write_bytes", onto_a_full_disk)
     result = invoke("train", "-c", "tiny", "--data", names_file, "--steps", "3", "--out", tmp_path / "run", "-q")
-    one_line_error(result, 1, "could not write checkpoint", "No space left on device")
+    one_line_error(result, 1, "cannot write checkpoint", "No space left on device")
     assert not (tmp_path / "run").exists()
     kept = tmp_path / "mine"  # a directory the user made, with a file of theirs: both stay
     kept.mkdir()

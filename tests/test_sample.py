@@ -2,7 +2,7 @@ import pytest
 import torch
 
 from minigpt.formats.checkpoint import load_checkpoint
-from minigpt.cli.errors import UsageError
+from minigpt.errors import UsageError
 from minigpt.sampling import filter_logits, generate, sample
 
 
@@ -46,7 +46,7 @@ def test_a_temperature_near_zero_decodes_greedily(trained_run, temperature):
 def test_a_seed_outside_torchs_range_is_a_usage_error(trained_run, seed):
     from typer.testing import CliRunner
 
-    from minigpt.cli.commands import app
+    from minigpt.cli.main import app
 
     result = CliRunner().invoke(app, ["sample", str(trained_run[0]), "--seed", str(seed)])
     assert result.exit_code == 2 and "--seed must be" in result.stderr and "9,223,372,036,854,775,807" in result.stderr
@@ -117,7 +117,7 @@ def test_sample_prints_names_as_they_are_made(trained_run, monkeypatch):
     from typer.testing import CliRunner
 
     from minigpt import sampling
-    from minigpt.cli.commands import app
+    from minigpt.cli.main import app
 
     seen_before_the_second = []
 

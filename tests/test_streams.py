@@ -12,7 +12,7 @@ import sys
 import pytest
 import typer
 
-from minigpt.cli.commands import app, main
+from minigpt.cli.main import app, main
 
 PRINTS = {  # what each command prints on standard output, when its output is asked of it
     "train": ["--json"], "sample": [], "eval": [], "inspect-attention": ["ab"], "info": [], "ablate": [],

@@ -8,12 +8,13 @@ from conftest import tiny_config
 from minigpt.formats.checkpoint import load_checkpoint, read_model_weights, resume_config
 from minigpt.config import GPTConfig, TrainConfig
 from minigpt.data import BUNDLED_NAMES, Tokenizer, TokenizedNames, read_names
-from minigpt.cli.errors import RunError, UsageError
+from minigpt.errors import RunError, UsageError
 from minigpt.model import GPT
 from minigpt.sampling import generate
 from minigpt.training import evaluate
 from minigpt.optimizer import lr_at
-from minigpt.training import Trainer, train
+from minigpt.runs.run import train
+from minigpt.training import Trainer
 
 
 def losses(run_dir):
@@ -108,7 +109,7 @@ def test_precision_sets_the_matmul_dtype_and_keeps_float32_weights(names_file, p
 
 def test_compile_wraps_the_training_model_and_saves_plain_names(names_file):
     trainer = cpu_trainer(names_file, "train.compile=true")  # compiles lazily, at the first step
-    assert trainer.step_model is not trainer.model and trainer.step_model._orig_mod is trainer.model
+    assert trainer.model_for_steps is not trainer.model and trainer.model_for_steps._orig_mod is trainer.model
     assert "layers.0.attn.attn_wq.weight" in trainer.model.state_dict()
 
 
@@ -118,7 +119,7 @@ def test_a_failed_compile_says_how_to_train_without_it(names_file):
     def no_compiler(graph, example_inputs):
         raise RuntimeError("No working C++ compiler found")
 
-    trainer.step_model = torch.compile(trainer.model, backend=no_compiler)  # fails as inductor does without a compiler
+    trainer.model_for_steps = torch.compile(trainer.model, backend=no_compiler)  # fails as inductor does without a compiler
     with pytest.raises(RunError, match=r"C\+\+ compiler.*set train.compile=false"):
         trainer.train_step()
 
@@ -148,7 +149,7 @@ def test_patience_stops_the_run_and_it_ends_on_its_best_weights(few_names, tmp_p
     assert [name for name, _ in result.samples] == from_best
     from typer.testing import CliRunner
 
-    from minigpt.cli.commands import app
+    from minigpt.cli.main import app
 
     resumed = CliRunner().invoke(app, ["train", "--resume", str(tmp_path / "run")])
     assert resumed.exit_code == 2 and "already complete" in resumed.stderr and "train.patience" in resumed.stderr

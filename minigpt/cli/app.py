@@ -12,12 +12,14 @@ import os
 import re
 import sys
 import warnings
+from pathlib import Path
 from typing import Optional
 
 import typer
 
 from minigpt import __version__
-from minigpt.cli.errors import Interrupted, MiniGPTError, first_line, one_line
+from minigpt.errors import Interrupted, MiniGPTError, first_line
+from minigpt.formats.text import one_line
 from minigpt.config import check_64_bits
 from minigpt.cli.streams import DroppedOnFailure, checked_streams
 from minigpt.scaling.torchrun import rank
@@ -194,3 +196,22 @@ def root(
     ),
 ) -> None:
     state["debug"] = debug
+
+
+def on_free_cores(device: str) -> None:
+    """Before CPU work: one torch thread per free core (scaling/threads.py)."""
+    from minigpt.scaling.processes import resolve_device
+    from minigpt.scaling.threads import QUICK_LOOK, use_free_cores
+
+    if resolve_device(device).type == "cpu":
+        use_free_cores(QUICK_LOOK)
+
+
+def wrote(*paths: Path, then: str = "") -> None:
+    """The one line on stderr that says which files a command wrote."""
+    print(f"wrote {' and '.join(one_line(p) for p in paths)}{then}", file=sys.stderr)
+
+
+def checkpoint_argument():
+    """The CHECKPOINT that sample, eval, inspect-attention, export and info read."""
+    return typer.Argument(..., metavar="CHECKPOINT", help="A checkpoint file, or a run directory (uses its best.pt).")

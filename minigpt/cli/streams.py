@@ -13,7 +13,7 @@ import contextlib
 import os
 import sys
 
-from minigpt.cli.errors import RunError
+from minigpt.errors import RunError, cannot_write
 
 
 class Stream:
@@ -45,7 +45,7 @@ class CheckedOutput(Stream):
         except BrokenPipeError:
             raise  # the reader went away: cli/app.py ends quietly
         except OSError as e:
-            raise RunError(f"cannot write to standard output: {e.strerror or e}") from None
+            raise cannot_write("to standard output", e, RunError) from None
 
 
 class DroppedOnFailure(Stream):

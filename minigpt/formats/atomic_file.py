@@ -4,7 +4,8 @@ Every file minigpt writes (checkpoints, snapshots, pages, pictures, exports, a r
 goes to a private temporary file beside its place, is flushed to the disk, and is renamed over
 its place in one step: Ctrl-C, SIGTERM or a full disk while it is written leave what was there
 before. A rename replaces a symbolic link at that place rather than writing through it, so the
-target of a link someone put there is never overwritten.
+target of a link someone put there is never overwritten. And nothing is written over a file that
+is there unless the user says so, nor anything but a checkpoint over a checkpoint (`refuse_existing`).
 """
 
 from __future__ import annotations
@@ -15,7 +16,16 @@ import tempfile
 from pathlib import Path
 from typing import Callable
 
-from minigpt.cli.errors import cannot_write
+from minigpt.errors import UsageError, cannot_write
+from minigpt.formats.sniffing import is_checkpoint_file
+
+
+def refuse_existing(path, overwrite: bool, may_replace_checkpoint: bool = False) -> None:
+    """An output file is never replaced unless the user says so, and a checkpoint only by a checkpoint."""
+    if not may_replace_checkpoint and Path(path).is_file() and is_checkpoint_file(path):
+        raise UsageError(f"{path} is a checkpoint: minigpt never writes anything else over one; choose another file")
+    if Path(path).exists() and not overwrite:
+        raise UsageError(f"{path} already exists; pass --overwrite to replace it")
 
 
 PARTIAL = ".*.tmp"  # a write in progress beside its place (mkstemp below), as a glob: what a killed process leaves

@@ -35,11 +35,12 @@ from pathlib import Path
 
 import torch
 
-from minigpt.cli.errors import RunError, UsageError
+from minigpt.errors import RunError, UsageError, cannot_write
 from minigpt.config import Config, config_from_dict, load_config, parameter_count
 from minigpt.data import Tokenizer, digest, load_data, read_names
 from minigpt.formats.atomic_file import write_bytes
 from minigpt.formats.bounded import check_archive
+from minigpt.formats.sniffing import exported_as
 from minigpt.model import GPT
 from minigpt.scaling.membership import NameSet
 
@@ -179,7 +180,7 @@ def save_checkpoint(path: str | Path, payload: dict) -> None:
     no cause, where Python's own write says "No space left on device"."""
     buffer = io.BytesIO()
     torch.save(payload, buffer)
-    write_bytes(path, buffer.getbuffer(), failed=lambda at, e: RunError(f"could not write checkpoint {at}: {e.strerror or e}"))
+    write_bytes(path, buffer.getbuffer(), failed=lambda at, e: cannot_write(f"checkpoint {at}", e, RunError))
 
 
 def resolve_checkpoint_path(path: str | Path, prefer: tuple[str, ...] = NAMES_IN_DIR) -> Path:
@@ -197,20 +198,6 @@ def resolve_checkpoint_path(path: str | Path, prefer: tuple[str, ...] = NAMES_IN
     if path.is_file() and (export := exported_as(path)):
         raise UsageError(f"{path} is {export}, not a checkpoint: minigpt import {path} OUT.pt makes one")
     return path
-
-
-def exported_as(path: Path) -> str | None:
-    """What an exported file is, by its first bytes (a checkpoint is a zip: "PK"): microgpt's JSON or safetensors."""
-    try:
-        with open(path, "rb") as f:
-            start = f.read(16)
-    except OSError:
-        return None
-    if start.lstrip()[:1] == b"{":
-        return "microgpt's JSON"
-    if len(start) >= 9 and start[8:9] == b"{":  # safetensors: an 8-byte header length, then its JSON header
-        return "a safetensors file"
-    return None
 
 
 LARGEST_WEIGHT = 1e6  # no trained model's weight comes near; past it the forward pass overflows into nan

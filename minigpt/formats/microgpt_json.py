@@ -21,7 +21,8 @@ from minigpt.formats.checkpoint import (check_finite, load_checkpoint, load_micr
                                         payload, save_checkpoint)
 from minigpt.config import GPTConfig, check_model_size, load_config, validate
 from minigpt.data import Tokenizer
-from minigpt.cli.errors import UsageError, refuse_existing
+from minigpt.errors import UsageError
+from minigpt.formats.atomic_file import refuse_existing
 from minigpt.scaling.membership import NameSet
 from minigpt.model import GPT
 from minigpt.formats.atomic_file import write_text

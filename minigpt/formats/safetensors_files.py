@@ -18,7 +18,8 @@ from minigpt.formats.checkpoint import (check_finite, checked_vocab, known_loss,
 from minigpt.formats.microgpt_json import MICROGPT_ARCHITECTURE, SHAPE
 from minigpt.config import config_from_dict
 from minigpt.data import Tokenizer
-from minigpt.cli.errors import UsageError, cannot_write, refuse_existing
+from minigpt.errors import UsageError, cannot_write
+from minigpt.formats.atomic_file import refuse_existing
 from minigpt.scaling.membership import NameSet
 from minigpt.model import GPT
 from minigpt.formats.atomic_file import write_bytes, write_text

@@ -26,7 +26,7 @@ from pathlib import Path
 
 import torch
 
-from minigpt.cli.errors import UsageError
+from minigpt.errors import UsageError
 from minigpt.config import MAX_SNAPSHOTS
 from minigpt.formats.bounded import check_archive
 from minigpt.formats.checkpoint import LARGEST_WEIGHT, load_microgpt_weights, microgpt_weights, save_checkpoint

@@ -22,7 +22,7 @@ from pathlib import Path
 import torch
 import torch.distributed as dist
 
-from minigpt.cli.errors import RunError, UsageError
+from minigpt.errors import RunError, UsageError
 from minigpt.scaling.torchrun import check_batch_splits, launched_by_torchrun
 
 M_TRIM_THRESHOLD, M_MMAP_THRESHOLD = -1, -3  # glibc's mallopt parameter numbers
@@ -136,18 +136,20 @@ class Distributed:
         torch.manual_seed(seed + 1_000_003 * self.rank)
         return wrapped
 
-    def on_main(self, make):
-        """What `make()` returns on rank 0, on every rank; or the UsageError it raised, raised on every rank."""
-        outcome = None
+    def on_main(self, make, share=lambda value: value):
+        """What `make()` returns on rank 0; on the others, `share(value)` of it (what can cross to another
+        process: not a lock). The UsageError it raised is raised on every rank."""
+        outcome = value = None
         if self.main:
             try:
-                outcome = (make(), None)
+                value = make()
+                outcome = (share(value), None)
             except UsageError as e:
                 outcome = (None, str(e))
-        value, error = self.broadcast(outcome)
+        shared, error = self.broadcast(outcome)
         if error is not None:
             raise UsageError(error)
-        return value
+        return value if self.main else shared
 
     def barrier(self) -> None:
         """Wait until every rank gets here."""
@@ -202,7 +204,7 @@ def setup(device: torch.device) -> Distributed:
     return Distributed(rank, world, local_rank, device)
 
 
-def step_model(model: torch.nn.Module, recipe, dist: Distributed) -> torch.nn.Module:
+def model_for_steps(model: torch.nn.Module, recipe, dist: Distributed) -> torch.nn.Module:
     """What a training step calls: the model itself, or DDP around it, compiled or not."""
     wrapped = dist.wrap(model, recipe.batch_size, recipe.seed)
     if recipe.compile:

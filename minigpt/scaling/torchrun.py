@@ -20,7 +20,7 @@ import subprocess
 import sys
 import time
 
-from minigpt.cli.errors import UsageError
+from minigpt.errors import UsageError
 
 GRACE_SECONDS = 20  # after one process fails, how long the others get to stop by themselves
 

@@ -26,9 +26,9 @@ from typing import Iterable
 import torch
 import torch.nn.functional as F
 
-from minigpt.cli.errors import UsageError
+from minigpt.errors import UsageError
 from minigpt.data import TokenizedNames, Tokenizer
-from minigpt.model import GPT, IGNORE, causal_attention
+from minigpt.model import GPT, IGNORE, causal_attention, eval_mode
 from minigpt.views.logit_lens import embedded, read_off
 from minigpt.views.prefix_forest import PrefixForest, embedded_nodes, forest_nats, node_attention, prefix_forests
 
@@ -246,15 +246,13 @@ def ablate_modes(model: GPT, tokenizer: Tokenizer, names: list[str], modes=MODES
     for mode in modes:
         if mode not in MODES:
             raise UsageError(f"--mode {mode!r} is not one of {', '.join(MODES)}")
-    was_training = model.training
-    model.eval()
     device = model.lm_head.weight.device
     forests = forests or prefix_forests(names, tokenizer, model.config.block_size)
-    passes = [whole_pass(model, forest.to(device)) for forest in forests]
-    means = mean_outputs(model, passes) if "mean" in modes else None
     parts = all_parts(model)
-    losses = losses_each_off(model, passes, parts, [means if mode == "mean" else None for mode in modes])
-    model.train(was_training)
+    with eval_mode(model):
+        passes = [whole_pass(model, forest.to(device)) for forest in forests]
+        means = mean_outputs(model, passes) if "mean" in modes else None
+        losses = losses_each_off(model, passes, parts, [means if mode == "mean" else None for mode in modes])
     tokens = sum(found.forest.predicted for found in passes)
     reports = []
     for mode, (base, *each) in zip(modes, losses):

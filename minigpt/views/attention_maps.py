@@ -18,7 +18,8 @@ from rich.table import Table
 from rich.text import Text
 
 from minigpt.data import BOUNDARY, Tokenizer
-from minigpt.cli.errors import UsageError, one_line
+from minigpt.errors import UsageError
+from minigpt.formats.text import one_line
 from minigpt.model import GPT, causal_attention
 from minigpt.views.logit_lens import logit_lens
 from minigpt.formats import strict_json

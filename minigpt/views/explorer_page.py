@@ -20,12 +20,13 @@ from pathlib import Path
 
 import torch
 
-from minigpt.cli.bundled import web_file
+from minigpt.bundled import web_file
 from minigpt.formats.checkpoint import (Checkpoint, load_checkpoint, load_microgpt_weights, microgpt_weights,
                                         validation_names)
-from minigpt.cli.errors import UsageError, as_text, refuse_existing
+from minigpt.errors import UsageError, cannot_write
 from minigpt.formats import strict_json
-from minigpt.formats.atomic_file import write_text
+from minigpt.formats.atomic_file import refuse_existing, write_text
+from minigpt.formats.text import as_text
 
 ROLE_NAMES = 1000  # the most names the head descriptions are averaged over
 CURVE_POINTS = 300  # the loss curve is drawn from at most this many points a series
@@ -45,7 +46,7 @@ def weights_blob(model: torch.nn.Module) -> tuple[str, dict]:
 def loss_curve(run_dir: Path) -> dict | None:
     """The train and validation loss against step, from the run's metrics.jsonl, thinned for drawing
     (every validation point kept: the best step is one of them)."""
-    from minigpt.views.loss_curve import read_metrics, series
+    from minigpt.formats.run_records import read_metrics, series
 
     if not (run_dir / "metrics.jsonl").is_file():
         return None
@@ -329,9 +330,9 @@ def write_page(checkpoint: str | Path | Checkpoint, out: str | Path, text: str |
     `progress(done, total)` is told as each training snapshot is measured."""
     out = Path(out)
     if not out.parent.is_dir():
-        raise UsageError(f"cannot write {out}: the directory {out.parent} does not exist")
+        raise cannot_write(out, f"the directory {out.parent} does not exist")
     if out.is_dir():
-        raise UsageError(f"cannot write {out}: it is a directory")
+        raise cannot_write(out, "it is a directory")
     refuse_existing(out, overwrite)
     ckpt = checkpoint if isinstance(checkpoint, Checkpoint) else load_checkpoint(checkpoint)
     return save_page(render_page(page_data(ckpt, text, progress)), out, overwrite)

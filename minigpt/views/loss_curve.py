@@ -1,43 +1,18 @@
-"""Loss curves from a run's metrics.jsonl: a PNG with matplotlib, a sparkline without it."""
+"""Loss curves from a run's metrics.jsonl (formats/run_records.py reads it): a PNG with matplotlib, a
+sparkline without it."""
 
 from __future__ import annotations
 
-import json
-import math
 import os
 import threading
 from pathlib import Path
 
-from minigpt.cli.display import warn
-from minigpt.cli.errors import UsageError, as_text
+from minigpt.errors import UsageError
+from minigpt.formats.text import as_text
 from minigpt.formats.atomic_file import write_atomically
-from minigpt.formats.bounded import read_text
+from minigpt.formats.run_records import read_metrics, series
 
 SPARKS = "▁▂▃▄▅▆▇█"
-
-
-def read_metrics(run_dir: str | Path) -> list[dict]:
-    path = Path(run_dir) / "metrics.jsonl"
-    if not Path(run_dir).is_dir():
-        raise UsageError(f"run directory not found: {run_dir}")
-    if not path.is_file():
-        raise UsageError(f"no metrics.jsonl in {run_dir}: not a minigpt run directory")
-    records = []
-    lines = read_text(path, "metrics file", errors="replace").splitlines()
-    for number, line in enumerate(lines, 1):
-        try:
-            records.append(json.loads(line))
-        except json.JSONDecodeError:
-            if number == len(lines):  # cut short as it was written (a full disk, a killed process)
-                warn(f"{path}: the last line was cut short when it was written; it is left out")
-                break
-            raise UsageError(f"{path}: line {number} is not JSON") from None
-    return records
-
-
-def series(records: list[dict], key: str) -> list[tuple[int, float]]:
-    return [(r["step"], r[key]) for r in records  # a nan or inf logged (a diverged run, an edited file) is not drawn
-            if isinstance(r.get(key), (int, float)) and math.isfinite(r[key]) and isinstance(r.get("step"), int)]
 
 
 def sparkline(values: list[float], width: int = 40) -> str:

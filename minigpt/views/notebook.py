@@ -17,7 +17,7 @@ import html
 import io
 from pathlib import Path
 
-from minigpt.cli.errors import as_text
+from minigpt.formats.text import as_text
 from minigpt.formats.atomic_file import write_bytes
 from minigpt.formats.checkpoint import Checkpoint, load_checkpoint
 

@@ -1,7 +1,7 @@
-"""The `minigpt` command: a thin layer over the Python API.
+"""The commands that make and use a model: train, sample, eval, export, import, info and plot.
 
-Each command reads its options and calls into the modules; cli/app.py turns what goes wrong
-into one line and an exit code.
+Each reads its options and calls the package; cli/app.py turns what goes wrong into one line
+and an exit code, and cli/main.py hangs the commands on the app.
 """
 
 from __future__ import annotations
@@ -12,33 +12,14 @@ from typing import Optional
 
 import typer
 
-from minigpt.cli.app import app, reports_errors
-from minigpt.cli.errors import UsageError, one_line, refuse_existing
-from minigpt.scaling.torchrun import check_batch_splits, rank, run_on_processes
+from minigpt.cli.app import checkpoint_argument, on_free_cores, wrote
+from minigpt.errors import UsageError, warn
 from minigpt.formats import strict_json
+from minigpt.formats.atomic_file import refuse_existing
+from minigpt.formats.text import one_line
+from minigpt.scaling.torchrun import check_batch_splits, rank, run_on_processes
 
 
-def on_free_cores(device: str) -> None:
-    """Before CPU work: one torch thread per free core (scaling/threads.py)."""
-    from minigpt.scaling.processes import resolve_device
-    from minigpt.scaling.threads import QUICK_LOOK, use_free_cores
-
-    if resolve_device(device).type == "cpu":
-        use_free_cores(QUICK_LOOK)
-
-
-def wrote(*paths: Path, then: str = "") -> None:
-    """The one line on stderr that says which files a command wrote."""
-    print(f"wrote {' and '.join(one_line(p) for p in paths)}{then}", file=sys.stderr)
-
-
-def checkpoint_argument():
-    """The CHECKPOINT that sample, eval, inspect-attention, export and info read."""
-    return typer.Argument(..., metavar="CHECKPOINT", help="A checkpoint file, or a run directory (uses its best.pt).")
-
-
-@app.command()
-@reports_errors
 def train(
     config: Optional[str] = typer.Option(
         None, "--config", "-c", help="TOML recipe: a path, or a name in configs/ (default, quality, microgpt, makemore, tiny)."
@@ -91,7 +72,7 @@ def train(
     if nproc > 1 and rank() is None:  # checked here, before any process starts
         check_batch_splits(cfg.train.batch_size, nproc, "--nproc")
         raise typer.Exit(run_on_processes(nproc))
-    from minigpt.training import train as run_training  # torch loads here: a launching process never needs it
+    from minigpt.runs.run import train as run_training  # torch loads here: a launching process never needs it
 
     result = run_training(cfg, data, val_data, out, overwrite=overwrite, quiet=quiet or json_out, resume_from=resume,
                           overwrite_later=overwrite_later)
@@ -99,8 +80,6 @@ def train(
         print(strict_json.dumps(result.to_json()))
 
 
-@app.command()
-@reports_errors
 def sample(
     checkpoint: Path = checkpoint_argument(),
     num: int = typer.Option(10, "--num", "-n", help="How many names."),
@@ -142,14 +121,12 @@ def sample(
         printed += len(batch)
         new += sum(name not in seen for name in batch) if known else 0
     if not known:
-        print(f"minigpt: note: {one_line(ckpt.path)} does not carry its training names, so whether these are new is unknown; "
-              f"--data FILE checks them against a names file", file=sys.stderr)
+        warn(f"{one_line(ckpt.path)} does not carry its training names, so whether these are new is unknown; "
+              f"--data FILE checks them against a names file")
         return
     print(f"{new} of {printed} names are not in the training data", file=sys.stderr)
 
 
-@app.command(name="eval")
-@reports_errors
 def eval_(
     checkpoint: Path = checkpoint_argument(),
     data: Optional[Path] = typer.Option(None, "--data", help="Names file to score (default: the run's validation names)."),
@@ -173,117 +150,6 @@ def eval_(
         print(f"note: {result['truncated']} names longer than the block size were cut to fit", file=sys.stderr)
 
 
-def write_explorer_page(checkpoint: Path, out: Path, text: str | None, open_page: bool, overwrite: bool) -> None:
-    import webbrowser
-
-    from minigpt.cli.display import snapshots_bar
-    from minigpt.views.explorer_page import write_page
-
-    on_free_cores("cpu")  # the page is written on the CPU: its head descriptions and ablation costs
-    bar, progress = snapshots_bar()
-    with bar:
-        write_page(checkpoint, out, text=text, overwrite=overwrite, progress=progress)
-    wrote(out, then=": open it in a browser")
-    if open_page and not webbrowser.open(out.resolve().as_uri()):
-        print("minigpt: note: no browser could be opened here", file=sys.stderr)
-
-
-def at_snapshot(ckpt, step: int) -> None:
-    """Set the checkpoint's model to the run's snapshot nearest `step`, and say which one on stderr."""
-    from minigpt.formats.snapshots import checkpoint_snapshots
-
-    snapshots = checkpoint_snapshots(ckpt)
-    if not snapshots.steps:
-        raise UsageError(f"{ckpt.path.parent}: the snapshots file holds no snapshots")
-    first, last = snapshots.steps[0], snapshots.steps[-1]
-    if not first <= step <= last:
-        raise UsageError(f"--step {step} is outside the run's snapshots: give a step from {first} to {last}")
-    index = snapshots.nearest(step)
-    snapshots.load_into(ckpt.model, index)
-    exact = "" if snapshots.steps[index] == step else f" (the nearest to {step})"
-    print(f"reading the snapshot at step {snapshots.steps[index]}{exact}", file=sys.stderr)
-
-
-@app.command(name="inspect-attention")
-@reports_errors
-def inspect_attention(
-    checkpoint: Path = checkpoint_argument(),
-    name: Optional[str] = typer.Argument(
-        None, metavar="NAME", help="The name to read, e.g. emma (with --html: the page's first text)."
-    ),
-    layer: Optional[int] = typer.Option(None, "--layer", "-l", help="Only this layer (from 0)."),
-    head: Optional[int] = typer.Option(None, "--head", help="Only this head (from 0)."),
-    position: Optional[int] = typer.Option(
-        None, "--position", help="Show one row as bars: what position P (0 = the boundary token) attends to."
-    ),
-    top: int = typer.Option(3, "--top", help="How many next-token predictions to show per position."),
-    lens: bool = typer.Option(False, "--lens", metavar="", help="Show each layer's guess at the next token (the logit lens)."),
-    step: Optional[int] = typer.Option(None, "--step", help="Read the run's weights as they were near step N (its snapshots)."),
-    png: Optional[Path] = typer.Option(
-        None, "--png", help="Write a grid of heatmaps as PNG instead (needs matplotlib)."
-    ),
-    json_out: bool = typer.Option(False, "--json", metavar="", help="Print the weights and predictions as JSON on stdout."),
-    json_file: Optional[Path] = typer.Option(None, "--json-file", help="Write them as JSON to this file instead."),
-    html: Optional[Path] = typer.Option(
-        None, "--html", help="Write the explorer page instead: one HTML file that runs the model in a browser."
-    ),
-    open_page: bool = typer.Option(
-        False, "--open", metavar="", help="With --html: open the page in the default browser."
-    ),
-    overwrite: bool = typer.Option(
-        False, "--overwrite", metavar="", help="Replace the --png, --json-file or --html file if it exists."
-    ),
-    device: str = typer.Option("auto", help="auto, cpu, cuda, cuda:N or mps."),
-) -> None:
-    """Show what each layer and head attends to while the model reads NAME, or write the explorer page."""
-    from rich.console import Console
-
-    from minigpt.views import attention_maps as views
-    from minigpt.formats.checkpoint import load_checkpoint
-    from minigpt.scaling.processes import resolve_device
-
-    if html is not None:
-        write_explorer_page(checkpoint, html, name, open_page, overwrite)
-        return
-    if name is None:
-        raise UsageError("inspect-attention needs a NAME to read (or --html FILE to write the explorer page)")
-    if lens and png is not None:
-        raise UsageError("--lens and --png cannot go together: --png draws the attention grid; the lens is in the "
-                         "terminal (--lens) and in the explorer page (--html)")
-    for out in (json_file, png):  # before any work: an existing file stays unless --overwrite says otherwise
-        if out is not None:
-            refuse_existing(out, overwrite)
-    on_free_cores(device)
-    ckpt = load_checkpoint(checkpoint, resolve_device(device))
-    if step is not None:
-        at_snapshot(ckpt, step)
-    report = views.attention_report(ckpt.model, ckpt.tokenizer, name, top=max(1, top))
-    pairs = views.select(report, layer, head)
-    if json_out:
-        print(strict_json.dumps(views.to_json(report)))
-        return
-    if json_file is not None or png is not None:  # the files are what was asked for: one line says where
-        if json_file is not None:
-            views.write_json(report, json_file)
-        if png is not None:
-            views.write_png(report, png, pairs)
-        wrote(*(f for f in (json_file, png) if f is not None))
-        return
-    console = Console(highlight=False)
-    if lens:
-        console.print(views.lens_table(report))
-        return
-    for l, h in pairs:
-        if position is None:
-            console.print(views.heatmap(report, l, h))
-        else:
-            console.print(views.position_bars(report, l, h, position))
-        console.print()
-    console.print(views.predictions_table(report))
-
-
-@app.command()
-@reports_errors
 def export(
     checkpoint: Path = checkpoint_argument(),
     out: Path = typer.Argument(
@@ -304,8 +170,6 @@ def export(
     wrote(out)
 
 
-@app.command(name="import")
-@reports_errors
 def import_(
     source: Path = typer.Argument(
         ..., metavar="SOURCE", help="What `minigpt export` wrote: microgpt JSON, or a safetensors directory."
@@ -320,40 +184,10 @@ def import_(
     (import_safetensors if is_safetensors(source) else import_microgpt)(source, out, overwrite)
     wrote(out)
     if out.suffix.lower() in (".json", ".safetensors"):
-        print(f"minigpt: note: {out} is a minigpt checkpoint (a torch file), whatever its name says; "
-              f"minigpt export writes JSON and safetensors", file=sys.stderr)
+        warn(f"{out} is a minigpt checkpoint (a torch file), whatever its name says; "
+              f"minigpt export writes JSON and safetensors")
 
 
-@app.command()
-@reports_errors
-def ablate(
-    checkpoint: Path = checkpoint_argument(),
-    data: Optional[Path] = typer.Option(None, "--data", help="Names file to score (default: the run's validation names)."),
-    mode: str = typer.Option("zero", "--mode", help="zero: a part's output becomes 0; mean: its mean over the names."),
-    device: str = typer.Option("auto", help="auto, cpu, cuda, cuda:N or mps."),
-    json_out: bool = typer.Option(False, "--json", metavar="", help="Print every part's loss and cost as JSON."),
-) -> None:
-    """Switch each head, each layer's attention and each layer's MLP off in turn: what each costs in loss."""
-    from minigpt.formats.checkpoint import load_checkpoint, names_to_score
-    from minigpt.scaling.processes import resolve_device
-    from minigpt.views.ablation import ablate as ablate_parts
-
-    on_free_cores(device)
-    ckpt = load_checkpoint(checkpoint, resolve_device(device))
-    names, _ = names_to_score(ckpt, data)
-    report = ablate_parts(ckpt.model, ckpt.tokenizer, names, mode)
-    if json_out:
-        print(strict_json.dumps(report.to_dict()))
-        return
-    print(f"loss {report.loss:.4f} with every part on, over {report.tokens:,} tokens in {report.names:,} names; "
-          f"each part switched off ({mode}):")
-    width = max(len(str(part)) for part, _ in report.costs)
-    for part, cost in report.costs:
-        print(f"  {str(part):<{width}}  {report.loss + cost:.4f}  {cost:+.4f}")
-
-
-@app.command()
-@reports_errors
 def info(
     checkpoint: Path = checkpoint_argument(),
 ) -> None:
@@ -361,13 +195,11 @@ def info(
     from rich.console import Console
 
     from minigpt.formats.checkpoint import load_checkpoint
-    from minigpt.cli.display import checkpoint_info
+    from minigpt.views.panels import checkpoint_info
 
     checkpoint_info(Console(highlight=False), load_checkpoint(checkpoint))
 
 
-@app.command()
-@reports_errors
 def plot(
     run_dir: Path = typer.Argument(..., metavar="RUN_DIR", help="A run directory (it holds metrics.jsonl)."),
     out: Optional[Path] = typer.Option(None, "--out", "-o", help="PNG file to write \\[default: RUN_DIR/loss.png, "
@@ -382,21 +214,3 @@ def plot(
     out = out if out is not None else run_dir / "loss.png"
     write_loss_png(run_dir, out)
     wrote(out)
-
-
-def old_spellings(args: list[str]) -> list[str]:
-    """`inspect-attention ... --json FILE.json`, from before --json meant "print JSON" in every command,
-    still writes FILE.json (for one release), with a note."""
-    if "inspect-attention" not in args:
-        return args
-    args = list(args)
-    for i, arg in enumerate(args[:-1]):
-        if arg == "--json" and args[i + 1].lower().endswith(".json"):
-            args[i] = "--json-file"
-            print(f"minigpt: note: --json {args[i + 1]} is now --json-file {args[i + 1]}; "
-                  f"--json alone prints the JSON", file=sys.stderr)
-    return args
-
-
-def main() -> None:
-    app(args=old_spellings(sys.argv[1:]), prog_name="minigpt")

@@ -1,0 +1,148 @@
+"""The commands that look inside a model: inspect-attention (the terminal, PNG, JSON and the explorer
+page) and ablate."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from minigpt.cli.app import checkpoint_argument, on_free_cores, wrote
+from minigpt.errors import UsageError, warn
+from minigpt.formats import strict_json
+from minigpt.formats.atomic_file import refuse_existing
+
+
+def write_explorer_page(checkpoint: Path, out: Path, text: str | None, open_page: bool, overwrite: bool) -> None:
+    import webbrowser
+
+    from minigpt.views.training_display import snapshots_bar
+    from minigpt.views.explorer_page import write_page
+
+    on_free_cores("cpu")  # the page is written on the CPU: its head descriptions and ablation costs
+    bar, progress = snapshots_bar()
+    with bar:
+        write_page(checkpoint, out, text=text, overwrite=overwrite, progress=progress)
+    wrote(out, then=": open it in a browser")
+    if open_page and not webbrowser.open(out.resolve().as_uri()):
+        warn("no browser could be opened here")
+
+
+def at_snapshot(ckpt, step: int) -> None:
+    """Set the checkpoint's model to the run's snapshot nearest `step`, and say which one on stderr."""
+    from minigpt.formats.snapshots import checkpoint_snapshots
+
+    snapshots = checkpoint_snapshots(ckpt)
+    if not snapshots.steps:
+        raise UsageError(f"{ckpt.path.parent}: the snapshots file holds no snapshots")
+    first, last = snapshots.steps[0], snapshots.steps[-1]
+    if not first <= step <= last:
+        raise UsageError(f"--step {step} is outside the run's snapshots: give a step from {first} to {last}")
+    index = snapshots.nearest(step)
+    snapshots.load_into(ckpt.model, index)
+    exact = "" if snapshots.steps[index] == step else f" (the nearest to {step})"
+    print(f"reading the snapshot at step {snapshots.steps[index]}{exact}", file=sys.stderr)
+
+
+def inspect_attention(
+    checkpoint: Path = checkpoint_argument(),
+    name: Optional[str] = typer.Argument(
+        None, metavar="NAME", help="The name to read, e.g. emma (with --html: the page's first text)."
+    ),
+    layer: Optional[int] = typer.Option(None, "--layer", "-l", help="Only this layer (from 0)."),
+    head: Optional[int] = typer.Option(None, "--head", help="Only this head (from 0)."),
+    position: Optional[int] = typer.Option(
+        None, "--position", help="Show one row as bars: what position P (0 = the boundary token) attends to."
+    ),
+    top: int = typer.Option(3, "--top", help="How many next-token predictions to show per position."),
+    lens: bool = typer.Option(False, "--lens", metavar="", help="Show each layer's guess at the next token (the logit lens)."),
+    step: Optional[int] = typer.Option(None, "--step", help="Read the run's weights as they were near step N (its snapshots)."),
+    png: Optional[Path] = typer.Option(
+        None, "--png", help="Write a grid of heatmaps as PNG instead (needs matplotlib)."
+    ),
+    json_out: bool = typer.Option(False, "--json", metavar="", help="Print the weights and predictions as JSON on stdout."),
+    json_file: Optional[Path] = typer.Option(None, "--json-file", help="Write them as JSON to this file instead."),
+    html: Optional[Path] = typer.Option(
+        None, "--html", help="Write the explorer page instead: one HTML file that runs the model in a browser."
+    ),
+    open_page: bool = typer.Option(
+        False, "--open", metavar="", help="With --html: open the page in the default browser."
+    ),
+    overwrite: bool = typer.Option(
+        False, "--overwrite", metavar="", help="Replace the --png, --json-file or --html file if it exists."
+    ),
+    device: str = typer.Option("auto", help="auto, cpu, cuda, cuda:N or mps."),
+) -> None:
+    """Show what each layer and head attends to while the model reads NAME, or write the explorer page."""
+    from rich.console import Console
+
+    from minigpt.views import attention_maps as views
+    from minigpt.formats.checkpoint import load_checkpoint
+    from minigpt.scaling.processes import resolve_device
+
+    if html is not None:
+        write_explorer_page(checkpoint, html, name, open_page, overwrite)
+        return
+    if name is None:
+        raise UsageError("inspect-attention needs a NAME to read (or --html FILE to write the explorer page)")
+    if lens and png is not None:
+        raise UsageError("--lens and --png cannot go together: --png draws the attention grid; the lens is in the "
+                         "terminal (--lens) and in the explorer page (--html)")
+    for out in (json_file, png):  # before any work: an existing file stays unless --overwrite says otherwise
+        if out is not None:
+            refuse_existing(out, overwrite)
+    on_free_cores(device)
+    ckpt = load_checkpoint(checkpoint, resolve_device(device))
+    if step is not None:
+        at_snapshot(ckpt, step)
+    report = views.attention_report(ckpt.model, ckpt.tokenizer, name, top=max(1, top))
+    pairs = views.select(report, layer, head)
+    if json_out:
+        print(strict_json.dumps(views.to_json(report)))
+        return
+    if json_file is not None or png is not None:  # the files are what was asked for: one line says where
+        if json_file is not None:
+            views.write_json(report, json_file)
+        if png is not None:
+            views.write_png(report, png, pairs)
+        wrote(*(f for f in (json_file, png) if f is not None))
+        return
+    console = Console(highlight=False)
+    if lens:
+        console.print(views.lens_table(report))
+        return
+    for l, h in pairs:
+        if position is None:
+            console.print(views.heatmap(report, l, h))
+        else:
+            console.print(views.position_bars(report, l, h, position))
+        console.print()
+    console.print(views.predictions_table(report))
+
+
+def ablate(
+    checkpoint: Path = checkpoint_argument(),
+    data: Optional[Path] = typer.Option(None, "--data", help="Names file to score (default: the run's validation names)."),
+    mode: str = typer.Option("zero", "--mode", help="zero: a part's output becomes 0; mean: its mean over the names."),
+    device: str = typer.Option("auto", help="auto, cpu, cuda, cuda:N or mps."),
+    json_out: bool = typer.Option(False, "--json", metavar="", help="Print every part's loss and cost as JSON."),
+) -> None:
+    """Switch each head, each layer's attention and each layer's MLP off in turn: what each costs in loss."""
+    from minigpt.formats.checkpoint import load_checkpoint, names_to_score
+    from minigpt.scaling.processes import resolve_device
+    from minigpt.views.ablation import ablate as ablate_parts
+
+    on_free_cores(device)
+    ckpt = load_checkpoint(checkpoint, resolve_device(device))
+    names, _ = names_to_score(ckpt, data)
+    report = ablate_parts(ckpt.model, ckpt.tokenizer, names, mode)
+    if json_out:
+        print(strict_json.dumps(report.to_dict()))
+        return
+    print(f"loss {report.loss:.4f} with every part on, over {report.tokens:,} tokens in {report.names:,} names; "
+          f"each part switched off ({mode}):")
+    width = max(len(str(part)) for part, _ in report.costs)
+    for part, cost in report.costs:
+        print(f"  {str(part):<{width}}  {report.loss + cost:.4f}  {cost:+.4f}")

@@ -1,0 +1,32 @@
+"""The `minigpt` command: every command hung on the app, in the order `minigpt --help` lists them."""
+
+from __future__ import annotations
+
+import sys
+
+from minigpt.cli.app import app, reports_errors
+from minigpt.cli.inspect_commands import ablate, inspect_attention
+from minigpt.cli.run_commands import eval_, export, import_, info, plot, sample, train
+from minigpt.errors import warn
+
+for name, command in [("train", train), ("sample", sample), ("eval", eval_), ("inspect-attention", inspect_attention),
+                      ("export", export), ("import", import_), ("ablate", ablate), ("info", info), ("plot", plot)]:
+    app.command(name=name)(reports_errors(command))
+
+
+def old_spellings(args: list[str]) -> list[str]:
+    """`inspect-attention ... --json FILE.json`, from before --json meant "print JSON" in every command,
+    still writes FILE.json (for one release), with a note."""
+    if "inspect-attention" not in args:
+        return args
+    args = list(args)
+    for i, arg in enumerate(args[:-1]):
+        if arg == "--json" and args[i + 1].lower().endswith(".json"):
+            args[i] = "--json-file"
+            warn(f"--json {args[i + 1]} is now --json-file {args[i + 1]}; "
+                  f"--json alone prints the JSON")
+    return args
+
+
+def main() -> None:
+    app(args=old_spellings(sys.argv[1:]), prog_name="minigpt")

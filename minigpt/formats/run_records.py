@@ -1,0 +1,88 @@
+"""A run's records, line by line: metrics.jsonl and samples.txt, written and read here alone.
+
+    metrics.jsonl   one JSON object a line: {"step": 250, "train_loss": 2.03, ..., "elapsed": 6.1}
+    samples.txt     one evaluation a line: `step 250  val 2.1095  pernell valena* ...` (* = a training name)
+
+The run writes them (runs/records.py); `plot`, the training summary, the explorer page and a
+resumed run read them.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+from minigpt.errors import UsageError, warn
+from minigpt.formats import strict_json
+from minigpt.formats.bounded import read_text
+from minigpt.formats.text import loss_text, one_line
+
+METRICS, SAMPLES = "metrics.jsonl", "samples.txt"
+
+
+def metrics_line(step: int, elapsed: float, **values) -> str:
+    return strict_json.dumps({"step": step, **values, "elapsed": round(elapsed, 3)})
+
+
+def metrics_step(line: str) -> int:
+    return json.loads(line)["step"]
+
+
+def samples_line(step: int, val_loss: float | None, names: list[tuple[str, bool]]) -> str:
+    """`step 250  val 2.1095  pernell valena* ...`: each name with whether it is a training name."""
+    listed = " ".join(f"{one_line(name)}*" if seen else one_line(name) for name, seen in names)  # no raw escapes in a file
+    return f"step {step}  val {loss_text(val_loss)}  {listed}"
+
+
+def samples_step(line: str) -> int:
+    return int(line.split()[1])
+
+
+def read_metrics(run_dir: str | Path) -> list[dict]:
+    """Every record of a run's metrics.jsonl; a last line cut short as it was written is left out, with a note."""
+    path = Path(run_dir) / METRICS
+    if not Path(run_dir).is_dir():
+        raise UsageError(f"run directory not found: {run_dir}")
+    if not path.is_file():
+        raise UsageError(f"no metrics.jsonl in {run_dir}: not a minigpt run directory")
+    records = []
+    lines = read_text(path, "metrics file", errors="replace").splitlines()
+    for number, line in enumerate(lines, 1):
+        try:
+            records.append(json.loads(line))
+        except json.JSONDecodeError:
+            if number == len(lines):  # cut short as it was written (a full disk, a killed process)
+                warn(f"{path}: the last line was cut short when it was written; it is left out")
+                break
+            raise UsageError(f"{path}: line {number} is not JSON") from None
+    return records
+
+
+def series(records: list[dict], key: str) -> list[tuple[int, float]]:
+    """(step, value) of every record that logged `key`."""
+    return [(r["step"], r[key]) for r in records  # a nan or inf logged (a diverged run, an edited file) is not drawn
+            if isinstance(r.get(key), (int, float)) and math.isfinite(r[key]) and isinstance(r.get("step"), int)]
+
+
+def lines_up_to(path: Path, step: int, step_of) -> str | None:
+    """The lines logged up to `step`: those after it (a process killed after its last checkpoint
+    wrote them) are dropped, and a last line cut short (a disk that filled while it was written),
+    with a note. A file with a line that is not a record before its last is not minigpt's: refused,
+    and left as it is. None when there is no such file."""
+    if not path.exists():
+        return None
+    lines = read_text(path, "metrics file", errors="replace").splitlines()
+    kept = []
+    for number, line in enumerate(lines, 1):
+        try:
+            logged_at = step_of(line)
+        except (ValueError, IndexError, KeyError, TypeError):
+            if number < len(lines):
+                raise UsageError(f"{path}: line {number} is not one of minigpt's records; the run's records are "
+                                 f"left as they are: move the file, or pass --out DIR to continue in a new run directory") from None
+            warn(f"{path}: line {number} was cut short when it was written, and is dropped")
+            continue
+        if logged_at <= step:
+            kept.append(line + "\n")
+    return "".join(kept)

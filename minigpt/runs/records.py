@@ -1,0 +1,94 @@
+"""What a run keeps beside its checkpoints: config.toml, metrics.jsonl, samples.txt and loss.png.
+
+`RunRecords` is the training loop's reporter that writes them, on rank 0; their line formats
+are formats/run_records.py's. A resumed run's records are read and checked before any file is
+written, and lines logged after the checkpoint it resumes from are dropped.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import torch
+
+from minigpt.config import Config
+from minigpt.errors import RunError, UsageError, cannot_write
+from minigpt.formats.atomic_file import write_text
+from minigpt.formats.run_records import (METRICS, SAMPLES, lines_up_to, metrics_line, metrics_step, samples_line,
+                                         samples_step)
+from minigpt.runs.run_directory import open_own
+from minigpt.training import Reporter
+
+
+def cannot_write_record(path, e: OSError) -> RunError:
+    return cannot_write(path, e, RunError)
+
+
+class RunRecords(Reporter):
+    """config.toml, metrics.jsonl (one JSON object a line) and samples.txt, written as the run goes;
+    loss.png at its end."""
+
+    def __init__(self, run_dir: Path, config: Config, resumed_at: int | None):
+        self.run_dir, self.config, self.resumed_at = run_dir, config, resumed_at
+        self.files = {}
+
+    def start(self, trainer) -> None:
+        """Open the records (a resumed run's cut back to its step) and log what makes this stretch's
+        numbers what they are, beside the seed. The loop starts once a signal is caught, so whoever
+        waits for metrics.jsonl can already stop the run cleanly."""
+        self.open()
+        from minigpt.views.loss_curve import import_pyplot_meanwhile
+
+        import_pyplot_meanwhile()  # drawing loss.png at the end is mostly this import
+        self.write(METRICS, metrics_line(trainer.step, trainer.elapsed, torch=torch.__version__,
+                                         threads=torch.get_num_threads(), device=str(trainer.dist.device),
+                                         processes=trainer.dist.world))
+
+    def open(self) -> None:
+        kept = {}
+        if self.resumed_at is not None:
+            kept[METRICS] = lines_up_to(self.run_dir / METRICS, self.resumed_at, metrics_step)
+            kept[SAMPLES] = lines_up_to(self.run_dir / SAMPLES, self.resumed_at, samples_step)
+        write_text(self.run_dir / "config.toml", self.config.to_toml(), failed=cannot_write_record)
+        for name, text in kept.items():
+            if text is not None:
+                write_text(self.run_dir / name, text, failed=cannot_write_record)
+        mode = "a" if self.resumed_at is not None else "w"
+        self.files = {name: open_own(self.run_dir / name, mode) for name in (METRICS, SAMPLES)}
+
+    def log(self, trainer, train_loss: float) -> None:
+        self.write(METRICS, metrics_line(trainer.step, trainer.elapsed, train_loss=train_loss, lr=trainer.lr,
+                                         tokens_per_sec=round(trainer.tokens / trainer.seconds, 1)))
+
+    def evaluation(self, trainer, samples) -> None:
+        if trainer.val_loss is not None:
+            self.write(METRICS, metrics_line(trainer.step, trainer.elapsed, val_loss=trainer.val_loss))
+        self.write(SAMPLES, samples_line(trainer.step, trainer.val_loss, samples))
+
+    def end(self, trainer, result) -> None:
+        for file in self.files.values():
+            file.close()
+        if result is not None:
+            write_loss_png_if_possible(self.run_dir)
+
+    def write(self, name: str, line: str) -> None:
+        """One whole line; when it cannot be written (a full disk), the run stops and says so.
+
+        A line cut short by a full disk is dropped, with a note, when the run resumes.
+        """
+        try:
+            self.files[name].write(line + "\n")
+            self.files[name].flush()
+        except OSError as e:
+            raise cannot_write(name, e, RunError, then="; the checkpoints already written are intact, "
+                                                        "and the run resumes from last.pt") from None
+
+
+def write_loss_png_if_possible(run_dir: Path) -> None:
+    """loss.png beside the checkpoints, when matplotlib is installed."""
+    from minigpt.views.loss_curve import write_loss_png
+
+    try:
+        write_loss_png(run_dir, run_dir / "loss.png")
+    except UsageError:
+        pass  # no matplotlib: `minigpt plot` says how to get it

@@ -1,0 +1,124 @@
+"""A training run from start to end, `minigpt.train`: set it up, lock its directory, run the loop
+with its reporters, end on the best weights, and sum it up.
+
+    result = train(load_config("tiny"), out_dir="runs/try")   # best.pt, last.pt and the records in runs/try
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from minigpt.config import Config
+from minigpt.formats.text import as_text
+from minigpt.runs.records import RunRecords
+from minigpt.runs.run_directory import discard_if_no_checkpoint, open_run_dir
+from minigpt.runs.setup import StopSignals, start_processes, start_run
+from minigpt.training import Reporter, Reporters, Trainer, train_loop
+from minigpt.views.training_display import TrainingDisplay
+
+
+def train(
+    config: Config,
+    data_path: str | Path | None = None,
+    val_path: str | Path | None = None,
+    out_dir: str | Path | None = None,
+    overwrite: bool = False,
+    quiet: bool = False,
+    resume_from: str | Path | None = None,
+    overwrite_later: bool = False,
+    report: Reporter | None = None,
+) -> TrainResult:
+    """Train a GPT on a names file; write best.pt, last.pt, config.toml and metrics.jsonl to the run directory.
+
+    With `resume_from` (a run directory or checkpoint), continue that run where it stopped,
+    in its own directory (or in `out_dir`, a new one), on the data it was trained on; from a checkpoint older than the
+    run's last.pt only with `overwrite_later`, since the steps after it are then replaced.
+    `report`: a training.Reporter told of every step, log, evaluation and the end, beside the run's
+    records and its progress display (`quiet` hides the display).
+    Under torchrun, every process calls this; rank 0 alone prints and writes.
+    """
+    dist, threads = start_processes(config.train.device)
+    lock = run_dir = None
+    reporter, result = Reporter(), None
+    try:
+        # continuing in a new directory replaces no later steps
+        trainer, resumed_from, scaled = start_run(config, dist, data_path, val_path, resume_from,
+                                                  overwrite_later or out_dir is not None)
+        run_dir, lock = dist.on_main(lambda: open_run_dir(resumed_from, out_dir, overwrite),
+                                     share=lambda opened: (opened[0], None))  # the lock stays with rank 0
+        if dist.main:
+            resumed_at = trainer.step if resumed_from is not None else None
+            display = TrainingDisplay(run_dir, quiet, threads=threads, notes=config.notes + scaled, resumed_at=resumed_at)
+            reporter = Reporters(RunRecords(run_dir, config, resumed_at), display, *([report] if report else []))
+        try:
+            with StopSignals() as signals:
+                train_loss = train_loop(trainer, run_dir, reporter, signals)
+            result = finish_run(trainer, run_dir, train_loss)
+        finally:
+            reporter.end(trainer, result)  # None when the run stopped on an error or a signal
+        dist.barrier()  # no rank tears the group down while rank 0 still writes: gloo may abort the early leaver
+        return result
+    except BaseException:
+        if run_dir is not None and dist.main and (resume_from is None or out_dir is not None):
+            discard_if_no_checkpoint(run_dir)  # a new run that failed before its first checkpoint leaves nothing
+        raise
+    finally:
+        if lock is not None:
+            lock.release()
+        dist.close()
+
+
+def finish_run(trainer: Trainer, run_dir: Path, train_loss: float | None) -> TrainResult:
+    """End on the best weights (with train.keep_best) and sum the run up."""
+    ended_on_best = trainer.finish(run_dir)  # on the best weights, so the summary's samples come from them
+    return TrainResult(
+        run_dir=run_dir,
+        steps=trainer.step,
+        seconds=trainer.seconds,
+        tokens=trainer.tokens,
+        train_loss=train_loss,
+        val_loss=trainer.val_loss,
+        best_val_loss=trainer.best_val_loss,
+        samples=trainer.samples(10) if trainer.dist.main else [],
+        best_step=trainer.best_step,
+        ended_on_best=ended_on_best,
+        stopped_early=trainer.stopped_early,
+    )
+
+
+@dataclass
+class TrainResult:
+    run_dir: Path
+    steps: int
+    seconds: float  # time spent in training steps (evaluation and saving excluded)
+    tokens: int  # predicted tokens trained on (padding excluded)
+    train_loss: float | None
+    val_loss: float | None
+    best_val_loss: float | None
+    samples: list[tuple[str, bool]] = field(default_factory=list)  # (name, seen in training)
+    best_step: int | None = None  # the step of the best validation loss
+    ended_on_best: bool = False  # the model was set back to its best weights at the end
+    stopped_early: bool = False  # train.patience evaluations passed without a better validation loss
+
+    @property
+    def tokens_per_sec(self) -> float:
+        return self.tokens / self.seconds if self.seconds > 0 else 0.0
+
+    def to_json(self) -> dict:
+        """What `minigpt train --json` prints."""
+        return {
+            "run_dir": as_text(self.run_dir),
+            "steps": self.steps,
+            "seconds": round(self.seconds, 3),
+            "tokens": self.tokens,
+            "tokens_per_sec": round(self.tokens_per_sec, 1),
+            "train_loss": self.train_loss,
+            "val_loss": self.val_loss,
+            "best_val_loss": self.best_val_loss,
+            "best_step": self.best_step,
+            "stopped_early": self.stopped_early,
+            "ended_on_best": self.ended_on_best,
+            "samples": [name for name, _ in self.samples],
+            "new_samples": sum(not seen for _, seen in self.samples),
+        }

@@ -1,0 +1,155 @@
+"""A run's directory: where a run keeps its checkpoints (best.pt, last.pt) and its records
+(runs/records.py), and the lock that lets one training at a time write there.
+
+A directory that already holds a run is never written into unless the user says so, and
+one training at a time holds it (`RunLock`). Only a run directory is written into: a resumed
+checkpoint in a folder of other files continues in a new --out. A symbolic link in a run
+directory is never written through: files are replaced by a rename, and records and the lock
+are opened without following links.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from datetime import datetime
+from pathlib import Path
+
+from minigpt.errors import UsageError, cannot_write
+from minigpt.formats.atomic_file import PARTIAL
+from minigpt.formats.sniffing import is_checkpoint_file
+
+
+def new_run_dir() -> Path:
+    """runs/<date>_<time>, with a suffix when two runs start in the same second."""
+    stamp = datetime.now().strftime("%Y-%m-%d_%H-%M-%S")
+    path, n = Path("runs") / stamp, 1
+    while path.exists():
+        n += 1
+        path = Path("runs") / f"{stamp}_{n}"
+    return path
+
+
+LOCK = ".lock"
+RUN_FILES = ("best.pt", "last.pt", "config.toml", "metrics.jsonl", "samples.txt", "loss.png", "snapshots.pt")  # what a run writes
+
+
+class RunLock:
+    """One training at a time in a run directory: an exclusive lock on RUN/.lock, which holds the
+    process id of the training that has it. The operating system lets go of it when that process
+    ends, however it ends."""
+
+    def __init__(self, run_dir: Path):
+        try:
+            import fcntl
+        except ImportError:  # not a POSIX system: no lock
+            self.file = None
+            return
+        self.file = open_own(run_dir / LOCK, "a+")
+        try:
+            fcntl.flock(self.file, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            self.file.seek(0)
+            holder = self.file.read().strip() or "unknown"
+            self.file.close()
+            raise UsageError(f"run directory {run_dir} is in use by another training (process {holder}); "
+                             f"wait for it to end, or train into another --out") from None
+        self.file.seek(0)
+        self.file.truncate()
+        self.file.write(str(os.getpid()))
+        self.file.flush()
+
+    def release(self) -> None:
+        if self.file is not None:
+            self.file.close()  # closing lets go of the lock
+            self.file = None
+
+
+def open_own(path: Path, mode: str):
+    """Open a run's record or lock for writing, never through a symbolic link: one line says so."""
+    flags = os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0) | (os.O_APPEND if "a" in mode else os.O_TRUNC)
+    try:
+        fd = os.open(path, flags, 0o666)
+    except OSError as e:
+        if path.is_symlink():
+            raise linked(path, "train into another --out") from None
+        raise cannot_write(f"to run directory {path.parent}", e) from None
+    return os.fdopen(fd, mode, encoding="utf-8")
+
+
+def linked(path: Path, or_else: str) -> UsageError:
+    return UsageError(f"{path} is a symbolic link: minigpt writes only the files a run makes; remove the link, or {or_else}")
+
+
+def is_run_dir(path: Path) -> bool:
+    """What `minigpt train` made: a directory with a best.pt or last.pt checkpoint in it."""
+    return any((path / name).is_file() and not (path / name).is_symlink() and is_checkpoint_file(path / name)
+               for name in ("best.pt", "last.pt"))
+
+
+def prepare_run_dir(out_dir: str | Path | None, overwrite: bool) -> tuple[Path, RunLock]:
+    """Create and lock the run directory; refuse to mix a new run into an old one unless told to,
+    and then clear the old run's files first (links as links), so nothing of it outlives the new one's start."""
+    run_dir = Path(out_dir) if out_dir is not None else new_run_dir()
+    if run_dir.exists() and not run_dir.is_dir():
+        raise UsageError(f"--out {run_dir} exists and is not a directory")
+    if (run_dir / LOCK).is_symlink() and overwrite:
+        (run_dir / LOCK).unlink()
+    if (run_dir / LOCK).exists() or (run_dir / LOCK).is_symlink():
+        RunLock(run_dir).release()  # says so when a training holds it, or when it is a link
+    if run_dir.is_dir() and any(p.name != LOCK for p in run_dir.iterdir()) and not overwrite:
+        resume = f"--resume {run_dir} to continue it, or " if is_run_dir(run_dir) else ""
+        raise UsageError(f"run directory {run_dir} is not empty; pass {resume}--overwrite to replace its run")
+    created = not run_dir.exists()
+    try:
+        run_dir.mkdir(parents=True, exist_ok=True)
+        lock = RunLock(run_dir)
+        for name in RUN_FILES:
+            (run_dir / name).unlink(missing_ok=True)
+    except BaseException as e:
+        if created:  # no half-made run left behind
+            shutil.rmtree(run_dir, ignore_errors=True)
+        if isinstance(e, OSError):
+            raise cannot_write(f"to run directory {run_dir}", e) from None
+        raise
+    return run_dir, lock
+
+
+def reopen_run_dir(run_dir: Path, checkpoint: Path) -> tuple[Path, RunLock]:
+    """A resumed run's directory, locked, without the half-written files of a process killed while it
+    saved. Only a run directory: a checkpoint among other files would have them replaced."""
+    if not is_run_dir(run_dir):
+        raise UsageError(f"{checkpoint} is not in a run directory (no best.pt or last.pt beside it), and resuming "
+                         f"writes the run's records where it is; pass --out DIR to continue it in a new run directory")
+    for name in (LOCK, *RUN_FILES):
+        if (run_dir / name).is_symlink():
+            raise linked(run_dir / name, "pass --out DIR to continue in a new run directory")
+    lock = RunLock(run_dir)
+    for leftover in run_dir.glob(PARTIAL):
+        leftover.unlink(missing_ok=True)
+    return run_dir, lock
+
+
+def open_run_dir(resumed_from: Path | None, out_dir, overwrite: bool) -> tuple[Path, RunLock]:
+    """The run directory, new or resumed, and this training's lock on it. A resumed run continues
+    in its own directory, or in a new one when `out_dir` names it."""
+    if resumed_from is not None and out_dir is None:
+        return reopen_run_dir(resumed_from.parent, resumed_from)
+    if resumed_from is not None and Path(out_dir).resolve() == resumed_from.parent.resolve():
+        raise UsageError(f"--out {out_dir} is the directory the run is resumed from; drop --out to continue it there")
+    return prepare_run_dir(out_dir, overwrite)
+
+
+def discard_if_no_checkpoint(run_dir: Path) -> None:
+    """A new run that ends before its first checkpoint (a full disk, an error) holds nothing to
+    use or resume: remove what it wrote, and its directory when that is left empty."""
+    if is_run_dir(run_dir):
+        return
+    for name in (*RUN_FILES, LOCK):
+        (run_dir / name).unlink(missing_ok=True)
+    for partial in run_dir.glob(PARTIAL):
+        partial.unlink(missing_ok=True)
+    try:
+        run_dir.rmdir()
+    except OSError:
+        pass  # it holds something else, or was there before

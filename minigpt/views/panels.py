@@ -1,0 +1,143 @@
+"""The panels minigpt prints with rich: a run's start and end, its samples, and what a checkpoint holds."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from rich.console import Console
+from rich.markup import escape
+from rich.panel import Panel
+from rich.table import Table
+
+from minigpt.errors import warn
+from minigpt.formats.run_records import read_metrics, series
+from minigpt.formats.text import loss_text, one_line, plural
+from minigpt.views.loss_curve import sparkline
+
+
+def markup_safe(text) -> str:
+    """Text from a file or a path (a name, a path, a checkpoint's notes) as rich should print it: never
+    markup (`[link=…]`, `a[/]b`), never raw control characters (escape sequences, right-to-left overrides)."""
+    return escape(one_line(str(text)))
+
+
+def data_summary(data: dict, where: str) -> str:
+    """What a run trained on, from a checkpoint's "data" (or the Trainer's data_info)."""
+    return (f"{where}: {data['train_names']:,} training names ({data['characters']:,} characters, "
+            f"{data.get('duplicates', 0):,} repeated, {data.get('truncated', 0):,} cut to fit), "
+            f"{data['val_names']:,} validation")
+
+
+def has_matplotlib() -> bool:
+    import importlib.util
+
+    return importlib.util.find_spec("matplotlib") is not None
+
+
+def start_panel(out: Console, trainer, run_dir: Path, notes: list[str] = (), threads: tuple[int, str] | None = None,
+                resumed_at: int | None = None) -> None:
+    """The panel a run opens with: where it writes, on what, the model, the data and the recipe."""
+    config, data, processes, device = trainer.config, trainer.data_info, trainer.dist.world, trainer.dist.device
+    m, t = config.model, config.train
+    table = Table.grid(padding=(0, 2))
+    table.add_row("run directory", markup_safe(run_dir))
+    table.add_row("device", str(device) if processes == 1 else f"{processes} processes, {device.type}")
+    if threads is not None:
+        table.add_row("threads", f"{threads[0]} ({threads[1]})")
+    table.add_row("model", f"{trainer.model.num_params():,} parameters: {plural(m.n_layer, 'layer')}, "
+                  f"{plural(m.n_head, 'head')}, {m.n_embd} dims, block {m.block_size}")
+    table.add_row("data", f"{data_summary(data, markup_safe(data['path']))}, vocabulary {data['vocab_size']}")
+    length = f"{t.time_limit:g} s" if t.time_limit > 0 else plural(t.steps, "step")
+    optimizer = f"{t.optimizer} lr {t.lr:g}"
+    if t.optimizer == "muon":
+        optimizer = f"muon lr {t.muon_lr:g} + adamw lr {t.lr:g}"
+    table.add_row("training", f"{length} of {t.batch_size} names, {optimizer} ({t.lr_schedule}), seed {t.seed}")
+    table.add_row("", f"dropout {m.dropout:g}, {m.activation}, warmup {t.warmup_steps}, weight decay "
+                  f"{t.weight_decay:g}, grad clip {t.grad_clip:g}; all of it in {run_dir / 'config.toml'}")
+    for note in notes:
+        table.add_row("recipe", note)
+    if t.patience:
+        table.add_row("stopping", f"early after {plural(t.patience, 'evaluation')} (every {plural(t.eval_interval, 'step')}) "
+                      f"without a better validation loss")
+    if t.keep_best:
+        table.add_row("", "the run ends on its best weights by validation loss, not its last")
+    if resumed_at is not None:
+        table.add_row("resuming", f"from step {resumed_at:,}")
+    out.print(Panel(table, title="minigpt train", expand=False))
+    if data["truncated"]:
+        warn(f"{data['truncated']} training names are longer than the block size allows "
+             f"({m.block_size - 1} characters) and were cut to fit")
+
+
+def samples_table(out: Console, step: int, val_loss: float | None, names: list[tuple[str, bool]]) -> None:
+    """A few names the model makes now, each marked new or in train."""
+    from tqdm import tqdm
+
+    table = Table(title=f"step {step:,}: val loss {loss_text(val_loss)}", title_justify="left", show_edge=False,
+                  box=None, padding=(0, 1))
+    for name, _ in names:
+        table.add_column(markup_safe(name) or "''", justify="center")  # a name may hold "[", which rich reads as markup
+    table.add_row(*["[dim]in train[/]" if seen else "[green]new[/]" for _, seen in names])
+    with tqdm.external_write_mode(file=sys.stderr):  # above the progress bar, not through it
+        out.print(table)
+
+
+def summary_panel(out: Console, result) -> None:
+    """The panel a finished run ends with (runs/run.py's TrainResult)."""
+    records = read_metrics(result.run_dir)
+    train_curve = sparkline([loss for _, loss in series(records, "train_loss")])
+    val_curve = sparkline([loss for _, loss in series(records, "val_loss")])
+    table = Table.grid(padding=(0, 2))
+    table.add_row("steps", f"{result.steps:,}")
+    table.add_row("time", f"{result.seconds:.1f} s training, {result.tokens_per_sec:,.0f} tokens/s")
+    table.add_row("train loss", loss_text(result.train_loss))
+    best_at = f" at step {result.best_step:,}" if result.best_step is not None else ""
+    table.add_row("val loss", f"{loss_text(result.val_loss)} (best {loss_text(result.best_val_loss)}{best_at})")
+    if result.stopped_early:
+        table.add_row("stopped", f"early, at step {result.steps:,}: no better validation loss since step "
+                      f"{result.best_step:,} (train.patience)")
+    if result.ended_on_best:
+        table.add_row("model", f"set back to its best weights (step {result.best_step:,}), which best.pt holds and "
+                      f"sample reads; last.pt keeps step {result.steps:,} for --resume")
+    table.add_row("train curve", f"[cyan]{train_curve}[/]")
+    if val_curve:
+        table.add_row("val curve", f"[yellow]{val_curve}[/]")
+    table.add_row("run directory", f"{markup_safe(result.run_dir)}: best.pt, last.pt, config.toml, metrics.jsonl, samples.txt"
+                  + "".join(f", {name}" for name in ("snapshots.pt", "loss.png") if (result.run_dir / name).exists()))
+    if not (result.run_dir / "loss.png").exists() and not has_matplotlib():
+        table.add_row("", escape("no loss.png: drawing it needs matplotlib (pip install 'minigpt-names[plot]'); "
+                                 "minigpt plot RUN draws it later"))
+    samples = ", ".join(f"{markup_safe(name)}*" if seen else f"[bold]{markup_safe(name)}[/]" for name, seen in result.samples)
+    new = sum(not seen for _, seen in result.samples)
+    table.add_row("samples", f"{samples}  [dim](* = a training name)[/]")
+    table.add_row("", f"{new} of {len(result.samples)} are new names, not in the training data")
+    out.print(Panel(table, title="done", expand=False))
+
+
+def checkpoint_info(out: Console, ckpt) -> None:
+    """Everything a checkpoint holds, for `minigpt info`."""
+    from minigpt.formats.checkpoint import microgpt_weights
+
+    head = Table.grid(padding=(0, 2))
+    head.add_row("checkpoint", f"{markup_safe(ckpt.path)} (format minigpt {ckpt.version})")
+    head.add_row("step", f"{ckpt.step:,}")
+    head.add_row("val loss", f"{loss_text(ckpt.val_loss)} (best {loss_text(ckpt.best_val_loss)})")
+    vocab = "".join(ckpt.tokenizer.chars)
+    head.add_row("vocabulary", f"{ckpt.tokenizer.vocab_size} tokens: {markup_safe(repr(vocab))} (ids 0..{len(vocab) - 1}), "
+                 f"boundary token {ckpt.tokenizer.bos}")
+    data = ckpt.data
+    if "train_names" in data:
+        head.add_row("data", data_summary(data, markup_safe(data.get("path"))))
+    elif "imported_from" in data:
+        head.add_row("data", f"imported from {markup_safe(data['imported_from'])}")
+    for section, values in ckpt.config.to_dict().items():
+        head.add_row(section, markup_safe(", ".join(f"{k} {v}" for k, v in values.items())))
+    out.print(Panel(head, title="minigpt info", expand=False))
+    tensors = Table(title=f"{ckpt.model.num_params():,} parameters", show_edge=False)
+    tensors.add_column("name")
+    tensors.add_column("shape", justify="right")
+    tensors.add_column("parameters", justify="right")
+    for name, tensor in microgpt_weights(ckpt.model).items():
+        tensors.add_row(name, " x ".join(map(str, tensor.shape)), f"{tensor.numel():,}")
+    out.print(tensors)

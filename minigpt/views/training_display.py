@@ -1,0 +1,117 @@
+"""What a person sees while a run trains: its start and end panels, a progress bar (tqdm's, or its
+notebook widget), and a few samples at each evaluation, on standard error. A reporter of the
+training loop (training.py), so the loop itself prints nothing.
+
+In a log file, a pipe or a notebook without widgets the bar would print a line per redraw: there
+the display writes one line per evaluation instead.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Callable
+
+from rich.console import Console
+from tqdm import tqdm
+
+from minigpt.formats.text import loss_text
+from minigpt.training import Reporter
+from minigpt.views.panels import samples_table, start_panel, summary_panel
+
+
+class TrainingDisplay(Reporter):
+    """The training loop's reporter for a person: panels, a bar or lines, and samples."""
+
+    def __init__(self, run_dir: Path, quiet: bool = False, threads: tuple[int, str] | None = None,
+                 notes: list[str] = (), resumed_at: int | None = None):
+        self.run_dir, self.quiet, self.threads, self.notes, self.resumed_at = run_dir, quiet, threads, notes, resumed_at
+        self.console = Console(stderr=True, quiet=quiet, highlight=False)
+        self.one_line_an_evaluation = not quiet and not sys.stderr.isatty() and not notebook_bar()
+        self.bar: tqdm | None = None
+        self.line = ""  # the progress line of the latest log, printed at the evaluation that follows it
+
+    def start(self, trainer) -> None:
+        start_panel(self.console, trainer, self.run_dir, self.notes, self.threads, self.resumed_at)
+        self.bar = progress_bar(trainer, hidden=self.quiet or self.one_line_an_evaluation)
+
+    def log(self, trainer, train_loss: float) -> None:
+        self.bar.set_postfix(loss=f"{train_loss:.4f}", val=loss_text(trainer.val_loss),
+                             tok_s=f"{trainer.tokens / trainer.seconds / 1000:.1f}k", refresh=False)
+        if self.one_line_an_evaluation:
+            self.line = progress_line(trainer, train_loss)
+
+    def step(self, trainer) -> None:
+        """Move the bar to the trainer's step, or to its elapsed seconds with a time limit."""
+        self.bar.update(round(trainer.elapsed) - self.bar.n if trainer.recipe.time_limit > 0 else 1)
+
+    def evaluation(self, trainer, samples) -> None:
+        if self.one_line_an_evaluation:
+            self.console.print(self.line, soft_wrap=True)
+        if not self.quiet:
+            samples_table(self.console, trainer.step, trainer.val_loss, samples)
+
+    def end(self, trainer, result) -> None:
+        if self.bar is not None:
+            self.bar.close()
+        if result is not None:
+            summary_panel(self.console, result)
+
+
+def progress_bar(trainer, hidden: bool) -> tqdm:
+    """Steps (or seconds, with a time limit) done out of the run's whole, on stderr. Its time left is
+    the run's average rate so far (tqdm's smoothing 0), not the last few steps': the evaluations,
+    checkpoints and snapshots between steps are spread through a run, and an estimate from the
+    steps alone left them out (benchmarks/time_left.py measures how close it comes)."""
+    t, timed = trainer.recipe, trainer.recipe.time_limit > 0
+    return (notebook_bar() or tqdm)(
+        smoothing=0,
+        total=round(t.time_limit) if timed else t.steps,
+        initial=round(trainer.elapsed) if timed else trainer.step,
+        unit="s" if timed else "step",
+        desc="train",
+        disable=hidden,
+        dynamic_ncols=True,
+        leave=False,
+    )
+
+
+def progress_line(trainer, train_loss: float | None) -> str:
+    """What the progress bar shows, as one line for a log: `step 250/800  loss 2.0312  41,210 tokens/s  6 s`."""
+    t = trainer.recipe
+    done = f"{trainer.elapsed:.0f}/{t.time_limit:g} s" if t.time_limit > 0 else f"{trainer.elapsed:.0f} s"
+    total = "" if t.time_limit > 0 else f"/{t.steps:,}"
+    rate = trainer.tokens / trainer.seconds if trainer.seconds else 0.0
+    return f"step {trainer.step:,}{total}  loss {loss_text(train_loss)}  {rate:,.0f} tokens/s  {done}"
+
+
+def notebook_bar():
+    """tqdm's notebook bar (a widget that updates in place) inside a Jupyter kernel with ipywidgets, else None:
+    there, a terminal's carriage-return bar would print a line per redraw."""
+    if not in_notebook():
+        return None
+    try:
+        import ipywidgets  # noqa: F401
+        from tqdm.notebook import tqdm as widget_bar
+    except ImportError:
+        return None
+    return widget_bar
+
+
+def in_notebook() -> bool:
+    """Whether this runs in a Jupyter kernel (JupyterLab, VS Code, Colab), where output is HTML and widgets."""
+    shell = sys.modules.get("IPython") and getattr(sys.modules["IPython"], "get_ipython", lambda: None)()
+    return type(shell).__name__ in ("ZMQInteractiveShell", "Shell")  # Shell: Colab's
+
+
+def snapshots_bar() -> tuple[tqdm, Callable[[int, int], None]]:
+    """A bar for the explorer page's slow part, measuring each training snapshot, and the
+    `progress(done, total)` that moves it (the bar appears with the first snapshot)."""
+    bar = tqdm(total=0, unit="snapshot", desc="measuring the training snapshots", dynamic_ncols=True, leave=False,
+               disable=not sys.stderr.isatty())
+
+    def progress(done: int, total: int) -> None:
+        bar.total = total
+        bar.update(done - bar.n)
+
+    return bar, progress
