@@ -20,34 +20,69 @@ import math
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any, Callable
 
 from minigpt.bundled import config_dir, recipe_names
 from minigpt.errors import UsageError
 from minigpt.formats.bounded import read_bytes
 
 
-def key(default, about: str):
-    """A config key: its default, and its description, written here once (docs/configuration.md lists them)."""
-    return field(default=default, metadata={"about": about})
+@dataclass(frozen=True)
+class Range:
+    """The values a key may take beyond its type, and how a refusal says so."""
+
+    holds: Callable[[Any], bool]
+    says: str  # "must be positive": the refusal reads "train.lr must be positive, got -1"
+
+
+POSITIVE = Range(lambda v: v > 0, "must be positive")
+NOT_NEGATIVE = Range(lambda v: v >= 0, "must not be negative")
+A_FRACTION = Range(lambda v: 0 <= v < 1, "must be in [0, 1)")  # a probability or a decay that must stay below 1
+UP_TO_ONE = Range(lambda v: 0 < v <= 1, "must be in (0, 1]")
+AT_LEAST_ONE = Range(lambda v: v >= 1, "must be at least 1")
+
+
+def from_to(low: int, high: int, what: str = "") -> Range:
+    return Range(lambda v: low <= v <= high, f"must be {what}from {low:,} to {high:,}")
+
+
+LARGEST_INTEGER = 2**63 - 1  # every whole-number key: what a checkpoint and torch hold
+SEEDS = LARGEST_INTEGER + 1  # a seed is a whole number from 0 up to LARGEST_INTEGER: what torch's generators take
+SEED = from_to(0, SEEDS - 1, "a whole number ")
+MAX_BATCH_SIZE = 65_536  # names a step: past this one step's activations outgrow any machine's memory
+MAX_SNAPSHOTS = 256  # a run's snapshots, each a copy of the weights: the explorer's slider, not a history
+
+
+def setting(default, about: str, *ranges: Range, choices: tuple[str, ...] = ()):
+    """A config key: its default, its description (docs/configuration.md lists them) and the values it may take,
+    written here once."""
+    return field(default=default, metadata={"about": about, "ranges": ranges, "choices": choices})
+
+
+def check(value, allowed: Range, name: str) -> None:
+    """One line naming the key (or option) and the value when `value` is outside `allowed`."""
+    if not allowed.holds(value):
+        got = f"{value:,}" if "from" in allowed.says and isinstance(value, int) else f"{value}"
+        raise UsageError(f"{name} {allowed.says}, got {got}")
 
 
 @dataclass
 class GPTConfig:
     """The model's shape. `vocab_size` comes from the data, not from a config file."""
 
-    n_layer: int = key(4, "transformer blocks")
-    n_head: int = key(4, "attention heads per block")
-    n_embd: int = key(64, "width of the residual stream; each head gets n_embd / n_head of it")
-    block_size: int = key(16, "positions the model reads: the boundary token and up to block_size - 1 characters "
-                              "(longer names are cut, and training says how many)")
-    dropout: float = key(0.1, "on the attention and MLP outputs, before they join the residual stream")
-    attn_dropout: float = key(0.0, "on the attention weights")
-    init_std: float = key(0.02, "every matrix starts from N(0, init_std)")
-    zero_init_out: bool = key(False, "attn_wo and mlp_fc2 start at zero (as in microgpt): each block starts as the identity")
-    activation: str = key("relu", '"relu" (as microgpt) or "gelu"')
-    final_norm: bool = key(True, "an RMSNorm before lm_head (microgpt has none)")
-    norm_scale: bool = key(False, "learned RMSNorm gains (microgpt has none)")
-    norm_eps: float = key(1e-5, "added to the mean square in RMSNorm")
+    n_layer: int = setting(4, "transformer blocks", POSITIVE)
+    n_head: int = setting(4, "attention heads per block", POSITIVE)
+    n_embd: int = setting(64, "width of the residual stream; each head gets n_embd / n_head of it", POSITIVE)
+    block_size: int = setting(16, "positions the model reads: the boundary token and up to block_size - 1 characters "
+                              "(longer names are cut, and training says how many)", POSITIVE)
+    dropout: float = setting(0.1, "on the attention and MLP outputs, before they join the residual stream", A_FRACTION)
+    attn_dropout: float = setting(0.0, "on the attention weights", A_FRACTION)
+    init_std: float = setting(0.02, "every matrix starts from N(0, init_std)", POSITIVE)
+    zero_init_out: bool = setting(False, "attn_wo and mlp_fc2 start at zero (as in microgpt): each block starts as the identity")
+    activation: str = setting("relu", '"relu" (as microgpt) or "gelu"', choices=("relu", "gelu"))
+    final_norm: bool = setting(True, "an RMSNorm before lm_head (microgpt has none)")
+    norm_scale: bool = setting(False, "learned RMSNorm gains (microgpt has none)")
+    norm_eps: float = setting(1e-5, "added to the mean square in RMSNorm", POSITIVE)
     vocab_size: int = 0
 
     @property
@@ -57,54 +92,61 @@ class GPTConfig:
 
 @dataclass
 class TrainConfig:
-    steps: int = key(800, "optimizer steps (unless time_limit is set)")
-    batch_size: int = key(256, "names per step")
-    optimizer: str = key("muon", '"muon" (Muon for the hidden matrices, AdamW for the rest; see optimizer.py), '
-                                 '"adamw" or "adam"')
-    lr: float = key(3e-3, "peak learning rate of AdamW (or Adam)")
-    muon_lr: float = key(0.01, "with muon: the hidden matrices' peak learning rate (one schedule scales both)")
-    muon_momentum: float = key(0.95, "with muon: its momentum")
-    lr_schedule: str = key("cosine", '"cosine" (to min_lr), "linear" (to 0) or "constant", after the warmup')
-    warmup_steps: int = key(100, "steps of linear warmup from 0")
-    min_lr: float = key(1e-4, "where the cosine schedule ends")
-    weight_decay: float = key(0.1, "AdamW's decoupled weight decay, on matrices only")
-    beta1: float = key(0.9, "Adam's first-moment decay")
-    beta2: float = key(0.99, "Adam's second-moment decay")
-    eps: float = key(1e-8, "Adam's epsilon")
-    grad_clip: float = key(1.0, "clip the gradients' global norm to this; 0 turns clipping off")
-    shuffle: str = key("epoch", '"epoch" (a new order every pass) or "once" (microgpt)')
-    length_window: int = key(32, "batches whose names are grouped by length (less padding); 1 = no grouping")
-    seed: int = key(1337, "seeds the weights, the batch order and dropout")
-    split_seed: int = key(1337, "seeds which names are held out for validation, apart from train.seed: runs with "
-                                "different seeds are scored on the same names")
-    device: str = key("auto", '"auto" (CUDA when there is one, else the CPU), "cpu", "cuda", "cuda:N" or "mps"')
-    compile: bool = key(False, "torch.compile the training step's model (needs a C++ compiler; see docs/speed.md)")
-    precision: str = key("auto", '"auto" (bfloat16 autocast on GPUs that have it, else float32), "float32" or "bfloat16"')
-    eval_interval: int = key(250, "steps between evaluations, each writing last.pt (and best.pt when better)")
-    auto_scale: bool = key(True, "on a file of under 20,000 training names, adapt batch, steps, evaluations and "
+    steps: int = setting(800, "optimizer steps (unless time_limit is set)", POSITIVE)
+    batch_size: int = setting(256, "names per step", POSITIVE, from_to(1, MAX_BATCH_SIZE))
+    optimizer: str = setting("muon", '"muon" (Muon for the hidden matrices, AdamW for the rest; see optimizer.py), '
+                                 '"adamw" or "adam"', choices=("adam", "adamw", "muon"))
+    lr: float = setting(3e-3, "peak learning rate of AdamW (or Adam)", POSITIVE)
+    muon_lr: float = setting(0.01, "with muon: the hidden matrices' peak learning rate (one schedule scales both)",
+                             POSITIVE)
+    muon_momentum: float = setting(0.95, "with muon: its momentum", A_FRACTION)
+    lr_schedule: str = setting("cosine", '"cosine" (to min_lr), "linear" (to 0) or "constant", after the warmup',
+                                choices=("constant", "linear", "cosine"))
+    warmup_steps: int = setting(100, "steps of linear warmup from 0", NOT_NEGATIVE)
+    min_lr: float = setting(1e-4, "where the cosine schedule ends", NOT_NEGATIVE)
+    weight_decay: float = setting(0.1, "AdamW's decoupled weight decay, on matrices only", NOT_NEGATIVE)
+    beta1: float = setting(0.9, "Adam's first-moment decay", A_FRACTION)
+    beta2: float = setting(0.99, "Adam's second-moment decay", A_FRACTION)
+    eps: float = setting(1e-8, "Adam's epsilon", POSITIVE)
+    grad_clip: float = setting(1.0, "clip the gradients' global norm to this; 0 turns clipping off", NOT_NEGATIVE)
+    shuffle: str = setting("epoch", '"epoch" (a new order every pass) or "once" (microgpt)', choices=("epoch", "once"))
+    length_window: int = setting(32, "batches whose names are grouped by length (less padding); 1 = no grouping",
+                                 POSITIVE)
+    seed: int = setting(1337, "seeds the weights, the batch order and dropout", SEED)
+    split_seed: int = setting(1337, "seeds which names are held out for validation, apart from train.seed: runs with "
+                                "different seeds are scored on the same names", SEED)
+    device: str = setting("auto", '"auto" (CUDA when there is one, else the CPU), "cpu", "cuda", "cuda:N" or "mps"')
+    compile: bool = setting(False, "torch.compile the training step's model (needs a C++ compiler; see docs/speed.md)")
+    precision: str = setting("auto", '"auto" (bfloat16 autocast on GPUs that have it, else float32), "float32" or "bfloat16"',
+                             choices=("auto", "float32", "bfloat16"))
+    eval_interval: int = setting(250, "steps between evaluations, each writing last.pt (and best.pt when better)",
+                                 POSITIVE)
+    auto_scale: bool = setting(True, "on a file of under 20,000 training names, adapt batch, steps, evaluations and "
                                  "dropout (SMALL_DATA_RECIPE) for each key not given with --set")
-    patience: int = key(4, "stop after this many evaluations without a better validation loss; 0 never stops early")
-    keep_best: bool = key(True, "the run ends on its best weights (by validation loss), not its last")
-    log_interval: int = key(10, "steps per line of metrics.jsonl (and per read of the loss from the device)")
-    time_limit: float = key(0.0, "seconds; when set, train until then, with the schedule laid over the time")
-    val_fraction: float = key(0.1, "share of --data held out for validation (when no --val-data)")
-    val_max: int = key(1000, "at most this many held-out names")
-    snapshots: int = key(16, "weights kept at steps spaced evenly in log(step), in RUN/snapshots.pt, to watch attention "
-                             "form in the explorer page; 0 keeps none, at most 256")
+    patience: int = setting(4, "stop after this many evaluations without a better validation loss; 0 never stops early",
+                            NOT_NEGATIVE)
+    keep_best: bool = setting(True, "the run ends on its best weights (by validation loss), not its last")
+    log_interval: int = setting(10, "steps per line of metrics.jsonl (and per read of the loss from the device)",
+                                POSITIVE)
+    time_limit: float = setting(0.0, "seconds; when set, train until then, with the schedule laid over the time",
+                                NOT_NEGATIVE)
+    val_fraction: float = setting(0.1, "share of --data held out for validation (when no --val-data)", A_FRACTION)
+    val_max: int = setting(1000, "at most this many held-out names", POSITIVE)
+    snapshots: int = setting(16, "weights kept at steps spaced evenly in log(step), in RUN/snapshots.pt, to watch attention "
+                             "form in the explorer page; 0 keeps none, at most 256", from_to(0, MAX_SNAPSHOTS))
 
 
 @dataclass
 class SampleConfig:
-    temperature: float = key(1.0, "below 1: safer names; above 1: wilder")
-    top_k: int = key(0, "sample only from the k likeliest characters; 0 keeps every one")
-    top_p: float = key(1.0, "sample from the likeliest characters up to this probability mass")
+    temperature: float = setting(1.0, "below 1: safer names; above 1: wilder", POSITIVE)
+    top_k: int = setting(0, "sample only from the k likeliest characters; 0 keeps every one", NOT_NEGATIVE)
+    top_p: float = setting(1.0, "sample from the likeliest characters up to this probability mass", UP_TO_ONE)
 
 
 NOT_SETTABLE = {("model", "vocab_size")}
 # far beyond any model of names (the recipes have 200k to 300k parameters); a stored config past it
 # is refused before anything is allocated, so a small crafted file cannot claim gigabytes
 MAX_PARAMETERS = 100_000_000
-MAX_SNAPSHOTS = 256  # a run's snapshots, each a copy of the weights: the explorer's slider, not a history
 
 
 def toml_value(value) -> str:
@@ -136,15 +178,6 @@ class Config:
             lines += [f"{key} = {toml_value(value)}" for key, value in values.items() if (section, key) not in NOT_SETTABLE]
             lines.append("")
         return "\n".join(lines)
-
-
-CHOICES = {
-    ("model", "activation"): ("relu", "gelu"),
-    ("train", "optimizer"): ("adam", "adamw", "muon"),
-    ("train", "lr_schedule"): ("constant", "linear", "cosine"),
-    ("train", "shuffle"): ("epoch", "once"),
-    ("train", "precision"): ("auto", "float32", "bfloat16"),
-}
 
 
 def resolve_config_path(name: str | Path) -> Path:
@@ -208,11 +241,6 @@ def check_model_size(m: GPTConfig, where: str | None = None) -> None:
                          f"parameters; minigpt builds at most {MAX_PARAMETERS:,}")
 
 
-LARGEST_INTEGER = 2**63 - 1  # every whole-number key: what a checkpoint and torch hold
-SEEDS = LARGEST_INTEGER + 1  # a seed is a whole number from 0 up to LARGEST_INTEGER: what torch's generators take
-MAX_BATCH_SIZE = 65_536  # names a step: past this one step's activations outgrow any machine's memory
-
-
 def check_64_bits(value, name: str) -> None:
     """A whole number past 64 bits (a recipe key or a command's option) can mean nothing: one line says so."""
     if isinstance(value, int) and not isinstance(value, bool) and abs(value) > LARGEST_INTEGER:
@@ -220,74 +248,39 @@ def check_64_bits(value, name: str) -> None:
 
 
 def check_seed(seed: int | None, name: str) -> None:
-    if seed is not None and not 0 <= seed < SEEDS:
-        raise UsageError(f"{name} must be a whole number from 0 to {SEEDS - 1:,}, got {seed}")
+    if seed is not None:
+        check(seed, SEED, name)
 
 
 def check_sampling(temperature: float, top_k: int | None, top_p: float, name=lambda key: f"sample.{key}") -> None:
-    """The sampling options' ranges, for a recipe's [sample] keys and for sample's options alike.
+    """The sampling options' ranges, for sample's options (a recipe's [sample] keys declare the same).
 
     top_k None keeps every token (a recipe says 0); `name` spells a key as the user wrote it.
     """
-    if not math.isfinite(temperature) or temperature <= 0:
-        raise UsageError(f"{name('temperature')} must be positive, got {temperature}")
-    if top_k is not None and top_k < 1:
-        raise UsageError(f"{name('top_k')} must be at least 1, got {top_k}")
-    if not 0 < top_p <= 1:
-        raise UsageError(f"{name('top_p')} must be in (0, 1], got {top_p}")
+    check(temperature, Range(lambda t: math.isfinite(t) and t > 0, POSITIVE.says), name("temperature"))
+    if top_k is not None:
+        check(top_k, AT_LEAST_ONE, name("top_k"))
+    check(top_p, UP_TO_ONE, name("top_p"))
 
 
 def validate(config: Config) -> None:
-    """Range checks that a type check cannot make."""
-    m, t, s = config.model, config.train, config.sample
-    for section, values in config.to_dict().items():  # nan and inf pass every comparison below
-        for key, value in values.items():
-            if isinstance(value, float) and not math.isfinite(value):
-                raise UsageError(f"{section}.{key} must be a finite number, got {value}")
-    for (section, key), allowed in CHOICES.items():
-        value = getattr(getattr(config, section), key)
-        if value not in allowed:
-            raise UsageError(f"{section}.{key} must be one of {', '.join(allowed)}, got '{value}'")
-    positive = {
-        "model.n_layer": m.n_layer, "model.n_head": m.n_head, "model.n_embd": m.n_embd,
-        "model.block_size": m.block_size, "model.init_std": m.init_std, "model.norm_eps": m.norm_eps,
-        "train.steps": t.steps, "train.batch_size": t.batch_size, "train.lr": t.lr,
-        "train.muon_lr": t.muon_lr, "train.eps": t.eps, "train.eval_interval": t.eval_interval, "train.val_max": t.val_max,
-        "train.log_interval": t.log_interval, "train.length_window": t.length_window,
-    }
-    for name, value in positive.items():
-        if value <= 0:
-            raise UsageError(f"{name} must be positive, got {value}")
-    non_negative = {
-        "train.warmup_steps": t.warmup_steps, "train.min_lr": t.min_lr,
-        "train.weight_decay": t.weight_decay, "train.grad_clip": t.grad_clip, "sample.top_k": s.top_k,
-        "train.time_limit": t.time_limit, "train.patience": t.patience,
-    }
-    for name, value in non_negative.items():
-        if value < 0:
-            raise UsageError(f"{name} must not be negative, got {value}")
+    """Every key against what its declaration allows, then what no one key can say alone."""
+    m, t = config.model, config.train
+    for section in ("model", "train", "sample"):
+        part = getattr(config, section)
+        for f in dataclasses.fields(part):
+            value, name = getattr(part, f.name), f"{section}.{f.name}"
+            if isinstance(value, float) and not math.isfinite(value):  # nan and inf pass every comparison
+                raise UsageError(f"{name} must be a finite number, got {value}")
+            if f.metadata.get("choices") and value not in f.metadata["choices"]:
+                raise UsageError(f"{name} must be one of {', '.join(f.metadata['choices'])}, got '{value}'")
+            for allowed in f.metadata.get("ranges", ()):
+                check(value, allowed, name)
+            check_64_bits(value, name)  # after the ranges, which name narrower bounds
     if m.n_embd % m.n_head:
         raise UsageError(f"model.n_embd ({m.n_embd}) must be divisible by model.n_head ({m.n_head})")
-    for name, value in (("model.dropout", m.dropout), ("model.attn_dropout", m.attn_dropout)):
-        if not 0 <= value < 1:
-            raise UsageError(f"{name} must be in [0, 1), got {value}")
-    for name, value in (("train.beta1", t.beta1), ("train.beta2", t.beta2), ("train.muon_momentum", t.muon_momentum)):
-        if not 0 <= value < 1:
-            raise UsageError(f"{name} must be in [0, 1), got {value}")
-    if not 0 <= t.val_fraction < 1:
-        raise UsageError(f"train.val_fraction must be in [0, 1), got {t.val_fraction}")
     if t.min_lr > t.lr:
         raise UsageError(f"train.min_lr ({t.min_lr}) must not exceed train.lr ({t.lr})")
-    if t.batch_size > MAX_BATCH_SIZE:
-        raise UsageError(f"train.batch_size must be from 1 to {MAX_BATCH_SIZE:,}, got {t.batch_size:,}")
-    if not 0 <= t.snapshots <= MAX_SNAPSHOTS:
-        raise UsageError(f"train.snapshots must be from 0 to {MAX_SNAPSHOTS}, got {t.snapshots}")
-    check_seed(t.seed, "train.seed")
-    check_seed(t.split_seed, "train.split_seed")
-    check_sampling(s.temperature, s.top_k or None, s.top_p)
-    for section, values in config.to_dict().items():  # after the checks that name a narrower range
-        for key, value in values.items():
-            check_64_bits(value, f"{section}.{key}")
     check_model_size(m)
 
 
@@ -365,45 +358,6 @@ def config_from_dict(data, where: str = "the stored recipe") -> Config:
 def default_config_path() -> Path:
     """The bundled default recipe, which the dataclass defaults above equal."""
     return config_dir() / "default.toml"
-
-
-SMALL_DATA = 20_000  # training names below which train.auto_scale adapts the recipe
-SMALL_DATA_RECIPE = {  # chosen by runs on the bundled names: docs/recipes.md
-    "train.batch_size": 64,
-    "train.steps": 2000,
-    "train.eval_interval": 100,
-    "model.dropout": 0.35,
-    "model.attn_dropout": 0.1,
-}
-
-
-def shown(value: int | float) -> str:
-    return f"{value:,}" if isinstance(value, int) else f"{value:g}"
-
-
-def scale_to_data(config: Config, n_train: int) -> list[str]:
-    """With train.auto_scale, adapt the recipe to a small names file; say what changed and why.
-
-    A model that reads a few thousand names 256 at a time sees each one often before it
-    learns much, and then learns them by heart: smaller batches (more steps per pass) and
-    more dropout let it generalise first. Keys given on the command line are left alone,
-    and the changed recipe is what config.toml and the checkpoints record.
-    """
-    if not config.train.auto_scale or n_train >= SMALL_DATA:
-        return []
-    changed = []
-    for name, value in SMALL_DATA_RECIPE.items():
-        section, key = name.split(".")
-        part = getattr(config, section)
-        if name in config.given or getattr(part, key) == value:
-            continue
-        changed.append(f"{key} {shown(value)} (was {shown(getattr(part, key))})")
-        setattr(part, key, value)
-    config.train.auto_scale = False  # done: a resumed run or a reread config.toml must not scale again
-    if not changed:
-        return []
-    return [f"{n_train:,} training names is a small file (under {SMALL_DATA:,}), so train.auto_scale set "
-            + ", ".join(changed)]
 
 
 def keys_markdown() -> str:

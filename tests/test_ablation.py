@@ -12,8 +12,8 @@ from minigpt.cli.main import app
 from minigpt.config import load_config
 from minigpt.data import TokenizedNames, Tokenizer
 from minigpt.model import GPT
-from minigpt.views.ablation import Part, ablate, all_parts, forward_without, loss_without, mean_outputs, whole_pass
-from minigpt.views.prefix_forest import prefix_forests
+from minigpt.measurements.ablation import Part, ablate, all_parts, forward_without, loss_without, mean_outputs, whole_pass
+from minigpt.measurements.prefix_forest import prefix_forests
 
 runner = CliRunner()
 NAMES = ["emma", "olivia", "ava", "isabella", "sophia", "mia", "amelia", "harper", "evelyn", "abigail"]
@@ -104,7 +104,7 @@ def test_mean_ablation_uses_each_parts_mean_over_every_position(tiny):
 @pytest.mark.parametrize("mode", ["zero", "mean"])
 @pytest.mark.parametrize("rows", [1, 10**6])  # one part through the layers above at a time, or all of a layer's
 def test_ablate_reports_every_part_sorted_by_cost(tiny, mode, rows, monkeypatch):
-    monkeypatch.setattr("minigpt.views.ablation.ROWS", rows)
+    monkeypatch.setattr("minigpt.measurements.ablation.ROWS", rows)
     model, tokenizer = tiny
     report = ablate(model, tokenizer, NAMES, mode)
     assert len(report.costs) == len(all_parts(model)) == 2 * 2 + 2 + 2

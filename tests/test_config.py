@@ -81,7 +81,7 @@ def test_non_finite_values_are_refused_from_files_and_from_code(tmp_path):
 
 
 def test_auto_scale_adapts_a_small_file_and_leaves_given_keys_alone():
-    from minigpt.config import SMALL_DATA, SMALL_DATA_RECIPE, scale_to_data
+    from minigpt.runs.setup import SMALL_DATA, SMALL_DATA_RECIPE, scale_to_data
 
     config = load_config("default", ["train.steps=7"])
     notes = scale_to_data(config, 4_647)

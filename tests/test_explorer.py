@@ -5,16 +5,22 @@ microgpt's (no final norm). Their weights are redrawn at a scale where logits di
 nats, so that agreeing within 1e-4 says something about the arithmetic.
 """
 
+import array
+import base64
+import sys
+
 import pytest
 import torch
 from typer.testing import CliRunner
 
 import browser
 from minigpt.formats.checkpoint import load_checkpoint
+from minigpt.formats.snapshots import dequantize
 from minigpt.cli.main import app
 from minigpt.config import load_config
 from minigpt.views.attention_maps import forward_with_weights
 from minigpt.views.explorer_page import write_page
+from minigpt.views.page_data import BASE64
 from minigpt.runs.run import train
 
 runner = CliRunner()
@@ -273,10 +279,10 @@ ABLATIONS = [{"heads": [[0, 1]]}, {"heads": [[0, 0], [0, 3]], "mlp": [0]}, {"att
 
 @pytest.mark.parametrize("recipe", RECIPES)
 def test_the_pages_ablated_forward_and_lens_are_pythons(chromium, pages, recipe):
-    """Parts switched off, zeroed or set to their mean: model.js and views/ablation.py agree to 1e-4;
+    """Parts switched off, zeroed or set to their mean: model.js and measurements/ablation.py agree to 1e-4;
     and the lens, to 1e-5."""
-    from minigpt.views.ablation import Part, ablate, forward_without
-    from minigpt.views.explorer_page import names_for_roles
+    from minigpt.measurements.ablation import Part, ablate, forward_without
+    from minigpt.views.page_data import names_for_roles
 
     ckpt, path = pages[recipe]
     page = browser.open_page(chromium, path)
@@ -291,8 +297,8 @@ def test_the_pages_ablated_forward_and_lens_are_pythons(chromium, pages, recipe)
         torch.testing.assert_close(got, expected.double(), atol=1e-4, rtol=0)
         plain = torch.tensor(page.evaluate("text => minigpt.forward(text).logits", "xavier"), dtype=torch.float64)
         assert (got - plain).abs().max() > 1e-3  # switching the parts off changed the logits
-    # each layer's guess: the page's logit lens is views/logit_lens.py's, every stage and position
-    from minigpt.views.logit_lens import read_off, residual_streams
+    # each layer's guess: the page's logit lens is measurements/logit_lens.py's, every stage and position
+    from minigpt.measurements.logit_lens import read_off, residual_streams
 
     with torch.no_grad():
         lens = torch.stack([torch.softmax(read_off(ckpt.model, x)[0], -1) for _, x in residual_streams(ckpt.model, torch.tensor([tokens]))])
@@ -339,8 +345,8 @@ def test_the_switches_redraw_the_page_and_the_table_is_minigpt_ablate(chromium, 
 
 def test_the_step_slider_runs_each_snapshots_weights_as_torch_does(chromium, pages):
     """The model, its costs table and its mean outputs all follow the slider."""
-    from minigpt.views.ablation import Part, ablate, forward_without
-    from minigpt.views.explorer_page import names_for_roles, snapshot_weights
+    from minigpt.measurements.ablation import Part, ablate, forward_without
+    from minigpt.views.page_data import names_for_roles
     from minigpt.formats.checkpoint import load_microgpt_weights
 
     ckpt, path = pages["makemore"]
@@ -387,9 +393,9 @@ def test_a_page_without_snapshots_has_no_slider(chromium, trained_run, tmp_path)
 
 def torch_walk(model, tokens, parts=(), means=None) -> dict:
     """Every operation's output at every position [T, ...], from forward hooks on torch's modules while
-    views/ablation.py's forward_without runs the model with `parts` off: the walk's numbers, by its keys.
+    measurements/ablation.py's forward_without runs the model with `parts` off: the walk's numbers, by its keys.
     A module that does not run (a part that is off) records nothing."""
-    from minigpt.views.ablation import forward_without
+    from minigpt.measurements.ablation import forward_without
 
     seen, hooks = {}, []
 
@@ -436,8 +442,8 @@ def test_the_walk_through_the_whole_model_is_torchs_at_every_operation(chromium,
     round at 1e-6)."""
     import copy
 
-    from minigpt.views.ablation import Part, ablate
-    from minigpt.views.explorer_page import names_for_roles
+    from minigpt.measurements.ablation import Part, ablate
+    from minigpt.views.page_data import names_for_roles
 
     ckpt, path = pages[recipe]
     page = browser.open_page(chromium, path)
@@ -456,3 +462,25 @@ def test_the_walk_through_the_whole_model_is_torchs_at_every_operation(chromium,
                 torch.testing.assert_close(torch.tensor(got[key], dtype=torch.float64), expected[key][i], atol=1e-5, rtol=0,
                                            msg=lambda m, key=key: f"{key} at position {i} with {off}: {m}")
     assert page.watched.errors == []
+
+
+def snapshot_weights(carried: dict, index: int) -> dict[str, torch.Tensor]:
+    """Snapshot `index` as the page decodes it: what the page computes with, to check it against torch."""
+    per_snapshot = sum(t["rows"] * t["cols"] for t in carried["tensors"].values())
+    rows_per_snapshot = sum(t["rows"] for t in carried["tensors"].values())
+    values = carried["values"] if isinstance(carried["values"], str) else "".join(carried["values"])
+    scales = carried["scales"]
+    if isinstance(scales, str):
+        halves = array.array("h", base64.b64decode(scales))
+        if sys.byteorder == "big":
+            halves.byteswap()
+        scales = torch.tensor(halves, dtype=torch.int16).view(torch.float16).float().tolist()
+    at, row = index * per_snapshot, index * rows_per_snapshot
+    weights = {}
+    for name, t in carried["tensors"].items():
+        size = t["rows"] * t["cols"]
+        q = torch.tensor([BASE64.index(c) - 32 for c in values[at: at + size]], dtype=torch.float32).view(t["rows"], t["cols"])
+        scale = torch.tensor(list(scales[row: row + t["rows"]]), dtype=torch.float32)
+        weights[name] = dequantize(q, scale, t["shape"])
+        at, row = at + size, row + t["rows"]
+    return weights

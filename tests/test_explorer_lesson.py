@@ -235,7 +235,7 @@ def test_heads_are_described_with_their_rules(chromium, lesson):
 
 def test_head_roles_add_up_and_labels_follow_their_rules(lesson):
     from minigpt.formats.checkpoint import validation_names
-    from minigpt.views.head_roles import head_roles, label
+    from minigpt.measurements.head_roles import head_roles, label
 
     ckpt, _ = lesson
     names = validation_names(ckpt)
@@ -261,7 +261,7 @@ def test_head_roles_are_the_means_over_every_row_of_every_name(lesson):
     names share it: its numbers are those of reading the names one by one."""
     from minigpt.formats.checkpoint import validation_names
     from minigpt.views.attention_maps import forward_with_weights
-    from minigpt.views.head_roles import head_roles, offset_masks
+    from minigpt.measurements.head_roles import head_roles, offset_masks
 
     ckpt, _ = lesson
     names = validation_names(ckpt)[:60]
@@ -406,9 +406,9 @@ def test_an_accented_capital_gets_the_same_advice_on_the_command_line(lesson):
 
 
 def test_raw_scores_fit_their_cells_and_the_page_opens_on_the_costliest_named_head(chromium, lesson):
-    from minigpt.views.ablation import ablate
-    from minigpt.views.explorer_page import names_for_roles
-    from minigpt.views.head_roles import head_roles
+    from minigpt.measurements.ablation import ablate
+    from minigpt.views.page_data import names_for_roles
+    from minigpt.measurements.head_roles import head_roles
 
     ckpt, path = lesson
     names = names_for_roles(ckpt)[0]

@@ -7,7 +7,7 @@ from typer.testing import CliRunner
 
 from minigpt.cli.main import app
 from minigpt.formats.checkpoint import load_checkpoint
-from minigpt.views.logit_lens import logit_lens, read_off, residual_streams
+from minigpt.measurements.logit_lens import logit_lens, read_off, residual_streams
 
 runner = CliRunner()
 

@@ -7,7 +7,7 @@ import pytest
 import torch
 
 from minigpt.formats.checkpoint import load_checkpoint
-from minigpt.views import explorer_page, page_cache
+from minigpt.views import explorer_page, page_cache, page_data
 
 
 def carried(path):
@@ -25,8 +25,8 @@ def test_a_second_page_of_the_same_run_measures_nothing_and_says_the_same(traine
         raise AssertionError("measured again")
 
     with monkeypatch.context() as m:
-        m.setattr(explorer_page, "snapshots_data", measuring)
-        m.setattr(explorer_page, "ablation", measuring)
+        m.setattr(page_data, "snapshots_data", measuring)
+        m.setattr(page_data, "ablation", measuring)
         second = explorer_page.write_page(run_dir, tmp_path / "second.html", text="anna")
     a, b = carried(first), carried(second)
     assert (a.pop("start_text"), b.pop("start_text")) == ("emma", "anna") and a == b
@@ -36,17 +36,17 @@ def test_a_changed_model_or_a_broken_cache_file_is_measured_again(trained_run, t
     monkeypatch.setenv("MINIGPT_CACHE_DIR", str(tmp_path / "cache"))
     run_dir, _ = trained_run
     ckpt = load_checkpoint(run_dir)
-    before = explorer_page.measured(ckpt)
+    before = page_data.measured(ckpt)
     calls = []
-    real = explorer_page.ablation
-    monkeypatch.setattr(explorer_page, "ablation", lambda *a: calls.append(1) or real(*a))
+    real = page_data.ablation
+    monkeypatch.setattr(page_data, "ablation", lambda *a: calls.append(1) or real(*a))
     with torch.no_grad():
         ckpt.model.lm_head.weight[0, 0] += 1.0  # one weight changed in memory, as a notebook might
-    changed = explorer_page.measured(ckpt)
+    changed = page_data.measured(ckpt)
     assert calls == [1] and changed["ablation"] != before["ablation"]
     for path in (tmp_path / "cache").glob("*.json"):
         path.write_text("{not json")
-    assert explorer_page.measured(ckpt) == changed and calls == [1, 1]  # measured again, no error
+    assert page_data.measured(ckpt) == changed and calls == [1, 1]  # measured again, no error
     assert page_cache.read_cached("0" * 64) is None
 
 

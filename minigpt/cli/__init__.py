@@ -1,1 +1,1 @@
-"""The command line and what a run keeps: commands, what they print, errors, the run directory, bundled files."""
+"""The command line, on top of everything else: the commands, how each ends (one line, an exit code), the standard streams."""

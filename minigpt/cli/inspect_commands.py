@@ -132,7 +132,7 @@ def ablate(
     """Switch each head, each layer's attention and each layer's MLP off in turn: what each costs in loss."""
     from minigpt.formats.checkpoint import load_checkpoint, names_to_score
     from minigpt.scaling.processes import resolve_device
-    from minigpt.views.ablation import ablate as ablate_parts
+    from minigpt.measurements.ablation import ablate as ablate_parts
 
     on_free_cores(device)
     ckpt = load_checkpoint(checkpoint, resolve_device(device))

@@ -292,6 +292,11 @@ def load_checkpoint(path: str | Path, device: str | torch.device = "cpu") -> Che
     )
 
 
+def as_checkpoint(checkpoint: str | Path | Checkpoint) -> Checkpoint:
+    """A loaded Checkpoint as it is; a checkpoint file or a run directory loaded (what the API's functions take)."""
+    return checkpoint if isinstance(checkpoint, Checkpoint) else load_checkpoint(checkpoint)
+
+
 def read_resume_state(path: str | Path) -> tuple[Path, ResumeState]:
     """The training state of a run (its directory or a checkpoint; last.pt first), to resume it."""
     path, raw = read_checkpoint(path, prefer=RESUME_ORDER)

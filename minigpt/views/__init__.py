@@ -1,1 +1,1 @@
-"""Looking inside a model: attention maps (terminal, PNG, JSON), loss curves, and the explorer page."""
+"""Showing a model and a run: attention maps (terminal, PNG, JSON), loss curves, the explorer page, the panels and progress of training, and the notebook's displays."""

@@ -21,7 +21,7 @@ from minigpt.data import BOUNDARY, Tokenizer
 from minigpt.errors import UsageError
 from minigpt.formats.text import one_line
 from minigpt.model import GPT, causal_attention
-from minigpt.views.logit_lens import logit_lens
+from minigpt.measurements.logit_lens import logit_lens
 from minigpt.formats import strict_json
 from minigpt.formats.atomic_file import write_text
 
@@ -32,7 +32,7 @@ class AttentionReport:
     tokens: list[str]  # what the model reads: the boundary token (BOUNDARY), then each character
     weights: torch.Tensor  # [n_layer, n_head, T, T]; row i holds position i's weights over 0..i
     predictions: list[list[tuple[str, float]]]  # per position, the likeliest next tokens
-    lens: dict  # each sublayer's guess (views/logit_lens.py)
+    lens: dict  # each sublayer's guess (measurements/logit_lens.py)
 
     @property
     def n_layer(self) -> int:

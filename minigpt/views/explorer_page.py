@@ -1,300 +1,26 @@
 """The explorer page: one self-contained HTML file that runs a trained model in the browser.
 
-The page carries the model's weights (one base64 float32 buffer), its recipe and
-vocabulary, the run's loss curve, the training names (to mark generated names that are
-not new), and the JavaScript in `minigpt/views/web/`: `model.js`, the forward pass written to be
-read beside model.py, and the page around it, in parts (`explorer/`, listed in EXPLORER_PARTS).
-Nothing is fetched: the file opens from disk with no server and no network.
+The page carries what views/page_data.py gathers (the model's weights as one base64 float32
+buffer, its recipe and vocabulary, the run's loss curve, the training names to mark generated
+names that are not new, and the page's measurements), and the JavaScript in
+`minigpt/views/web/`: `model.js`, the forward pass written to be read beside model.py, and the
+page around it, in parts (`explorer/`, listed in EXPLORER_PARTS). Nothing is fetched: the file
+opens from disk with no server and no network.
 
     write_page("runs/names", "emma.html", text="emma")     # what `inspect-attention --html` does
 """
 
 from __future__ import annotations
 
-import array
-import base64
-import copy
 import re
-import sys
 from pathlib import Path
 
-import torch
-
 from minigpt.bundled import web_file
-from minigpt.formats.checkpoint import (Checkpoint, load_checkpoint, load_microgpt_weights, microgpt_weights,
-                                        validation_names)
-from minigpt.errors import UsageError, cannot_write
+from minigpt.errors import cannot_write
 from minigpt.formats import strict_json
 from minigpt.formats.atomic_file import refuse_existing, write_text
-from minigpt.formats.text import as_text
-
-ROLE_NAMES = 1000  # the most names the head descriptions are averaged over
-CURVE_POINTS = 300  # the loss curve is drawn from at most this many points a series
-PAGE_MEMBERSHIP_BYTES = 2_000_000  # the most the page carries to mark training names (names or a filter)
-
-
-def weights_blob(model: torch.nn.Module) -> tuple[str, dict]:
-    """Every weight, under microgpt's names, in one little-endian float32 buffer, and where each lies in it."""
-    floats = array.array("f")
-    tensors = {}
-    for name, tensor in microgpt_weights(model).items():
-        tensors[name] = {"shape": list(tensor.shape), "offset": len(floats)}
-        floats.extend(tensor.detach().float().cpu().flatten().tolist())
-    return little_endian_base64(floats), tensors
-
-
-def loss_curve(run_dir: Path) -> dict | None:
-    """The train and validation loss against step, from the run's metrics.jsonl, thinned for drawing
-    (every validation point kept: the best step is one of them)."""
-    from minigpt.formats.run_records import read_metrics, series
-
-    if not (run_dir / "metrics.jsonl").is_file():
-        return None
-    try:
-        records = read_metrics(run_dir)
-    except UsageError:
-        return None
-
-    def thin(points):
-        stride = max(1, len(points) // CURVE_POINTS)
-        return [[step, round(loss, 4)] for step, loss in points[::stride]]
-
-    train = thin(series(records, "train_loss"))
-    val = [[step, round(loss, 4)] for step, loss in series(records, "val_loss")]
-    return {"train": train, "val": val} if train or val else None
-
-
-def membership(ckpt: Checkpoint) -> dict:
-    """The checkpoint's own check of generated names against the training names, and a line saying so."""
-    check = ckpt.membership
-    if check.kind == "exact" and sum(map(len, check.names)) <= PAGE_MEMBERSHIP_BYTES:
-        return {"kind": "exact", "names": sorted(check.names), "note": f"Names are checked against {check.describe()}."}
-    if check.kind == "bloom" and len(check.bits) <= PAGE_MEMBERSHIP_BYTES:
-        return {"kind": "bloom", "bits": base64.b64encode(bytes(check.bits.tolist())).decode("ascii"),
-                "hashes": check.hashes, "note": f"Names are checked against {check.describe()}."}
-    if check.kind == "none":
-        return {"kind": "none", "note": "This checkpoint carries no training names, so generated names are not marked."}
-    return {"kind": "none", "note": f"The check of generated names ({check.describe()}) is too large to carry in "
-                                    f"the page; minigpt sample --mark uses it."}
-
-
-def card(ckpt: Checkpoint) -> dict:
-    data = ckpt.data
-    if "train_names" in data:
-        where = as_text(Path(data["path"]).name) if data.get("path") else "the training file"
-        summary = (f"{where}: {data['train_names']:,} training names, {data['val_names']:,} validation names, "
-                   f"{data['characters']:,} characters")
-    elif "imported_from" in data:
-        summary = f"imported from {as_text(data['imported_from'])}"
-    else:
-        summary = "unknown"
-    return {
-        "parameters": ckpt.model.num_params(),
-        "step": ckpt.step,
-        "val_loss": ckpt.val_loss,
-        "best_val_loss": ckpt.best_val_loss,
-        "data": summary,
-        "checkpoint": as_text(ckpt.path),
-    }
-
-
-def default_text(ckpt: Checkpoint) -> str:
-    """The name the page starts with when none is given: "emma" if the model can read it, else a training name."""
-    if not ckpt.tokenizer.unseen("emma"):
-        return "emma"
-    return ckpt.train_names[0][: ckpt.config.model.block_size - 1] if ckpt.train_names else ""
-
-
-def names_for_roles(ckpt: Checkpoint) -> tuple[list[str], str]:
-    """The names the head descriptions are averaged over, and what they are: the run's validation
-    names when they can be read again, else the training names the checkpoint carries, else the
-    model's own names."""
-    from minigpt.sampling import generate
-
-    def some(names):
-        stride = max(1, len(names) // ROLE_NAMES)
-        return names[::stride][:ROLE_NAMES]
-
-    held_out = validation_names(ckpt)
-    if held_out:
-        return some(held_out), "validation names"
-    if ckpt.train_names:
-        return some(ckpt.train_names), "training names"
-    return generate(ckpt.model, ckpt.tokenizer, 200, seed=0), "names the model generated"
-
-
-def roles(ckpt: Checkpoint, names: list[str], what: str, forests=None) -> dict:
-    """What each head tends to do (views/head_roles.py), and the unigram loss the curve is drawn against.
-    `forests`: the names' prefix forests (views/prefix_forest.py), when already made."""
-    from minigpt.views.head_roles import head_roles, unigram_loss
-
-    found = head_roles(ckpt.model, ckpt.tokenizer, names, forests)
-    if found:
-        found["names"] = f"{len(names):,} {what}"
-        found["chars"] = weights_base64(found["chars"])
-    frequencies = ckpt.train_names or names
-    found["unigram"] = unigram_loss(frequencies, ckpt.tokenizer)
-    found["unigram_names"] = "the training names" if ckpt.train_names else f"the {what}"
-    return found
-
-
-def ablation(ckpt: Checkpoint, names: list[str], what: str, forests=None) -> dict:
-    """What switching each part off costs on `names`, both ways (what `minigpt ablate` prints), and
-    each part's mean output, which the page's own switches use in mean mode: `step_ablation`'s
-    numbers, with the parts they are in the order of."""
-    from minigpt.views.ablation import all_parts
-
-    parts = [part.to_dict() for part in all_parts(ckpt.model)]
-    return {"names": f"{len(names):,} {what}", "parts": parts, **step_ablation(ckpt.model, ckpt.tokenizer, names, forests)}
-
-
-def step_ablation(model, tokenizer, names: list[str], forests=None) -> dict:
-    """The ablation table at one step (the checkpoint's, or a training snapshot's): per mode the whole
-    model's loss and each part's cost in all_parts order, and the mean outputs (`means_base64`).
-    `forests`: the names' prefix forests (views/prefix_forest.py), made once for every step."""
-    from minigpt.views.ablation import ablate_modes, all_parts
-
-    found = {}
-    for mode, report in zip(("zero", "mean"), ablate_modes(model, tokenizer, names, ("zero", "mean"), forests)):
-        cost = dict(report.costs)
-        found[mode] = {"loss": report.loss, "costs": [cost[part] for part in all_parts(model)]}
-        if mode == "mean":
-            found["means"] = means_base64(report.means)
-    return found
-
-
-def means_base64(means: dict) -> str:
-    """Each part's mean output (ablation.py's mean_outputs) as one base64 float32 buffer: the heads',
-    then the attention's, then the MLPs', each in layer order."""
-    return little_endian_base64(array.array("f", torch.cat([means[k].flatten() for k in ("head", "attention", "mlp")]).tolist()))
-
-
-def weights_base64(weights: torch.Tensor) -> str:
-    """Attention weights (0 to 1) in a byte each (w × 255, rounded), base64: the character picture's
-    numbers at every step in a few kilobytes; the page shows them as whole percents."""
-    return base64.b64encode(bytes(torch.round(weights.clamp(0, 1) * 255).to(torch.uint8).flatten().tolist())).decode("ascii")
-
-
-def float16_base64(values: torch.Tensor) -> str:
-    """Numbers as little-endian float16, base64 (the snapshots' row scales)."""
-    halves = array.array("h", values.half().view(torch.int16).tolist())
-    if sys.byteorder == "big":
-        halves.byteswap()
-    return base64.b64encode(halves.tobytes()).decode("ascii")
-
-
-def little_endian_base64(floats: array.array) -> str:
-    if sys.byteorder == "big":
-        floats.byteswap()
-    return base64.b64encode(floats.tobytes()).decode("ascii")
-
-
-BASE64 = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
-ALPHABET = torch.tensor(list(BASE64.encode("ascii")), dtype=torch.uint8)  # a 6-bit value + 32 -> its character
-
-
-def snapshots_data(ckpt: Checkpoint, names: list[str], progress=None, forests=None) -> dict | None:
-    """The run's snapshots as the page carries them, or None when the run has none (or not this run's).
-
-    Each number in 6 bits (formats/snapshots.py's six_bit), written as one base64 character
-    (value + 32), row by row in state-dict order; each row's scale as float16. With each
-    snapshot, measured on `names` with the weights the page will run: what its heads tend to do
-    (shares and labels) and what each part costs (`step_ablation`); both None for the checkpoint's
-    own step, where the page runs the checkpoint. `progress(done, total)` is told after each one;
-    `forests`: the names' prefix forests, when already made."""
-    from minigpt.formats.snapshots import checkpoint_snapshots, dequantize, six_bit
-    from minigpt.views.head_roles import head_roles
-    from minigpt.views.prefix_forest import prefix_forests
-
-    try:
-        snapshots = checkpoint_snapshots(ckpt)
-    except UsageError:
-        return None
-    model = copy.deepcopy(ckpt.model)
-    if forests is None:  # the same names at every step
-        forests = prefix_forests(names, ckpt.tokenizer, model.config.block_size)
-    chars, scales, tensors, roles, costs = [], [], {}, [], []
-    for index, step in enumerate(snapshots.steps):
-        decoded = {}
-        for name, kept in snapshots.weights.items():
-            q, scale = six_bit(kept["q"][index], kept["scale"][index])
-            if index == 0:
-                tensors[name] = {"shape": snapshots.shapes[name], "rows": q.shape[0], "cols": q.shape[1]}
-            chars.append(bytes(ALPHABET[q.flatten().long() + 32].tolist()).decode("ascii"))
-            scales.append(scale)
-            decoded[name] = dequantize(q, scale, snapshots.shapes[name])  # what the page will compute
-        if step == ckpt.step and step not in snapshots.steps[index + 1:]:  # the page shows the checkpoint here
-            roles.append(None), costs.append(None)
-        else:
-            load_microgpt_weights(model, decoded)
-            found = head_roles(model, ckpt.tokenizer, names, forests)
-            roles.append({"shares": found.get("shares"), "labels": found.get("labels"),
-                          "chars": weights_base64(found["chars"]) if found else None})
-            costs.append(step_ablation(model, ckpt.tokenizer, names, forests) if names else None)
-        if progress:
-            progress(index + 1, len(snapshots.steps))
-    return {"steps": snapshots.steps, "values": "".join(chars), "scales": float16_base64(torch.cat(scales)) if scales else "",
-            "tensors": tensors, "roles": roles, "ablation": costs, "checkpoint_step": ckpt.step}
-
-
-def snapshot_weights(carried: dict, index: int) -> dict[str, torch.Tensor]:
-    """Snapshot `index` as the page decodes it (for checking the page against torch)."""
-    from minigpt.formats.snapshots import dequantize
-
-    per_snapshot = sum(t["rows"] * t["cols"] for t in carried["tensors"].values())
-    rows_per_snapshot = sum(t["rows"] for t in carried["tensors"].values())
-    values = carried["values"] if isinstance(carried["values"], str) else "".join(carried["values"])
-    scales = carried["scales"]
-    if isinstance(scales, str):
-        halves = array.array("h", base64.b64decode(scales))
-        if sys.byteorder == "big":
-            halves.byteswap()
-        scales = torch.tensor(halves, dtype=torch.int16).view(torch.float16).float().tolist()
-    at, row = index * per_snapshot, index * rows_per_snapshot
-    weights = {}
-    for name, t in carried["tensors"].items():
-        size = t["rows"] * t["cols"]
-        q = torch.tensor([BASE64.index(c) - 32 for c in values[at: at + size]], dtype=torch.float32).view(t["rows"], t["cols"])
-        scale = torch.tensor(list(scales[row: row + t["rows"]]), dtype=torch.float32)
-        weights[name] = dequantize(q, scale, t["shape"])
-        at, row = at + size, row + t["rows"]
-    return weights
-
-
-def measured(ckpt: Checkpoint, progress=None, snapshots: bool = True) -> dict:
-    """What the page measures on the names (views/page_cache.py keeps it between writes): what each head
-    tends to do, what each part costs, and (with `snapshots`) the training snapshots with theirs."""
-    from minigpt.scaling.processes import keep_freed_memory
-    from minigpt.views.page_cache import cache_key, read_cached, write_cached
-    from minigpt.views.prefix_forest import prefix_forests
-
-    names, what = names_for_roles(ckpt)
-    key = cache_key(ckpt, names, f"{what}|snapshots={snapshots}")
-    found = read_cached(key)
-    if found is None:
-        keep_freed_memory()  # thousands of tensors of a few megabytes: the same memory serves them all
-        forests = prefix_forests(names, ckpt.tokenizer, ckpt.model.config.block_size)  # made once, read by all three
-        found = {"roles": roles(ckpt, names, what, forests), "ablation": ablation(ckpt, names, what, forests),
-                 "snapshots": snapshots_data(ckpt, names, progress, forests) if snapshots else None}
-        write_cached(key, found)
-    return found
-
-
-def page_data(ckpt: Checkpoint, text: str | None = None, progress=None, snapshots: bool = True) -> dict:
-    """Everything the page carries. `progress(done, total)` follows the training snapshots, the slow part;
-    `snapshots=False` leaves them out (no step slider, a page a quarter the size)."""
-    weights, tensors = weights_blob(ckpt.model)
-    return {
-        **measured(ckpt, progress, snapshots),
-        "config": ckpt.config.to_dict(),
-        "vocab": ckpt.tokenizer.chars,
-        "weights": weights,
-        "tensors": tensors,
-        "card": card(ckpt),
-        "curve": loss_curve(ckpt.path.parent),
-        "membership": membership(ckpt),
-        "start_text": default_text(ckpt) if text is None else text,
-    }
+from minigpt.formats.checkpoint import Checkpoint, as_checkpoint
+from minigpt.views.page_data import page_data
 
 
 def script_json(data: dict) -> str:
@@ -334,7 +60,7 @@ def write_page(checkpoint: str | Path | Checkpoint, out: str | Path, text: str |
     if out.is_dir():
         raise cannot_write(out, "it is a directory")
     refuse_existing(out, overwrite)
-    ckpt = checkpoint if isinstance(checkpoint, Checkpoint) else load_checkpoint(checkpoint)
+    ckpt = as_checkpoint(checkpoint)
     return save_page(render_page(page_data(ckpt, text, progress)), out, overwrite)
 
 

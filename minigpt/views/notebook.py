@@ -19,7 +19,7 @@ from pathlib import Path
 
 from minigpt.formats.text import as_text
 from minigpt.formats.atomic_file import write_bytes
-from minigpt.formats.checkpoint import Checkpoint, load_checkpoint
+from minigpt.formats.checkpoint import Checkpoint, as_checkpoint
 
 
 class Explorer:
@@ -51,9 +51,10 @@ def explore(run_or_checkpoint: str | Path | Checkpoint, text: str | None = "emma
     """The explorer page of a run directory, a checkpoint file or a loaded Checkpoint, to show inline.
     `text`: the name it starts with (None: a name the model can read); `snapshots=False` leaves the
     training snapshots (the step slider) out, for a smaller notebook."""
-    from minigpt.views.explorer_page import page_data, render_page
+    from minigpt.views.explorer_page import render_page
+    from minigpt.views.page_data import page_data
 
-    ckpt = run_or_checkpoint if isinstance(run_or_checkpoint, Checkpoint) else load_checkpoint(run_or_checkpoint)
+    ckpt = as_checkpoint(run_or_checkpoint)
     if text is not None and ckpt.tokenizer.unseen(text):
         text = None  # the page says what it skipped; start it on a name it reads whole
     data = page_data(ckpt, text, progress, snapshots=snapshots)
@@ -77,7 +78,7 @@ def attention_grid(run_or_checkpoint: str | Path | Checkpoint, name: str) -> Att
     """Every layer's and head's weights while the model reads `name`, as one PNG (matplotlib needed)."""
     from minigpt.views.attention_maps import attention_report, draw_grid
 
-    ckpt = run_or_checkpoint if isinstance(run_or_checkpoint, Checkpoint) else load_checkpoint(run_or_checkpoint)
+    ckpt = as_checkpoint(run_or_checkpoint)
     ckpt.tokenizer.check(name, "the name")
     report = attention_report(ckpt.model, ckpt.tokenizer, name)
     pairs = [(l, h) for l in range(report.n_layer) for h in range(report.n_head)]

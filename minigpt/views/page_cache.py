@@ -27,8 +27,8 @@ from minigpt.formats.atomic_file import write_text
 KEPT = 8  # pages' measurements kept; each is about the size of its page's snapshots data
 FORMAT = 1  # the layout of a cached file
 # the modules whose code computes what is cached
-MEASURING = ["model.py", "views/ablation.py", "views/head_roles.py", "views/prefix_forest.py", "views/explorer_page.py",
-             "views/logit_lens.py", "formats/snapshots.py"]
+MEASURING = ["model.py", "measurements/ablation.py", "measurements/head_roles.py", "measurements/prefix_forest.py", "views/page_data.py",
+             "measurements/logit_lens.py", "formats/snapshots.py"]
 
 
 def cache_dir() -> Path:

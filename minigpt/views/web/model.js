@@ -76,7 +76,7 @@ const MiniGPTModel = (() => {
   // for each position, what `step` returns for it, and what each layer read (its residual
   // stream and that normed, `a`, from which q, k and v are made).
   //
-  // `off` switches parts off, as minigpt/views/ablation.py's forward_without does: heads
+  // `off` switches parts off, as minigpt/measurements/ablation.py's forward_without does: heads
   // ([[layer, head], ...]: their output, before attn_wo), whole attention layers and MLP
   // layers ([layer, ...]: their output, after the projection). Off means 0, or with
   // `off.means` (the page carries ablation.py's mean_outputs) the part's mean output.

@@ -16,7 +16,7 @@ import torch
 
 from minigpt.data import Tokenizer
 from minigpt.model import GPT
-from minigpt.views.prefix_forest import PrefixForest, path_weights, prefix_forests
+from minigpt.measurements.prefix_forest import PrefixForest, path_weights, prefix_forests
 
 OFFSETS = ["the boundary token", "itself", "1 back", "2 back", "3 or more back"]
 STRONG, LEANS, SPREAD = 2.0, 1.5, 0.65

@@ -29,8 +29,8 @@ import torch.nn.functional as F
 from minigpt.errors import UsageError
 from minigpt.data import TokenizedNames, Tokenizer
 from minigpt.model import GPT, IGNORE, causal_attention, eval_mode
-from minigpt.views.logit_lens import embedded, read_off
-from minigpt.views.prefix_forest import PrefixForest, embedded_nodes, forest_nats, node_attention, prefix_forests
+from minigpt.measurements.logit_lens import embedded, read_off
+from minigpt.measurements.prefix_forest import PrefixForest, embedded_nodes, forest_nats, node_attention, prefix_forests
 
 MODES = ("zero", "mean")
 BATCH = 128  # names scored at once (smaller batches of names of like length pad less)

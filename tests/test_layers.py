@@ -1,0 +1,97 @@
+"""The package's layers point one way: a module imports only from its own layer or the ones below,
+no two modules import each other (directly or around a loop), and docs/development.md's map of the
+layers names every module once. Read from the code's own imports (ast), so it stays true."""
+
+import ast
+import re
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+PACKAGE = ROOT / "minigpt"
+
+
+def module_name(path: Path) -> str:
+    parts = path.relative_to(ROOT).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def modules() -> dict[str, Path]:
+    """Every module of the package; a folder's __init__.py only when it holds more than its docstring."""
+    return {module_name(path): path for path in PACKAGE.rglob("*.py")
+            if path.name != "__init__.py" or path.parent == PACKAGE or len(ast.parse(path.read_text()).body) > 1}
+
+
+def imported(path: Path, known: dict[str, Path]) -> set[str]:
+    """The package's modules that `path` imports, at its top or inside a function alike."""
+    found = set()
+    package = module_name(path).split(".") if path.name == "__init__.py" else module_name(path).split(".")[:-1]
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            names = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                base = ".".join(package[: len(package) - node.level + 1] + ([node.module] if node.module else []))
+            names = [f"{base}.{alias.name}" if f"{base}.{alias.name}" in known else base for alias in node.names]
+        else:
+            continue
+        found |= {name for name in names if name in known and name != module_name(path)}
+    return found
+
+
+def layers_in_the_docs() -> dict[str, int]:
+    """docs/development.md's map: each `### Layer N` heading, then one `- \\`minigpt/...\\`` line per module."""
+    text = (ROOT / "docs" / "development.md").read_text(encoding="utf-8")
+    layer, found = None, {}
+    for line in text.splitlines():
+        heading = re.match(r"### Layer (\d+)", line)
+        if heading:
+            layer = int(heading.group(1))
+        elif line.startswith("## "):
+            layer = None
+        elif layer is not None and (entry := re.match(r"- `(minigpt/[\w/]+\.py)`", line)):
+            assert entry.group(1) not in found, f"docs/development.md places {entry.group(1)} twice"
+            found[module_name(ROOT / entry.group(1))] = layer
+    return found
+
+
+def test_the_map_of_layers_names_every_module_once():
+    placed = layers_in_the_docs()
+    assert placed, "docs/development.md has no map of layers"
+    assert set(placed) == set(modules()), (f"not in the map: {sorted(set(modules()) - set(placed))}; "
+                                           f"in the map but not in the code: {sorted(set(placed) - set(modules()))}")
+
+
+def test_imports_point_down_and_nothing_below_the_command_line_imports_it():
+    placed, known = layers_in_the_docs(), modules()
+    upward = [f"{name} (layer {placed[name]}) imports {other} (layer {placed[other]})"
+              for name, path in known.items() for other in imported(path, known) if placed[other] > placed[name]]
+    assert not upward, "imports that point up:\n" + "\n".join(upward)
+    into_cli = [name for name, path in known.items() if not name.startswith("minigpt.cli") and name != "minigpt.__main__"
+                and any(other.startswith("minigpt.cli") for other in imported(path, known))]
+    assert not into_cli
+
+
+def test_no_two_modules_import_each_other_even_around_a_loop():
+    known = modules()
+    graph = {name: imported(path, known) for name, path in known.items()}
+    state: dict[str, str] = {}
+
+    def visit(name, trail):
+        state[name] = "open"
+        for other in sorted(graph[name]):
+            if state.get(other) == "open":
+                loop = trail[trail.index(other):] + [other]
+                raise AssertionError("an import circle: " + " -> ".join(loop))
+            if other not in state:
+                visit(other, trail + [other])
+        state[name] = "done"
+
+    for name in sorted(graph):
+        if name not in state:
+            visit(name, [name])
+
+
+def test_every_module_is_at_most_400_lines():
+    long = {name: n for name, path in modules().items() if (n := len(path.read_text(encoding="utf-8").splitlines())) > 400}
+    assert not long, long
