@@ -212,6 +212,24 @@ def wrote(*paths: Path, then: str = "") -> None:
     print(f"wrote {' and '.join(one_line(p) for p in paths)}{then}", file=sys.stderr)
 
 
+def checkpoint_to_read(checkpoint: Path, device: str):
+    """The checkpoint that sample, eval, inspect-attention and ablate read, loaded on `device`."""
+    from minigpt.formats.checkpoint import load_checkpoint
+    from minigpt.scaling.processes import resolve_device
+
+    on_free_cores(device)
+    return load_checkpoint(checkpoint, resolve_device(device))
+
+
+def device_option():
+    return typer.Option("auto", help="auto, cpu, cuda, cuda:N or mps.")
+
+
+def names_to_score_option():
+    """--data of eval and ablate."""
+    return typer.Option(None, "--data", help="Names file to score (default: the run's validation names).")
+
+
 def checkpoint_argument():
     """The CHECKPOINT that sample, eval, inspect-attention, export and info read."""
     return typer.Argument(..., metavar="CHECKPOINT", help="A checkpoint file, or a run directory (uses its best.pt).")

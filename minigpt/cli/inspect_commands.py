@@ -9,7 +9,8 @@ from typing import Optional
 
 import typer
 
-from minigpt.cli.app import checkpoint_argument, on_free_cores, wrote
+from minigpt.cli.app import (checkpoint_argument, checkpoint_to_read, device_option, names_to_score_option,
+                             on_free_cores, wrote)
 from minigpt.errors import UsageError, warn
 from minigpt.formats import strict_json
 from minigpt.formats.atomic_file import refuse_existing
@@ -73,14 +74,12 @@ def inspect_attention(
     overwrite: bool = typer.Option(
         False, "--overwrite", metavar="", help="Replace the --png, --json-file or --html file if it exists."
     ),
-    device: str = typer.Option("auto", help="auto, cpu, cuda, cuda:N or mps."),
+    device: str = device_option(),
 ) -> None:
     """Show what each layer and head attends to while the model reads NAME, or write the explorer page."""
     from rich.console import Console
 
     from minigpt.views import attention_maps as views
-    from minigpt.formats.checkpoint import load_checkpoint
-    from minigpt.scaling.processes import resolve_device
 
     if html is not None:
         write_explorer_page(checkpoint, html, name, open_page, overwrite)
@@ -93,8 +92,7 @@ def inspect_attention(
     for out in (json_file, png):  # before any work: an existing file stays unless --overwrite says otherwise
         if out is not None:
             refuse_existing(out, overwrite)
-    on_free_cores(device)
-    ckpt = load_checkpoint(checkpoint, resolve_device(device))
+    ckpt = checkpoint_to_read(checkpoint, device)
     if step is not None:
         at_snapshot(ckpt, step)
     report = views.attention_report(ckpt.model, ckpt.tokenizer, name, top=max(1, top))
@@ -124,18 +122,16 @@ def inspect_attention(
 
 def ablate(
     checkpoint: Path = checkpoint_argument(),
-    data: Optional[Path] = typer.Option(None, "--data", help="Names file to score (default: the run's validation names)."),
+    data: Optional[Path] = names_to_score_option(),
     mode: str = typer.Option("zero", "--mode", help="zero: a part's output becomes 0; mean: its mean over the names."),
-    device: str = typer.Option("auto", help="auto, cpu, cuda, cuda:N or mps."),
+    device: str = device_option(),
     json_out: bool = typer.Option(False, "--json", metavar="", help="Print every part's loss and cost as JSON."),
 ) -> None:
     """Switch each head, each layer's attention and each layer's MLP off in turn: what each costs in loss."""
-    from minigpt.formats.checkpoint import load_checkpoint, names_to_score
-    from minigpt.scaling.processes import resolve_device
+    from minigpt.formats.checkpoint import names_to_score
     from minigpt.measurements.ablation import ablate as ablate_parts
 
-    on_free_cores(device)
-    ckpt = load_checkpoint(checkpoint, resolve_device(device))
+    ckpt = checkpoint_to_read(checkpoint, device)
     names, _ = names_to_score(ckpt, data)
     report = ablate_parts(ckpt.model, ckpt.tokenizer, names, mode)
     if json_out:

@@ -12,7 +12,7 @@ from typing import Optional
 
 import typer
 
-from minigpt.cli.app import checkpoint_argument, on_free_cores, wrote
+from minigpt.cli.app import checkpoint_argument, checkpoint_to_read, device_option, names_to_score_option, wrote
 from minigpt.errors import UsageError, warn
 from minigpt.formats import strict_json
 from minigpt.formats.atomic_file import refuse_existing
@@ -90,7 +90,7 @@ def sample(
     top_p: Optional[float] = typer.Option(None, "--top-p", help="Sample from the likeliest characters up to mass P."),
     prefix: str = typer.Option("", "--prefix", "-p", help="Every name starts with this."),
     seed: Optional[int] = typer.Option(None, help="Seed for repeatable samples."),
-    device: str = typer.Option("auto", help="auto, cpu, cuda, cuda:N or mps."),
+    device: str = device_option(),
     new_only: bool = typer.Option(False, "--new-only", metavar="", help="Drop names that are in the training data."),
     mark: bool = typer.Option(False, "--mark", metavar="", help="Mark names that are in the training data with ' *'."),
     data: Optional[Path] = typer.Option(None, "--data", help="Check names against this names file (for a "
@@ -99,13 +99,10 @@ def sample(
 ) -> None:
     """Generate names from a trained checkpoint, one per line."""
     from minigpt.data import read_names
-    from minigpt.formats.checkpoint import load_checkpoint
     from minigpt.sampling import sample as sample_names, sample_batches
     from minigpt.scaling.membership import NameSet
-    from minigpt.scaling.processes import resolve_device
 
-    on_free_cores(device)
-    ckpt = load_checkpoint(checkpoint, resolve_device(device))
+    ckpt = checkpoint_to_read(checkpoint, device)
     if data is not None:
         ckpt.membership = NameSet.exact(read_names(data))
     seen = ckpt.membership
@@ -129,17 +126,15 @@ def sample(
 
 def eval_(
     checkpoint: Path = checkpoint_argument(),
-    data: Optional[Path] = typer.Option(None, "--data", help="Names file to score (default: the run's validation names)."),
-    device: str = typer.Option("auto", help="auto, cpu, cuda, cuda:N or mps."),
+    data: Optional[Path] = names_to_score_option(),
+    device: str = device_option(),
     json_out: bool = typer.Option(False, "--json", metavar="", help="Print the loss, tokens and names as JSON."),
 ) -> None:
     """Mean cross-entropy per predicted token (characters and the end) over the run's validation names, or a file's."""
-    from minigpt.formats.checkpoint import load_checkpoint, names_to_score
-    from minigpt.scaling.processes import resolve_device
+    from minigpt.formats.checkpoint import names_to_score
     from minigpt.training import evaluate_names
 
-    on_free_cores(device)
-    ckpt = load_checkpoint(checkpoint, resolve_device(device))
+    ckpt = checkpoint_to_read(checkpoint, device)
     names, what = names_to_score(ckpt, data)
     result = evaluate_names(ckpt.model, ckpt.tokenizer, names, what=what)
     if json_out:
