@@ -41,6 +41,7 @@ from minigpt.data import Tokenizer, digest, load_data, read_names
 from minigpt.formats.atomic_file import write_bytes
 from minigpt.formats.bounded import check_archive
 from minigpt.formats.sniffing import exported_as
+from minigpt.formats.text import as_text
 from minigpt.model import GPT
 from minigpt.scaling.membership import NameSet
 
@@ -89,6 +90,19 @@ class Checkpoint:
     best_val_loss: float | None = None
     data: dict = field(default_factory=dict)  # where the names came from (the "data" key)
     version: int = VERSION
+
+
+def describe_data(data: dict, where: str | None = None) -> str:
+    """What a model was trained on, in one line, from a checkpoint's "data" (or a Trainer's data_info): the
+    names file (or `where`), how many names, characters, repeats, names cut to fit and validation names."""
+    if "train_names" in data:
+        where = where if where is not None else as_text(data.get("path"))
+        return (f"{where}: {data['train_names']:,} training names ({data['characters']:,} characters, "
+                f"{data.get('duplicates', 0):,} repeated, {data.get('truncated', 0):,} cut to fit), "
+                f"{data['val_names']:,} validation")
+    if "imported_from" in data:
+        return f"imported from {as_text(data['imported_from'])}"
+    return "unknown"
 
 
 def validation_names(ckpt: Checkpoint) -> list[str] | None:

@@ -17,7 +17,8 @@ from pathlib import Path
 import torch
 
 from minigpt.errors import UsageError
-from minigpt.formats.checkpoint import Checkpoint, load_microgpt_weights, microgpt_weights, validation_names
+from minigpt.formats.checkpoint import (Checkpoint, describe_data, load_microgpt_weights, microgpt_weights,
+                                        validation_names)
 from minigpt.formats.run_records import read_metrics, series
 from minigpt.formats.snapshots import checkpoint_snapshots, dequantize, six_bit
 from minigpt.formats.text import as_text
@@ -78,21 +79,13 @@ def membership(ckpt: Checkpoint) -> dict:
 
 
 def card(ckpt: Checkpoint) -> dict:
-    data = ckpt.data
-    if "train_names" in data:
-        where = as_text(Path(data["path"]).name) if data.get("path") else "the training file"
-        summary = (f"{where}: {data['train_names']:,} training names, {data['val_names']:,} validation names, "
-                   f"{data['characters']:,} characters")
-    elif "imported_from" in data:
-        summary = f"imported from {as_text(data['imported_from'])}"
-    else:
-        summary = "unknown"
+    path = ckpt.data.get("path")
     return {
         "parameters": ckpt.model.num_params(),
         "step": ckpt.step,
         "val_loss": ckpt.val_loss,
         "best_val_loss": ckpt.best_val_loss,
-        "data": summary,
+        "data": describe_data(ckpt.data, as_text(Path(path).name) if path else "the training file"),
         "checkpoint": as_text(ckpt.path),
     }
 

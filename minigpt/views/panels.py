@@ -11,6 +11,7 @@ from rich.panel import Panel
 from rich.table import Table
 
 from minigpt.errors import warn
+from minigpt.formats.checkpoint import describe_data, microgpt_weights
 from minigpt.formats.run_records import read_metrics, series
 from minigpt.formats.text import loss_text, one_line, plural
 from minigpt.views.loss_curve import sparkline
@@ -20,13 +21,6 @@ def markup_safe(text) -> str:
     """Text from a file or a path (a name, a path, a checkpoint's notes) as rich should print it: never
     markup (`[link=…]`, `a[/]b`), never raw control characters (escape sequences, right-to-left overrides)."""
     return escape(one_line(str(text)))
-
-
-def data_summary(data: dict, where: str) -> str:
-    """What a run trained on, from a checkpoint's "data" (or the Trainer's data_info)."""
-    return (f"{where}: {data['train_names']:,} training names ({data['characters']:,} characters, "
-            f"{data.get('duplicates', 0):,} repeated, {data.get('truncated', 0):,} cut to fit), "
-            f"{data['val_names']:,} validation")
 
 
 def has_matplotlib() -> bool:
@@ -47,7 +41,7 @@ def start_panel(out: Console, trainer, run_dir: Path, notes: list[str] = (), thr
         table.add_row("threads", f"{threads[0]} ({threads[1]})")
     table.add_row("model", f"{trainer.model.num_params():,} parameters: {plural(m.n_layer, 'layer')}, "
                   f"{plural(m.n_head, 'head')}, {m.n_embd} dims, block {m.block_size}")
-    table.add_row("data", f"{data_summary(data, markup_safe(data['path']))}, vocabulary {data['vocab_size']}")
+    table.add_row("data", markup_safe(f"{describe_data(data)}, vocabulary {data['vocab_size']}"))
     length = f"{t.time_limit:g} s" if t.time_limit > 0 else plural(t.steps, "step")
     optimizer = f"{t.optimizer} lr {t.lr:g}"
     if t.optimizer == "muon":
@@ -117,8 +111,6 @@ def summary_panel(out: Console, result) -> None:
 
 def checkpoint_info(out: Console, ckpt) -> None:
     """Everything a checkpoint holds, for `minigpt info`."""
-    from minigpt.formats.checkpoint import microgpt_weights
-
     head = Table.grid(padding=(0, 2))
     head.add_row("checkpoint", f"{markup_safe(ckpt.path)} (format minigpt {ckpt.version})")
     head.add_row("step", f"{ckpt.step:,}")
@@ -126,11 +118,8 @@ def checkpoint_info(out: Console, ckpt) -> None:
     vocab = "".join(ckpt.tokenizer.chars)
     head.add_row("vocabulary", f"{ckpt.tokenizer.vocab_size} tokens: {markup_safe(repr(vocab))} (ids 0..{len(vocab) - 1}), "
                  f"boundary token {ckpt.tokenizer.bos}")
-    data = ckpt.data
-    if "train_names" in data:
-        head.add_row("data", data_summary(data, markup_safe(data.get("path"))))
-    elif "imported_from" in data:
-        head.add_row("data", f"imported from {markup_safe(data['imported_from'])}")
+    if "train_names" in ckpt.data or "imported_from" in ckpt.data:
+        head.add_row("data", markup_safe(describe_data(ckpt.data)))
     for section, values in ckpt.config.to_dict().items():
         head.add_row(section, markup_safe(", ".join(f"{k} {v}" for k, v in values.items())))
     out.print(Panel(head, title="minigpt info", expand=False))
