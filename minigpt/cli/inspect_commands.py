@@ -55,7 +55,8 @@ def inspect_attention(
     layer: Optional[int] = typer.Option(None, "--layer", "-l", help="Only this layer (from 0)."),
     head: Optional[int] = typer.Option(None, "--head", help="Only this head (from 0)."),
     position: Optional[int] = typer.Option(
-        None, "--position", help="Show one row as bars: what position P (0 = the boundary token) attends to."
+        None, "--position", help="Show one row as bars: what position P (0 = the boundary token) attends to, "
+        "and what each part writes toward the next token there."
     ),
     top: int = typer.Option(3, "--top", help="How many next-token predictions to show per position."),
     lens: bool = typer.Option(False, "--lens", metavar="", help="Show each layer's guess at the next token (the logit lens)."),
@@ -116,6 +117,9 @@ def inspect_attention(
             console.print(views.heatmap(report, l, h))
         else:
             console.print(views.position_bars(report, l, h, position))
+        console.print()
+    if position is not None:  # and what each part writes toward the token that comes next there
+        console.print(views.attribution_bars(report, position))
         console.print()
     console.print(views.predictions_table(report))
 

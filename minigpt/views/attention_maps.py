@@ -21,6 +21,7 @@ from minigpt.data import BOUNDARY, Tokenizer
 from minigpt.errors import UsageError
 from minigpt.formats.text import one_line
 from minigpt.model import GPT, causal_attention
+from minigpt.measurements.attribution import logit_attribution
 from minigpt.measurements.logit_lens import logit_lens
 from minigpt.formats import strict_json
 from minigpt.formats.atomic_file import write_text
@@ -33,6 +34,7 @@ class AttentionReport:
     weights: torch.Tensor  # [n_layer, n_head, T, T]; row i holds position i's weights over 0..i
     predictions: list[list[tuple[str, float]]]  # per position, the likeliest next tokens
     lens: dict  # each sublayer's guess (measurements/logit_lens.py)
+    attribution: dict  # what each part writes toward the actual next token (measurements/attribution.py)
 
     @property
     def n_layer(self) -> int:
@@ -74,7 +76,8 @@ def attention_report(model: GPT, tokenizer: Tokenizer, name: str, top: int = 3) 
     ]
     weights = maps[:, 0].float().cpu()  # [n_layer, n_head, T, T]
     lens = logit_lens(model, tokenizer, ids, top)
-    return AttentionReport(name, [tokenizer.token_label(i) for i in ids], weights, predictions, lens)
+    attribution = logit_attribution(model, tokenizer, ids)
+    return AttentionReport(name, [tokenizer.token_label(i) for i in ids], weights, predictions, lens, attribution)
 
 
 def select(report: AttentionReport, layer: int | None, head: int | None) -> list[tuple[int, int]]:
@@ -114,12 +117,35 @@ def heatmap(report: AttentionReport, layer: int, head: int) -> Table:
 
 def position_bars(report: AttentionReport, layer: int, head: int, position: int, width: int = 40) -> Group:
     """One row of the matrix as bars: how much `position` attends to each position."""
-    if not 0 <= position < len(report.tokens):
-        raise UsageError(f"--position {position} is out of range: '{report.name}' has positions 0..{len(report.tokens) - 1}")
+    check_position(report, position)
     lines = [Text(f"layer {layer}, head {head}: position {position} ('{one_line(report.tokens[position])}') attends to", style="bold")]
     for j, token in enumerate(report.tokens):
         w = report.weights[layer, head, position, j].item() if j <= position else 0.0
         lines.append(Text(f"{j:>3} {one_line(token):>6} ") + Text("█" * round(w * width), style="cyan") + Text(f" {w:.3f}"))
+    return Group(*lines)
+
+
+def check_position(report: AttentionReport, position: int) -> None:
+    if not 0 <= position < len(report.tokens):
+        raise UsageError(f"--position {position} is out of range: '{report.name}' has positions 0..{len(report.tokens) - 1}")
+
+
+def attribution_bars(report: AttentionReport, position: int, width: int = 16) -> Group:
+    """Why the actual next token at `position`: its logit split into what each part writes toward it,
+    largest first, as bars to the right (toward it) or left (away from it)."""
+    check_position(report, position)
+    found = report.attribution["positions"][position]
+    terms = sorted(zip(report.attribution["parts"], found["parts"]), key=lambda pt: -pt[1])
+    largest = max(abs(term) for _, term in terms) or 1.0
+    scale = f" (the final norm's scale, 1/rms, is {found['scale']:.3f})" if found["scale"] != 1.0 else ""
+    lines = [Text(f"position {position}: why '{one_line(found['target'])}' after '{one_line(found['read'])}': its logit "
+                  f"{found['logit']:.3f} is the sum of what each part writes toward it{scale}", style="bold")]
+    name_width = max(len(name) for name, _ in terms)
+    for name, term in terms:
+        bar = round(abs(term) / largest * width)
+        left, right = (" " * (width - bar) + "█" * bar, "") if term < 0 else (" " * width, "█" * bar)
+        lines.append(Text(f"{name:>{name_width}} ") + Text(left, style="red") + Text("│") + Text(f"{right:<{width}}", style="green")
+                      + Text(f" {term:+.3f}"))
     return Group(*lines)
 
 
@@ -166,6 +192,7 @@ def to_json(report: AttentionReport) -> dict:
             for i, (token, best) in enumerate(zip(report.tokens, report.predictions))
         ],
         "lens": report.lens,
+        "attribution": report.attribution,
     }
 
 
