@@ -484,3 +484,62 @@ def snapshot_weights(carried: dict, index: int) -> dict[str, torch.Tensor]:
         weights[name] = dequantize(q, scale, t["shape"])
         at, row = at + size, row + t["rows"]
     return weights
+
+
+@pytest.mark.parametrize("recipe", RECIPES)
+def test_the_pages_attribution_is_pythons_with_parts_on_and_off(chromium, pages, recipe):
+    """Why this character: every part's term in every logit, model.js against measurements/attribution.py
+    in float64, with every part on and with parts switched off (zero and mean) as the switches do; the
+    terms add up to the logits."""
+    import copy
+
+    from minigpt.measurements.ablation import Part, ablate
+    from minigpt.measurements.attribution import attribution, part_outputs
+    from minigpt.views.page_data import names_for_roles
+
+    ckpt, path = pages[recipe]
+    page = browser.open_page(chromium, path)
+    model = copy.deepcopy(ckpt.model).double()
+    means = ablate(ckpt.model, ckpt.tokenizer, names_for_roles(ckpt)[0], "mean").means  # what the page carries
+    means = {kind: [m.double() for m in per_layer] for kind, per_layer in means.items()}
+    idx = torch.tensor([[ckpt.tokenizer.bos] + ckpt.tokenizer.encode("xavier")])
+    for off in [None, *ABLATIONS]:
+        parts = [Part("head", l, h) for l, h in (off or {}).get("heads", [])]
+        parts += [Part("attention", l) for l in (off or {}).get("attention", [])]
+        parts += [Part("mlp", l) for l in (off or {}).get("mlp", [])]
+        mean = means if (off or {}).get("mode") == "mean" else None
+        names, _ = part_outputs(model, idx, parts, mean)
+        expected, scale = attribution(model, idx, parts, mean)
+        got = page.evaluate("([text, off]) => minigpt.attribution(text, off)", ["xavier", off])
+        assert got["parts"] == names
+        terms = torch.tensor(got["terms"], dtype=torch.float64).transpose(0, 1)  # [part, position, token]
+        torch.testing.assert_close(terms, expected[:, 0], atol=1e-5, rtol=0)
+        torch.testing.assert_close(torch.tensor(got["scales"], dtype=torch.float64), scale[0], atol=1e-7, rtol=0)
+        logits = torch.tensor(page.evaluate("([text, off]) => minigpt.forward(text, off).logits", ["xavier", off]), dtype=torch.float64)
+        torch.testing.assert_close(terms.sum(0), logits, atol=1e-9, rtol=0)
+    assert page.watched.errors == []
+
+
+def test_why_this_character_shows_the_likeliest_and_follows_a_choice(chromium, pages):
+    ckpt, path = pages["default"]
+    page = browser.open_page(chromium, path)
+    browser.show(page, "#why")
+    logits = page.evaluate("minigpt.forward('emma').logits")[-1]
+    best = max(range(len(logits)), key=lambda t: logits[t])
+    shown = page.evaluate("minigpt.whyShown()")
+    assert shown["target"] == best and shown["rival"] != best
+    values = [float(value.split(" ")[0].replace("−", "-")) for _, value in shown["toward"]]
+    assert values == sorted(values, reverse=True) and len(values) == 1 + 5 * ckpt.config.model.n_layer
+    assert sum(values) == pytest.approx(logits[best], abs=5e-3)  # each shown to three decimals
+    assert "the logit of ‘" in page.text_content("#why-note")
+    page.select_option("#why-rival", str(best - 1 if best else best + 1))
+    assert page.evaluate("minigpt.whyShown()")["rival"] == (best - 1 if best else best + 1)
+    browser.show(page, "#predict")
+    bar = page.locator("#next-chart .next-bar").nth(3)
+    token = bar.get_attribute("data-token")
+    bar.click()
+    assert page.evaluate("minigpt.whyShown()")["target"] == (len(ckpt.tokenizer.chars) if token == "·" else ckpt.tokenizer.chars.index(token))
+    page.evaluate("minigpt.setPart('head', 0, 1, false)")
+    browser.show(page, "#why")
+    assert "←" in page.text_content("#why-toward") and "every part on" in page.text_content("#why-note")
+    assert page.watched.errors == []

@@ -19,11 +19,14 @@ switching it off says (measurements/ablation.py).
 
 from __future__ import annotations
 
+from typing import Iterable
+
 import torch
 
 from minigpt.data import Tokenizer
+from minigpt.measurements.ablation import Part, heads_replaced
 from minigpt.measurements.logit_lens import embedded
-from minigpt.model import GPT, causal_attention
+from minigpt.model import GPT
 
 
 def part_names(model: GPT) -> list[str]:
@@ -35,27 +38,39 @@ def part_names(model: GPT) -> list[str]:
 
 
 @torch.no_grad()
-def part_outputs(model: GPT, idx: torch.Tensor) -> torch.Tensor:
-    """What each part writes into the residual stream: [parts, B, T, C] in part_names order. Their sum is
-    the stream the model reads its prediction from."""
-    c = model.config
+def part_outputs(model: GPT, idx: torch.Tensor, off: Iterable[Part] = (), means: dict | None = None
+                 ) -> tuple[list[str], torch.Tensor]:
+    """What each part writes into the residual stream: their names and [parts, B, T, C]; their sum is the
+    stream the model reads its prediction from. With parts in `off` switched off as ablation.py switches
+    them (0, or with `means` their mean output), a layer whose whole attention is off writes what took its
+    place, which no head owns: "layer L attention (off)", after that layer's heads (the page does the same)."""
+    c, off = model.config, set(off)
     x = embedded(model, idx)
-    outputs = [x]
-    for layer in model.layers:
-        heads = []
+    names, outputs = ["embeddings"], [x]
+    for l, layer in enumerate(model.layers):
+        names += [f"layer {l} head {h}" for h in range(c.n_head)]
+        if Part("attention", l) in off:
+            outputs += [torch.zeros_like(x)] * c.n_head
+            attention = torch.zeros_like(x) + (means["attention"][l] if means else 0.0)
+            names.append(f"layer {l} attention (off)")
+            outputs.append(attention)
+        else:
+            heads = []
+            step = heads_replaced([p.head for p in off if p.kind == "head" and p.layer == l], means and means["head"][l])
 
-        def keep(q, k, v):  # the attention step, its heads' outputs [B, H, T, hd] kept
-            heads.append(causal_attention(q, k, v)[0])
-            return heads[-1]
+            def keep(q, k, v):  # the attention step, its heads' outputs [B, H, T, hd] kept
+                heads.append(step(q, k, v))
+                return heads[-1]
 
-        attention = layer.attn(layer.attn_norm(x), keep)
-        slices = layer.attn.attn_wo.weight.view(c.n_embd, c.n_head, c.head_dim)  # [C, H, hd]: a head's slice of attn_wo
-        outputs += list(torch.einsum("bhtd,chd->hbtc", heads[0], slices))
+            attention = layer.attn(layer.attn_norm(x), keep)
+            slices = layer.attn.attn_wo.weight.view(c.n_embd, c.n_head, c.head_dim)  # [C, H, hd]: a head's slice of attn_wo
+            outputs += list(torch.einsum("bhtd,chd->hbtc", heads[0], slices))
         x = x + attention
-        mlp = layer.mlp(layer.mlp_norm(x))
+        mlp = (torch.zeros_like(x) + (means["mlp"][l] if means else 0.0)) if Part("mlp", l) in off else layer.mlp(layer.mlp_norm(x))
+        names.append(f"layer {l} MLP")
         outputs.append(mlp)
         x = x + mlp
-    return torch.stack(outputs)
+    return names, torch.stack(outputs)
 
 
 @torch.no_grad()
@@ -72,10 +87,11 @@ def reading(model: GPT, stream: torch.Tensor) -> tuple[torch.Tensor, torch.Tenso
 
 
 @torch.no_grad()
-def attribution(model: GPT, idx: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-    """Each part's term in every logit [parts, B, T, V], and the final norm's scale [B, T]. The terms of a
-    logit add up to it."""
-    outputs = part_outputs(model, idx)
+def attribution(model: GPT, idx: torch.Tensor, off: Iterable[Part] = (), means: dict | None = None
+                ) -> tuple[torch.Tensor, torch.Tensor]:
+    """Each part's term in every logit [parts, B, T, V] (part_outputs' order), and the final norm's scale
+    [B, T]. The terms of a logit add up to it."""
+    _, outputs = part_outputs(model, idx, off, means)
     scale, rows = reading(model, outputs.sum(0))
     return (outputs * scale[..., None]) @ rows.T, scale
 

@@ -152,6 +152,49 @@ const MiniGPTModel = (() => {
     return linear(w.lm_head, c.final_norm ? rmsnorm(x, c.norm_eps, w.final_norm) : x);
   }
 
+  // ---- where a logit comes from: direct logit attribution (measurements/attribution.py) --------
+
+  // What each part wrote into the residual stream at one position of `forward`'s result, in
+  // attribution.py's order: the embeddings (normed), then per layer each head's output through its
+  // own slice of attn_wo, and the MLP's output. A layer whose whole attention is switched off wrote
+  // what took its place (0, or its mean), which no head owns: it follows that layer's heads.
+  function partWrites(model, s, off = null) {
+    const c = model.config, d = c.n_embd / c.n_head;
+    const parts = [{ name: "embeddings", vector: s.layers[0].residual }];
+    s.layers.forEach((layer, l) => {
+      const W = model.layers[l].attn_wo, attentionOff = Boolean(off && off.attention.includes(l));
+      for (let h = 0; h < c.n_head; h++) {
+        const v = new Float64Array(c.n_embd);
+        for (let i = 0; i < c.n_embd && !attentionOff; i++) {
+          for (let j = h * d, row = i * W.cols; j < (h + 1) * d; j++) v[i] += W.data[row + j] * layer.out[j];
+        }
+        parts.push({ name: `layer ${l} head ${h}`, vector: v });
+      }
+      if (attentionOff) parts.push({ name: `layer ${l} attention (off)`, vector: layer.attnOut });
+      parts.push({ name: `layer ${l} MLP`, vector: layer.mlpOut });
+    });
+    return parts;
+  }
+
+  // Each part's term in every logit at one position: the final norm's scale there (1/rms of the
+  // stream lm_head reads; 1 without a final norm) times lm_head's row for the token, times the
+  // norm's gains when it has them, dotted with what the part wrote. A logit's terms add up to it.
+  function attribution(model, s, off = null) {
+    const { config: c, weights: w } = model;
+    let scale = 1;
+    if (c.final_norm) {
+      let meanSquare = 0;
+      for (let i = 0; i < s.last.length; i++) meanSquare += s.last[i] * s.last[i];
+      scale = 1 / Math.sqrt(meanSquare / s.last.length + c.norm_eps);
+    }
+    const gain = c.final_norm && w.final_norm ? w.final_norm.data : null;
+    const parts = partWrites(model, s, off).map(({ name, vector }) => {
+      const read = vector.map((x, i) => x * scale * (gain ? gain[i] : 1));
+      return { name, vector, terms: linear(w.lm_head, read) };
+    });
+    return { parts, scale };
+  }
+
   // ---- one token at a time over a key/value cache (attention.py's LayerKV), as sampling decodes ----
 
   function newCache(config) {
@@ -398,5 +441,6 @@ const MiniGPTModel = (() => {
     return exps.map((e) => e / sum);
   }
 
-  return { load, loadSnapshot, base64Bytes, float32s, step, forward, readOff, newCache, softmax, filterLogits, sampleToken, sampleName, seededRandom };
+  return { load, loadSnapshot, base64Bytes, float32s, step, forward, readOff, attribution, newCache, softmax, filterLogits, sampleToken,
+           sampleName, seededRandom };
 })();

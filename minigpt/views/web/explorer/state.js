@@ -9,6 +9,7 @@
 //   worked_row.js   one row worked out from q, k and v, and where q, k and v come from
 //   walk.js         one position through the whole model, and what switching parts off changed
 //   predictions.js  the next character, under the sampling filters
+//   why.js          why this character: what each part writes toward it
 //   lens.js         each layer's guess (the logit lens)
 //   ablation.js     switching parts off, and what each costs
 //   head_roles.js   what each head tends to do

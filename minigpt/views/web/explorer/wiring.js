@@ -8,6 +8,7 @@ const offscreen = { flow: { draw: () => drawFlow(), seen: false, stale: true },
                     walk: { draw: () => drawWalk(), seen: false, stale: true },
                     predict: { draw: () => drawPredictions(), seen: false, stale: true },
                     ablation: { draw: () => drawLiveCosts(), seen: false, stale: true },
+                    why: { draw: () => drawWhy(), seen: false, stale: true },
                     lens: { draw: () => drawLens(), seen: false, stale: true } };
 const watcher = new IntersectionObserver((entries) => entries.forEach((entry) => {
   const part = offscreen[entry.target.id];
@@ -56,6 +57,7 @@ function render() {
   drawGrid();
   drawSelection();
   redrawIfSeen(offscreen.predict);
+  redrawIfSeen(offscreen.why);
   redrawIfSeen(offscreen.ablation);
   redrawIfSeen(offscreen.lens);
 }
@@ -79,6 +81,7 @@ function selectCell(row, col) {
   Object.assign(state, { row: row === state.view.tokens.length - 1 ? null : row, col });
   drawSelection();
   redrawIfSeen(offscreen.predict);
+  redrawIfSeen(offscreen.why);
 }
 
 // a new name: the chosen row follows its last character again (a row picked in the old name
@@ -121,6 +124,7 @@ buildFlow();
 buildWalk();
 buildReadout();
 buildPredictions();
+buildWhy();
 buildHeads();
 buildCosts();
 buildLens();
@@ -182,6 +186,16 @@ window.minigpt = {
   // what the walk shows now: its position, each operation's vector, and the first that differs from every part on
   walkShown: () => walk.numbers && { i: walk.numbers.i, firstDiffer: walk.numbers.firstDiffer,
     numbers: Object.fromEntries(Object.entries(walk.numbers.numbers).map(([k, v]) => [k, Array.from(v)])) },
+  // every part's term in every logit [position][part][token] and the parts' names, for `text` (`off` as for forward)
+  attribution(text, off = null) {
+    const view = analyseWith(text, off), o = off ? switchedOff({ heads: [], attention: [], mlp: [], mode: "zero", ...off }) : null;
+    const found = view.steps.map((s) => MiniGPTModel.attribution(model, s, o));
+    return { parts: found[0].parts.map((p) => p.name), scales: found.map((f) => f.scale),
+             terms: found.map((f) => f.parts.map((p) => Array.from(p.terms))) };
+  },
+  // what the why panel shows now: the position, the two characters, and the parts' terms as drawn, in order
+  whyShown: () => ({ target: Number($("why-target").value), rival: Number($("why-rival").value),
+                     toward: why.rows.toward.filter((r) => !r.node.hidden).map((r) => [r.name.textContent, r.value.textContent]) }),
   // each stage's probabilities [stage][position][token] for `text`, as the lens table shows them
   lens: (text) => lensOf(analyse(text)),
   // show training snapshot `index` (DATA.snapshots.steps[index]); the page then runs its weights

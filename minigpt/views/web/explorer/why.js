@@ -1,0 +1,76 @@
+// why.js: why this character. The logit of a character at the selected position split into
+// what each part writes toward it (model.js's attribution, measurements/attribution.py), and the
+// same for one character rather than another. A part of the explorer page (state.js lists the parts).
+
+const why = { target: null, rival: null, rows: { toward: [], against: [] } }; // null: the likeliest, and the runner-up
+const WHY_PARTS = 1 + config.n_layer * (config.n_head + 2); // every part, and a switched-off attention's own line
+
+function buildWhy() {
+  for (const kind of ["toward", "against"]) {
+    for (let n = 0; n < WHY_PARTS; n++) {
+      const row = { name: el("span", { class: "part" }), left: el("span", { class: "neg" }), right: el("span", { class: "pos" }),
+                    value: el("span", { class: "value" }) };
+      row.node = el("div", { class: "why-bar" }, row.name, el("span", { class: "half left" }, row.left),
+                    el("span", { class: "half" }, row.right), row.value);
+      why.rows[kind].push(row);
+    }
+    $(`why-${kind}`).append(...why.rows[kind].map((r) => r.node));
+  }
+  for (const [id, key] of [["why-target", "target"], ["why-rival", "rival"]]) {
+    const select = $(id);
+    for (let t = 0; t < V; t++) select.append(el("option", { value: String(t) }, t === BOS ? "· (the end)" : label(t)));
+    select.addEventListener("change", () => { why[key] = Number(select.value); drawWhy(); });
+  }
+  // a character in the chart of every next character is the one to explain
+  predictions.chart.forEach((c) => c.node.addEventListener("click", () => {
+    why.target = tokenOf(c.node.dataset.token);
+    drawWhy();
+    $("why").scrollIntoView({ block: "nearest" });
+  }));
+}
+
+const tokenOf = (text) => (text === "·" ? BOS : ids.get(text));
+
+function drawWhy() {
+  const view = state.view, i = rowOf(view), s = view.steps[i], off = switchedOff();
+  const probs = MiniGPTModel.softmax(Array.from(s.logits));
+  const order = probs.map((_, t) => t).sort((a, b) => probs[b] - probs[a]);
+  const target = why.target ?? order[0];
+  const rival = why.rival !== null && why.rival !== target ? why.rival : order[target === order[0] ? 1 : 0];
+  $("why-target").value = String(target);
+  $("why-rival").value = String(rival);
+  const found = MiniGPTModel.attribution(model, s, off);
+  const allOn = off ? new Map(MiniGPTModel.attribution(model, baselineOf(view)[i], null).parts.map((p) => [p.name, p.terms])) : null;
+  const read = `“·${view.kept.slice(0, i).join("")}”`, t = label(target), r = label(rival);
+  const end = (token) => (token === BOS ? " (the end of the name)" : "");
+  drawTerms(why.rows.toward, found.parts.map((p) => [p.name, p.terms[target], allOn && allOn.get(p.name)?.[target]]));
+  drawTerms(why.rows.against, found.parts.map((p) => [p.name, p.terms[target] - p.terms[rival],
+    allOn && allOn.get(p.name) && allOn.get(p.name)[target] - allOn.get(p.name)[rival]]));
+  const scale = config.final_norm
+    ? `times the final norm's scale at this position, 1/rms(x) = ${fmt(found.scale, 3)}, the same for every part` +
+      (config.norm_scale ? ", and its gains" : "")
+    : "as it is: this recipe has no final norm, so the scale is 1";
+  write($("why-note"), `After ${read} (position ${i}), the logit of ‘${t}’${end(target)} is ${fmt(s.logits[target], 3)} ` +
+    `(p = ${fmt(probs[target], 3)}): the sum of the terms below, one for each part that writes into the residual ` +
+    `stream. A part's term is its output read as lm_head reads the stream: dotted with ‘${t}’'s row of lm_head, ${scale}.` +
+    (off ? " With parts off, the number after ← is the term with every part on." : ""));
+  const gap = s.logits[target] - s.logits[rival];
+  write($("why-against-note"), `‘${t}’ rather than ‘${r}’${end(rival)}: ${fmt(s.logits[target], 3)} − ${fmt(s.logits[rival], 3)} = ` +
+    `${fmt(gap, 3)}. Softmax turns a gap of g into odds of e^g: ${fmt(Math.exp(gap), 2)} to 1 ` +
+    `(${fmt(probs[target], 3)} against ${fmt(probs[rival], 3)}). Each bar is a part's term for ‘${t}’ minus its term for ‘${r}’.`);
+}
+
+// rows of [part, term, term with every part on (or null)], largest first, as bars left (away) or right (toward)
+function drawTerms(rows, terms) {
+  const sorted = terms.slice().sort((a, b) => b[1] - a[1]);
+  const largest = Math.max(1e-12, ...sorted.map(([, v, before]) => Math.max(Math.abs(v), Math.abs(before ?? 0))));
+  rows.forEach((row, n) => {
+    hide(row.node, n >= sorted.length);
+    if (n >= sorted.length) return;
+    const [name, value, before] = sorted[n], width = `${(Math.abs(value) / largest * 100).toFixed(1)}%`;
+    write(row.name, name);
+    restyle(row.left, "width", value < 0 ? width : "0%");
+    restyle(row.right, "width", value > 0 ? width : "0%");
+    write(row.value, fmt(value, 3) + (before !== null && before !== undefined ? ` ← ${fmt(before, 3)}` : ""));
+  });
+}
