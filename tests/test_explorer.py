@@ -7,6 +7,7 @@ nats, so that agreeing within 1e-4 says something about the arithmetic.
 
 import array
 import base64
+import copy
 import sys
 
 import pytest
@@ -491,8 +492,6 @@ def test_the_pages_attribution_is_pythons_with_parts_on_and_off(chromium, pages,
     """Why this character: every part's term in every logit, model.js against measurements/attribution.py
     in float64, with every part on and with parts switched off (zero and mean) as the switches do; the
     terms add up to the logits."""
-    import copy
-
     from minigpt.measurements.ablation import Part, ablate
     from minigpt.measurements.attribution import attribution, part_outputs
     from minigpt.views.page_data import names_for_roles
@@ -542,4 +541,25 @@ def test_why_this_character_shows_the_likeliest_and_follows_a_choice(chromium, p
     page.evaluate("minigpt.setPart('head', 0, 1, false)")
     browser.show(page, "#why")
     assert "←" in page.text_content("#why-toward") and "every part on" in page.text_content("#why-note")
+    assert page.watched.errors == []
+
+
+@pytest.mark.parametrize("recipe", ["default", "makemore"])
+def test_a_units_panel_lists_where_it_fires_and_what_it_writes_as_torch_does(chromium, pages, recipe):
+    ckpt, path = pages[recipe]
+    page = browser.open_page(chromium, path)
+    browser.show(page, "#units")
+    data = page.evaluate("JSON.parse(document.getElementById('minigpt-data').textContent).units")
+    layer, unit = int(page.input_value("#unit-layer")), int(page.input_value("#unit-number"))
+    marked = page.eval_on_selector_all("#unit-firing li", "items => items.map(li => li.querySelector('.strip-text').textContent)")
+    assert marked == [data["prefixes"][p] for p in data["layers"][layer][unit]]
+    got = torch.tensor(page.evaluate("""([l, unit]) => { const m = MiniGPTModel.load(JSON.parse(document.getElementById('minigpt-data').textContent));
+        return Array.from(MiniGPTModel.readThrough(m, MiniGPTModel.unitColumn(m, l, unit))); }""", [layer, unit]), dtype=torch.float64)
+    model = copy.deepcopy(ckpt.model).double()
+    column = model.layers[layer].mlp.mlp_fc2.weight[:, unit]
+    gain = model.final_norm.weight if model.final_norm is not None and model.final_norm.weight is not None else 1.0
+    torch.testing.assert_close(got, (model.lm_head.weight @ (column * gain)).detach(), atol=1e-9, rtol=0)
+    page.fill("#unit-number", "3")
+    page.dispatch_event("#unit-number", "change")
+    assert "unit #3 " in page.text_content("#unit-firing-note") and "column 3 of" in page.text_content("#unit-writes")
     assert page.watched.errors == []

@@ -28,7 +28,7 @@ KEPT = 8  # pages' measurements kept; each is about the size of its page's snaps
 FORMAT = 1  # the layout of a cached file
 # the modules whose code computes what is cached
 MEASURING = ["model.py", "measurements/ablation.py", "measurements/head_roles.py", "measurements/prefix_forest.py", "views/page_data.py",
-             "measurements/logit_lens.py", "formats/snapshots.py"]
+             "measurements/logit_lens.py", "measurements/units.py", "formats/snapshots.py"]
 
 
 def cache_dir() -> Path:

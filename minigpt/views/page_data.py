@@ -25,6 +25,7 @@ from minigpt.formats.text import as_text
 from minigpt.measurements.ablation import ablate_modes, all_parts
 from minigpt.measurements.head_roles import head_roles, unigram_loss
 from minigpt.measurements.prefix_forest import prefix_forests
+from minigpt.measurements.units import firing_prefixes
 from minigpt.sampling import generate
 from minigpt.scaling.processes import keep_freed_memory
 from minigpt.views.page_cache import cache_key, read_cached, write_cached
@@ -224,8 +225,8 @@ def snapshots_data(ckpt: Checkpoint, names: list[str], progress=None, forests=No
 
 def measured(ckpt: Checkpoint, progress=None, snapshots: bool = True) -> dict:
     """What the page measures on the names (views/page_cache.py keeps it between writes): what each head
-    tends to do, what each part costs, and (with `snapshots`) the training snapshots with theirs."""
-
+    tends to do, what each part costs, where each MLP unit fires most, and (with `snapshots`) the training
+    snapshots with their head roles and costs."""
     names, what = names_for_roles(ckpt)
     key = cache_key(ckpt, names, f"{what}|snapshots={snapshots}")
     found = read_cached(key)
@@ -233,6 +234,7 @@ def measured(ckpt: Checkpoint, progress=None, snapshots: bool = True) -> dict:
         keep_freed_memory()  # thousands of tensors of a few megabytes: the same memory serves them all
         forests = prefix_forests(names, ckpt.tokenizer, ckpt.model.config.block_size)  # made once, read by all three
         found = {"roles": roles(ckpt, names, what, forests), "ablation": ablation(ckpt, names, what, forests),
+                 "units": {**firing_prefixes(ckpt.model, ckpt.tokenizer, names), "names": f"{len(names):,} {what}"},
                  "snapshots": snapshots_data(ckpt, names, progress, forests) if snapshots else None}
         write_cached(key, found)
     return found

@@ -187,12 +187,23 @@ const MiniGPTModel = (() => {
       for (let i = 0; i < s.last.length; i++) meanSquare += s.last[i] * s.last[i];
       scale = 1 / Math.sqrt(meanSquare / s.last.length + c.norm_eps);
     }
-    const gain = c.final_norm && w.final_norm ? w.final_norm.data : null;
-    const parts = partWrites(model, s, off).map(({ name, vector }) => {
-      const read = vector.map((x, i) => x * scale * (gain ? gain[i] : 1));
-      return { name, vector, terms: linear(w.lm_head, read) };
-    });
+    const parts = partWrites(model, s, off).map(({ name, vector }) => ({ name, vector, terms: readThrough(model, vector, scale) }));
     return { parts, scale };
+  }
+
+  // A vector written into the residual stream read through lm_head, as attribution reads a part: the
+  // final norm's gains when it has them, times `scale` (the norm's 1/rms at a position, or 1), then
+  // lm_head's rows. What the vector adds to each token's logit.
+  function readThrough(model, vector, scale = 1) {
+    const { config: c, weights: w } = model;
+    const gain = c.final_norm && w.final_norm ? w.final_norm.data : null;
+    return linear(w.lm_head, vector.map((x, i) => x * scale * (gain ? gain[i] : 1)));
+  }
+
+  // Column `unit` of layer l's mlp_fc2: what one unit of that MLP writes into the stream per unit of its activation
+  function unitColumn(model, l, unit) {
+    const W = model.layers[l].mlp_fc2;
+    return Float64Array.from({ length: W.rows }, (_, i) => W.data[i * W.cols + unit]);
   }
 
   // ---- one token at a time over a key/value cache (attention.py's LayerKV), as sampling decodes ----
@@ -441,6 +452,6 @@ const MiniGPTModel = (() => {
     return exps.map((e) => e / sum);
   }
 
-  return { load, loadSnapshot, base64Bytes, float32s, step, forward, readOff, attribution, newCache, softmax, filterLogits, sampleToken,
+  return { load, loadSnapshot, base64Bytes, float32s, step, forward, readOff, attribution, readThrough, unitColumn, newCache, softmax, filterLogits, sampleToken,
            sampleName, seededRandom };
 })();

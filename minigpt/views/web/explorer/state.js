@@ -10,6 +10,7 @@
 //   walk.js         one position through the whole model, and what switching parts off changed
 //   predictions.js  the next character, under the sampling filters
 //   why.js          why this character: what each part writes toward it
+//   units.js        what an MLP unit responds to, and what it writes
 //   lens.js         each layer's guess (the logit lens)
 //   ablation.js     switching parts off, and what each costs
 //   head_roles.js   what each head tends to do

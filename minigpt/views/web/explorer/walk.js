@@ -91,7 +91,9 @@ function baselineOf(view) {
 }
 
 const norm = (v) => Math.sqrt(Array.from(v).reduce((a, x) => a + x * x, 0));
-const topUnits = (v, count) => Array.from(v, (x, n) => [x, n]).sort((a, b) => Math.abs(b[0]) - Math.abs(a[0])).slice(0, count);
+// the units with the largest values, as "#12 2.31, #40 1.90" (units.js tells what each responds to)
+const firingMost = (v, count) => Array.from(v, (x, n) => [x, n]).sort((a, b) => b[0] - a[0]).slice(0, count)
+  .map(([x, n]) => `#${n} ${fmt(x, 2)}`).join(", ");
 
 // what each line's note says about its vector (and with parts off, about what changed)
 function walkNote(line, values, s, l, i) {
@@ -102,11 +104,11 @@ function walkNote(line, values, s, l, i) {
     return `‖adds‖ ${fmt(norm(values), 2)} to ‖x‖ ${fmt(norm(reads), 2)}${off}`;
   }
   if (op.stream) return `‖x‖ ${fmt(norm(values), 2)}`;
-  if (op.units) return `largest: ${topUnits(values, 2).map(([x, n]) => `#${n} ${fmt(x, 2)}`).join(", ")}`;
-  if (op.zeroes) {
+  if (op.units) return `most above 0: ${firingMost(values, 2)}`;
+  if (op.zeroes) { // the units named by what they do: the ones that fire most after the nonlinearity
     const before = s.layers[l].fc1, negative = Array.from(before).filter((x) => x < 0).length;
-    return config.activation === "gelu" ? `${negative} of ${values.length} below 0, pulled toward 0`
-      : `${negative} of ${values.length} units zeroed`;
+    return `fire most: ${firingMost(values, 3)}; ` + (config.activation === "gelu" ? `${negative} of ${values.length} below 0, pulled toward 0`
+      : `${negative} of ${values.length} zeroed`);
   }
   if (op.heads) {
     const off = Array.from({ length: config.n_head }, (_, h) => h).filter((h) => !isOn("head", l, h));

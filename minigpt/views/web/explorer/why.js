@@ -2,7 +2,9 @@
 // what each part writes toward it (model.js's attribution, measurements/attribution.py), and the
 // same for one character rather than another. A part of the explorer page (state.js lists the parts).
 
-const why = { target: null, rival: null, rows: { toward: [], against: [] } }; // null: the likeliest, and the runner-up
+// the characters explained (null: the likeliest, and the runner-up) and the part whose writing is read out
+// (null: the one that writes most toward the character)
+const why = { target: null, rival: null, part: null, rows: { toward: [], against: [] } };
 const WHY_PARTS = 1 + config.n_layer * (config.n_head + 2); // every part, and a switched-off attention's own line
 
 function buildWhy() {
@@ -10,11 +12,22 @@ function buildWhy() {
     for (let n = 0; n < WHY_PARTS; n++) {
       const row = { name: el("span", { class: "part" }), left: el("span", { class: "neg" }), right: el("span", { class: "pos" }),
                     value: el("span", { class: "value" }) };
-      row.node = el("div", { class: "why-bar" }, row.name, el("span", { class: "half left" }, row.left),
+      row.node = el("button", { class: "why-bar", type: "button" }, row.name, el("span", { class: "half left" }, row.left),
                     el("span", { class: "half" }, row.right), row.value);
+      row.node.addEventListener("click", () => { why.part = row.name.textContent; drawWhy(); });
       why.rows[kind].push(row);
     }
     $(`why-${kind}`).append(...why.rows[kind].map((r) => r.node));
+    // one Tab stop for the whole list: ↑ and ↓ move along it, Enter or a click reads a part out
+    $(`why-${kind}`).addEventListener("keydown", (event) => {
+      const shown = why.rows[kind].filter((r) => !r.node.hidden), at = shown.findIndex((r) => r.node === document.activeElement);
+      const step = { ArrowDown: 1, ArrowUp: -1, Home: -shown.length, End: shown.length }[event.key];
+      if (step === undefined || at < 0) return;
+      event.preventDefault();
+      const next = shown[Math.max(0, Math.min(shown.length - 1, at + step))].node;
+      shown.forEach((r) => r.node.setAttribute("tabindex", r.node === next ? "0" : "-1"));
+      next.focus();
+    });
   }
   for (const [id, key] of [["why-target", "target"], ["why-rival", "rival"]]) {
     const select = $(id);
@@ -41,6 +54,7 @@ function drawWhy() {
   $("why-rival").value = String(rival);
   const found = MiniGPTModel.attribution(model, s, off);
   const allOn = off ? new Map(MiniGPTModel.attribution(model, baselineOf(view)[i], null).parts.map((p) => [p.name, p.terms])) : null;
+  drawPartWrites(found.parts, i);
   const read = `“·${view.kept.slice(0, i).join("")}”`, t = label(target), r = label(rival);
   const end = (token) => (token === BOS ? " (the end of the name)" : "");
   drawTerms(why.rows.toward, found.parts.map((p) => [p.name, p.terms[target], allOn && allOn.get(p.name)?.[target]]));
@@ -69,8 +83,23 @@ function drawTerms(rows, terms) {
     if (n >= sorted.length) return;
     const [name, value, before] = sorted[n], width = `${(Math.abs(value) / largest * 100).toFixed(1)}%`;
     write(row.name, name);
+    row.node.classList.toggle("chosen", name === why.shownPart);
+    if (!rows.some((r) => r.node === document.activeElement)) row.node.setAttribute("tabindex", n === 0 ? "0" : "-1");
+    row.node.setAttribute("aria-pressed", String(name === why.shownPart));
     restyle(row.left, "width", value < 0 ? width : "0%");
     restyle(row.right, "width", value > 0 ? width : "0%");
     write(row.value, fmt(value, 3) + (before !== null && before !== undefined ? ` ← ${fmt(before, 3)}` : ""));
   });
+}
+
+// What one part writes at this position, read through lm_head as a whole: the characters its output
+// makes likelier and less likely (its terms in every logit), most first.
+function drawPartWrites(parts, i) {
+  const byTerm = (p) => p.terms[Number($("why-target").value)];
+  const part = parts.find((p) => p.name === why.part) || parts.slice().sort((a, b) => byTerm(b) - byTerm(a))[0];
+  why.shownPart = part.name;
+  const order = Array.from(part.terms, (v, t) => [v, t]).sort((a, b) => b[0] - a[0]);
+  const list = (pairs) => pairs.map(([v, t]) => `‘${label(t)}’ ${v > 0 ? "+" : ""}${fmt(v, 3)}`).join(", ");
+  write($("why-part"), `What ${part.name} writes at position ${i}, read through lm_head: it raises ${list(order.slice(0, 5))}; ` +
+    `it lowers ${list(order.slice(-5).reverse())}. (Pick a part above to read another.)`);
 }

@@ -9,6 +9,7 @@ const offscreen = { flow: { draw: () => drawFlow(), seen: false, stale: true },
                     predict: { draw: () => drawPredictions(), seen: false, stale: true },
                     ablation: { draw: () => drawLiveCosts(), seen: false, stale: true },
                     why: { draw: () => drawWhy(), seen: false, stale: true },
+                    units: { draw: () => drawUnits(), seen: false, stale: true },
                     lens: { draw: () => drawLens(), seen: false, stale: true } };
 const watcher = new IntersectionObserver((entries) => entries.forEach((entry) => {
   const part = offscreen[entry.target.id];
@@ -58,6 +59,7 @@ function render() {
   drawSelection();
   redrawIfSeen(offscreen.predict);
   redrawIfSeen(offscreen.why);
+  redrawIfSeen(offscreen.units);
   redrawIfSeen(offscreen.ablation);
   redrawIfSeen(offscreen.lens);
 }
@@ -82,6 +84,7 @@ function selectCell(row, col) {
   drawSelection();
   redrawIfSeen(offscreen.predict);
   redrawIfSeen(offscreen.why);
+  redrawIfSeen(offscreen.units);
 }
 
 // a new name: the chosen row follows its last character again (a row picked in the old name
@@ -125,6 +128,7 @@ buildWalk();
 buildReadout();
 buildPredictions();
 buildWhy();
+buildUnits();
 buildHeads();
 buildCosts();
 buildLens();
