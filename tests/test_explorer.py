@@ -563,3 +563,78 @@ def test_a_units_panel_lists_where_it_fires_and_what_it_writes_as_torch_does(chr
     page.dispatch_event("#unit-number", "change")
     assert "unit #3 " in page.text_content("#unit-firing-note") and "column 3 of" in page.text_content("#unit-writes")
     assert page.watched.errors == []
+
+
+def torch_patched(model, tokens_a, tokens_b, part):
+    """A's logits with B's part at one position copied in, by forward hooks on the model's own modules."""
+    kind, l, h, t = part["kind"], part["layer"], part.get("head", 0), part["position"]
+    d = model.config.head_dim
+    if kind == "residual":
+        module = model.layers[l] if l < model.config.n_layer else (model.final_norm or model.lm_head)
+    else:
+        module = model.layers[l].attn.attn_wo if kind == "head" else model.layers[l].mlp
+    kept = {}
+
+    def keep(m, args, *out):
+        value = out[0] if kind == "mlp" else args[0]
+        kept["b"] = value[0, t, h * d:(h + 1) * d] if kind == "head" else value[0, t]
+
+    def put(m, args, *out):
+        value = (out[0] if kind == "mlp" else args[0]).clone()
+        if kind == "head":
+            value[0, t, h * d:(h + 1) * d] = kept["b"]
+        else:
+            value[0, t] = kept["b"]
+        return value if kind == "mlp" else (value,)
+
+    register = module.register_forward_hook if kind == "mlp" else module.register_forward_pre_hook
+    with torch.no_grad():
+        hook = register(keep)
+        model(torch.tensor([tokens_b]))
+        hook.remove()
+        hook = register(put)
+        logits, _ = model(torch.tensor([tokens_a]))
+        hook.remove()
+    return logits[0]
+
+
+@pytest.mark.parametrize("recipe", RECIPES)
+def test_copying_a_part_from_one_name_into_another_is_torchs(chromium, pages, recipe):
+    ckpt, path = pages[recipe]
+    page = browser.open_page(chromium, path)
+    model = copy.deepcopy(ckpt.model).double()
+    a, b = "emma", "xavi"
+    tokens_a, tokens_b = ([ckpt.tokenizer.bos] + ckpt.tokenizer.encode(name) for name in (a, b))
+    n = model.config.n_layer
+    parts = [{"kind": "residual", "layer": 0, "position": 1}, {"kind": "residual", "layer": n, "position": 4},
+             {"kind": "residual", "layer": n - 1, "position": 2}, {"kind": "head", "layer": 0, "head": 1, "position": 3},
+             {"kind": "mlp", "layer": n - 1, "position": 4}]
+    plain = torch.tensor(page.evaluate("t => minigpt.forward(t).logits", a), dtype=torch.float64)
+    for part in parts:
+        got = torch.tensor(page.evaluate("([a, b, part]) => minigpt.patched(a, b, part)", [a, b, part]), dtype=torch.float64)
+        torch.testing.assert_close(got, torch_patched(model, tokens_a, tokens_b, part), atol=1e-5, rtol=0)
+        assert (got - plain).abs().max() > 1e-3  # the copy changed something
+    grid = page.evaluate("([a, b]) => minigpt.patchGrid(a, b)", [a, b])["grid"]
+    assert len(grid) == n + 1 and all(len(row) == 5 for row in grid)
+    assert grid[0][0] == pytest.approx(0, abs=1e-9)  # the boundary token reads the same in both names
+    assert grid[n][4] == pytest.approx(1, abs=1e-9)  # the whole last stream copied: the whole difference
+    one_apart = page.evaluate("([a, b]) => minigpt.patchGrid(a, b)", ["emma", "amma"])["grid"]
+    assert one_apart[0][1] == pytest.approx(1, abs=1e-9)  # the first character is all the two names differ in
+    assert page.watched.errors == []
+
+
+def test_the_second_name_panel_draws_the_grid_and_copies_a_part(chromium, pages):
+    page = browser.open_page(chromium, pages["default"][1])
+    browser.show(page, "#patch")
+    assert page.input_value("#patch-input") == "amma"
+    assert page.locator("#patch-grid .patch-cell").count() == 5 * 5
+    assert page.locator("#patch-grid .patch-cell[tabindex='0']").count() == 1  # one Tab stop for the grid
+    page.locator("#patch-grid .patch-cell").nth(1).click()  # entering layer 0, position 1
+    assert "position 1 from “amma” into “emma”" in page.text_content("#patch-detail")
+    page.keyboard.press("ArrowDown")
+    assert page.evaluate("document.activeElement.getAttribute('aria-label')").startswith("copy the residual stream entering layer 1 at position 1")
+    page.select_option("#patch-part", "head 0 2")
+    assert "layer 0 head 2's output" in page.text_content("#patch-detail")
+    page.fill("#patch-input", "")
+    assert "Type a second name" in page.text_content("#patch-note")
+    assert page.watched.errors == []

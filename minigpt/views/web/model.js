@@ -89,7 +89,11 @@ const MiniGPTModel = (() => {
   // parts off) spares the positions they share. Position t depends on positions 0..t alone, so
   // only the later positions are computed, their queries reading the known positions' keys and
   // values as `step` reads its cache: typing a character at the end computes one position.
-  function forward(model, tokens, off = null, from = null, known = []) {
+  //
+  // `patch` ({kind: "head" or "mlp", layer, head, position, value}) puts `value` in place of one
+  // part's output at one position: a head's output before attn_wo, or an MLP's after mlp_fc2.
+  // The page copies a part from one name into another this way (activation patching).
+  function forward(model, tokens, off = null, from = null, known = [], patch = null) {
     const { config: c, weights: w } = model;
     if (tokens.length > c.block_size) throw new Error(`the model reads at most ${c.block_size} positions`);
     const p = Math.min(known.length, tokens.length); // the positions already computed
@@ -117,6 +121,9 @@ const MiniGPTModel = (() => {
           else head.out.fill(0, h * headDim, (h + 1) * headDim);
         }
       }
+      if (patch && patch.kind === "head" && patch.layer === l && patch.position >= p) {
+        heads[patch.position - p].out.set(patch.value, patch.head * headDim);
+      }
       const attnOut = linearAll(layer.attn_wo, heads.map((h) => h.out));
       if (isOff("attention", l)) attnOut.forEach((out) => (means ? out.set(means.attention[l]) : out.fill(0)));
       x = x.map((xt, t) => add(xt, attnOut[t]));
@@ -126,6 +133,7 @@ const MiniGPTModel = (() => {
       const hidden = fc1.map((h) => (c.activation === "gelu" ? gelu(Float64Array.from(h)) : relu(Float64Array.from(h))));
       const mlpOut = linearAll(layer.mlp_fc2, hidden);
       if (isOff("mlp", l)) mlpOut.forEach((out) => (means ? out.set(means.mlp[l]) : out.fill(0)));
+      if (patch && patch.kind === "mlp" && patch.layer === l && patch.position >= p) mlpOut[patch.position - p].set(patch.value);
       x = x.map((xt, t) => add(xt, mlpOut[t]));
       layers.push({ residual, a, q, k, v, heads, attnOut, afterAttention, m, fc1, hidden, mlpOut, afterMLP: x });
     }

@@ -11,6 +11,7 @@
 //   predictions.js  the next character, under the sampling filters
 //   why.js          why this character: what each part writes toward it
 //   units.js        what an MLP unit responds to, and what it writes
+//   patch.js        two names side by side, and a part copied from one into the other
 //   lens.js         each layer's guess (the logit lens)
 //   ablation.js     switching parts off, and what each costs
 //   head_roles.js   what each head tends to do

@@ -10,6 +10,7 @@ const offscreen = { flow: { draw: () => drawFlow(), seen: false, stale: true },
                     ablation: { draw: () => drawLiveCosts(), seen: false, stale: true },
                     why: { draw: () => drawWhy(), seen: false, stale: true },
                     units: { draw: () => drawUnits(), seen: false, stale: true },
+                    patch: { draw: () => drawPatch(), seen: false, stale: true },
                     lens: { draw: () => drawLens(), seen: false, stale: true } };
 const watcher = new IntersectionObserver((entries) => entries.forEach((entry) => {
   const part = offscreen[entry.target.id];
@@ -60,6 +61,7 @@ function render() {
   redrawIfSeen(offscreen.predict);
   redrawIfSeen(offscreen.why);
   redrawIfSeen(offscreen.units);
+  redrawIfSeen(offscreen.patch);
   redrawIfSeen(offscreen.ablation);
   redrawIfSeen(offscreen.lens);
 }
@@ -129,12 +131,14 @@ buildReadout();
 buildPredictions();
 buildWhy();
 buildUnits();
+buildPatch();
 buildHeads();
 buildCosts();
 buildLens();
 drawCard();
 buildSteps();
 $("name-input").value = DATA.start_text;
+$("patch-input").value = secondName(DATA.start_text);
 Object.assign(state, firstHead());
 render();
 for (const id of Object.keys(offscreen)) watcher.observe($(id));
@@ -196,6 +200,17 @@ window.minigpt = {
     const found = view.steps.map((s) => MiniGPTModel.attribution(model, s, o));
     return { parts: found[0].parts.map((p) => p.name), scales: found.map((f) => f.scale),
              terms: found.map((f) => f.parts.map((p) => Array.from(p.terms))) };
+  },
+  // A's logits at every position with B's part at one position copied in ({kind: "residual", "head" or "mlp",
+  // layer, head, position}; a residual layer of n_layer is the stream after the last layer); `off` as for forward
+  patched(textA, textB, part, off = null) {
+    const o = off ? switchedOff({ heads: [], attention: [], mlp: [], mode: "zero", ...off }) : null;
+    return patchedRun(analyse(textA, o), analyse(textB, o), part, o).map((s) => Array.from(s.logits));
+  },
+  // the patching grid [stage][position] for two names, as the page draws it, and how long it took (ms)
+  patchGrid(textA, textB) {
+    const started = performance.now(), grid = patchGrid(analyse(textA, null), analyse(textB, null), null);
+    return { grid, ms: performance.now() - started };
   },
   // what the why panel shows now: the position, the two characters, and the parts' terms as drawn, in order
   whyShown: () => ({ target: Number($("why-target").value), rival: Number($("why-rival").value),

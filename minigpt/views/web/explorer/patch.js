@@ -1,0 +1,161 @@
+// patch.js: two names side by side, and a part copied from one into the other (activation
+// patching, as TransformerLens's patching plots do it). A part of the explorer page (state.js lists
+// the parts).
+//
+// The first name is the one typed at the top (A), the second is typed here (B). A copy runs A again
+// with one part's output at one position taken from B: the residual stream entering a layer, a
+// head's output or an MLP's. What it changes is read at A's last position: how much of the way from
+// A's prediction to B's the copy goes, measured as the total variation between the two
+// distributions (half the sum of |p − q|): 100% means A now predicts what B does, 0% nothing moved.
+
+const patching = { kind: "residual", layer: 0, head: 0, position: null };
+const PATCH_STAGES = config.n_layer + 1; // the residual stream entering each layer, and after the last
+
+function buildPatch() {
+  const part = $("patch-part");
+  for (let l = 0; l < PATCH_STAGES; l++) {
+    part.append(el("option", { value: `residual ${l}` }, l < config.n_layer ? `the residual stream entering layer ${l}` : "the residual stream after the last layer"));
+  }
+  for (let l = 0; l < config.n_layer; l++) {
+    for (let h = 0; h < config.n_head; h++) part.append(el("option", { value: `head ${l} ${h}` }, `layer ${l} head ${h}'s output`));
+    part.append(el("option", { value: `mlp ${l}` }, `layer ${l} MLP's output`));
+  }
+  part.addEventListener("change", () => {
+    const [kind, layer, head] = part.value.split(" ");
+    Object.assign(patching, { kind, layer: Number(layer), head: Number(head || 0) });
+    drawPatch();
+  });
+  $("patch-position").addEventListener("change", () => { patching.position = Number($("patch-position").value); drawPatch(); });
+  $("patch-input").addEventListener("input", () => drawPatch());
+  // the grid is one Tab stop: the arrow keys move inside it, Enter or a click copies
+  $("patch-grid").addEventListener("keydown", (event) => {
+    const move = { ArrowUp: [-1, 0], ArrowDown: [1, 0], ArrowLeft: [0, -1], ArrowRight: [0, 1] }[event.key];
+    const at = document.activeElement;
+    if (!move || !at.classList.contains("patch-cell")) return;
+    event.preventDefault();
+    const cells = [...$("patch-grid").querySelectorAll("tbody tr")].map((tr) => [...tr.querySelectorAll(".patch-cell")]);
+    const r = cells.findIndex((row) => row.includes(at)), c = cells[r].indexOf(at);
+    const next = cells[Math.max(0, Math.min(cells.length - 1, r + move[0]))][Math.max(0, Math.min(cells[0].length - 1, c + move[1]))];
+    cells.flat().forEach((cell) => cell.setAttribute("tabindex", cell === next ? "0" : "-1"));
+    next.focus();
+  });
+}
+
+// the second name the page starts with: the first with its first character changed ("emma", "amma"), so
+// that the difference has to travel from the start of the name to its end
+function secondName(text) {
+  const chars = [...text];
+  if (!chars.length) return "";
+  const first = chars[0], other = ["a", "e", ...vocab].find((ch) => ids.has(ch) && ch !== first);
+  return (other || first) + chars.slice(1).join("");
+}
+
+const totalVariation = (p, q) => p.reduce((sum, x, i) => sum + Math.abs(x - q[i]), 0) / 2;
+const probsOf = (step) => MiniGPTModel.softmax(Array.from(step.logits));
+
+// A's steps with B's part at position t in place of A's own (`off`: the parts switched off, in both)
+function patchedRun(a, b, { kind, layer: l, head: h, position: t }, off) {
+  if (kind === "residual") {
+    const entering = (s) => (l < config.n_layer ? s.layers[l].residual : s.last);
+    const residual = a.steps.map(entering);
+    residual[t] = entering(b.steps[t]);
+    return MiniGPTModel.forward(model, a.tokens, off, { layer: l, residual });
+  }
+  const value = kind === "head" ? b.steps[t].layers[l].out.slice(h * D, (h + 1) * D) : b.steps[t].layers[l].mlpOut;
+  return MiniGPTModel.forward(model, a.tokens, off, null, [], { kind, layer: l, head: h, position: t, value });
+}
+
+// the share of the way from A's prediction (at its last position) to B's that a patched run goes
+function restoredBy(steps, pA, pB) {
+  const gap = totalVariation(pA, pB);
+  return gap < 1e-12 ? null : 1 - totalVariation(probsOf(steps[steps.length - 1]), pB) / gap;
+}
+
+// every copy of the residual stream: [stage][position] the share restored (the grid)
+function patchGrid(a, b, off) {
+  const pA = probsOf(a.steps[a.steps.length - 1]), pB = probsOf(b.steps[b.steps.length - 1]);
+  const common = Math.min(a.tokens.length, b.tokens.length);
+  return Array.from({ length: PATCH_STAGES }, (_, l) => Array.from({ length: common }, (_, t) =>
+    restoredBy(patchedRun(a, b, { kind: "residual", layer: l, position: t }, off), pA, pB)));
+}
+
+function drawPatch() {
+  const a = state.view, off = switchedOff(), b = analyse($("patch-input").value, off);
+  const nameA = `“${a.kept.join("")}”`, nameB = `“${b.kept.join("")}”`;
+  const common = Math.min(a.tokens.length, b.tokens.length);
+  drawPatchCompare(a, b);
+  const pA = probsOf(a.steps[a.steps.length - 1]), pB = probsOf(b.steps[b.steps.length - 1]);
+  const gap = totalVariation(pA, pB);
+  if (b.tokens.length < 2 || gap < 1e-12) {
+    write($("patch-note"), b.tokens.length < 2 ? "Type a second name to compare and copy parts between." :
+      `${nameA} and ${nameB} predict the same after their last characters: there is nothing to restore. Try another second name.`);
+    $("patch-grid").replaceChildren();
+    write($("patch-detail"), "");
+    return;
+  }
+  write($("patch-note"), `After their last characters, ${nameA} and ${nameB} predict differently: the total variation ` +
+    `between the two distributions is ${fmt(gap, 3)}. Each cell copies the residual stream at one position and layer ` +
+    `from ${nameB} into ${nameA}, runs ${nameA} on from there, and says what share of that difference the copy closes ` +
+    `(100%: ${nameA} now predicts what ${nameB} does). Pick a cell, or any head or MLP below, to see the prediction change.`);
+  const t = patching.position !== null && patching.position < common ? patching.position : common - 1;
+  patching.position = t;
+  drawPatchGrid(patchGrid(a, b, off), a, b);
+  const position = $("patch-position");
+  position.replaceChildren(...Array.from({ length: common }, (_, t) =>
+    el("option", { value: String(t) }, `position ${t} (‘${label(a.tokens[t])}’ / ‘${label(b.tokens[t])}’)`)));
+  position.value = String(t);
+  $("patch-part").value = patching.kind === "residual" ? `residual ${patching.layer}` :
+    patching.kind === "head" ? `head ${patching.layer} ${patching.head}` : `mlp ${patching.layer}`;
+  const patched = patchedRun(a, b, patching, off), pP = probsOf(patched[patched.length - 1]);
+  const top = (p) => p.map((x, n) => [x, n]).sort((u, v) => v[0] - u[0]).slice(0, 4).map(([x, n]) => `‘${label(n)}’ ${fmt(x, 3)}`).join(", ");
+  const share = restoredBy(patched, pA, pB);
+  write($("patch-detail"), `Copying ${$("patch-part").selectedOptions[0].textContent} at position ${t} from ${nameB} into ` +
+    `${nameA}: after ${nameA} the model predicts ${top(pP)} (it predicted ${top(pA)}; ${nameB} gives ${top(pB)}). ` +
+    `The copy closes ${fmt(100 * share, 1)}% of the difference.`);
+}
+
+// where the two names differ, position by position: what each reads and predicts, and how far
+// their attention rows moved (the mean over heads of the total variation between the two rows)
+function drawPatchCompare(a, b) {
+  const T = Math.max(a.tokens.length, b.tokens.length), rows = [];
+  const best = (s) => { const p = probsOf(s), n = p.indexOf(Math.max(...p)); return `‘${label(n)}’ ${fmt(p[n], 2)}`; };
+  for (let t = 0; t < T; t++) {
+    const sa = a.steps[t], sb = b.steps[t];
+    let moved = "";
+    if (sa && sb) {
+      let sum = 0;
+      sa.layers.forEach((layer, l) => layer.weights.forEach((w, h) => { sum += totalVariation(w, sb.layers[l].weights[h]); }));
+      moved = fmt(sum / (config.n_layer * config.n_head), 2);
+    }
+    rows.push(el("tr", {}, el("th", { scope: "row" }, String(t)), el("td", {}, sa ? label(a.tokens[t]) : ""),
+      el("td", {}, sb ? label(b.tokens[t]) : ""), el("td", {}, sa ? best(sa) : ""), el("td", {}, sb ? best(sb) : ""),
+      el("td", { class: "num" }, moved)));
+  }
+  $("patch-compare").replaceChildren(el("caption", {}, "Where the two names differ"), el("thead", {}, el("tr", {},
+    ...["position", "first reads", "second reads", "first predicts", "second predicts", "attention moved"].map((h) => el("th", { scope: "col" }, h)))),
+    el("tbody", {}, ...rows));
+}
+
+function drawPatchGrid(grid, a, b) {
+  const head = el("tr", {}, el("th", { scope: "col" }, "copied"), ...grid[0].map((_, t) =>
+    el("th", { scope: "col" }, `${t}: ${label(a.tokens[t])}/${label(b.tokens[t])}`)));
+  const body = grid.map((row, l) => el("tr", {}, el("th", { scope: "row" }, l < config.n_layer ? `entering layer ${l}` : "after the last layer"),
+    ...row.map((share, t) => {
+      const chosen = patching.kind === "residual" && patching.layer === l && patching.position === t;
+      const cell = el("button", { type: "button", class: `patch-cell${chosen ? " chosen" : ""}`, "aria-pressed": String(chosen),
+        tabindex: chosen ? "0" : "-1", "aria-label": `copy the residual stream ${l < config.n_layer ? `entering layer ${l}` : "after the last layer"} ` +
+          `at position ${t}: ${share === null ? "no difference" : `${Math.round(100 * share)}% closed`}`,
+        style: { background: share === null ? "" : diverging(share), color: share !== null && Math.abs(share) > 0.6 ? "#fff" : "" },
+        onclick: () => { Object.assign(patching, { kind: "residual", layer: l, position: t }); drawPatch(); focusChosenCell(); } },
+        share === null ? "–" : `${Math.round(100 * share)}%`);
+      return el("td", {}, cell);
+    })));
+  $("patch-grid").replaceChildren(el("caption", {}, "Share of the difference each copy of the residual stream closes"),
+    el("thead", {}, head), el("tbody", {}, ...body));
+  if (!$("patch-grid").querySelector(".patch-cell[tabindex='0']")) $("patch-grid").querySelector(".patch-cell").setAttribute("tabindex", "0");
+}
+
+function focusChosenCell() {
+  const chosen = $("patch-grid").querySelector(".patch-cell.chosen");
+  if (chosen) chosen.focus();
+}
