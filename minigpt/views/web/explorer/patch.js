@@ -145,7 +145,7 @@ function drawPatchGrid(grid, a, b) {
       const cell = el("button", { type: "button", class: `patch-cell${chosen ? " chosen" : ""}`, "aria-pressed": String(chosen),
         tabindex: chosen ? "0" : "-1", "aria-label": `copy the residual stream ${l < config.n_layer ? `entering layer ${l}` : "after the last layer"} ` +
           `at position ${t}: ${share === null ? "no difference" : `${Math.round(100 * share)}% closed`}`,
-        style: { background: share === null ? "" : diverging(share), color: share !== null && Math.abs(share) > 0.6 ? "#fff" : "" },
+        style: share === null ? {} : { background: diverging(share, 1), color: readableOn(divergingRGB(share, 1)) },
         onclick: () => { Object.assign(patching, { kind: "residual", layer: l, position: t }); drawPatch(); focusChosenCell(); } },
         share === null ? "–" : `${Math.round(100 * share)}%`);
       return el("td", {}, cell);
@@ -158,4 +158,10 @@ function drawPatchGrid(grid, a, b) {
 function focusChosenCell() {
   const chosen = $("patch-grid").querySelector(".patch-cell.chosen");
   if (chosen) chosen.focus();
+}
+
+// black or white, whichever reads better on a background (WCAG's relative luminance)
+function readableOn(rgb) {
+  const [r, g, b] = rgb.map((c) => { const x = c / 255; return x <= 0.03928 ? x / 12.92 : ((x + 0.055) / 1.055) ** 2.4; });
+  return 0.2126 * r + 0.7152 * g + 0.0722 * b > 0.179 ? "#111" : "#fff";
 }

@@ -12,7 +12,7 @@ function buildWhy() {
     for (let n = 0; n < WHY_PARTS; n++) {
       const row = { name: el("span", { class: "part" }), left: el("span", { class: "neg" }), right: el("span", { class: "pos" }),
                     value: el("span", { class: "value" }) };
-      row.node = el("button", { class: "why-bar", type: "button" }, row.name, el("span", { class: "half left" }, row.left),
+      row.node = el("button", { class: "why-bar", type: "button", "aria-label": "a part, not drawn yet" }, row.name, el("span", { class: "half left" }, row.left),
                     el("span", { class: "half" }, row.right), row.value);
       row.node.addEventListener("click", () => { why.part = row.name.textContent; drawWhy(); });
       why.rows[kind].push(row);
@@ -89,6 +89,7 @@ function drawTerms(rows, terms) {
     restyle(row.left, "width", value < 0 ? width : "0%");
     restyle(row.right, "width", value > 0 ? width : "0%");
     write(row.value, fmt(value, 3) + (before !== null && before !== undefined ? ` ← ${fmt(before, 3)}` : ""));
+    row.node.setAttribute("aria-label", `${name}: ${row.value.textContent}`);
   });
 }
 
