@@ -110,7 +110,7 @@ const MiniGPTModel = (() => {
       const residual = x; // what this layer reads: kept for the page, which draws where q, k and v come from
       const a = x.map((xt) => rmsnorm(xt, c.norm_eps, layer.attn_norm));
       const q = linearAll(layer.attn_wq, a);
-      const before = known.slice(0, p).map((s) => s.layers[layers.length]); // this layer, at the known positions
+      const before = known.slice(0, p).map((s) => s.layers[l]); // this layer, at the known positions (a whole pass's)
       const k = [...before.map((s) => s.k), ...linearAll(layer.attn_wk, a)];
       const v = [...before.map((s) => s.v), ...linearAll(layer.attn_wv, a)];
       // position t reads positions 0..t: the causal mask, as a slice

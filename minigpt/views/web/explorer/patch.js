@@ -59,10 +59,11 @@ function patchedRun(a, b, { kind, layer: l, head: h, position: t }, off) {
     const entering = (s) => (l < config.n_layer ? s.layers[l].residual : s.last);
     const residual = a.steps.map(entering);
     residual[t] = entering(b.steps[t]);
-    return MiniGPTModel.forward(model, a.tokens, off, { layer: l, residual });
+    // the positions before t are A's own: only t and after are run again, reading their keys and values
+    return MiniGPTModel.forward(model, a.tokens, off, { layer: l, residual }, a.steps.slice(0, t));
   }
   const value = kind === "head" ? b.steps[t].layers[l].out.slice(h * D, (h + 1) * D) : b.steps[t].layers[l].mlpOut;
-  return MiniGPTModel.forward(model, a.tokens, off, null, [], { kind, layer: l, head: h, position: t, value });
+  return MiniGPTModel.forward(model, a.tokens, off, null, a.steps.slice(0, t), { kind, layer: l, head: h, position: t, value });
 }
 
 // the share of the way from A's prediction (at its last position) to B's that a patched run goes
