@@ -30,7 +30,7 @@ ROOT = Path(__file__).resolve().parent.parent
 def write_page(code: Path, run: Path, page: Path, cache: Path) -> float:
     """Seconds for one `minigpt inspect-attention RUN --html PAGE` with `code`'s minigpt."""
     env = {**os.environ, "PYTHONPATH": str(code), "MINIGPT_CACHE_DIR": str(cache)}
-    command = [sys.executable, "-c", "from minigpt.cli.main import main; main()",
+    command = [sys.executable, "-m", "minigpt",
                "inspect-attention", str(run), "--html", str(page), "--overwrite"]
     start = time.perf_counter()
     subprocess.run(command, env=env, check=True, capture_output=True, cwd=code)

@@ -101,6 +101,7 @@ function drawPartWrites(parts, i) {
   why.shownPart = part.name;
   const order = Array.from(part.terms, (v, t) => [v, t]).sort((a, b) => b[0] - a[0]);
   const list = (pairs) => pairs.map(([v, t]) => `‘${label(t)}’ ${v > 0 ? "+" : ""}${fmt(v, 3)}`).join(", ");
-  write($("why-part"), `What ${part.name} writes at position ${i}, read through lm_head: it raises ${list(order.slice(0, 5))}; ` +
+  const who = part.name === "embeddings" ? "the embeddings write" : `${part.name} writes`;
+  write($("why-part"), `What ${who} at position ${i}, read through lm_head: it raises ${list(order.slice(0, 5))}; ` +
     `it lowers ${list(order.slice(-5).reverse())}. (Pick a part above to read another.)`);
 }
