@@ -95,16 +95,22 @@ def split_names(names: list[str], fraction: float, at_most: int, seed: int) -> t
 
 
 def plain_letters(text: str) -> str:
-    """`text` in lowercase without accents ("Émile" -> "emile"): what a vocabulary of plain
-    lowercase letters can read, suggested when the text itself has characters it cannot."""
+    """`text` in lowercase without accents ("Émile" -> "emile")."""
     return "".join(c for c in unicodedata.normalize("NFD", text.lower()) if not unicodedata.combining(c))
 
 
-def plain_hint(text: str) -> str:
-    """The advice for text a vocabulary of plain lowercase letters cannot read: 'try "emile"'."""
+def readable_hint(text: str, unseen) -> str | None:
+    """The advice for text with characters a vocabulary lacks, when a plainer spelling reads whole:
+    lowercase first (a Greek vocabulary with accents reads "γιώργος" for "ΓΙΏΡΓΟΣ"), then lowercase
+    without accents ("emile" for "Émile"). `unseen(text)` lists what the vocabulary lacks; None when
+    neither spelling helps."""
+    lower = text.lower()
+    if lower != text and not unseen(lower):
+        return f'the vocabulary is lowercase: try "{lower}"'
     plain = plain_letters(text)
-    why = "has no accented letters" if plain != text.lower() else "is lowercase"
-    return f'the vocabulary {why}: try "{plain}"'
+    if plain != text and not unseen(plain):
+        return f'the vocabulary has no accented letters: try "{plain}"'
+    return None
 
 
 class Tokenizer:
@@ -132,9 +138,8 @@ class Tokenizer:
         unseen = self.unseen(text)
         if unseen:
             listed = ", ".join(repr(c) for c in unseen)
-            plain = plain_letters(text)
-            hint = f" ({plain_hint(text)})" if plain != text and not self.unseen(plain) else ""
-            raise UsageError(f"{what} has characters the model never saw: {listed}{hint}")
+            hint = readable_hint(text, self.unseen)
+            raise UsageError(f"{what} has characters the model never saw: {listed}{f' ({hint})' if hint else ''}")
 
     def encode(self, text: str) -> list[int]:
         self.check(text, f"'{text}'")

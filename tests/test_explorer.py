@@ -638,3 +638,44 @@ def test_the_second_name_panel_draws_the_grid_and_copies_a_part(chromium, pages)
     page.fill("#patch-input", "")
     assert "Type a second name" in page.text_content("#patch-note")
     assert page.watched.errors == []
+
+
+def test_the_learners_mends_switches_lens_walk_and_the_loss_out_of_sight(chromium, pages):
+    """A switch says off when it is off; the microgpt recipe's lens says it has no final norm; the walk's
+    softmax says why the predictions' bars differ under the filters; the loss is current out of sight."""
+    page = browser.open_page(chromium, pages["default"][1])
+    box = page.locator("input.part-switch[data-part='head,0,1']").first
+    assert box.get_attribute("aria-label") == "layer 0 head 1: on"
+    before = page.text_content("#loss")
+    page.evaluate("minigpt.setPart('head', 0, 1, false)")  # the predictions panel is out of sight
+    assert box.get_attribute("aria-label") == "layer 0 head 1: off"
+    assert page.text_content("#loss") != before and "with 1 part off" in page.text_content("#loss")
+    assert page.text_content("#lens-read") == "final norm, then lm_head"
+    page.fill("#temperature", "0.5")
+    browser.show(page, "#walk")
+    assert "temperature 0.50" in page.text_content("#walk-steps")
+    micro = browser.open_page(chromium, pages["microgpt"][1])
+    assert "no final norm" in micro.text_content("#lens-read")
+    assert page.watched.errors == [] and micro.watched.errors == []
+
+
+def test_the_advice_for_unreadable_text_follows_the_vocabulary(chromium, tmp_path):
+    """A Greek vocabulary with accented letters reads "γιώργος" for "ΓΙΏΡΓΟΣ": lowercase is the advice,
+    not dropping the accents; on the command line and on the page alike."""
+    from minigpt.data import Tokenizer
+    from minigpt.errors import UsageError
+
+    names = ["γιώργος", "μαρία", "ελένη", "νίκος", "δημήτρης", "κατερίνα", "σοφία", "ανδρέας"] * 4
+    tokenizer = Tokenizer.from_names(names)
+    with pytest.raises(UsageError, match='is lowercase: try "γιώργος"'):
+        tokenizer.check("ΓΙΏΡΓΟΣ", "the name")
+    with pytest.raises(UsageError, match='no accented letters: try "emile"'):
+        Tokenizer(list("abcdefghijklmnopqrstuvwxyz")).check("Émile", "the name")
+    data = tmp_path / "greek.txt"
+    data.write_text("\n".join(names) + "\n", encoding="utf-8")
+    config = load_config("tiny", ["train.steps=2", "train.eval_interval=2", "train.snapshots=0"])
+    run_dir = train(config, data, out_dir=tmp_path / "run", quiet=True).run_dir
+    page = browser.open_page(chromium, write_page(run_dir, tmp_path / "greek.html", text="ΓΙΏΡΓΟΣ"))
+    assert "The vocabulary is lowercase: try “γιώργος”." in page.text_content("#notes")
+    assert page.evaluate("getComputedStyle(document.getElementById('notes')).overflowWrap") == "anywhere"
+    assert page.watched.errors == []

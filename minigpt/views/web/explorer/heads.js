@@ -30,15 +30,23 @@ function drawInput(view) {
   const notes = [];
   if (view.skipped.length) {
     notes.push(`Skipped ${view.skipped.map((c) => `“${c}”`).join(", ")}: not in the model's vocabulary (${vocab.join("")}).`);
-    // lowercase and without accents, as data.py's Tokenizer.check suggests ("Émile" -> "emile")
-    const plain = view.text.toLowerCase().normalize("NFD").replace(/\p{M}/gu, "");
-    const why = plain !== view.text.toLowerCase() ? "has no accented letters" : "is lowercase";
-    if (plain !== view.text && [...plain].every((ch) => ids.has(ch))) notes.push(`The vocabulary ${why}: try “${plain}”.`);
+    const hint = readableHint(view.text);
+    if (hint) notes.push(hint);
   }
   if (view.cut) {
     notes.push(`Cut ${view.cut} character${view.cut > 1 ? "s" : ""}: the model reads at most ${N - 1} after the boundary token.`);
   }
   write($("notes"), notes.join(" "));
+}
+
+// The advice data.py's readable_hint gives, when a plainer spelling reads whole: lowercase first
+// (a vocabulary with accents reads "γιώργος" for "ΓΙΏΡΓΟΣ"), then without accents ("Émile": "emile")
+function readableHint(text) {
+  const reads = (t) => [...t].every((ch) => ids.has(ch)), lower = text.toLowerCase();
+  if (lower !== text && reads(lower)) return `The vocabulary is lowercase: try “${lower}”.`;
+  const plain = lower.normalize("NFD").replace(/\p{M}/gu, "");
+  if (plain !== text && reads(plain)) return `The vocabulary has no accented letters: try “${plain}”.`;
+  return null;
 }
 
 // ---- every head at once: one canvas over the grid, a pixel per cell scaled up -----------------
@@ -93,12 +101,15 @@ function partSwitch(kind, l, h, text) {
   const box = el("input", { type: "checkbox", class: "part-switch", "data-part": `${kind},${l},${h}`, "aria-label": `${name} on` });
   box.checked = true;
   box.addEventListener("change", () => setPart(kind, l, h, box.checked));
-  switches.push({ box, kind, l, h });
+  switches.push({ box, kind, l, h, name });
   return el("label", { class: "switch", title: `switch ${name} off and on` }, box, text);
 }
 
 function markSwitches() {
-  for (const { box, kind, l, h } of switches) box.checked = isOn(kind, l, h);
+  for (const { box, kind, l, h, name } of switches) {
+    box.checked = isOn(kind, l, h);
+    box.setAttribute("aria-label", `${name}: ${box.checked ? "on" : "off"}`); // what a screen reader says follows the box
+  }
   thumbs.forEach((row, l) => row.forEach(({ button }, h) => button.classList.toggle("off", !isOn("head", l, h) || !isOn("attention", l))));
   const off = state.off.heads.length + state.off.attention.length + state.off.mlp.length;
   $("parts-off").textContent = off ? `${off} part${off > 1 ? "s" : ""} switched off (${state.off.mode === "mean" ? "set to their mean output" : "zeroed"}).` : "";

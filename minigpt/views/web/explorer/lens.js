@@ -5,6 +5,7 @@ const lens = { heads: [], rows: [] };
 const STAGES = ["after the embeddings", ...Array.from({ length: config.n_layer }, (_, l) => [`after layer ${l}'s attention`, `after layer ${l}'s MLP`]).flat()];
 
 function buildLens() {
+  write($("lens-read"), config.final_norm ? "final norm, then lm_head" : "lm_head alone: this recipe has no final norm");
   const table = $("lens-table");
   const header = el("tr", {}, el("th", { scope: "col" }, "read → next"));
   for (let t = 0; t < N; t++) {

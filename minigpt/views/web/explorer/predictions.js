@@ -36,13 +36,11 @@ const allOnProbs = (view, i) => (switchedOff() ? MiniGPTModel.softmax(Array.from
 
 function drawPredictions() {
   const view = state.view, T = view.tokens.length, filters = options();
-  let nats = 0, natsAllOn = 0;
   predictions.rows.forEach((row, i) => {
     hide(row.node, i >= T);
     if (i >= T) return;
     const { probs, filtered } = distributions(view, i, filters);
     const actual = i + 1 < T ? view.tokens[i + 1] : BOS; // the next character, or the end
-    nats -= Math.log(probs[actual]);
     const best = probs.map((p, t) => [p, t]).sort((a, b) => b[0] - a[0]).slice(0, TOP);
     row.node.classList.toggle("worked", i === rowOf(view));
     row.after.textContent = `after “·${view.kept.slice(0, i).join("")}”`;
@@ -55,9 +53,21 @@ function drawPredictions() {
       write(c.p, fmt(filtered[t], 2));
     });
     const allOn = allOnProbs(view, i);
-    if (allOn) natsAllOn -= Math.log(allOn[actual]);
     row.next.textContent = `next is ${label(actual)}: p = ${fmt(probs[actual], 3)}, −log p = ${fmt(-Math.log(probs[actual]), 2)}` +
       (allOn ? ` (every part on: p = ${fmt(allOn[actual], 3)})` : "");
+  });
+  drawNextChart(filters);
+}
+
+// The name's loss: drawn at every redraw, seen or not (a cheap line that other text points to,
+// and that find-in-page or a screen reader may read while it is out of sight)
+function drawLoss() {
+  const view = state.view, T = view.tokens.length;
+  let nats = 0, natsAllOn = 0;
+  view.steps.forEach((s, i) => {
+    const actual = i + 1 < T ? view.tokens[i + 1] : BOS, allOn = allOnProbs(view, i);
+    nats -= Math.log(MiniGPTModel.softmax(Array.from(s.logits))[actual]);
+    if (allOn) natsAllOn -= Math.log(allOn[actual]);
   });
   const off = state.off.heads.length + state.off.attention.length + state.off.mlp.length;
   // the empty name's one prediction is the end, which sampling rules out at the first position: no loss to speak of
@@ -67,7 +77,6 @@ function drawPredictions() {
     (off ? ` (every part on: ${fmt(natsAllOn / T, 3)})` : "") +
     ` (${T} predicted tokens: ${T - 1} character${T > 2 ? "s" : ""} and the end; the model's own probabilities, before any filter). ` +
     `A uniform guess: log(${V}) = ${fmt(Math.log(V), 3)}.`;
-  drawNextChart(filters);
 }
 
 function drawNextChart(filters = options()) {

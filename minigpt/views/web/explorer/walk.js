@@ -118,7 +118,13 @@ function walkNote(line, values, s, l, i) {
   }
   if (op.tokens) {
     const order = Array.from(values, (x, t) => [x, t]).sort((a, b) => b[0] - a[0]).slice(0, 3);
-    return `likeliest: ${order.map(([x, t]) => `${label(t)} ${fmt(x, op.key === "softmax" ? 3 : 2)}`).join(", ")}`;
+    const likeliest = `likeliest: ${order.map(([x, t]) => `${label(t)} ${fmt(x, op.key === "softmax" ? 3 : 2)}`).join(", ")}`;
+    const { temperature, topK, topP } = options();
+    const filtered = temperature !== 1 || topK > 0 || topP < 1;
+    // the model's own probabilities: the predictions' bars below are after the sampling filters
+    return op.key === "softmax" && filtered ? `${likeliest} (the model's own, at temperature 1; the bars under ` +
+      `“What the model predicts next” use the sampling filters: temperature ${fmt(temperature, 2)}` +
+      `${topK ? `, top-k ${topK}` : ""}${topP < 1 ? `, top-p ${fmt(topP, 2)}` : ""})` : likeliest;
   }
   return op.key === "embedded" ? `token ${label(state.view.tokens[i])}, position ${i}` : "";
 }

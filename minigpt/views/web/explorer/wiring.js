@@ -58,6 +58,7 @@ function render() {
   drawInput(view);
   drawGrid();
   drawSelection();
+  drawLoss();
   redrawIfSeen(offscreen.predict);
   redrawIfSeen(offscreen.why);
   redrawIfSeen(offscreen.units);
@@ -106,7 +107,7 @@ for (const radio of document.querySelectorAll("input[name=show]")) {
   radio.addEventListener("change", () => { state.show = radio.value; drawMatrix(); });
 }
 for (const id of ["temperature", "top-k", "top-p"]) {
-  $(id).addEventListener("input", () => { showFilters(); redrawIfSeen(offscreen.predict); });
+  $(id).addEventListener("input", () => { showFilters(); redrawIfSeen(offscreen.predict); redrawIfSeen(offscreen.walk); });
 }
 for (const radio of document.querySelectorAll("input[name=off-mode]")) {
   radio.addEventListener("change", () => { state.off.mode = radio.value; buildCosts(); render(); });
