@@ -25,6 +25,7 @@ from typing import Any, Callable
 from minigpt.bundled import config_dir, recipe_names
 from minigpt.errors import UsageError
 from minigpt.formats.bounded import read_bytes
+from minigpt.formats.sniffing import NOT_NAMES, identify, wrong_kind
 
 
 @dataclass(frozen=True)
@@ -189,6 +190,9 @@ def resolve_config_path(name: str | Path) -> Path:
         raise UsageError(f"config file not found: {name} (bundled recipes: {', '.join(recipe_names())})")
     if path.is_dir():
         raise UsageError(f"config path is a directory, not a TOML file: {name}")
+    kind = identify(path, "recipe")
+    if kind in NOT_NAMES and kind != "a recipe":  # text that is not TOML is said so when it is read
+        raise UsageError(wrong_kind(path, kind, "a recipe"))
     return path
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import random
+import re
 import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,6 +19,7 @@ import torch
 from minigpt.bundled import names_file
 from minigpt.errors import UsageError
 from minigpt.formats.bounded import read_bytes
+from minigpt.formats.sniffing import NOT_NAMES, identify, wrong_kind
 from minigpt.model import IGNORE
 from minigpt.scaling.membership import NameSet, fingerprints
 
@@ -39,6 +41,9 @@ def available_memory() -> int | None:
     return None
 
 
+LINE_END = re.compile(r"\r\n|\r|\n")
+
+
 def read_names(path: str | Path) -> list[str]:
     """Names from a UTF-8 file, one per line; surrounding whitespace stripped, blank lines skipped."""
     path = Path(path)
@@ -50,6 +55,9 @@ def read_names(path: str | Path) -> list[str]:
     if available is not None and size * MEMORY_PER_BYTE > available:  # say so now, not after the kernel's OOM kill
         raise UsageError(f"{path} is {size / 1e9:.1f} GB: training on it needs about "
                          f"{size * MEMORY_PER_BYTE / 1e9:.0f} GB of memory, and {available / 1e9:.1f} GB is available")
+    kind = identify(path, "names file")
+    if kind in NOT_NAMES:
+        raise UsageError(wrong_kind(path, kind, "a names file"))
     raw = read_bytes(path, "names file")
     try:
         # a byte-order mark is not part of the first name, nor NUL padding (a crash, a tool) part of the last
@@ -57,7 +65,8 @@ def read_names(path: str | Path) -> list[str]:
     except UnicodeDecodeError as e:
         line = raw[: e.start].count(b"\n") + 1
         raise UsageError(f"{path}: line {line} is not valid UTF-8") from None
-    names = [line.strip() for line in text.splitlines()]  # \n, \r\n and a lone \r all end a line
+    # \n, \r\n and a lone \r end a line; a line separator, a form feed or NEL inside a name are its characters
+    names = [line.strip() for line in LINE_END.split(text)]
     names = [name for name in names if name]
     if not names:
         raise UsageError(f"{path}: no names in the file (it is empty or has only blank lines)")

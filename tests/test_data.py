@@ -140,3 +140,13 @@ def test_the_split_of_a_very_large_file_is_seeded_and_disjoint(monkeypatch):
     train, val = split_names(names, 0.1, 50, seed=3)
     assert len(val) == 50 and len(train) == 950 and not set(train) & set(val)
     assert (train, val) == split_names(names, 0.1, 50, seed=3)
+
+
+def test_names_are_split_at_line_ends_only(tmp_path):
+    """A line separator, a paragraph separator, NEL or a form feed inside a name is one of its characters:
+    only \\n, \\r\\n and a lone \\r end a line (a 4-line file is 4 names, not 7)."""
+    from minigpt.data import read_names
+
+    path = tmp_path / "names.txt"
+    path.write_bytes("gal\u2028la\nmar\u2029ia\r\nan\x85na\rjo\x0cse\n".encode("utf-8"))
+    assert read_names(path) == ["gal\u2028la", "mar\u2029ia", "an\x85na", "jo\x0cse"]

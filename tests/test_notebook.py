@@ -76,7 +76,7 @@ def test_explore_says_what_is_wrong_in_one_line_and_how_to_keep_the_page(trained
     from minigpt.errors import UsageError
 
     corrupt = tmp_path / "model.pt"
-    corrupt.write_bytes(b"not a checkpoint")
+    corrupt.write_bytes(b"\x00\x01not a checkpoint\x00")  # no kind minigpt knows: torch says why it cannot be read
     for where, message in [(tmp_path / "missing", "checkpoint not found"), (corrupt, "cannot be read as a checkpoint")]:
         with pytest.raises(UsageError, match=message) as caught:
             explore(where)

@@ -190,7 +190,7 @@ def bad_checkpoints(tmp_path, trained_run):
     good = (trained_run[0] / "last.pt").read_bytes()
     files = {
         "truncated": good[: len(good) // 2],
-        "random": bytes(random.Random(1).randrange(256) for _ in range(5000)),
+        "random": random.Random(1).randbytes(5000),
     }
     for name, content in files.items():
         (tmp_path / f"{name}.pt").write_bytes(content)

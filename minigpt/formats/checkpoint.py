@@ -40,7 +40,7 @@ from minigpt.config import Config, config_from_dict, load_config, parameter_coun
 from minigpt.data import Tokenizer, digest, load_data, read_names
 from minigpt.formats.atomic_file import write_bytes
 from minigpt.formats.bounded import check_archive
-from minigpt.formats.sniffing import exported_as
+from minigpt.formats.sniffing import KNOWN, identify, wrong_kind
 from minigpt.formats.text import as_text
 from minigpt.model import GPT
 from minigpt.scaling.membership import NameSet
@@ -209,8 +209,11 @@ def resolve_checkpoint_path(path: str | Path, prefer: tuple[str, ...] = NAMES_IN
         if (path / "model.safetensors").is_file():
             raise UsageError(f"{path} is a safetensors export, not a run: minigpt import {path} OUT.pt makes a checkpoint of it")
         raise UsageError(f"no checkpoint in directory {path} (expected best.pt or last.pt)")
-    if path.is_file() and (export := exported_as(path)):
-        raise UsageError(f"{path} is {export}, not a checkpoint: minigpt import {path} OUT.pt makes one")
+    kind = identify(path, "checkpoint")
+    if kind == "an empty file":
+        raise UsageError(f"{path} is empty, not a checkpoint")
+    if kind in KNOWN and kind != "a checkpoint":
+        raise UsageError(wrong_kind(path, kind, "a checkpoint"))
     return path
 
 
@@ -245,7 +248,7 @@ def read_checkpoint(path: str | Path, prefer: tuple[str, ...] = NAMES_IN_DIR) ->
             raise UsageError(f"{path}: refused: the file holds pickled objects or code, not plain tensors") from None
         raise UsageError(f"{path}: cannot be read as a checkpoint (truncated or corrupt?)") from None
     except (RuntimeError, EOFError, zipfile.BadZipFile, ValueError, OSError) as e:
-        reason = str(e).splitlines()[0] if str(e) else type(e).__name__
+        reason = str(e).splitlines()[0] if str(e) else "it ends too soon" if isinstance(e, EOFError) else type(e).__name__
         raise UsageError(f"{path}: cannot be read as a checkpoint (truncated or corrupt?): {reason}") from None
     if not isinstance(raw, dict) or raw.get("format") != FORMAT:
         raise UsageError(f"{path}: not a minigpt checkpoint")

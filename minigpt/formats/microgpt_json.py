@@ -17,16 +17,16 @@ from pathlib import Path
 
 import torch
 
-from minigpt.formats.checkpoint import (check_finite, load_checkpoint, load_microgpt_weights, microgpt_weights,
-                                        payload, save_checkpoint)
 from minigpt.config import GPTConfig, check_model_size, load_config, validate
 from minigpt.data import Tokenizer
 from minigpt.errors import UsageError
-from minigpt.formats.atomic_file import refuse_existing
-from minigpt.scaling.membership import NameSet
-from minigpt.model import GPT
-from minigpt.formats.atomic_file import write_text
+from minigpt.formats.atomic_file import refuse_existing, write_text
 from minigpt.formats.bounded import read_text
+from minigpt.formats.checkpoint import (check_finite, load_checkpoint, load_microgpt_weights, microgpt_weights,
+                                        payload, save_checkpoint)
+from minigpt.formats.sniffing import KNOWN, identify, wrong_kind
+from minigpt.model import GPT
+from minigpt.scaling.membership import NameSet
 
 MICROGPT_ARCHITECTURE = {"activation": "relu", "final_norm": False, "norm_scale": False, "norm_eps": 1e-5}
 LAYER_KEYS = ("attn_wq", "attn_wk", "attn_wv", "attn_wo", "mlp_fc1", "mlp_fc2")
@@ -114,6 +114,9 @@ def check_document(path: Path, document: dict) -> None:
 def import_microgpt(path: str | Path, out: str | Path, overwrite: bool = False) -> None:
     """A microgpt JSON export -> a minigpt checkpoint that sample, eval and inspect-attention use."""
     path, out = Path(path), Path(out)
+    kind = identify(path, "JSON file")
+    if kind in KNOWN and kind != "microgpt's JSON":
+        raise UsageError(wrong_kind(path, kind, "an export (microgpt's JSON, or a safetensors directory)"))
     document = read_microgpt_json(path)
     check_document(path, document)
     refuse_existing(out, overwrite, may_replace_checkpoint=True)

@@ -16,6 +16,7 @@ from pathlib import Path
 from minigpt.errors import UsageError, warn
 from minigpt.formats import strict_json
 from minigpt.formats.bounded import read_text
+from minigpt.formats.sniffing import identify
 from minigpt.formats.text import loss_text, one_line
 
 METRICS, SAMPLES = "metrics.jsonl", "samples.txt"
@@ -42,6 +43,9 @@ def samples_step(line: str) -> int:
 def read_metrics(run_dir: str | Path) -> list[dict]:
     """Every record of a run's metrics.jsonl; a last line cut short as it was written is left out, with a note."""
     path = Path(run_dir) / METRICS
+    if Path(run_dir).is_file():
+        kind = identify(run_dir) or "a file"
+        raise UsageError(f"{run_dir} is {kind}, not a run directory: give the folder that holds a run's metrics.jsonl")
     if not Path(run_dir).is_dir():
         raise UsageError(f"run directory not found: {run_dir}")
     if not path.is_file():

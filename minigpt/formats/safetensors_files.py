@@ -13,17 +13,17 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from minigpt.formats.checkpoint import (check_finite, checked_vocab, known_loss, load_checkpoint, load_microgpt_weights,
-                                        microgpt_weights, payload, save_checkpoint)
-from minigpt.formats.microgpt_json import MICROGPT_ARCHITECTURE, SHAPE
 from minigpt.config import config_from_dict
 from minigpt.data import Tokenizer
 from minigpt.errors import UsageError, cannot_write
-from minigpt.formats.atomic_file import refuse_existing
-from minigpt.scaling.membership import NameSet
-from minigpt.model import GPT
-from minigpt.formats.atomic_file import write_bytes, write_text
+from minigpt.formats.atomic_file import refuse_existing, write_bytes, write_text
 from minigpt.formats.bounded import read_bytes, read_text
+from minigpt.formats.checkpoint import (check_finite, checked_vocab, known_loss, load_checkpoint,
+                                        load_microgpt_weights, microgpt_weights, payload, save_checkpoint)
+from minigpt.formats.microgpt_json import MICROGPT_ARCHITECTURE, SHAPE
+from minigpt.formats.sniffing import identify
+from minigpt.model import GPT
+from minigpt.scaling.membership import NameSet
 
 WEIGHTS, CONFIG = "model.safetensors", "config.json"
 HYPERPARAMETERS = SHAPE + tuple(MICROGPT_ARCHITECTURE)  # the shape, and the switches microgpt fixes
@@ -77,7 +77,7 @@ def export_safetensors(checkpoint: str | Path, out: str | Path, overwrite: bool 
 
 
 def is_safetensors(path: Path) -> bool:
-    return path.is_dir() or path.suffix == ".safetensors"
+    return path.is_dir() or path.suffix == ".safetensors" or identify(path) == "a safetensors file"
 
 
 def import_safetensors(source: str | Path, out: str | Path, overwrite: bool = False) -> None:
