@@ -40,7 +40,6 @@ POSITIVE = Range(lambda v: v > 0, "must be positive")
 NOT_NEGATIVE = Range(lambda v: v >= 0, "must not be negative")
 A_FRACTION = Range(lambda v: 0 <= v < 1, "must be in [0, 1)")  # a probability or a decay that must stay below 1
 UP_TO_ONE = Range(lambda v: 0 < v <= 1, "must be in (0, 1]")
-AT_LEAST_ONE = Range(lambda v: v >= 1, "must be at least 1")
 
 
 def from_to(low: int, high: int, what: str = "") -> Range:
@@ -139,7 +138,7 @@ class TrainConfig:
 
 @dataclass
 class SampleConfig:
-    temperature: float = setting(1.0, "below 1: safer names; above 1: wilder", POSITIVE)
+    temperature: float = setting(1.0, "below 1: safer names; above 1: wilder; 0 always takes the likeliest character", NOT_NEGATIVE)
     top_k: int = setting(0, "sample only from the k likeliest characters; 0 keeps every one", NOT_NEGATIVE)
     top_p: float = setting(1.0, "sample from the likeliest characters up to this probability mass", UP_TO_ONE)
 
@@ -257,13 +256,13 @@ def check_seed(seed: int | None, name: str) -> None:
 
 
 def check_sampling(temperature: float, top_k: int | None, top_p: float, name=lambda key: f"sample.{key}") -> None:
-    """The sampling options' ranges, for sample's options (a recipe's [sample] keys declare the same).
-
-    top_k None keeps every token (a recipe says 0); `name` spells a key as the user wrote it.
+    """The sampling options' ranges, for sample's options (a recipe's [sample] keys declare the same): a
+    value means one thing on the command line and in a recipe. Temperature 0 is greedy decoding (the
+    likeliest character each time); top_k 0 (or None) keeps every token. `name` spells a key as the user wrote it.
     """
-    check(temperature, Range(lambda t: math.isfinite(t) and t > 0, POSITIVE.says), name("temperature"))
+    check(temperature, Range(lambda t: math.isfinite(t) and t >= 0, NOT_NEGATIVE.says), name("temperature"))
     if top_k is not None:
-        check(top_k, AT_LEAST_ONE, name("top_k"))
+        check(top_k, NOT_NEGATIVE, name("top_k"))
     check(top_p, UP_TO_ONE, name("top_p"))
 
 

@@ -62,7 +62,7 @@ def sample_token(logits: torch.Tensor, draws: torch.Tensor) -> torch.Tensor:
     return (cumulative < draws[:, None] * cumulative[:, -1:]).sum(dim=-1)
 
 
-def _generate_batch(model, tokenizer, prompt, batch, temperature, top_k, top_p, generator, use_cache) -> list[str]:
+def _generate_batch(model, tokenizer, prompt, batch, temperature, top_k, top_p, generator, use_cache, width) -> list[str]:
     device = generator.device
     block_size = model.config.block_size
     prompt = torch.tensor(prompt, device=device)[None]  # [1, len(prompt)]
@@ -77,8 +77,9 @@ def _generate_batch(model, tokenizer, prompt, batch, temperature, top_k, top_p, 
     rows = torch.arange(batch, device=device)  # the names still being computed
     ended = torch.zeros(batch, dtype=torch.bool, device=device)  # ...of which these have already ended
     for step in range(written.size(1)):
-        # one draw per name of the batch, computed or not: a name's draws do not depend on when others ended
-        draws = torch.rand(batch, generator=generator, device=device)
+        # a whole batch's width of draws, whatever the batch holds, one per name computed or not: the k-th
+        # name's draws depend neither on when the others ended nor on how many names were asked for
+        draws = torch.rand(width, generator=generator, device=device)[:batch]
         token = sample_token(filter_logits(logits, temperature, top_k, top_p), draws[rows])  # [len(rows)]
         written[rows, step] = token  # after a name's end, what is written is never read
         ended |= token == tokenizer.bos
@@ -137,7 +138,7 @@ def generate_batches(
     with eval_mode(model):
         for start in range(0, num, batch_size):
             batch = min(batch_size, num - start)
-            yield _generate_batch(model, tokenizer, prompt, batch, temperature, top_k, top_p, generator, use_cache)
+            yield _generate_batch(model, tokenizer, prompt, batch, temperature, top_k, top_p, generator, use_cache, batch_size)
 
 
 def sample(checkpoint, num: int = 10, new_only: bool = False, seed: int | None = None, prefix: str = "",

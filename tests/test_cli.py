@@ -54,7 +54,7 @@ def test_sample_json_and_marks(trained_run):
         (["sample", "{tmp}/missing.pt"], "checkpoint not found"),
         (["sample", "{tmp}"], "no checkpoint in directory"),
         (["sample", "{empty}"], "not a minigpt checkpoint|cannot be read|is empty"),
-        (["sample", "{run}", "--temperature", "0"], "temperature"),
+        (["sample", "{run}", "--temperature", "-1"], "temperature"),
         (["sample", "{run}", "--prefix", "Q"], "never saw: 'Q'"),
         (["eval", "{run}", "--data", "{empty}"], "no names"),
     ],

@@ -253,13 +253,29 @@ def test_bad_configs_from_the_command_line(tmp_path, names_file):
 
 @pytest.mark.parametrize(
     "options, message",
-    [(["-t", "0"], "--temperature must be positive"), (["-t", "-1"], "--temperature must be positive"),
+    [(["-t", "-1"], "--temperature must not be negative"), (["-t", "nan"], "--temperature must not be negative"),
      (["--top-p", "0"], "--top-p must be in (0, 1]"), (["--top-p", "1.5"], "--top-p must be in (0, 1]"),
-     (["--top-k", "0"], "--top-k must be at least 1"), (["-n", "0"], "--num must be at least 1"),
+     (["--top-k", "-1"], "--top-k must not be negative"), (["-n", "0"], "--num must be at least 1"),
      (["--prefix", "é"], "never saw: 'é'"), (["--prefix", "a" * 16], "at most 15")],
 )
 def test_bad_sampling_options_from_the_command_line(trained_run, options, message):
     assert_one_line_error(["sample", trained_run[0], *options], 2, message)
+
+
+def test_a_sampling_option_means_on_the_command_line_what_it_means_in_a_recipe(trained_run):
+    """--top-k 0 keeps every character, as sample.top_k = 0 does; -t 0 takes the likeliest each time."""
+    run = trained_run[0]
+    every = runner.invoke(app, ["sample", str(run), "-n", "5", "--seed", "3", "--top-k", "0"])
+    assert every.exit_code == 0 and every.stdout == runner.invoke(app, ["sample", str(run), "-n", "5", "--seed", "3"]).stdout
+    greedy = [runner.invoke(app, ["sample", str(run), "-n", "3", "--seed", str(seed), "-t", "0"]) for seed in (1, 2)]
+    assert all(r.exit_code == 0 for r in greedy) and greedy[0].stdout == greedy[1].stdout  # no draw matters
+    assert len(set(greedy[0].stdout.split())) == 1  # the one likeliest name, every time
+
+
+def test_with_a_seed_the_first_names_do_not_depend_on_how_many_are_asked_for(trained_run):
+    run = trained_run[0]
+    names = {n: runner.invoke(app, ["sample", str(run), "-n", str(n), "--seed", "7"]).stdout.split() for n in (1, 5, 10)}
+    assert names[10][:5] == names[5] and names[10][:1] == names[1]
 
 
 def test_bad_eval_and_inspect_input(trained_run, tmp_path):

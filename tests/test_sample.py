@@ -73,7 +73,7 @@ def test_new_only_drops_training_names(trained_run):
 @pytest.mark.parametrize(
     "options, message",
     [
-        ({"temperature": 0}, "temperature"),
+        ({"temperature": -0.5}, "temperature"),
         ({"top_p": 1.5}, "top-p"),
         ({"top_p": 0}, "top-p"),
         ({"top_k": -1}, "top-k"),
