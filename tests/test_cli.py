@@ -232,3 +232,19 @@ def test_every_number_option_at_its_extremes_means_something_or_is_one_line(args
     whole = {o for p in options_of(args[:1]) if type_name(p) in ("integer", "int") for o in p.opts}
     if args[-2] in whole and args[-1].lstrip("-").isdigit() and abs(int(args[-1])) > 2**63:
         assert result.exit_code == 2 and "64 bits" in result.stderr
+
+
+@pytest.mark.parametrize("args, message", [
+    (["inspect-attention", "{run}", "emma", "--html", "{tmp}/e.png"], "--html {tmp}/e.png would write an HTML page into a .png file"),
+    (["inspect-attention", "{run}", "emma", "--png", "{tmp}/e.html"], "--png {tmp}/e.html would write a PNG picture into a .html file"),
+    (["inspect-attention", "{run}", "emma", "--json-file", "{tmp}/e.txt"], "would write JSON into a .txt file"),
+    (["plot", "{run}", "--out", "{tmp}/loss.jpg"], "--out {tmp}/loss.jpg would write a PNG picture into a .jpg file"),
+    (["inspect-attention", "{run}", "emma", "--html", "{tmp}/e.html", "--png", "{tmp}/e.png", "--step", "3"],
+     "drop --png, --step, or run it without --html"),
+    (["inspect-attention", "{run}", "emma", "--html", "{tmp}/e.html", "--lens", "--layer", "99"], "drop --lens, --layer"),
+])
+def test_an_output_is_written_under_its_own_name_and_html_says_what_it_leaves_out(trained_run, tmp_path, args, message):
+    given = [a.format(run=trained_run[0], tmp=tmp_path) for a in args]
+    result = runner.invoke(app, given)
+    assert result.exit_code == 2 and message.format(tmp=tmp_path) in result.stderr, result.stderr
+    assert len(result.stderr.splitlines()) == 1 and list(tmp_path.iterdir()) == []  # nothing written

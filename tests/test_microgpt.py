@@ -1,6 +1,7 @@
 """minigpt's microgpt recipe computes microgpt's numbers, and weights move both ways."""
 
 import json
+import re
 
 import pytest
 import torch
@@ -142,8 +143,15 @@ def test_import_refuses_non_finite_weights_naming_the_tensor(micro_run, tmp_path
 
 def test_only_microgpt_architectures_export(trained_run, tmp_path):
     run_dir, _ = trained_run  # the tiny recipe has a final norm
-    with pytest.raises(UsageError, match="microgpt cannot run this architecture \\(final_norm True\\)"):
+    with pytest.raises(UsageError, match="microgpt cannot run this architecture \\(final_norm True\\)") as refused:
         export_microgpt(run_dir, tmp_path / "x.json")
+    # the advice works when followed: the command it names exports the same model
+    command = re.search(r"minigpt (export .* --format safetensors)", str(refused.value)).group(1).replace("OUT_DIR", str(tmp_path / "st"))
+    from typer.testing import CliRunner
+
+    from minigpt.cli.main import app
+
+    assert CliRunner().invoke(app, command.split()).exit_code == 0 and (tmp_path / "st" / "model.safetensors").is_file()
 
 
 def test_cli_export_and_import_then_sample(micro_run, tmp_path):

@@ -155,10 +155,12 @@ def test_full_disk_keeps_the_previous_checkpoint(names_file, tmp_path, monkeypat
 def test_resume_refuses_what_it_cannot_honour(names_file, tmp_path):
     run = tmp_path / "r"
     train(config("train.steps=10"), names_file, out_dir=run, quiet=True)
-    with pytest.raises(UsageError, match="already complete at step 10"):
+    with pytest.raises(UsageError, match="already complete at step 10: it has taken its 10 steps; resume with --steps 20"):
         train(resume_config(run), quiet=True, resume_from=run)
-    with pytest.raises(UsageError, match="model's shape cannot change"):
+    with pytest.raises(UsageError, match="model.n_layer cannot change when resuming"):
         resume_config(run, ["model.n_layer=2"])
+    with pytest.raises(UsageError, match="model.dropout cannot change when resuming"):  # not a shape: named for what it is
+        resume_config(run, ["model.dropout=0.5"])
     with pytest.raises(UsageError, match="optimizer state does not fit train.optimizer = 'adamw'"):
         train(resume_config(run, ["train.steps=20", "train.optimizer='adamw'"]), quiet=True, resume_from=run)
     names_file.write_text(names_file.read_text() + "zed\n")
@@ -484,3 +486,13 @@ def test_sample_prints_control_characters_of_a_shared_vocabulary_as_escapes(trai
     assert "\x1b" not in result.stdout and [line[:4] for line in result.stdout.splitlines()] == ["\\x1b"] * 3
     as_json = runner.invoke(app, ["sample", str(tmp_path / "shared.pt"), "-n", "1", "--prefix", "\x1b", "--json"])
     assert json.loads(as_json.stdout)["names"][0]["name"].startswith("\x1b")  # JSON escapes it its own way
+
+
+def test_eval_names_why_the_validation_names_are_gone_and_its_advice_works(names_file, tmp_path):
+    run = tmp_path / "r"
+    train(config("train.steps=10"), names_file, out_dir=run, quiet=True)
+    names_file.write_text(names_file.read_text().replace("a", "e", 40))  # the training file changed since the run
+    refused = runner.invoke(app, ["eval", str(run)])
+    assert refused.exit_code == 2 and "changed since the run trained" in refused.stderr and "--data FILE" in refused.stderr
+    followed = runner.invoke(app, ["eval", str(run), "--data", str(names_file)])
+    assert followed.exit_code == 0 and followed.stdout.startswith("loss ")

@@ -1,5 +1,6 @@
 import json
 import math
+import re
 
 import pytest
 import torch
@@ -153,6 +154,11 @@ def test_patience_stops_the_run_and_it_ends_on_its_best_weights(few_names, tmp_p
 
     resumed = CliRunner().invoke(app, ["train", "--resume", str(tmp_path / "run")])
     assert resumed.exit_code == 2 and "already complete" in resumed.stderr and "train.patience" in resumed.stderr
+    # the advice works when followed: the setting it names lets the run go on
+    setting = re.search(r"--set (train\.patience=\d+)", resumed.stderr).group(1)
+    followed = CliRunner().invoke(app, ["train", "--resume", str(tmp_path / "run"), "--set", setting, "-q"])
+    assert followed.exit_code == 0, followed.output
+    assert load_checkpoint(tmp_path / "run" / "last.pt").step > result.steps
 
 
 def test_without_keep_best_the_run_ends_on_its_last_weights(few_names, tmp_path):

@@ -18,7 +18,7 @@ from typing import Optional
 import typer
 
 from minigpt import __version__
-from minigpt.errors import Interrupted, MiniGPTError, first_line
+from minigpt.errors import Interrupted, MiniGPTError, UsageError, first_line
 from minigpt.formats.text import one_line
 from minigpt.config import check_64_bits
 from minigpt.cli.streams import DroppedOnFailure, checked_streams
@@ -233,3 +233,15 @@ def names_to_score_option():
 def checkpoint_argument():
     """The CHECKPOINT that sample, eval, inspect-attention, export and info read."""
     return typer.Argument(..., metavar="CHECKPOINT", help="A checkpoint file, or a run directory (uses its best.pt).")
+
+
+# what each kind of output is, and the endings its file may have
+ENDINGS = {"html": ("an HTML page", (".html", ".htm")), "png": ("a PNG picture", (".png",)), "json": ("JSON", (".json",))}
+
+
+def ends_as_written(flag: str, path: Path | None, kind: str) -> None:
+    """A file named for one format never gets another's bytes: --html e.png and --png e.html are refused."""
+    what, endings = ENDINGS[kind]
+    if path is not None and path.suffix and path.suffix.lower() not in endings:
+        raise UsageError(f"{flag} {path} would write {what} into a {path.suffix} file; give a name that ends "
+                         f"in {' or '.join(endings)}")

@@ -9,8 +9,8 @@ from typing import Optional
 
 import typer
 
-from minigpt.cli.app import (checkpoint_argument, checkpoint_to_read, device_option, names_to_score_option,
-                             on_free_cores, wrote)
+from minigpt.cli.app import (checkpoint_argument, checkpoint_to_read, device_option, ends_as_written,
+                             names_to_score_option, on_free_cores, wrote)
 from minigpt.errors import UsageError, warn
 from minigpt.formats import strict_json
 from minigpt.formats.atomic_file import refuse_existing
@@ -82,7 +82,15 @@ def inspect_attention(
 
     from minigpt.views import attention_maps as views
 
+    for flag, path, kind in (("--html", html, "html"), ("--png", png, "png"), ("--json-file", json_file, "json")):
+        ends_as_written(flag, path, kind)
     if html is not None:
+        besides = {"--png": png, "--json-file": json_file, "--json": json_out or None, "--lens": lens or None,
+                   "--layer": layer, "--head": head, "--position": position, "--step": step}
+        given = [option for option, value in besides.items() if value is not None]
+        if given:  # the page shows all of these itself: say so rather than write the page alone and drop them
+            raise UsageError(f"--html writes the explorer page alone, which shows every layer, head, position, the lens "
+                             f"and the training snapshots itself; drop {', '.join(given)}, or run it without --html")
         write_explorer_page(checkpoint, html, name, open_page, overwrite)
         return
     if name is None:

@@ -12,7 +12,8 @@ from typing import Optional
 
 import typer
 
-from minigpt.cli.app import checkpoint_argument, checkpoint_to_read, device_option, names_to_score_option, wrote
+from minigpt.cli.app import (checkpoint_argument, checkpoint_to_read, device_option, ends_as_written,
+                             names_to_score_option, wrote)
 from minigpt.errors import UsageError, warn
 from minigpt.formats import strict_json
 from minigpt.formats.atomic_file import refuse_existing
@@ -205,6 +206,7 @@ def plot(
     from minigpt.views.loss_curve import write_loss_png
 
     if out is not None:
+        ends_as_written("--out", out, "png")
         refuse_existing(out, overwrite)
     out = out if out is not None else run_dir / "loss.png"
     write_loss_png(run_dir, out)

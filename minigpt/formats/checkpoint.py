@@ -25,6 +25,7 @@ read with `torch.load(weights_only=True)`, which refuses any pickled code.
 
 from __future__ import annotations
 
+import dataclasses
 import io
 import math
 import pickle
@@ -107,15 +108,26 @@ def describe_data(data: dict, where: str | None = None) -> str:
 
 def validation_names(ckpt: Checkpoint) -> list[str] | None:
     """The run's held-out names, read again from the files it trained on, or None where they cannot be
-    had: an imported checkpoint, no validation set, or a file moved or changed since (its digest differs)."""
+    had (`held_out` says why)."""
+    return held_out(ckpt)[0]
+
+
+def held_out(ckpt: Checkpoint) -> tuple[list[str] | None, str]:
+    """The run's held-out names (or None) and, when there are none, why: an import, no validation set,
+    or a training file gone or changed since (its digest differs)."""
     data, recipe = ckpt.data, ckpt.config.train
+    if "imported_from" in data:
+        return None, f"it was imported (from {as_text(data['imported_from'])}), and an import carries no names"
     if not data.get("path") or not data.get("val_names") or "val_digest" not in data:
-        return None
+        return None, "its run held out no validation names (train.val_fraction was 0, or it kept no record of them)"
+    files = " and ".join(as_text(p) for p in (data["path"], data.get("val_path")) if p)
     try:
         _, names, _ = load_data(data["path"], data.get("val_path"), recipe.val_fraction, recipe.val_max, recipe.split_seed)
-    except UsageError:  # the file is gone or no longer reads
-        return None
-    return names if digest(names) == data["val_digest"] else None
+    except UsageError as e:  # the file is gone or no longer reads
+        return None, f"its training names can no longer be read ({e})"
+    if digest(names) != data["val_digest"]:
+        return None, f"{files} changed since the run trained, so its validation names are not the ones held out"
+    return names, ""
 
 
 @dataclass
@@ -144,10 +156,10 @@ def names_to_score(ckpt, data: Path | None) -> tuple[list[str], str]:
         names = read_names(data)
         ckpt.tokenizer.check("".join(names), f"names file {data}")
         return names, f"names file {data}"
-    names = validation_names(ckpt)
+    names, why = held_out(ckpt)
     if not names:
-        raise UsageError(f"{ckpt.path}: the run's validation names cannot be read again (an import, no validation "
-                         f"set, or the training file moved or changed); pass --data FILE")
+        raise UsageError(f"{ckpt.path}: the run's validation names cannot be read again: {why}; pass --data FILE "
+                         f"to score a names file")
     return names, "the run's validation names"
 
 
@@ -363,7 +375,10 @@ def resume_config(checkpoint: str | Path, overrides: list[str] = ()) -> Config:
     _, state = read_resume_state(checkpoint)
     config = config_from_dict(state.config, where=str(checkpoint))
     updated = load_config(None, overrides, base=config)
-    if updated.model != config.model:
-        raise UsageError("the model's shape cannot change when resuming; only [train] and [sample] keys can")
+    changed = [f"model.{key}" for key, value in dataclasses.asdict(updated.model).items() if getattr(config.model, key) != value]
+    if changed:
+        raise UsageError(f"{', '.join(changed)} cannot change when resuming: the [model] keys are the run's (its weights "
+                         f"were trained with them); --set changes [train] and [sample] keys, and a new run takes any "
+                         f"(minigpt train --set {changed[0]}=...)")
     return updated
 

@@ -48,8 +48,9 @@ def export_microgpt(checkpoint: str | Path, out: str | Path, overwrite: bool = F
     cfg = ckpt.config.model
     differs = [f"{key} {getattr(cfg, key)!r}" for key, want in MICROGPT_ARCHITECTURE.items() if getattr(cfg, key) != want]
     if differs:
-        raise UsageError(f"{ckpt.path}: microgpt cannot run this architecture ({', '.join(differs)}); "
-                         f"only models trained with microgpt's switches export")
+        raise UsageError(f"{ckpt.path}: microgpt cannot run this architecture ({', '.join(differs)}), so its JSON "
+                         f"cannot hold it; minigpt export {ckpt.path} OUT_DIR --format safetensors exports any model, "
+                         f"and a model trained with --config microgpt exports to microgpt")
     out = Path(out)
     refuse_existing(out, overwrite)
     hyper = {key: getattr(cfg, key) for key in SHAPE}

@@ -40,6 +40,18 @@ class StopSignals:
             signal.signal(signum, handler)
 
 
+def why_complete(trainer: Trainer) -> str:
+    """What ended a complete run, and the setting that lets it go on (the first that holds it back)."""
+    t = trainer.recipe
+    if trainer.stopped_early:
+        return (f"it stopped early, {t.patience} evaluations without a better validation loss (train.patience); "
+                f"resume with --set train.patience={trainer.evals_since_best + t.patience} to train on, or "
+                f"--set train.patience=0 never to stop early")
+    if t.time_limit > 0:
+        return f"its time limit of {t.time_limit:g} s is spent; resume with --time-limit {2 * t.time_limit:g} to train longer"
+    return f"it has taken its {t.steps:,} steps; resume with --steps {2 * t.steps} to train longer"
+
+
 def start_processes(device_name: str) -> tuple[Distributed, tuple[int, str] | None]:
     """The device, this process's place among torchrun's (one process without it), and on a CPU the
     threads torch was given (how many, and why) when minigpt chose them."""
@@ -73,8 +85,7 @@ def start_run(config: Config, dist: Distributed, data_path, val_path, resume_fro
     if state is not None:
         trainer.restore(state, resumed_from)
         if trainer.done():
-            raise UsageError(f"{resumed_from}: the run is already complete at step {trainer.step}; "
-                             f"raise train.steps, train.time_limit or train.patience to train longer")
+            raise UsageError(f"{resumed_from}: the run is already complete at step {trainer.step:,}: {why_complete(trainer)}")
     return trainer, resumed_from, scaled
 
 
