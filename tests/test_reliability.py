@@ -379,20 +379,20 @@ def test_crafted_imports_are_refused_before_anything_is_built(trained_run, tmp_p
     assert result.exit_code == 2 and "minigpt builds at most" in result.stderr and not (tmp_path / "out.pt").exists()
 
 
-@pytest.mark.parametrize("command", [
-    ["inspect-attention", "{run}", "emma", "--json-file", "{out}"],
-    ["inspect-attention", "{run}", "emma", "--png", "{out}"],
-    ["plot", "{run}", "--out", "{out}"],
+@pytest.mark.parametrize("command, ending", [
+    (["inspect-attention", "{run}", "emma", "--json-file", "{out}"], ".json"),
+    (["inspect-attention", "{run}", "emma", "--png", "{out}"], ".png"),
+    (["plot", "{run}", "--out", "{out}"], ".png"),
 ])
-def test_output_files_are_not_replaced_without_overwrite_and_never_a_checkpoint(trained_run, tmp_path, command):
+def test_output_files_are_not_replaced_without_overwrite_and_never_a_checkpoint(trained_run, tmp_path, command, ending):
     run_dir = trained_run[0]
-    existing = tmp_path / "mine.txt"
+    existing = tmp_path / f"mine{ending}"
     existing.write_text("keep me")
     fill = lambda out: [part.format(run=run_dir, out=out) for part in command]
     result = runner.invoke(app, fill(existing))
     assert result.exit_code == 2 and "already exists; pass --overwrite" in result.stderr
     assert existing.read_text() == "keep me"
-    checkpoint = tmp_path / "best.pt"
+    checkpoint = tmp_path / f"best{ending}"  # a checkpoint under the output's name
     checkpoint.write_bytes((run_dir / "best.pt").read_bytes())
     result = runner.invoke(app, fill(checkpoint) + ["--overwrite"])
     assert result.exit_code == 2 and "is a checkpoint" in result.stderr
