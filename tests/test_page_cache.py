@@ -50,12 +50,29 @@ def test_a_changed_model_or_a_broken_cache_file_is_measured_again(trained_run, t
     assert page_cache.read_cached("0" * 64) is None
 
 
-def test_the_cache_keeps_a_bounded_number_of_pages(tmp_path, monkeypatch):
+WHOLE = {"roles": {}, "ablation": {}, "units": {}, "snapshots": None}  # the shape of a whole entry
+
+
+def test_the_cache_keeps_a_bounded_number_of_pages_and_removes_only_its_own(tmp_path, monkeypatch):
     monkeypatch.setenv("MINIGPT_CACHE_DIR", str(tmp_path))
+    (tmp_path / "notes.json").write_text("mine")  # the user's own file, a folder and a dangling link: all stay
+    (tmp_path / "x.json").mkdir()
+    (tmp_path / "y.json").symlink_to(tmp_path / "gone")
     for n in range(page_cache.KEPT + 3):
-        page_cache.write_cached(f"{n:064x}", {"n": n})
-    assert len(list(tmp_path.glob("*.json"))) == page_cache.KEPT
-    assert page_cache.read_cached(f"{page_cache.KEPT + 2:064x}") == {"n": page_cache.KEPT + 2}
+        page_cache.write_cached(f"{n:064x}", {**WHOLE, "roles": {"n": n}})
+    assert len(list(tmp_path.glob("[0-9a-f]" * 64 + ".json"))) == page_cache.KEPT
+    assert page_cache.read_cached(f"{page_cache.KEPT + 2:064x}")["roles"] == {"n": page_cache.KEPT + 2}
+    assert (tmp_path / "notes.json").read_text() == "mine" and (tmp_path / "x.json").is_dir() and (tmp_path / "y.json").is_symlink()
+
+
+@pytest.mark.parametrize("damaged", ["{}", "null", "[" * 100_000, '{"roles": [], "ablation": {}, "units": {}, "snapshots": null}'])
+def test_a_damaged_or_replaced_entry_is_measured_again(trained_run, tmp_path, monkeypatch, damaged):
+    monkeypatch.setenv("MINIGPT_CACHE_DIR", str(tmp_path / "cache"))
+    ckpt = load_checkpoint(trained_run[0])
+    first = page_data.measured(ckpt, snapshots=False)
+    for entry in (tmp_path / "cache").glob("*.json"):
+        entry.write_text(damaged)
+    assert page_data.measured(ckpt, snapshots=False) == first
 
 
 @pytest.mark.parametrize("unwritable", ["a file where the folder would be"])

@@ -81,3 +81,22 @@ def test_metrics_record_what_the_numbers_depend_on(trained_run):
     first = json.loads((trained_run[0] / "metrics.jsonl").read_text().splitlines()[0])
     assert first["step"] == 0 and first["torch"] == torch.__version__ and first["threads"] >= 1
     assert first["device"] == "cpu" and first["processes"] == 1
+
+
+@pytest.mark.parametrize("line, plot_ok", [("null", False), ("[" * 50_000 + "]" * 50_000, False), ('{"step": 0, "train_loss": 3.3}', True)])
+def test_a_damaged_metrics_line_is_one_line_for_plot_and_no_curve_for_the_page(trained_run, tmp_path, line, plot_ok):
+    import shutil
+
+    from minigpt.views.page_data import loss_curve
+
+    run = tmp_path / "run"
+    shutil.copytree(trained_run[0], run)
+    metrics = run / "metrics.jsonl"
+    lines = metrics.read_text().splitlines()
+    metrics.write_text("\n".join([lines[0], line, *lines[1:]]) + "\n")
+    result = CliRunner().invoke(app, ["plot", str(run), "--out", str(tmp_path / "loss.png")])
+    if plot_ok:
+        assert result.exit_code == 0, result.output
+    else:
+        assert result.exit_code == 2 and "line 2 is not" in result.stderr and len(result.stderr.splitlines()) == 1
+        assert loss_curve(run) is None  # the page drops a damaged curve, and is written all the same

@@ -27,7 +27,11 @@ def metrics_line(step: int, elapsed: float, **values) -> str:
 
 
 def metrics_step(line: str) -> int:
-    return json.loads(line)["step"]
+    """The step a line of metrics.jsonl was logged at; a ValueError when the line is no record."""
+    step = json.loads(line)["step"]
+    if not isinstance(step, int) or isinstance(step, bool):
+        raise ValueError(f"step {step!r} is not a whole number")
+    return step
 
 
 def samples_line(step: int, val_loss: float | None, names: list[tuple[str, bool]]) -> str:
@@ -54,12 +58,15 @@ def read_metrics(run_dir: str | Path) -> list[dict]:
     lines = read_text(path, "metrics file", errors="replace").splitlines()
     for number, line in enumerate(lines, 1):
         try:
-            records.append(json.loads(line))
-        except json.JSONDecodeError:
+            record = json.loads(line)
+        except (json.JSONDecodeError, RecursionError):
             if number == len(lines):  # cut short as it was written (a full disk, a killed process)
                 warn(f"{path}: the last line was cut short when it was written; it is left out")
                 break
             raise UsageError(f"{path}: line {number} is not JSON") from None
+        if not isinstance(record, dict) or not isinstance(record.get("step"), int) or isinstance(record["step"], bool):
+            raise UsageError(f"{path}: line {number} is not one of minigpt's records (an object with a whole-number step)")
+        records.append(record)
     return records
 
 
@@ -81,7 +88,7 @@ def lines_up_to(path: Path, step: int, step_of) -> str | None:
     for number, line in enumerate(lines, 1):
         try:
             logged_at = step_of(line)
-        except (ValueError, IndexError, KeyError, TypeError):
+        except (ValueError, IndexError, KeyError, TypeError, RecursionError):
             if number < len(lines):
                 raise UsageError(f"{path}: line {number} is not one of minigpt's records; the run's records are "
                                  f"left as they are: move the file, or pass --out DIR to continue in a new run directory") from None

@@ -73,7 +73,7 @@ def write_loss_png(run_dir: str | Path, out: str | Path) -> None:
     ax.plot(*zip(*train), label="train", color="tab:blue", linewidth=1, alpha=0.8)
     if val:
         ax.plot(*zip(*val), label="validation", color="tab:orange", marker="o", markersize=3)
-    if train[-1][0] / train[0][0] >= 100:
+    if train[0][0] > 0 and train[-1][0] / train[0][0] >= 100:  # a step-0 point would sit at -∞ on a log axis
         ax.set_xscale("log")
     ax.set_xlabel("step")
     ax.set_ylabel("loss (nats per character)")

@@ -18,13 +18,17 @@ import hashlib
 import io
 import json
 import os
+import re
 from pathlib import Path
 
 import torch
 
 from minigpt.formats.atomic_file import write_text
+from minigpt.formats import bounded
 
 KEPT = 8  # pages' measurements kept; each is about the size of its page's snapshots data
+KEY_FILE = re.compile(r"[0-9a-f]{64}\.json")  # what the cache names its files: a sha256 key
+MEASURED = {"roles": dict, "ablation": dict, "units": dict, "snapshots": (dict, type(None))}  # what a whole entry holds
 FORMAT = 1  # the layout of a cached file
 # the modules whose code computes what is cached
 MEASURING = ["model.py", "measurements/ablation.py", "measurements/head_roles.py", "measurements/prefix_forest.py", "views/page_data.py",
@@ -48,19 +52,32 @@ def cache_key(ckpt, names: list[str], what: str) -> str:
     digest.update(weights.getvalue())
     digest.update(json.dumps([ckpt.config.to_dict(), ckpt.tokenizer.chars, ckpt.step], sort_keys=True).encode())
     snapshots = ckpt.path.parent / "snapshots.pt"
-    digest.update(snapshots.read_bytes() if snapshots.is_file() else b"no snapshots")
+    if snapshots.is_file() and snapshots.stat().st_size <= bounded.LIMITS["snapshots file"]:  # a larger one is refused when read
+        with open(snapshots, "rb") as f:  # in pieces: the key costs no more memory than a piece
+            for piece in iter(lambda: f.read(1 << 20), b""):
+                digest.update(piece)
+    else:
+        digest.update(b"no snapshots")
     digest.update("\n".join(names).encode("utf-8", "surrogatepass"))
     return digest.hexdigest()
 
 
 def read_cached(key: str) -> dict | None:
+    """What was kept under `key`, or None when nothing was, or what is there is not whole (a file replaced,
+    edited or damaged is measured again, never used as it is)."""
     path = cache_dir() / f"{key}.json"
     try:
         found = json.loads(path.read_text(encoding="utf-8"))
         os.utime(path)  # recently used
-    except (OSError, ValueError):
+    except (OSError, ValueError, RecursionError):
         return None
-    return found if isinstance(found, dict) else None
+    return found if looks_whole(found) else None
+
+
+def looks_whole(found) -> bool:
+    """The measurements' shape (views/page_data.py's measured): each part there, of the type the page reads."""
+    return (isinstance(found, dict) and set(found) == set(MEASURED)
+            and all(isinstance(found[name], kinds) for name, kinds in MEASURED.items()))
 
 
 def write_cached(key: str, measured: dict) -> None:
@@ -70,8 +87,23 @@ def write_cached(key: str, measured: dict) -> None:
         folder.mkdir(parents=True, exist_ok=True)
         # an OSError stays one (failed=...), for the except below
         write_text(folder / f"{key}.json", json.dumps(measured, separators=(",", ":")), failed=lambda at, error: error)
-        kept = sorted(folder.glob("*.json"), key=lambda p: p.stat().st_mtime, reverse=True)
-        for old in kept[KEPT:]:
-            old.unlink(missing_ok=True)
     except OSError:
-        pass  # a cache that cannot be written only means measuring again next time
+        return  # a cache that cannot be written only means measuring again next time
+    evict(folder)
+
+
+def evict(folder: Path) -> None:
+    """Remove the least recently used of the cache's own files past KEPT: only files named as it names them
+    (a key and .json), never a link, a folder or anyone else's file, and one that cannot be removed is skipped."""
+    own = []
+    for path in folder.iterdir():
+        try:
+            if KEY_FILE.fullmatch(path.name) and path.is_file() and not path.is_symlink():
+                own.append((path.stat().st_mtime, path))
+        except OSError:
+            continue
+    for _, old in sorted(own, reverse=True)[KEPT:]:
+        try:
+            old.unlink()
+        except OSError:
+            pass
