@@ -20,7 +20,7 @@ from minigpt.bundled import names_file
 from minigpt.errors import UsageError
 from minigpt.formats.bounded import read_bytes
 from minigpt.formats.sniffing import NOT_NAMES, identify, wrong_kind
-from minigpt.model import IGNORE
+from minigpt.model import GPT, IGNORE
 from minigpt.scaling.membership import NameSet, fingerprints
 
 BUNDLED_NAMES = names_file()
@@ -159,6 +159,19 @@ class Tokenizer:
 
     def token_label(self, i: int) -> str:
         return BOUNDARY if i == self.bos else self.chars[i]
+
+
+def check_model_and_names(model, tokenizer, names) -> None:
+    """What the Python API is handed, checked as the command line checks a file: one line naming what is wrong."""
+    if not isinstance(model, GPT):
+        raise UsageError(f"expected the model (a checkpoint's .model), got {type(model).__name__}")
+    if not isinstance(tokenizer, Tokenizer):
+        raise UsageError(f"expected the tokenizer (a checkpoint's .tokenizer), got {type(tokenizer).__name__}")
+    if isinstance(names, (str, Path)) or not all(isinstance(name, str) for name in names):
+        raise UsageError("expected a list of names (minigpt.read_names(path) reads a names file), "
+                         f"got {type(names).__name__}")
+    if not names:
+        raise UsageError("expected a list of names, got an empty one")
 
 
 def token_ids(names: list[str], tokenizer: Tokenizer, chunk: int = 1 << 20) -> torch.Tensor:

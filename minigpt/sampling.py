@@ -154,6 +154,8 @@ def sample(checkpoint, num: int = 10, new_only: bool = False, seed: int | None =
 def sample_batches(checkpoint, num: int = 10, new_only: bool = False, seed: int | None = None, prefix: str = "",
                    temperature: float | None = None, top_k: int | None = None, top_p: float | None = None):
     """`sample`'s names a batch at a time, as each is made (`minigpt sample` prints them so)."""
+    if not all(hasattr(checkpoint, part) for part in ("model", "tokenizer", "config", "membership")):
+        raise UsageError(f"sample takes a loaded checkpoint (minigpt.load_checkpoint(path)), got {type(checkpoint).__name__}")
     model, tokenizer = checkpoint.model, checkpoint.tokenizer
     options = {"prefix": prefix, **recipe_options(checkpoint.config.sample, temperature, top_k, top_p)}
     if not new_only:

@@ -20,7 +20,7 @@ import torch
 import torch.nn.functional as F
 
 from minigpt.config import Config
-from minigpt.data import BatchOrder, Tokenizer, TokenizedNames, tokenize_corpus
+from minigpt.data import BatchOrder, Tokenizer, TokenizedNames, check_model_and_names, tokenize_corpus
 from minigpt.errors import Interrupted, RunError, UsageError, first_line
 from minigpt.formats.checkpoint import (ResumeState, load_microgpt_weights, payload, read_model_weights, save_checkpoint,
                                         training_state)
@@ -48,6 +48,7 @@ def evaluate(model: GPT, data: TokenizedNames, batch_size: int = 256, dist: Dist
 
 def evaluate_names(model: GPT, tokenizer: Tokenizer, names: list[str], what: str = "names") -> dict:
     """Loss of a trained model on a list of names: {"loss", "tokens", "names", "truncated"}."""
+    check_model_and_names(model, tokenizer, names)
     tokenizer.check("".join(names), what)
     device = model.lm_head.weight.device
     data = TokenizedNames(names, tokenizer, model.config.block_size).to(device)

@@ -95,6 +95,7 @@ def test_bad_input_stops_every_rank_with_a_message(tmp_path, monkeypatch):
     """Each rank reads the names itself, so each fails on its own, and says which rank it is."""
     for rank in (0, 1):
         monkeypatch.setenv("RANK", str(rank))
+        monkeypatch.setenv("LOCAL_RANK", str(rank))  # as torchrun sets it beside RANK
         monkeypatch.setenv("WORLD_SIZE", "2")
         monkeypatch.setattr("minigpt.runs.setup.setup_distributed", lambda device: Distributed(rank, 2, rank, device))
         result = CliRunner().invoke(app, ["train", "--data", str(tmp_path / "missing.txt"), "-c", "tiny"])
@@ -134,3 +135,22 @@ def test_a_batch_that_does_not_split_is_refused_before_any_process_starts(tmp_pa
                                       "--out", str(tmp_path / "run")])
     assert result.exit_code == 2 and not (tmp_path / "run").exists()
     assert result.stderr == "minigpt: error: train.batch_size (15) must be a multiple of --nproc (2)\n"
+
+
+@pytest.mark.parametrize("env, message", [({"WORLD_SIZE": "abc"}, "WORLD_SIZE='abc' in the environment is not a number"),
+                                          ({"WORLD_SIZE": "2"}, "but RANK is unset"),
+                                          ({"WORLD_SIZE": "2", "RANK": "5", "LOCAL_RANK": "0"}, "but RANK is '5'")])
+def test_an_environment_torchrun_could_not_have_set_is_one_line(env, message, names_file, tmp_path, monkeypatch):
+    for key in ("WORLD_SIZE", "RANK", "LOCAL_RANK"):
+        monkeypatch.delenv(key, raising=False)
+    for key, value in env.items():
+        monkeypatch.setenv(key, value)
+    result = CliRunner().invoke(app, ["train", "--data", str(names_file), "-c", "tiny", "--steps", "1", "--out", str(tmp_path / "r")])
+    assert result.exit_code == 2 and message in result.stderr and len(result.stderr.splitlines()) == 1, result.stderr
+    failing = CliRunner().invoke(app, ["sample", str(tmp_path / "missing")])  # any failing command: one line, no traceback
+    assert failing.exit_code == 2 and failing.stderr.startswith("minigpt: error: checkpoint not found")
+
+
+def test_nproc_has_a_ceiling():
+    result = CliRunner().invoke(app, ["train", "--nproc", "100000"])
+    assert result.exit_code == 2 and "--nproc must be from 1 to" in result.stderr

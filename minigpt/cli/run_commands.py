@@ -18,7 +18,7 @@ from minigpt.errors import UsageError, warn
 from minigpt.formats import strict_json
 from minigpt.formats.atomic_file import refuse_existing
 from minigpt.formats.text import one_line
-from minigpt.scaling.torchrun import check_batch_splits, rank, run_on_processes
+from minigpt.scaling.torchrun import check_batch_splits, most_processes, rank, run_on_processes
 
 
 def train(
@@ -57,8 +57,9 @@ def train(
     """Train a model on a names file and write best.pt and last.pt into a run directory."""
     from minigpt.config import default_config_path, load_config
 
-    if nproc < 1:
-        raise UsageError(f"--nproc must be at least 1, got {nproc}")
+    if not 1 <= nproc <= most_processes():
+        raise UsageError(f"--nproc must be from 1 to {most_processes()} (one process per core of this machine, two at "
+                         f"least), got {nproc}")
     shortcuts = {"steps": steps, "batch_size": batch_size, "lr": lr, "device": device, "seed": seed,
                  "time_limit": time_limit}
     overrides = list(set_) + [f"train.{k}={v!r}" for k, v in shortcuts.items() if v is not None]

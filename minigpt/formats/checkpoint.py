@@ -323,7 +323,12 @@ def load_checkpoint(path: str | Path, device: str | torch.device = "cpu") -> Che
 
 def as_checkpoint(checkpoint: str | Path | Checkpoint) -> Checkpoint:
     """A loaded Checkpoint as it is; a checkpoint file or a run directory loaded (what the API's functions take)."""
-    return checkpoint if isinstance(checkpoint, Checkpoint) else load_checkpoint(checkpoint)
+    if isinstance(checkpoint, Checkpoint):
+        return checkpoint
+    if not isinstance(checkpoint, (str, Path)):
+        raise UsageError(f"expected a checkpoint: a loaded Checkpoint, a checkpoint file or a run directory; "
+                         f"got {type(checkpoint).__name__}")
+    return load_checkpoint(checkpoint)
 
 
 def read_resume_state(path: str | Path) -> tuple[Path, ResumeState]:

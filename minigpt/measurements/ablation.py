@@ -27,7 +27,7 @@ import torch
 import torch.nn.functional as F
 
 from minigpt.errors import UsageError
-from minigpt.data import TokenizedNames, Tokenizer
+from minigpt.data import TokenizedNames, Tokenizer, check_model_and_names
 from minigpt.model import GPT, IGNORE, causal_attention, eval_mode
 from minigpt.measurements.logit_lens import embedded, read_off
 from minigpt.measurements.prefix_forest import PrefixForest, embedded_nodes, forest_nats, node_attention, prefix_forests
@@ -243,6 +243,7 @@ def ablate_modes(model: GPT, tokenizer: Tokenizer, names: list[str], modes=MODES
     """`ablate` in each of `modes` at once, sharing the whole model's pass and the layers above each part
     (the explorer page measures both at every training snapshot). `forests`: the names' prefix_forests,
     when they are already made."""
+    check_model_and_names(model, tokenizer, names)
     for mode in modes:
         if mode not in MODES:
             raise UsageError(f"--mode {mode!r} is not one of {', '.join(MODES)}")

@@ -14,7 +14,8 @@ from __future__ import annotations
 
 import torch
 
-from minigpt.data import Tokenizer
+from minigpt.data import Tokenizer, check_model_and_names
+from minigpt.errors import UsageError
 from minigpt.model import GPT
 
 
@@ -52,6 +53,11 @@ def logit_lens(model: GPT, tokenizer: Tokenizer, ids: list[int], top: int = 3) -
     {"stages": [names], "positions": [{"position", "read", "next", "stages": [{"top": [{"token", "prob"}],
     "next_prob"}]}]}
     """
+    check_model_and_names(model, tokenizer, ["ids"])
+    if isinstance(ids, str) or not ids or not all(isinstance(i, int) and 0 <= i <= tokenizer.bos for i in ids) \
+            or len(ids) > model.config.block_size:
+        raise UsageError(f"logit_lens reads token ids (the boundary token, then tokenizer.encode(name)), at most "
+                         f"{model.config.block_size} of them from 0 to {tokenizer.bos}; got {str(ids)[:40]}")
     model.eval()
     idx = torch.tensor([ids], device=model.lm_head.weight.device)
     stages = residual_streams(model, idx)

@@ -9,7 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from minigpt.config import Config
+from minigpt.config import Config, validate
+from minigpt.errors import UsageError
 from minigpt.formats.text import as_text
 from minigpt.runs.records import RunRecords
 from minigpt.runs.run_directory import discard_if_no_checkpoint, open_run_dir
@@ -38,6 +39,9 @@ def train(
     records and its progress display (`quiet` hides the display).
     Under torchrun, every process calls this; rank 0 alone prints and writes.
     """
+    if not isinstance(config, Config):
+        raise UsageError(f"train takes a Config (minigpt.load_config(...)), got {type(config).__name__}")
+    validate(config)  # a Config built in Python is checked as a recipe is: batch size, steps, every range
     dist, threads = start_processes(config.train.device)
     lock = run_dir = None
     reporter, result = Reporter(), None

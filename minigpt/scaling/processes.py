@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import ctypes
 import math
-import os
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -23,7 +22,7 @@ import torch
 import torch.distributed as dist
 
 from minigpt.errors import RunError, UsageError
-from minigpt.scaling.torchrun import check_batch_splits, launched_by_torchrun
+from minigpt.scaling.torchrun import check_batch_splits, environment
 
 M_TRIM_THRESHOLD, M_MMAP_THRESHOLD = -1, -3  # glibc's mallopt parameter numbers
 
@@ -193,9 +192,10 @@ class PendingLosses:
 
 def setup(device: torch.device) -> Distributed:
     """Join the process group torchrun set up, if it did: gloo on the CPU, nccl on CUDA, one GPU per rank."""
-    if not launched_by_torchrun():
+    found = environment()
+    if found is None:
         return Distributed(device=device)
-    rank, world, local_rank = (int(os.environ[k]) for k in ("RANK", "WORLD_SIZE", "LOCAL_RANK"))
+    rank, world, local_rank = found
     if device.type == "cuda":
         device = torch.device("cuda", local_rank)
         torch.cuda.set_device(device)

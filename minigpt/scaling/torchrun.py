@@ -25,13 +25,46 @@ from minigpt.errors import UsageError
 GRACE_SECONDS = 20  # after one process fails, how long the others get to stop by themselves
 
 
+def environment() -> tuple[int, int, int] | None:
+    """(rank, world size, local rank) when torchrun started this process, None in one process. An environment
+    torchrun could not have set (WORLD_SIZE=abc, a WORLD_SIZE without RANK) is one line saying so."""
+    world = os.environ.get("WORLD_SIZE", "1")
+    if not world.strip().isdigit() or int(world) < 1:
+        raise UsageError(f"WORLD_SIZE={world!r} in the environment is not a number of processes; torchrun sets it "
+                         f"(minigpt train --nproc N starts N processes); unset it to run in one process")
+    world = int(world)
+    if world == 1:
+        return None
+    found = []
+    for key in ("RANK", "LOCAL_RANK"):
+        value = os.environ.get(key)
+        if value is None or not value.strip().isdigit() or int(value) >= world:
+            said = "unset" if value is None else repr(value)
+            raise UsageError(f"WORLD_SIZE={world} in the environment, but {key} is {said}: torchrun sets both from 0 to "
+                             f"WORLD_SIZE - 1 (minigpt train --nproc N starts N processes); unset WORLD_SIZE to run in one")
+        found.append(int(value))
+    return found[0], world, found[1]
+
+
 def launched_by_torchrun() -> bool:
-    return int(os.environ.get("WORLD_SIZE", "1")) > 1
+    return environment() is not None
 
 
 def rank() -> int | None:
-    """This process's rank when several were started, else None (read before any process group exists)."""
-    return int(os.environ.get("RANK", "0")) if launched_by_torchrun() else None
+    """This process's rank when several were started, else None (read before any process group exists).
+    It names the process in error lines, so an environment that makes no sense is one process here."""
+    try:
+        found = environment()
+    except UsageError:
+        return None
+    return found[0] if found else None
+
+
+def most_processes() -> int:
+    """One training process per core this process may run on (more only wait for each other), and two on any
+    machine, so that DDP can be tried anywhere."""
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    return max(2, cores)
 
 
 def check_batch_splits(batch_size: int, processes: int, named: str) -> None:
