@@ -74,7 +74,8 @@ class GPTConfig:
     n_head: int = setting(4, "attention heads per block", POSITIVE)
     n_embd: int = setting(64, "width of the residual stream; each head gets n_embd / n_head of it", POSITIVE)
     block_size: int = setting(16, "positions the model reads: the boundary token and up to block_size - 1 characters "
-                              "(longer names are cut, and training says how many)", POSITIVE)
+                              "(longer names are cut, and training says how many; train.auto_scale raises it to "
+                              "fit the longest training name)", POSITIVE)
     dropout: float = setting(0.1, "on the attention and MLP outputs, before they join the residual stream", A_FRACTION)
     attn_dropout: float = setting(0.0, "on the attention weights", A_FRACTION)
     init_std: float = setting(0.02, "every matrix starts from N(0, init_std)", POSITIVE)

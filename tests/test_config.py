@@ -142,3 +142,20 @@ def test_the_start_panel_says_the_time_limit_is_off(names_file, tmp_path):
                                 env={"COLUMNS": "200"})
     assert result.exit_code == 0, result.output
     assert "time limit of 900 s is off" in result.stderr and "2 steps of" in result.stderr
+
+
+def test_auto_scale_fits_the_block_size_to_the_longest_name_unless_given():
+    from minigpt.runs.setup import LONGEST_FITTED, fit_block_size
+
+    names = ["anna", "x" * 23]
+    config = load_config("default")
+    notes = fit_block_size(config, names)
+    assert config.model.block_size == 24 and "longest training name has 23 characters" in notes[0]
+    given = load_config("default", ["model.block_size=16"])
+    assert fit_block_size(given, names) == [] and given.model.block_size == 16  # what the user set stays
+    exact = load_config("tiny")  # an exact recipe does not adapt
+    assert fit_block_size(exact, names) == [] and exact.model.block_size == 16
+    short = load_config("default")
+    assert fit_block_size(short, ["anna"]) == [] and short.model.block_size == 16  # only ever larger
+    huge = load_config("default")
+    assert "still cut" in fit_block_size(huge, ["y" * 500])[0] and huge.model.block_size == LONGEST_FITTED + 1

@@ -79,7 +79,7 @@ def start_run(config: Config, dist: Distributed, data_path, val_path, resume_fro
     recipe = config.train
     train_names, val_names, tokenizer = load_data(data_path, val_path, recipe.val_fraction, recipe.val_max, recipe.split_seed)
     # a resumed run keeps the recipe it was scaled to
-    scaled = scale_to_data(config, len(train_names)) if state is None else []
+    scaled = fit_block_size(config, train_names) + scale_to_data(config, len(train_names)) if state is None else []
     config.model.vocab_size = tokenizer.vocab_size
     trainer = Trainer(config, train_names, val_names, tokenizer, dist.device, data_path, val_path, dist)
     if state is not None:
@@ -126,3 +126,23 @@ def scale_to_data(config: Config, n_train: int) -> list[str]:
         return []
     return [f"{n_train:,} training names is a small file (under {SMALL_DATA:,}), so train.auto_scale set "
             + ", ".join(changed)]
+
+
+LONGEST_FITTED = 128  # characters train.auto_scale lets the block size grow to: attention's cost grows with its square
+
+
+def fit_block_size(config: Config, names: list[str]) -> list[str]:
+    """With train.auto_scale, a block size that reads the longest training name whole (up to LONGEST_FITTED
+    characters), unless model.block_size was given: a name cut at the block size would be learned, and
+    generated, cut. Only ever larger than the recipe's. Says what it changed."""
+    m = config.model
+    if not config.train.auto_scale or "model.block_size" in config.given or not names:
+        return []
+    longest = max(map(len, names))
+    wanted = min(longest, LONGEST_FITTED) + 1  # the boundary token, then every character
+    if wanted <= m.block_size:
+        return []
+    was, m.block_size = m.block_size, wanted
+    cut = f"; names longer than {LONGEST_FITTED} characters are still cut" if longest > LONGEST_FITTED else ""
+    return [f"the longest training name has {longest:,} characters, so train.auto_scale set block_size {wanted} "
+            f"(was {was}){cut}"]

@@ -61,7 +61,8 @@ def start_panel(out: Console, trainer, run_dir: Path, notes: list[str] = (), thr
     out.print(Panel(table, title="minigpt train", expand=False))
     if data["truncated"]:
         warn(f"{data['truncated']} training names are longer than the block size allows "
-             f"({m.block_size - 1} characters) and were cut to fit")
+             f"({m.block_size - 1} characters) and were cut to fit; --set model.block_size=N reads names of up to "
+             f"N - 1 characters whole")
 
 
 def samples_table(out: Console, step: int, val_loss: float | None, names: list[tuple[str, bool]]) -> None:
