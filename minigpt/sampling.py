@@ -141,6 +141,15 @@ def generate_batches(
             yield _generate_batch(model, tokenizer, prompt, batch, temperature, top_k, top_p, generator, use_cache, batch_size)
 
 
+CUT = "…"  # after a name that reached the block size before it ended: what the model would write next is unknown
+
+
+def is_cut(name: str, block_size: int) -> bool:
+    """Whether a generated name reached the block size without the model ending it: the boundary token and
+    block_size - 1 characters fill every position, so a name of block_size characters or more was cut."""
+    return len(name) >= block_size
+
+
 def sample(checkpoint, num: int = 10, new_only: bool = False, seed: int | None = None, prefix: str = "",
            temperature: float | None = None, top_k: int | None = None, top_p: float | None = None) -> list[str]:
     """Names from a loaded checkpoint; with new_only, only names not in its training data.
@@ -170,7 +179,8 @@ def sample_batches(checkpoint, num: int = 10, new_only: bool = False, seed: int 
     generator_seed = seed if seed is not None else torch.seed()
     for attempt in range(20):  # each attempt its own seed, kept in the range a seed has
         batch = generate(model, tokenizer, 2 * (num - found) + 10, seed=(generator_seed + attempt) % SEEDS, **options)
-        fresh = [name for name in batch if name not in seen][: num - found]
+        # a cut name is not a new name: it is the start of one
+        fresh = [name for name in batch if name not in seen and not is_cut(name, model.config.block_size)][: num - found]
         found += len(fresh)
         yield fresh
         if found == num:

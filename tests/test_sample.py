@@ -141,3 +141,27 @@ def test_a_closed_pipe_ends_sample_quietly(trained_run):
     assert process.stdout.readline().strip()  # `| head -1`: one name read, then the pipe is closed
     process.stdout.close()
     assert process.wait(timeout=120) == 141 and process.stderr.read() == b""
+
+
+def test_a_name_cut_at_the_block_size_is_marked_and_never_counted_as_new(trained_run):
+    import json
+
+    from typer.testing import CliRunner
+
+    from minigpt.cli.main import app
+    from minigpt.sampling import CUT, is_cut
+
+    run = str(trained_run[0])
+    block = load_checkpoint(trained_run[0]).config.model.block_size
+    wild = ["sample", run, "-n", "300", "--seed", "1", "-t", "3"]  # hot enough that some names never end
+    printed = CliRunner().invoke(app, wild)
+    cut = [line for line in printed.stdout.splitlines() if line.endswith(CUT)]
+    assert cut and all(len(line) == block + 1 for line in cut)
+    assert f"{len(cut)} filled the model's {block} positions" in printed.stderr
+    new = int(printed.stderr.split(" of ")[0])
+    assert new <= 300 - len(cut)
+    found = json.loads(CliRunner().invoke(app, [*wild, "--json"]).stdout)["names"]
+    assert [n["name"] for n in found if n["cut"]] == [line[:-1] for line in cut]
+    assert all(is_cut(n["name"], block) == n["cut"] for n in found)
+    fresh = CliRunner().invoke(app, [*wild, "--new-only"]).stdout.splitlines()
+    assert len(fresh) == 300 and not any(line.endswith(CUT) for line in fresh)

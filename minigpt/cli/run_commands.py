@@ -101,7 +101,7 @@ def sample(
 ) -> None:
     """Generate names from a trained checkpoint, one per line."""
     from minigpt.data import read_names
-    from minigpt.sampling import sample as sample_names, sample_batches
+    from minigpt.sampling import CUT, is_cut, sample as sample_names, sample_batches
     from minigpt.scaling.membership import NameSet
 
     ckpt = checkpoint_to_read(checkpoint, device)
@@ -109,21 +109,30 @@ def sample(
         ckpt.membership = NameSet.exact(read_names(data))
     seen = ckpt.membership
     known = seen.kind != "none"  # an imported checkpoint cannot know its training names
+    block = ckpt.config.model.block_size
     if json_out:
         names = sample_names(ckpt, num, new_only, seed, prefix, temperature, top_k, top_p)
-        print(strict_json.dumps({"names": [{"name": n, "in_training_data": (n in seen) if known else None} for n in names]}))
+        print(strict_json.dumps({"names": [{"name": n, "in_training_data": (n in seen) if known else None,
+                                            "cut": is_cut(n, block)} for n in names]}))
         return
-    printed = new = 0
+    printed = new = cut = 0
+
+    def shown(name: str) -> str:  # a shared checkpoint's vocabulary may hold escape sequences: printed as text
+        return one_line(name) + (CUT if is_cut(name, block) else "") + (" *" if mark and known and name in seen else "")
+
     for batch in sample_batches(ckpt, num, new_only, seed, prefix, temperature, top_k, top_p):  # printed as made
-        if batch:  # a shared checkpoint's vocabulary may hold escape sequences: print them as text
-            print("\n".join(f"{one_line(n)} *" if mark and known and n in seen else one_line(n) for n in batch), flush=True)
+        if batch:
+            print("\n".join(map(shown, batch)), flush=True)
         printed += len(batch)
-        new += sum(name not in seen for name in batch) if known else 0
+        cut += sum(is_cut(name, block) for name in batch)
+        new += sum(name not in seen and not is_cut(name, block) for name in batch) if known else 0
+    cut_note = (f"; {cut} filled the model's {block} positions before it ended them: cut, marked {CUT}, and not "
+                f"counted" if cut else "")
     if not known:
         warn(f"{one_line(ckpt.path)} does not carry its training names, so whether these are new is unknown; "
-              f"--data FILE checks them against a names file")
+              f"--data FILE checks them against a names file{cut_note}")
         return
-    print(f"{new} of {printed} names are not in the training data", file=sys.stderr)
+    print(f"{new} of {printed} names are not in the training data{cut_note}", file=sys.stderr)
 
 
 def eval_(
