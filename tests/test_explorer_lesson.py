@@ -7,6 +7,8 @@ so that the numbers compared with torch are far from zero.
 
 import math
 
+from pathlib import Path
+
 import pytest
 import torch
 
@@ -331,9 +333,26 @@ def test_a_strips_numbers_show_on_hover_and_focus_and_check_by_hand(chromium, le
     page.keyboard.press("ArrowRight")
     assert readout(page).startswith("q4[1] = ")
     browser.show(page, "#walk")
-    page.locator("#walk .walk-step[data-key='lm_head'] .vec").first.click()
-    assert readout(page).startswith("lm_head[0] = ") and "token a" in readout(page)
+    logits = page.locator("#walk .walk-step[data-key='lm_head'] .vec").first
+    box, vocab = logits.bounding_box(), len(page.evaluate("minigpt.vocab")) + 1
+    logits.click(position={"x": 3.5 * box["width"] / vocab, "y": box["height"] / 2})  # the first click reads number 3
+    assert readout(page).startswith("lm_head[3] = ") and "token d" in readout(page)
     assert page.watched.errors == []
+
+
+def test_the_first_tap_on_a_strip_reads_the_number_under_the_finger(chromium, lesson):
+    context = chromium.new_context(viewport={"width": 390, "height": 844}, has_touch=True, is_mobile=True)
+    try:
+        page = context.new_page()
+        page.goto(Path(lesson[1]).resolve().as_uri())
+        browser.show(page, "#walk")
+        logits = page.locator("#walk .walk-step[data-key='lm_head'] .vec").first
+        logits.scroll_into_view_if_needed()
+        box, vocab = logits.bounding_box(), len(page.evaluate("minigpt.vocab")) + 1
+        page.touchscreen.tap(box["x"] + 5.5 * box["width"] / vocab, box["y"] + box["height"] / 2)
+        assert readout(page).startswith("lm_head[5] = ")
+    finally:
+        context.close()
 
 
 def test_with_a_part_off_every_view_says_so_and_shows_what_changed(chromium, lesson):

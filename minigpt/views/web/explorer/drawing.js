@@ -173,14 +173,26 @@ function buildReadout() {
   readout.node = el("div", { id: "readout", role: "status", hidden: "" });
   document.body.append(readout.node);
   const frameOf = (event) => (event.target.closest ? event.target.closest(".vec") : null);
+  const pickAt = (node, x) => {
+    const r = node.getBoundingClientRect(), n = node._read.values.length;
+    return Math.min(n - 1, Math.max(0, Math.floor(((x - r.left) / r.width) * n)));
+  };
   document.addEventListener("mousemove", (event) => {
     const node = frameOf(event);
-    if (node && node._read) {
-      const r = node.getBoundingClientRect(), n = node._read.values.length;
-      showReadout(node, Math.min(n - 1, Math.max(0, Math.floor(((event.clientX - r.left) / r.width) * n))));
-    } else if (readout.frame && readout.frame !== document.activeElement) hideReadout();
+    if (node && node._read) showReadout(node, pickAt(node, event.clientX));
+    else if (readout.frame && readout.frame !== document.activeElement) hideReadout();
   });
-  document.addEventListener("focusin", (event) => { const node = frameOf(event); if (node && node._read) showReadout(node, 0); });
+  // a tap or a click focuses the strip too: the number under the finger, not the first, is the one to read
+  document.addEventListener("pointerdown", (event) => {
+    const node = frameOf(event);
+    readout.pointed = node && node._read ? { node, pick: pickAt(node, event.clientX) } : null;
+    if (readout.pointed) showReadout(node, readout.pointed.pick);
+  });
+  document.addEventListener("focusin", (event) => {
+    const node = frameOf(event), pointed = readout.pointed;
+    readout.pointed = null;
+    if (node && node._read) showReadout(node, pointed && pointed.node === node ? pointed.pick : 0);
+  });
   document.addEventListener("focusout", (event) => { if (frameOf(event) === readout.frame) hideReadout(); });
   document.addEventListener("keydown", (event) => {
     if (!readout.frame || document.activeElement !== readout.frame) return;
