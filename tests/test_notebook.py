@@ -41,6 +41,9 @@ def test_the_tutorial_runs_and_shows_names_the_explorer_and_a_picture(tutorial):
     printed = "".join(out.get("text", "") for cell in notebook.cells if cell.cell_type == "code" for out in cell.outputs)
     assert "1000 steps, validation loss" in printed and "loss with every part on" in printed
     assert "\x1b[" not in printed  # no terminal escape codes in a notebook's text
+    plain = outputs(notebook, "text/plain")
+    assert any("minigpt train" in text for text in plain)  # the start panel, as text and as HTML
+    assert not any("\x1b[" in text for text in plain)  # and its text/plain part is plain too
     frames = [h for h in outputs(notebook, "text/html") if 'class="minigpt-explorer"' in h]
     assert len(frames) == 1 and frames[0].startswith("<iframe")
     assert outputs(notebook, "image/png")  # the attention grid, as a picture

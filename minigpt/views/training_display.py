@@ -8,6 +8,7 @@ the display writes one line per evaluation instead.
 
 from __future__ import annotations
 
+import io
 import sys
 from pathlib import Path
 from typing import Callable
@@ -26,7 +27,7 @@ class TrainingDisplay(Reporter):
     def __init__(self, run_dir: Path, quiet: bool = False, threads: tuple[int, str] | None = None,
                  notes: list[str] = (), resumed_at: int | None = None):
         self.run_dir, self.quiet, self.threads, self.notes, self.resumed_at = run_dir, quiet, threads, notes, resumed_at
-        self.console = Console(stderr=True, quiet=quiet, highlight=False)
+        self.console = NotebookConsole(quiet) if in_notebook() else Console(stderr=True, quiet=quiet, highlight=False)
         self.one_line_an_evaluation = not quiet and not sys.stderr.isatty() and not notebook_bar()
         self.bar: tqdm | None = None
         self.line = ""  # the progress line of the latest log, printed at the evaluation that follows it
@@ -56,6 +57,27 @@ class TrainingDisplay(Reporter):
             self.bar.close()
         if result is not None:
             summary_panel(self.console, result)
+
+
+class NotebookConsole:
+    """What the panels print, in a notebook: HTML with rich's colours, and a text/plain part that is plain
+    text (rich's own notebook output puts terminal escape codes there, which a plain-text view shows raw)."""
+
+    HTML = '<pre style="white-space: pre; font-family: Menlo, Consolas, monospace; line-height: 1.25">{code}</pre>'
+
+    def __init__(self, quiet: bool):
+        self.quiet = quiet
+
+    def print(self, *renderables, **options) -> None:
+        if self.quiet:
+            return
+        from IPython.display import display
+
+        recorder = Console(record=True, file=io.StringIO(), width=100, highlight=False, force_jupyter=False,
+                           force_terminal=True)
+        recorder.print(*renderables, **options)
+        display({"text/html": recorder.export_html(inline_styles=True, code_format=self.HTML, clear=False),
+                 "text/plain": recorder.export_text()}, raw=True)
 
 
 def progress_bar(trainer, hidden: bool) -> tqdm:
