@@ -163,3 +163,18 @@ def test_cli_ablate_refuses_bad_input_in_one_line(trained_run, tmp_path):
         result = runner.invoke(app, ["ablate", *args])
         assert result.exit_code == 2, (args, result.output)
         assert message in result.stderr and len(result.stderr.strip().splitlines()) == 1
+
+
+def test_scoring_a_forest_a_few_rows_at_a_time_gives_the_same_losses(trained_run, monkeypatch):
+    """The ablation's logits are worked out a few rows at a time (a large vocabulary costs time, not memory):
+    any number of rows at once gives the same losses."""
+    from minigpt.formats.checkpoint import load_checkpoint
+    from minigpt.measurements import prefix_forest
+
+    ckpt = load_checkpoint(trained_run[0])
+    model, names = ckpt.model.double(), ckpt.train_names[:60]  # float64: the order of a sum moves nothing seen
+    whole = ablate(model, ckpt.tokenizer, names, "mean")
+    monkeypatch.setattr(prefix_forest, "LOGITS", 3 * (ckpt.tokenizer.vocab_size))  # three rows at a time
+    piecewise = ablate(model, ckpt.tokenizer, names, "mean")
+    assert piecewise.loss == pytest.approx(whole.loss, abs=1e-9)
+    assert [cost for _, cost in piecewise.costs] == pytest.approx([cost for _, cost in whole.costs], abs=1e-9)

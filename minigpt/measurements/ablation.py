@@ -181,15 +181,15 @@ def losses_each_off(model: GPT, passes: list[WholePass], parts: list[Part], mode
     totals, count = torch.zeros(len(modes), len(parts) + 1, dtype=torch.float64), 0
     for found in passes:
         attend = node_attention(found.forest)
-        totals[:, 0] += forest_nats(read_off(model, found.entering[L]), found.forest)[0].cpu()
+        totals[:, 0] += forest_nats(model, found.entering[L], found.forest)[0].cpu()
         per = max(1, ROWS // found.entering[0].size(1))
         for l in range(L):
             here = [i for i, part in enumerate(parts) if part.layer == l]
             for m, means in enumerate(modes):
                 for some in (here[at:at + per] for at in range(0, len(here), per)):
                     after = own_layer_each_off(model, found, l, [parts[i] for i in some], means)
-                    logits = read_off(model, through_layers(model, after, range(l + 1, L), attend=attend))
-                    totals[m, [1 + i for i in some]] += forest_nats(logits, found.forest).cpu()
+                    stream = through_layers(model, after, range(l + 1, L), attend=attend)
+                    totals[m, [1 + i for i in some]] += forest_nats(model, stream, found.forest).cpu()
         count += found.forest.predicted
     return (totals / count).tolist()
 

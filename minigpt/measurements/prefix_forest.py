@@ -17,7 +17,8 @@ lays the nodes out along the forest's longest prefixes (`paths`, no shorter pref
 name) for the causal attention kernel, then reads each node's output off one path through it.
 
     forests = prefix_forests(names, tokenizer, block_size)   # a few forests, each of bounded size
-    logits = read_off(model, through_layers(model, embedded_nodes(model, forest), ..., attend=node_attention(forest)))
+    stream = through_layers(model, embedded_nodes(model, forest), ..., attend=node_attention(forest))
+    nats = forest_nats(model, stream[None], forest)       # the names' summed loss, read off the last stream
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ from minigpt.model import GPT, causal_attention
 
 NODES = 8192  # the most nodes in one forest: names are grouped by first character up to this (memory stays bounded)
 PATH_GROUPS = 4  # paths of like length are attended to together: fewer padded positions
+LOGITS = 1 << 22  # logits worked out at once when scoring (32 MB in float64), whatever the vocabulary
 PAIRED = 2  # paths read as one sequence by the fused kernel: its work per sequence is the slow part (docs/explorer.md)
 
 
@@ -190,7 +192,18 @@ def path_weights(model: GPT, forest: PrefixForest) -> list[torch.Tensor]:
     return [torch.stack([weights[l * groups + g][0] for l in range(model.config.n_layer)]) for g in range(groups)]
 
 
-def forest_nats(logits: torch.Tensor, forest: PrefixForest) -> torch.Tensor:
-    """[S]: the summed cross-entropy of the names' predictions, for each of S sets of logits [S, P, V]."""
-    logp = torch.log_softmax(logits.double(), dim=-1)[:, forest.target_nodes, forest.target_tokens]  # [S, K]
-    return -(logp * forest.target_counts).sum(-1)
+def forest_nats(model: GPT, stream: torch.Tensor, forest: PrefixForest) -> torch.Tensor:
+    """[S]: the summed cross-entropy of the names' predictions, for each of S residual streams [S, P, C]
+    read off as the model reads its last one (final norm, lm_head). The logits are worked out a few rows
+    at a time, LOGITS numbers at most, and only their normaliser (logsumexp) is kept, with the scored
+    token's logit as a dot product: a vocabulary of 50,000 characters costs time, not gigabytes."""
+    S, P, C = stream.shape
+    normed = model.final_norm(stream) if model.final_norm is not None else stream
+    rows = normed.reshape(S * P, C)
+    weight = model.lm_head.weight
+    step = max(1, LOGITS // weight.size(0))
+    norms = torch.cat([torch.logsumexp((rows[at:at + step] @ weight.T).double(), dim=-1)
+                       for at in range(0, S * P, step)]).view(S, P)
+    nodes, tokens = forest.target_nodes, forest.target_tokens
+    scored = (normed[:, nodes] * weight[tokens]).sum(-1).double()  # [S, K]: each scored token's logit
+    return -((scored - norms[:, nodes]) * forest.target_counts).sum(-1)
