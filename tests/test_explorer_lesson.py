@@ -474,3 +474,28 @@ def test_every_panel_is_drawn_without_scrolling_to_it_for_a_whole_page_capture(c
     assert page.evaluate("getComputedStyle(document.getElementById('lens')).contentVisibility") != "auto"
     assert page.evaluate("document.querySelector('#walk .walk-step .note-text').textContent") != ""
     assert page.watched.errors == []
+
+
+def test_a_projection_reads_as_the_sum_it_is_down_to_the_weights(chromium, lesson):
+    """q[n] = Σⱼ a[j]·W_Q[n, j], and a logit = Σⱼ x[j]·lm_head[t, j]: the readout names the largest terms, with
+    the weights themselves, and their sum; the numbers are torch's."""
+    import re
+
+    ckpt, path = lesson
+    page = browser.open_page(chromium, path)
+    page.evaluate("minigpt.select(0, 1)")
+    browser.show(page, "#flow")
+    q = page.locator("#flow-steps .vec").nth(5)
+    box, d = q.bounding_box(), ckpt.config.model.n_embd
+    page.mouse.move(box["x"] + 7.5 * box["width"] / d, box["y"] + box["height"] / 2)
+    shown = readout(page)
+    assert "= Σⱼ a[j]·W_Q[7, j] over" in shown and "all of them add up to" in shown, shown
+    j, _, w = re.search(r"a\[(\d+)\]·W_Q\[7, \d+\] = (\S+) × (\S+)", shown).groups()
+    weight = ckpt.model.layers[0].attn.attn_wq.weight[7, int(j)].item()
+    assert float(w.replace("−", "-")) == pytest.approx(weight, abs=5e-5)
+    browser.show(page, "#walk")
+    logits = page.locator("#walk .walk-step[data-key='lm_head'] .vec").first
+    box = logits.bounding_box()
+    logits.hover(position={"x": 0.5 * box["width"] / (len(ckpt.tokenizer.chars) + 1), "y": box["height"] / 2})
+    assert "token a = Σⱼ x[j]·lm_head[0, j]" in readout(page)
+    assert page.watched.errors == []

@@ -156,7 +156,9 @@ function drawWalk() {
         if (spot) strips.push([part, scale, spot.frames[h]]);
       });
     } else {
-      readable(line.frames[0], op.key, values, op.tokens ? (t) => `token ${label(t)}` : null);
+      // a logit as the sum it is: what lm_head's row for the token reads off the stream
+      const logit = (t) => `token ${label(t)} ` + projectionSum(model.weights.lm_head, "lm_head", s.final, "x", t, values[t]);
+      readable(line.frames[0], op.key, values, op.key === "lm_head" ? logit : op.tokens ? (t) => `token ${label(t)}` : null);
       if (spot) strips.push([values, scale, spot.frames[0]]);
     }
     let changed = false;

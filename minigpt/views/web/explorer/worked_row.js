@@ -177,7 +177,14 @@ function drawFlow() {
     q: [layer.q, qkScale, `q${i}`, from, to], k: [keyLayer.k, qkScale, `k${j}`, from, to],
     v: [keyLayer.v, largest(keyLayer.v), `v${j}`, from, to],
   };
-  for (const [name, [values, , what]] of Object.entries(strips)) readable(flow.frames[name], what, values);
+  // a projection's number as the sum it is: q[n] = Σⱼ a[j]·W_Q[n, j], its largest terms named, so that a hand
+  // check does not stop at "× W_Q" (k and v are made the same way, from the key position's own a)
+  const keyA = keyLayer.a, L = model.layers[l];
+  const made = { q: [L.attn_wq, "W_Q", layer.a, "a"], k: [L.attn_wk, "W_K", keyA, `a${j}`], v: [L.attn_wv, "W_V", keyA, `a${j}`] };
+  for (const [name, [values, , what]] of Object.entries(strips)) {
+    const [W, wName, input, inName] = made[name] || [];
+    readable(flow.frames[name], what, values, W ? (n) => projectionSum(W, wName, input, inName, n, values[n]) : null);
+  }
   const spots = flow.picture.place();
   if (spots) {
     const { ctx, canvas } = flow.picture;
@@ -194,4 +201,13 @@ function drawFlow() {
   write($("flow-note"), `For row ${i} (“${labels[i]}”) and the selected cell's position ${j}, layer ${l}: every ` +
     `position's vector is made the same way, from its own token and position. Head ${h} uses numbers ` +
     `${h * D}–${(h + 1) * D - 1} of q, k and v (the others faded): the strips in the worked row above.`);
+}
+
+// "= Σⱼ a[j]·W_Q[n, j]: a[12]·W_Q[n, 12] = 0.8100 × 0.5500 = 0.4455, ... (the largest of 64 terms) = q[n]"
+function projectionSum(W, wName, input, inName, n, total) {
+  const terms = Array.from(input, (x, k) => [x * W.data[n * W.cols + k], x, W.data[n * W.cols + k], k])
+    .sort((u, v) => Math.abs(v[0]) - Math.abs(u[0])).slice(0, 3);
+  return `= Σⱼ ${inName}[j]·${wName}[${n}, j] over ${input.length} terms; the largest: ` +
+    terms.map(([t, x, w, k]) => `${inName}[${k}]·${wName}[${n}, ${k}] = ${fmt(x, 4)} × ${fmt(w, 4)} = ${fmt(t, 4)}`).join(", ") +
+    `; all of them add up to ${fmt(total, 4)}`;
 }
