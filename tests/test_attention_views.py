@@ -95,3 +95,17 @@ def test_the_boundary_token_has_one_name_in_the_terminal_json_page_and_docs(trai
     root = Path(__file__).resolve().parent.parent
     for text in [shown, page, *(path.read_text() for path in [root / "README.md", *(root / "docs").glob("*.md")])]:
         assert "<BOS>" not in text and "<end>" not in text
+
+
+def test_a_heatmap_wider_than_the_terminal_says_what_it_left_out(tmp_path, monkeypatch):
+    from minigpt.config import load_config
+    from minigpt.runs.run import train
+
+    names = tmp_path / "places.txt"
+    names.write_text("\n".join(["stow-on-the-wold", "bourton-on-the-water", "anna", "moreton"] * 20) + "\n")
+    run = train(load_config("tiny", ["model.block_size=24", "train.steps=2"]), names, out_dir=tmp_path / "r", quiet=True).run_dir
+    monkeypatch.setenv("COLUMNS", "80")
+    wide = CliRunner().invoke(app, ["inspect-attention", str(run), "bourton-on-the-water", "--layer", "0", "--head", "0"])
+    assert wide.exit_code == 0 and "the last positions are cut off at 80 columns" in wide.stdout
+    narrow = CliRunner().invoke(app, ["inspect-attention", str(run), "anna", "--layer", "0", "--head", "0"])
+    assert narrow.exit_code == 0 and "cut off" not in narrow.stdout

@@ -100,3 +100,17 @@ def test_a_damaged_metrics_line_is_one_line_for_plot_and_no_curve_for_the_page(t
     else:
         assert result.exit_code == 2 and "line 2 is not" in result.stderr and len(result.stderr.splitlines()) == 1
         assert loss_curve(run) is None  # the page drops a damaged curve, and is written all the same
+
+
+def test_the_samples_table_shows_every_name_whole_at_any_width():
+    import io
+
+    from rich.console import Console
+
+    from minigpt.views.panels import samples_table
+
+    names = [("chipeldale-on-the-marsh", False), ("king's lingelmouth", True), ("anna", True), ("bishop's farngat leaness", False)]
+    console = Console(file=io.StringIO(), width=60, highlight=False)
+    samples_table(console, 250, 2.1, names * 2)
+    shown = "".join(console.file.getvalue().split())  # a long name folds over lines: read without the breaks
+    assert all(name.replace(" ", "") in shown for name, _ in names) and "…" not in shown

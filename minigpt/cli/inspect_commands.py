@@ -122,7 +122,13 @@ def inspect_attention(
         return
     for l, h in pairs:
         if position is None:
-            console.print(views.heatmap(report, l, h))
+            table = views.heatmap(report, l, h)
+            console.print(table)
+            needed = views.natural_width(table)
+            if needed > console.width:  # rich cuts a table at the terminal's edge: say what was left out
+                console.print(f"(the last positions are cut off at {console.width} columns: this map needs {needed}; "
+                              f"widen the terminal, or read a row with --position P, or every number with --json)",
+                              style="italic", highlight=False)
         else:
             console.print(views.position_bars(report, l, h, position))
         console.print()

@@ -71,8 +71,8 @@ def samples_table(out: Console, step: int, val_loss: float | None, names: list[t
 
     table = Table(title=f"step {step:,}: val loss {loss_text(val_loss)}", title_justify="left", show_edge=False,
                   box=None, padding=(0, 1))
-    for name, _ in names:
-        table.add_column(markup_safe(name) or "''", justify="center")  # a name may hold "[", which rich reads as markup
+    for name, _ in names:  # a name may hold "[", which rich reads as markup; a long one folds, never cut short
+        table.add_column(markup_safe(name) or "''", justify="center", overflow="fold")
     table.add_row(*["[dim]in train[/]" if seen else "[green]new[/]" for _, seen in names])
     with tqdm.external_write_mode(file=sys.stderr):  # above the progress bar, not through it
         out.print(table)
