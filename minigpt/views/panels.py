@@ -66,14 +66,22 @@ def start_panel(out: Console, trainer, run_dir: Path, notes: list[str] = (), thr
 
 
 def samples_table(out: Console, step: int, val_loss: float | None, names: list[tuple[str, bool]]) -> None:
-    """A few names the model makes now, each marked new or in train."""
+    """A few names the model makes now, each marked new or in train: side by side, or one a line when side
+    by side they would not fit the console (rich would cut them short)."""
     from tqdm import tqdm
 
-    table = Table(title=f"step {step:,}: val loss {loss_text(val_loss)}", title_justify="left", show_edge=False,
-                  box=None, padding=(0, 1))
-    for name, _ in names:  # a name may hold "[", which rich reads as markup; a long one folds, never cut short
-        table.add_column(markup_safe(name) or "''", justify="center", overflow="fold")
-    table.add_row(*["[dim]in train[/]" if seen else "[green]new[/]" for _, seen in names])
+    title = f"step {step:,}: val loss {loss_text(val_loss)}"
+    status = ["[dim]in train[/]" if seen else "[green]new[/]" for _, seen in names]
+    table = Table(title=title, title_justify="left", show_edge=False, box=None, padding=(0, 1))
+    for name, _ in names:
+        table.add_column(markup_safe(name) or "''", justify="center")  # a name may hold "[", which rich reads as markup
+    table.add_row(*status)
+    if Console(width=100_000).measure(table).maximum > out.width:
+        table = Table(title=title, title_justify="left", show_edge=False, box=None, padding=(0, 1), show_header=False)
+        table.add_column(no_wrap=True, overflow="fold")
+        table.add_column(no_wrap=True)
+        for (name, _), mark in zip(names, status):
+            table.add_row(markup_safe(name) or "''", mark)
     with tqdm.external_write_mode(file=sys.stderr):  # above the progress bar, not through it
         out.print(table)
 
