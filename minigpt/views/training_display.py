@@ -65,6 +65,8 @@ class NotebookConsole:
 
     HTML = '<pre style="white-space: pre; font-family: Menlo, Consolas, monospace; line-height: 1.25">{code}</pre>'
 
+    width = 100  # columns: what a notebook's output area shows without a sideways scroll
+
     def __init__(self, quiet: bool):
         self.quiet = quiet
 
@@ -73,7 +75,7 @@ class NotebookConsole:
             return
         from IPython.display import display
 
-        recorder = Console(record=True, file=io.StringIO(), width=100, highlight=False, force_jupyter=False,
+        recorder = Console(record=True, file=io.StringIO(), width=self.width, highlight=False, force_jupyter=False,
                            force_terminal=True)
         recorder.print(*renderables, **options)
         display({"text/html": recorder.export_html(inline_styles=True, code_format=self.HTML, clear=False),
