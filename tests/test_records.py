@@ -114,3 +114,11 @@ def test_the_samples_table_shows_every_name_whole_at_any_width():
     samples_table(console, 250, 2.1, names * 2)
     shown = console.file.getvalue()
     assert all(name in shown for name, _ in names) and "…" not in shown  # one a line, each whole
+
+
+def test_samples_txt_keeps_names_with_spaces_apart():
+    from minigpt.formats.run_records import samples_line, samples_step
+
+    line = samples_line(250, 2.1095, [("bishop's farngat leaness", False), ("anna", True), ("a\tb", False)])
+    assert line.split("\t") == ["step 250  val 2.1095", "bishop's farngat leaness", "anna*", "a\\tb"]
+    assert samples_step(line) == 250

@@ -1,7 +1,7 @@
 """A run's records, line by line: metrics.jsonl and samples.txt, written and read here alone.
 
     metrics.jsonl   one JSON object a line: {"step": 250, "train_loss": 2.03, ..., "elapsed": 6.1}
-    samples.txt     one evaluation a line: `step 250  val 2.1095  pernell valena* ...` (* = a training name)
+    samples.txt     one evaluation a line: `step 250  val 2.1095`, then each name after a tab (* = a training name)
 
 The run writes them (runs/records.py); `plot`, the training summary, the explorer page and a
 resumed run read them.
@@ -35,9 +35,10 @@ def metrics_step(line: str) -> int:
 
 
 def samples_line(step: int, val_loss: float | None, names: list[tuple[str, bool]]) -> str:
-    """`step 250  val 2.1095  pernell valena* ...`: each name with whether it is a training name."""
-    listed = " ".join(f"{one_line(name)}*" if seen else one_line(name) for name, seen in names)  # no raw escapes in a file
-    return f"step {step}  val {loss_text(val_loss)}  {listed}"
+    """`step 250  val 2.1095` and the names after a tab each (`pernell⇥valena*`, * = a training name): a tab,
+    which one_line writes as \\t inside a name, keeps names with spaces apart ("bishop's farngat")."""
+    listed = "\t".join(f"{one_line(name)}*" if seen else one_line(name) for name, seen in names)  # no raw escapes in a file
+    return f"step {step}  val {loss_text(val_loss)}\t{listed}"
 
 
 def samples_step(line: str) -> int:
