@@ -84,11 +84,11 @@ def test_the_json_splits_the_logit_of_the_token_that_comes_next():
         assert sum(position["parts"]) == pytest.approx(position["logit"], abs=1e-9)
 
 
-def test_inspect_attention_gives_the_attribution_as_json_and_in_the_terminal(trained_run):
+def test_inspect_attention_gives_the_attribution_as_json_and_in_the_terminal(trained_run, tmp_path):
     run_dir, _ = trained_run
-    result = runner.invoke(app, ["inspect-attention", str(run_dir), "anna", "--json"])
-    assert result.exit_code == 0, result.output
-    found = json.loads(result.stdout)["attribution"]
+    written = tmp_path / "anna.json"
+    assert runner.invoke(app, ["inspect-attention", str(run_dir), "anna", "--json-file", str(written)]).exit_code == 0
+    found = json.loads(written.read_text())["attribution"]
     assert found["parts"][0] == "embeddings" and len(found["positions"]) == 5
     assert [p["target"] for p in found["positions"]] == ["a", "n", "n", "a", "·"]
     bars = runner.invoke(app, ["inspect-attention", str(run_dir), "anna", "--position", "2", "--layer", "0", "--head", "0"])
