@@ -499,3 +499,19 @@ def test_a_projection_reads_as_the_sum_it_is_down_to_the_weights(chromium, lesso
     logits.hover(position={"x": 0.5 * box["width"] / (len(ckpt.tokenizer.chars) + 1), "y": box["height"] / 2})
     assert "token a = Σⱼ x[j]·lm_head[0, j]" in readout(page)
     assert page.watched.errors == []
+
+
+def test_what_learners_ask_is_answered_beside_the_matrix_and_the_loss(chromium, lesson):
+    """Which axis is the query, why √(head size), that heads are slices of one projection, how much weight goes
+    to the boundary token (measured over the names, as the head roles are), and the loss against its baselines."""
+    ckpt, path = lesson
+    page = browser.open_page(chromium, path)
+    page.evaluate("minigpt.select(1, 2)")
+    reading = page.text_content("#matrix-reading")
+    d = ckpt.config.model.n_embd // ckpt.config.model.n_head
+    assert "Rows are the positions that read (each one's query q)" in reading and f"d = {d}, the head size" in reading
+    assert f"head 2 reads numbers {2 * d} to {3 * d - 1}" in reading
+    shares = page.evaluate("JSON.parse(document.getElementById('minigpt-data').textContent).roles.shares")
+    assert f"puts {round(100 * shares[1][2][0])}% of a row's weight on the boundary token" in reading
+    assert "guessing from character frequencies alone" in page.text_content("#loss")
+    assert page.watched.errors == []

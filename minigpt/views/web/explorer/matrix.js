@@ -57,8 +57,24 @@ function buildMatrix() {
   grid.addEventListener("mouseleave", () => highlightLine(null));
 }
 
+// What learners ask of an attention matrix, answered beside it: which axis is which, why √d, what a head
+// is, and how much weight goes to the boundary token (measured on the names the page was written with).
+function drawMatrixReading(l, h) {
+  const shares = DATA.roles.shares, even = DATA.roles.even;
+  const boundary = shares ? ` Over ${DATA.roles.names}, this head puts ${fmt(100 * shares[l][h][0], 0)}% of a row's weight ` +
+    `on the boundary token · (an even spread over the positions read would put ${fmt(100 * even[0], 0)}%): the one ` +
+    `position every row can read, where a head with nothing to look for can leave its weight.` : "";
+  write($("matrix-reading"), `Rows are the positions that read (each one's query q); columns are the positions read ` +
+    `(their keys k). Row i spreads one unit of weight over columns 0 to i. Each score q·k is divided by √d with ` +
+    `d = ${D}, the head size (n_embd ${config.n_embd} ÷ ${config.n_head} heads), not √${config.n_embd}: a head's q·k adds ` +
+    `up d products, and √d keeps the scores' spread near 1 whatever d is. The heads are slices of one projection: ` +
+    `head ${h} reads numbers ${h * D} to ${(h + 1) * D - 1} of the q, k and v that W_Q, W_K and W_V make for all heads ` +
+    `at once.${boundary}`);
+}
+
 function drawMatrix() {
   const view = state.view, T = view.tokens.length, { layer: l, head: h } = state;
+  drawMatrixReading(l, h);
   const scores = state.show === "scores", labels = view.tokens.map(label);
   const worked = rowOf(view), chosen = colOf(view);
   let scale = 1e-12;

@@ -76,7 +76,9 @@ function drawLoss() {
     `Loss of “${view.kept.join("")}”${off ? `, with ${off} part${off > 1 ? "s" : ""} off` : ""}: ${fmt(nats / T, 3)} nats per token` +
     (off ? ` (every part on: ${fmt(natsAllOn / T, 3)})` : "") +
     ` (${T} predicted tokens: ${T - 1} character${T > 2 ? "s" : ""} and the end; the model's own probabilities, before any filter). ` +
-    `A uniform guess: log(${V}) = ${fmt(Math.log(V), 3)}.`;
+    `A uniform guess: log(${V}) = ${fmt(Math.log(V), 3)}` +
+    (DATA.roles.unigram ? `; guessing from character frequencies alone, ${fmt(DATA.roles.unigram, 3)}` : "") +
+    `. Lower is better: the loss is the mean of −log p over the predicted tokens, in nats.`;
 }
 
 function drawNextChart(filters = options()) {
