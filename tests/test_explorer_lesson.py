@@ -515,3 +515,15 @@ def test_what_learners_ask_is_answered_beside_the_matrix_and_the_loss(chromium, 
     assert f"puts {round(100 * shares[1][2][0])}% of a row's weight on the boundary token" in reading
     assert "guessing from character frequencies alone" in page.text_content("#loss")
     assert page.watched.errors == []
+
+
+def test_the_lens_writes_the_number_its_colour_shows(chromium, lesson):
+    """A number only in a title reaches neither a keyboard nor a finger: each lens cell writes the actual next
+    token's probability, the one its colour shows, under the likeliest."""
+    page = browser.open_page(chromium, lesson[1])
+    browser.show(page, "#lens")
+    probs = page.evaluate("minigpt.lens('emma')")  # [stage][position][token]
+    ids = {c: i for i, c in enumerate(page.evaluate("minigpt.vocab"))}
+    cell = page.locator("#lens-table tbody tr").nth(0).locator("td").nth(1).text_content()  # after the embeddings, "·e" → "m"
+    assert cell.splitlines()[1] == f"m {round(100 * probs[0][1][ids['m']])}%"
+    assert page.watched.errors == []

@@ -40,7 +40,8 @@ function drawLens() {
     hide(td, t >= T);
     if (t >= T) return;
     const p = probs[stage][t], best = p.indexOf(Math.max(...p)), actual = p[next(t)];
-    write(td, `${label(best)} ${Math.round(100 * p[best])}%`);
+    // the colour's number is written too (a title reaches neither a keyboard nor a finger): the actual next's %
+    write(td, `${label(best)} ${Math.round(100 * p[best])}%\n${label(next(t))} ${Math.round(100 * actual)}%`);
     restyle(td, "background", viridis(actual));
     restyle(td, "color", inkOn(actual));
     td.title = `${STAGES[stage]}: likeliest ${label(best)} ${fmt(p[best], 3)}; the actual next, ${label(next(t))}, ${fmt(actual, 3)}`;
