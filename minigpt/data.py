@@ -163,15 +163,20 @@ class Tokenizer:
 
 def check_model_and_names(model, tokenizer, names) -> None:
     """What the Python API is handed, checked as the command line checks a file: one line naming what is wrong."""
-    if not isinstance(model, GPT):
-        raise UsageError(f"expected the model (a checkpoint's .model), got {type(model).__name__}")
-    if not isinstance(tokenizer, Tokenizer):
-        raise UsageError(f"expected the tokenizer (a checkpoint's .tokenizer), got {type(tokenizer).__name__}")
+    check_model(model, tokenizer)
     if isinstance(names, (str, Path)) or not all(isinstance(name, str) for name in names):
         raise UsageError("expected a list of names (minigpt.read_names(path) reads a names file), "
                          f"got {type(names).__name__}")
     if not names:
         raise UsageError("expected a list of names, got an empty one")
+
+
+def check_model(model, tokenizer) -> None:
+    """A model and its tokenizer, as a checkpoint holds them (.model, .tokenizer)."""
+    if not isinstance(model, GPT):
+        raise UsageError(f"expected the model (a checkpoint's .model), got {type(model).__name__}")
+    if not isinstance(tokenizer, Tokenizer):
+        raise UsageError(f"expected the tokenizer (a checkpoint's .tokenizer), got {type(tokenizer).__name__}")
 
 
 def token_ids(names: list[str], tokenizer: Tokenizer, chunk: int = 1 << 20) -> torch.Tensor:

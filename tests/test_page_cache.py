@@ -47,7 +47,7 @@ def test_a_changed_model_or_a_broken_cache_file_is_measured_again(trained_run, t
     for path in (tmp_path / "cache").glob("*.json"):
         path.write_text("{not json")
     assert page_data.measured(ckpt) == changed and calls == [1, 1]  # measured again, no error
-    assert page_cache.read_cached("0" * 64) is None
+    assert page_cache.read_cached("0" * 64, page_data.MEASURED) is None
 
 
 WHOLE = {"roles": {}, "ablation": {}, "units": {}, "snapshots": None}  # the shape of a whole entry
@@ -61,7 +61,7 @@ def test_the_cache_keeps_a_bounded_number_of_pages_and_removes_only_its_own(tmp_
     for n in range(page_cache.KEPT + 3):
         page_cache.write_cached(f"{n:064x}", {**WHOLE, "roles": {"n": n}})
     assert len(list(tmp_path.glob("[0-9a-f]" * 64 + ".json"))) == page_cache.KEPT
-    assert page_cache.read_cached(f"{page_cache.KEPT + 2:064x}")["roles"] == {"n": page_cache.KEPT + 2}
+    assert page_cache.read_cached(f"{page_cache.KEPT + 2:064x}", page_data.MEASURED)["roles"] == {"n": page_cache.KEPT + 2}
     assert (tmp_path / "notes.json").read_text() == "mine" and (tmp_path / "x.json").is_dir() and (tmp_path / "y.json").is_symlink()
 
 

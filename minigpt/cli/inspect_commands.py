@@ -81,6 +81,7 @@ def inspect_attention(
     from rich.console import Console
 
     from minigpt.views import attention_maps as views
+    from minigpt.views.panels import natural_width
 
     for flag, path, kind in (("--html", html, "html"), ("--png", png, "png"), ("--json-file", json_file, "json")):
         ends_as_written(flag, path, kind)
@@ -124,7 +125,7 @@ def inspect_attention(
         if position is None:
             table = views.heatmap(report, l, h)
             console.print(table)
-            needed = views.natural_width(table)
+            needed = natural_width(table)
             if needed > console.width:  # rich cuts a table at the terminal's edge: say what was left out
                 console.print(f"(the last positions are cut off at {console.width} columns: this map needs {needed}; "
                               f"widen the terminal, or read a row with --position P, or every number with --json)",

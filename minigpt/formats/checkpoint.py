@@ -120,12 +120,12 @@ def held_out(ckpt: Checkpoint) -> tuple[list[str] | None, str]:
         return None, f"it was imported (from {as_text(data['imported_from'])}), and an import carries no names"
     if not data.get("path") or not data.get("val_names") or "val_digest" not in data:
         return None, "its run held out no validation names (train.val_fraction was 0, or it kept no record of them)"
-    files = " and ".join(as_text(p) for p in (data["path"], data.get("val_path")) if p)
     try:
         _, names, _ = load_data(data["path"], data.get("val_path"), recipe.val_fraction, recipe.val_max, recipe.split_seed)
     except UsageError as e:  # the file is gone or no longer reads
         return None, f"its training names can no longer be read ({e})"
     if digest(names) != data["val_digest"]:
+        files = " and ".join(as_text(p) for p in (data["path"], data.get("val_path")) if p)
         return None, f"{files} changed since the run trained, so its validation names are not the ones held out"
     return names, ""
 

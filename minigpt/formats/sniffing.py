@@ -34,12 +34,6 @@ def is_checkpoint_file(path) -> bool:
     return first_bytes(path, 4) == CHECKPOINT_START
 
 
-def exported_as(path: Path) -> str | None:
-    """What an exported file is, by its first bytes (a checkpoint is a zip: "PK"): microgpt's JSON or safetensors."""
-    kind = identify(path)
-    return kind if kind in ("microgpt's JSON", "a safetensors file") else None
-
-
 def identify(path, reading: str | None = None) -> str | None:
     """What the file at `path` is, as a phrase ("a names file", "a checkpoint", ...), or None when it
     cannot be read or is none of the kinds minigpt knows. `reading`: the kind the caller reads it as
@@ -150,9 +144,8 @@ def what_takes(kind: str, path) -> str:
 # the reader, which says what is wrong with it as that kind
 KNOWN = ("a checkpoint", "a snapshots file", "a safetensors file", "microgpt's JSON", "a run's metrics (metrics.jsonl)",
          "a safetensors export's config.json", "a recipe", "a run's samples (samples.txt)", "a names file")
-NOT_NAMES = ("a checkpoint", "a snapshots file", "a safetensors file", "microgpt's JSON", "a run's metrics (metrics.jsonl)",
-             "a safetensors export's config.json", "a recipe", "a run's samples (samples.txt)", "a binary file", "a zip archive",
-             "a JSON file")
+# what is never read as names: every known kind but names, and files no names file is
+NOT_NAMES = tuple(kind for kind in KNOWN if kind != "a names file") + ("a binary file", "a zip archive", "a JSON file")
 
 
 def wrong_kind(path, kind: str, wanted: str) -> str:

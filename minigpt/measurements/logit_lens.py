@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import torch
 
-from minigpt.data import Tokenizer, check_model_and_names
+from minigpt.data import Tokenizer, check_model
 from minigpt.errors import UsageError
 from minigpt.model import GPT
 
@@ -53,7 +53,7 @@ def logit_lens(model: GPT, tokenizer: Tokenizer, ids: list[int], top: int = 3) -
     {"stages": [names], "positions": [{"position", "read", "next", "stages": [{"top": [{"token", "prob"}],
     "next_prob"}]}]}
     """
-    check_model_and_names(model, tokenizer, ["ids"])
+    check_model(model, tokenizer)
     if isinstance(ids, str) or not ids or not all(isinstance(i, int) and 0 <= i <= tokenizer.bos for i in ids) \
             or len(ids) > model.config.block_size:
         raise UsageError(f"logit_lens reads token ids (the boundary token, then tokenizer.encode(name)), at most "

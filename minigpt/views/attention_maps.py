@@ -12,7 +12,7 @@ from pathlib import Path
 
 import torch
 from rich.color import Color
-from rich.console import Console, Group
+from rich.console import Group
 from rich.style import Style
 from rich.table import Table
 from rich.text import Text
@@ -113,11 +113,6 @@ def heatmap(report: AttentionReport, layer: int, head: int) -> Table:
         cells = [Text(f"{w:.2f}", style=heat_style(w)) for w in report.weights[layer, head, i, : i + 1].tolist()]
         table.add_row(Text(f"{one_line(token)} "), *cells, *[""] * (len(report.tokens) - i - 1))
     return table
-
-
-def natural_width(renderable) -> int:
-    """The columns a table takes when nothing cuts it (rich cuts one at the console's width)."""
-    return Console(width=100_000).measure(renderable).maximum
 
 
 def position_bars(report: AttentionReport, layer: int, head: int, position: int, width: int = 40) -> Group:

@@ -28,7 +28,6 @@ from minigpt.formats import bounded
 
 KEPT = 8  # pages' measurements kept; each is about the size of its page's snapshots data
 KEY_FILE = re.compile(r"[0-9a-f]{64}\.json")  # what the cache names its files: a sha256 key
-MEASURED = {"roles": dict, "ablation": dict, "units": dict, "snapshots": (dict, type(None))}  # what a whole entry holds
 FORMAT = 1  # the layout of a cached file
 # the modules whose code computes what is cached
 MEASURING = ["model.py", "measurements/ablation.py", "measurements/head_roles.py", "measurements/prefix_forest.py", "views/page_data.py",
@@ -62,22 +61,17 @@ def cache_key(ckpt, names: list[str], what: str) -> str:
     return digest.hexdigest()
 
 
-def read_cached(key: str) -> dict | None:
-    """What was kept under `key`, or None when nothing was, or what is there is not whole (a file replaced,
-    edited or damaged is measured again, never used as it is)."""
+def read_cached(key: str, shape: dict) -> dict | None:
+    """What was kept under `key`, or None when nothing was, or what is there is not whole: not of `shape`
+    ({name: type}; a file replaced, edited or damaged is measured again, never used as it is)."""
     path = cache_dir() / f"{key}.json"
     try:
         found = json.loads(path.read_text(encoding="utf-8"))
         os.utime(path)  # recently used
     except (OSError, ValueError, RecursionError):
         return None
-    return found if looks_whole(found) else None
-
-
-def looks_whole(found) -> bool:
-    """The measurements' shape (views/page_data.py's measured): each part there, of the type the page reads."""
-    return (isinstance(found, dict) and set(found) == set(MEASURED)
-            and all(isinstance(found[name], kinds) for name, kinds in MEASURED.items()))
+    whole = isinstance(found, dict) and set(found) == set(shape) and all(isinstance(found[k], t) for k, t in shape.items())
+    return found if whole else None
 
 
 def write_cached(key: str, measured: dict) -> None:

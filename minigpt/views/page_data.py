@@ -223,13 +223,16 @@ def snapshots_data(ckpt: Checkpoint, names: list[str], progress=None, forests=No
             "tensors": tensors, "roles": roles, "ablation": costs, "checkpoint_step": ckpt.step}
 
 
+MEASURED = {"roles": dict, "ablation": dict, "units": dict, "snapshots": (dict, type(None))}  # what `measured` returns
+
+
 def measured(ckpt: Checkpoint, progress=None, snapshots: bool = True) -> dict:
     """What the page measures on the names (views/page_cache.py keeps it between writes): what each head
     tends to do, what each part costs, where each MLP unit fires most, and (with `snapshots`) the training
     snapshots with their head roles and costs."""
     names, what = names_for_roles(ckpt)
     key = cache_key(ckpt, names, f"{what}|snapshots={snapshots}")
-    found = read_cached(key)
+    found = read_cached(key, MEASURED)
     if found is None:
         keep_freed_memory()  # thousands of tensors of a few megabytes: the same memory serves them all
         forests = prefix_forests(names, ckpt.tokenizer, ckpt.model.config.block_size)  # made once, read by all three

@@ -23,6 +23,11 @@ def markup_safe(text) -> str:
     return escape(one_line(str(text)))
 
 
+def natural_width(renderable) -> int:
+    """The columns a table takes when nothing cuts it (rich cuts one at the console's width)."""
+    return Console(width=100_000).measure(renderable).maximum
+
+
 def has_matplotlib() -> bool:
     import importlib.util
 
@@ -76,7 +81,7 @@ def samples_table(out: Console, step: int, val_loss: float | None, names: list[t
     for name, _ in names:
         table.add_column(markup_safe(name) or "''", justify="center")  # a name may hold "[", which rich reads as markup
     table.add_row(*status)
-    if Console(width=100_000).measure(table).maximum > out.width:
+    if natural_width(table) > out.width:
         table = Table(title=title, title_justify="left", show_edge=False, box=None, padding=(0, 1), show_header=False)
         table.add_column(no_wrap=True, overflow="fold")
         table.add_column(no_wrap=True)
