@@ -26,7 +26,7 @@ from minigpt.formats.checkpoint import (ResumeState, load_microgpt_weights, payl
                                         training_state)
 from minigpt.formats.snapshots import RunSnapshots, run_identity
 from minigpt.model import GPT, IGNORE, eval_mode
-from minigpt.optimizer import lr_at, make_optimizer
+from minigpt.optimizer import Optimizers, load_state, lr_at, make_optimizer
 from minigpt.sampling import generate
 from minigpt.scaling.fast_dropout import use_fast_dropout
 from minigpt.scaling.processes import Distributed, PendingLosses, model_for_steps
@@ -276,11 +276,7 @@ class Trainer:
             if state.data.get(key) != self.data_info[key]:
                 raise UsageError(f"{path}: the names have changed since this run started; resuming needs the same data")
         load_microgpt_weights(self.model, state.model)
-        try:
-            self.optimizer.load_state_dict(state.optimizer)
-        except (ValueError, KeyError):
-            raise UsageError(f"{path}: its optimizer state does not fit train.optimizer = "
-                             f"'{self.recipe.optimizer}'; resume with the optimizer it was trained with") from None
+        self.load_optimizer_state(state.optimizer, path)
         self.step, self.val_loss, self.best_val_loss = state.step, state.val_loss, state.best_val_loss
         self.tokens, self.seconds, self._elapsed = state.tokens, state.seconds, state.elapsed
         self.best_step, self.evals_since_best = state.best_step, state.evals_since_best
@@ -293,6 +289,19 @@ class Trainer:
             torch.set_rng_state(ranks[0])
         if "cuda" in state.rng and torch.cuda.is_available() and not self.dist.enabled:
             torch.cuda.set_rng_state_all(state.rng["cuda"])
+
+
+    def load_optimizer_state(self, saved: dict, path: Path) -> None:
+        """The optimizer as it was: refused when it is another optimizer's state, or a damaged one."""
+        combined = isinstance(self.optimizer, Optimizers)
+        fits = set(saved) == set(self.optimizer.named) if combined else "param_groups" in saved
+        if not isinstance(saved, dict) or not fits:
+            raise UsageError(f"{path}: its optimizer state does not fit train.optimizer = "
+                             f"'{self.recipe.optimizer}'; resume with the optimizer it was trained with")
+        try:
+            self.optimizer.load_state_dict(saved) if combined else load_state(self.optimizer, saved)
+        except (ValueError, KeyError, TypeError) as e:
+            raise UsageError(f"{path}: its optimizer state is damaged: {e}") from None
 
 
 def train_loop(trainer: Trainer, run_dir: Path, report: Reporter, signals) -> float | None:

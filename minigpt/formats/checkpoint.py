@@ -27,10 +27,9 @@ from __future__ import annotations
 
 import dataclasses
 import io
-import math
 import pickle
 import re
-import zipfile
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -41,6 +40,7 @@ from minigpt.config import Config, config_from_dict, load_config, parameter_coun
 from minigpt.data import Tokenizer, digest, load_data, read_names
 from minigpt.formats.atomic_file import write_bytes
 from minigpt.formats.bounded import check_archive
+from minigpt.formats.checkpoint_checks import check_layout, check_training_state, checked_vocab, known_loss
 from minigpt.formats.sniffing import KNOWN, identify, wrong_kind
 from minigpt.formats.text import as_text
 from minigpt.model import GPT
@@ -229,56 +229,37 @@ def resolve_checkpoint_path(path: str | Path, prefer: tuple[str, ...] = NAMES_IN
     return path
 
 
-LARGEST_WEIGHT = 1e6  # no trained model's weight comes near; past it the forward pass overflows into nan
-
-
-def check_finite(state: dict, path) -> None:
-    """Refuse weights holding nan, inf or absurd sizes: every name and loss computed from them would be garbage."""
-    for name, tensor in state.items():
-        if isinstance(tensor, torch.Tensor) and tensor.is_floating_point():
-            if not torch.isfinite(tensor).all():
-                bad = int((~torch.isfinite(tensor)).sum())
-                raise UsageError(f"{path}: weight {name} holds {bad} non-finite value{'s' * (bad > 1)} (nan or inf)")
-            if tensor.numel() and tensor.abs().max() > LARGEST_WEIGHT:
-                raise UsageError(f"{path}: weight {name} holds {tensor.abs().max().item():.3g}, far larger than a trained "
-                                 f"model's weights ever are (at most {LARGEST_WEIGHT:g} is read)")
-
-
-def known_loss(value) -> float | None:
-    """A stored loss as a number, or None when it is missing or not a finite number (a damaged or edited file)."""
-    return float(value) if isinstance(value, (int, float)) and math.isfinite(value) else None
-
-
 def read_checkpoint(path: str | Path, prefer: tuple[str, ...] = NAMES_IN_DIR) -> tuple[Path, dict]:
     """The raw checkpoint dict, after checking that it is one of ours and not too new."""
     path = resolve_checkpoint_path(path, prefer)
     check_archive(path, "checkpoint")
-    try:
-        raw = torch.load(path, map_location="cpu", weights_only=True)
-    except pickle.UnpicklingError as e:
-        if "GLOBAL" in str(e):  # the pickle names a function or class, which weights_only refuses to load
-            raise UsageError(f"{path}: refused: the file holds pickled objects or code, not plain tensors") from None
-        raise UsageError(f"{path}: cannot be read as a checkpoint (truncated or corrupt?)") from None
-    except (RuntimeError, EOFError, zipfile.BadZipFile, ValueError, OSError) as e:
-        reason = str(e).splitlines()[0] if str(e) else "it ends too soon" if isinstance(e, EOFError) else type(e).__name__
-        raise UsageError(f"{path}: cannot be read as a checkpoint (truncated or corrupt?): {reason}") from None
+    raw = unpickled(path)
     if not isinstance(raw, dict) or raw.get("format") != FORMAT:
         raise UsageError(f"{path}: not a minigpt checkpoint")
     if not isinstance(raw.get("version"), int) or raw["version"] > VERSION:
         raise UsageError(
             f"{path}: written by a newer minigpt (format version {raw.get('version')}; this one reads {VERSION})"
         )
-    if isinstance(raw.get("model"), dict):
-        check_finite(raw["model"], path)
+    check_layout(raw, path)
     return path, raw
 
 
-def checked_vocab(vocab, path) -> list[str]:
-    """The stored vocabulary: distinct single characters, in id order."""
-    if not isinstance(vocab, list) or not all(isinstance(c, str) and len(c) == 1 for c in vocab) \
-            or len(set(vocab)) != len(vocab):
-        raise UsageError(f"{path}: the vocabulary is not a list of distinct single characters")
-    return vocab
+def unpickled(path: Path):
+    """torch.load's reading of the file, any failure one line: a damaged pickle fails in ways
+    without number (KeyError: 101, struct.error, an AssertionError), none of them the user's to read."""
+    try:
+        with warnings.catch_warnings():  # torch warns of odd pickle protocols before failing on them
+            warnings.simplefilter("ignore")
+            return torch.load(path, map_location="cpu", weights_only=True)
+    except pickle.UnpicklingError as e:
+        if "GLOBAL" in str(e):  # the pickle names a function or class, which weights_only refuses to load
+            raise UsageError(f"{path}: refused: the file holds pickled objects or code, not plain tensors") from None
+        raise UsageError(f"{path}: cannot be read as a checkpoint (truncated or corrupt?)") from None
+    except MemoryError:
+        raise
+    except Exception as e:
+        reason = str(e).splitlines()[0] if str(e).strip() else "it ends too soon" if isinstance(e, EOFError) else type(e).__name__
+        raise UsageError(f"{path}: cannot be read as a checkpoint (truncated or corrupt?): {reason}") from None
 
 
 def check_weights_fit(weights, config: Config, path) -> None:
@@ -334,16 +315,15 @@ def as_checkpoint(checkpoint: str | Path | Checkpoint) -> Checkpoint:
 def read_resume_state(path: str | Path) -> tuple[Path, ResumeState]:
     """The training state of a run (its directory or a checkpoint; last.pt first), to resume it."""
     path, raw = read_checkpoint(path, prefer=RESUME_ORDER)
-    if "optimizer" not in raw or "rng" not in raw:
-        raise UsageError(f"{path}: this checkpoint holds no training state to resume from")
+    check_training_state(raw, path)
     progress, rng = raw["progress"], raw["rng"]
     return path, ResumeState(
         model=raw["model"],
         config=raw["config"],
-        data=raw["data"],
-        step=raw["step"],
-        val_loss=raw["val_loss"],
-        best_val_loss=raw["best_val_loss"],
+        data=raw.get("data", {}),
+        step=raw.get("step", 0),
+        val_loss=known_loss(raw.get("val_loss")),
+        best_val_loss=known_loss(raw.get("best_val_loss")),
         tokens=progress["tokens"],
         seconds=progress["seconds"],
         elapsed=progress["elapsed"],

@@ -22,8 +22,9 @@ from minigpt.data import Tokenizer
 from minigpt.errors import UsageError
 from minigpt.formats.atomic_file import refuse_existing, write_text
 from minigpt.formats.bounded import read_text
-from minigpt.formats.checkpoint import (check_finite, load_checkpoint, load_microgpt_weights, microgpt_weights,
-                                        payload, save_checkpoint)
+from minigpt.formats.checkpoint import load_checkpoint, load_microgpt_weights, microgpt_weights, payload, save_checkpoint
+from minigpt.formats.checkpoint_checks import check_weights, checked_vocab
+from minigpt.formats.fields import entry, whole_number
 from minigpt.formats.sniffing import KNOWN, identify, wrong_kind
 from minigpt.model import GPT
 from minigpt.scaling.membership import NameSet
@@ -75,6 +76,8 @@ def read_microgpt_json(path: Path) -> dict:
     for key in ("hyperparameters", "uchars", "state_dict"):
         if not isinstance(document, dict) or key not in document:
             raise UsageError(f"{path}: not a microgpt export (no '{key}')")
+    for key, kind in (("hyperparameters", dict), ("uchars", list), ("state_dict", dict)):
+        entry(document, key, kind, path)
     return document
 
 
@@ -92,13 +95,11 @@ def check_document(path: Path, document: dict) -> None:
     """Hyperparameters, vocabulary and every tensor's shape must agree with each other."""
     h, chars, state = document["hyperparameters"], document["uchars"], document["state_dict"]
     for key in SHAPE:
-        if type(h.get(key)) is not int or h[key] < 1:
-            raise UsageError(f"{path}: hyperparameter '{key}' must be a positive integer, got {h.get(key)!r}")
+        whole_number(entry(h, key, int, path, f"hyperparameter '{key}'"), path, f"hyperparameter '{key}'", least=1)
     if h["n_embd"] % h["n_head"]:
         raise UsageError(f"{path}: n_embd ({h['n_embd']}) must be divisible by n_head ({h['n_head']})")
     check_model_size(GPTConfig(**{**MICROGPT_ARCHITECTURE, **{key: h[key] for key in SHAPE}}), str(path))
-    if not all(isinstance(c, str) and len(c) == 1 for c in chars) or len(set(chars)) != len(chars):
-        raise UsageError(f"{path}: 'uchars' must be a list of distinct single characters")
+    checked_vocab(chars, f"{path}: 'uchars'")
     if h["vocab_size"] != len(chars) + 1 or document.get("bos", len(chars)) != len(chars):
         raise UsageError(f"{path}: vocab_size {h['vocab_size']} and bos {document.get('bos')} disagree with "
                          f"{len(chars)} characters (microgpt's boundary token is id len(uchars))")
@@ -128,7 +129,7 @@ def import_microgpt(path: str | Path, out: str | Path, overwrite: bool = False) 
     tokenizer = Tokenizer(document["uchars"])
     model = GPT(config.model)
     state = {key: torch.tensor(value, dtype=torch.float32) for key, value in document["state_dict"].items()}
-    check_finite(state, path)
+    check_weights(state, path)
     load_microgpt_weights(model, state)
     save_checkpoint(out, payload(model, config, tokenizer.chars, step=0, val_loss=None, best_val_loss=None,
                                  membership=NameSet(), data={"imported_from": str(path)}))

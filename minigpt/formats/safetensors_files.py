@@ -18,8 +18,9 @@ from minigpt.data import Tokenizer
 from minigpt.errors import UsageError, cannot_write
 from minigpt.formats.atomic_file import refuse_existing, write_bytes, write_text
 from minigpt.formats.bounded import read_bytes, read_text
-from minigpt.formats.checkpoint import (check_finite, checked_vocab, known_loss, load_checkpoint,
-                                        load_microgpt_weights, microgpt_weights, payload, save_checkpoint)
+from minigpt.formats.checkpoint import load_checkpoint, load_microgpt_weights, microgpt_weights, payload, save_checkpoint
+from minigpt.formats.checkpoint_checks import check_weights, checked_vocab, known_loss
+from minigpt.formats.fields import entry, expect, tensors, whole_number
 from minigpt.formats.microgpt_json import MICROGPT_ARCHITECTURE, SHAPE
 from minigpt.formats.sniffing import identify
 from minigpt.model import GPT
@@ -92,12 +93,15 @@ def import_safetensors(source: str | Path, out: str | Path, overwrite: bool = Fa
     refuse_existing(out, overwrite, may_replace_checkpoint=True)
     try:
         document = json.loads(read_text(config_file, "JSON file"))
-        recipe = document.get("minigpt_config", {})
-        # the top-level keys are what Hugging Face tools read: they win over the recipe's
-        model = {**recipe.get("model", {}), **{key: document[key] for key in HYPERPARAMETERS}}
-        tokenizer = Tokenizer(checked_vocab(document["vocab"], config_file))
-    except (json.JSONDecodeError, UnicodeDecodeError, KeyError, TypeError, AttributeError) as e:
+    except (json.JSONDecodeError, UnicodeDecodeError) as e:
         raise UsageError(f"{config_file}: not a minigpt safetensors config ({type(e).__name__}: {e})") from None
+    expect(document, dict, config_file, "the file")
+    recipe = expect(document.get("minigpt_config", {}), dict, config_file, "'minigpt_config'")
+    # the top-level keys are what Hugging Face tools read: they win over the recipe's
+    model = {**expect(recipe.get("model", {}), dict, config_file, "'minigpt_config'['model']"),
+             **{key: entry(document, key, (int, float, bool, str), config_file) for key in HYPERPARAMETERS}}
+    tokenizer = Tokenizer(checked_vocab(entry(document, "vocab", list, config_file), config_file))
+    step = whole_number(document.get("step", 0), config_file, "'step'")
     config = config_from_dict({**recipe, "model": model}, where=str(config_file))  # checked, the size included
     if config.model.vocab_size != tokenizer.vocab_size:
         raise UsageError(f"{config_file}: vocab_size {config.model.vocab_size} disagrees with "
@@ -106,13 +110,13 @@ def import_safetensors(source: str | Path, out: str | Path, overwrite: bool = Fa
         state = st.load(read_bytes(weights, "checkpoint"))  # read here: safetensors refuses a path that is not UTF-8
     except Exception as e:  # safetensors raises its own error type for a damaged file
         raise UsageError(f"{weights}: cannot be read as safetensors: {str(e).splitlines()[0]}") from None
-    check_finite(state, weights)
+    check_weights(tensors(state, weights, "the weights"), weights)
     model = GPT(config.model)
     try:
         load_microgpt_weights(model, state)
     except ValueError as e:
         raise UsageError(f"{weights}: its tensors do not fit {config_file}: {e}") from None
     val_loss = known_loss(document.get("val_loss"))
-    save_checkpoint(out, payload(model, config, tokenizer.chars, step=document.get("step", 0),
+    save_checkpoint(out, payload(model, config, tokenizer.chars, step=step,
                                  val_loss=val_loss, best_val_loss=val_loss, membership=NameSet(),
                                  data={"imported_from": str(source)}))

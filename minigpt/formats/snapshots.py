@@ -29,7 +29,8 @@ import torch
 from minigpt.errors import UsageError
 from minigpt.config import MAX_SNAPSHOTS
 from minigpt.formats.bounded import check_archive
-from minigpt.formats.checkpoint import LARGEST_WEIGHT, load_microgpt_weights, microgpt_weights, save_checkpoint
+from minigpt.formats.checkpoint_checks import LARGEST_WEIGHT
+from minigpt.formats.checkpoint import load_microgpt_weights, microgpt_weights, save_checkpoint
 from minigpt.model import GPT
 
 FORMAT = "minigpt-snapshots"

@@ -1,0 +1,113 @@
+"""What a checkpoint file holds, checked before anything uses it.
+
+A checkpoint is a file the user can edit, damage or be handed: every field is checked for its
+type and range here (formats/checkpoint.py's docstring has the layout), so a bad one is one
+line naming the file and the field, never an error from deep inside sampling or resuming.
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+
+from minigpt.errors import UsageError
+from minigpt.formats.fields import entry, expect, finite_number, tensors, whole_number
+
+LARGEST_WEIGHT = 1e6  # no trained model's weight comes near; past it the forward pass overflows into nan
+MOST_HASHES = 64  # a Bloom filter of names uses a handful; more is a damaged field
+
+
+def check_layout(raw: dict, path) -> None:
+    """The fields every checkpoint has (an import's too), each of the type it must be."""
+    check_weights(tensors(entry(raw, "model", dict, path), path, "'model'"), path)
+    entry(raw, "config", dict, path)
+    entry(raw, "vocab", list, path)
+    whole_number(raw.get("step", 0), path, "'step'")
+    data = expect(raw.get("data", {}), dict, path, "'data'")
+    for key in ("path", "val_path"):
+        expect(data.get(key), (str, type(None)), path, f"'data'['{key}']")
+    expect(raw.get("train_names", ""), str, path, "'train_names'")
+    check_membership(expect(raw.get("membership"), (dict, type(None)), path, "'membership'"), path)
+
+
+def check_membership(membership: dict | None, path) -> None:
+    """The training names as text, or a Bloom filter: bytes, a hash count and a name count."""
+    if membership is None:
+        return
+    kind = entry(membership, "kind", str, path, "'membership'['kind']")
+    if kind == "exact":
+        entry(membership, "names", str, path, "'membership'['names']")
+    elif kind == "bloom":
+        bits = entry(membership, "bits", torch.Tensor, path, "'membership'['bits']")
+        if bits.dtype != torch.uint8 or bits.dim() != 1 or not bits.numel():
+            raise UsageError(f"{path}: 'membership'['bits'] should be a row of bytes, and it is "
+                             f"{bits.dtype} of shape {list(bits.shape)}")
+        whole_number(membership.get("hashes"), path, "'membership'['hashes']", least=1, most=MOST_HASHES)
+        whole_number(membership.get("count"), path, "'membership'['count']")
+
+
+def check_training_state(raw: dict, path) -> None:
+    """What only a resumable run writes: the optimizer's state, the progress and every generator's state."""
+    if "optimizer" not in raw or "rng" not in raw:
+        raise UsageError(f"{path}: this checkpoint holds no training state to resume from")
+    entry(raw, "optimizer", dict, path)
+    progress = entry(raw, "progress", dict, path)
+    whole_number(progress.get("tokens"), path, "'progress'['tokens']")
+    for key in ("seconds", "elapsed"):
+        if finite_number(progress.get(key), path, f"'progress'['{key}']") < 0:
+            raise UsageError(f"{path}: 'progress'['{key}'] should not be negative")
+    if progress.get("best_step") is not None:
+        whole_number(progress["best_step"], path, "'progress'['best_step']")
+    whole_number(progress.get("evals_since_best", 0), path, "'progress'['evals_since_best']")
+    rng = entry(raw, "rng", dict, path)
+    ranks = expect(rng.get("ranks", [entry(rng, "torch", torch.Tensor, path, "'rng'['torch']")]), list, path,
+                   "'rng'['ranks']")
+    if not ranks:
+        raise UsageError(f"{path}: 'rng'['ranks'] holds no generator state")
+    for state in ranks:
+        check_generator_state(state, path)
+    expect(rng.get("cuda", []), list, path, "'rng'['cuda']")
+
+
+def check_generator_state(state, path) -> None:
+    """A CPU generator's state, as torch.get_rng_state returns it: tried on a generator of its own."""
+    expect(state, torch.Tensor, path, "a generator state in 'rng'")
+    try:
+        torch.Generator().set_state(state)
+    except (RuntimeError, TypeError, ValueError):
+        raise UsageError(f"{path}: a generator state in 'rng' is damaged ({state.dtype}, {state.numel()} "
+                         f"values)") from None
+
+
+def check_weights(weights: dict, path) -> None:
+    """Refuse weights that are not floating point, hold nan or inf, or absurd sizes: every name
+    and loss computed from them would be garbage."""
+    for name, tensor in weights.items():
+        if not tensor.is_floating_point():
+            raise UsageError(f"{path}: weight {name} holds {str(tensor.dtype).removeprefix('torch.')} values, "
+                             f"and a model's weights are floating-point numbers")
+        if not torch.isfinite(tensor).all():
+            bad = int((~torch.isfinite(tensor)).sum())
+            raise UsageError(f"{path}: weight {name} holds {bad} non-finite value{'s' * (bad > 1)} (nan or inf)")
+        if tensor.numel() and tensor.abs().max() > LARGEST_WEIGHT:
+            raise UsageError(f"{path}: weight {name} holds {tensor.abs().max().item():.3g}, far larger than a trained "
+                             f"model's weights ever are (at most {LARGEST_WEIGHT:g} is read)")
+
+
+def checked_vocab(vocab, path) -> list[str]:
+    """The stored vocabulary: distinct single characters, in id order (no half of a surrogate pair,
+    which no UTF-8 text holds and no output can write)."""
+    if not isinstance(vocab, list) or not all(isinstance(c, str) and len(c) == 1 for c in vocab) \
+            or len(set(vocab)) != len(vocab):
+        raise UsageError(f"{path}: the vocabulary is not a list of distinct single characters")
+    halves = [f"U+{ord(c):04X}" for c in vocab if 0xD800 <= ord(c) <= 0xDFFF]
+    if halves:
+        raise UsageError(f"{path}: the vocabulary holds half a surrogate pair ({', '.join(halves[:3])}), "
+                         f"which is not a character")
+    return vocab
+
+
+def known_loss(value) -> float | None:
+    """A stored loss as a number, or None when it is missing or not a finite number (a damaged or edited file)."""
+    return float(value) if type(value) in (int, float) and math.isfinite(value) else None
