@@ -7,6 +7,7 @@ characters, and predicts every character and then the end (the boundary token ag
 from __future__ import annotations
 
 import hashlib
+import itertools
 import random
 import re
 import unicodedata
@@ -27,6 +28,8 @@ BUNDLED_NAMES = names_file()
 MEMORY_PER_BYTE = 25  # reading, splitting and tokenising a names file takes about this much memory per byte
 LONGEST_NAME = 10_000  # characters; a longer line is not a name
 BOUNDARY = "·"  # the boundary token's one name, everywhere it is shown: a name's start, and its end when predicted
+# a vocabulary may hold "·" itself (Catalan's "l·l"): the boundary token is then drawn as the first of these it lacks
+BOUNDARY_STAND_INS = ("◇", "¤", "␄", "⟂")
 PYTHON_SHUFFLE_UP_TO = 2_000_000  # names; past this the split uses torch's permutation (Python's takes seconds)
 
 
@@ -129,6 +132,9 @@ class Tokenizer:
         self.chars = list(chars)
         self.stoi = {c: i for i, c in enumerate(self.chars)}
         self.bos = len(self.chars)
+        # then the control pictures and on: a vocabulary is finite, so one is free
+        marks = itertools.chain((BOUNDARY, *BOUNDARY_STAND_INS), map(chr, range(0x2400, 0xD800)))
+        self.boundary = next(mark for mark in marks if mark not in self.stoi)
 
     @classmethod
     def from_names(cls, names: list[str]) -> Tokenizer:
@@ -158,7 +164,7 @@ class Tokenizer:
         return "".join(self.chars[i] for i in ids if i != self.bos)
 
     def token_label(self, i: int) -> str:
-        return BOUNDARY if i == self.bos else self.chars[i]
+        return self.boundary if i == self.bos else self.chars[i]
 
 
 def check_model_and_names(model, tokenizer, names) -> None:

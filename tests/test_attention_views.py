@@ -91,7 +91,7 @@ def test_the_boundary_token_has_one_name_in_the_terminal_json_page_and_docs(trai
     data = json.loads(runner.invoke(app, ["inspect-attention", str(trained_run[0]), "anna", "--json"]).stdout)
     assert data["tokens"][0] == "·" and any(n["token"] == "·" for p in data["predictions"] for n in p["next"])
     page = explorer_script()
-    assert 'token === BOS ? "·"' in page and 'BOS ? "end"' not in page
+    assert "token === BOS ? BOUNDARY" in page and "const BOUNDARY = DATA.boundary" in page and 'BOS ? "end"' not in page
     root = Path(__file__).resolve().parent.parent
     for text in [shown, page, *(path.read_text() for path in [root / "README.md", *(root / "docs").glob("*.md")])]:
         assert "<BOS>" not in text and "<end>" not in text

@@ -23,14 +23,26 @@ def as_text(name) -> str:
     return "".join(f"\\x{ord(c) - 0xDC00:02x}" if "\udc80" <= c <= "\udcff" else c for c in text)
 
 
+ESCAPED = ("Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp")  # controls, format characters, line breaks, unassigned
+# the zero-width non-joiner and joiner are format characters that belong in names (Persian "علی‌رضا", Indic
+# scripts, emoji families): they join or part letters, and neither reorder nor hide text as bidi controls do
+JOINERS = ("\u200c", "\u200d")
+
+
+def escaped(c: str) -> str:
+    return c.encode("unicode_escape", "backslashreplace").decode("ascii")
+
+
 def one_line(message: str) -> str:
     """The message with control characters and line breaks written as escapes: user text it quotes stays on one line."""
     message = as_text(message)
-    return "".join(
-        c.encode("unicode_escape", "backslashreplace").decode("ascii")
-        if unicodedata.category(c) in ("Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp") else c
-        for c in message
-    )
+    return "".join(escaped(c) if unicodedata.category(c) in ESCAPED and c not in JOINERS else c for c in message)
+
+
+def token_text(token: str) -> str:
+    """One token shown alone, as a column's heading: a joiner there joins nothing and shows nothing, so
+    it is written as its escape (\\u200c); any other token as `one_line` writes it."""
+    return escaped(token) if token in JOINERS else one_line(token)
 
 
 def loss_text(value: float | None) -> str:

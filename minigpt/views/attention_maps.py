@@ -17,9 +17,9 @@ from rich.style import Style
 from rich.table import Table
 from rich.text import Text
 
-from minigpt.data import BOUNDARY, Tokenizer
+from minigpt.data import Tokenizer
 from minigpt.errors import UsageError
-from minigpt.formats.text import one_line
+from minigpt.formats.text import one_line, token_text
 from minigpt.model import GPT, causal_attention
 from minigpt.measurements.attribution import logit_attribution
 from minigpt.measurements.logit_lens import logit_lens
@@ -30,11 +30,15 @@ from minigpt.formats.atomic_file import write_text
 @dataclass
 class AttentionReport:
     name: str
-    tokens: list[str]  # what the model reads: the boundary token (BOUNDARY), then each character
+    tokens: list[str]  # what the model reads: the boundary token (its mark, tokenizer.boundary), then each character
     weights: torch.Tensor  # [n_layer, n_head, T, T]; row i holds position i's weights over 0..i
     predictions: list[list[tuple[str, float]]]  # per position, the likeliest next tokens
     lens: dict  # each sublayer's guess (measurements/logit_lens.py)
     attribution: dict  # what each part writes toward the actual next token (measurements/attribution.py)
+
+    @property
+    def boundary(self) -> str:
+        return self.tokens[0]
 
     @property
     def n_layer(self) -> int:
@@ -104,24 +108,24 @@ def heat_style(w: float) -> Style:
 
 def heatmap(report: AttentionReport, layer: int, head: int) -> Table:
     """Rows: the position that looks; columns: the positions it looks at. The future stays blank."""
-    table = Table(title=f"layer {layer}, head {head}", caption=f"{BOUNDARY} is the boundary token",
+    table = Table(title=f"layer {layer}, head {head}", caption=f"{report.boundary} is the boundary token",
                   show_edge=False, padding=(0, 0), pad_edge=False)
     table.add_column("", justify="right", style="bold")
     for token in report.tokens:
-        table.add_column(Text(one_line(token)), justify="center", min_width=5)  # Text: a name's "[" is not markup
+        table.add_column(Text(token_text(token)), justify="center", min_width=5)  # Text: a name's "[" is not markup
     for i, token in enumerate(report.tokens):
         cells = [Text(f"{w:.2f}", style=heat_style(w)) for w in report.weights[layer, head, i, : i + 1].tolist()]
-        table.add_row(Text(f"{one_line(token)} "), *cells, *[""] * (len(report.tokens) - i - 1))
+        table.add_row(Text(f"{token_text(token)} "), *cells, *[""] * (len(report.tokens) - i - 1))
     return table
 
 
 def position_bars(report: AttentionReport, layer: int, head: int, position: int, width: int = 40) -> Group:
     """One row of the matrix as bars: how much `position` attends to each position."""
     check_position(report, position)
-    lines = [Text(f"layer {layer}, head {head}: position {position} ('{one_line(report.tokens[position])}') attends to", style="bold")]
+    lines = [Text(f"layer {layer}, head {head}: position {position} ('{token_text(report.tokens[position])}') attends to", style="bold")]
     for j, token in enumerate(report.tokens):
         w = report.weights[layer, head, position, j].item() if j <= position else 0.0
-        lines.append(Text(f"{j:>3} {one_line(token):>6} ") + Text("█" * round(w * width), style="cyan") + Text(f" {w:.3f}"))
+        lines.append(Text(f"{j:>3} {token_text(token):>6} ") + Text("█" * round(w * width), style="cyan") + Text(f" {w:.3f}"))
     return Group(*lines)
 
 
@@ -138,7 +142,7 @@ def attribution_bars(report: AttentionReport, position: int, width: int = 16) ->
     terms = sorted(zip(report.attribution["parts"], found["parts"]), key=lambda pt: -pt[1])
     largest = max(abs(term) for _, term in terms) or 1.0
     scale = f" (the final norm's scale, 1/rms, is {found['scale']:.3f})" if found["scale"] != 1.0 else ""
-    lines = [Text(f"position {position}: why '{one_line(found['target'])}' after '{one_line(found['read'])}': its logit "
+    lines = [Text(f"position {position}: why '{token_text(found['target'])}' after '{one_line(found['read'])}': its logit "
                   f"{found['logit']:.3f} is the sum of what each part writes toward it{scale}", style="bold")]
     name_width = max(len(name) for name, _ in terms)
     for name, term in terms:
@@ -150,13 +154,13 @@ def attribution_bars(report: AttentionReport, position: int, width: int = 16) ->
 
 
 def predictions_table(report: AttentionReport) -> Table:
-    table = Table(title="what the model predicts next", caption=f"{BOUNDARY} next: the name ends", show_edge=False)
+    table = Table(title="what the model predicts next", caption=f"{report.boundary} next: the name ends", show_edge=False)
     table.add_column("pos", justify="right")
     table.add_column("after reading")
     table.add_column("likeliest next (probability)")
     for i, (token, best) in enumerate(zip(report.tokens, report.predictions)):
-        read = "".join(t for t in report.tokens[1 : i + 1]) or BOUNDARY
-        table.add_row(str(i), Text(one_line(read)), Text(one_line("   ".join(f"{t} {p:.3f}" for t, p in best))))
+        read = "".join(t for t in report.tokens[1 : i + 1]) or report.boundary
+        table.add_row(str(i), Text(one_line(read)), Text("   ".join(f"{token_text(t)} {p:.3f}" for t, p in best)))
     return table
 
 
@@ -169,10 +173,10 @@ def lens_table(report: AttentionReport) -> Table:
                           "Only the last row is the model's prediction; earlier rows read the stream as if it were the last.")
     table.add_column("after", no_wrap=True)
     for position in lens["positions"]:
-        table.add_column(Text(one_line(f"{position['read'][-1]}→{position['next']}")), justify="center", no_wrap=True)
+        table.add_column(Text(f"{token_text(position['read'][-1])}→{token_text(position['next'])}"), justify="center", no_wrap=True)
     percent = lambda p: f"{round(100 * p):>2}"  # noqa: E731
     for s, stage in enumerate(lens["stages"]):
-        cells = [Text(f"{one_line(pos['stages'][s]['top'][0]['token'])} {percent(pos['stages'][s]['top'][0]['prob'])}\n"
+        cells = [Text(f"{token_text(pos['stages'][s]['top'][0]['token'])} {percent(pos['stages'][s]['top'][0]['prob'])}\n"
                       f"  {percent(pos['stages'][s]['next_prob'])}") for pos in lens["positions"]]
         short = "emb" if stage == "embeddings" else stage.replace("layer ", "L").replace(" attention", " attn")
         table.add_row(short, *cells, end_section=True)
@@ -183,6 +187,7 @@ def to_json(report: AttentionReport) -> dict:
     return {
         "name": report.name,
         "tokens": report.tokens,
+        "boundary": report.boundary,
         "attention": [
             {"layer": l, "head": h, "weights": report.weights[l, h].tolist()}
             for l in range(report.n_layer) for h in range(report.n_head)
@@ -229,5 +234,5 @@ def draw_grid(report: AttentionReport, target, pairs: list[tuple[int, int]]) -> 
             if c == 0:
                 ax.set_ylabel("reading", fontsize=8)
     fig.colorbar(image, ax=axes, shrink=0.6, label="attention weight")
-    fig.suptitle(f"attention while reading '{report.name}' ({BOUNDARY} is the boundary token)")
+    fig.suptitle(f"attention while reading '{report.name}' ({report.boundary} is the boundary token)")
     save_figure(plt, fig, target)

@@ -251,6 +251,7 @@ def page_data(ckpt: Checkpoint, text: str | None = None, progress=None, snapshot
         **measured(ckpt, progress, snapshots),
         "config": ckpt.config.to_dict(),
         "vocab": ckpt.tokenizer.chars,
+        "boundary": ckpt.tokenizer.boundary,
         "weights": weights,
         "tensors": tensors,
         "card": card(ckpt),

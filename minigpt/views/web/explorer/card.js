@@ -9,7 +9,7 @@ function drawCard() {
     ["architecture", `${m.activation}, ${m.final_norm ? "final norm" : "no final norm"}, ${m.norm_scale ? "learned norm gains" : "no norm gains"}`],
     ["training", `step ${c.step.toLocaleString("en")}, validation loss ${loss(c.val_loss)} (best ${loss(c.best_val_loss)})`],
     ["data", c.data],
-    ["vocabulary", `${V} tokens: ${vocab.join("")} and the boundary token ·`],
+    ["vocabulary", `${V} tokens: ${vocab.join("")} and the boundary token ${BOUNDARY}`],
     ["checkpoint", c.checkpoint],
   ];
   $("card").replaceChildren(el("table", {}, ...facts.map(([k, v]) => el("tr", {}, el("th", { scope: "row" }, k), el("td", {}, v)))),

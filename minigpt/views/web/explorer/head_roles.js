@@ -59,7 +59,7 @@ function charWeights(l, h) {
 // the picture's table, built once (a row per character the names read); a redraw writes colours and titles
 const charTable = { cells: [], title: null, note: null };
 function buildCharMatrix() {
-  const ids = DATA.roles.char_ids, tokens = [...ids.map((t) => vocab[t]), "·"];
+  const ids = DATA.roles.char_ids, tokens = [...ids.map((t) => vocab[t]), BOUNDARY];
   const table = el("table", { class: "chars", id: "char-table" });
   table.append(el("tr", {}, el("th", { class: "corner", scope: "col" }, "reads ↓ on →"), ...tokens.map((t) => el("th", { scope: "col" }, t))));
   charTable.cells = ids.map((_, c) => {
@@ -76,7 +76,7 @@ function buildCharMatrix() {
 function drawCharMatrix() {
   if (!charTable.title) buildCharMatrix();
   const now = roles(), ids = DATA.roles.char_ids, rows = charWeights(state.layer, state.head);
-  const tokens = [...ids.map((t) => vocab[t]), "·"];
+  const tokens = [...ids.map((t) => vocab[t]), BOUNDARY];
   rows.forEach((row, c) => row.forEach((w, t) => {
     const td = charTable.cells[c][t];
     restyle(td, "background", viridis(w));
@@ -85,6 +85,6 @@ function drawCharMatrix() {
   const step = state.snapshot === null ? "" : ` at step ${DATA.snapshots.steps[state.snapshot].toLocaleString("en")}`;
   const some = ids.length < V - 1 ? ` The ${ids.length} characters the names read most are shown, of ${V - 1}.` : "";
   write(charTable.title, `Layer ${state.layer}, head ${state.head}, by character${step}: where the weight goes`);
-  write(charTable.note, `Each row is a character being read; each column, what its weight lands on (· the boundary token), ` +
+  write(charTable.note, `Each row is a character being read; each column, what its weight lands on (${BOUNDARY} the boundary token), ` +
     `averaged over ${now.names || DATA.roles.names}${step}. Bright means most of the row.${some}`);
 }

@@ -10,7 +10,7 @@ function buildInput() {
   const shown = 4 * N; // a pasted paragraph is not drawn whole
   reading.tokens = Array.from({ length: shown }, () => el("span", { hidden: "" }));
   reading.more = el("span", { class: "muted", hidden: "" });
-  $("read").append(el("span", { class: "token bos", title: "the boundary token: every name starts after it" }, "·"),
+  $("read").append(el("span", { class: "token bos", title: "the boundary token: every name starts after it" }, BOUNDARY),
     ...reading.tokens, reading.more);
 }
 

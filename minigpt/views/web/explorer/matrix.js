@@ -62,7 +62,7 @@ function buildMatrix() {
 function drawMatrixReading(l, h) {
   const shares = DATA.roles.shares, even = DATA.roles.even;
   const boundary = shares ? ` Over ${DATA.roles.names}, this head puts ${fmt(100 * shares[l][h][0], 0)}% of a row's weight ` +
-    `on the boundary token · (an even spread over the positions read would put ${fmt(100 * even[0], 0)}%): the one ` +
+    `on the boundary token ${BOUNDARY} (an even spread over the positions read would put ${fmt(100 * even[0], 0)}%): the one ` +
     `position every row can read, where a head with nothing to look for can leave its weight.` : "";
   write($("matrix-reading"), `Rows are the positions that read (each one's query q); columns are the positions read ` +
     `(their keys k). Row i spreads one unit of weight over columns 0 to i. Each score q·k is divided by √d with ` +

@@ -43,7 +43,7 @@ function drawPredictions() {
     const actual = i + 1 < T ? view.tokens[i + 1] : BOS; // the next character, or the end
     const best = probs.map((p, t) => [p, t]).sort((a, b) => b[0] - a[0]).slice(0, TOP);
     row.node.classList.toggle("worked", i === rowOf(view));
-    row.after.textContent = `after “·${view.kept.slice(0, i).join("")}”`;
+    row.after.textContent = `after “${BOUNDARY}${view.kept.slice(0, i).join("")}”`;
     best.forEach(([p, t], n) => {
       const c = row.choices[n], removed = filtered[t] === 0;
       reclass(c.node, `choice${t === actual ? " actual" : ""}${removed ? " removed" : ""}`);
@@ -86,7 +86,7 @@ function drawNextChart(filters = options()) {
   const { probs, filtered } = distributions(view, i, filters);
   const order = probs.map((_, t) => t).sort((a, b) => probs[b] - probs[a]), allOn = allOnProbs(view, i);
   const kept = filtered.filter((p) => p > 0).length;
-  $("next-title").textContent = `Every next token after “·${view.kept.slice(0, i).join("")}”: ${kept} of ${V} kept` +
+  $("next-title").textContent = `Every next token after “${BOUNDARY}${view.kept.slice(0, i).join("")}”: ${kept} of ${V} kept` +
     (allOn ? "; outlined, and after ←: with every part on" : "");
   order.forEach((t, n) => {
     const c = predictions.chart[n], removed = filtered[t] === 0;

@@ -30,6 +30,8 @@ let model = finalModel; // the weights the page runs: the checkpoint's, or a tra
 const config = DATA.config.model;
 const vocab = DATA.vocab; // characters in id order; the boundary token is id vocab.length
 const BOS = vocab.length, V = vocab.length + 1, N = config.block_size;
+// the boundary token's mark: "·", or a stand-in when the vocabulary holds "·" itself (data.py's Tokenizer.boundary)
+const BOUNDARY = DATA.boundary;
 const D = config.n_embd / config.n_head; // the head size, d
 const ids = new Map(vocab.map((ch, i) => [ch, i]));
 const trainingNames = DATA.membership.kind === "exact" ? new Set(DATA.membership.names) : null;
@@ -59,7 +61,7 @@ function readText(text) {
   return { chars, kept, skipped: [...skipped], cut, tokens: [BOS, ...kept.map((ch) => ids.get(ch))] };
 }
 
-const label = (token) => (token === BOS ? "·" : vocab[token]); // the boundary token: data.py's BOUNDARY
+const label = (token) => (token === BOS ? BOUNDARY : vocab[token]);
 
 // The model run on `text`. With `reuse` (the page's own redraws), the positions the last such
 // run shares with this one (same weights, same parts off, the same tokens up to there) are not

@@ -19,7 +19,7 @@ function buildUnits() {
 
 function drawUnits() {
   const view = state.view, i = rowOf(view), l = units.layer ?? state.layer, s = view.steps[i];
-  const hidden = s.layers[l].hidden, read = `“·${view.kept.slice(0, i).join("")}”`;
+  const hidden = s.layers[l].hidden, read = `“${BOUNDARY}${view.kept.slice(0, i).join("")}”`;
   const firing = Array.from(hidden, (x, n) => [x, n]).sort((a, b) => b[0] - a[0]).slice(0, 5);
   const unit = units.unit ?? firing[0][1];
   $("unit-layer").value = String(l);

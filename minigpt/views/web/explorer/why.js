@@ -31,7 +31,7 @@ function buildWhy() {
   }
   for (const [id, key] of [["why-target", "target"], ["why-rival", "rival"]]) {
     const select = $(id);
-    for (let t = 0; t < V; t++) select.append(el("option", { value: String(t) }, t === BOS ? "· (the end)" : label(t)));
+    for (let t = 0; t < V; t++) select.append(el("option", { value: String(t) }, t === BOS ? `${BOUNDARY} (the end)` : label(t)));
     select.addEventListener("change", () => { why[key] = Number(select.value); drawWhy(); });
   }
   // a character in the chart of every next character is the one to explain
@@ -42,7 +42,7 @@ function buildWhy() {
   }));
 }
 
-const tokenOf = (text) => (text === "·" ? BOS : ids.get(text));
+const tokenOf = (text) => (text === BOUNDARY ? BOS : ids.get(text));
 
 function drawWhy() {
   const view = state.view, i = rowOf(view), s = view.steps[i], off = switchedOff();
@@ -55,7 +55,7 @@ function drawWhy() {
   const found = MiniGPTModel.attribution(model, s, off);
   const allOn = off ? new Map(MiniGPTModel.attribution(model, baselineOf(view)[i], null).parts.map((p) => [p.name, p.terms])) : null;
   drawPartWrites(found.parts, i);
-  const read = `“·${view.kept.slice(0, i).join("")}”`, t = label(target), r = label(rival);
+  const read = `“${BOUNDARY}${view.kept.slice(0, i).join("")}”`, t = label(target), r = label(rival);
   const end = (token) => (token === BOS ? " (the end of the name)" : "");
   drawTerms(why.rows.toward, found.parts.map((p) => [p.name, p.terms[target], allOn && allOn.get(p.name)?.[target]]));
   drawTerms(why.rows.against, found.parts.map((p) => [p.name, p.terms[target] - p.terms[rival],
