@@ -150,6 +150,11 @@ def is_cut(name: str, block_size: int) -> bool:
     return len(name) >= block_size
 
 
+def as_shown(name: str, block_size: int) -> str:
+    """A generated name as every view shows it: marked with CUT when the block size cut it."""
+    return name + CUT if is_cut(name, block_size) else name
+
+
 def sample(checkpoint, num: int = 10, new_only: bool = False, seed: int | None = None, prefix: str = "",
            temperature: float | None = None, top_k: int | None = None, top_p: float | None = None) -> list[str]:
     """Names from a loaded checkpoint; with new_only, only names not in its training data.

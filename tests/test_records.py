@@ -111,7 +111,7 @@ def test_the_samples_table_shows_every_name_whole_at_any_width():
 
     names = [("chipeldale-on-the-marsh", False), ("king's lingelmouth", True), ("anna", True), ("bishop's farngat leaness", False)]
     console = Console(file=io.StringIO(), width=60, highlight=False)
-    samples_table(console, 250, 2.1, names * 2)
+    samples_table(console, 250, 2.1, names * 2, block_size=64)
     shown = console.file.getvalue()
     assert all(name in shown for name, _ in names) and "…" not in shown  # one a line, each whole
 

@@ -165,3 +165,25 @@ def test_a_name_cut_at_the_block_size_is_marked_and_never_counted_as_new(trained
     assert all(is_cut(n["name"], block) == n["cut"] for n in found)
     fresh = CliRunner().invoke(app, [*wild, "--new-only"]).stdout.splitlines()
     assert len(fresh) == 300 and not any(line.endswith(CUT) for line in fresh)
+
+
+def test_training_marks_cut_samples_in_its_table_samples_txt_and_summary(tmp_path, capsys):
+    """A model whose block size is shorter than its names: the samples it shows while training and at the
+    end are marked cut, and the summary counts none of them as new."""
+    from minigpt.config import load_config
+    from minigpt.runs.run import train
+    from minigpt.sampling import CUT
+    from minigpt.views.training_display import TrainingDisplay
+
+    names = tmp_path / "long.txt"
+    names.write_text("\n".join(["stow-on-the-wold", "bourton-on-the-water", "chipping-campden"] * 40) + "\n")
+    config = load_config("tiny", ["model.block_size=6", "train.auto_scale=false", "train.steps=4", "train.eval_interval=4"])
+    result = train(config, names, out_dir=tmp_path / "run", report=TrainingDisplay(tmp_path / "run"), quiet=True)
+    cut = [name for name, _ in result.samples if len(name) >= 6]
+    assert cut and result.cut_samples == len(cut) and result.new_samples == len(result.samples) - len(cut)
+    assert result.to_json()["cut_samples"] == len(cut)
+    written = (tmp_path / "run" / "samples.txt").read_text().splitlines()[-1].split("\t")[1:]
+    assert sum(name.endswith(CUT) for name in written) == sum(len(name.rstrip(CUT)) >= 6 for name in written) > 0
+    shown = capsys.readouterr().err
+    assert " cut " in shown or "cut\n" in shown
+    assert f"{len(cut)} reached the block size (6) before they ended: cut, marked {CUT}" in " ".join(shown.replace("│", " ").split())

@@ -101,7 +101,7 @@ def sample(
 ) -> None:
     """Generate names from a trained checkpoint, one per line."""
     from minigpt.data import read_names
-    from minigpt.sampling import CUT, is_cut, sample as sample_names, sample_batches
+    from minigpt.sampling import CUT, as_shown, is_cut, sample as sample_names, sample_batches
     from minigpt.scaling.membership import NameSet
 
     ckpt = checkpoint_to_read(checkpoint, device)
@@ -118,7 +118,7 @@ def sample(
     printed = new = cut = 0
 
     def shown(name: str) -> str:  # a shared checkpoint's vocabulary may hold escape sequences: printed as text
-        return one_line(name) + (CUT if is_cut(name, block) else "") + (" *" if mark and known and name in seen else "")
+        return one_line(as_shown(name, block)) + (" *" if mark and known and name in seen else "")
 
     for batch in sample_batches(ckpt, num, new_only, seed, prefix, temperature, top_k, top_p):  # printed as made
         if batch:

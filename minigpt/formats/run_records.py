@@ -1,7 +1,8 @@
 """A run's records, line by line: metrics.jsonl and samples.txt, written and read here alone.
 
     metrics.jsonl   one JSON object a line: {"step": 250, "train_loss": 2.03, ..., "elapsed": 6.1}
-    samples.txt     one evaluation a line: `step 250  val 2.1095`, then each name after a tab (* = a training name)
+    samples.txt     one evaluation a line: `step 250  val 2.1095`, then each name after a tab (* = a training name,
+                    … = cut at the block size)
 
 The run writes them (runs/records.py); `plot`, the training summary, the explorer page and a
 resumed run read them.

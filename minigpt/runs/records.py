@@ -17,6 +17,7 @@ from minigpt.formats.atomic_file import write_text
 from minigpt.formats.run_records import (METRICS, SAMPLES, lines_up_to, metrics_line, metrics_step, samples_line,
                                          samples_step)
 from minigpt.runs.run_directory import open_own
+from minigpt.sampling import as_shown
 from minigpt.training import Reporter
 
 
@@ -63,7 +64,9 @@ class RunRecords(Reporter):
     def evaluation(self, trainer, samples) -> None:
         if trainer.val_loss is not None:
             self.write(METRICS, metrics_line(trainer.step, trainer.elapsed, val_loss=trainer.val_loss))
-        self.write(SAMPLES, samples_line(trainer.step, trainer.val_loss, samples))
+        block_size = trainer.config.model.block_size
+        shown = [(as_shown(name, block_size), seen) for name, seen in samples]
+        self.write(SAMPLES, samples_line(trainer.step, trainer.val_loss, shown))
 
     def end(self, trainer, result) -> None:
         for file in self.files.values():

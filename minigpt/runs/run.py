@@ -15,6 +15,7 @@ from minigpt.formats.text import as_text
 from minigpt.runs.records import RunRecords
 from minigpt.runs.run_directory import discard_if_no_checkpoint, open_run_dir
 from minigpt.runs.setup import StopSignals, start_processes, start_run
+from minigpt.sampling import is_cut
 from minigpt.training import Reporter, Reporters, Trainer, train_loop
 from minigpt.views.training_display import TrainingDisplay
 
@@ -85,6 +86,7 @@ def finish_run(trainer: Trainer, run_dir: Path, train_loss: float | None) -> Tra
         val_loss=trainer.val_loss,
         best_val_loss=trainer.best_val_loss,
         samples=trainer.samples(10) if trainer.dist.main else [],
+        block_size=trainer.config.model.block_size,
         best_step=trainer.best_step,
         ended_on_best=ended_on_best,
         stopped_early=trainer.stopped_early,
@@ -104,6 +106,16 @@ class TrainResult:
     best_step: int | None = None  # the step of the best validation loss
     ended_on_best: bool = False  # the model was set back to its best weights at the end
     stopped_early: bool = False  # train.patience evaluations passed without a better validation loss
+    block_size: int = 0  # the model's: a sample that reached it was cut (0: none is taken for cut)
+
+    @property
+    def cut_samples(self) -> int:
+        return sum(self.block_size > 0 and is_cut(name, self.block_size) for name, _ in self.samples)
+
+    @property
+    def new_samples(self) -> int:
+        """Samples not among the training names; a cut one is not counted, since it is no whole name."""
+        return sum(not seen and not (self.block_size > 0 and is_cut(name, self.block_size)) for name, seen in self.samples)
 
     @property
     def tokens_per_sec(self) -> float:
@@ -124,5 +136,6 @@ class TrainResult:
             "stopped_early": self.stopped_early,
             "ended_on_best": self.ended_on_best,
             "samples": [name for name, _ in self.samples],
-            "new_samples": sum(not seen for _, seen in self.samples),
+            "new_samples": self.new_samples,
+            "cut_samples": self.cut_samples,
         }

@@ -14,6 +14,7 @@ from minigpt.errors import warn
 from minigpt.formats.checkpoint import describe_data, microgpt_weights
 from minigpt.formats.run_records import read_metrics, series
 from minigpt.formats.text import loss_text, one_line, plural
+from minigpt.sampling import CUT, as_shown, is_cut
 from minigpt.views.loss_curve import sparkline
 
 
@@ -70,13 +71,16 @@ def start_panel(out: Console, trainer, run_dir: Path, notes: list[str] = (), thr
              f"N - 1 characters whole")
 
 
-def samples_table(out: Console, step: int, val_loss: float | None, names: list[tuple[str, bool]]) -> None:
-    """A few names the model makes now, each marked new or in train: side by side, or one a line when side
-    by side they would not fit the console (rich would cut them short)."""
+def samples_table(out: Console, step: int, val_loss: float | None, names: list[tuple[str, bool]],
+                  block_size: int) -> None:
+    """A few names the model makes now, each marked new, in train, or cut (at the block size, marked …): side by
+    side, or one a line when side by side they would not fit the console (rich would cut them short)."""
     from tqdm import tqdm
 
     title = f"step {step:,}: val loss {loss_text(val_loss)}"
-    status = ["[dim]in train[/]" if seen else "[green]new[/]" for _, seen in names]
+    status = ["[yellow]cut[/]" if is_cut(name, block_size) else "[dim]in train[/]" if seen else "[green]new[/]"
+              for name, seen in names]
+    names = [(as_shown(name, block_size), seen) for name, seen in names]
     table = Table(title=title, title_justify="left", show_edge=False, box=None, padding=(0, 1))
     for name, _ in names:
         table.add_column(markup_safe(name) or "''", justify="center")  # a name may hold "[", which rich reads as markup
@@ -116,10 +120,12 @@ def summary_panel(out: Console, result) -> None:
     if not (result.run_dir / "loss.png").exists() and not has_matplotlib():
         table.add_row("", escape("no loss.png: drawing it needs matplotlib (pip install 'minigpt-names[plot]'); "
                                  "minigpt plot RUN draws it later"))
-    samples = ", ".join(f"{markup_safe(name)}*" if seen else f"[bold]{markup_safe(name)}[/]" for name, seen in result.samples)
-    new = sum(not seen for _, seen in result.samples)
+    samples = ", ".join(f"{markup_safe(as_shown(name, result.block_size))}*" if seen
+                        else f"[bold]{markup_safe(as_shown(name, result.block_size))}[/]" for name, seen in result.samples)
     table.add_row("samples", f"{samples}  [dim](* = a training name)[/]")
-    table.add_row("", f"{new} of {len(result.samples)} are new names, not in the training data")
+    cut = f"; {result.cut_samples} reached the block size ({result.block_size}) before they ended: cut, marked {CUT}, " \
+          f"and not counted" if result.cut_samples else ""
+    table.add_row("", f"{result.new_samples} of {len(result.samples)} are new names, not in the training data{cut}")
     out.print(Panel(table, title="done", expand=False))
 
 

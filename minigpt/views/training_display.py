@@ -50,7 +50,7 @@ class TrainingDisplay(Reporter):
         if self.one_line_an_evaluation:
             self.console.print(self.line, soft_wrap=True)
         if not self.quiet:
-            samples_table(self.console, trainer.step, trainer.val_loss, samples)
+            samples_table(self.console, trainer.step, trainer.val_loss, samples, trainer.config.model.block_size)
 
     def end(self, trainer, result) -> None:
         if self.bar is not None:
