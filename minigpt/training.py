@@ -47,7 +47,9 @@ def evaluate(model: GPT, data: TokenizedNames, batch_size: int = 256, dist: Dist
 
 
 def evaluate_names(model: GPT, tokenizer: Tokenizer, names: list[str], what: str = "names") -> dict:
-    """Loss of a trained model on a list of names: {"loss", "tokens", "names", "truncated"}."""
+    """Loss of a trained model on a list of names: {"loss", "tokens", "names", "block_size", "truncated",
+    "unscored"}: the tokens scored, and those of names cut to fit the block size that were not (a loss
+    compares with another only over the same tokens)."""
     check_model_and_names(model, tokenizer, names)
     tokenizer.check("".join(names), what)
     device = model.lm_head.weight.device
@@ -56,7 +58,9 @@ def evaluate_names(model: GPT, tokenizer: Tokenizer, names: list[str], what: str
         "loss": evaluate(model, data),
         "tokens": int(data.lengths.sum()),
         "names": len(names),
+        "block_size": model.config.block_size,
         "truncated": data.truncated,
+        "unscored": sum(len(name) + 1 for name in names) - int(data.lengths.sum()),
     }
 
 

@@ -31,7 +31,7 @@ def test_train_sample_eval_end_to_end(names_file, tmp_path):
     result = run("eval", out / "last.pt", "--data", names_file, "--json")
     assert result.exit_code == 0
     report = json.loads(result.stdout)
-    assert set(report) == {"loss", "tokens", "names", "scored"} and report["names"] == 300
+    assert set(report) == {"loss", "tokens", "names", "block_size", "scored", "cut", "unscored_tokens"} and report["names"] == 300
 
 
 def test_sample_json_and_marks(trained_run):
@@ -166,11 +166,22 @@ def test_without_matplotlib_training_says_once_how_to_get_loss_png(names_file, t
 
 def test_eval_scores_the_runs_validation_names_by_default_and_says_which(trained_run):
     result = runner.invoke(app, ["eval", str(trained_run[0])])
-    assert result.exit_code == 0 and result.stdout.strip().endswith("names (the run's validation names)")
+    assert result.exit_code == 0 and result.stdout.strip().endswith("names (the run's validation names), block size 16")
     scored = json.loads(runner.invoke(app, ["eval", str(trained_run[0]), "--json"]).stdout)
     whole = json.loads(runner.invoke(app, ["eval", str(trained_run[0]), "--data", str(trained_run[1]), "--json"]).stdout)
     assert scored["scored"] == "the run's validation names" and whole["scored"].startswith("names file ")
     assert scored["names"] < whole["names"]  # the held-out names alone, not the whole file
+    assert scored["block_size"] == 16 and scored["cut"] == scored["unscored_tokens"] == 0
+
+
+def test_eval_says_how_many_tokens_a_short_block_size_left_unscored(trained_run, tmp_path):
+    """Two losses compare only over the same tokens: names cut to fit the block size are counted and said."""
+    names = tmp_path / "long.txt"
+    names.write_text("anna\n" + "b" * 30 + "\n")  # 31 tokens, of which 16 are scored at block size 16
+    scored = json.loads(runner.invoke(app, ["eval", str(trained_run[0]), "--data", str(names), "--json"]).stdout)
+    assert scored["cut"] == 1 and scored["tokens"] == 5 + 16 and scored["unscored_tokens"] == 31 - 16
+    said = runner.invoke(app, ["eval", str(trained_run[0]), "--data", str(names)])
+    assert "1 name longer than the block size was cut to fit, and 15 tokens of theirs not scored" in said.stderr
 
 
 def test_inspect_attentions_rough_edges(trained_run, tmp_path, monkeypatch):

@@ -17,7 +17,7 @@ from minigpt.cli.app import (checkpoint_argument, checkpoint_to_read, device_opt
 from minigpt.errors import UsageError, warn
 from minigpt.formats import strict_json
 from minigpt.formats.atomic_file import refuse_existing
-from minigpt.formats.text import one_line
+from minigpt.formats.text import one_line, plural
 from minigpt.scaling.torchrun import check_batch_splits, most_processes, rank, run_on_processes
 
 
@@ -149,11 +149,16 @@ def eval_(
     names, what = names_to_score(ckpt, data)
     result = evaluate_names(ckpt.model, ckpt.tokenizer, names, what=what)
     if json_out:
-        print(strict_json.dumps({**{key: result[key] for key in ("loss", "tokens", "names")}, "scored": what}))
+        print(strict_json.dumps({**{key: result[key] for key in ("loss", "tokens", "names", "block_size")}, "scored": what,
+                                 "cut": result["truncated"], "unscored_tokens": result["unscored"]}))
     else:
-        print(f"loss {result['loss']:.4f} over {result['tokens']:,} tokens in {result['names']:,} names ({what})")
+        print(f"loss {result['loss']:.4f} over {result['tokens']:,} tokens in {result['names']:,} names ({what}), "
+              f"block size {result['block_size']}")
     if result["truncated"]:
-        print(f"note: {result['truncated']} names longer than the block size were cut to fit", file=sys.stderr)
+        were = "was" if result["truncated"] == 1 else "were"
+        warn(f"{plural(result['truncated'], 'name')} longer than the block size {were} cut to fit, and "
+             f"{plural(result['unscored'], 'token')} of theirs not scored: this loss compares only with one over the "
+             f"same tokens (the same names at the same block size)")
 
 
 def export(
