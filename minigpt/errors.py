@@ -28,6 +28,10 @@ class RunError(MiniGPTError):
     exit_code = 1
 
 
+class LostProcess(RunError):
+    """Under DDP, this process stopped because another one of the run did (the backend lost it)."""
+
+
 class Interrupted(MiniGPTError):
     """Training stopped by SIGINT or SIGTERM after saving; exits 128 + the signal number."""
 

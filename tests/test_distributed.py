@@ -154,3 +154,49 @@ def test_an_environment_torchrun_could_not_have_set_is_one_line(env, message, na
 def test_nproc_has_a_ceiling():
     result = CliRunner().invoke(app, ["train", "--nproc", "100000"])
     assert result.exit_code == 2 and "--nproc must be from 1 to" in result.stderr
+
+
+def test_a_process_killed_mid_run_is_one_line_naming_it_not_the_backends_words(tmp_path):
+    """SIGKILL to rank 1 (as the out-of-memory killer sends it): rank 0 loses it inside a collective, where gloo
+    says "Connection reset by peer"; the launching process says instead which process was killed, once."""
+    from conftest import BUNDLED_NAMES
+
+    names = tmp_path / "names.txt"
+    names.write_text("\n".join(BUNDLED_NAMES.read_text().split()[::11]) + "\n")
+    cmd = [sys.executable, "-m", "minigpt", "train", "--nproc", "2", "--data", str(names), "--out", str(tmp_path / "run"),
+           "-c", "tiny", "--batch-size", "16", "--steps", "10000000", "--set", "train.eval_interval=1000000", "--quiet"]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env())
+    metrics = tmp_path / "run" / "metrics.jsonl"
+    deadline = time.monotonic() + 60
+    while not (metrics.exists() and metrics.stat().st_size > 0):
+        assert time.monotonic() < deadline and proc.poll() is None, proc.communicate()
+        time.sleep(0.05)
+    rank_1 = next(pid for pid in map(int, subprocess.run(["pgrep", "-P", str(proc.pid)], capture_output=True,
+                                                         text=True).stdout.split())
+                  if b"RANK=1\0" in open(f"/proc/{pid}/environ", "rb").read())
+    os.kill(rank_1, signal.SIGKILL)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 128 + signal.SIGKILL, err
+    lines = err.strip().splitlines()
+    assert lines == ["minigpt: error: process 1 was killed by SIGKILL (out of memory, or stopped from outside); the "
+                     "others stopped with it: minigpt train --resume RUN_DIR continues from the run's last checkpoint"]
+
+
+def test_the_launcher_prints_each_processs_error_once(tmp_path):
+    """Bad input that every process meets alike is one line, not one per process; errors that differ name
+    their processes; a process that only lost another adds nothing."""
+    from types import SimpleNamespace
+
+    from minigpt.scaling.torchrun import LOST_A_PROCESS, failures
+
+    workers = [SimpleNamespace(returncode=2), SimpleNamespace(returncode=2)]
+    for rank in (0, 1):
+        (tmp_path / f"{rank}.txt").write_text("names file not found: x.txt")
+    assert failures(workers, tmp_path) == ["minigpt: error: names file not found: x.txt"]
+    (tmp_path / "1.txt").write_text("cannot write run/last.pt: No space left on device")
+    assert failures(workers, tmp_path) == ["minigpt (process 0): error: names file not found: x.txt",
+                                           "minigpt (process 1): error: cannot write run/last.pt: No space left on device"]
+    (tmp_path / "0.txt").write_text(LOST_A_PROCESS + "another process of this run stopped, and this one with it")
+    assert failures(workers, tmp_path) == ["minigpt (process 1): error: cannot write run/last.pt: No space left on device"]
+    (tmp_path / "1.txt").unlink()
+    assert failures(workers, tmp_path) == ["minigpt: error: another process of this run stopped, and this one with it"]

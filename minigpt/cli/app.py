@@ -18,11 +18,11 @@ from typing import Optional
 import typer
 
 from minigpt import __version__
-from minigpt.errors import Interrupted, MiniGPTError, UsageError, first_line
+from minigpt.errors import Interrupted, LostProcess, MiniGPTError, UsageError, first_line
 from minigpt.formats.text import one_line
 from minigpt.config import check_64_bits
 from minigpt.cli.streams import DroppedOnFailure, checked_streams
-from minigpt.scaling.torchrun import rank
+from minigpt.scaling.torchrun import LOST_A_PROCESS, keep_error_line, rank
 
 if hasattr(typer, "_click"):  # typer 0.2x carries its own copy of click
     click = typer._click
@@ -127,9 +127,12 @@ completion_options_without_type()
 warnings.filterwarnings("ignore", message="Failed to initialize NumPy")
 
 
-def fail(message: str, code: int) -> None:
-    who = "minigpt" if rank() is None else f"minigpt (rank {rank()})"
-    print(f"{who}: error: {one_line(message)}", file=sys.stderr)
+def fail(message: str, code: int, lost: bool = False) -> None:
+    """One error line and the exit code; in a process `--nproc` started, the line is left for it to print."""
+    line = one_line(message)
+    if not keep_error_line(LOST_A_PROCESS + line if lost else line):
+        who = "minigpt" if rank() is None else f"minigpt (rank {rank()})"
+        sys.stderr.write(f"{who}: error: {line}\n")  # one write: two processes' lines never run together
     raise typer.Exit(code)
 
 
@@ -164,7 +167,7 @@ def reporting_errors(command, *args, **kwargs):
     except MiniGPTError as e:
         if state["debug"]:
             raise
-        fail(str(e), e.exit_code)
+        fail(str(e), e.exit_code, lost=isinstance(e, LostProcess))
     except KeyboardInterrupt:
         print("minigpt: interrupted", file=sys.stderr)
         raise typer.Exit(130)

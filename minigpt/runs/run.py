@@ -15,6 +15,7 @@ from minigpt.formats.text import as_text
 from minigpt.runs.records import RunRecords
 from minigpt.runs.run_directory import discard_if_no_checkpoint, open_run_dir
 from minigpt.runs.setup import StopSignals, start_processes, start_run
+from minigpt.scaling.processes import lost_a_process
 from minigpt.sampling import is_cut
 from minigpt.training import Reporter, Reporters, Trainer, train_loop
 from minigpt.views.training_display import TrainingDisplay
@@ -64,9 +65,12 @@ def train(
             reporter.end(trainer, result)  # None when the run stopped on an error or a signal
         dist.barrier()  # no rank tears the group down while rank 0 still writes: gloo may abort the early leaver
         return result
-    except BaseException:
+    except BaseException as error:
         if run_dir is not None and dist.main and (resume_from is None or out_dir is not None):
             discard_if_no_checkpoint(run_dir)  # a new run that failed before its first checkpoint leaves nothing
+        lost = lost_a_process(error, dist)
+        if lost is not None:
+            raise lost from None
         raise
     finally:
         if lock is not None:

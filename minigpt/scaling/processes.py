@@ -21,7 +21,7 @@ from pathlib import Path
 import torch
 import torch.distributed as dist
 
-from minigpt.errors import RunError, UsageError
+from minigpt.errors import LostProcess, RunError, UsageError, first_line
 from minigpt.scaling.torchrun import check_batch_splits, environment
 
 M_TRIM_THRESHOLD, M_MMAP_THRESHOLD = -1, -3  # glibc's mallopt parameter numbers
@@ -188,6 +188,17 @@ class PendingLosses:
                 kept = f"; the last good checkpoint is {last}" if last.exists() else ""
                 raise RunError(f"training stopped: the loss became {value} at step {step - len(values) + 1 + i}{kept}")
         return sum(values) / len(values)
+
+
+PEER_GONE = ("Connection reset by peer", "Connection closed by peer", "Broken pipe", "NCCL communicator was aborted",
+             "gloo")  # what the backends say in a collective when another process of the group is gone
+
+
+def lost_a_process(error: BaseException, dist: Distributed) -> LostProcess | None:
+    """The error a collective raises when another process of the run stopped, as one line; None for any other."""
+    if not dist.enabled or not isinstance(error, RuntimeError) or not any(s in str(error) for s in PEER_GONE):
+        return None
+    return LostProcess(f"another process of this run stopped, and this one with it ({first_line(error)[:120]})")
 
 
 def setup(device: torch.device) -> Distributed:

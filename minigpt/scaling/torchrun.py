@@ -9,6 +9,11 @@ torch, so the command line reads it before torch loads.
 Ctrl-C reaches every process of the terminal at once: each saves and stops after the same
 step, and this one waits for them and exits as they do (130). A SIGTERM sent to this
 process alone is passed on to them.
+
+The processes leave their error lines in a folder (ERRORS_ENV names it) rather than print
+them: every process meets bad input alike, and one that loses another mid-run fails in the
+backend's words (gloo's "Connection reset by peer"). This one prints each distinct error
+once, and says which process was killed by a signal, if one was.
 """
 
 from __future__ import annotations
@@ -18,11 +23,15 @@ import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import time
+from pathlib import Path
 
 from minigpt.errors import UsageError
 
 GRACE_SECONDS = 20  # after one process fails, how long the others get to stop by themselves
+ERRORS_ENV = "MINIGPT_ERRORS_DIR"  # where the processes `--nproc` started leave their error lines
+LOST_A_PROCESS = "lost: "  # how a process's error line begins when it failed because another one stopped
 
 
 def environment() -> tuple[int, int, int] | None:
@@ -93,18 +102,21 @@ def free_port() -> int:
 
 
 def wait_for_all(workers: list[subprocess.Popen]) -> int:
-    """0 when every process succeeds; else the first failure's exit code, the others stopped by then."""
-    failed_at, code = None, 0
+    """0 when every process succeeds; else the first failure's exit code (a process killed by a signal before
+    any, since the others only followed it: 128 + the signal), the others stopped by then."""
+    failed_at = None
     while any(w.poll() is None for w in workers):
-        failure = next((w.returncode for w in workers if w.returncode not in (None, 0)), None)
-        if failure is not None and failed_at is None:
-            failed_at, code = time.monotonic(), failure
+        if failed_at is None and any(w.returncode not in (None, 0) for w in workers):
+            failed_at = time.monotonic()
         if failed_at is not None and time.monotonic() - failed_at > GRACE_SECONDS:
             for w in workers:  # waiting on a process that is gone, in a collective: stop them
                 if w.poll() is None:
+                    w.stopped_here = True
                     w.kill()
         time.sleep(0.05)
-    return code or next((w.returncode for w in workers if w.returncode), 0)
+    codes = [w.returncode for w in workers if w.returncode and not getattr(w, "stopped_here", False)]
+    code = min(codes, key=lambda c: (c > 0, codes.index(c)), default=0)
+    return 128 - code if code < 0 else code
 
 
 def run_on_processes(nproc: int) -> int:
@@ -114,16 +126,55 @@ def run_on_processes(nproc: int) -> int:
     # share the cores out, rather than letting every process start a thread per core
     env.setdefault("OMP_NUM_THREADS", str(max(1, (os.cpu_count() or 1) // nproc)))
     command = [sys.executable, "-m", "minigpt", *arguments_without_nproc(sys.argv[1:])]
-    workers = [subprocess.Popen(command, env={**env, "RANK": str(r), "LOCAL_RANK": str(r)}) for r in range(nproc)]
+    with tempfile.TemporaryDirectory(prefix="minigpt-errors-") as errors:
+        env[ERRORS_ENV] = errors
+        workers = [subprocess.Popen(command, env={**env, "RANK": str(r), "LOCAL_RANK": str(r)}) for r in range(nproc)]
 
-    def pass_on(signum, frame):
-        for worker in workers:
-            worker.send_signal(signum)
+        def pass_on(signum, frame):
+            for worker in workers:
+                worker.send_signal(signum)
 
-    previous = {signal.SIGINT: signal.signal(signal.SIGINT, signal.SIG_IGN),  # the workers get Ctrl-C themselves
-                signal.SIGTERM: signal.signal(signal.SIGTERM, pass_on)}
+        previous = {signal.SIGINT: signal.signal(signal.SIGINT, signal.SIG_IGN),  # the workers get Ctrl-C themselves
+                    signal.SIGTERM: signal.signal(signal.SIGTERM, pass_on)}
+        try:
+            code = wait_for_all(workers)
+        finally:
+            for signum, handler in previous.items():
+                signal.signal(signum, handler)
+        for line in failures(workers, Path(errors)):
+            print(line, file=sys.stderr)
+    return code
+
+
+def keep_error_line(line: str) -> bool:
+    """In a process `--nproc` started: leave the error line for the launching process to print. False elsewhere."""
+    folder, who = os.environ.get(ERRORS_ENV), rank()
+    if not folder or who is None:
+        return False
     try:
-        return wait_for_all(workers)
-    finally:
-        for signum, handler in previous.items():
-            signal.signal(signum, handler)
+        (Path(folder) / f"{who}.txt").write_text(line, encoding="utf-8")
+        return True
+    except OSError:  # the folder went away: print it after all
+        return False
+
+
+def failures(workers: list[subprocess.Popen], errors: Path) -> list[str]:
+    """Each distinct error line once (naming the processes only where they differ), and any process killed
+    by a signal; a process that failed only because another stopped adds nothing to that."""
+    lines = {}
+    for r, worker in enumerate(workers):
+        path = errors / f"{r}.txt"
+        if path.is_file():
+            lines.setdefault(path.read_text(encoding="utf-8"), []).append(r)
+    killed = [(r, -w.returncode) for r, w in enumerate(workers)
+              if w.returncode is not None and w.returncode < 0 and not getattr(w, "stopped_here", False)]
+    said = [f"minigpt: error: process {r} was killed by {signal.Signals(signum).name}"
+            f"{' (out of memory, or stopped from outside)' if signum == signal.SIGKILL else ''}; the others stopped "
+            f"with it: minigpt train --resume RUN_DIR continues from the run's last checkpoint" for r, signum in killed]
+    own = {line: ranks for line, ranks in lines.items() if not line.startswith(LOST_A_PROCESS)}
+    for line, ranks in own.items():
+        who = "" if len(ranks) == len(workers) else f" (process{'es' * (len(ranks) > 1)} {', '.join(map(str, ranks))})"
+        said.append(f"minigpt{who}: error: {line}")
+    if not said:  # every process that failed says another stopped: say that, once
+        said = [f"minigpt: error: {line.removeprefix(LOST_A_PROCESS)}" for line in list(lines)[:1]]
+    return said

@@ -70,7 +70,8 @@ function setData(node, key, value) {
 // browser laid out and rasterised each of them again, most of a keystroke's cost.
 
 function frame(length) {
-  const node = el("span", { class: "vec", role: "img" });
+  // labelled from the start: its numbers are said once they are painted, which may be a frame later
+  const node = el("span", { class: "vec", role: "img", "aria-label": `${length} numbers` });
   node.style.setProperty("--n", length);
   return node;
 }
