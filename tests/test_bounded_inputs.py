@@ -112,3 +112,15 @@ def test_recipes_and_names_files_padded_with_nul_read_as_written(tmp_path, endin
     names.write_bytes(b"\xef\xbb\xbfemma\r\nava" + ending)
     assert load_config(recipe).train.steps == 7
     assert read_names(names) == ["emma", "ava"]
+
+
+def test_a_names_stream_is_read_no_further_than_memory_allows(monkeypatch):
+    """A device or a pipe has no size to check before reading: it is read up to what training on it could
+    hold in the memory available (about MEMORY_PER_BYTE bytes a byte), not up to the kind's whole bound."""
+    from minigpt.data import MEMORY_PER_BYTE, read_names
+    from minigpt.errors import UsageError
+
+    monkeypatch.setattr("minigpt.data.available_memory", lambda: MEMORY_PER_BYTE * 2**20)
+    with pytest.raises(UsageError, match=r"/dev/zero: refused: more than 1 MB, and training on names takes about "
+                                         r"25 bytes of memory per byte of them, and 25 MB is available"):
+        read_names("/dev/zero")

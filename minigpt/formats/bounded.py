@@ -27,13 +27,15 @@ LIMITS = {  # the most each kind of file holds, in bytes
 }
 
 
-def read_bytes(path: str | Path, kind: str) -> bytes:
-    """The whole file, or a one-line UsageError when it holds more than a `kind` ever does."""
-    path, limit = Path(path), LIMITS[kind]
-    refuse_larger(path, kind, path.stat().st_size if path.is_file() else 0)
+def read_bytes(path: str | Path, kind: str, most: int | None = None, why: str = "") -> bytes:
+    """The whole file, or a one-line UsageError when it holds more than a `kind` ever does (or than `most`
+    bytes, which `why` explains: what the machine's memory allows)."""
+    path = Path(path)
+    limit = LIMITS[kind] if most is None else min(most, LIMITS[kind])
+    refuse_larger(path, kind, path.stat().st_size if path.is_file() else 0, limit, why)
     with open(path, "rb") as f:
         data = f.read(limit + 1)  # a device or a pipe: read to the limit, no further
-    refuse_larger(path, kind, len(data))
+    refuse_larger(path, kind, len(data), limit, why)
     return data
 
 
@@ -57,7 +59,8 @@ def check_archive(path: str | Path, kind: str) -> None:
                          f"ever holds ({LIMITS[kind] / MB:,.0f} MB)")
 
 
-def refuse_larger(path: Path, kind: str, size: int) -> None:
-    if size > LIMITS[kind]:
-        raise UsageError(f"{path}: refused: more than {LIMITS[kind] / MB:,.0f} MB, more than a {kind} ever holds "
-                         f"(is it the right file?)")
+def refuse_larger(path: Path, kind: str, size: int, limit: int | None = None, why: str = "") -> None:
+    limit = LIMITS[kind] if limit is None else limit
+    if size > limit:
+        reason = why if limit < LIMITS[kind] and why else f"more than a {kind} ever holds (is it the right file?)"
+        raise UsageError(f"{path}: refused: more than {limit / MB:,.0f} MB, {reason}")
