@@ -63,8 +63,8 @@ def read_names(path: str | Path) -> list[str]:
         raise UsageError(wrong_kind(path, kind, "a names file"))
     # a device or a pipe has no size to check first: it is read no further than memory allows
     most = None if available is None else available // MEMORY_PER_BYTE
-    raw = read_bytes(path, "names file", most, why=f"and training on names takes about {MEMORY_PER_BYTE} bytes of memory "
-                     f"per byte of them, and {available / 2**20:,.0f} MB is available" if available else "")
+    raw = read_bytes(path, "names file", most, why=f"as much as training can hold: it takes about {MEMORY_PER_BYTE} bytes of "
+                     f"memory per byte of names, and {available / 2**20:,.0f} MB is available" if available else "")
     try:
         # a byte-order mark is not part of the first name, nor NUL padding (a crash, a tool) part of the last
         text = raw.rstrip(b"\0").decode("utf-8-sig")

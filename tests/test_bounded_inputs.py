@@ -121,6 +121,6 @@ def test_a_names_stream_is_read_no_further_than_memory_allows(monkeypatch):
     from minigpt.errors import UsageError
 
     monkeypatch.setattr("minigpt.data.available_memory", lambda: MEMORY_PER_BYTE * 2**20)
-    with pytest.raises(UsageError, match=r"/dev/zero: refused: more than 1 MB, and training on names takes about "
-                                         r"25 bytes of memory per byte of them, and 25 MB is available"):
+    with pytest.raises(UsageError, match=r"/dev/zero: refused: more than 1 MB, as much as training can hold: it takes "
+                                         r"about 25 bytes of memory per byte of names, and 25 MB is available"):
         read_names("/dev/zero")
