@@ -73,6 +73,22 @@ def test_at_phone_width_nothing_scrolls_sideways(chromium, lesson):
     assert page.watched.errors == []
 
 
+def test_a_long_block_size_puts_the_worked_row_below_the_matrix_whole(chromium, tmp_path):
+    """Block size 40: the matrix leaves no room beside it, so the worked row goes below, as wide as its
+    table, rather than squeezed into a sliver beside a matrix the page scrolls sideways."""
+    data = tmp_path / "places.txt"
+    data.write_text("\n".join(["bourton-on-the-water-by-the-sea", "stow-on-the-wold", "anna"] * 30) + "\n")
+    config = load_config("tiny", ["model.block_size=40", "train.steps=2", "train.eval_interval=2"])
+    run_dir = train(config, data, out_dir=tmp_path / "run", quiet=True).run_dir
+    page = browser.open_page(chromium, write_page(run_dir, tmp_path / "page.html", text="bourton-on-the-water-by-the-sea"),
+                             1280, 800)
+    page.evaluate("minigpt.selectCell(30, 2)")
+    row, table = box(page, "#row"), box(page, "#math-table")
+    assert row["y"] >= box(page, "#big-matrix")["y"] + box(page, "#matrix-box")["height"] - 1  # below the matrix
+    assert table["width"] <= row["width"] and page.evaluate("document.documentElement.scrollWidth <= innerWidth")
+    assert "below" in page.inner_text("#matrix-how") and page.watched.errors == []
+
+
 def test_a_click_works_out_a_row_and_a_second_closes_its_details(chromium, lesson):
     page = browser.open_page(chromium, lesson[1])
     page.locator("#big-matrix [data-i='3'][role=row] .cell").nth(1).click()  # position 3 "m" → position 1 "e"

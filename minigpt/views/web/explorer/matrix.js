@@ -13,9 +13,19 @@ const CELL_W = 27, CELL_H = 21, HEAD_W = 44;
 const CELL_FONT = "10.5px ui-monospace, SFMono-Regular, Menlo, Consolas, monospace";
 const CELL_FONT_NARROW = CELL_FONT.replace("10.5px", "9px");
 
+// The worked row sits to the right of the matrix where there is room for both; a long block size makes
+// the matrix wide, and then the row goes below it, whole, rather than squeezed into a sliver.
+const WORKED_ROW_ROOM = 360, TYPE_COLUMN = 250, GAP = 20; // as explorer.css lays out #lesson
+function placeWorkedRow() {
+  const needed = TYPE_COLUMN + GAP + (60 + CELL_W * N) + GAP + WORKED_ROW_ROOM;
+  $("lesson").classList.toggle("matrix-wide", needed > $("lesson").clientWidth);
+}
+
 function buildMatrix() {
   const grid = $("big-matrix");
   document.documentElement.style.setProperty("--positions", N);
+  placeWorkedRow();
+  window.addEventListener("resize", placeWorkedRow);
   const ratio = window.devicePixelRatio || 1, width = HEAD_W + N * CELL_W, height = (N + 1) * CELL_H;
   matrix.canvas = el("canvas", { class: "paint", width: Math.round(width * ratio), height: Math.round(height * ratio), "aria-hidden": "true" });
   Object.assign(matrix.canvas.style, { width: `${width}px`, height: `${height}px` });
