@@ -71,9 +71,10 @@ def read_names(path: str | Path) -> list[str]:
     except UnicodeDecodeError as e:
         line = raw[: e.start].count(b"\n") + 1
         raise UsageError(f"{path}: line {line} is not valid UTF-8") from None
+    del raw  # the file's bytes, its text and its names are not all held at once: memory peaks here
     # \n, \r\n and a lone \r end a line; a line separator, a form feed or NEL inside a name are its characters
-    names = [line.strip() for line in LINE_END.split(text)]
-    names = [name for name in names if name]
+    names = [name for name in map(str.strip, LINE_END.split(text)) if name]
+    del text
     if not names:
         raise UsageError(f"{path}: no names in the file (it is empty or has only blank lines)")
     longest = max(map(len, names))
