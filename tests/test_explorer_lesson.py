@@ -204,7 +204,12 @@ def test_the_keyboard_reaches_and_moves_everything(chromium, lesson):
     for _ in range(150):
         page.keyboard.press("Tab")
     reached = set(page.evaluate("[...window.reached]"))
-    assert {"show-weights", "cell", "temperature", "top-k", "top-p", "seed", "next-char", "ten-names", "thumb", "head-card"} <= reached
+    assert {"show-weights", "cell", "temperature", "top-k", "top-p", "seed", "next-char", "ten-names", "thumb.selected",
+            "head-card"} <= reached
+    page.focus("#name-input")  # the grid of heads is one Tab stop (arrows inside), so the matrix is three away
+    for _ in range(3):
+        page.keyboard.press("Tab")
+    assert page.evaluate("document.activeElement.matches('#big-matrix .cell')")
     page.focus("#grid button.thumb >> nth=0")
     page.keyboard.press("ArrowRight")
     page.keyboard.press("ArrowDown")

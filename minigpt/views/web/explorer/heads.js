@@ -62,16 +62,16 @@ function buildGrid() {
   grid.append(el("div"), ...Array.from({ length: config.n_head }, (_, h) => el("div", { class: "axis" }, `head ${h}`)));
   for (let l = 0; l < config.n_layer; l++) {
     // the layer's label, with a switch for its whole attention and one for its MLP
-    grid.append(el("div", { class: "axis layer" }, `layer ${l}`, partSwitch("attention", l, null, "attn"), partSwitch("mlp", l, null, "MLP")));
+    grid.append(el("div", { class: "axis layer" }, `layer ${l}`, gridSwitch("attention", l, null, "attn"), gridSwitch("mlp", l, null, "MLP")));
     thumbs.push([]);
     for (let h = 0; h < config.n_head; h++) {
       const role = headLabel(l, h);
       const face = el("span", { class: "face" });
-      const button = el("button", { class: "thumb", "data-layer": l, "data-head": h, "aria-pressed": "false",
+      const button = el("button", { class: "thumb", "data-layer": l, "data-head": h, "aria-pressed": "false", tabindex: "-1",
         "aria-label": `layer ${l}, head ${h}${role ? `: ${role}` : ""}`, title: `layer ${l}, head ${h}${role ? `: ${role}` : ""}`,
         onclick: () => selectHead(l, h) }, face);
       thumbs[l].push({ button, face });
-      grid.append(el("div", { class: "thumb-cell" }, button, partSwitch("head", l, h, "on")));
+      grid.append(el("div", { class: "thumb-cell" }, button, gridSwitch("head", l, h, "on")));
     }
   }
   gridPicture.canvas = el("canvas", { id: "grid-canvas", "aria-hidden": "true" });
@@ -92,6 +92,15 @@ function buildGrid() {
 }
 
 const clamp = (x, low, high) => Math.min(Math.max(x, low), high);
+
+// The grid is one Tab stop, the selected head, and the arrow keys move between heads; its switches
+// are for the mouse and the finger where the table of costs below has the same switches for the
+// keyboard (every head, attention and MLP), and Tab stops of their own where it has none.
+function gridSwitch(kind, l, h, text) {
+  const label = partSwitch(kind, l, h, text);
+  if (DATA.ablation) label.querySelector("input").tabIndex = -1;
+  return label;
+}
 
 // A checkbox that switches a part on and off; every switch of the same part (the grid's and the
 // ablation table's) follows it.
@@ -168,6 +177,7 @@ function markSelectedHead() {
     const on = l === state.layer && h === state.head;
     button.classList.toggle("selected", on);
     button.setAttribute("aria-pressed", String(on));
+    button.tabIndex = on ? 0 : -1;
   }));
   headCards.forEach((card) => card.classList.toggle("selected", +card.dataset.layer === state.layer && +card.dataset.head === state.head));
   const role = headLabel(state.layer, state.head);
