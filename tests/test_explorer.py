@@ -659,6 +659,25 @@ def test_the_learners_mends_switches_lens_walk_and_the_loss_out_of_sight(chromiu
     assert page.watched.errors == [] and micro.watched.errors == []
 
 
+def test_numbers_in_titles_are_written_out_too(chromium, pages):
+    """A title reaches neither a keyboard nor a finger: under the filters, each prediction says the model's own
+    probabilities beside the filtered bars; each row of the character picture writes its largest shares."""
+    page = browser.open_page(chromium, pages["default"][1])
+    page.fill("#name-input", "emma")
+    assert not page.locator(".prediction .model").first.is_visible()  # no filter: nothing changed, nothing said
+    page.fill("#temperature", "0.5")
+    page.dispatch_event("#temperature", "input")
+    browser.show(page, "#predict")
+    said = page.locator(".prediction .model").first.inner_text()
+    model = page.evaluate("minigpt.nextDistribution('', {temperature: 1, topK: 0, topP: 1})")
+    best = sorted(range(len(model)), key=lambda t: -model[t])[0]
+    assert said.startswith("before the filters: ") and f"{model[best]:.2f}" in said
+    page.locator("button.head-card").nth(1).click()
+    most = page.locator("#char-table td.most").all_inner_texts()
+    assert most and all("%" in text for text in most)
+    assert page.watched.errors == []
+
+
 def test_the_advice_for_unreadable_text_follows_the_vocabulary(chromium, tmp_path):
     """A Greek vocabulary with accented letters reads "γιώργος" for "ΓΙΏΡΓΟΣ": lowercase is the advice,
     not dropping the accents; on the command line and on the page alike."""

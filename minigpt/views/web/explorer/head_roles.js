@@ -57,14 +57,18 @@ function charWeights(l, h) {
 }
 
 // the picture's table, built once (a row per character the names read); a redraw writes colours and titles
-const charTable = { cells: [], title: null, note: null };
+const charTable = { cells: [], most: [], title: null, note: null };
 function buildCharMatrix() {
   const ids = DATA.roles.char_ids, tokens = [...ids.map((t) => vocab[t]), BOUNDARY];
   const table = el("table", { class: "chars", id: "char-table" });
-  table.append(el("tr", {}, el("th", { class: "corner", scope: "col" }, "reads ↓ on →"), ...tokens.map((t) => el("th", { scope: "col" }, t))));
+  table.append(el("tr", {}, el("th", { class: "corner", scope: "col" }, "reads ↓ on →"), ...tokens.map((t) => el("th", { scope: "col" }, t)),
+    el("th", { scope: "col", class: "most" }, "most of the row")));
+  // each row's largest shares written out: a cell's number in its title reaches neither a keyboard nor a finger
+  charTable.most = [];
   charTable.cells = ids.map((_, c) => {
-    const cells = tokens.map(() => el("td"));
-    table.append(el("tr", {}, el("th", { scope: "row" }, tokens[c]), ...cells));
+    const cells = tokens.map(() => el("td")), most = el("td", { class: "most" });
+    charTable.most.push(most);
+    table.append(el("tr", {}, el("th", { scope: "row" }, tokens[c]), ...cells, most));
     return cells;
   });
   charTable.title = el("h3");
@@ -82,6 +86,8 @@ function drawCharMatrix() {
     restyle(td, "background", viridis(w));
     td.title = `reading ${tokens[c]}: ${Math.round(100 * w)}% on ${tokens[t]}`;
   }));
+  rows.forEach((row, c) => write(charTable.most[c], row.map((w, t) => [w, t]).sort((a, b) => b[0] - a[0]).slice(0, 2)
+    .map(([w, t]) => `${tokens[t]} ${Math.round(100 * w)}%`).join(", ")));
   const step = state.snapshot === null ? "" : ` at step ${DATA.snapshots.steps[state.snapshot].toLocaleString("en")}`;
   const some = ids.length < V - 1 ? ` The ${ids.length} characters the names read most are shown, of ${V - 1}.` : "";
   write(charTable.title, `Layer ${state.layer}, head ${state.head}, by character${step}: where the weight goes`);

@@ -10,8 +10,9 @@ function buildPredictions() {
       const char = el("span", { class: "char" }), bar = el("span", { class: "bar" }), p = el("span", { class: "p" });
       return { node: el("span", { class: "choice" }, char, bar, p), char, bar, p };
     });
-    const row = { node: el("div", { class: "prediction" }), after: el("span", { class: "after" }), next: el("span", { class: "next" }), choices };
-    row.node.append(row.after, el("span", { class: "bars" }, ...choices.map((c) => c.node)), row.next);
+    const row = { node: el("div", { class: "prediction" }), after: el("span", { class: "after" }), next: el("span", { class: "next" }),
+      model: el("span", { class: "model" }), choices };
+    row.node.append(row.after, el("span", { class: "bars" }, ...choices.map((c) => c.node)), row.next, row.model);
     row.node.addEventListener("click", () => selectCell(i, null));
     predictions.rows.push(row);
   }
@@ -50,8 +51,14 @@ function drawPredictions() {
       c.node.title = `${label(t)}: ${fmt(p, 4)} from the model, ${fmt(filtered[t], 4)} after the filters`;
       write(c.char, label(t));
       restyle(c.bar, "width", `${Math.max(1, Math.round(filtered[t] * 70))}px`);
+      // the model's own probability, where the filters changed it, written beside (not only in the title)
       write(c.p, fmt(filtered[t], 2));
     });
+    // the model's own probabilities where the filters changed them, written out (a title reaches neither a
+    // keyboard nor a finger)
+    const changed = best.some(([p, t]) => Math.abs(filtered[t] - p) >= 0.005);
+    hide(row.model, !changed);
+    if (changed) write(row.model, `before the filters: ${best.map(([p, t]) => `${label(t)} ${fmt(p, 2)}`).join(", ")}`);
     const allOn = allOnProbs(view, i);
     row.next.textContent = `next is ${label(actual)}: p = ${fmt(probs[actual], 3)}, −log p = ${fmt(-Math.log(probs[actual]), 2)}` +
       (allOn ? ` (every part on: p = ${fmt(allOn[actual], 3)})` : "");
