@@ -70,6 +70,9 @@ def test_at_phone_width_nothing_scrolls_sideways(chromium, lesson):
         page.fill("#name-input", text)
         page.locator("button.head-card").nth(5).click()  # the character × character picture, the widest part
         assert page.evaluate("document.documentElement.scrollWidth <= innerWidth"), text
+    browser.show(page, "#ablation")
+    caption, box = (page.locator(s).bounding_box() for s in ("#costs-caption", "#ablation .scroll"))
+    assert caption["width"] <= box["width"] + 1  # the loss the costs are against: above the scrolling box, not cut in it
     assert page.watched.errors == []
 
 
@@ -394,7 +397,7 @@ def test_with_a_part_off_every_view_says_so_and_shows_what_changed(chromium, les
     assert page.inner_text("#matrix-title") == "Layer 1, head 2 (its layer's attention is off)"
     live = dict(page.evaluate("minigpt.liveCosts()"))
     assert live["layer 1 head 0"] == "off (its layer's attention)" and live["layer 1 attention"] == "off"
-    assert "negative cost means" in page.inner_text("#ablation-table caption")
+    assert "negative cost means" in page.inner_text("#costs-caption")
     assert "−0.0000" not in page.inner_text("#ablation-table")
     page.evaluate("minigpt.setPart('attention', 1, null, true); minigpt.setPart('head', 1, 2, true)")
     assert page.inner_text("#matrix-title") == "Layer 1, head 2"
@@ -414,7 +417,7 @@ def test_the_step_slider_moves_the_curve_and_the_character_picture_and_says_whic
     assert page.inner_text("#step-loss") == "the run had not measured its validation loss yet"
     assert page.locator("#curve-svg text.best").count() == 0  # the best step is named in the legend, off the curve
     assert "best validation loss" in page.inner_text("#curve .legend")
-    assert "not the run's own evaluation" in page.inner_text("#ablation-table caption")
+    assert "not the run's own evaluation" in page.inner_text("#costs-caption")
     page.evaluate("minigpt.showSnapshot(2)")
     assert "at step" not in page.inner_text("#char-matrix h3") and page.inner_html("#char-table") == at_checkpoint
     assert page.watched.errors == []

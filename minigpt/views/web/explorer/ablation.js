@@ -36,7 +36,7 @@ function buildCosts() {
   const table = $("ablation-table"), found = DATA.ablation;
   costRows.length = 0;
   for (let n = switches.length - 1; n >= 0; n--) if (table.contains(switches[n].box)) switches.splice(n, 1); // the old table's
-  if (!found) return table.replaceChildren(el("caption", {}, "No names to measure the parts on were at hand when this page was written."));
+  if (!found) return write($("costs-caption"), "No names to measure the parts on were at hand when this page was written.");
   const costs = found[state.off.mode].costs, largestFirst = found.parts.map((p, n) => ({ ...p, n }))
     .sort((a, b) => costs[b.n] - costs[a.n]); // as minigpt ablate lists them
   const rows = largestFirst.map((p) => {
@@ -46,7 +46,9 @@ function buildCosts() {
       el("td", {}, partSwitch(p.kind === "head" ? "head" : p.kind, p.layer, p.head, "on")),
       el("td", { class: "num" }, bar, cost), live, label); // the costs before the description: in view on a phone
   });
-  table.replaceChildren(el("caption", { id: "costs-caption" }),
+  // the table's caption is short: the loss it is measured against is said above its scrolling box, which
+  // on a phone would cut a caption as wide as the table
+  table.replaceChildren(el("caption", {}, "What each part costs"),
     el("thead", {}, el("tr", {}, ...["part", "on", `cost on ${found.names}`, "cost on the name in the box, from the parts on now", "what it tends to do"]
       .map((t) => el("th", { scope: "col" }, t)))),
     el("tbody", {}, ...rows));
