@@ -126,7 +126,8 @@ def test_the_worked_row_is_drawn_from_the_models_numbers(chromium, lesson):
     assert row[:5] == pytest.approx(worked["weights"], abs=1e-12) and row[5:] == [0, 0]  # the matrix shows the same row; the future is 0
     shown = page.eval_on_selector_all("#math-table td.weight", "s => s.map(x => x.getAttribute('aria-label'))")
     assert [float(x) for x in shown[:5]] == pytest.approx(worked["weights"], abs=5e-4)
-    assert page.get_attribute("#math-table tbody tr.query .vec", "aria-label").startswith("q4 = [")
+    start = worked["head"] * len(worked["q"])
+    assert page.get_attribute("#math-table tbody tr.query .vec", "aria-label").startswith(f"q4[{start}–{start + len(worked['q']) - 1}] = [")
     assert page.watched.errors == []
 
 
@@ -337,14 +338,15 @@ def test_a_strips_numbers_show_on_hover_and_focus_and_check_by_hand(chromium, le
     step through its numbers with the arrow keys; click one of the walk's strips (a tap) to read it."""
     page = browser.open_page(chromium, lesson[1])
     page.fill("#name-input", "xavier")
+    page.evaluate("minigpt.select(1, 2)")  # head 2: its slice of q starts at number 2d, not 0
     page.evaluate("minigpt.selectCell(4, 1)")
     worked = page.evaluate("minigpt.worked()")
     strip = page.locator("#math-table tbody tr[data-j='1'] .vec").nth(1)  # q⊙k1
     b, d = strip.bounding_box(), len(worked["q"])
     n = d // 3
     page.mouse.move(b["x"] + (n + 0.5) * b["width"] / d, b["y"] + b["height"] / 2)
-    shown = readout(page)
-    assert f"q⊙k1[{n}] = " in shown, shown
+    shown, start = readout(page), worked["head"] * d  # the head's slice, its numbers named by their place in q
+    assert f"q⊙k1[{start + n}] = " in shown, shown
     explained = shown.splitlines()[1]  # "= q4[n] × k1[n] = a × b"
     a, b_ = (float(x.replace("−", "-")) for x in explained.split(" = ")[-1].split(" × "))
     assert a == pytest.approx(worked["q"][n], abs=5e-5) and b_ == pytest.approx(worked["keys"][1][n], abs=5e-5)
@@ -353,14 +355,20 @@ def test_a_strips_numbers_show_on_hover_and_focus_and_check_by_hand(chromium, le
     page.mouse.move(5, 5)
     assert readout(page) == ""
     page.focus("#math-table tr.query .vec")
-    assert readout(page).startswith("q4[0] = ")
+    assert readout(page).startswith(f"q4[{start}] = ")
     page.keyboard.press("ArrowRight")
-    assert readout(page).startswith("q4[1] = ")
+    in_the_row = readout(page).splitlines()[0].split(" (")[0]
+    assert in_the_row.startswith(f"q4[{start + 1}] = ")
+    browser.show(page, "#flow")  # the same number under the same name where q is shown whole
+    page.focus("#flow-steps .vec >> nth=5")
+    for _ in range(start + 1):
+        page.keyboard.press("ArrowRight")
+    assert readout(page).splitlines()[0].split(" (")[0] == in_the_row
     browser.show(page, "#walk")
     logits = page.locator("#walk .walk-step[data-key='lm_head'] .vec").first
     box, vocab = logits.bounding_box(), len(page.evaluate("minigpt.vocab")) + 1
     logits.click(position={"x": 3.5 * box["width"] / vocab, "y": box["height"] / 2})  # the first click reads number 3
-    assert readout(page).startswith("lm_head[3] = ") and "token d" in readout(page)
+    assert readout(page).startswith("lm_head[“d”] = ") and "final_norm[j]·lm_head[“d”, j]" in readout(page)
     assert page.watched.errors == []
 
 
@@ -374,7 +382,7 @@ def test_the_first_tap_on_a_strip_reads_the_number_under_the_finger(chromium, le
         logits.scroll_into_view_if_needed()
         box, vocab = logits.bounding_box(), len(page.evaluate("minigpt.vocab")) + 1
         page.touchscreen.tap(box["x"] + 5.5 * box["width"] / vocab, box["y"] + box["height"] / 2)
-        assert readout(page).startswith("lm_head[5] = ")
+        assert readout(page).startswith("lm_head[“f”] = ")
     finally:
         context.close()
 
@@ -513,15 +521,15 @@ def test_a_projection_reads_as_the_sum_it_is_down_to_the_weights(chromium, lesso
     box, d = q.bounding_box(), ckpt.config.model.n_embd
     page.mouse.move(box["x"] + 7.5 * box["width"] / d, box["y"] + box["height"] / 2)
     shown = readout(page)
-    assert "= Σⱼ a[j]·W_Q[7, j] over" in shown and "all of them add up to" in shown, shown
-    j, _, w = re.search(r"a\[(\d+)\]·W_Q\[7, \d+\] = (\S+) × (\S+)", shown).groups()
+    assert "= Σⱼ layer0.attn_norm[j]·W_Q[7, j] over" in shown and "all of them add up to" in shown, shown
+    j, _, w = re.search(r"layer0\.attn_norm\[(\d+)\]·W_Q\[7, \d+\] = (\S+) × (\S+)", shown).groups()
     weight = ckpt.model.layers[0].attn.attn_wq.weight[7, int(j)].item()
     assert float(w.replace("−", "-")) == pytest.approx(weight, abs=5e-5)
     browser.show(page, "#walk")
     logits = page.locator("#walk .walk-step[data-key='lm_head'] .vec").first
     box = logits.bounding_box()
     logits.hover(position={"x": 0.5 * box["width"] / (len(ckpt.tokenizer.chars) + 1), "y": box["height"] / 2})
-    assert "token a = Σⱼ x[j]·lm_head[0, j]" in readout(page)
+    assert readout(page).startswith("lm_head[“a”] = ") and "= Σⱼ final_norm[j]·lm_head[“a”, j]" in readout(page)
     assert page.watched.errors == []
 
 

@@ -75,7 +75,12 @@ function frame(length) {
   node.style.setProperty("--n", length);
   return node;
 }
-const vectorText = (name, v) => `${name} = [${Array.from(v, (x) => fmt(x, 2)).join(", ")}]`;
+function vectorText(name, v, index = String) { // "q4[32–47] = [...]" for a slice, "lm_head: “a” 2.88, ..." for tokens
+  const numbers = (list) => list.join(", ");
+  if (index.from !== undefined) return `${name}[${index.from}–${index.from + v.length - 1}] = [${numbers(Array.from(v, (x) => fmt(x, 2)))}]`;
+  if (index !== String) return `${name}: ${numbers(Array.from(v, (x, n) => `${index(n)} ${fmt(x, 2)}`))}`;
+  return `${name} = [${numbers(Array.from(v, (x) => fmt(x, 2)))}]`;
+}
 
 // A canvas over `holder` (a positioned box). Where things lie on it, `measure(at, last)` (with
 // `at(node, inset)` a node's box on the canvas, and the last measure), is found at the first
@@ -162,10 +167,14 @@ function textPicture(text, ink, font, width, height, align = "center") {
 const readout = { node: null, frame: null, pick: 0, items: [] };
 
 // a strip that can be read: its name and numbers, for the box and for a screen reader, and how
-// number n was made (`explain(n)`, a line under it: "= q[n] × k[n]"), when it is a product
-function readable(node, name, values, explain = null) {
-  node._read = { name, values, explain };
-  say(node, vectorText(name, values));
+// number n was made (`explain(n)`, a line under it: "= q[n] × k[n]"), when it is a product. Every
+// panel names a vector alike: `index(n)` is how number n is called, its place in the whole vector
+// where the strip is a head's slice of it (q4[33], not q4[1]), or the character a logit is for
+const wholeIndex = (from) => Object.assign((n) => String(from + n), { from });
+const tokenIndex = (t) => `“${label(t)}”`;
+function readable(node, name, values, explain = null, index = String) {
+  node._read = { name, values, explain, index };
+  say(node, vectorText(name, values, index));
   if (node.tabIndex !== 0 && !node._roving) node.tabIndex = 0;
   if (readout.frame === node) showReadout(node, readout.pick); // it changed while shown
 }
@@ -205,7 +214,7 @@ function buildReadout() {
   window.addEventListener("scroll", () => { if (readout.frame) placeReadout(); }, { passive: true });
 }
 
-const READOUT_SPAN = 64; // the most numbers the box lists at once: a long vector's 64 around the pick
+const READOUT_SPAN = 16; // the most numbers the box lists at once: a small box, over as few rows as can be
 
 // Strips in a long list (`roving`, an array of frames) are one stop for the Tab key: ↑ and ↓ move
 // the focus along the list, and the one last focused is where Tab comes back to.
@@ -231,11 +240,11 @@ function showReadout(node, pick) {
     readout.node.replaceChildren(el("strong"), el("div", { class: "explain" }), el("div", { class: "numbers" }, ...readout.items));
   }
   readout.items.forEach((item, k) => {
-    write(item, `${start + k}: ${fmt(values[start + k], 4)}`);
+    write(item, `${node._read.index(start + k)}: ${fmt(values[start + k], 4)}`);
     item.classList.toggle("picked", start + k === pick);
   });
   const which = n > READOUT_SPAN ? `numbers ${start}–${end - 1} of ${n}` : `${n} numbers`;
-  write(readout.node.firstChild, `${name}[${pick}] = ${fmt(values[pick], 4)}  (${which}; ← →${node._roving ? ", ↑ ↓" : ""} to move)`);
+  write(readout.node.firstChild, `${name}[${node._read.index(pick)}] = ${fmt(values[pick], 4)}  (${which}; ← →${node._roving ? ", ↑ ↓" : ""} to move)`);
   write(readout.node.children[1], node._read.explain ? node._read.explain(pick) : "");
   Object.assign(readout, { frame: node, pick, start });
   hide(readout.node, false);

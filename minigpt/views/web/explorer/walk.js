@@ -150,15 +150,16 @@ function drawWalk() {
     if (op.heads) {
       line.frames.forEach((f, h) => {
         const part = values.subarray(h * D, (h + 1) * D), off = !isOn("head", l, h) || !isOn("attention", l);
-        readable(f, `head ${h} out`, part);
+        readable(f, `layer${l}.heads`, part, null, wholeIndex(h * D)); // head h's slice of the joined heads
         f.classList.toggle("chosen", l === state.layer && h === state.head);
         f.classList.toggle("off", off);
         if (spot) strips.push([part, scale, spot.frames[h]]);
       });
     } else {
       // a logit as the sum it is: what lm_head's row for the token reads off the stream
-      const logit = (t) => `token ${label(t)} ` + projectionSum(model.weights.lm_head, "lm_head", s.final, "x", t, values[t]);
-      readable(line.frames[0], op.key, values, op.key === "lm_head" ? logit : op.tokens ? (t) => `token ${label(t)}` : null);
+      const read = config.final_norm ? "final_norm" : `layer${config.n_layer - 1}.after_mlp`; // the walk's name for it
+      const logit = (t) => projectionSum(model.weights.lm_head, "lm_head", s.final, read, t, values[t], tokenIndex);
+      readable(line.frames[0], op.key, values, op.key === "lm_head" ? logit : null, op.tokens ? tokenIndex : String);
       if (spot) strips.push([values, scale, spot.frames[0]]);
     }
     let changed = false;
@@ -166,7 +167,8 @@ function drawWalk() {
       const before = op.of(base), diff = Float64Array.from(values, (x, k) => x - before[k]);
       changed = diff.some((x) => Math.abs(x) > 1e-12);
       if (changed && firstDiffer === null) firstDiffer = op.key;
-      readable(line.diff, `${op.key} − with every part on`, diff, (k) => `= ${fmt(values[k], 4)} − ${fmt(before[k], 4)}`);
+      readable(line.diff, `${op.key} − with every part on`, diff, (k) => `= ${fmt(values[k], 4)} − ${fmt(before[k], 4)}`,
+        op.tokens ? tokenIndex : String);
       if (spot && changed) strips.push([diff, largest(values, before), spot.diff]); // a part off may leave `values` all 0
     }
     restyle(line.diff, "visibility", base && changed ? "" : "hidden");

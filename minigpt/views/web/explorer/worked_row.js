@@ -97,12 +97,14 @@ function drawMath() {
   write($("q-label"), `q${i}`);
   math.picture.place(); // before the lines are shown or hidden: measured on a laid-out table
   const strips = [[q, qk, "q", 0], [out, val, "out", T]], lines = [], sum = weights.reduce((a, b) => a + b, 0).toFixed(3);
-  readable(math.q, `q${i}`, q);
+  const from = h * D, at_ = wholeIndex(from); // the head's slice of q, k, v and the heads' joined output
+  readable(math.q, `q${i}`, q, null, at_);
   const why = headOff(l, h), mean = state.off.mode === "mean";
   write(math.outNote, why === "head" ? `this head is switched off: its output is ${mean ? "its mean output" : "0"}, not the weighted sum of the values →`
     : why ? `this layer's attention is off: the head still computes this sum, but attn_wo's output is replaced by ${mean ? "its mean" : "0"}`
       : "the weights add up to 1; the head's output is the weighted sum of the values →");
-  readable(math.out, `out${i}`, out, (n) => (why === "head" ? (mean ? "= the head's mean output" : "= 0: the head is off") : `= Σⱼ weightⱼ·vⱼ[${n}]`));
+  readable(math.out, `layer${l}.heads`, out, (n) => (why === "head" ? (mean ? "= the head's mean output" : "= 0: the head is off")
+    : `= Σⱼ weightⱼ·vⱼ[${n + from}]`), at_);
   say(math.sum, sum);
   math.lines.forEach((line, j) => {
     hide(line.tr, j >= T);
@@ -116,10 +118,11 @@ function drawMath() {
     for (const part of ["dot", "score", "mask", "weight"]) say(line[part], shown[part]);
     lines.push({ j, shown, ink: future ? MUTED_INK : INK, bar: future ? 0 : Math.round(weights[j] * 40) });
     if (future) return;
-    readable(line.key, `k${j}`, keys[j]);
-    readable(line.product, `q⊙k${j}`, products[j], (n) => `= q${i}[${n}] × k${j}[${n}] = ${fmt(q[n], 4)} × ${fmt(keys[j][n], 4)}`);
+    readable(line.key, `k${j}`, keys[j], null, at_);
+    readable(line.product, `q⊙k${j}`, products[j], (n) => `= q${i}[${n + from}] × k${j}[${n + from}] = ${fmt(q[n], 4)} × ` +
+      `${fmt(keys[j][n], 4)}`, at_);
     readable(line.scaled, `weight${j}·v${j}`, scaledValues[j],
-      (n) => `= weight${j} × v${j}[${n}] = ${fmt(weights[j], 4)} × ${fmt(values[j][n], 4)}`);
+      (n) => `= weight${j} × v${j}[${n + from}] = ${fmt(weights[j], 4)} × ${fmt(values[j][n], 4)}`, at_);
     strips.push([keys[j], qk, "key", j], [products[j], prod, "product", j], [scaledValues[j], val, "scaled", j, why === "head"]);
   });
   paintMath(strips, lines, sum);
@@ -172,15 +175,17 @@ function drawFlow() {
   const scale = largest(row(model.weights.wte, token), row(model.weights.wpe, i));
   const qkScale = largest(layer.q, keyLayer.k), from = h * D, to = (h + 1) * D;
   const strips = { // name: [values, scale, what a screen reader hears it called, and the head's slice]
-    wte: [row(model.weights.wte, token), scale, `wte[${token}]`], wpe: [row(model.weights.wpe, i), scale, `wpe[${i}]`],
-    x0: [x0, largest(x0), "x"], residual: [layer.residual, largest(layer.residual), "x"], a: [layer.a, largest(layer.a), "a"],
+    wte: [row(model.weights.wte, token), scale, `wte[“${labels[i]}”]`], wpe: [row(model.weights.wpe, i), scale, `wpe[${i}]`],
+    x0: [x0, largest(x0), "x"], residual: [layer.residual, largest(layer.residual), l === 0 ? "x" : `layer${l - 1}.after_mlp`],
+    a: [layer.a, largest(layer.a), `layer${l}.attn_norm`], // the walk's names for the same vectors
     q: [layer.q, qkScale, `q${i}`, from, to], k: [keyLayer.k, qkScale, `k${j}`, from, to],
     v: [keyLayer.v, largest(keyLayer.v), `v${j}`, from, to],
   };
   // a projection's number as the sum it is: q[n] = Σⱼ a[j]·W_Q[n, j], its largest terms named, so that a hand
   // check does not stop at "× W_Q" (k and v are made the same way, from the key position's own a)
   const keyA = keyLayer.a, L = model.layers[l];
-  const made = { q: [L.attn_wq, "W_Q", layer.a, "a"], k: [L.attn_wk, "W_K", keyA, `a${j}`], v: [L.attn_wv, "W_V", keyA, `a${j}`] };
+  const a = `layer${l}.attn_norm`, atKey = j === i ? a : `${a} at position ${j}`;
+  const made = { q: [L.attn_wq, "W_Q", layer.a, a], k: [L.attn_wk, "W_K", keyA, atKey], v: [L.attn_wv, "W_V", keyA, atKey] };
   for (const [name, [values, , what]] of Object.entries(strips)) {
     const [W, wName, input, inName] = made[name] || [];
     readable(flow.frames[name], what, values, W ? (n) => projectionSum(W, wName, input, inName, n, values[n]) : null);
@@ -204,10 +209,10 @@ function drawFlow() {
 }
 
 // "= Σⱼ a[j]·W_Q[n, j]: a[12]·W_Q[n, 12] = 0.8100 × 0.5500 = 0.4455, ... (the largest of 64 terms) = q[n]"
-function projectionSum(W, wName, input, inName, n, total) {
+function projectionSum(W, wName, input, inName, n, total, rowName = String) {
   const terms = Array.from(input, (x, k) => [x * W.data[n * W.cols + k], x, W.data[n * W.cols + k], k])
     .sort((u, v) => Math.abs(v[0]) - Math.abs(u[0])).slice(0, 3);
-  return `= Σⱼ ${inName}[j]·${wName}[${n}, j] over ${input.length} terms; the largest: ` +
-    terms.map(([t, x, w, k]) => `${inName}[${k}]·${wName}[${n}, ${k}] = ${fmt(x, 4)} × ${fmt(w, 4)} = ${fmt(t, 4)}`).join(", ") +
+  return `= Σⱼ ${inName}[j]·${wName}[${rowName(n)}, j] over ${input.length} terms; the largest: ` +
+    terms.map(([t, x, w, k]) => `${inName}[${k}]·${wName}[${rowName(n)}, ${k}] = ${fmt(x, 4)} × ${fmt(w, 4)} = ${fmt(t, 4)}`).join(", ") +
     `; all of them add up to ${fmt(total, 4)}`;
 }
