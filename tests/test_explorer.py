@@ -698,3 +698,34 @@ def test_the_advice_for_unreadable_text_follows_the_vocabulary(chromium, tmp_pat
     assert "The vocabulary is lowercase: try “γιώργος”." in page.text_content("#notes")
     assert page.evaluate("getComputedStyle(document.getElementById('notes')).overflowWrap") == "anywhere"
     assert page.watched.errors == []
+
+
+def test_the_weights_themselves_are_readable_and_the_hand_check_reaches_them(chromium, pages):
+    """The head's rows of W_Q, W_K and W_V, a strip a row, read as torch holds them; the norm gains where the
+    recipe has them; and every linear layer of the walk reads as its sum, down to its weights."""
+    ckpt, path = pages["makemore"]
+    page = browser.open_page(chromium, path)
+    page.evaluate("minigpt.select(1, 2)")
+    browser.show(page, "#flow")
+    d = ckpt.config.model.n_embd // ckpt.config.model.n_head
+    weights = {"W_Q": ckpt.model.layers[1].attn.attn_wq.weight, "W_V": ckpt.model.layers[1].attn.attn_wv.weight}
+    for block, name in ((0, "W_Q"), (2, "W_V")):
+        page.focus(f".flow-step.weights >> nth={block} >> .vec >> nth=0")
+        page.keyboard.press("ArrowDown")  # the next row: number 2d + 1 of q (or v)
+        page.keyboard.press("ArrowRight")
+        shown = page.locator("#readout").inner_text()
+        value = float(shown.split(" = ")[1].split()[0].replace("−", "-"))
+        assert shown.startswith(f"{name}[{2 * d + 1}][1] = ") and value == pytest.approx(weights[name][2 * d + 1, 1].item(), abs=5e-5)
+        assert "the row's" in shown and "terms add up to" in shown
+    gains = page.locator("#flow-steps .flow-step", has_text="attn_norm's gains").locator(".vec")
+    gains.focus()
+    shown = page.locator("#readout").inner_text()
+    assert shown.startswith("layer1.attn_norm gains[0] = ")
+    value = float(shown.split(" = ")[1].split()[0].replace("−", "-"))
+    assert value == pytest.approx(ckpt.model.layers[1].attn_norm.weight[0].item(), abs=5e-5)
+    browser.show(page, "#walk")
+    page.focus("#walk .walk-step[data-key='layer1.attn_wo'] .vec >> nth=0")
+    assert "= Σⱼ layer1.heads[j]·layer1.attn_wo[0, j] over" in page.locator("#readout").inner_text()
+    page.focus("#walk .walk-step[data-key='layer0.mlp_fc2'] .vec >> nth=0")
+    assert "= Σⱼ layer0.gelu[j]·layer0.mlp_fc2[0, j] over" in page.locator("#readout").inner_text()
+    assert page.watched.errors == []

@@ -24,6 +24,8 @@ function divergingRGB(x, scale) {
   return end.map((c) => Math.round(255 + f * (c - 255)));
 }
 const diverging = (x, scale) => `rgb(${divergingRGB(x, scale).join(",")})`;
+// the root mean square rmsnorm divides by (the recipe's eps inside the root, as model.py has it)
+const rms = (v) => Math.sqrt(Array.from(v).reduce((sum, x) => sum + x * x, 0) / v.length + config.norm_eps);
 const largest = (...vectors) => Math.max(1e-12, ...vectors.map((v) => Math.max(...Array.from(v, Math.abs))));
 
 const fmt = (x, digits = 3) => (Number.isFinite(x) ? x.toFixed(digits).replace("-", "−") : x > 0 ? "∞" : "−∞");

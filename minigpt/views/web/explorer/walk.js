@@ -19,12 +19,15 @@ function walkOperations() {
     ops.push(
       { key: `layer${l}.attn_norm`, layer: l, what: `layer ${l} attn_norm: rmsnorm(x)${gains}`, of: (s) => L(s).a },
       { key: `layer${l}.heads`, layer: l, what: "every head's output, joined", of: (s) => L(s).out, heads: true },
-      { key: `layer${l}.attn_wo`, layer: l, what: "× attn_wo: what attention adds", of: (s) => L(s).attnOut, adds: "attention" },
+      { key: `layer${l}.attn_wo`, layer: l, what: "× attn_wo: what attention adds", of: (s) => L(s).attnOut, adds: "attention",
+        sum: ["attn_wo", (s) => L(s).out, `layer${l}.heads`] },
       { key: `layer${l}.after_attn`, layer: l, what: "x + that", of: (s) => L(s).afterAttention, stream: true },
       { key: `layer${l}.mlp_norm`, layer: l, what: `mlp_norm: rmsnorm(x)${gains}`, of: (s) => L(s).m },
-      { key: `layer${l}.mlp_fc1`, layer: l, what: `× mlp_fc1 [${4 * E}×${E}]`, of: (s) => L(s).fc1, units: true },
+      { key: `layer${l}.mlp_fc1`, layer: l, what: `× mlp_fc1 [${4 * E}×${E}]`, of: (s) => L(s).fc1, units: true,
+        sum: ["mlp_fc1", (s) => L(s).m, `layer${l}.mlp_norm`] },
       { key: `layer${l}.${act}`, layer: l, what: act === "gelu" ? "gelu: x·Φ(x)" : "relu: below 0 becomes 0", of: (s) => L(s).hidden, zeroes: true },
-      { key: `layer${l}.mlp_fc2`, layer: l, what: "× mlp_fc2: what the MLP adds", of: (s) => L(s).mlpOut, adds: "mlp" },
+      { key: `layer${l}.mlp_fc2`, layer: l, what: "× mlp_fc2: what the MLP adds", of: (s) => L(s).mlpOut, adds: "mlp",
+        sum: ["mlp_fc2", (s) => L(s).hidden, `layer${l}.${act}`] },
       { key: `layer${l}.after_mlp`, layer: l, what: "x + that", of: (s) => L(s).afterMLP, stream: true },
     );
   }
@@ -88,6 +91,16 @@ function baselineOf(view) {
     walk.baseline = { key, model, steps: analyse(view.text, null).steps };
   }
   return walk.baseline.steps;
+}
+
+// a linear layer's number as the sum it is, Σⱼ input[j]·W[n, j] (a part switched off is its mean or 0 instead)
+function madeBy(op, s, values) {
+  const [weight, inputOf, inputName] = op.sum, l = op.layer, part = op.adds === "mlp" ? "mlp" : "attention";
+  if (op.adds && !isOn(part, l)) {
+    return () => `= ${state.off.mode === "mean" ? "its mean output" : "0"}: this layer's ${part === "mlp" ? "MLP" : "attention"} is off`;
+  }
+  const W = model.layers[l][weight], input = inputOf(s);
+  return (n) => projectionSum(W, `layer${l}.${weight}`, input, inputName, n, values[n]);
 }
 
 const norm = (v) => Math.sqrt(Array.from(v).reduce((a, x) => a + x * x, 0));
@@ -159,7 +172,8 @@ function drawWalk() {
       // a logit as the sum it is: what lm_head's row for the token reads off the stream
       const read = config.final_norm ? "final_norm" : `layer${config.n_layer - 1}.after_mlp`; // the walk's name for it
       const logit = (t) => projectionSum(model.weights.lm_head, "lm_head", s.final, read, t, values[t], tokenIndex);
-      readable(line.frames[0], op.key, values, op.key === "lm_head" ? logit : null, op.tokens ? tokenIndex : String);
+      readable(line.frames[0], op.key, values, op.key === "lm_head" ? logit : op.sum ? madeBy(op, s, values) : null,
+        op.tokens ? tokenIndex : String);
       if (spot) strips.push([values, scale, spot.frames[0]]);
     }
     let changed = false;

@@ -161,9 +161,34 @@ function buildFlow() {
     step("k", "× W_K → k"),
     step("v", "× W_V → v"),
   );
+  if (config.norm_scale) $("flow-steps").insertBefore(step("gains", "attn_norm's gains (colour: gain − 1)"), flow.frames.q.parentNode);
+  // the weights themselves: the head's rows of W_Q, W_K and W_V, a strip a row (↑ ↓ move between them)
+  for (const [name, W] of [["wq", "W_Q"], ["wk", "W_K"], ["wv", "W_V"]]) {
+    flow.labels[name] = el("span", { class: "what" });
+    const rows = Array.from({ length: D }, (_, r) => (flow.frames[`${name}${r}`] = frame(E)));
+    roving(rows);
+    $("flow-steps").append(el("div", { class: "flow-step weights" }, flow.labels[name], el("span", { class: "rows" }, ...rows),
+      el("span", { class: "shape" }, `[${D}×${E}]`)));
+  }
   flow.picture = overlay($("flow-steps"), $("flow-steps"),
     (at) => Object.fromEntries(Object.entries(flow.frames).map(([name, node]) => [name, at(node, 1)])),
     () => redrawIfSeen(offscreen.flow));
+}
+
+// The head's rows of a projection, each a readable strip: number j of row n is the weight a[j] is
+// multiplied by on its way into q[n] (or k[n], v[n]), and the row's terms add up to that number
+function weightRows(name, W, wName, input, inName, made, madeName, from, l) {
+  const rows = [];
+  for (let r = 0; r < D; r++) {
+    const n = from + r, weights = W.data.subarray(n * W.cols, (n + 1) * W.cols);
+    readable(flow.frames[`${name}${r}`], `${wName}[${n}]`, weights, (j) => `${inName}[${j}] × ${wName}[${n}, ${j}] = ` +
+      `${fmt(input[j], 4)} × ${fmt(weights[j], 4)} = ${fmt(input[j] * weights[j], 4)}; the row's ${W.cols} terms add up to ` +
+      `${madeName}[${n}] = ${fmt(made[n], 4)}`);
+    rows.push(weights);
+  }
+  write(flow.labels[name], `${wName}, rows ${from}–${from + D - 1}: head ${state.head}'s slice, a row a number of ` +
+    `${madeName.replace(/\d+$/, "")} (layer${l}.attn_${name})`);
+  return rows;
 }
 
 function drawFlow() {
@@ -190,11 +215,24 @@ function drawFlow() {
     const [W, wName, input, inName] = made[name] || [];
     readable(flow.frames[name], what, values, W ? (n) => projectionSum(W, wName, input, inName, n, values[n]) : null);
   }
+  if (config.norm_scale) {
+    const offOne = L.attn_norm.data.map((g) => g - 1); // a gain starts at 1: its colour is how far it moved
+    strips.gains = [offOne, largest(offOne)];
+    readable(flow.frames.gains, `layer${l}.attn_norm gains`, L.attn_norm.data, (n) => `${a}[${n}] = x[${n}] / rms(x) × ` +
+      `gains[${n}] = ${fmt(layer.residual[n], 4)} / ${fmt(rms(layer.residual), 4)} × ${fmt(L.attn_norm.data[n], 4)}`);
+  }
+  const painted = Object.entries(strips).map(([name, [values, scale, , a, b]]) => [values, scale, name, a, b]);
+  for (const [name, W, wName, input, inName, made, madeName] of [
+    ["wq", L.attn_wq, "W_Q", layer.a, a, layer.q, `q${i}`], ["wk", L.attn_wk, "W_K", keyA, atKey, keyLayer.k, `k${j}`],
+    ["wv", L.attn_wv, "W_V", keyA, atKey, keyLayer.v, `v${j}`]]) {
+    const rows = weightRows(name, W, wName, input, inName, made, madeName, from, l), scale = largest(...rows);
+    rows.forEach((values, r) => painted.push([values, scale, `${name}${r}`]));
+  }
   const spots = flow.picture.place();
   if (spots) {
     const { ctx, canvas } = flow.picture;
     ctx.clearRect(0, 0, canvas.width, canvas.height);
-    paintStrips(ctx, Object.entries(strips).map(([name, [values, scale, , a, b]]) => [values, scale, spots[name], a, b]));
+    paintStrips(ctx, painted.map(([values, scale, name, a, b]) => [values, scale, spots[name], a, b]));
   }
   write(flow.labels.wte, `wte[“${labels[i]}”]`);
   write(flow.labels.wpe, `+ wpe[${i}]`);
