@@ -717,6 +717,8 @@ def test_the_weights_themselves_are_readable_and_the_hand_check_reaches_them(chr
         value = float(shown.split(" = ")[1].split()[0].replace("−", "-"))
         assert shown.startswith(f"{name}[{2 * d + 1}][1] = ") and value == pytest.approx(weights[name][2 * d + 1, 1].item(), abs=5e-5)
         assert "the row's" in shown and "terms add up to" in shown
+        strip, box = page.locator(":focus").bounding_box(), page.locator("#readout").bounding_box()
+        assert box["x"] >= strip["x"] + strip["width"]  # beside the rows, covering none of them
     gains = page.locator("#flow-steps .flow-step", has_text="attn_norm's gains").locator(".vec")
     gains.focus()
     shown = page.locator("#readout").inner_text()

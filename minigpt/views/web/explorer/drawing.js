@@ -253,9 +253,19 @@ function showReadout(node, pick) {
   placeReadout();
 }
 
+// Beside the strip where there is room, so that the box covers none of the rows around it (the rows of
+// a matrix, the lines of a sum it explains); else below it, or above when below would leave the screen.
+const READOUT_BESIDE = 320; // the narrowest box worth putting beside a strip
 function placeReadout() {
   const r = readout.frame.getBoundingClientRect(), box = readout.node;
   if (r.bottom < 0 || r.top > innerHeight) return hideReadout();
+  const room = innerWidth - r.right - 12;
+  if (room >= READOUT_BESIDE) {
+    box.style.width = `${Math.min(520, room)}px`;
+    box.style.left = `${r.right + 8}px`;
+    box.style.top = `${Math.max(4, Math.min(r.top - 4, innerHeight - box.offsetHeight - 4))}px`;
+    return;
+  }
   const width = Math.min(520, innerWidth - 8);
   box.style.width = `${width}px`;
   box.style.left = `${Math.max(4, Math.min(r.left, innerWidth - width - 4))}px`;
