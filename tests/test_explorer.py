@@ -730,4 +730,16 @@ def test_the_weights_themselves_are_readable_and_the_hand_check_reaches_them(chr
     assert "= Σⱼ layer1.heads[j]·layer1.attn_wo[0, j] over" in page.locator("#readout").inner_text()
     page.focus("#walk .walk-step[data-key='layer0.mlp_fc2'] .vec >> nth=0")
     assert "= Σⱼ layer0.gelu[j]·layer0.mlp_fc2[0, j] over" in page.locator("#readout").inner_text()
+    browser.show(page, "#why")  # the row of lm_head every part is read through, and the final norm's gains
+    target = int(page.eval_on_selector("#why-target", "s => s.value"))
+    page.focus("#why-row .vec >> nth=0")
+    page.keyboard.press("ArrowRight")
+    shown = page.locator("#readout").inner_text()
+    mark = ckpt.tokenizer.token_label(target)
+    assert shown.startswith(f"lm_head[“{mark}”][1] = ") and "terms add up to the logit" in shown
+    value = float(shown.split(" = ")[1].split()[0].replace("−", "-"))
+    assert value == pytest.approx(ckpt.model.lm_head.weight[target, 1].item(), abs=5e-5)
+    page.focus("#why-row .vec >> nth=1")
+    value = float(page.locator("#readout").inner_text().split(" = ")[1].split()[0].replace("−", "-"))
+    assert value == pytest.approx(ckpt.model.final_norm.weight[0].item(), abs=5e-5)
     assert page.watched.errors == []

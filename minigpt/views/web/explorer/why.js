@@ -34,6 +34,7 @@ function buildWhy() {
     for (let t = 0; t < V; t++) select.append(el("option", { value: String(t) }, t === BOS ? `${BOUNDARY} (the end)` : label(t)));
     select.addEventListener("change", () => { why[key] = Number(select.value); drawWhy(); });
   }
+  buildWhyRow();
   // a character in the chart of every next character is the one to explain
   predictions.chart.forEach((c) => c.node.addEventListener("click", () => {
     why.target = tokenOf(c.node.dataset.token);
@@ -43,6 +44,43 @@ function buildWhy() {
 }
 
 const tokenOf = (text) => (text === BOUNDARY ? BOS : ids.get(text));
+
+// The row of lm_head every part is read through, and the final norm's gains where the recipe has
+// them: the weights at the end of the hand check, readable like every strip
+const whyRow = { frames: {}, labels: {}, picture: null };
+function buildWhyRow() {
+  const E = config.n_embd, holder = $("why-row"), names = ["row", ...(config.final_norm && config.norm_scale ? ["gains"] : [])];
+  for (const name of names) {
+    whyRow.frames[name] = frame(E);
+    whyRow.labels[name] = el("span", { class: "what" });
+    holder.append(el("div", { class: "flow-step" }, whyRow.labels[name], whyRow.frames[name], el("span", { class: "shape" }, `[${E}]`)));
+  }
+  whyRow.picture = overlay(holder, holder, (at) => Object.fromEntries(Object.entries(whyRow.frames).map(([n, f]) => [n, at(f, 1)])),
+    () => redrawIfSeen(offscreen.why));
+}
+
+function drawWhyRow(s, target, scale) {
+  const W = model.weights.lm_head, E = W.cols, row = W.data.subarray(target * E, (target + 1) * E), t = label(target);
+  const gains = whyRow.frames.gains ? model.weights.final_norm.data : null;
+  const read = config.final_norm ? "final_norm" : `layer${config.n_layer - 1}.after_mlp`;
+  write(whyRow.labels.row, `lm_head[“${t}”]: the row every part is read through`);
+  readable(whyRow.frames.row, `lm_head[“${t}”]`, row, (j) => `${read}[${j}] × lm_head[“${t}”, ${j}] = ${fmt(s.final[j], 4)} × ` +
+    `${fmt(row[j], 4)} = ${fmt(s.final[j] * row[j], 4)}; the ${E} terms add up to the logit, ${fmt(s.logits[target], 4)}`);
+  const painted = [[row, largest(row), "row"]];
+  if (gains) {
+    const offOne = gains.map((g) => g - 1);
+    write(whyRow.labels.gains, "final_norm's gains (colour: gain − 1)");
+    readable(whyRow.frames.gains, "final_norm gains", gains, (j) => `${read}[${j}] = x[${j}] × 1/rms(x) × gains[${j}] = ` +
+      `${fmt(s.last[j], 4)} × ${fmt(scale, 4)} × ${fmt(gains[j], 4)}`);
+    painted.push([offOne, largest(offOne), "gains"]);
+  }
+  const spots = whyRow.picture.place();
+  if (spots) {
+    const { ctx, canvas } = whyRow.picture;
+    ctx.clearRect(0, 0, canvas.width, canvas.height);
+    paintStrips(ctx, painted.map(([values, scale_, name]) => [values, scale_, spots[name]]));
+  }
+}
 
 function drawWhy() {
   const view = state.view, i = rowOf(view), s = view.steps[i], off = switchedOff();
@@ -55,6 +93,7 @@ function drawWhy() {
   const found = MiniGPTModel.attribution(model, s, off);
   const allOn = off ? new Map(MiniGPTModel.attribution(model, baselineOf(view)[i], null).parts.map((p) => [p.name, p.terms])) : null;
   drawPartWrites(found.parts, i);
+  drawWhyRow(s, target, found.scale);
   const read = `“${BOUNDARY}${view.kept.slice(0, i).join("")}”`, t = label(target), r = label(rival);
   const end = (token) => (token === BOS ? " (the end of the name)" : "");
   drawTerms(why.rows.toward, found.parts.map((p) => [p.name, p.terms[target], allOn && allOn.get(p.name)?.[target]]));
