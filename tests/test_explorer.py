@@ -719,6 +719,11 @@ def test_the_weights_themselves_are_readable_and_the_hand_check_reaches_them(chr
         assert "the row's" in shown and "terms add up to" in shown
         strip, box = page.locator(":focus").bounding_box(), page.locator("#readout").bounding_box()
         assert box["x"] >= strip["x"] + strip["width"]  # beside the rows, covering none of them
+    page.focus(".flow-step.weights >> nth=3 >> .vec >> nth=1")  # attn_wo's column 2d + 1: head 2's number 1
+    shown = page.locator("#readout").inner_text()
+    value = float(shown.split(" = ")[1].split()[0].replace("−", "-"))
+    assert shown.startswith(f"attn_wo[:, {2 * d + 1}][0] = ")
+    assert value == pytest.approx(ckpt.model.layers[1].attn.attn_wo.weight[0, 2 * d + 1].item(), abs=5e-5)
     gains = page.locator("#flow-steps .flow-step", has_text="attn_norm's gains").locator(".vec")
     gains.focus()
     shown = page.locator("#readout").inner_text()

@@ -162,17 +162,34 @@ function buildFlow() {
     step("v", "× W_V → v"),
   );
   if (config.norm_scale) $("flow-steps").insertBefore(step("gains", "attn_norm's gains (colour: gain − 1)"), flow.frames.q.parentNode);
-  // the weights themselves: the head's rows of W_Q, W_K and W_V, a strip a row (↑ ↓ move between them)
-  for (const [name, W] of [["wq", "W_Q"], ["wk", "W_K"], ["wv", "W_V"]]) {
+  // the weights themselves: the head's rows of W_Q, W_K and W_V, and its columns of attn_wo, a strip each
+  // (↑ ↓ move between them)
+  for (const name of ["wq", "wk", "wv", "wo"]) {
     flow.labels[name] = el("span", { class: "what" });
     const rows = Array.from({ length: D }, (_, r) => (flow.frames[`${name}${r}`] = frame(E)));
     roving(rows);
     $("flow-steps").append(el("div", { class: "flow-step weights" }, flow.labels[name], el("span", { class: "rows" }, ...rows),
-      el("span", { class: "shape" }, `[${D}×${E}]`)));
+      el("span", { class: "shape" }, name === "wo" ? `[${E}×${D}]` : `[${D}×${E}]`)));
   }
   flow.picture = overlay($("flow-steps"), $("flow-steps"),
     (at) => Object.fromEntries(Object.entries(flow.frames).map(([name, node]) => [name, at(node, 1)])),
     () => redrawIfSeen(offscreen.flow));
+}
+
+// attn_wo's columns for the head: column n holds what number n of the joined heads (of this head's
+// slice) adds to each number of attention's output, attn_wo[k, n] × heads[n]
+function attnWoColumns(W, layer, from, l, i) {
+  const columns = [], E = W.rows, out = layer.out;
+  for (let r = 0; r < D; r++) {
+    const n = from + r, column = Float64Array.from({ length: E }, (_, k) => W.data[k * W.cols + n]);
+    readable(flow.frames[`wo${r}`], `attn_wo[:, ${n}]`, column, (k) => `layer${l}.heads[${n}] × attn_wo[${k}, ${n}] = ` +
+      `${fmt(out[n], 4)} × ${fmt(column[k], 4)} = ${fmt(out[n] * column[k], 4)}: what number ${n} of the heads adds to ` +
+      `number ${k} of layer${l}.attn_wo at position ${i}`);
+    columns.push(column);
+  }
+  write(flow.labels.wo, `attn_wo, columns ${from}–${from + D - 1}: how head ${state.head}'s output enters the stream, a ` +
+    `column a number of it (layer${l}.attn_wo)`);
+  return columns;
 }
 
 // The head's rows of a projection, each a readable strip: number j of row n is the weight a[j] is
@@ -222,6 +239,8 @@ function drawFlow() {
       `gains[${n}] = ${fmt(layer.residual[n], 4)} / ${fmt(rms(layer.residual), 4)} × ${fmt(L.attn_norm.data[n], 4)}`);
   }
   const painted = Object.entries(strips).map(([name, [values, scale, , a, b]]) => [values, scale, name, a, b]);
+  const columns = attnWoColumns(L.attn_wo, layer, from, l, i);
+  columns.forEach((values, r) => painted.push([values, largest(...columns), `wo${r}`]));
   for (const [name, W, wName, input, inName, made, madeName] of [
     ["wq", L.attn_wq, "W_Q", layer.a, a, layer.q, `q${i}`], ["wk", L.attn_wk, "W_K", keyA, atKey, keyLayer.k, `k${j}`],
     ["wv", L.attn_wv, "W_V", keyA, atKey, keyLayer.v, `v${j}`]]) {
