@@ -154,3 +154,37 @@ def test_every_field_of_a_microgpt_export_of_another_type_is_refused(tmp_path):
         (tmp_path / "case.json").write_text(json.dumps(edited))
         with pytest.raises(UsageError):
             import_microgpt(tmp_path / "case.json", tmp_path / "out.pt", overwrite=True)
+
+
+def snapshot_edits(raw: dict):
+    """The snapshots file of a run with one field of another type, missing, or out of order."""
+    for value in ODD_VALUES:
+        for where in ("steps", "val_loss", "weights", "run"):
+            yield f"{where}={value!r}", lambda d, k=where, v=value: d.__setitem__(k, v)
+        yield f"steps[0]={value!r}", lambda d, v=value: d["steps"].__setitem__(0, v)
+        yield f"val_loss[0]={value!r}", lambda d, v=value: d["val_loss"].__setitem__(0, v)
+        yield f"wte.shape={value!r}", lambda d, v=value: d["weights"]["wte"].__setitem__("shape", v)
+        yield f"wte={value!r}", lambda d, v=value: d["weights"].__setitem__("wte", v)
+    yield "no wte", lambda d: d["weights"].pop("wte")
+    yield "one loss short", lambda d: d["val_loss"].pop()
+    yield "steps out of order", lambda d: d.__setitem__("steps", list(reversed(d["steps"])))
+
+
+def test_a_damaged_snapshots_file_is_refused_in_one_line(trained_run, tmp_path):
+    import shutil
+
+    from typer.testing import CliRunner
+
+    from minigpt.cli.main import app
+
+    run = tmp_path / "run"
+    shutil.copytree(trained_run[0], run)
+    raw = torch.load(run / "snapshots.pt", weights_only=True)
+    for what, edit in snapshot_edits(raw):
+        edited = copy.deepcopy(raw)
+        edit(edited)
+        torch.save(edited, run / "snapshots.pt")
+        result = CliRunner().invoke(app, ["inspect-attention", str(run), "emma", "--step", "10", "--json"])
+        assert result.exit_code in (0, 2), (what, result.stderr, result.exception)
+        if result.exit_code == 2:
+            assert len(result.stderr.strip().splitlines()) == 1 and "snapshots" in result.stderr, (what, result.stderr)

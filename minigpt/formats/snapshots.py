@@ -21,6 +21,7 @@ from __future__ import annotations
 import bisect
 import dataclasses
 import math
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -30,6 +31,7 @@ from minigpt.errors import UsageError
 from minigpt.config import MAX_SNAPSHOTS
 from minigpt.formats.bounded import check_archive
 from minigpt.formats.checkpoint_checks import LARGEST_WEIGHT
+from minigpt.formats.fields import entry, expect, whole_number
 from minigpt.formats.checkpoint import load_microgpt_weights, microgpt_weights, save_checkpoint
 from minigpt.model import GPT
 
@@ -99,8 +101,11 @@ class Snapshots:
 
     def load_into(self, model: GPT, index: int) -> None:
         """Set the model's weights to snapshot `index` (dequantized)."""
-        load_microgpt_weights(model, {name: dequantize(kept["q"][index], kept["scale"][index], self.shapes[name])
-                                      for name, kept in self.weights.items()})
+        try:
+            load_microgpt_weights(model, {name: dequantize(kept["q"][index], kept["scale"][index], self.shapes[name])
+                                          for name, kept in self.weights.items()})
+        except ValueError as e:  # weights of another model, or missing ones: the file was edited or damaged
+            raise UsageError(f"the snapshots do not fit the model: {e}") from None
 
     def nearest(self, step: int) -> int:
         """The index of the snapshot whose step is nearest `step` (the earlier one on a tie)."""
@@ -142,6 +147,26 @@ class RunSnapshots:
         return True
 
 
+def tensors_by_name(weights, path) -> dict:
+    """The snapshots' weights: a table of {"q", "scale", "shape"} under the model's names."""
+    for name, kept in expect(weights, dict, path, "'weights'").items():
+        expect(kept, dict, path, f"'weights'[{name!r}]")
+    return weights
+
+
+def checked_weight(name: str, kept: dict, count: int, path) -> tuple[dict, list[int]]:
+    """One weight's `count` snapshots, 8-bit rows and their scales, that dequantize into its shape."""
+    q, scale = entry(kept, "q", torch.Tensor, path), entry(kept, "scale", torch.Tensor, path)
+    shape = [whole_number(n, path, f"a size of {name}", least=1) for n in entry(kept, "shape", list, path)]
+    if q.dim() != 3 or scale.dim() != 2 or q.shape[0] != count or scale.shape[0] != count:
+        raise ValueError(f"{name} holds {q.shape[0] if q.dim() else 0} snapshots, not {count}")
+    if q.dtype != torch.int8 or q.shape[1] != scale.shape[1] or q.shape[1] * q.shape[2] != math.prod(shape):
+        raise ValueError(f"{name}'s numbers do not fill its shape {shape}")
+    if not torch.isfinite(scale).all() or scale.abs().max() > LARGEST_WEIGHT:
+        raise ValueError(f"{name} has a scale that is not a finite, sensible number")
+    return {"q": list(q), "scale": list(scale)}, shape
+
+
 def six_bit(q: torch.Tensor, scale: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
     """An 8-bit row coarsened to 6 bits (-31..31), as the explorer page carries snapshots: one base64
     character a number. Returns the 6-bit values and their rows' scale, rounded to float16 (the page
@@ -170,20 +195,22 @@ def read_snapshots(run_dir: Path, run: dict | None = None) -> Snapshots:
                          f"were kept, or imported")
     check_archive(path, "snapshots file")
     try:
-        raw = torch.load(path, map_location="cpu", weights_only=True)
-        if raw.get("format") != FORMAT:
+        with warnings.catch_warnings():  # torch warns of what it then fails on: the failure says it
+            warnings.simplefilter("ignore")
+            raw = torch.load(path, map_location="cpu", weights_only=True)
+        if not isinstance(raw, dict) or raw.get("format") != FORMAT:
             raise ValueError("not a snapshots file")
-        if len(raw["steps"]) > MAX_SNAPSHOTS + 2:  # the recipe's, and a run's last and best steps
-            raise ValueError(f"it holds {len(raw['steps']):,} snapshots; a run takes at most {MAX_SNAPSHOTS + 2}")
-        snapshots = Snapshots(run=raw["run"], steps=list(raw["steps"]), val_loss=list(raw["val_loss"]))
-        for name, kept in raw["weights"].items():
-            count = len(snapshots.steps)
-            if kept["q"].shape[0] != count or kept["scale"].shape[0] != count:
-                raise ValueError(f"{name} holds {kept['q'].shape[0]} snapshots, not {count}")
-            if not torch.isfinite(kept["scale"]).all() or kept["scale"].abs().max() > LARGEST_WEIGHT:
-                raise ValueError(f"{name} has a scale that is not a finite, sensible number")
-            snapshots.weights[name] = {"q": list(kept["q"]), "scale": list(kept["scale"])}
-            snapshots.shapes[name] = list(kept["shape"])
+        steps = [whole_number(step, path, "a step") for step in expect(raw["steps"], list, path, "'steps'")]
+        if len(steps) > MAX_SNAPSHOTS + 2:  # the recipe's, and a run's last and best steps
+            raise ValueError(f"it holds {len(steps):,} snapshots; a run takes at most {MAX_SNAPSHOTS + 2}")
+        if steps != sorted(set(steps)):
+            raise ValueError("its steps are not in order")
+        losses = [expect(loss, (float, type(None)), path, "a loss") for loss in expect(raw["val_loss"], list, path, "'val_loss'")]
+        if len(losses) != len(steps):
+            raise ValueError(f"it holds {len(steps)} steps and {len(losses)} losses")
+        snapshots = Snapshots(run=expect(raw["run"], dict, path, "'run'"), steps=steps, val_loss=losses)
+        for name, kept in tensors_by_name(raw["weights"], path).items():
+            snapshots.weights[name], snapshots.shapes[name] = checked_weight(name, kept, len(steps), path)
     except Exception as e:  # a truncated zip, a missing key, a wrong shape: all the same to the user
         reason = str(e).splitlines()[0] if str(e) else type(e).__name__
         raise UsageError(f"{path}: the snapshots file is damaged or incomplete ({reason})") from None
