@@ -112,14 +112,17 @@ class TrainResult:
     stopped_early: bool = False  # train.patience evaluations passed without a better validation loss
     block_size: int = 0  # the model's: a sample that reached it was cut (0: none is taken for cut)
 
+    def was_cut(self, name: str) -> bool:
+        return self.block_size > 0 and is_cut(name, self.block_size)
+
     @property
     def cut_samples(self) -> int:
-        return sum(self.block_size > 0 and is_cut(name, self.block_size) for name, _ in self.samples)
+        return sum(self.was_cut(name) for name, _ in self.samples)
 
     @property
     def new_samples(self) -> int:
         """Samples not among the training names; a cut one is not counted, since it is no whole name."""
-        return sum(not seen and not (self.block_size > 0 and is_cut(name, self.block_size)) for name, seen in self.samples)
+        return sum(not seen and not self.was_cut(name) for name, seen in self.samples)
 
     @property
     def tokens_per_sec(self) -> float:

@@ -99,6 +99,8 @@ const clamp = (x, low, high) => Math.min(Math.max(x, low), high);
 function gridSwitch(kind, l, h, text) {
   const label = partSwitch(kind, l, h, text);
   if (DATA.ablation) label.querySelector("input").tabIndex = -1;
+  $("grid-keys").textContent = "The arrow keys move between heads. " + (DATA.ablation
+    ? "The table of what each part costs, below, switches parts on and off." : "Tab reaches each head's switch.");
   return label;
 }
 
