@@ -58,6 +58,8 @@ const gridPicture = { canvas: null, ctx: null, scratch: null, image: null, faces
 
 function buildGrid() {
   const grid = $("grid");
+  $("grid-keys").textContent = "The arrow keys move between heads. " + (DATA.ablation
+    ? "The table of what each part costs, below, switches parts on and off." : "Tab reaches each head's switch.");
   grid.style.gridTemplateColumns = `auto repeat(${config.n_head}, minmax(0, 1fr))`;
   grid.append(el("div"), ...Array.from({ length: config.n_head }, (_, h) => el("div", { class: "axis" }, `head ${h}`)));
   for (let l = 0; l < config.n_layer; l++) {
@@ -99,8 +101,6 @@ const clamp = (x, low, high) => Math.min(Math.max(x, low), high);
 function gridSwitch(kind, l, h, text) {
   const label = partSwitch(kind, l, h, text);
   if (DATA.ablation) label.querySelector("input").tabIndex = -1;
-  $("grid-keys").textContent = "The arrow keys move between heads. " + (DATA.ablation
-    ? "The table of what each part costs, below, switches parts on and off." : "Tab reaches each head's switch.");
   return label;
 }
 
