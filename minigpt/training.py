@@ -60,7 +60,7 @@ def evaluate_names(model: GPT, tokenizer: Tokenizer, names: list[str], what: str
         "names": len(names),
         "block_size": model.config.block_size,
         "truncated": data.truncated,
-        "unscored": sum(len(name) + 1 for name in names) - int(data.lengths.sum()),
+        "unscored": int((data.characters + 1).sum() - data.lengths.sum()),  # what the block size cut off
     }
 
 

@@ -244,13 +244,19 @@ def read_checkpoint(path: str | Path, prefer: tuple[str, ...] = NAMES_IN_DIR) ->
     return path, raw
 
 
+def load_quietly(path: Path):
+    """torch.load of a file minigpt wrote (plain tensors only), without the warnings torch gives about a
+    damaged one before it fails on it: the failure is what the caller reports."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return torch.load(path, map_location="cpu", weights_only=True)
+
+
 def unpickled(path: Path):
     """torch.load's reading of the file, any failure one line: a damaged pickle fails in ways
     without number (KeyError: 101, struct.error, an AssertionError), none of them the user's to read."""
     try:
-        with warnings.catch_warnings():  # torch warns of odd pickle protocols before failing on them
-            warnings.simplefilter("ignore")
-            return torch.load(path, map_location="cpu", weights_only=True)
+        return load_quietly(path)
     except pickle.UnpicklingError as e:
         if "GLOBAL" in str(e):  # the pickle names a function or class, which weights_only refuses to load
             raise UsageError(f"{path}: refused: the file holds pickled objects or code, not plain tensors") from None
@@ -341,7 +347,7 @@ def refuse_to_go_back(resumed_from: Path, step: int) -> None:
         return
     try:
         check_archive(last, "checkpoint")
-        last_step = torch.load(last, map_location="cpu", weights_only=True).get("step", 0)
+        last_step = load_quietly(last).get("step", 0)
     except Exception:  # a damaged last.pt holds no steps worth keeping
         return
     if isinstance(last_step, int) and last_step > step:

@@ -80,6 +80,18 @@ def check_generator_state(state, path) -> None:
                          f"values)") from None
 
 
+def weight_trouble(tensor: torch.Tensor) -> str | None:
+    """What is wrong with a tensor of weights (or their scales) as numbers: nan, inf or an absurd size; None when
+    nothing is."""
+    if not torch.isfinite(tensor).all():
+        bad = int((~torch.isfinite(tensor)).sum())
+        return f"{bad} non-finite value{'s' * (bad > 1)} (nan or inf)"
+    if tensor.numel() and tensor.abs().max() > LARGEST_WEIGHT:
+        return (f"{tensor.abs().max().item():.3g}, far larger than a trained model's weights ever are (at most "
+                f"{LARGEST_WEIGHT:g} is read)")
+    return None
+
+
 def check_weights(weights: dict, path) -> None:
     """Refuse weights that are not floating point, hold nan or inf, or absurd sizes: every name
     and loss computed from them would be garbage."""
@@ -87,12 +99,9 @@ def check_weights(weights: dict, path) -> None:
         if not tensor.is_floating_point():
             raise UsageError(f"{path}: weight {name} holds {str(tensor.dtype).removeprefix('torch.')} values, "
                              f"and a model's weights are floating-point numbers")
-        if not torch.isfinite(tensor).all():
-            bad = int((~torch.isfinite(tensor)).sum())
-            raise UsageError(f"{path}: weight {name} holds {bad} non-finite value{'s' * (bad > 1)} (nan or inf)")
-        if tensor.numel() and tensor.abs().max() > LARGEST_WEIGHT:
-            raise UsageError(f"{path}: weight {name} holds {tensor.abs().max().item():.3g}, far larger than a trained "
-                             f"model's weights ever are (at most {LARGEST_WEIGHT:g} is read)")
+        trouble = weight_trouble(tensor)
+        if trouble:
+            raise UsageError(f"{path}: weight {name} holds {trouble}")
 
 
 def checked_vocab(vocab, path) -> list[str]:

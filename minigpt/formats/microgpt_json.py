@@ -24,7 +24,7 @@ from minigpt.formats.atomic_file import refuse_existing, write_text
 from minigpt.formats.bounded import read_text
 from minigpt.formats.checkpoint import load_checkpoint, load_microgpt_weights, microgpt_weights, payload, save_checkpoint
 from minigpt.formats.checkpoint_checks import check_weights, checked_vocab
-from minigpt.formats.fields import entry, whole_number
+from minigpt.formats.fields import entry, expect, whole_number
 from minigpt.formats.sniffing import KNOWN, identify, wrong_kind
 from minigpt.model import GPT
 from minigpt.scaling.membership import NameSet
@@ -73,11 +73,10 @@ def read_microgpt_json(path: Path) -> dict:
         document = json.loads(read_text(path, "JSON file"))
     except (json.JSONDecodeError, UnicodeDecodeError) as e:
         raise UsageError(f"{path}: not valid JSON: {e}") from None
-    for key in ("hyperparameters", "uchars", "state_dict"):
+    for key, kind in (("hyperparameters", dict), ("uchars", list), ("state_dict", dict)):
         if not isinstance(document, dict) or key not in document:
             raise UsageError(f"{path}: not a microgpt export (no '{key}')")
-    for key, kind in (("hyperparameters", dict), ("uchars", list), ("state_dict", dict)):
-        entry(document, key, kind, path)
+        expect(document[key], kind, path, f"'{key}'")
     return document
 
 

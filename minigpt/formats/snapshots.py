@@ -21,7 +21,6 @@ from __future__ import annotations
 import bisect
 import dataclasses
 import math
-import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -30,9 +29,9 @@ import torch
 from minigpt.errors import UsageError
 from minigpt.config import MAX_SNAPSHOTS
 from minigpt.formats.bounded import check_archive
-from minigpt.formats.checkpoint_checks import LARGEST_WEIGHT
+from minigpt.formats.checkpoint_checks import weight_trouble
 from minigpt.formats.fields import entry, expect, whole_number
-from minigpt.formats.checkpoint import load_microgpt_weights, microgpt_weights, save_checkpoint
+from minigpt.formats.checkpoint import load_microgpt_weights, load_quietly, microgpt_weights, save_checkpoint
 from minigpt.model import GPT
 
 FORMAT = "minigpt-snapshots"
@@ -162,8 +161,9 @@ def checked_weight(name: str, kept: dict, count: int, path) -> tuple[dict, list[
         raise ValueError(f"{name} holds {q.shape[0] if q.dim() else 0} snapshots, not {count}")
     if q.dtype != torch.int8 or q.shape[1] != scale.shape[1] or q.shape[1] * q.shape[2] != math.prod(shape):
         raise ValueError(f"{name}'s numbers do not fill its shape {shape}")
-    if not torch.isfinite(scale).all() or scale.abs().max() > LARGEST_WEIGHT:
-        raise ValueError(f"{name} has a scale that is not a finite, sensible number")
+    trouble = weight_trouble(scale)
+    if trouble:
+        raise ValueError(f"{name} has a scale that holds {trouble}")
     return {"q": list(q), "scale": list(scale)}, shape
 
 
@@ -195,9 +195,7 @@ def read_snapshots(run_dir: Path, run: dict | None = None) -> Snapshots:
                          f"were kept, or imported")
     check_archive(path, "snapshots file")
     try:
-        with warnings.catch_warnings():  # torch warns of what it then fails on: the failure says it
-            warnings.simplefilter("ignore")
-            raw = torch.load(path, map_location="cpu", weights_only=True)
+        raw = load_quietly(path)
         if not isinstance(raw, dict) or raw.get("format") != FORMAT:
             raise ValueError("not a snapshots file")
         steps = [whole_number(step, path, "a step") for step in expect(raw["steps"], list, path, "'steps'")]

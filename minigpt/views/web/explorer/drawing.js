@@ -142,6 +142,14 @@ function paintStrips(ctx, strips) {
   strips.forEach(([values, , [x, y, w, h]], r) => ctx.drawImage(scratch.canvas, 0, r, values.length, 1, x, y, w, h));
 }
 
+// Paint strips on an overlay whose measure names its frames: [values, scale, frame's name, faded from, to]
+function paintNamed(picture, strips) {
+  const spots = picture.place(); // null while the part is hidden
+  if (!spots) return;
+  picture.ctx.clearRect(0, 0, picture.canvas.width, picture.canvas.height);
+  paintStrips(picture.ctx, strips.map(([values, scale, name, from, to]) => [values, scale, spots[name], from, to]));
+}
+
 // Text drawn once on a canvas of its own, a box `width` × `height` with the text centred, or
 // right-aligned 3px in (the tables' padding), or from the left; then copied wherever it is needed.
 // At a keystroke the canvases show hundreds of numbers, and copying pixels is far quicker than

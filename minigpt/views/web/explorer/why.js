@@ -74,12 +74,7 @@ function drawWhyRow(s, target, scale) {
       `${fmt(s.last[j], 4)} × ${fmt(scale, 4)} × ${fmt(gains[j], 4)}`);
     painted.push([offOne, largest(offOne), "gains"]);
   }
-  const spots = whyRow.picture.place();
-  if (spots) {
-    const { ctx, canvas } = whyRow.picture;
-    ctx.clearRect(0, 0, canvas.width, canvas.height);
-    paintStrips(ctx, painted.map(([values, scale_, name]) => [values, scale_, spots[name]]));
-  }
+  paintNamed(whyRow.picture, painted);
 }
 
 function drawWhy() {

@@ -247,12 +247,7 @@ function drawFlow() {
     const rows = weightRows(name, W, wName, input, inName, made, madeName, from, l), scale = largest(...rows);
     rows.forEach((values, r) => painted.push([values, scale, `${name}${r}`]));
   }
-  const spots = flow.picture.place();
-  if (spots) {
-    const { ctx, canvas } = flow.picture;
-    ctx.clearRect(0, 0, canvas.width, canvas.height);
-    paintStrips(ctx, painted.map(([values, scale, name, a, b]) => [values, scale, spots[name], a, b]));
-  }
+  paintNamed(flow.picture, painted);
   write(flow.labels.wte, `wte[“${labels[i]}”]`);
   write(flow.labels.wpe, `+ wpe[${i}]`);
   write(flow.labels.residual, l === 0 ? "layer 0 reads it as it is"
