@@ -84,3 +84,25 @@ def write_loss_png(run_dir: str | Path, out: str | Path) -> None:
     save_figure(plt, fig, out)
 
 
+
+
+def write_overlay_png(curves: list[tuple[str, list[dict]]], out: str | Path, colors: list[int] | None = None) -> None:
+    """Several runs' validation losses (their training losses faint behind) on one plot, a line each,
+    labelled; runs of one recipe share a colour when `colors` gives each run its group's number."""
+    plt = import_pyplot()
+    fig, ax = plt.subplots(figsize=(7.5, 4.5))
+    palette = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+    for i, (label, records) in enumerate(curves):
+        color = palette[(colors[i] if colors else i) % len(palette)]
+        train, val = series(records, "train_loss"), series(records, "val_loss")
+        if train:
+            ax.plot(*zip(*train), color=color, linewidth=0.6, alpha=0.25)
+        if val:
+            ax.plot(*zip(*val), color=color, marker="o", markersize=2.5, linewidth=1.2,
+                    label=f"{label}: best {min(v for _, v in val):.4f}")
+    ax.set_xlabel("step")
+    ax.set_ylabel("loss (nats per character)")
+    ax.set_title("validation loss (lines) and training loss (faint)")
+    ax.grid(True, alpha=0.3)
+    ax.legend(fontsize="small")
+    save_figure(plt, fig, out)

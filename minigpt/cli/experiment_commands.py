@@ -1,0 +1,90 @@
+"""The commands of experiments: compare runs, sweep a recipe's keys. Options, then one call into
+minigpt/experiments/."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from minigpt.cli.app import ends_as_written, on_free_cores, wrote
+from minigpt.errors import UsageError
+from minigpt.formats import strict_json
+from minigpt.formats.atomic_file import refuse_existing
+
+
+def compare(
+    runs: list[Path] = typer.Argument(..., metavar="RUN...", help="Run directories: seeds of one recipe are grouped."),
+    baseline: Optional[Path] = typer.Option(None, "--baseline", help="The run whose group every other is measured "
+                                            "against \\[default: the first]."),
+    data: Optional[Path] = typer.Option(None, "--data", help="Score every run on this names file (for runs validated "
+                                        "on different names)."),
+    png: Optional[Path] = typer.Option(None, "--png", help="Draw the runs' loss curves on one plot (needs matplotlib)."),
+    overwrite: bool = typer.Option(False, "--overwrite", metavar="", help="Replace the --png file if it exists."),
+    json_out: bool = typer.Option(False, "--json", metavar="", help="Print the comparison as JSON."),
+) -> None:
+    """Compare runs: each recipe's best validation loss over its seeds, the difference to a baseline with
+    Welch's test and a per-name interval, what differs, curves and samples side by side."""
+    from rich.console import Console
+
+    from minigpt.experiments.compare import compare as compare_runs
+    from minigpt.experiments.tables import show_comparison
+
+    if png is not None:
+        ends_as_written("--png", png, "png")
+        refuse_existing(png, overwrite)
+    on_free_cores("cpu")
+    comparison = compare_runs(runs, baseline, data)
+    if png is not None:
+        from minigpt.views.loss_curve import write_overlay_png
+
+        curves = [(str(r.path), r.curve) for g in comparison.groups for r in g.runs]
+        write_overlay_png(curves, png, [i for i, g in enumerate(comparison.groups) for _ in g.runs])
+        wrote(png)
+    if json_out:
+        print(strict_json.dumps(comparison.to_json()))
+    else:
+        show_comparison(Console(highlight=False), comparison)
+
+
+def say(line: str) -> None:
+    """A line of what the sweep does, on stderr (a top-level function: --jobs processes are handed it)."""
+    print(line, file=sys.stderr, flush=True)
+
+
+def sweep(
+    spec: Path = typer.Argument(..., metavar="SPEC", help="The study: a TOML file of [sweep], [space] and [set] "
+                                "(docs/experiments.md); with --show, a sweep's directory."),
+    out: Optional[Path] = typer.Option(None, "--out", "-o", help="The sweep's directory: a run directory a trial's seed, "
+                                       "the study's journal, best.toml \\[default: runs/SPEC's name]."),
+    data: Optional[Path] = typer.Option(None, "--data", help="Names file every trial trains on \\[default: data/names.txt]."),
+    jobs: int = typer.Option(1, "--jobs", "-j", help="Trials run at once, in processes that split the cores."),
+    storage: Optional[str] = typer.Option(None, "--storage", help="A database URL for the study (postgresql://, "
+                                          "mysql://, sqlite:///, redis://): machines running the same command share it."),
+    seeds: Optional[int] = typer.Option(None, "--seeds", help="Runs of each configuration \\[default: the spec's]."),
+    show: bool = typer.Option(False, "--show", metavar="", help="Show the study kept in the directory SPEC; run nothing."),
+    json_out: bool = typer.Option(False, "--json", metavar="", help="Print the study's trials and best as JSON."),
+) -> None:
+    """Search recipe keys with Optuna: trials of a few seeds each, pruned when behind, resumed when run again."""
+    import os
+
+    from rich.console import Console
+
+    from minigpt.experiments.sweep import run_sweep, show_sweep
+    from minigpt.experiments.tables import show_sweep_result
+
+    if show:
+        result = show_sweep(spec if out is None else out, storage)
+    else:
+        if not 1 <= jobs <= (os.cpu_count() or 1):
+            raise UsageError(f"--jobs must be from 1 to {os.cpu_count() or 1} (a trial a core at most), got {jobs}")
+        out = out if out is not None else Path("runs") / spec.stem
+        result = run_sweep(spec, out, data, jobs, storage, seeds, say=say)
+        if result.best_toml is not None:
+            wrote(result.best_toml)
+    if json_out:
+        print(strict_json.dumps(result.to_json()))
+    else:
+        show_sweep_result(Console(highlight=False), result)

@@ -1,0 +1,1 @@
+"""Experiments: runs compared (compare.py), recipes swept with Optuna (sweep.py)."""

@@ -1,0 +1,209 @@
+"""Runs compared: grouped by recipe, each group's seeds summed up, every group against a baseline.
+
+    comparison = compare(["runs/a1", "runs/a2", "runs/b1", "runs/b2"])
+    comparison.verdicts()   # ["b is better than a by 0.046 ± 0.003 nats (p = 0.001, 2 and 2 seeds)"]
+    comparison.to_json()    # what `minigpt compare --json` prints
+
+A group is the runs whose recipes are equal but for train.seed. Its score is each run's best validation
+loss (or, with `data`, its loss on that one file). Against the baseline group: Welch's t-test over the
+seeds, where both groups have two or more, and a bootstrap interval of the difference paired by name,
+where every run is scored on the same names (the runs share validation names, checked by their digest).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import torch
+
+from minigpt.config import recipe_differences
+from minigpt.errors import UsageError
+from minigpt.experiments.statistics import mean, paired_interval, sd, welch, welch_p
+from minigpt.formats.checkpoint import Checkpoint, held_out, load_checkpoint
+from minigpt.formats.run_records import read_metrics
+from minigpt.formats.text import as_text
+from minigpt.measurements.name_losses import name_losses
+from minigpt.data import read_names
+
+SIGNIFICANT = 0.05  # the p-value below which a verdict calls a difference more than seed noise
+
+
+@dataclass
+class RunScore:
+    """One run as compared: where it is, its recipe, its score and how it got there."""
+
+    path: Path  # as given
+    checkpoint: Checkpoint  # its best.pt
+    recipe: dict  # "section.key" -> value, the seed left out
+    score: float  # best validation loss, or the loss on --data
+    steps: int
+    seconds: float  # wall-clock time of the run, evaluations included
+    curve: list[dict]  # metrics.jsonl
+    per_name: torch.Tensor | None = None  # summed loss of each scored name
+
+
+@dataclass
+class Group:
+    label: str
+    runs: list[RunScore]
+    p: float | None = None  # Welch's test against the baseline
+    interval: tuple[float, float] | None = None  # 95% bootstrap interval of the difference, paired by name
+
+    @property
+    def scores(self) -> list[float]:
+        return [r.score for r in self.runs]
+
+    @property
+    def mean(self) -> float:
+        return mean(self.scores)
+
+    @property
+    def sd(self) -> float | None:
+        return sd(self.scores)
+
+    def to_json(self) -> dict:
+        return {"label": self.label, "runs": [as_text(r.path) for r in self.runs], "seeds": [r.checkpoint.config.train.seed
+                for r in self.runs], "scores": self.scores, "mean": self.mean, "sd": self.sd,
+                "steps": mean([r.steps for r in self.runs]), "seconds": mean([r.seconds for r in self.runs]),
+                "p": self.p, "interval": list(self.interval) if self.interval else None}
+
+
+@dataclass
+class Comparison:
+    groups: list[Group]  # the baseline first
+    differs: dict[str, list]  # each recipe key that differs between groups: its value in each group
+    scored: str  # what the scores are: "best validation loss" or a file's loss
+    no_interval: str = ""  # why there is no paired interval, when there is none
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def baseline(self) -> Group:
+        return self.groups[0]
+
+    def verdicts(self) -> list[str]:
+        return [verdict(group, self.baseline) for group in self.groups[1:]]
+
+    def to_json(self) -> dict:
+        return {"scored": self.scored, "baseline": self.baseline.label, "groups": [g.to_json() for g in self.groups],
+                "differs": self.differs, "verdicts": self.verdicts(), "no_interval": self.no_interval or None}
+
+
+def verdict(group: Group, baseline: Group) -> str:
+    """One line in words: which is better, by how much, and whether seed noise could explain it."""
+    difference = group.mean - baseline.mean
+    better = "better" if difference < 0 else "worse" if difference > 0 else "no different"
+    test = welch(group.scores, baseline.scores)
+    spread = f" ± {test[1]:.3f}" if test else ""
+    seeds = f"{len(group.runs)} and {len(baseline.runs)} seed{'s' if len(baseline.runs) > 1 else ''}"
+    if group.p is None:
+        why = "one seed a side cannot tell a gain from seed noise" if test is None and min(
+            len(group.runs), len(baseline.runs)) < 2 else "no spread to test"
+        evidence = f"{seeds}: {why}"
+    else:
+        evidence = f"p = {group.p:.3g}, {seeds}"
+        if group.p >= SIGNIFICANT:
+            evidence += "; within seed noise"
+    if group.interval:
+        evidence += f"; per-name interval [{group.interval[0]:+.3f}, {group.interval[1]:+.3f}]"
+    return f"{group.label} is {better} than {baseline.label} by {abs(difference):.3f}{spread} nats ({evidence})"
+
+
+def read_run(path: Path) -> RunScore:
+    """A run directory's best checkpoint, recipe and records."""
+    if not Path(path).is_dir():
+        raise UsageError(f"{path} is not a run directory (compare takes the folders `minigpt train` writes)")
+    ckpt = load_checkpoint(path)
+    if ckpt.best_val_loss is None:
+        raise UsageError(f"{path}: the run has no validation loss to compare (it held out no validation names); "
+                         f"pass --data FILE to score every run on one names file")
+    curve = read_metrics(path)
+    recipe = flat_recipe(ckpt)
+    return RunScore(path, ckpt, recipe, ckpt.best_val_loss, max(r["step"] for r in curve),
+                    max(float(r.get("elapsed", 0.0)) for r in curve), curve)
+
+
+def flat_recipe(ckpt: Checkpoint) -> dict:
+    """The recipe as "section.key" -> value, without what tells seeds apart or comes from the data."""
+    flat = {f"{section}.{key}": value for section, values in ckpt.config.to_dict().items() for key, value in values.items()}
+    for key in ("train.seed", "model.vocab_size"):
+        flat.pop(key, None)
+    return flat
+
+
+def group_runs(runs: list[RunScore], baseline: Path) -> tuple[list[Group], dict[str, list]]:
+    """Runs of equal recipes (but the seed) as groups, the baseline's first and the rest in the order first
+    seen, each labelled by what tells it from the others; and each differing key's value in each group."""
+    by_recipe: dict[str, list[RunScore]] = {}
+    for run in sorted(runs, key=lambda r: r.path != baseline):  # stable: the baseline's group comes first
+        by_recipe.setdefault(json.dumps(run.recipe, sort_keys=True), []).append(run)
+    members = list(by_recipe.values())
+    differs = recipe_differences([m[0].recipe for m in members])
+    return [Group(group_label(m[0].recipe, differs), m) for m in members], differs
+
+
+def group_label(recipe: dict, differs: dict) -> str:
+    """`dropout=0 lr=0.006`: the keys that tell this group from the others (their short names where unique)."""
+    if not differs:
+        return "all runs"
+    short = {key: key.split(".", 1)[1] for key in differs}
+    if len(set(short.values())) < len(short):
+        short = {key: key for key in differs}
+    return " ".join(f"{short[key]}={recipe.get(key)}" for key in differs)
+
+
+def score_names(runs: list[RunScore], data: Path | None) -> tuple[list[str] | None, str, str]:
+    """The names every run is scored on, what they are, and (when there are none) why."""
+    if data is not None:
+        return read_names(data), f"loss on names file {as_text(data)}", ""
+    digests = {r.checkpoint.data.get("val_digest") for r in runs}
+    if len(digests) > 1 or None in digests:
+        raise UsageError("the runs were validated on different names, so their losses do not compare; pass --data "
+                         "FILE to score every run on one names file")
+    names, why = held_out(runs[0].checkpoint)
+    return names, "best validation loss", why
+
+
+def compare(paths: list[str | Path], baseline: str | Path | None = None, data: str | Path | None = None) -> Comparison:
+    """Read, group and test the runs at `paths`; `baseline` (one of them, or another run) is the group every
+    other is measured against (default: the first run's)."""
+    paths = [Path(p) for p in paths]
+    if baseline is not None and Path(baseline) not in paths:
+        paths.insert(0, Path(baseline))
+    if len(paths) < 2:
+        raise UsageError("compare needs two runs or more")
+    if len(set(p.resolve() for p in paths)) < len(paths):
+        raise UsageError("a run is given twice; each counts once")
+    runs = [read_run(p) for p in paths]
+    names, scored, no_interval = score_names(runs, Path(data) if data is not None else None)
+    if names is not None:
+        for run in runs:
+            scores = name_losses(run.checkpoint.model, run.checkpoint.tokenizer, names, what=scored)
+            tokens = torch.tensor([n for _, n, _ in scores], dtype=torch.float64)
+            run.per_name = torch.tensor([n * loss for _, n, loss in scores], dtype=torch.float64)
+            if data is not None:
+                run.score = float(run.per_name.sum() / tokens.sum())
+    groups, differs = group_runs(runs, Path(baseline) if baseline is not None else paths[0])
+    for group in groups[1:]:
+        group.p = welch_p(group.scores, groups[0].scores)
+        if names is not None:
+            group.interval = paired_interval(group_mean(group) - group_mean(groups[0]), tokens)
+    return Comparison(groups, differs, scored, no_interval)
+
+
+def group_mean(group: Group) -> torch.Tensor:
+    """Each name's summed loss, averaged over the group's seeds."""
+    return torch.stack([r.per_name for r in group.runs]).mean(0)
+
+
+def group_samples(group: Group, shown: int = 6, drawn: int = 200, seed: int = 0) -> tuple[list[str], float]:
+    """A few names from the group's first run, and the share of `drawn` names that are not training names
+    (a cut name counts as not new: it is no whole name)."""
+    from minigpt.sampling import is_cut, sample
+
+    ckpt = group.runs[0].checkpoint
+    names = sample(ckpt, num=drawn, seed=seed)
+    block = ckpt.config.model.block_size
+    new = sum(name not in ckpt.membership and not is_cut(name, block) for name in names)
+    return names[:shown], new / len(names)

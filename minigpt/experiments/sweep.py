@@ -1,0 +1,312 @@
+"""`minigpt sweep`: a study over recipe keys on Optuna, each trial's seeds ordinary run directories.
+
+    result = run_sweep("study.toml", "runs/study")   # resumes when run again; result.best, result.importance
+
+Optuna chooses each trial's values (its TPE sampler) and prunes a trial whose first seed's validation
+losses fall behind the other trials' at the same step (its median pruner), heard through the training
+loop's Reporter. The study lives in a journal file in the sweep's directory (no server), or in the
+database `storage` names (PostgreSQL, MySQL, SQLite, Redis), which is how several machines work on one
+study: each runs the same command, and Optuna hands out the trials.
+
+A trial stopped by Ctrl-C, or whose process is gone (killed, the machine restarted), is run again with
+the same values when the study goes on; on a database, Optuna's heartbeat finds those of other machines.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import zlib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+from minigpt.errors import Interrupted, RunError, UsageError
+from minigpt.experiments.statistics import mean, sd
+from minigpt.experiments.sweep_spec import SweepSpec, read_spec
+from minigpt.formats.atomic_file import write_text
+from minigpt.training import Reporter
+
+JOURNAL = "study.journal"
+SPEC_COPY = "sweep.toml"
+BEST = "best.toml"
+
+
+def import_optuna():
+    try:
+        import optuna
+    except ImportError:
+        raise UsageError("minigpt sweep runs on Optuna: pip install 'minigpt-names[sweep]' (or pip install optuna)") from None
+    optuna.logging.set_verbosity(optuna.logging.WARNING)
+    return optuna
+
+
+def open_study(spec: SweepSpec, out_dir: Path, storage: str | None, worker: int = 0):
+    """The study: in DIR/study.journal, or in the database at `storage` (made on first use). Each worker's
+    sampler has its own seed, so that workers starting together do not propose the same values."""
+    optuna = import_optuna()
+    try:
+        if storage is None:
+            from optuna.storages.journal import JournalFileBackend
+
+            backend = optuna.storages.JournalStorage(JournalFileBackend(str(out_dir / JOURNAL)))
+        elif storage.startswith(("redis://", "rediss://")):
+            from optuna.storages.journal import JournalRedisBackend
+
+            backend = optuna.storages.JournalStorage(JournalRedisBackend(storage))
+        else:
+            backend = optuna.storages.RDBStorage(
+                storage, heartbeat_interval=30, grace_period=120,
+                heartbeat_stale_trial_callback=optuna.storages.RetryHeartbeatStaleTrialCallback(max_retry=3))
+        return optuna.create_study(study_name=spec.name, storage=backend, direction="minimize", load_if_exists=True,
+                                   sampler=optuna.samplers.TPESampler(seed=(spec.base_seed + worker) % 2**32),
+                                   pruner=optuna.pruners.MedianPruner(n_startup_trials=2) if spec.prune
+                                   else optuna.pruners.NopPruner())
+    except (ImportError, ValueError, OSError) as e:
+        raise UsageError(f"cannot open the study's storage {storage or out_dir / JOURNAL}: {e}") from None
+    except Exception as e:  # a database that refuses: SQLAlchemy's and redis's own errors
+        raise RunError(f"cannot open the study's storage {storage}: {str(e).splitlines()[0]}") from None
+
+
+def this_worker() -> str:
+    return f"{socket.gethostname()}:{os.getpid()}"
+
+
+def alive(worker: str) -> bool:
+    """Whether the process a trial was started by still runs; one on another machine is taken to (the
+    database's heartbeat finds those)."""
+    host, _, pid = worker.rpartition(":")
+    if host != socket.gethostname():
+        return True
+    try:
+        os.kill(int(pid), 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, ValueError):
+        return True
+    return True
+
+
+def run_again_what_stopped(study) -> list[int]:
+    """Trials that were interrupted, or whose process is gone, failed and queued again with their values."""
+    TrialState = import_optuna().trial.TrialState
+    trials = study.get_trials(deepcopy=False)
+    handled = run_again(trials)
+    again = []
+    for trial in trials:
+        if trial.number in handled:
+            continue
+        gone = trial.state == TrialState.RUNNING and not alive(trial.user_attrs.get("worker", ""))
+        if gone or (trial.state == TrialState.FAIL and trial.user_attrs.get("interrupted")):
+            if gone:
+                study._storage.set_trial_state_values(trial._trial_id, TrialState.FAIL)
+            study.enqueue_trial(trial.params, user_attrs={"run_again_from": trial.number}, skip_if_exists=False)
+            again.append(trial.number)
+    return again
+
+
+def run_again(trials) -> set[int]:
+    """The trials queued again: their runs in a later trial are the ones that count."""
+    return {t.user_attrs["run_again_from"] for t in trials if "run_again_from" in t.user_attrs}
+
+
+def counted(study) -> tuple[int, int]:
+    """Trials that count toward the budget (finished, failed for good, or running), and those queued to run."""
+    TrialState = import_optuna().trial.TrialState
+    trials = study.get_trials(deepcopy=False)
+    handled = run_again(trials)
+    waiting = sum(t.state == TrialState.WAITING for t in trials)
+    counts = sum(t.state != TrialState.WAITING and t.number not in handled for t in trials)
+    return counts, waiting
+
+
+class Pruning(Reporter):
+    """Tells the trial each validation loss of its first seed, and stops the run when Optuna prunes it."""
+
+    def __init__(self, trial):
+        self.trial = trial
+
+    def evaluation(self, trainer, samples) -> None:
+        if trainer.val_loss is None:
+            return
+        self.trial.report(trainer.val_loss, trainer.step)
+        if self.trial.should_prune():
+            self.trial.set_user_attr("pruned_at", trainer.step)
+            raise import_optuna().TrialPruned(f"pruned at step {trainer.step} (validation {trainer.val_loss:.4f})")
+
+
+def objective(spec: SweepSpec, out_dir: Path, data: Path | None, seeds: int, say: Callable[[str], None]):
+    from minigpt.runs.run import train
+
+    def run_trial(trial) -> float:
+        trial.set_user_attr("worker", this_worker())
+        values = {d.key: d.suggest(trial) for d in spec.space}
+        losses, runs = [], []
+        try:
+            for i in range(seeds):
+                seed = spec.base_seed + i
+                config = spec.recipe(values, seed)
+                run_dir = out_dir / f"trial-{trial.number}-seed-{seed}"
+                runs.append(run_dir.name)
+                trial.set_user_attr("runs", runs)
+                result = train(config, data, out_dir=run_dir, overwrite=True, quiet=True,
+                               report=Pruning(trial) if i == 0 and spec.prune else None)
+                losses.append(result.best_val_loss)
+                if i == 0:
+                    trial.set_user_attr("recipe", config.to_toml())
+        except Interrupted:
+            trial.set_user_attr("interrupted", True)
+            raise
+        except UsageError as e:  # values no run can take together (n_embd not divisible by n_head, ...)
+            trial.set_user_attr("error", str(e))
+            say(f"trial {trial.number}: {e}")
+            raise
+        trial.set_user_attr("losses", losses)
+        say(f"trial {trial.number}: {mean(losses):.4f} over {len(losses)} seed{'s' * (len(losses) > 1)}  "
+            + "  ".join(f"{k}={v:.4g}" if isinstance(v, float) else f"{k}={v}" for k, v in values.items()))
+        return mean(losses)
+
+    return run_trial
+
+
+def work(spec_path: Path, out_dir: Path, data: Path | None, storage: str | None, seeds: int | None,
+         threads: int | None = None, say: Callable[[str], None] = lambda line: None, worker: int = 0) -> None:
+    """One worker: runs trials until the study has its number of them. Several may share a study: the
+    `worker`-th of one command's --jobs, and any number of commands on other machines through `storage`."""
+    if threads is not None:  # one of --jobs N processes: its share of the cores, told to torch and to minigpt
+        import torch
+
+        os.environ["OMP_NUM_THREADS"] = str(threads)
+        torch.set_num_threads(threads)
+    spec = read_spec(spec_path)
+    if storage is not None:  # other machines' workers number theirs from 0 too
+        worker += zlib.crc32(this_worker().encode())
+    study = open_study(spec, out_dir, storage, worker)
+    if study.trials:  # a study going on: a sampler seeded as at its start would propose its first values again
+        study.sampler = open_study(spec, out_dir, storage, worker + len(study.trials)).sampler
+    run = objective(spec, out_dir, data, seeds or spec.seeds, say)
+    while True:
+        done, waiting = counted(study)
+        if done >= spec.trials and not waiting:
+            return
+        study.optimize(run, n_trials=1, catch=(UsageError,))
+
+
+def worker_process(*args) -> None:
+    """A --jobs process: its errors as one line, its exit code as the command's would be."""
+    import sys
+
+    try:
+        work(*args)
+    except Interrupted as e:
+        sys.exit(e.exit_code)
+    except (UsageError, RunError) as e:
+        print(f"minigpt: error: {e}", file=sys.stderr)
+        sys.exit(e.exit_code)
+    except KeyboardInterrupt:
+        sys.exit(130)
+
+
+def keep_spec(spec: SweepSpec, out_dir: Path) -> None:
+    """DIR/sweep.toml: the spec the study in DIR runs; another spec in the same DIR is refused."""
+    kept = out_dir / SPEC_COPY
+    if kept.exists() and kept.read_text(encoding="utf-8", errors="replace") != spec.text:
+        raise UsageError(f"{out_dir} holds a study of another spec ({kept}); choose another --out, or run that spec")
+    if not kept.exists():
+        write_text(kept, spec.text)
+
+
+def run_sweep(spec_path: str | Path, out_dir: str | Path, data: str | Path | None = None, jobs: int = 1,
+              storage: str | None = None, seeds: int | None = None,
+              say: Callable[[str], None] = lambda line: None) -> SweepResult:
+    """Run the study to its number of trials (going on where it stopped) and sum it up; `say` hears a line
+    a trial and what the sweep does."""
+    spec, out_dir = read_spec(spec_path), Path(out_dir)
+    if seeds is not None and seeds < 1:
+        raise UsageError(f"--seeds must be at least 1, got {seeds}")
+    if out_dir.exists() and not out_dir.is_dir():
+        raise UsageError(f"--out {out_dir} is a file; the sweep writes a directory of runs")
+    out_dir.mkdir(parents=True, exist_ok=True)
+    keep_spec(spec, out_dir)
+    data = Path(data) if data is not None else None
+    study = open_study(spec, out_dir, storage)
+    again = run_again_what_stopped(study)
+    if again:
+        say(f"running again trial{'s' * (len(again) > 1)} {', '.join(map(str, again))}, stopped before it finished")
+    if jobs == 1:
+        work(spec.path, out_dir, data, storage, seeds, None, say)
+    else:
+        run_workers(jobs, spec.path, out_dir, data, storage, seeds, say)
+    return summary(spec, out_dir, storage)
+
+
+def run_workers(jobs: int, *args) -> None:
+    import multiprocessing
+
+    cores = os.cpu_count() or 1
+    threads = max(1, cores // jobs)
+    say = args[-1]
+    say(f"{jobs} trials at a time, {threads} thread{'s' * (threads > 1)} each ({cores} cores)")
+    context = multiprocessing.get_context("spawn")  # a fresh interpreter: torch's threads start clean
+    processes = [context.Process(target=worker_process, args=(*args[:-1], threads, say, i)) for i in range(jobs)]
+    for p in processes:
+        p.start()
+    try:
+        for p in processes:
+            p.join()
+    except KeyboardInterrupt:
+        for p in processes:
+            p.join()
+        raise Interrupted("interrupted; the trials that finished are kept, and running the sweep again goes on", 2)
+    codes = [p.exitcode for p in processes if p.exitcode]
+    if codes:
+        raise RunError(f"{len(codes)} of {jobs} sweep processes failed (exit {codes[0]}); the trials that finished "
+                       f"are kept, and running the sweep again goes on")
+
+
+@dataclass
+class SweepResult:
+    spec: SweepSpec
+    trials: list  # Optuna's FrozenTrials, by number
+    best: object | None  # the best complete trial
+    importance: dict[str, float]  # each key's share of the loss's variation (Optuna's fANOVA), when it can tell
+    best_toml: Path | None
+
+    def to_json(self) -> dict:
+        return {"study": self.spec.name, "trials": [trial_json(t) for t in self.trials],
+                "best": trial_json(self.best) if self.best else None, "importance": self.importance,
+                "best_toml": str(self.best_toml) if self.best_toml else None}
+
+
+def trial_json(t) -> dict:
+    losses = t.user_attrs.get("losses", [])
+    return {"number": t.number, "state": t.state.name.lower(), "value": t.value, "params": t.params,
+            "losses": losses, "sd": sd(losses), "runs": t.user_attrs.get("runs", []), "error": t.user_attrs.get("error")}
+
+
+def summary(spec: SweepSpec, out_dir: Path, storage: str | None) -> SweepResult:
+    """The study as it stands: its trials, the best, each key's importance, and DIR/best.toml written."""
+    optuna = import_optuna()
+    study = open_study(spec, out_dir, storage)
+    trials = sorted(study.get_trials(deepcopy=False), key=lambda t: t.number)
+    complete = [t for t in trials if t.state == optuna.trial.TrialState.COMPLETE]
+    best = min(complete, key=lambda t: t.value) if complete else None
+    importance = {}
+    if len(complete) >= 2:
+        try:
+            importance = optuna.importance.get_param_importances(study)
+        except (RuntimeError, ValueError):  # too few distinct values to tell
+            importance = {}
+    best_toml = None
+    if best is not None and best.user_attrs.get("recipe"):
+        best_toml = write_text(out_dir / BEST, f"# the best recipe of the study {spec.name} (trial {best.number}, "
+                               f"{best.value:.4f} over its seeds), as it trained\n" + best.user_attrs["recipe"])
+    return SweepResult(spec, trials, best, importance, best_toml)
+
+
+def show_sweep(out_dir: str | Path, storage: str | None = None) -> SweepResult:
+    """The study kept in DIR (its spec in DIR/sweep.toml) as it stands, without running a trial."""
+    kept = Path(out_dir) / SPEC_COPY
+    if not kept.is_file():
+        raise UsageError(f"{out_dir} holds no sweep (no {SPEC_COPY}); run minigpt sweep SPEC.toml --out {out_dir}")
+    return summary(read_spec(kept), Path(out_dir), storage)

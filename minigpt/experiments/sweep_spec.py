@@ -1,0 +1,173 @@
+"""A study's description, read from TOML and checked before any trial runs.
+
+    [sweep]
+    config = "default"      # the recipe the study starts from (a name in configs/ or a path)
+    trials = 8              # finished trials the study runs to
+    seeds = 2               # runs of each configuration, seeds train.seed, train.seed + 1, ...
+    steps = 400             # or time_limit = 60: each run's budget
+    [space]
+    "model.dropout" = {low = 0.0, high = 0.4}
+    "train.lr" = {low = 1e-3, high = 1e-2, log = true}
+    "model.n_layer" = {low = 2, high = 6}          # a whole-number key is sampled whole
+    "model.activation" = {choices = ["relu", "gelu"]}
+    [set]
+    "train.eval_interval" = 100                   # fixed for every trial
+
+Every key and every range end is checked as a `--set` would be, so a misspelt key or a value no
+run could take is one line before the first trial, not a failure in the fifth.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from minigpt.config import Config, load_config, toml_value
+from minigpt.errors import UsageError
+from minigpt.formats.bounded import read_bytes
+
+SWEEP_KEYS = {"config", "trials", "seeds", "steps", "time_limit", "prune", "name"}
+
+
+@dataclass
+class Dimension:
+    """One key of the search space: a range (`low`, `high`, on a log scale with `log`) or `choices`."""
+
+    key: str
+    low: float | int | None = None
+    high: float | int | None = None
+    log: bool = False
+    choices: list | None = None
+    whole: bool = False  # the key is a whole number: sampled as one
+
+    def suggest(self, trial):
+        if self.choices is not None:
+            return trial.suggest_categorical(self.key, self.choices)
+        if self.whole:
+            return trial.suggest_int(self.key, self.low, self.high, log=self.log)
+        return trial.suggest_float(self.key, self.low, self.high, log=self.log)
+
+
+@dataclass
+class SweepSpec:
+    path: Path
+    text: str  # the file as read: a resumed study must be the same study
+    config: str = "default"
+    trials: int = 8
+    seeds: int = 1
+    steps: int | None = None
+    time_limit: float | None = None
+    prune: bool = True
+    name: str = ""
+    space: list[Dimension] = field(default_factory=list)
+    fixed: dict = field(default_factory=dict)
+
+    def overrides(self, values: dict, seed: int) -> list[str]:
+        """`--set` strings for one run: the fixed keys, the budget, the trial's values and the seed."""
+        budget = {"train.steps": self.steps} if self.steps else {"train.time_limit": float(self.time_limit)} \
+            if self.time_limit else {}
+        chosen = {**self.fixed, **budget, **values, "train.seed": seed}
+        return [f"{key}={toml_value(value)}" for key, value in chosen.items()]
+
+    def recipe(self, values: dict, seed: int) -> Config:
+        try:
+            return load_config(self.config, self.overrides(values, seed))
+        except UsageError as e:
+            raise UsageError(f"{self.path}: {str(e).removeprefix('--set: ')}") from None
+
+    @property
+    def base_seed(self) -> int:
+        return load_config(self.config).train.seed
+
+
+def whole_number(value, what: str) -> int:
+    if type(value) is not int or value < 1:
+        raise UsageError(f"{what} must be a whole number of at least 1, got {value!r}")
+    return value
+
+
+def read_spec(path: str | Path) -> SweepSpec:
+    """The spec at `path`, every key checked; refused in one line naming the file and what is wrong."""
+    path = Path(path)
+    if not path.is_file():
+        raise UsageError(f"sweep spec not found: {path} (a TOML file with [sweep], [space] and [set])")
+    text = read_bytes(path, "recipe").decode("utf-8-sig", errors="replace")
+    try:
+        table = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as e:
+        raise UsageError(f"{path}: not valid TOML: {e}") from None
+    unknown = set(table) - {"sweep", "space", "set"}
+    if unknown:
+        raise UsageError(f"{path}: unknown section [{sorted(unknown)[0]}] (a spec has [sweep], [space] and [set])")
+    head = table.get("sweep", {})
+    if set(head) - SWEEP_KEYS:
+        raise UsageError(f"{path}: unknown [sweep] key '{sorted(set(head) - SWEEP_KEYS)[0]}' "
+                         f"(known: {', '.join(sorted(SWEEP_KEYS))})")
+    spec = SweepSpec(path, text, **{k: v for k, v in head.items()})
+    spec.name = spec.name or "minigpt-" + hashlib.sha256(text.encode()).hexdigest()[:12]
+    check_head(spec)
+    spec.fixed = {key: checked_value(spec, key, value) for key, value in table.get("set", {}).items()}
+    spec.space = [dimension(spec, key, value) for key, value in table.get("space", {}).items()]
+    if not spec.space:
+        raise UsageError(f"{path}: [space] names no key to search over")
+    return spec
+
+
+def check_head(spec: SweepSpec) -> None:
+    where = f"{spec.path}: [sweep]"
+    whole_number(spec.trials, f"{where} trials")
+    whole_number(spec.seeds, f"{where} seeds")
+    if spec.steps is not None:
+        whole_number(spec.steps, f"{where} steps")
+    if spec.time_limit is not None and (type(spec.time_limit) not in (int, float) or not 0 < spec.time_limit < 1e9):
+        raise UsageError(f"{where} time_limit must be a number of seconds above 0, got {spec.time_limit!r}")
+    if spec.steps is not None and spec.time_limit is not None:
+        raise UsageError(f"{where} gives both steps and time_limit; give one budget a run")
+    if type(spec.prune) is not bool or not isinstance(spec.config, str) or not isinstance(spec.name, str):
+        raise UsageError(f"{where}: prune is true or false, config and name are strings")
+    load_config(spec.config)  # a recipe that is not there is said before anything runs
+
+
+def key_type(key: str, where: str):
+    """The type of a recipe key, or one line saying there is no such key."""
+    section, _, name = key.partition(".")
+    part = getattr(Config(), section, None) if section in ("model", "train", "sample") else None
+    names = {f.name for f in dataclasses.fields(part)} if part is not None else set()
+    if name not in names or key in ("model.vocab_size", "train.seed"):
+        why = " (each trial's seeds come from [sweep] seeds)" if key == "train.seed" else ""
+        raise UsageError(f"{where}: '{key}' is not a recipe key one can set{why}; see docs/configuration.md")
+    return type(getattr(part, name))
+
+
+def checked_value(spec: SweepSpec, key: str, value):
+    """A fixed or sampled value, checked as `--set key=value` would be, on top of the spec's recipe."""
+    key_type(key, f"{spec.path}: [set]")
+    spec.recipe({key: value}, spec.base_seed)
+    return value
+
+
+def dimension(spec: SweepSpec, key: str, table) -> Dimension:
+    where = f"{spec.path}: [space] {key}"
+    kind = key_type(key, f"{spec.path}: [space]")
+    if not isinstance(table, dict) or not (set(table) <= {"low", "high", "log", "choices"}):
+        raise UsageError(f"{where} must be {{low = ..., high = ...}} (log = true for a log scale) or {{choices = [...]}}")
+    if "choices" in table:
+        if set(table) != {"choices"} or not isinstance(table["choices"], list) or not table["choices"]:
+            raise UsageError(f"{where}: choices is a non-empty list, alone")
+        for value in table["choices"]:
+            checked_value(spec, key, value)
+        return Dimension(key, choices=table["choices"])
+    if kind not in (int, float) or {"low", "high"} - set(table):
+        raise UsageError(f"{where}: " + ("a range needs low and high" if kind in (int, float) else
+                                          f"a {kind.__name__} key takes choices, not a range"))
+    low, high, log = table["low"], table["high"], table.get("log", False)
+    if kind is int and (type(low) is not int or type(high) is not int):
+        raise UsageError(f"{where} is a whole-number key: low and high must be whole numbers, got {low!r} and {high!r}")
+    if type(log) is not bool or not low < high or (log and low <= 0):
+        raise UsageError(f"{where}: low must be below high (and above 0 on a log scale), got {low!r} to {high!r}")
+    for value in (low, high):
+        checked_value(spec, key, value)
+    return Dimension(key, low, high, log, whole=kind is int)

@@ -1,0 +1,93 @@
+"""Experiments in the terminal: `minigpt compare` (a table of the groups, what differs, a sparkline a run,
+samples side by side, the verdicts in words) and `minigpt sweep` (its trials, the best, each key's importance)."""
+
+from __future__ import annotations
+
+from rich.console import Console
+from rich.table import Table
+
+from minigpt.experiments.compare import Comparison, group_samples
+from minigpt.experiments.sweep import SweepResult
+from minigpt.experiments.statistics import sd
+from minigpt.formats.run_records import series
+from minigpt.formats.text import as_text
+from minigpt.views.panels import markup_safe
+from minigpt.views.loss_curve import sparkline
+
+
+def show_comparison(out: Console, comparison: Comparison) -> None:
+    table = Table(title=f"{comparison.scored}: mean ± sd over seeds", show_edge=False)
+    for heading in ("group", "runs", "mean", "sd", "vs baseline", "p", "per-name 95%", "steps", "time"):
+        table.add_column(heading, justify="left" if heading == "group" else "right")
+    base = comparison.baseline.mean
+    for i, g in enumerate(comparison.groups):
+        table.add_row(markup_safe(g.label) + (" (baseline)" if i == 0 else ""), str(len(g.runs)), f"{g.mean:.4f}",
+                      f"{g.sd:.4f}" if g.sd is not None else "–", f"{g.mean - base:+.4f}" if i else "",
+                      f"{g.p:.3g}" if g.p is not None else "", interval_text(g.interval),
+                      f"{sum(r.steps for r in g.runs) / len(g.runs):,.0f}",
+                      f"{sum(r.seconds for r in g.runs) / len(g.runs):.1f} s")
+    out.print(table)
+    if comparison.differs:
+        out.print("\n[bold]what differs[/bold]")
+        for key, values in comparison.differs.items():
+            out.print(f"  {key}: " + " | ".join(markup_safe(repr(v)) for v in values))
+    out.print("\n[bold]validation loss per run[/bold]")
+    width = max(len(as_text(r.path)) for g in comparison.groups for r in g.runs)
+    for g in comparison.groups:
+        for r in g.runs:
+            curve = [v for _, v in series(r.curve, "val_loss")]
+            out.print(f"  {markup_safe(as_text(r.path)):<{width}}  {sparkline(curve, 30)}  {r.score:.4f}")
+    out.print("\n[bold]samples[/bold] (each group's first run, seed 0; the share of 200 that are new names)")
+    for g in comparison.groups:
+        names, new = group_samples(g)
+        out.print(f"  {markup_safe(g.label)}: {markup_safe(', '.join(names))}  ({new:.0%} new)")
+    if comparison.no_interval:
+        out.print(f"\nno per-name interval: {markup_safe(comparison.no_interval)}")
+    for line in comparison.verdicts():
+        out.print(f"\n{markup_safe(line)}")
+
+
+def interval_text(interval) -> str:
+    return f"[{interval[0]:+.3f}, {interval[1]:+.3f}]" if interval else ""
+
+
+def show_sweep_result(out: Console, result: SweepResult) -> None:
+    keys = [d.key for d in result.spec.space]
+    table = Table(title=f"study {result.spec.name}: {len(result.trials)} trials", show_edge=False)
+    for heading in ("trial", "state", "loss", "sd", *keys, "runs"):
+        table.add_column(heading, justify="left" if heading in ("state", "runs") else "right")
+    for t in result.trials:
+        trial = trial_json_row(t, keys)
+        table.add_row(*trial)
+    out.print(table)
+    if result.best is None:
+        out.print("no trial has finished yet")
+        return
+    best = result.best
+    losses = best.user_attrs.get("losses", [])
+    spread = f" ± {sd(losses):.4f}" if len(losses) > 1 else ""
+    out.print(f"\n[bold]best[/bold]: trial {best.number}, {best.value:.4f}{spread} over {len(losses)} "
+              f"seed{'s' * (len(losses) > 1)}: " + ", ".join(f"{k} = {value_text(v)}" for k, v in best.params.items()))
+    if result.importance:
+        out.print("[bold]importance[/bold] (Optuna's fANOVA: each key's share of how the loss varies): "
+                  + ", ".join(f"{k} {v:.2f}" for k, v in result.importance.items()))
+    if result.best_toml is not None:
+        out.print(f"the best recipe: {markup_safe(result.best_toml)} (minigpt train --config {markup_safe(result.best_toml)})")
+
+
+def value_text(value) -> str:
+    return f"{value:.4g}" if isinstance(value, float) else str(value)
+
+
+def trial_json_row(t, keys: list[str]) -> list[str]:
+    losses = t.user_attrs.get("losses", [])
+    state = t.state.name.lower()
+    if "run_again_from" in t.user_attrs:
+        state += f" (trial {t.user_attrs['run_again_from']} again)"
+    if "pruned_at" in t.user_attrs:
+        state += f" at step {t.user_attrs['pruned_at']:,}"
+    if t.user_attrs.get("error"):
+        state += f": {markup_safe(t.user_attrs['error'])}"
+    return [str(t.number), state, f"{t.value:.4f}" if t.value is not None else "",
+            f"{sd(losses):.4f}" if len(losses) > 1 else "", *(value_text(t.params[k]) if k in t.params else "" for k in keys),
+            markup_safe(", ".join(t.user_attrs.get("runs", [])))]

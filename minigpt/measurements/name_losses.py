@@ -1,0 +1,35 @@
+"""The loss of each name on its own: what a paired comparison of two models needs, and what shows
+which names a model finds hard.
+
+    for name, tokens, loss in name_losses(model, tokenizer, names): ...
+
+A name's loss is its mean cross-entropy per predicted token (its characters and the end), so the
+token-weighted mean over the names is `evaluate_names`'s loss.
+"""
+
+from __future__ import annotations
+
+import torch
+import torch.nn.functional as F
+
+from minigpt.data import Tokenizer, TokenizedNames, check_model_and_names
+from minigpt.model import GPT, IGNORE, eval_mode
+
+
+@torch.no_grad()
+def name_losses(model: GPT, tokenizer: Tokenizer, names: list[str], what: str = "names",
+                batch_size: int = 256) -> list[tuple[str, int, float]]:
+    """(name, predicted tokens, mean loss per token) for every name, in the order given."""
+    check_model_and_names(model, tokenizer, names)
+    tokenizer.check("".join(names), what)
+    data = TokenizedNames(names, tokenizer, model.config.block_size).to(model.lm_head.weight.device)
+    sums = torch.zeros(len(names), dtype=torch.float64)
+    by_length = torch.argsort(data.lengths, stable=True)  # batches of names of one length waste no work on padding
+    with eval_mode(model):
+        for rows in by_length.split(batch_size):
+            x, y = data.batch(rows)
+            logits, _ = model(x)
+            losses = F.cross_entropy(logits.transpose(1, 2), y, ignore_index=IGNORE, reduction="none")
+            sums[rows] = losses.double().sum(1).cpu()
+    tokens = data.lengths.tolist()
+    return [(name, n, total / n) for name, n, total in zip(names, tokens, sums.tolist())]
