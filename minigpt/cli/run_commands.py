@@ -68,9 +68,10 @@ def train(
             raise UsageError("--resume continues a run with its own recipe; drop --config (--set changes its [train] keys)")
         from minigpt.formats.checkpoint import resume_config
 
-        cfg = resume_config(resume, overrides)
+        cfg, started_from = resume_config(resume, overrides), resume_config(resume)
     else:
-        cfg = load_config(config if config is not None else default_config_path(), overrides)
+        recipe = config if config is not None else default_config_path()
+        cfg, started_from = load_config(recipe, overrides), load_config(recipe)
     if nproc > 1 and rank() is None:  # checked here, before any process starts
         check_batch_splits(cfg.train.batch_size, nproc, "--nproc")
         raise typer.Exit(run_on_processes(nproc))
@@ -79,7 +80,16 @@ def train(
     result = run_training(cfg, data, val_data, out, overwrite=overwrite, quiet=quiet or json_out, resume_from=resume,
                           overwrite_later=overwrite_later)
     if json_out and not rank():
-        print(strict_json.dumps(result.to_json()))
+        print(strict_json.dumps({**result.to_json(), "differs_from_recipe": changed_keys(started_from, cfg)}))
+
+
+def changed_keys(recipe, run) -> dict:
+    """Each recipe key the run trained with another value (--set, a shortcut, train.auto_scale): both values."""
+    from minigpt.config import recipe_differences
+
+    flat = [{f"{s}.{k}": v for s, values in c.to_dict().items() for k, v in values.items() if k != "vocab_size"}
+            for c in (recipe, run)]
+    return {key: {"recipe": before, "run": after} for key, (before, after) in recipe_differences(flat).items()}
 
 
 def sample(
@@ -140,13 +150,23 @@ def eval_(
     data: Optional[Path] = names_to_score_option(),
     device: str = device_option(),
     json_out: bool = typer.Option(False, "--json", metavar="", help="Print the loss, tokens and names as JSON."),
+    per_name: bool = typer.Option(False, "--per-name", metavar="", help="Print each name's loss, one JSON object a "
+                                  "line: name, tokens, loss (nats per token; the token-weighted mean is eval's loss)."),
+    csv_out: bool = typer.Option(False, "--csv", metavar="", help="With --per-name: CSV (name,tokens,loss) instead."),
 ) -> None:
     """Mean cross-entropy per predicted token (characters and the end) over the run's validation names, or a file's."""
     from minigpt.formats.checkpoint import names_to_score
     from minigpt.training import evaluate_names
 
+    if csv_out and not per_name:
+        raise UsageError("--csv writes the per-name losses: give it with --per-name")
+    if per_name and json_out:
+        raise UsageError("--per-name prints JSON lines already; drop --json (or --per-name for the mean alone)")
     ckpt = checkpoint_to_read(checkpoint, device)
     names, what = names_to_score(ckpt, data)
+    if per_name:
+        print_name_losses(ckpt, names, what, csv_out)
+        return
     result = evaluate_names(ckpt.model, ckpt.tokenizer, names, what=what)
     if json_out:
         print(strict_json.dumps({**{key: result[key] for key in ("loss", "tokens", "names", "block_size")}, "scored": what,
@@ -159,6 +179,23 @@ def eval_(
         warn(f"{plural(result['truncated'], 'name')} longer than the block size {were} cut to fit, and "
              f"{plural(result['unscored'], 'token')} of theirs not scored: this loss compares only with one over the "
              f"same tokens (the same names at the same block size)")
+
+
+def print_name_losses(ckpt, names: list[str], what: str, csv_out: bool) -> None:
+    """One line a name, as its losses are computed, in the order of the names."""
+    import csv
+
+    from minigpt.formats.text import as_text
+    from minigpt.measurements.name_losses import name_losses
+
+    rows = name_losses(ckpt.model, ckpt.tokenizer, names, what=what)
+    if csv_out:
+        writer = csv.writer(sys.stdout, lineterminator="\n")
+        writer.writerow(["name", "tokens", "loss"])
+        writer.writerows((as_text(name), tokens, repr(loss)) for name, tokens, loss in rows)
+    else:
+        for name, tokens, loss in rows:
+            print(strict_json.dumps({"name": name, "tokens": tokens, "loss": loss}))
 
 
 def export(
@@ -201,28 +238,39 @@ def import_(
 
 def info(
     checkpoint: Path = checkpoint_argument(),
+    json_out: bool = typer.Option(False, "--json", metavar="", help="Print what the checkpoint holds as JSON."),
 ) -> None:
     """What a checkpoint holds: its recipe, its tensors under microgpt's names, vocabulary, step and data."""
     from rich.console import Console
 
     from minigpt.formats.checkpoint import load_checkpoint
-    from minigpt.views.panels import checkpoint_info
+    from minigpt.views.panels import checkpoint_info, checkpoint_json
 
-    checkpoint_info(Console(highlight=False), load_checkpoint(checkpoint))
+    ckpt = load_checkpoint(checkpoint)
+    if json_out:
+        print(strict_json.dumps(checkpoint_json(ckpt)))
+    else:
+        checkpoint_info(Console(highlight=False), ckpt)
 
 
 def plot(
-    run_dir: Path = typer.Argument(..., metavar="RUN_DIR", help="A run directory (it holds metrics.jsonl)."),
+    run_dirs: list[Path] = typer.Argument(..., metavar="RUN_DIR...", help="Run directories (each holds metrics.jsonl)."),
     out: Optional[Path] = typer.Option(None, "--out", "-o", help="PNG file to write \\[default: RUN_DIR/loss.png, "
-                                       "which it redraws]."),
+                                       "which it redraws; needed for several runs]."),
     overwrite: bool = typer.Option(False, "--overwrite", metavar="", help="Replace the --out file if it exists."),
 ) -> None:
-    """Draw the train and validation loss against step as a PNG (needs matplotlib)."""
-    from minigpt.views.loss_curve import write_loss_png
+    """Draw the train and validation loss against step as a PNG (needs matplotlib); several runs on one plot."""
+    from minigpt.formats.run_records import read_metrics
+    from minigpt.views.loss_curve import write_loss_png, write_overlay_png
 
+    if out is None and len(run_dirs) > 1:
+        raise UsageError("several runs are drawn on one plot: name it with --out FILE.png")
     if out is not None:
         ends_as_written("--out", out, "png")
         refuse_existing(out, overwrite)
-    out = out if out is not None else run_dir / "loss.png"
-    write_loss_png(run_dir, out)
+    if len(run_dirs) == 1:
+        out = out if out is not None else run_dirs[0] / "loss.png"
+        write_loss_png(run_dirs[0], out)
+    else:
+        write_overlay_png([(str(run), read_metrics(run)) for run in run_dirs], out)
     wrote(out)

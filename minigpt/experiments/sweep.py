@@ -16,6 +16,8 @@ from __future__ import annotations
 
 import os
 import socket
+import time
+import warnings
 import zlib
 from dataclasses import dataclass
 from pathlib import Path
@@ -38,6 +40,7 @@ def import_optuna():
     except ImportError:
         raise UsageError("minigpt sweep runs on Optuna: pip install 'minigpt-names[sweep]' (or pip install optuna)") from None
     optuna.logging.set_verbosity(optuna.logging.WARNING)
+    warnings.filterwarnings("ignore", category=optuna.exceptions.ExperimentalWarning)  # the heartbeat's, each run
     return optuna
 
 
@@ -55,9 +58,7 @@ def open_study(spec: SweepSpec, out_dir: Path, storage: str | None, worker: int 
 
             backend = optuna.storages.JournalStorage(JournalRedisBackend(storage))
         else:
-            backend = optuna.storages.RDBStorage(
-                storage, heartbeat_interval=30, grace_period=120,
-                heartbeat_stale_trial_callback=optuna.storages.RetryHeartbeatStaleTrialCallback(max_retry=3))
+            backend = database(optuna, storage)
         return optuna.create_study(study_name=spec.name, storage=backend, direction="minimize", load_if_exists=True,
                                    sampler=optuna.samplers.TPESampler(seed=(spec.base_seed + worker) % 2**32),
                                    pruner=optuna.pruners.MedianPruner(n_startup_trials=2) if spec.prune
@@ -66,6 +67,20 @@ def open_study(spec: SweepSpec, out_dir: Path, storage: str | None, worker: int 
         raise UsageError(f"cannot open the study's storage {storage or out_dir / JOURNAL}: {e}") from None
     except Exception as e:  # a database that refuses: SQLAlchemy's and redis's own errors
         raise RunError(f"cannot open the study's storage {storage}: {str(e).splitlines()[0]}") from None
+
+
+def database(optuna, url: str, tries: int = 5):
+    """An RDB storage with Optuna's heartbeat, which finds the trials of machines that went away. Machines
+    that start together race to make its tables, and all but one fail: they try again once the tables are made."""
+    for attempt in range(tries):
+        try:
+            return optuna.storages.RDBStorage(
+                url, heartbeat_interval=30, grace_period=120,
+                heartbeat_stale_trial_callback=optuna.storages.RetryHeartbeatStaleTrialCallback(max_retry=3))
+        except Exception as e:
+            if attempt == tries - 1 or "already exists" not in str(e) and "duplicate key" not in str(e):
+                raise
+            time.sleep(0.2 * (attempt + 1))
 
 
 def this_worker() -> str:

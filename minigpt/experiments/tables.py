@@ -16,27 +16,27 @@ from minigpt.views.loss_curve import sparkline
 
 
 def show_comparison(out: Console, comparison: Comparison) -> None:
-    table = Table(title=f"{comparison.scored}: mean ± sd over seeds", show_edge=False)
-    for heading in ("group", "runs", "mean", "sd", "vs baseline", "p", "per-name 95%", "steps", "time"):
-        table.add_column(heading, justify="left" if heading == "group" else "right")
+    table = Table(title=f"{comparison.scored}, mean ± sd over seeds; baseline {markup_safe(comparison.baseline.label)}",
+                  show_edge=False)
+    for heading in ("group", "seeds", "loss ± sd", "Δ", "p", "Δ 95%, by name"):
+        table.add_column(heading, justify="left" if heading == "group" else "right", no_wrap=heading != "group")
     base = comparison.baseline.mean
     for i, g in enumerate(comparison.groups):
-        table.add_row(markup_safe(g.label) + (" (baseline)" if i == 0 else ""), str(len(g.runs)), f"{g.mean:.4f}",
-                      f"{g.sd:.4f}" if g.sd is not None else "–", f"{g.mean - base:+.4f}" if i else "",
-                      f"{g.p:.3g}" if g.p is not None else "", interval_text(g.interval),
-                      f"{sum(r.steps for r in g.runs) / len(g.runs):,.0f}",
-                      f"{sum(r.seconds for r in g.runs) / len(g.runs):.1f} s")
+        spread = f" ± {g.sd:.4f}" if g.sd is not None else ""
+        table.add_row(markup_safe(g.label), str(len(g.runs)), f"{g.mean:.4f}{spread}", f"{g.mean - base:+.4f}" if i else "",
+                      f"{g.p:.3g}" if g.p is not None else "", interval_text(g.interval))
     out.print(table)
     if comparison.differs:
         out.print("\n[bold]what differs[/bold]")
         for key, values in comparison.differs.items():
             out.print(f"  {key}: " + " | ".join(markup_safe(repr(v)) for v in values))
-    out.print("\n[bold]validation loss per run[/bold]")
+    out.print("\n[bold]validation loss per run[/bold] (its curve, best, steps and time)")
     width = max(len(as_text(r.path)) for g in comparison.groups for r in g.runs)
     for g in comparison.groups:
         for r in g.runs:
             curve = [v for _, v in series(r.curve, "val_loss")]
-            out.print(f"  {markup_safe(as_text(r.path)):<{width}}  {sparkline(curve, 30)}  {r.score:.4f}")
+            out.print(f"  {markup_safe(as_text(r.path)):<{width}}  {sparkline(curve, 20)}  {r.score:.4f}  "
+                      f"{r.steps:,} steps  {r.seconds:.1f} s")
     out.print("\n[bold]samples[/bold] (each group's first run, seed 0; the share of 200 that are new names)")
     for g in comparison.groups:
         names, new = group_samples(g)

@@ -13,7 +13,7 @@ from rich.table import Table
 from minigpt.errors import warn
 from minigpt.formats.checkpoint import describe_data, microgpt_weights
 from minigpt.formats.run_records import read_metrics, series
-from minigpt.formats.text import loss_text, one_line, plural
+from minigpt.formats.text import as_text, loss_text, one_line, plural
 from minigpt.sampling import CUT, as_shown, is_cut
 from minigpt.views.loss_curve import sparkline
 
@@ -150,3 +150,15 @@ def checkpoint_info(out: Console, ckpt) -> None:
     for name, tensor in microgpt_weights(ckpt.model).items():
         tensors.add_row(name, " x ".join(map(str, tensor.shape)), f"{tensor.numel():,}")
     out.print(tensors)
+
+
+def checkpoint_json(ckpt) -> dict:
+    """Everything `checkpoint_info` shows, for `minigpt info --json`."""
+    return {
+        "checkpoint": as_text(ckpt.path), "format_version": ckpt.version, "step": ckpt.step,
+        "val_loss": ckpt.val_loss, "best_val_loss": ckpt.best_val_loss, "parameters": ckpt.model.num_params(),
+        "vocabulary": ckpt.tokenizer.chars, "boundary_token": ckpt.tokenizer.bos,
+        "data": {key: value for key, value in ckpt.data.items()} if isinstance(ckpt.data, dict) else {},
+        "config": ckpt.config.to_dict(),
+        "tensors": {name: list(tensor.shape) for name, tensor in microgpt_weights(ckpt.model).items()},
+    }

@@ -1,0 +1,261 @@
+"""Experiments as a tinkerer runs them: per-name losses, runs compared against seed noise, curves overlaid,
+and a study swept with Optuna (journal file; processes on one study; a killed study resumed)."""
+
+import json
+import math
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+import torch
+from typer.testing import CliRunner
+
+from minigpt.cli.main import app
+from minigpt.experiments.statistics import paired_interval, regularized_beta, welch_p
+
+pytestmark = pytest.mark.xdist_group("experiments")  # the runs compared are made once, by one worker
+
+
+def run(*args):
+    return CliRunner().invoke(app, [str(a) for a in args])
+
+
+def student_p(t: float, df: int) -> float:
+    """Two-sided p of Student's t by its closed forms at 1 and 2 degrees of freedom."""
+    return 1 - 2 / math.pi * math.atan(abs(t)) if df == 1 else 1 - abs(t) / math.sqrt(2 + t * t)
+
+
+def test_welch_p_values_match_students_t_closed_forms():
+    # equal sizes and variances: Welch's degrees of freedom are 2(n - 1); n = 2 gives df = 2
+    a, b = [1.0, 2.0], [3.0, 5.0]
+    t = (1.5 - 4.0) / math.sqrt(0.5 / 2 + 2.0 / 2)
+    df = (0.25 + 1.0) ** 2 / (0.25**2 + 1.0**2)  # not a whole number: checked against the incomplete beta directly
+    assert welch_p(a, b) == pytest.approx(regularized_beta(df / (df + t * t), df / 2, 0.5), rel=1e-12)
+    for t, df in [(0.5, 1), (3.0, 1), (1.2, 2), (7.0, 2)]:
+        assert regularized_beta(df / (df + t * t), df / 2, 0.5) == pytest.approx(student_p(t, df), rel=1e-9)
+    assert welch_p([1.0], [2.0, 3.0]) is None  # one seed a side: no test
+
+
+def test_a_paired_interval_covers_the_difference_and_narrows_with_more_names():
+    g = torch.Generator().manual_seed(0)
+    tokens = torch.randint(3, 10, (4000,), generator=g).double()
+    differences = tokens * (-0.05 + 0.3 * torch.randn(4000, generator=g, dtype=torch.float64))
+    low, high = paired_interval(differences, tokens)
+    whole = float(differences.sum() / tokens.sum())
+    assert low < whole < high and low < -0.03 and high < 0
+    few_low, few_high = paired_interval(differences[:200], tokens[:200])
+    assert few_high - few_low > 2 * (high - low)
+
+
+@pytest.fixture(scope="module")
+def four_runs(tmp_path_factory):
+    """Two recipes (learning rates) by two seeds, and one run validated on other names."""
+    from conftest import tiny_config
+    from minigpt.runs.run import train
+
+    tmp = tmp_path_factory.mktemp("experiments")
+    runs = {}
+    for lr in (0.01, 0.03):
+        for seed in (1, 2):
+            config = tiny_config("train.steps=40", f"train.lr={lr}", f"train.seed={seed}", "train.eval_interval=20")
+            runs[lr, seed] = train(config, out_dir=tmp / f"lr{lr}-s{seed}", quiet=True).run_dir
+    other = tmp / "other.txt"
+    other.write_text("\n".join(["anna", "bob", "carla", "dina", "emil"] * 40) + "\n", encoding="utf-8")
+    runs["other"] = train(tiny_config("train.steps=20"), data_path=other, out_dir=tmp / "other", quiet=True).run_dir
+    return runs
+
+
+def test_eval_per_name_is_eval_by_name(four_runs):
+    run_dir = four_runs[0.01, 1]
+    rows = [json.loads(line) for line in run("eval", run_dir, "--per-name").stdout.splitlines()]
+    mean = json.loads(run("eval", run_dir, "--json").stdout)
+    assert len(rows) == mean["names"] and set(rows[0]) == {"name", "tokens", "loss"}
+    assert sum(r["tokens"] for r in rows) == mean["tokens"]
+    assert sum(r["tokens"] * r["loss"] for r in rows) / mean["tokens"] == pytest.approx(mean["loss"], abs=1e-5)
+    csv = run("eval", run_dir, "--per-name", "--csv").stdout.splitlines()
+    assert csv[0] == "name,tokens,loss" and csv[1].startswith(rows[0]["name"] + ",")
+    refused = run("eval", run_dir, "--csv")
+    assert refused.exit_code == 2 and "--per-name" in refused.output
+
+
+def test_compare_groups_seeds_tests_them_and_says_what_differs(four_runs, tmp_path):
+    order = [four_runs[0.01, 1], four_runs[0.03, 1], four_runs[0.01, 2], four_runs[0.03, 2]]
+    result = run("compare", *order, "--json")
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.stdout)
+    base, other = report["groups"]
+    assert base["runs"] == [str(order[0]), str(order[2])] and other["runs"] == [str(order[1]), str(order[3])]
+    assert report["differs"] == {"train.lr": [0.01, 0.03]}
+    best = [json.loads(run("info", r, "--json").stdout)["best_val_loss"] for r in order[1::2]]
+    assert other["mean"] == pytest.approx(sum(best) / 2) and other["sd"] == pytest.approx(abs(best[0] - best[1]) / 2**0.5)
+    assert 0 <= other["p"] <= 1 and base["p"] is None
+    low, high = other["interval"]
+    assert low <= other["mean"] - base["mean"] <= high  # the per-name difference's interval holds the difference
+    verdict = report["verdicts"][0]
+    assert verdict.startswith(f"lr=0.03 is {'better' if other['mean'] < base['mean'] else 'worse'} than lr=0.01 by")
+    assert "2 and 2 seeds" in verdict
+    shown = run("compare", *order, "--baseline", order[1], "--png", tmp_path / "curves.png")
+    assert shown.exit_code == 0, shown.output
+    assert "baseline lr=0.03" in shown.stdout and "train.lr: 0.03 | 0.01" in shown.stdout
+    assert (tmp_path / "curves.png").read_bytes()[:4] == b"\x89PNG"
+
+
+def test_compare_refuses_runs_validated_on_other_names_unless_given_one_file(four_runs, names_file):
+    refused = run("compare", four_runs[0.01, 1], four_runs["other"])
+    assert refused.exit_code == 2 and "--data FILE" in refused.output and len(refused.output.splitlines()) == 1
+    scored = json.loads(run("compare", four_runs[0.01, 1], four_runs[0.03, 1], "--data", names_file, "--json").stdout)
+    assert scored["scored"].startswith("loss on names file")
+    single = json.loads(run("eval", four_runs[0.03, 1], "--data", names_file, "--json").stdout)["loss"]
+    assert scored["groups"][1]["mean"] == pytest.approx(single, abs=1e-5)
+    assert "one seed a side" in scored["verdicts"][0]
+
+
+def test_plot_draws_several_runs_on_one_picture(four_runs, tmp_path):
+    refused = run("plot", four_runs[0.01, 1], four_runs[0.03, 1])
+    assert refused.exit_code == 2 and "--out" in refused.output
+    drawn = run("plot", four_runs[0.01, 1], four_runs[0.03, 1], "--out", tmp_path / "both.png")
+    assert drawn.exit_code == 0 and (tmp_path / "both.png").read_bytes()[:4] == b"\x89PNG"
+
+
+def test_train_json_says_what_differs_from_its_recipe(names_file, tmp_path):
+    result = run("train", "-c", "tiny", "--data", names_file, "--out", tmp_path / "r", "--steps", 5, "--lr", 0.02,
+                 "--set", "model.dropout=0.2", "--quiet", "--json")
+    changed = json.loads(result.stdout)["differs_from_recipe"]
+    assert changed == {"model.dropout": {"recipe": 0.0, "run": 0.2}, "train.lr": {"recipe": 0.01, "run": 0.02},
+                       "train.steps": {"recipe": 120, "run": 5}} or set(changed) >= {"model.dropout", "train.lr"}
+
+
+def test_info_json_holds_what_info_shows(trained_run):
+    run_dir, _ = trained_run
+    info = json.loads(run("info", run_dir, "--json").stdout)
+    assert info["checkpoint"].endswith("best.pt") and info["config"]["model"]["n_layer"] >= 1
+    assert info["tensors"]["wte"] == [len(info["vocabulary"]) + 1, info["config"]["model"]["n_embd"]]
+
+
+SPEC = """
+[sweep]
+config = "tiny"
+trials = {trials}
+seeds = {seeds}
+{budget}
+[space]
+"train.lr" = {{low = 0.003, high = 0.03, log = true}}
+"model.n_layer" = {{low = 1, high = 2}}
+[set]
+"train.eval_interval" = 10
+"""
+
+
+def spec_file(tmp_path, trials=4, seeds=1, budget="steps = 20"):
+    path = tmp_path / "study.toml"
+    path.write_text(SPEC.format(trials=trials, seeds=seeds, budget=budget), encoding="utf-8")
+    return path
+
+
+def sweep_command(*args):
+    return [sys.executable, "-m", "minigpt", "sweep", *map(str, args)]
+
+
+def trials_of(out, *storage):
+    return json.loads(subprocess.run(sweep_command(out, "--show", "--json", *storage), capture_output=True, text=True,
+                                     check=True).stdout)["trials"]
+
+
+def test_a_study_with_two_processes_runs_each_trial_once_and_writes_the_best_recipe(tmp_path, names_file):
+    out = tmp_path / "sweep"
+    done = subprocess.run(sweep_command(spec_file(tmp_path, trials=4, seeds=2), "--out", out, "--data", names_file,
+                                        "--jobs", 2, "--json"), capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert "2 trials at a time, 1 thread each" in done.stderr
+    study = json.loads(done.stdout)
+    trials = study["trials"]
+    assert sorted(t["number"] for t in trials) == [0, 1, 2, 3]
+    finished = [t for t in trials if t["state"] in ("complete", "pruned")]
+    assert len(finished) == 4
+    runs = [r for t in trials for r in t["runs"]]
+    assert len(runs) == len(set(runs)) and all((out / r / "best.pt").exists() for r in runs)
+    assert len({json.dumps(t["params"], sort_keys=True) for t in trials}) == 4  # the workers proposed apart
+    best = min((t for t in trials if t["state"] == "complete"), key=lambda t: t["value"])
+    assert best["value"] == pytest.approx(sum(best["losses"]) / 2) and len(best["runs"]) == 2
+    from minigpt.config import load_config
+
+    recipe = load_config(out / "best.toml")
+    assert recipe.train.lr == pytest.approx(best["params"]["train.lr"]) and recipe.model.n_layer == best["params"]["model.n_layer"]
+    again = subprocess.run(sweep_command(spec_file(tmp_path, trials=4, seeds=2), "--out", out, "--data", names_file),
+                           capture_output=True, text=True, timeout=120)
+    assert again.returncode == 0 and "trial " not in again.stderr.replace("trials at a time", "")
+    assert len(trials_of(out)) == 4  # finished trials are kept, none is run twice
+
+
+def test_a_killed_study_goes_on_and_runs_the_killed_trial_again(tmp_path, names_file):
+    out = tmp_path / "sweep"
+    spec = spec_file(tmp_path, trials=2, budget="time_limit = 3")
+    process = subprocess.Popen(sweep_command(spec, "--out", out, "--data", names_file), stdout=subprocess.DEVNULL,
+                               stderr=subprocess.DEVNULL, start_new_session=True)
+    deadline = time.monotonic() + 120
+    while not (out / "trial-0-seed-1337" / "metrics.jsonl").exists():  # the first trial is training
+        assert time.monotonic() < deadline and process.poll() is None
+        time.sleep(0.05)
+    os.killpg(process.pid, signal.SIGKILL)
+    process.wait()
+    done = subprocess.run(sweep_command(spec, "--out", out, "--data", names_file), capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert "running again trial 0" in done.stderr
+    trials = trials_of(out)
+    states = {t["number"]: t["state"] for t in trials}
+    assert states[0] == "fail" and sum(s == "complete" for s in states.values()) == 2
+    assert trials[1]["params"] == trials[0]["params"]  # the killed trial's values, run again
+
+
+@pytest.mark.parametrize("space, says", [
+    ('"model.n_layr" = {low = 1, high = 2}', "'model.n_layr' is not a recipe key"),
+    ('"train.lr" = {low = 0.1, high = 0.01}', "low must be below high"),
+    ('"model.n_layer" = {low = 1.5, high = 3}', "whole-number key"),
+    ('"model.dropout" = {low = 0.0, high = 1.5}', "model.dropout must be in [0, 1)"),
+    ('"model.activation" = {choices = ["relu", "tanh"]}', "model.activation must be one of"),
+    ('"train.seed" = {low = 1, high = 5}', "seeds come from [sweep] seeds"),
+])
+def test_a_spec_is_checked_before_any_trial_runs(tmp_path, space, says):
+    spec = tmp_path / "bad.toml"
+    spec.write_text(f'[sweep]\nconfig = "tiny"\ntrials = 2\n[space]\n{space}\n', encoding="utf-8")
+    result = run("sweep", spec, "--out", tmp_path / "out")
+    assert result.exit_code == 2 and says in result.output and len(result.output.splitlines()) == 1
+    assert not (tmp_path / "out" / "study.journal").exists()
+
+
+def test_sweep_without_optuna_says_how_to_get_it(tmp_path, monkeypatch):
+    from conftest import hide_package
+
+    hide_package(monkeypatch, "optuna")
+    result = run("sweep", spec_file(tmp_path), "--out", tmp_path / "out")
+    assert result.exit_code == 2 and "pip install 'minigpt-names[sweep]'" in result.output
+
+
+def test_many_machines_share_one_study_in_postgresql(tmp_path, names_file):
+    """Two workers, as on two machines, join one study through --storage and finish its trials once each."""
+    url = os.environ.get("MINIGPT_TEST_POSTGRES")
+    if not url:
+        if os.environ.get("CI"):
+            pytest.fail("MINIGPT_TEST_POSTGRES is not set: .ci/run starts PostgreSQL and sets it")
+        pytest.skip("no PostgreSQL server: set MINIGPT_TEST_POSTGRES=postgresql://... (.ci/run starts one)")
+    spec = spec_file(tmp_path, trials=4)
+    spec.write_text(spec.read_text() + f'\n', encoding="utf-8")
+    name = f"name = \"test-{os.getpid()}-{time.time_ns()}\"\n"  # a study of its own in a shared server
+    spec.write_text(spec.read_text().replace("[sweep]\n", "[sweep]\n" + name), encoding="utf-8")
+    workers = [subprocess.Popen(sweep_command(spec, "--out", tmp_path / f"machine{i}", "--data", names_file,
+                                              "--storage", url), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                                text=True) for i in (1, 2)]
+    for w in workers:
+        assert w.wait(timeout=300) == 0, w.stderr.read()
+    trials = trials_of(tmp_path / "machine1", "--storage", url)
+    finished = [t for t in trials if t["state"] in ("complete", "pruned")]
+    assert 4 <= len(finished) <= 5  # two workers that start a trial at the same moment may run one more
+    ran = [(machine, r) for machine in ("machine1", "machine2") for r in os.listdir(tmp_path / machine)
+           if r.startswith("trial-")]
+    numbers = [r.split("-")[1] for _, r in ran]
+    assert len(numbers) == len(set(numbers)) == len(trials)  # each trial ran once, on one of the machines
+    assert {machine for machine, _ in ran} == {"machine1", "machine2"} or len(trials) == 4
