@@ -95,11 +95,11 @@ def test_compare_groups_seeds_tests_them_and_says_what_differs(four_runs, tmp_pa
     low, high = other["interval"]
     assert low <= other["mean"] - base["mean"] <= high  # the per-name difference's interval holds the difference
     verdict = report["verdicts"][0]
-    assert verdict.startswith(f"lr=0.03 is {'better' if other['mean'] < base['mean'] else 'worse'} than lr=0.01 by")
+    assert verdict.startswith(f"lr0.03 is {'better' if other['mean'] < base['mean'] else 'worse'} than lr0.01 by")
     assert "2 and 2 seeds" in verdict
     shown = run("compare", *order, "--baseline", order[1], "--png", tmp_path / "curves.png")
     assert shown.exit_code == 0, shown.output
-    assert "baseline lr=0.03" in shown.stdout and "train.lr: 0.03 | 0.01" in shown.stdout
+    assert "baseline lr0.03" in shown.stdout and "train.lr: 0.03 | 0.01" in shown.stdout
     assert (tmp_path / "curves.png").read_bytes()[:4] == b"\x89PNG"
 
 

@@ -13,6 +13,7 @@ where every run is scored on the same names (the runs share validation names, ch
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -140,11 +141,20 @@ def group_runs(runs: list[RunScore], baseline: Path) -> tuple[list[Group], dict[
         by_recipe.setdefault(json.dumps(run.recipe, sort_keys=True), []).append(run)
     members = list(by_recipe.values())
     differs = recipe_differences([m[0].recipe for m in members])
+    named = [run_stems(m) for m in members]
+    if all(len(stems) == 1 for stems in named) and len({min(stems) for stems in named}) == len(members):
+        return [Group(min(stems), m) for stems, m in zip(named, members)], differs
     return [Group(group_label(m[0].recipe, differs), m) for m in members], differs
 
 
+def run_stems(runs: list[RunScore]) -> set[str]:
+    """The runs' directory names without their seed (`drop0lr2x-s3` → `drop0lr2x`, `trial-4-seed-1337` → `trial-4`)."""
+    return {re.sub(r"[-_.]?(s|seed)[-_]?\d+$", "", as_text(r.path.resolve().name)) or as_text(r.path.name) for r in runs}
+
+
 def group_label(recipe: dict, differs: dict) -> str:
-    """`dropout=0 lr=0.006`: the keys that tell this group from the others (their short names where unique)."""
+    """`dropout=0 lr=0.006`: the keys that tell this group from the others (their short names where unique), for
+    groups that their directories' names do not tell apart."""
     if not differs:
         return "all runs"
     short = {key: key.split(".", 1)[1] for key in differs}
