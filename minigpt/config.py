@@ -198,6 +198,8 @@ def resolve_config_path(name: str | Path) -> Path:
 
 def parse_override(item: str) -> tuple[str, str, object]:
     """`model.dropout=0` -> ("model", "dropout", 0); the value is read as TOML, else as a string."""
+    if "\n" in item or "\r" in item:  # a TOML value of its own would read only the first line: nothing is dropped
+        raise UsageError(f"--set takes one section.key=value on one line, got a line break in {item!r}")
     name, sep, text = item.partition("=")
     section, dot, key = name.strip().partition(".")
     if not sep or not dot or not key:

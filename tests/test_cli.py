@@ -259,3 +259,14 @@ def test_an_output_is_written_under_its_own_name_and_html_says_what_it_leaves_ou
     result = runner.invoke(app, given)
     assert result.exit_code == 2 and message.format(tmp=tmp_path) in result.stderr, result.stderr
     assert len(result.stderr.splitlines()) == 1 and list(tmp_path.iterdir()) == []  # nothing written
+
+
+@pytest.mark.parametrize("args, says", [
+    (["inspect-attention", "{run}", "emma", "--top", "0"], "--top is how many predictions to show a position: at least 1, got 0"),
+    (["inspect-attention", "{run}", "emma", "--top", "-2"], "at least 1, got -2"),
+    (["train", "-c", "tiny", "--set", "train.steps=5\ntrain.lr=1", "--out", "{tmp}/x"], "got a line break in"),
+])
+def test_nothing_is_accepted_silently(trained_run, tmp_path, args, says):
+    result = run(*[a.format(run=trained_run[0], tmp=tmp_path) for a in args])
+    assert result.exit_code == 2 and says in result.output and len(result.output.strip().splitlines()) == 1
+    assert not (tmp_path / "x").exists()

@@ -75,3 +75,16 @@ def test_a_closed_stderr_keeps_the_exit_code(trained_run, monkeypatch):
     assert len(out.getvalue().split()) == 2
     assert run_main(monkeypatch, ["sample", "no-such-run"], out, None) == 2
     assert run_main(monkeypatch, ["no-such-command"], out, FullDisk()) == 2
+
+
+@pytest.mark.parametrize("command", [["info", "{run}"], ["inspect-attention", "{run}", "emma"], ["eval", "{run}", "--per-name"],
+                                     ["info", "{run}", "--json"]])
+def test_a_reader_gone_ends_every_command_as_sigpipe_does(trained_run, command):
+    """`minigpt info RUN | head -1`: whatever prints (rich's consoles too) ends with 141 and says nothing."""
+    import subprocess
+    import sys
+
+    args = [arg.format(run=trained_run[0]) for arg in command]
+    process = subprocess.Popen([sys.executable, "-m", "minigpt", *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    process.stdout.close()  # gone before the command writes a byte
+    assert process.wait(timeout=120) == 141 and process.stderr.read() == b""

@@ -123,6 +123,22 @@ def completion_options_without_type() -> None:
 
 
 completion_options_without_type()
+
+
+def broken_pipe_as_every_command_ends() -> None:
+    """rich ends a program whose reader went away (`minigpt info | head -1`) with exit 1; every command
+    here ends that way as a command killed by SIGPIPE does (141, `reporting_errors`), so rich's
+    consoles hand the BrokenPipeError on."""
+    from rich.console import Console
+
+    def on_broken_pipe(self) -> None:
+        self.quiet = True  # nothing more is written to a reader that is gone
+        raise BrokenPipeError
+
+    Console.on_broken_pipe = on_broken_pipe
+
+
+broken_pipe_as_every_command_ends()
 # torch warns on import when numpy is not installed; minigpt never converts tensors to numpy
 warnings.filterwarnings("ignore", message="Failed to initialize NumPy")
 

@@ -94,6 +94,8 @@ def inspect_attention(
                              f"and the training snapshots itself; drop {', '.join(given)}, or run it without --html")
         write_explorer_page(checkpoint, html, name, open_page, overwrite)
         return
+    if top < 1:
+        raise UsageError(f"--top is how many predictions to show a position: at least 1, got {top}")
     if name is None:
         raise UsageError("inspect-attention needs a NAME to read (or --html FILE to write the explorer page)")
     if lens and png is not None:
@@ -105,7 +107,7 @@ def inspect_attention(
     ckpt = checkpoint_to_read(checkpoint, device)
     if step is not None:
         at_snapshot(ckpt, step)
-    report = views.attention_report(ckpt.model, ckpt.tokenizer, name, top=max(1, top))
+    report = views.attention_report(ckpt.model, ckpt.tokenizer, name, top=top)
     pairs = views.select(report, layer, head)
     if json_out:
         print(strict_json.dumps(views.to_json(report)))
