@@ -53,12 +53,15 @@ def interval_text(interval) -> str:
 
 def show_sweep_result(out: Console, result: SweepResult) -> None:
     keys = [d.key for d in result.spec.space]
-    table = Table(title=f"study {result.spec.name}: {len(result.trials)} trials", show_edge=False)
-    for heading in ("trial", "state", "loss", "sd", *keys, "runs"):
-        table.add_column(heading, justify="left" if heading in ("state", "runs") else "right")
+    short = {key: key.split(".", 1)[1] for key in keys}
+    if len(set(short.values())) < len(keys):
+        short = {key: key for key in keys}
+    table = Table(title=f"study {result.spec.name}: {len(result.trials)} trials, each run DIR/trial-N-seed-S",
+                  show_edge=False)
+    for heading in ("trial", "state", "loss", "sd", *short.values()):
+        table.add_column(heading, justify="left" if heading == "state" else "right")
     for t in result.trials:
-        trial = trial_json_row(t, keys)
-        table.add_row(*trial)
+        table.add_row(*trial_row(t, keys))
     out.print(table)
     if result.best is None:
         out.print("no trial has finished yet")
@@ -79,15 +82,14 @@ def value_text(value) -> str:
     return f"{value:.4g}" if isinstance(value, float) else str(value)
 
 
-def trial_json_row(t, keys: list[str]) -> list[str]:
+def trial_row(t, keys: list[str]) -> list[str]:
     losses = t.user_attrs.get("losses", [])
     state = t.state.name.lower()
     if "run_again_from" in t.user_attrs:
         state += f" (trial {t.user_attrs['run_again_from']} again)"
     if "pruned_at" in t.user_attrs:
-        state += f" at step {t.user_attrs['pruned_at']:,}"
+        state += f" at {t.user_attrs['pruned_at']:,}"
     if t.user_attrs.get("error"):
         state += f": {markup_safe(t.user_attrs['error'])}"
     return [str(t.number), state, f"{t.value:.4f}" if t.value is not None else "",
-            f"{sd(losses):.4f}" if len(losses) > 1 else "", *(value_text(t.params[k]) if k in t.params else "" for k in keys),
-            markup_safe(", ".join(t.user_attrs.get("runs", [])))]
+            f"{sd(losses):.4f}" if len(losses) > 1 else "", *(value_text(t.params[k]) if k in t.params else "" for k in keys)]
