@@ -259,3 +259,13 @@ def test_many_machines_share_one_study_in_postgresql(tmp_path, names_file):
     numbers = [r.split("-")[1] for _, r in ran]
     assert len(numbers) == len(set(numbers)) == len(trials)  # each trial ran once, on one of the machines
     assert {machine for machine, _ in ran} == {"machine1", "machine2"} or len(trials) == 4
+
+
+def test_a_study_shown_to_a_full_standard_output_is_one_line_and_exit_1(tmp_path, names_file):
+    out = tmp_path / "sweep"
+    subprocess.run(sweep_command(spec_file(tmp_path, trials=1, budget="steps = 5"), "--out", out, "--data", names_file),
+                   capture_output=True, check=True, timeout=120)
+    with open("/dev/full", "w") as full:
+        shown = subprocess.run(sweep_command(out, "--show"), stdout=full, stderr=subprocess.PIPE, text=True, timeout=120)
+    assert shown.returncode == 1 and shown.stderr.startswith("minigpt: error: cannot write to standard output")
+    assert len(shown.stderr.splitlines()) == 1

@@ -16,8 +16,10 @@ from minigpt.cli.main import app, main
 
 PRINTS = {  # what each command prints on standard output, when its output is asked of it
     "train": ["--json"], "sample": [], "eval": [], "inspect-attention": ["ab"], "info": [], "ablate": [],
+    "compare": ["{twin}"],
 }
 WRITES_FILES_ONLY = {"export", "import", "plot"}  # what they print is a note on stderr
+SWEEPS = {"sweep"}  # tests/test_experiments.py writes its study to a full standard output
 
 
 class FullDisk(io.StringIO):
@@ -37,9 +39,21 @@ def command_lines(run):
         if command == "train":
             yield ["train", "--resume", str(run), "--steps", "61", "-q", "--json"]
             continue
+        extra = [arg.format(twin=twin_of(run)) for arg in extra]
         yield [command, str(run), *extra]
         if has_json(command):
             yield [command, str(run), *extra, "--json"]
+
+
+def twin_of(run) -> str:
+    """A copy of the run, for commands that take two."""
+    import shutil
+    from pathlib import Path
+
+    twin = Path(f"{run}-twin")
+    if not twin.exists():
+        shutil.copytree(run, twin)
+    return str(twin)
 
 
 def run_main(monkeypatch, args, stdout, stderr):
@@ -52,7 +66,7 @@ def run_main(monkeypatch, args, stdout, stderr):
 
 
 def test_every_command_is_covered():
-    assert set(PRINTS) | WRITES_FILES_ONLY == set(typer.main.get_command(app).commands)
+    assert set(PRINTS) | WRITES_FILES_ONLY | SWEEPS == set(typer.main.get_command(app).commands)
 
 
 @pytest.mark.parametrize("stdout", ["closed", "full"])
@@ -78,7 +92,7 @@ def test_a_closed_stderr_keeps_the_exit_code(trained_run, monkeypatch):
 
 
 @pytest.mark.parametrize("command", [["info", "{run}"], ["inspect-attention", "{run}", "emma"], ["eval", "{run}", "--per-name"],
-                                     ["info", "{run}", "--json"]])
+                                     ["info", "{run}", "--json"], ["train", "--help"]])
 def test_a_reader_gone_ends_every_command_as_sigpipe_does(trained_run, command):
     """`minigpt info RUN | head -1`: whatever prints (rich's consoles too) ends with 141 and says nothing."""
     import subprocess

@@ -45,6 +45,8 @@ class OneLineUsageErrors(typer.core.TyperGroup):
         except typer.Abort:  # end of input at a prompt
             print("minigpt: aborted", file=sys.stderr)
             code = 1
+        except BrokenPipeError:  # `minigpt --help | head -1`: as every command ends when its reader goes
+            code = reader_gone()
         if not standalone_mode:
             return code
         sys.exit(code if isinstance(code, int) else 0)
@@ -125,6 +127,24 @@ def completion_options_without_type() -> None:
 completion_options_without_type()
 
 
+def list_arguments_typed_by_item() -> None:
+    """typer (0.2x) shows an argument that takes several values as <list[Path]>, a Python type; show the
+    type of one value (<path>), as the usage line's RUN... already says there may be several."""
+    argument = getattr(typer.core, "TyperArgument", None)
+    original = getattr(argument, "display_type_rich", None)
+    if original is None:
+        return
+
+    def display_type_rich(self, ctx):
+        shown = original(self, ctx)
+        return re.sub(r"list\[(\w+)\]", lambda m: m.group(1).lower(), shown) if shown else shown
+
+    argument.display_type_rich = display_type_rich
+
+
+list_arguments_typed_by_item()
+
+
 def broken_pipe_as_every_command_ends() -> None:
     """rich ends a program whose reader went away (`minigpt info | head -1`) with exit 1; every command
     here ends that way as a command killed by SIGPIPE does (141, `reporting_errors`), so rich's
@@ -188,8 +208,7 @@ def reporting_errors(command, *args, **kwargs):
         print("minigpt: interrupted", file=sys.stderr)
         raise typer.Exit(130)
     except BrokenPipeError:  # the reader went away (`minigpt sample -n 1000000 | head -1`): end quietly
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # so exiting flushes into nothing
-        raise typer.Exit(141)  # as a command killed by SIGPIPE reports it
+        raise typer.Exit(reader_gone())
     except UnicodeEncodeError as e:  # a name the output's encoding cannot hold (PYTHONIOENCODING=ascii)
         fail(f"the output's encoding ({e.encoding}) cannot hold {e.object[e.start:e.end]!r}: "
              f"set PYTHONIOENCODING=utf-8", 2)
@@ -199,6 +218,12 @@ def reporting_errors(command, *args, **kwargs):
         if state["debug"]:
             raise
         fail(f"{first_line(e)} (run with --debug for the traceback)", 1)
+
+
+def reader_gone() -> int:
+    """Standard output's reader went away: nothing more to say, and the exit code of a command killed by SIGPIPE."""
+    os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # so exiting flushes into nothing
+    return 141
 
 
 def version_callback(value: bool) -> None:

@@ -16,7 +16,7 @@ from minigpt.formats.atomic_file import refuse_existing
 
 
 def compare(
-    runs: list[Path] = typer.Argument(..., metavar="RUN...", help="Run directories: seeds of one recipe are grouped."),
+    runs: list[Path] = typer.Argument(..., metavar="RUN", help="Run directories: seeds of one recipe are grouped."),
     baseline: Optional[Path] = typer.Option(None, "--baseline", help="The run whose group every other is measured "
                                             "against \\[default: the first]."),
     data: Optional[Path] = typer.Option(None, "--data", help="Score every run on this names file (for runs validated "
@@ -55,7 +55,7 @@ def say(line: str) -> None:
 
 
 def sweep(
-    spec: Path = typer.Argument(..., metavar="SPEC", help="The study: a TOML file of [sweep], [space] and [set] "
+    spec: Path = typer.Argument(..., metavar="SPEC", help="The study: a TOML file of \\[sweep], \\[space] and \\[set] "
                                 "(docs/experiments.md); with --show, a sweep's directory."),
     out: Optional[Path] = typer.Option(None, "--out", "-o", help="The sweep's directory: a run directory a trial's seed, "
                                        "the study's journal, best.toml \\[default: runs/SPEC's name]."),

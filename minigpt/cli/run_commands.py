@@ -254,7 +254,7 @@ def info(
 
 
 def plot(
-    run_dirs: list[Path] = typer.Argument(..., metavar="RUN_DIR...", help="Run directories (each holds metrics.jsonl)."),
+    run_dirs: list[Path] = typer.Argument(..., metavar="RUN_DIR", help="Run directories (each holds metrics.jsonl)."),
     out: Optional[Path] = typer.Option(None, "--out", "-o", help="PNG file to write \\[default: RUN_DIR/loss.png, "
                                        "which it redraws; needed for several runs]."),
     overwrite: bool = typer.Option(False, "--overwrite", metavar="", help="Replace the --out file if it exists."),
