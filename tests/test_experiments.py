@@ -192,7 +192,7 @@ def test_a_study_with_two_processes_runs_each_trial_once_and_writes_the_best_rec
 
 def test_a_killed_study_goes_on_and_runs_the_killed_trial_again(tmp_path, names_file):
     out = tmp_path / "sweep"
-    spec = spec_file(tmp_path, trials=2, budget="time_limit = 3")
+    spec = spec_file(tmp_path, trials=2, budget="time_limit = 2")
     process = subprocess.Popen(sweep_command(spec, "--out", out, "--data", names_file), stdout=subprocess.DEVNULL,
                                stderr=subprocess.DEVNULL, start_new_session=True)
     deadline = time.monotonic() + 120
