@@ -21,6 +21,7 @@ from minigpt.bundled import names_file
 from minigpt.errors import UsageError
 from minigpt.formats.bounded import read_bytes
 from minigpt.formats.sniffing import NOT_NAMES, identify, wrong_kind
+from minigpt.formats.text import one_line
 from minigpt.model import GPT, IGNORE
 from minigpt.scaling.membership import NameSet, fingerprints
 
@@ -115,18 +116,35 @@ def plain_letters(text: str) -> str:
     return "".join(c for c in unicodedata.normalize("NFD", text.lower()) if not unicodedata.combining(c))
 
 
-def readable_hint(text: str, unseen) -> str | None:
-    """The advice for text with characters a vocabulary lacks, when a plainer spelling reads whole:
+def plainer_spelling(text: str, unseen) -> tuple[str, str] | None:
+    """A plainer spelling of text with characters a vocabulary lacks, when one reads whole, and why:
     lowercase first (a Greek vocabulary with accents reads "γιώργος" for "ΓΙΏΡΓΟΣ"), then lowercase
     without accents ("emile" for "Émile"). `unseen(text)` lists what the vocabulary lacks; None when
     neither spelling helps."""
     lower = text.lower()
     if lower != text and not unseen(lower):
-        return f'the vocabulary is lowercase: try "{lower}"'
+        return "the vocabulary is lowercase", lower
     plain = plain_letters(text)
     if plain != text and not unseen(plain):
-        return f'the vocabulary has no accented letters: try "{plain}"'
+        return "the vocabulary has no accented letters", plain
     return None
+
+
+def readable_hint(text: str, unseen) -> str | None:
+    """The advice for one name with characters a vocabulary lacks: `the vocabulary is lowercase: try "emma"`."""
+    found = plainer_spelling(text, unseen)
+    return f'{found[0]}: try "{found[1]}"' if found else None
+
+
+def names_hint(names: list[str], unseen) -> str:
+    """Which names hold characters a vocabulary lacks, the first few by their place in the list (never a join
+    of them), with the plainer spelling that reads them when there is one."""
+    concerned = [(i, name) for i, name in enumerate(names, 1) if unseen(name)]
+    shown = ", ".join(f'name {i} "{one_line(name)}"' for i, name in concerned[:3])
+    more = f" and {len(concerned) - 3:,} more" if len(concerned) > 3 else ""
+    found = plainer_spelling(concerned[0][1], unseen)
+    advice = f'; {found[0]}: "{one_line(concerned[0][1])}" reads as "{one_line(found[1])}"' if found else ""
+    return f"in {shown}{more}{advice}"
 
 
 class Tokenizer:
@@ -159,6 +177,13 @@ class Tokenizer:
             listed = ", ".join(repr(c) for c in unseen)
             hint = readable_hint(text, self.unseen)
             raise UsageError(f"{what} has characters the model never saw: {listed}{f' ({hint})' if hint else ''}")
+
+    def check_names(self, names: list[str], what: str) -> None:
+        """`check` for a list of names: the error names the first names concerned, never the names joined."""
+        unseen = self.unseen("".join(names))
+        if unseen:
+            listed = ", ".join(repr(c) for c in unseen)
+            raise UsageError(f"{what} has characters the model never saw: {listed} ({names_hint(names, self.unseen)})")
 
     def encode(self, text: str) -> list[int]:
         self.check(text, f"'{text}'")
@@ -206,7 +231,7 @@ def token_ids(names: list[str], tokenizer: Tokenizer, chunk: int = 1 << 20) -> t
         points = torch.frombuffer(bytearray(text.encode("utf-32-le")), dtype=torch.int32).long()
         ids = table[points.clamp(max=len(table) - 1)].masked_fill_(points >= len(table), -1)
         if bool((ids < 0).any()):
-            tokenizer.check("".join(names[start : start + chunk]), "the names")  # names the characters
+            tokenizer.check_names(names[start : start + chunk], "the names")  # names the characters
         parts.append(ids.to(dtype))
     parts.append(torch.tensor([tokenizer.bos], dtype=dtype))
     return torch.cat(parts)
@@ -332,7 +357,7 @@ def load_data(data_path, val_path, val_fraction: float, val_max: int,
         train_names, val_names = split_names(names, val_fraction, val_max, seed)
         return train_names, val_names, tokenizer
     val_names = read_names(val_path)
-    tokenizer.check("".join(val_names), f"validation file {val_path}")
+    tokenizer.check_names(val_names, f"validation file {val_path}")
     return names, val_names, tokenizer
 
 

@@ -51,7 +51,7 @@ def evaluate_names(model: GPT, tokenizer: Tokenizer, names: list[str], what: str
     "unscored"}: the tokens scored, and those of names cut to fit the block size that were not (a loss
     compares with another only over the same tokens)."""
     check_model_and_names(model, tokenizer, names)
-    tokenizer.check("".join(names), what)
+    tokenizer.check_names(names, what)
     device = model.lm_head.weight.device
     data = TokenizedNames(names, tokenizer, model.config.block_size).to(device)
     return {

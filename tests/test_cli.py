@@ -270,3 +270,12 @@ def test_nothing_is_accepted_silently(trained_run, tmp_path, args, says):
     result = run(*[a.format(run=trained_run[0], tmp=tmp_path) for a in args])
     assert result.exit_code == 2 and says in result.output and len(result.output.strip().splitlines()) == 1
     assert not (tmp_path / "x").exists()
+
+
+def test_a_hint_about_a_file_names_its_names_never_a_join_of_them(trained_run, tmp_path):
+    bad = tmp_path / "bad.txt"
+    bad.write_text("Emma\nJose\nanna\nMia\nZoe\nLea\n", encoding="utf-8")
+    result = run("eval", trained_run[0], "--data", bad)
+    assert result.exit_code == 2 and len(result.output.strip().splitlines()) == 1
+    assert 'name 1 "Emma", name 2 "Jose", name 4 "Mia" and 2 more' in result.output
+    assert '"Emma" reads as "emma"' in result.output and "emmajose" not in result.output.lower()

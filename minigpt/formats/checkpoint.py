@@ -154,7 +154,7 @@ def names_to_score(ckpt, data: Path | None) -> tuple[list[str], str]:
     out from training, so the loss is not flattered by names the model learned)."""
     if data is not None:
         names = read_names(data)
-        ckpt.tokenizer.check("".join(names), f"names file {data}")
+        ckpt.tokenizer.check_names(names, f"names file {data}")
         return names, f"names file {data}"
     names, why = held_out(ckpt)
     if not names:

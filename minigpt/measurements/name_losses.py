@@ -21,7 +21,7 @@ def name_losses(model: GPT, tokenizer: Tokenizer, names: list[str], what: str = 
                 batch_size: int = 256) -> list[tuple[str, int, float]]:
     """(name, predicted tokens, mean loss per token) for every name, in the order given."""
     check_model_and_names(model, tokenizer, names)
-    tokenizer.check("".join(names), what)
+    tokenizer.check_names(names, what)
     data = TokenizedNames(names, tokenizer, model.config.block_size).to(model.lm_head.weight.device)
     sums = torch.zeros(len(names), dtype=torch.float64)
     by_length = torch.argsort(data.lengths, stable=True)  # batches of names of one length waste no work on padding

@@ -124,7 +124,10 @@ def position_bars(report: AttentionReport, layer: int, head: int, position: int,
     check_position(report, position)
     lines = [Text(f"layer {layer}, head {head}: position {position} ('{token_text(report.tokens[position])}') attends to", style="bold")]
     for j, token in enumerate(report.tokens):
-        w = report.weights[layer, head, position, j].item() if j <= position else 0.0
+        if j > position:  # the future: the causal mask hides it, which is not a weight of 0 it chose
+            lines.append(Text(f"{j:>3} {token_text(token):>6} ") + Text("masked (a later position)", style="dim"))
+            continue
+        w = report.weights[layer, head, position, j].item()
         lines.append(Text(f"{j:>3} {token_text(token):>6} ") + Text("█" * round(w * width), style="cyan") + Text(f" {w:.3f}"))
     return Group(*lines)
 
