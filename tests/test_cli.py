@@ -279,3 +279,11 @@ def test_a_hint_about_a_file_names_its_names_never_a_join_of_them(trained_run, t
     assert result.exit_code == 2 and len(result.output.strip().splitlines()) == 1
     assert 'name 1 "Emma", name 2 "Jose", name 4 "Mia" and 2 more' in result.output
     assert '"Emma" reads as "emma"' in result.output and "emmajose" not in result.output.lower()
+
+
+def test_a_scaled_recipe_says_where_it_is_shown_that_it_is_the_one_after_scaling(names_file, tmp_path):
+    out = tmp_path / "r"
+    assert run("train", "--data", names_file, "--out", out, "--steps", 3, "-q").exit_code == 0  # 300 names: scaled
+    info = CliRunner().invoke(app, ["info", str(out)], env={"COLUMNS": "400"}).stdout
+    assert "auto_scale False" in info and "the recipe as the run trained" in info and "batch_size 64" in info
+    assert (out / "config.toml").read_text().startswith("# The recipe as this run trained it")

@@ -191,3 +191,11 @@ def test_seeds_are_scored_on_the_same_held_out_names(names_file, tmp_path):
     stored = load_checkpoint(runs[0].run_dir).config.to_dict()
     del stored["train"]["split_seed"]  # a recipe stored before split_seed: its seed chose the split
     assert config_from_dict(stored).train.split_seed == 1
+
+
+def test_a_run_whose_last_step_is_its_best_ended_on_its_best(names_file, tmp_path):
+    from conftest import tiny_config
+
+    result = train(tiny_config("train.steps=30", "train.eval_interval=10"), names_file, out_dir=tmp_path / "r", quiet=True)
+    assert result.best_step == result.steps == 30  # three evaluations, each better on a model this young
+    assert result.ended_on_best and not result.went_back_to_best and result.to_json()["ended_on_best"] is True

@@ -21,6 +21,10 @@ from minigpt.sampling import as_shown
 from minigpt.training import Reporter
 
 
+RECIPE_AS_TRAINED = ("# The recipe as this run trained it (minigpt train --config takes it). Where train.auto_scale\n"
+                     "# adapted it to a small file, the keys it set hold their new values and auto_scale is off.\n\n")
+
+
 def cannot_write_record(path, e: OSError) -> RunError:
     return cannot_write(path, e, RunError)
 
@@ -50,7 +54,7 @@ class RunRecords(Reporter):
         if self.resumed_at is not None:
             kept[METRICS] = lines_up_to(self.run_dir / METRICS, self.resumed_at, metrics_step)
             kept[SAMPLES] = lines_up_to(self.run_dir / SAMPLES, self.resumed_at, samples_step)
-        write_text(self.run_dir / "config.toml", self.config.to_toml(), failed=cannot_write_record)
+        write_text(self.run_dir / "config.toml", RECIPE_AS_TRAINED + self.config.to_toml(), failed=cannot_write_record)
         for name, text in kept.items():
             if text is not None:
                 write_text(self.run_dir / name, text, failed=cannot_write_record)

@@ -80,7 +80,7 @@ def train(
 
 def finish_run(trainer: Trainer, run_dir: Path, train_loss: float | None) -> TrainResult:
     """End on the best weights (with train.keep_best) and sum the run up."""
-    ended_on_best = trainer.finish(run_dir)  # on the best weights, so the summary's samples come from them
+    went_back = trainer.finish(run_dir)  # on the best weights, so the summary's samples come from them
     return TrainResult(
         run_dir=run_dir,
         steps=trainer.step,
@@ -92,7 +92,7 @@ def finish_run(trainer: Trainer, run_dir: Path, train_loss: float | None) -> Tra
         samples=trainer.samples(10) if trainer.dist.main else [],
         block_size=trainer.config.model.block_size,
         best_step=trainer.best_step,
-        ended_on_best=ended_on_best,
+        went_back_to_best=went_back,
         stopped_early=trainer.stopped_early,
     )
 
@@ -108,9 +108,14 @@ class TrainResult:
     best_val_loss: float | None
     samples: list[tuple[str, bool]] = field(default_factory=list)  # (name, seen in training)
     best_step: int | None = None  # the step of the best validation loss
-    ended_on_best: bool = False  # the model was set back to its best weights at the end
+    went_back_to_best: bool = False  # later steps did worse, so the model was set back to its best weights
     stopped_early: bool = False  # train.patience evaluations passed without a better validation loss
     block_size: int = 0  # the model's: a sample that reached it was cut (0: none is taken for cut)
+
+    @property
+    def ended_on_best(self) -> bool:
+        """The model ends on the weights of its best validation loss: set back to them, or they were its last."""
+        return self.went_back_to_best or (self.best_step is not None and self.best_step == self.steps)
 
     def was_cut(self, name: str) -> bool:
         return self.block_size > 0 and is_cut(name, self.block_size)

@@ -109,7 +109,7 @@ def summary_panel(out: Console, result) -> None:
     if result.stopped_early:
         table.add_row("stopped", f"early, at step {result.steps:,}: no better validation loss since step "
                       f"{result.best_step:,} (train.patience)")
-    if result.ended_on_best:
+    if result.went_back_to_best:
         table.add_row("model", f"set back to its best weights (step {result.best_step:,}), which best.pt holds and "
                       f"sample reads; last.pt keeps step {result.steps:,} for --resume")
     table.add_row("train curve", f"[cyan]{train_curve}[/]")
@@ -129,6 +129,11 @@ def summary_panel(out: Console, result) -> None:
     out.print(Panel(table, title="done", expand=False))
 
 
+AUTO_SCALE_STORED = ("the recipe as the run trained: when train.auto_scale adapted it to a small file, the keys it set "
+                     "are above with their new values, and auto_scale is stored off so that a resumed run does not "
+                     "adapt it again")
+
+
 def checkpoint_info(out: Console, ckpt) -> None:
     """Everything a checkpoint holds, for `minigpt info`."""
     head = Table.grid(padding=(0, 2))
@@ -142,6 +147,8 @@ def checkpoint_info(out: Console, ckpt) -> None:
         head.add_row("data", markup_safe(describe_data(ckpt.data)))
     for section, values in ckpt.config.to_dict().items():
         head.add_row(section, markup_safe(", ".join(f"{k} {v}" for k, v in values.items())))
+    if not ckpt.config.train.auto_scale:
+        head.add_row("", AUTO_SCALE_STORED)
     out.print(Panel(head, title="minigpt info", expand=False))
     tensors = Table(title=f"{ckpt.model.num_params():,} parameters", show_edge=False)
     tensors.add_column("name")
