@@ -111,3 +111,43 @@ def test_an_imported_checkpoint_does_not_call_its_names_new(trained_run, tmp_pat
     new_only = runner.invoke(app, ["sample", imported, "-n", "5", "--new-only", "--data", str(data)])
     names = set(data.read_text().split())
     assert new_only.exit_code == 0 and not set(new_only.stdout.split()) & names
+
+
+@pytest.mark.parametrize("failure", [OSError(28, "No space left on device"), KeyboardInterrupt()])
+def test_an_export_replaced_stays_whole_until_the_new_one_is(trained_run, tmp_path, monkeypatch, failure):
+    import os
+
+    out = tmp_path / "hf"
+    export_safetensors(trained_run[0], out)
+    before = {p.name: p.read_bytes() for p in out.iterdir()}
+    calls = []
+
+    def fails_on_the_second_file(fd):  # the weights are written, then the disk fills (or Ctrl-C) on the config
+        calls.append(fd)
+        if len(calls) == 2:
+            raise failure
+
+    with monkeypatch.context() as patch:
+        patch.setattr(os, "fsync", fails_on_the_second_file)
+        result = runner.invoke(app, ["export", str(trained_run[0]), str(out), "--format", "safetensors", "--overwrite"])
+    assert result.exit_code != 0
+    assert {p.name: p.read_bytes() for p in out.iterdir()} == before  # the old export, whole; no temporary left
+
+
+def test_a_plain_export_works_on_every_model(tmp_path):
+    """The default recipe's model has a final norm microgpt lacks: a plain export of it to a .json name writes
+    safetensors beside it and says so; an explicit --format microgpt still refuses."""
+    from minigpt.runs.run import train
+    from conftest import tiny_config
+
+    default_like = train(tiny_config("train.steps=2", "model.final_norm=true"), out_dir=tmp_path / "run", quiet=True)
+    result = runner.invoke(app, ["export", str(default_like.run_dir), str(tmp_path / "names.json")])
+    assert result.exit_code == 0 and "writing safetensors into" in result.stderr
+    assert sorted(p.name for p in (tmp_path / "names").iterdir()) == ["config.json", "model.safetensors"]
+    refused = runner.invoke(app, ["export", str(default_like.run_dir), str(tmp_path / "x.json"), "--format", "microgpt"])
+    assert refused.exit_code == 2 and "microgpt cannot run this architecture" in refused.stderr
+    from minigpt.config import load_config
+
+    microgpt = train(load_config("microgpt", ["train.steps=2"]), out_dir=tmp_path / "mg", quiet=True)
+    plain = runner.invoke(app, ["export", str(microgpt.run_dir), str(tmp_path / "mg.json")])  # microgpt's own shape
+    assert plain.exit_code == 0 and json.loads((tmp_path / "mg.json").read_text())["format"] == "microgpt"

@@ -203,8 +203,9 @@ def export(
     out: Path = typer.Argument(
         ..., metavar="OUT", help="The JSON file (microgpt) or the directory (safetensors) to write."
     ),
-    format: str = typer.Option("microgpt", "--format", help="microgpt (one JSON file) or safetensors "
-                               "(model.safetensors and config.json)."),
+    format: Optional[str] = typer.Option(None, "--format", help="microgpt (one JSON file) or safetensors "
+                                         "(model.safetensors and config.json) \\[default: microgpt for OUT.json when "
+                                         "microgpt can run the model, else safetensors]."),
     overwrite: bool = typer.Option(False, "--overwrite", metavar="", help="Replace OUT if it exists."),
 ) -> None:
     """Write a checkpoint's weights, under microgpt's names, as microgpt's JSON or as safetensors."""
@@ -212,10 +213,30 @@ def export(
     from minigpt.formats.safetensors_files import export_safetensors
 
     exporters = {"microgpt": export_microgpt, "safetensors": export_safetensors}
-    if format not in exporters:
+    if format is not None and format not in exporters:
         raise UsageError(f"unknown export format '{format}' (microgpt or safetensors)")
+    if format is None:
+        format, out = export_format(checkpoint, out)
     exporters[format](checkpoint, out, overwrite)
     wrote(out)
+
+
+def export_format(checkpoint: Path, out: Path) -> tuple[str, Path]:
+    """The format a plain `export` writes, and where: microgpt's JSON for OUT.json when microgpt can run the
+    model; otherwise safetensors, into OUT, or beside it without .json when the name asked for JSON (a note
+    says why), since a default must work on every model, the default one too."""
+    from minigpt.formats.checkpoint import load_checkpoint
+    from minigpt.formats.microgpt_json import microgpt_misfits
+
+    misfits = microgpt_misfits(load_checkpoint(checkpoint).config.model)
+    if out.suffix.lower() != ".json":
+        return "safetensors", out
+    if not misfits:
+        return "microgpt", out
+    directory = out.with_suffix("")
+    warn(f"microgpt cannot run this model ({', '.join(misfits)}), so its JSON cannot hold it: writing safetensors "
+         f"into {one_line(directory)} instead (--format microgpt refuses; --format safetensors chooses the directory)")
+    return "safetensors", directory
 
 
 def import_(

@@ -55,6 +55,31 @@ def write_atomically(path: str | Path, write: Callable[[io.BufferedWriter], None
     return path
 
 
+def write_files_together(directory: Path, files: dict[str, bytes], failed=cannot_write) -> None:
+    """Several files of one directory (an export's weights and config), each written whole to a temporary file
+    beside its place before any is renamed over what was there: a full disk or Ctrl-C while writing leaves the
+    old files as they were, and only the renames themselves stand between the old set and the new."""
+    partials = []
+    try:
+        for name, data in files.items():
+            fd, partial = tempfile.mkstemp(prefix=f".{name}.", suffix=".tmp", dir=directory)
+            partials.append((partial, directory / name))
+            with os.fdopen(fd, "wb") as f:
+                f.write(data)
+                f.flush()
+                os.fsync(f.fileno())
+            ordinary_file(partial)
+        for partial, path in partials:
+            os.replace(partial, path)
+    except BaseException as e:
+        for partial, _ in partials:
+            Path(partial).unlink(missing_ok=True)
+        if isinstance(e, OSError):
+            raise failed(directory, e) from None
+        raise
+    fsync_directory(directory)
+
+
 def write_bytes(path: str | Path, data: bytes, failed=cannot_write) -> Path:
     return write_atomically(path, lambda f: f.write(data), failed)
 

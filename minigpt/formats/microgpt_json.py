@@ -44,10 +44,15 @@ def microgpt_shapes(h: dict) -> dict[str, list[int]]:
     return shapes
 
 
+def microgpt_misfits(cfg: GPTConfig) -> list[str]:
+    """What of a model's architecture microgpt cannot run ("final_norm True", ...); empty when it can."""
+    return [f"{key} {getattr(cfg, key)!r}" for key, want in MICROGPT_ARCHITECTURE.items() if getattr(cfg, key) != want]
+
+
 def export_microgpt(checkpoint: str | Path, out: str | Path, overwrite: bool = False) -> None:
     ckpt = load_checkpoint(checkpoint)
     cfg = ckpt.config.model
-    differs = [f"{key} {getattr(cfg, key)!r}" for key, want in MICROGPT_ARCHITECTURE.items() if getattr(cfg, key) != want]
+    differs = microgpt_misfits(cfg)
     if differs:
         raise UsageError(f"{ckpt.path}: microgpt cannot run this architecture ({', '.join(differs)}), so its JSON "
                          f"cannot hold it; minigpt export {ckpt.path} OUT_DIR --format safetensors exports any model, "

@@ -16,7 +16,7 @@ from pathlib import Path
 from minigpt.config import config_from_dict
 from minigpt.data import Tokenizer
 from minigpt.errors import UsageError, cannot_write
-from minigpt.formats.atomic_file import refuse_existing, write_bytes, write_text
+from minigpt.formats.atomic_file import refuse_existing, write_files_together
 from minigpt.formats.bounded import read_bytes, read_text
 from minigpt.formats.checkpoint import load_checkpoint, load_microgpt_weights, microgpt_weights, payload, save_checkpoint
 from minigpt.formats.checkpoint_checks import check_weights, checked_vocab, known_loss
@@ -58,20 +58,20 @@ def export_safetensors(checkpoint: str | Path, out: str | Path, overwrite: bool 
         "val_loss": ckpt.val_loss,
         "minigpt_config": ckpt.config.to_dict(),
     }
+    try:
+        # written by Python rather than by safetensors' own file writer, which refuses a path that is not UTF-8
+        files = {WEIGHTS: st.save(microgpt_weights(ckpt.model), metadata={"format": "pt"}),
+                 CONFIG: (json.dumps(config, indent=1) + "\n").encode("utf-8")}
+    except ImportError as e:
+        raise UsageError(f"the safetensors format needs {e.name or 'a package'} too: "
+                         f"pip install 'minigpt-names[safetensors]'") from None
     created = not out.exists()
     try:
         out.mkdir(parents=True, exist_ok=True)
-        # written by Python rather than by safetensors' own file writer, which refuses a path that is not UTF-8
-        write_bytes(out / WEIGHTS, st.save(microgpt_weights(ckpt.model), metadata={"format": "pt"}))
-        write_text(out / CONFIG, json.dumps(config, indent=1) + "\n")
-    except BaseException as e:  # a failed export leaves nothing behind, not half a directory
-        for name in (WEIGHTS, CONFIG):
-            (out / name).unlink(missing_ok=True)
-        if created and out.is_dir():
+        write_files_together(out, files)  # an export it replaces stays whole until the new one is
+    except BaseException as e:
+        if created and out.is_dir() and not any(out.iterdir()):  # a failed first export leaves no empty directory
             out.rmdir()
-        if isinstance(e, ImportError):
-            raise UsageError(f"the safetensors format needs {e.name or 'a package'} too: "
-                             f"pip install 'minigpt-names[safetensors]'") from None
         if isinstance(e, OSError):
             raise cannot_write(out, e) from None
         raise
