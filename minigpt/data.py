@@ -172,6 +172,8 @@ class Tokenizer:
     def check(self, text: str, what: str) -> None:
         """Raise a UsageError naming the characters of `text` outside the vocabulary (and the
         obvious fix, when lowercase would do; the explorer page says the same)."""
+        if not isinstance(text, str):
+            raise UsageError(f"expected a name (a string) for {what}, got {type(text).__name__}")
         unseen = self.unseen(text)
         if unseen:
             listed = ", ".join(repr(c) for c in unseen)

@@ -1,6 +1,8 @@
 import subprocess
 import sys
 
+import pytest
+
 
 def test_public_names_are_the_functions_even_after_the_cli_imported_everything():
     import minigpt
@@ -51,3 +53,72 @@ def test_the_python_api_checks_what_it_is_handed_as_the_command_line_does(traine
         logit_lens(ckpt.model, ckpt.tokenizer, "anna")
     with pytest.raises(UsageError, match="expected a checkpoint"):
         explore(42)
+
+
+def test_every_writer_of_the_api_keeps_what_is_there_unless_told(trained_run, tmp_path):
+    """attention_grid(...).save follows the overwrite policy explore(...).save and the commands follow."""
+    pytest.importorskip("matplotlib")
+    from minigpt import attention_grid
+    from minigpt.errors import UsageError
+
+    grid = attention_grid(trained_run[0], "emma")
+    names = tmp_path / "names.txt"
+    names.write_text("emma\n", encoding="utf-8")
+    with pytest.raises(UsageError, match="already exists; pass --overwrite"):
+        grid.save(names)
+    assert names.read_text() == "emma\n"
+    with pytest.raises(UsageError, match="is a checkpoint"):
+        grid.save(trained_run[0] / "best.pt", overwrite=True)
+    assert grid.save(names, overwrite=True).read_bytes()[:4] == b"\x89PNG"
+
+
+@pytest.mark.parametrize("report, says", [(42, "got int"), ("losses", "got str"), (None, None)])
+def test_train_checks_its_reporter_before_any_work(tmp_path, report, says):
+    from minigpt import Reporter, load_config, train
+    from minigpt.errors import UsageError
+
+    if says is None:  # a reporter that is falsy (a list subclass, empty) is still a reporter, and still told
+        class Heard(list, Reporter):
+            def step(self, trainer):
+                self.append(trainer.step)
+
+        report = Heard()
+        train(load_config("tiny", ["train.steps=3"]), out_dir=tmp_path / "r", quiet=True, report=report)
+        assert report == [1, 2, 3]
+        return
+    with pytest.raises(UsageError, match=f"report takes a Reporter .*{says}"):
+        train(load_config("tiny", ["train.steps=3"]), out_dir=tmp_path / "r", quiet=True, report=report)
+    assert not (tmp_path / "r").exists()
+
+
+def test_a_name_of_another_type_is_one_line(trained_run):
+    from minigpt import attention_report, load_checkpoint
+    from minigpt.errors import UsageError
+
+    ckpt = load_checkpoint(trained_run[0])
+    with pytest.raises(UsageError, match="a name \\(a string\\), got int"):
+        attention_report(ckpt.model, ckpt.tokenizer, 42)
+
+
+def test_an_imported_number_past_a_floats_range_is_one_line(trained_run, tmp_path):
+    import json
+
+    from minigpt.errors import UsageError
+    from minigpt.formats.microgpt_json import import_microgpt
+    from minigpt.runs.run import train
+    from minigpt.config import load_config
+
+    run = train(load_config("microgpt", ["train.steps=1"]), out_dir=tmp_path / "mg", quiet=True)
+    from minigpt.formats.microgpt_json import export_microgpt
+
+    export_microgpt(run.run_dir, tmp_path / "mg.json")
+    document = json.loads((tmp_path / "mg.json").read_text())
+    document["state_dict"]["wte"][0][0] = 10**400
+    (tmp_path / "big.json").write_text(json.dumps(document))
+    with pytest.raises(UsageError, match="a weight is not a number a float32 holds"):
+        import_microgpt(tmp_path / "big.json", tmp_path / "big.pt")
+    document["state_dict"]["wte"][0][0] = 0.0
+    document["bos"] = 10**400
+    (tmp_path / "big.json").write_text(json.dumps(document))
+    with pytest.raises(UsageError, match="bos a whole number of 401 digits"):
+        import_microgpt(tmp_path / "big.json", tmp_path / "big.pt")

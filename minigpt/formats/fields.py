@@ -13,6 +13,7 @@ import math
 import torch
 
 from minigpt.errors import UsageError
+from minigpt.formats.text import number_text
 
 NAMES = {dict: "a table", list: "a list", str: "text", int: "a whole number", float: "a number",
          bool: "true or false", type(None): "null", torch.Tensor: "a tensor"}
@@ -49,7 +50,7 @@ def whole_number(value, where, name: str, least: int = 0, most: int = 2**63 - 1)
     """A whole number from `least` to `most` (a count, a step, an id)."""
     expect(value, int, where, name)
     if not least <= value <= most:
-        raise UsageError(f"{where}: {name} should be from {least:,} to {most:,}, and it is {value:,}")
+        raise UsageError(f"{where}: {name} should be from {least:,} to {most:,}, and it is {number_text(value)}")
     return value
 
 

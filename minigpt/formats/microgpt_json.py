@@ -19,13 +19,14 @@ import torch
 
 from minigpt.config import GPTConfig, check_model_size, load_config, validate
 from minigpt.data import Tokenizer
-from minigpt.errors import UsageError
+from minigpt.errors import UsageError, first_line
 from minigpt.formats.atomic_file import refuse_existing, write_text
 from minigpt.formats.bounded import read_text
 from minigpt.formats.checkpoint import load_checkpoint, load_microgpt_weights, microgpt_weights, payload, save_checkpoint
 from minigpt.formats.checkpoint_checks import check_weights, checked_vocab
 from minigpt.formats.fields import entry, expect, whole_number
 from minigpt.formats.sniffing import KNOWN, identify, wrong_kind
+from minigpt.formats.text import number_text
 from minigpt.model import GPT
 from minigpt.scaling.membership import NameSet
 
@@ -105,7 +106,8 @@ def check_document(path: Path, document: dict) -> None:
     check_model_size(GPTConfig(**{**MICROGPT_ARCHITECTURE, **{key: h[key] for key in SHAPE}}), str(path))
     checked_vocab(chars, f"{path}: 'uchars'")
     if h["vocab_size"] != len(chars) + 1 or document.get("bos", len(chars)) != len(chars):
-        raise UsageError(f"{path}: vocab_size {h['vocab_size']} and bos {document.get('bos')} disagree with "
+        raise UsageError(f"{path}: vocab_size {number_text(h['vocab_size'])} and bos {number_text(document.get('bos'))} "
+                         f"disagree with "
                          f"{len(chars)} characters (microgpt's boundary token is id len(uchars))")
     expected = microgpt_shapes(h)
     if set(state) != set(expected):
@@ -132,7 +134,10 @@ def import_microgpt(path: str | Path, out: str | Path, overwrite: bool = False) 
     validate(config)
     tokenizer = Tokenizer(document["uchars"])
     model = GPT(config.model)
-    state = {key: torch.tensor(value, dtype=torch.float32) for key, value in document["state_dict"].items()}
+    try:
+        state = {key: torch.tensor(value, dtype=torch.float32) for key, value in document["state_dict"].items()}
+    except (OverflowError, TypeError, ValueError, RuntimeError) as e:  # 10**400, a string among the numbers, ...
+        raise UsageError(f"{path}: a weight is not a number a float32 holds ({first_line(e)})") from None
     check_weights(state, path)
     load_microgpt_weights(model, state)
     save_checkpoint(out, payload(model, config, tokenizer.chars, step=0, val_loss=None, best_val_loss=None,

@@ -52,3 +52,11 @@ def loss_text(value: float | None) -> str:
 
 def plural(n: int, word: str) -> str:
     return f"{n:,} {word}" if n == 1 else f"{n:,} {word}s"
+
+
+def number_text(value) -> str:
+    """A number read from a file, as a message quotes it: with thousands separators, or, for a whole number
+    too long to read (10**400 in an edited JSON), how many digits it has."""
+    if isinstance(value, int) and not isinstance(value, bool) and abs(value) >= 10**21:
+        return f"a whole number of {len(str(abs(value))) if abs(value) < 10**4000 else 'over 4,000'} digits"
+    return f"{value:,}" if isinstance(value, int) and not isinstance(value, bool) else f"{value}"

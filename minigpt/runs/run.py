@@ -44,6 +44,9 @@ def train(
     if not isinstance(config, Config):
         raise UsageError(f"train takes a Config (minigpt.load_config(...)), got {type(config).__name__}")
     validate(config)  # a Config built in Python is checked as a recipe is: batch size, steps, every range
+    if report is not None and not isinstance(report, Reporter):  # before any work, not at the first step
+        what = f"the class {report.__name__}" if isinstance(report, type) else type(report).__name__
+        raise UsageError(f"report takes a Reporter (an instance of a subclass of minigpt.Reporter), got {what}")
     dist, threads = start_processes(config.train.device)
     lock = run_dir = None
     reporter, result = Reporter(), None
@@ -56,7 +59,7 @@ def train(
         if dist.main:
             resumed_at = trainer.step if resumed_from is not None else None
             display = TrainingDisplay(run_dir, quiet, threads=threads, notes=config.notes + scaled, resumed_at=resumed_at)
-            reporter = Reporters(RunRecords(run_dir, config, resumed_at), display, *([report] if report else []))
+            reporter = Reporters(RunRecords(run_dir, config, resumed_at), display, *([report] if report is not None else []))
         try:
             with StopSignals() as signals:
                 train_loss = train_loop(trainer, run_dir, reporter, signals)

@@ -17,7 +17,7 @@ from rich.style import Style
 from rich.table import Table
 from rich.text import Text
 
-from minigpt.data import Tokenizer
+from minigpt.data import Tokenizer, check_model
 from minigpt.errors import UsageError
 from minigpt.formats.text import one_line, token_text
 from minigpt.model import GPT, causal_attention
@@ -65,6 +65,9 @@ def forward_with_weights(model: GPT, tokens: torch.Tensor) -> tuple[torch.Tensor
 
 @torch.no_grad()
 def attention_report(model: GPT, tokenizer: Tokenizer, name: str, top: int = 3) -> AttentionReport:
+    check_model(model, tokenizer)
+    if not isinstance(name, str):
+        raise UsageError(f"attention_report reads a name (a string), got {type(name).__name__}")
     longest = model.config.block_size - 1
     if len(name) > longest:
         raise UsageError(f"'{name}' is {len(name)} characters; this model reads at most {longest}")

@@ -18,7 +18,7 @@ import io
 from pathlib import Path
 
 from minigpt.formats.text import as_text
-from minigpt.formats.atomic_file import write_bytes
+from minigpt.formats.atomic_file import refuse_existing, write_bytes
 from minigpt.formats.checkpoint import Checkpoint, as_checkpoint
 
 
@@ -70,7 +70,9 @@ class AttentionGrid:
     def _repr_png_(self) -> bytes:
         return self.png
 
-    def save(self, path: str | Path) -> Path:
+    def save(self, path: str | Path, overwrite: bool = False) -> Path:
+        """Write the PNG to `path`; a file there stays unless `overwrite`, and a checkpoint always does."""
+        refuse_existing(path, overwrite)
         return write_bytes(path, self.png)
 
 
