@@ -17,6 +17,7 @@ import copy
 import dataclasses
 import json
 import math
+import struct
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -59,11 +60,26 @@ def setting(default, about: str, *ranges: Range, choices: tuple[str, ...] = ()):
     return field(default=default, metadata={"about": about, "ranges": ranges, "choices": choices})
 
 
+def as_float32(value: float) -> float:
+    """The value as a float32 holds it, the precision the model's arithmetic uses (past its range: ±inf)."""
+    try:
+        return struct.unpack("f", struct.pack("f", value))[0]
+    except OverflowError:
+        return math.copysign(math.inf, value)
+
+
 def check(value, allowed: Range, name: str) -> None:
-    """One line naming the key (or option) and the value when `value` is outside `allowed`."""
+    """One line naming the key (or option) and the value when `value` is outside `allowed`: a number that is not
+    finite says so, and a float is checked as given and as the float32 it becomes where it is used (1e-50 is 0)."""
+    if isinstance(value, float) and not math.isfinite(value):  # nan and inf pass or fail comparisons by accident
+        raise UsageError(f"{name} must be a finite number, got {value}")
     if not allowed.holds(value):
         got = f"{value:,}" if "from" in allowed.says and isinstance(value, int) else f"{value}"
         raise UsageError(f"{name} {allowed.says}, got {got}")
+    if isinstance(value, float) and not (math.isfinite(as_float32(value)) and allowed.holds(as_float32(value))):
+        says = allowed.says if math.isfinite(as_float32(value)) else "must be a finite number"
+        raise UsageError(f"{name} {says}, got {value}, which is {as_float32(value):g} as the float32 the "
+                         f"model computes with")
 
 
 @dataclass
@@ -263,7 +279,7 @@ def check_sampling(temperature: float, top_k: int | None, top_p: float, name=lam
     value means one thing on the command line and in a recipe. Temperature 0 is greedy decoding (the
     likeliest character each time); top_k 0 (or None) keeps every token. `name` spells a key as the user wrote it.
     """
-    check(temperature, Range(lambda t: math.isfinite(t) and t >= 0, NOT_NEGATIVE.says), name("temperature"))
+    check(temperature, NOT_NEGATIVE, name("temperature"))
     if top_k is not None:
         check(top_k, NOT_NEGATIVE, name("top_k"))
     check(top_p, UP_TO_ONE, name("top_p"))

@@ -38,6 +38,7 @@ def filter_logits(logits: torch.Tensor, temperature: float, top_k: int | None, t
 
     The likeliest token is moved to 0 before the scaling, so that a temperature near 0 sends every other
     token to -inf and leaves it alone: greedy decoding in the limit, never inf - inf (nan)."""
+    temperature = 0.0 if temperature == 0 else temperature  # -0.0 is 0: greedy, where dividing by it flips every sign
     shifted = logits - logits.amax(dim=-1, keepdim=True)
     logits = torch.where(shifted == 0, shifted, shifted / temperature)
     if top_k and top_k < logits.size(-1):
@@ -48,6 +49,7 @@ def filter_logits(logits: torch.Tensor, temperature: float, top_k: int | None, t
         probs = torch.softmax(sorted_logits, dim=-1)
         # drop a token when the tokens before it already reach top_p (the first always stays)
         drop_sorted = probs.cumsum(dim=-1) - probs >= top_p
+        drop_sorted[..., 0] = False  # said, not left to arithmetic: a top_p that rounds to 0 in float32 keeps it too
         drop = drop_sorted.scatter(-1, order, drop_sorted)
         logits = logits.masked_fill(drop, float("-inf"))
     return logits

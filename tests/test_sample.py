@@ -1,6 +1,10 @@
+import re
+
 import pytest
 import torch
+from typer.testing import CliRunner
 
+from minigpt.cli.main import app
 from minigpt.formats.checkpoint import load_checkpoint
 from minigpt.errors import UsageError
 from minigpt.sampling import filter_logits, generate, sample
@@ -187,3 +191,34 @@ def test_training_marks_cut_samples_in_its_table_samples_txt_and_summary(tmp_pat
     shown = capsys.readouterr().err
     assert " cut " in shown or "cut\n" in shown
     assert f"{len(cut)} reached the block size (6) before they ended: cut, marked {CUT}" in " ".join(shown.replace("│", " ").split())
+
+
+@pytest.mark.parametrize("option, says", [
+    (["-t", "inf"], "--temperature must be a finite number, got inf"),
+    (["-t", "nan"], "--temperature must be a finite number, got nan"),
+    (["--top-p", "1e-50"], "--top-p must be in (0, 1], got 1e-50, which is 0 as the float32"),
+    (["--top-p", "nan"], "--top-p must be a finite number, got nan"),
+])
+def test_floats_at_their_edges_are_refused_in_the_precision_they_are_used_in(trained_run, option, says):
+    result = CliRunner().invoke(app, ["sample", str(trained_run[0]), "-n", "3", *option])
+    assert result.exit_code == 2 and says in result.stderr and len(result.stderr.splitlines()) == 1
+
+
+def test_negative_zero_and_the_smallest_top_p_sample_as_zero_and_greedy_do(trained_run):
+    """-0.0 is 0 (greedy), not a division that flips every sign; a top-p that float32 still holds keeps the likeliest."""
+    greedy = CliRunner().invoke(app, ["sample", str(trained_run[0]), "-n", "3", "-t", "0", "--seed", "1"]).stdout
+    assert CliRunner().invoke(app, ["sample", str(trained_run[0]), "-n", "3", "-t", "-0.0", "--seed", "1"]).stdout == greedy
+    assert CliRunner().invoke(app, ["sample", str(trained_run[0]), "-n", "3", "--top-p", "1e-40", "--seed", "1"]).stdout == greedy
+
+
+def test_a_recipes_floats_are_checked_as_float32_and_shortcuts_by_their_own_names(tmp_path):
+    from minigpt.config import load_config
+    from minigpt.errors import UsageError
+
+    for setting, says in [("train.lr=1e-50", "train.lr must be positive, got 1e-50, which is 0"),
+                          ("train.lr=1e300", "train.lr must be a finite number, got 1e+300, which is inf"),
+                          ("sample.top_p=1e-50", "sample.top_p must be in (0, 1]")]:
+        with pytest.raises(UsageError, match=re.escape(says)):
+            load_config("tiny", [setting])
+    result = CliRunner().invoke(app, ["train", "-c", "tiny", "--lr", "inf", "--out", str(tmp_path / "r")])
+    assert result.exit_code == 2 and result.stderr == "minigpt: error: --lr must be a finite number, got inf\n"

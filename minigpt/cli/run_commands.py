@@ -6,6 +6,7 @@ and an exit code, and cli/main.py hangs the commands on the app.
 
 from __future__ import annotations
 
+import math
 import sys
 from pathlib import Path
 from typing import Optional
@@ -62,6 +63,9 @@ def train(
                          f"least), got {nproc}")
     shortcuts = {"steps": steps, "batch_size": batch_size, "lr": lr, "device": device, "seed": seed,
                  "time_limit": time_limit}
+    for key, value in shortcuts.items():  # named as typed: --lr, not the train.lr it sets
+        if isinstance(value, float) and not math.isfinite(value):
+            raise UsageError(f"--{key.replace('_', '-')} must be a finite number, got {value}")
     overrides = list(set_) + [f"train.{k}={v!r}" for k, v in shortcuts.items() if v is not None]
     if resume is not None:
         if config is not None:
