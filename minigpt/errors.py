@@ -7,6 +7,7 @@ line turns them into one line and an exit code; the Python API raises them as th
 
 from __future__ import annotations
 
+import errno
 import sys
 
 
@@ -40,8 +41,18 @@ class Interrupted(MiniGPTError):
         self.exit_code = 128 + signum
 
 
+# what the machine ran out of or failed at while writing, rather than a place the user named wrongly
+FAILED_WRITES = {errno.ENOSPC, errno.EDQUOT, errno.EIO, errno.EFBIG, errno.EROFS}
+
+
 def cannot_write(what, error: OSError | str, kind: type[MiniGPTError] = UsageError, then: str = "") -> MiniGPTError:
-    """The one error for something that could not be written, whatever wrote it: "cannot write WHAT: why"."""
+    """The one error for something that could not be written, whatever wrote it: "cannot write WHAT: why".
+
+    One failure, one exit code in every command: a full disk (or a quota, an I/O error, a read-only file system)
+    is a RunError, exit 1; a place that cannot be written (no such directory, no permission) is a UsageError,
+    exit 2. `kind` says which a reason given in words is."""
+    if isinstance(error, OSError):
+        kind = RunError if error.errno in FAILED_WRITES else UsageError
     reason = error if isinstance(error, str) else (error.strerror or str(error))
     return kind(f"cannot write {what}: {reason}{then}")
 

@@ -119,8 +119,15 @@ class Reporters(Reporter):
             r.evaluation(trainer, samples)
 
     def end(self, trainer, result):
+        """Every reporter hears the end, even when one before it fails; then the first failure is raised."""
+        failure = None
         for r in self.reporters:
-            r.end(trainer, result)
+            try:
+                r.end(trainer, result)
+            except Exception as e:
+                failure = failure or e
+        if failure is not None:
+            raise failure
 
 
 class Trainer:

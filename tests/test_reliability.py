@@ -255,7 +255,7 @@ def test_bad_configs_from_the_command_line(tmp_path, names_file):
 
 @pytest.mark.parametrize(
     "options, message",
-    [(["-t", "-1"], "--temperature must not be negative"), (["-t", "nan"], "--temperature must not be negative"),
+    [(["-t", "-1"], "--temperature must not be negative"), (["-t", "nan"], "--temperature must be a finite number, got nan"),
      (["--top-p", "0"], "--top-p must be in (0, 1]"), (["--top-p", "1.5"], "--top-p must be in (0, 1]"),
      (["--top-k", "-1"], "--top-k must not be negative"), (["-n", "0"], "--num must be at least 1"),
      (["--prefix", "é"], "never saw: 'é'"), (["--prefix", "a" * 16], "at most 15")],
@@ -496,3 +496,66 @@ def test_eval_names_why_the_validation_names_are_gone_and_its_advice_works(names
     assert refused.exit_code == 2 and "changed since the run trained" in refused.stderr and "--data FILE" in refused.stderr
     followed = runner.invoke(app, ["eval", str(run), "--data", str(names_file)])
     assert followed.exit_code == 0 and followed.stdout.startswith("loss ")
+
+
+def test_a_failure_keeps_its_message_and_every_reporter_hears_the_end(names_file, tmp_path, monkeypatch):
+    """A full disk while logging: the file's close flushes again and fails again, which must not replace the
+    message, nor keep the display's and the user's reporters from hearing the end."""
+    from minigpt.runs.records import RunRecords
+    from minigpt.training import Reporter
+
+    class FullDisk:
+        def write(self, text):
+            raise OSError(errno.ENOSPC, "No space left on device")
+
+        flush = close = lambda self: FullDisk.write(self, "")
+
+    def log_onto_a_full_disk(self, trainer, train_loss):
+        self.files["metrics.jsonl"] = FullDisk()
+        self.write("metrics.jsonl", "{}")
+
+    class Ends(Reporter):
+        heard = []
+
+        def end(self, trainer, result):
+            self.heard.append(result)
+
+    monkeypatch.setattr(RunRecords, "log", log_onto_a_full_disk)
+    with pytest.raises(RunError, match="cannot write metrics.jsonl: No space left on device; the checkpoints"):
+        train(config("train.steps=20"), names_file, out_dir=tmp_path / "run", quiet=True, report=Ends())
+    assert Ends.heard == [None]
+    result = runner.invoke(app, ["train", "-c", "tiny", "--data", names_file, "--steps", 20, "--out", tmp_path / "cli"])
+    assert result.exit_code == 1  # a full disk is exit 1 in every command, as writing a checkpoint onto one is
+
+
+def test_a_full_disk_is_one_exit_code_whatever_was_written(trained_run, tmp_path, monkeypatch):
+    from minigpt.formats import atomic_file as atomic
+
+    def full(fd):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(atomic.os, "fsync", full)
+    for args in (["export", trained_run[0], tmp_path / "hf", "--format", "safetensors"],
+                 ["inspect-attention", trained_run[0], "--html", tmp_path / "page.html"],
+                 ["inspect-attention", trained_run[0], "emma", "--json-file", tmp_path / "emma.json"]):
+        assert_one_line_error(args, 1, "No space left on device")
+
+
+def test_a_checkpoint_whose_evaluation_was_not_logged_logs_it_when_the_run_goes_on(names_file, tmp_path, monkeypatch):
+    """The disk fills after best.pt and last.pt of step 10 but before the evaluation's line: resuming writes it
+    from the checkpoint, so that the records hold every evaluation."""
+    from minigpt.runs.records import RunRecords
+
+    def full_at_the_evaluation(self, trainer, samples):
+        raise RunError("cannot write metrics.jsonl: No space left on device")
+
+    with monkeypatch.context() as patch:
+        patch.setattr(RunRecords, "evaluation", full_at_the_evaluation)
+        with pytest.raises(RunError):
+            train(config("train.steps=20", "train.eval_interval=10"), names_file, out_dir=tmp_path / "run", quiet=True)
+    saved = load_checkpoint(tmp_path / "run" / "last.pt")
+    assert saved.step == 10
+    train(resume_config(tmp_path / "run", ["train.steps=20"]), quiet=True, resume_from=tmp_path / "run")
+    records = [json.loads(line) for line in (tmp_path / "run" / "metrics.jsonl").read_text().splitlines()]
+    assert [r["step"] for r in records if "val_loss" in r] == [10, 20]
+    assert next(r["val_loss"] for r in records if "val_loss" in r) == pytest.approx(saved.val_loss)

@@ -14,8 +14,8 @@ import torch
 from minigpt.config import Config
 from minigpt.errors import RunError, UsageError, cannot_write
 from minigpt.formats.atomic_file import write_text
-from minigpt.formats.run_records import (METRICS, SAMPLES, lines_up_to, metrics_line, metrics_step, samples_line,
-                                         samples_step)
+from minigpt.formats.run_records import (METRICS, SAMPLES, lines_up_to, metrics_line, metrics_step, read_metrics,
+                                         samples_line, samples_step)
 from minigpt.runs.run_directory import open_own
 from minigpt.sampling import as_shown
 from minigpt.training import Reporter
@@ -42,12 +42,22 @@ class RunRecords(Reporter):
         numbers what they are, beside the seed. The loop starts once a signal is caught, so whoever
         waits for metrics.jsonl can already stop the run cleanly."""
         self.open()
+        evaluation_step = trainer.step % trainer.recipe.eval_interval == 0  # else its val_loss is an earlier step's
+        if self.resumed_at is not None and evaluation_step and trainer.val_loss is not None \
+                and not self.evaluated_at(trainer.step):
+            # the checkpoint was written, its evaluation's line was not (the disk filled between them): from the
+            # checkpoint, so that the curve has every evaluation the run made
+            self.write(METRICS, metrics_line(trainer.step, trainer.elapsed, val_loss=trainer.val_loss))
         from minigpt.views.loss_curve import import_pyplot_meanwhile
 
         import_pyplot_meanwhile()  # drawing loss.png at the end is mostly this import
         self.write(METRICS, metrics_line(trainer.step, trainer.elapsed, torch=torch.__version__,
                                          threads=torch.get_num_threads(), device=str(trainer.dist.device),
                                          processes=trainer.dist.world))
+
+    def evaluated_at(self, step: int) -> bool:
+        """Whether metrics.jsonl holds the validation loss of `step`."""
+        return any(r["step"] == step and "val_loss" in r for r in read_metrics(self.run_dir))
 
     def open(self) -> None:
         kept = {}
@@ -73,8 +83,12 @@ class RunRecords(Reporter):
         self.write(SAMPLES, samples_line(trainer.step, trainer.val_loss, shown))
 
     def end(self, trainer, result) -> None:
-        for file in self.files.values():
-            file.close()
+        for name, file in self.files.items():
+            try:
+                file.close()  # flushes what a full disk held back: after a failed run that says nothing new
+            except OSError as e:
+                if result is not None:
+                    raise cannot_write_record(name, e) from None
         if result is not None:
             write_loss_png_if_possible(self.run_dir)
 

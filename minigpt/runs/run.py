@@ -64,8 +64,10 @@ def train(
             with StopSignals() as signals:
                 train_loss = train_loop(trainer, run_dir, reporter, signals)
             result = finish_run(trainer, run_dir, train_loss)
-        finally:
-            reporter.end(trainer, result)  # None when the run stopped on an error or a signal
+        except BaseException:
+            hear_the_end(reporter, trainer)
+            raise
+        reporter.end(trainer, result)
         dist.barrier()  # no rank tears the group down while rank 0 still writes: gloo may abort the early leaver
         return result
     except BaseException as error:
@@ -79,6 +81,15 @@ def train(
         if lock is not None:
             lock.release()
         dist.close()
+
+
+def hear_the_end(reporter: Reporter, trainer: Trainer) -> None:
+    """The reporters hear that the run stopped on an error or a signal (result None); what fails in them then
+    is dropped, so that the error that stopped the run is the one the user reads."""
+    try:
+        reporter.end(trainer, None)
+    except Exception:
+        pass
 
 
 def finish_run(trainer: Trainer, run_dir: Path, train_loss: float | None) -> TrainResult:
