@@ -8,6 +8,7 @@ nats, so that agreeing within 1e-4 says something about the arithmetic.
 import array
 import base64
 import copy
+import math
 import sys
 
 import pytest
@@ -750,3 +751,23 @@ def test_the_weights_themselves_are_readable_and_the_hand_check_reaches_them(chr
     value = float(page.locator("#readout").inner_text().split(" = ")[1].split()[0].replace("−", "-"))
     assert value == pytest.approx(ckpt.model.final_norm.weight[0].item(), abs=5e-5)
     assert page.watched.errors == []
+
+
+def test_the_pages_arithmetic_holds_at_every_vocabulary_the_trainer_accepts(chromium):
+    """Past about 125,000 characters, a vocabulary-sized array spread into a call (Math.max(...p), append(...bars))
+    exceeds the call stack: the page's softmax, argmax and bars take any length."""
+    from minigpt.bundled import web_file
+
+    page = chromium.new_page()
+    page.set_content('<html><body><div id="bars"></div></body></html>')
+    page.add_script_tag(content=web_file("model.js") + "\nwindow.MiniGPTModel = MiniGPTModel;")
+    page.add_script_tag(content=web_file("explorer/drawing.js") + "\nwindow.appendAll = appendAll;")
+    found = page.evaluate("""() => {
+        const V = 300000, logits = Array.from({ length: V }, (_, i) => Math.sin(i));
+        const p = MiniGPTModel.softmax(logits), best = MiniGPTModel.argmax(p);
+        appendAll(document.getElementById("bars"), Array.from({ length: V }, () => document.createElement("span")));
+        return { sum: p.reduce((a, b) => a + b, 0), best, bars: document.getElementById("bars").children.length };
+    }""")
+    assert found["sum"] == pytest.approx(1.0) and found["bars"] == 300000
+    assert found["best"] == max(range(300000), key=math.sin)
+    page.close()

@@ -452,14 +452,28 @@ const MiniGPTModel = (() => {
     return sum;
   }
 
+  // the largest of many numbers, and where it is: a loop, since Math.max(...values) passes each value as an
+  // argument and throws (the call stack is exceeded) past about 125,000 of them, a vocabulary the trainer accepts
+  function maxOf(values) {
+    let max = -Infinity;
+    for (const v of values) if (v > max) max = v;
+    return max;
+  }
+
+  function argmax(values) {
+    let best = 0;
+    for (let i = 1; i < values.length; i++) if (values[i] > values[best]) best = i;
+    return best;
+  }
+
   // exp(s - max) / sum: the weights of a row, which add up to 1
   function softmax(scores) {
-    const max = Math.max(...scores);
+    const max = maxOf(scores);
     const exps = scores.map((s) => Math.exp(s - max));
     const sum = exps.reduce((a, b) => a + b, 0);
     return exps.map((e) => e / sum);
   }
 
-  return { load, loadSnapshot, base64Bytes, float32s, step, forward, readOff, attribution, readThrough, unitColumn, newCache, softmax, filterLogits, sampleToken,
+  return { load, loadSnapshot, base64Bytes, float32s, step, forward, readOff, attribution, readThrough, unitColumn, newCache, softmax, maxOf, argmax, filterLogits, sampleToken,
            sampleName, seededRandom };
 })();

@@ -42,8 +42,8 @@ function drawCurve() {
   const all = [...curve.train, ...curve.val];
   // the steps span the curve's and the snapshots' (the slider's marker may sit before the first logged step)
   const steps = [...all.map((p) => p[0]), ...(DATA.snapshots ? DATA.snapshots.steps : [])], losses = [...all.map((p) => p[1]), uniform];
-  const [x0, x1] = [Math.min(...steps), Math.max(...steps)];
-  const [y0, y1] = [Math.min(...losses) - 0.05, Math.max(...losses) + 0.05];
+  const [x0, x1] = [-MiniGPTModel.maxOf(steps.map((x) => -x)), MiniGPTModel.maxOf(steps)];
+  const [y0, y1] = [-MiniGPTModel.maxOf(losses.map((y) => -y)) - 0.05, MiniGPTModel.maxOf(losses) + 0.05];
   const x = (s) => left + ((s - x0) / Math.max(1, x1 - x0)) * (W - left - right);
   const y = (v) => top + ((y1 - v) / Math.max(1e-9, y1 - y0)) * (H - top - bottom);
   const ns = "http://www.w3.org/2000/svg";

@@ -26,7 +26,14 @@ function divergingRGB(x, scale) {
 const diverging = (x, scale) => `rgb(${divergingRGB(x, scale).join(",")})`;
 // the root mean square rmsnorm divides by (the recipe's eps inside the root, as model.py has it)
 const rms = (v) => Math.sqrt(Array.from(v).reduce((sum, x) => sum + x * x, 0) / v.length + config.norm_eps);
-const largest = (...vectors) => Math.max(1e-12, ...vectors.map((v) => Math.max(...Array.from(v, Math.abs))));
+// many nodes into a parent: append(...nodes) passes each as an argument, which throws past about 125,000
+function appendAll(parent, nodes) {
+  const fragment = document.createDocumentFragment();
+  for (const node of nodes) fragment.appendChild(node);
+  parent.appendChild(fragment);
+}
+
+const largest = (...vectors) => Math.max(1e-12, ...vectors.map((v) => MiniGPTModel.maxOf(Array.from(v, Math.abs))));
 
 const fmt = (x, digits = 3) => (Number.isFinite(x) ? x.toFixed(digits).replace("-", "−") : x > 0 ? "∞" : "−∞");
 const el = (tag, attrs = {}, ...children) => {

@@ -39,7 +39,7 @@ function drawLens() {
   lens.rows.forEach((cells, stage) => cells.forEach((td, t) => {
     hide(td, t >= T);
     if (t >= T) return;
-    const p = probs[stage][t], best = p.indexOf(Math.max(...p)), actual = p[next(t)];
+    const p = probs[stage][t], best = MiniGPTModel.argmax(p), actual = p[next(t)];
     // the colour's number is written too (a title reaches neither a keyboard nor a finger): the actual next's %
     write(td, `${label(best)} ${Math.round(100 * p[best])}%\n${label(next(t))} ${Math.round(100 * actual)}%`);
     restyle(td, "background", viridis(actual));

@@ -188,7 +188,7 @@ function drawCellInfo() {
   hide(box, !state.details);
   if (!state.details) return;
   const i = rowOf(view), j = colOf(view), at = view.steps[i].layers[state.layer], h = state.head;
-  const scores = at.scores[h], max = Math.max(...scores), total = scores.reduce((a, s) => a + Math.exp(s - max), 0);
+  const scores = at.scores[h], max = MiniGPTModel.maxOf(scores), total = scores.reduce((a, s) => a + Math.exp(s - max), 0);
   const labels = view.tokens.map(label);
   box.textContent = `Position ${i} “${labels[i]}” attends to position ${j} “${labels[j]}”: ` +
     `q·k${j} = ${fmt(scores[j] * Math.sqrt(D))}, ÷ √${D} = ${fmt(scores[j])}, + mask 0, ` +

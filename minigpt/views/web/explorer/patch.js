@@ -119,7 +119,7 @@ function drawPatch() {
 // their attention rows moved (the mean over heads of the total variation between the two rows)
 function drawPatchCompare(a, b) {
   const T = Math.max(a.tokens.length, b.tokens.length), rows = [];
-  const best = (s) => { const p = probsOf(s), n = p.indexOf(Math.max(...p)); return `‘${label(n)}’ ${fmt(p[n], 2)}`; };
+  const best = (s) => { const p = probsOf(s), n = MiniGPTModel.argmax(p); return `‘${label(n)}’ ${fmt(p[n], 2)}`; };
   for (let t = 0; t < T; t++) {
     const sa = a.steps[t], sb = b.steps[t];
     let moved = "";

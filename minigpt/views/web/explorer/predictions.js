@@ -22,7 +22,7 @@ function buildPredictions() {
     const ghost = el("span", { class: "ghost" }); // with parts off: the probability with every part on
     predictions.chart.push({ node: el("div", { class: "next-bar" }, char, el("span", { class: "track" }, raw, bar, ghost), p), char, bar, raw, ghost, p });
   }
-  $("next-chart").append(...predictions.chart.map((c) => c.node));
+  appendAll($("next-chart"), predictions.chart.map((c) => c.node)); // a bar a character: a vocabulary may hold 100,000
 }
 
 // for position i: the model's probabilities, and those a draw would use after the filters

@@ -117,5 +117,5 @@ function colOf(view) {
   const i = rowOf(view);
   if (state.col !== null && state.col <= i) return state.col;
   const w = view.steps[i].layers[state.layer].weights[state.head];
-  return w.indexOf(Math.max(...w));
+  return MiniGPTModel.argmax(w);
 }
