@@ -60,10 +60,11 @@ def open_page(browser, path: Path, width: int = 1280, height: int = 900):
 
 
 def show(page, selector: str) -> None:
-    """Scroll a part of the page into view and let two frames pass: parts below the first screen draw
-    when they are seen (an IntersectionObserver tells them after a frame)."""
+    """Scroll a part of the page into view and wait until it is drawn: parts below the first screen draw when
+    they are seen (an IntersectionObserver tells them), and a part not yet redrawn is aria-busy, the page's
+    own mark of it."""
     page.locator(selector).scroll_into_view_if_needed()
-    page.evaluate("new Promise(done => requestAnimationFrame(() => requestAnimationFrame(done)))")
+    page.wait_for_function("(selector) => !document.querySelector(selector).closest('[aria-busy=true]')", arg=selector)
 
 
 def redraw_weights(checkpoint: Path, seed: int) -> None:

@@ -308,7 +308,7 @@ def test_the_pages_ablated_forward_and_lens_are_pythons(chromium, pages, recipe)
         lens = torch.stack([torch.softmax(read_off(ckpt.model, x)[0], -1) for _, x in residual_streams(ckpt.model, torch.tensor([tokens]))])
     got = torch.tensor(page.evaluate("text => minigpt.lens(text)", "xavier"), dtype=torch.float64)  # [stage, position, token]
     torch.testing.assert_close(got, lens.double(), atol=1e-5, rtol=0)
-    page.locator("#lens").scroll_into_view_if_needed()
+    browser.show(page, "#lens")
     assert page.locator("#lens-table tbody tr").count() == 1 + 2 * ckpt.config.model.n_layer
     assert page.watched.errors == []
 
@@ -372,7 +372,7 @@ def test_the_step_slider_runs_each_snapshots_weights_as_torch_does(chromium, pag
     # puts the snapshot's mean outputs in place of a part
     names, _ = names_for_roles(ckpt)
     zero, mean = (ablate(model, ckpt.tokenizer, names, mode) for mode in ("zero", "mean"))
-    page.locator("#ablation").scroll_into_view_if_needed()
+    browser.show(page, "#ablation")
     shown = dict(page.eval_on_selector_all("#ablation-table tbody tr", "rows => rows.map(r => [r.cells[0].textContent, r.cells[2].textContent])"))
     assert {part: float(cost.replace("−", "-")) for part, cost in shown.items()} == pytest.approx({str(p): c for p, c in zero.costs}, abs=1e-4)
     assert "at step 1" in page.text_content("#costs-caption")

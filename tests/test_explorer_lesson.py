@@ -182,21 +182,31 @@ def test_the_scores_view_shows_torchs_raw_scores(chromium, lesson):
 
 
 def test_the_sliders_redraw_the_bars_as_sampling_filters(chromium, lesson):
+    """Each read waits for the state it checks (Playwright's expect retries it): the chart is redrawn when it is
+    seen, which a busy machine reports a frame or more after the slider moved."""
+    from playwright.sync_api import expect
+
     page = browser.open_page(chromium, lesson[1])
-    kept = lambda: page.locator("#next-chart .next-bar:not(.removed)").count()  # noqa: E731
+    kept = page.locator("#next-chart .next-bar:not(.removed)")
     vocab = len(page.evaluate("minigpt.vocab")) + 1
     page.fill("#top-p", "1")
     page.fill("#top-k", "0")
-    assert kept() == vocab
+    expect(kept).to_have_count(vocab)
     page.fill("#top-k", "3")
-    assert kept() == 3 and page.locator("#predictions .choice.removed").count() > 0
+    expect(kept).to_have_count(3)
+    expect(page.locator("#predictions .choice.removed").first).to_be_attached()
     expected = page.evaluate("minigpt.nextDistribution('emma', {temperature: 0.5, topK: 3, topP: 1})")
     page.fill("#temperature", "0.5")
+    page.wait_for_function("""(expected) => {
+        const got = [...document.querySelectorAll('#next-chart .next-bar')].map((b) => +b.dataset.p).sort((a, b) => a - b);
+        const want = [...expected].sort((a, b) => a - b);
+        return got.length === want.length && got.every((p, n) => Math.abs(p - want[n]) <= 1e-12);
+    }""", arg=expected)
     chart = page.eval_on_selector_all("#next-chart .next-bar", "bars => bars.map(b => [b.dataset.token, +b.dataset.p])")
     labels = page.evaluate("minigpt.vocab").copy() + ["·"]
-    assert sorted(p for _, p in chart) == pytest.approx(sorted(expected), abs=1e-12)
     assert dict(chart) == pytest.approx(dict(zip(labels, expected)), abs=1e-12)
-    assert page.text_content("#temperature-value") == "0.50" and page.text_content("#top-k-value") == "3"
+    expect(page.locator("#temperature-value")).to_have_text("0.50")
+    expect(page.locator("#top-k-value")).to_have_text("3")
     assert page.watched.errors == []
 
 

@@ -12,6 +12,14 @@ const offscreen = { flow: { draw: () => drawFlow(), seen: false, stale: true },
                     units: { draw: () => drawUnits(), seen: false, stale: true },
                     patch: { draw: () => drawPatch(), seen: false, stale: true },
                     lens: { draw: () => drawLens(), seen: false, stale: true } };
+// A part not yet redrawn says so as a screen reader hears it: its section is aria-busy until it is drawn.
+for (const [id, part] of Object.entries(offscreen)) part.section = $(id);
+function markStale(part, stale) {
+  part.stale = stale;
+  part.section.setAttribute("aria-busy", String(stale));
+}
+Object.values(offscreen).forEach((part) => markStale(part, true));
+
 const watcher = new IntersectionObserver((entries) => entries.forEach((entry) => {
   const part = offscreen[entry.target.id];
   part.seen = entry.isIntersecting;
@@ -19,9 +27,9 @@ const watcher = new IntersectionObserver((entries) => entries.forEach((entry) =>
 }));
 
 function redrawIfSeen(part) {
-  part.stale = !part.seen;
   if (part.seen) part.draw();
-  else drawWhenIdle();
+  markStale(part, !part.seen);
+  if (!part.seen) drawWhenIdle();
 }
 
 // Parts out of sight are drawn too, one at a time when the browser has time to spare, so that a
@@ -32,12 +40,12 @@ function drawWhenIdle() {
   idleScheduled = true;
   requestIdleCallback(function drawOne(deadline) {
     const stale = Object.values(offscreen).find((part) => part.stale);
-    if (stale && deadline.timeRemaining() > 15) { stale.draw(); stale.stale = false; }
+    if (stale && deadline.timeRemaining() > 15) { stale.draw(); markStale(stale, false); }
     idleScheduled = Object.values(offscreen).some((part) => part.stale);
     if (idleScheduled) requestIdleCallback(drawOne, { timeout: 2000 });
   });
 }
-window.addEventListener("beforeprint", () => Object.values(offscreen).forEach((part) => { if (part.stale) { part.draw(); part.stale = false; } }));
+window.addEventListener("beforeprint", () => Object.values(offscreen).forEach((part) => { if (part.stale) { part.draw(); markStale(part, false); } }));
 
 // The head the page opens on: the one that teaches best, the costliest to switch off (on the names
 // the page was written with) among those with a named pattern ("previous character", "leans to
