@@ -71,3 +71,23 @@ def test_the_licence_the_package_declares_is_there():
 
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
     assert project["license"] == "MIT" and (ROOT / "LICENSE").read_text().startswith("MIT License")
+
+
+def test_the_default_runs_figures_agree_wherever_they_are_quoted():
+    """One run's figures, measured once (docs/recipes.md's "default run:" line), are what the README's tour, its
+    recipe table and docs/explorer.md quote for the default run."""
+    import re
+
+    recipes = (ROOT / "docs" / "recipes.md").read_text(encoding="utf-8")
+    line = re.search(r"default run: `minigpt train --out runs/names`, best (\d\.\d{4}) at step ([\d,]+), "
+                     r"([\d.]+) s of training at ([\d,]+) tokens/s", recipes)
+    assert line, "docs/recipes.md has no line of the default run's figures"
+    best, step, seconds, rate = line.groups()
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert re.search(rf"val loss\s+{best} \(best {best} at step {step}\)", readme)
+    assert re.search(rf"time\s+{seconds} s training, {rate} tokens/s", readme)
+    assert f"The best validation loss, {float(best):.3f} nats" in readme
+    assert f"| {float(best):.3f} on the bundled names in {round(float(seconds))} s;" in readme
+    explorer = (ROOT / "docs" / "explorer.md").read_text(encoding="utf-8")
+    quoted = set(re.findall(r"best(?: validation loss)? (\d\.\d{4})", explorer))
+    assert quoted == {best}, f"docs/explorer.md quotes {quoted} for the default run, docs/recipes.md {best}"
