@@ -104,6 +104,15 @@ def _generate_batch(model, tokenizer, prompt, batch, temperature, top_k, top_p, 
             for row in written.tolist()]
 
 
+LOGITS_AT_ONCE = 2**24  # numbers (64 MB of float32): what evaluation and sampling compute of [names, positions, vocabulary] at once
+
+
+def rows_at_once(batch_size: int, positions: int, vocab_size: int) -> int:
+    """Names a batch of evaluation or sampling takes: `batch_size`, fewer where a large vocabulary would make
+    their logits outgrow LOGITS_AT_ONCE (a million characters: a name at a time), never none."""
+    return max(1, min(batch_size, LOGITS_AT_ONCE // (positions * vocab_size)))
+
+
 def generate(model: GPT, tokenizer: Tokenizer, num: int, **options) -> list[str]:
     """`num` names that start with `prefix`. A name ends at the boundary token or at block_size characters.
     The options are `generate_batches`'."""
@@ -137,6 +146,7 @@ def generate_batches(
     device = model.lm_head.weight.device
     generator = torch.Generator(device=device)
     generator.manual_seed(seed if seed is not None else torch.seed())
+    batch_size = rows_at_once(batch_size, 1, tokenizer.vocab_size)  # up to 8,192 characters, 2,048 names at a time
     with eval_mode(model):
         for start in range(0, num, batch_size):
             batch = min(batch_size, num - start)
@@ -185,11 +195,15 @@ def sample_batches(checkpoint, num: int = 10, new_only: bool = False, seed: int 
     found = 0
     generator_seed = seed if seed is not None else torch.seed()
     for attempt in range(20):  # each attempt its own seed, kept in the range a seed has
-        batch = generate(model, tokenizer, 2 * (num - found) + 10, seed=(generator_seed + attempt) % SEEDS, **options)
-        # a cut name is not a new name: it is the start of one
-        fresh = [name for name in batch if name not in seen and not is_cut(name, model.config.block_size)][: num - found]
-        found += len(fresh)
-        yield fresh
-        if found == num:
-            return
+        wanted = min(2 * (num - found) + 10, NEW_AT_ONCE)  # -n 10,000,000 is drawn a chunk at a time, not held
+        for batch in generate_batches(model, tokenizer, wanted, seed=(generator_seed + attempt) % SEEDS, **options):
+            # a cut name is not a new name: it is the start of one
+            fresh = [name for name in batch if name not in seen and not is_cut(name, model.config.block_size)][: num - found]
+            found += len(fresh)
+            yield fresh
+            if found == num:
+                return
     raise UsageError(f"found only {found} of {num} names not in the training data; try a higher temperature")
+
+
+NEW_AT_ONCE = 1 << 20  # names an attempt of `sample --new-only` draws before the next begins

@@ -27,7 +27,7 @@ from minigpt.formats.checkpoint import (ResumeState, load_microgpt_weights, payl
 from minigpt.formats.snapshots import RunSnapshots, run_identity
 from minigpt.model import GPT, IGNORE, eval_mode
 from minigpt.optimizer import Optimizers, load_state, lr_at, make_optimizer
-from minigpt.sampling import generate
+from minigpt.sampling import generate, rows_at_once
 from minigpt.scaling.fast_dropout import use_fast_dropout
 from minigpt.scaling.processes import Distributed, PendingLosses, model_for_steps
 
@@ -39,6 +39,7 @@ def evaluate(model: GPT, data: TokenizedNames, batch_size: int = 256, dist: Dist
     With several processes, each scores its share and the sums are added up.
     """
     total = torch.zeros((), dtype=torch.float64, device=data.flat.device)
+    batch_size = rows_at_once(batch_size, model.config.block_size, model.config.vocab_size)
     with eval_mode(model):
         for x, y in data.in_order(batch_size, dist.my_share):
             logits, _ = model(x)

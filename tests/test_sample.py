@@ -222,3 +222,31 @@ def test_a_recipes_floats_are_checked_as_float32_and_shortcuts_by_their_own_name
             load_config("tiny", [setting])
     result = CliRunner().invoke(app, ["train", "-c", "tiny", "--lr", "inf", "--out", str(tmp_path / "r")])
     assert result.exit_code == 2 and result.stderr == "minigpt: error: --lr must be a finite number, got inf\n"
+
+
+def test_json_names_are_written_as_they_are_made(trained_run, monkeypatch):
+    """`sample -n N --json` holds no list of N names: each batch is written before the next is drawn."""
+    import json
+    import sys
+
+    from minigpt import sampling
+
+    seen_before_the_second = []
+
+    def two_batches(*args, **kwargs):
+        yield ["anna", "bo"]
+        seen_before_the_second.append(sys.stdout.buffer.getvalue().decode())
+        yield ["cy"]
+
+    monkeypatch.setattr(sampling, "sample_batches", two_batches)
+    result = CliRunner().invoke(app, ["sample", str(trained_run[0]), "-n", "3", "--json"])
+    assert [n["name"] for n in json.loads(result.stdout)["names"]] == ["anna", "bo", "cy"]
+    assert '"anna"' in seen_before_the_second[0] and '"bo"' in seen_before_the_second[0]
+
+
+def test_a_vocabulary_of_a_million_bounds_what_is_computed_at_once():
+    from minigpt.sampling import LOGITS_AT_ONCE, rows_at_once
+
+    assert rows_at_once(256, 16, 27) == 256 and rows_at_once(2048, 1, 27) == 2048  # names: as before
+    assert rows_at_once(256, 16, 1_000_001) == 1  # a name at a time, never none
+    assert rows_at_once(2048, 1, 200_001) * 200_001 <= LOGITS_AT_ONCE

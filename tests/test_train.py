@@ -199,3 +199,15 @@ def test_a_run_whose_last_step_is_its_best_ended_on_its_best(names_file, tmp_pat
     result = train(tiny_config("train.steps=30", "train.eval_interval=10"), names_file, out_dir=tmp_path / "r", quiet=True)
     assert result.best_step == result.steps == 30  # three evaluations, each better on a model this young
     assert result.ended_on_best and not result.went_back_to_best and result.to_json()["ended_on_best"] is True
+
+
+def test_a_step_whose_logits_cannot_fit_is_refused_before_it_starts(names_file, tmp_path, monkeypatch):
+    from conftest import tiny_config
+    from minigpt.errors import UsageError
+    from minigpt.runs import setup
+
+    monkeypatch.setattr(setup, "available_memory", lambda: 100_000)  # 0.1 MB free
+    with pytest.raises(UsageError, match=r"a step of 256 names × \d+ positions × a vocabulary of \d+ needs about .* GB "
+                                         r"for its logits, and 0.0 GB is available: lower train.batch_size"):
+        train(tiny_config("train.batch_size=256"), names_file, out_dir=tmp_path / "r", quiet=True)
+    assert not (tmp_path / "r").exists()

@@ -115,7 +115,7 @@ def sample(
 ) -> None:
     """Generate names from a trained checkpoint, one per line."""
     from minigpt.data import read_names
-    from minigpt.sampling import CUT, as_shown, is_cut, sample as sample_names, sample_batches
+    from minigpt.sampling import CUT, as_shown, is_cut, sample_batches
     from minigpt.scaling.membership import NameSet
 
     ckpt = checkpoint_to_read(checkpoint, device)
@@ -124,17 +124,23 @@ def sample(
     seen = ckpt.membership
     known = seen.kind != "none"  # an imported checkpoint cannot know its training names
     block = ckpt.config.model.block_size
-    if json_out:
-        names = sample_names(ckpt, num, new_only, seed, prefix, temperature, top_k, top_p)
-        print(strict_json.dumps({"names": [{"name": n, "in_training_data": (n in seen) if known else None,
-                                            "cut": is_cut(n, block)} for n in names]}))
+    batches = sample_batches(ckpt, num, new_only, seed, prefix, temperature, top_k, top_p)
+    if json_out:  # {"names": [...]} written a batch at a time as the names are made: -n 10,000,000 is never held
+        opening = '{"names": ['
+        for batch in batches:
+            entries = [strict_json.dumps({"name": n, "in_training_data": (n in seen) if known else None,
+                                          "cut": is_cut(n, block)}) for n in batch]
+            if entries:
+                print(opening + ", ".join(entries), end="", flush=True)
+                opening = ", "
+        print(("" if opening == ", " else opening) + "]}")
         return
     printed = new = cut = 0
 
     def shown(name: str) -> str:  # a shared checkpoint's vocabulary may hold escape sequences: printed as text
         return one_line(as_shown(name, block)) + (" *" if mark and known and name in seen else "")
 
-    for batch in sample_batches(ckpt, num, new_only, seed, prefix, temperature, top_k, top_p):  # printed as made
+    for batch in batches:  # printed as made
         if batch:
             print("\n".join(map(shown, batch)), flush=True)
         printed += len(batch)

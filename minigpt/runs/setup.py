@@ -8,7 +8,7 @@ import threading
 from pathlib import Path
 
 from minigpt.config import Config
-from minigpt.data import BUNDLED_NAMES, load_data
+from minigpt.data import BUNDLED_NAMES, available_memory, load_data
 from minigpt.errors import Interrupted, UsageError
 from minigpt.formats.checkpoint import read_resume_state, refuse_to_go_back
 from minigpt.scaling.processes import Distributed, keep_freed_memory, resolve_device, setup as setup_distributed
@@ -81,12 +81,29 @@ def start_run(config: Config, dist: Distributed, data_path, val_path, resume_fro
     # a resumed run keeps the recipe it was scaled to
     scaled = fit_block_size(config, train_names) + scale_to_data(config, len(train_names)) if state is None else []
     config.model.vocab_size = tokenizer.vocab_size
+    check_step_memory(config, train_names)
     trainer = Trainer(config, train_names, val_names, tokenizer, dist.device, data_path, val_path, dist)
     if state is not None:
         trainer.restore(state, resumed_from)
         if trainer.done():
             raise UsageError(f"{resumed_from}: the run is already complete at step {trainer.step:,}: {why_complete(trainer)}")
     return trainer, resumed_from, scaled
+
+
+LOGIT_COPIES = 5  # a step's [batch, positions, vocabulary] tensors: logits, log-softmax, and their gradients, measured
+
+
+def check_step_memory(config: Config, names: list[str]) -> None:
+    """A step's logits grow with the batch, the positions and the vocabulary: refused before the first step when
+    they could not fit in the memory there is (a vocabulary of 200,000 characters at batch 256 needs gigabytes),
+    rather than failing in the allocator mid-run."""
+    available = available_memory()
+    positions = min(config.model.block_size, max(map(len, names), default=0) + 1)
+    needed = config.train.batch_size * positions * config.model.vocab_size * 4 * LOGIT_COPIES
+    if available is not None and needed > available:
+        raise UsageError(f"a step of {config.train.batch_size:,} names × {positions} positions × a vocabulary of "
+                         f"{config.model.vocab_size:,} needs about {needed / 1e9:.1f} GB for its logits, and "
+                         f"{available / 1e9:.1f} GB is available: lower train.batch_size (or model.block_size)")
 
 
 SMALL_DATA = 20_000  # training names below which train.auto_scale adapts the recipe
