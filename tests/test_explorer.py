@@ -771,3 +771,15 @@ def test_the_pages_arithmetic_holds_at_every_vocabulary_the_trainer_accepts(chro
     assert found["sum"] == pytest.approx(1.0) and found["bars"] == 300000
     assert found["best"] == max(range(300000), key=math.sin)
     page.close()
+
+
+def test_a_page_past_its_vocabulary_bound_is_refused_before_it_is_measured(monkeypatch, tmp_path):
+    from minigpt.errors import UsageError
+    from minigpt.views import page_data
+
+    run = train(load_config("tiny", ["train.steps=1"]), out_dir=tmp_path / "run", quiet=True)
+    monkeypatch.setattr(page_data, "PAGE_VOCABULARY", 10)
+    monkeypatch.setattr(page_data, "measured", lambda *args: pytest.fail("measured before the bound was checked"))
+    with pytest.raises(UsageError, match="written for vocabularies of up to 10 characters, and this model has 26"):
+        write_page(run.run_dir, tmp_path / "page.html")
+    assert not (tmp_path / "page.html").exists()
