@@ -17,7 +17,7 @@ _EXPORTS = {
     "Config": "minigpt.config",
     "load_config": "minigpt.config",
     "Tokenizer": "minigpt.data",
-    "read_names": "minigpt.data",
+    "read_names": "minigpt.formats.names_file",
     "load_checkpoint": "minigpt.formats.checkpoint",
     "train": "minigpt.runs.run",
     "Reporter": "minigpt.training",

@@ -392,10 +392,3 @@ def keys_markdown() -> str:
                 out.append(f"| `{f.name}` | `{toml_value(f.default)}` | {f.metadata['about']} |")
         out.append("")
     return "\n".join(out)
-
-
-def recipe_differences(recipes: list[dict]) -> dict[str, list]:
-    """The keys of flat recipes ("section.key" -> value) whose values are not all equal, with each recipe's value."""
-    keys = sorted({key for recipe in recipes for key in recipe})
-    return {key: [recipe.get(key) for recipe in recipes] for key in keys
-            if len({json.dumps(recipe.get(key)) for recipe in recipes}) > 1}

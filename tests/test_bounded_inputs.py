@@ -117,10 +117,10 @@ def test_recipes_and_names_files_padded_with_nul_read_as_written(tmp_path, endin
 def test_a_names_stream_is_read_no_further_than_memory_allows(monkeypatch):
     """A device or a pipe has no size to check before reading: it is read up to what training on it could
     hold in the memory available (about MEMORY_PER_BYTE bytes a byte), not up to the kind's whole bound."""
-    from minigpt.data import MEMORY_PER_BYTE, read_names
+    from minigpt.formats.names_file import MEMORY_PER_BYTE, read_names
     from minigpt.errors import UsageError
 
-    monkeypatch.setattr("minigpt.data.available_memory", lambda: MEMORY_PER_BYTE * 2**20)
+    monkeypatch.setattr("minigpt.formats.names_file.available_memory", lambda: MEMORY_PER_BYTE * 2**20)
     with pytest.raises(UsageError, match=r"/dev/zero: refused: more than 1 MB, as much as training can hold: it takes "
                                          r"about 25 bytes of memory per byte of names, and 25 MB is available"):
         read_names("/dev/zero")

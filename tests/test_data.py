@@ -118,7 +118,7 @@ def test_tokenized_names_agree_with_encoding_each_name(names):
 
 
 def test_a_file_too_large_for_memory_is_refused_before_it_is_read(tmp_path, monkeypatch):
-    import minigpt.data as data_module
+    import minigpt.formats.names_file as data_module
 
     path = write(tmp_path, b"emma\n" * 1000)
     monkeypatch.setattr(data_module, "available_memory", lambda: 50_000)

@@ -89,7 +89,7 @@ def train(
 
 def changed_keys(recipe, run) -> dict:
     """Each recipe key the run trained with another value (--set, a shortcut, train.auto_scale): both values."""
-    from minigpt.config import recipe_differences
+    from minigpt.experiments.compare import recipe_differences
 
     flat = [{f"{s}.{k}": v for s, values in c.to_dict().items() for k, v in values.items() if k != "vocab_size"}
             for c in (recipe, run)]

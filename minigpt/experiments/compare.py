@@ -19,7 +19,6 @@ from pathlib import Path
 
 import torch
 
-from minigpt.config import recipe_differences
 from minigpt.errors import UsageError
 from minigpt.experiments.statistics import mean, paired_interval, sd, welch, welch_p
 from minigpt.formats.checkpoint import Checkpoint, held_out, load_checkpoint
@@ -131,6 +130,13 @@ def flat_recipe(ckpt: Checkpoint) -> dict:
     for key in ("train.seed", "model.vocab_size"):
         flat.pop(key, None)
     return flat
+
+
+def recipe_differences(recipes: list[dict]) -> dict[str, list]:
+    """The keys of flat recipes ("section.key" -> value) whose values are not all equal, with each recipe's value."""
+    keys = sorted({key for recipe in recipes for key in recipe})
+    return {key: [recipe.get(key) for recipe in recipes] for key in keys
+            if len({json.dumps(recipe.get(key)) for recipe in recipes}) > 1}
 
 
 def group_runs(runs: list[RunScore], baseline: Path) -> tuple[list[Group], dict[str, list]]:

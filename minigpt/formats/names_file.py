@@ -1,0 +1,68 @@
+"""Reading a names file, guarded: one name a line, in UTF-8, as people's files come (a byte-order mark,
+CRLF or CR line ends, NUL padding), and never more than training on it could hold in memory.
+
+    names = read_names("data/names.txt")
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from minigpt.errors import UsageError
+from minigpt.formats.bounded import read_bytes
+from minigpt.formats.sniffing import NOT_NAMES, identify, wrong_kind
+
+MEMORY_PER_BYTE = 25  # reading, splitting and tokenising a names file takes about this much memory per byte
+LONGEST_NAME = 10_000  # characters; a longer line is not a name
+
+
+def available_memory() -> int | None:
+    """Bytes of memory available to a new allocation, where the system says (Linux), else None."""
+    try:
+        for line in Path("/proc/meminfo").read_text().splitlines():
+            if line.startswith("MemAvailable:"):
+                return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    return None
+
+
+LINE_END = re.compile(r"\r\n|\r|\n")
+
+
+def read_names(path: str | Path) -> list[str]:
+    """Names from a UTF-8 file, one per line; surrounding whitespace stripped, blank lines skipped."""
+    path = Path(path)
+    if not path.exists():
+        raise UsageError(f"names file not found: {path}")
+    if path.is_dir():
+        raise UsageError(f"{path} is a directory, not a names file")
+    size, available = path.stat().st_size, available_memory()
+    if available is not None and size * MEMORY_PER_BYTE > available:  # say so now, not after the kernel's OOM kill
+        raise UsageError(f"{path} is {size / 1e9:.1f} GB: training on it needs about "
+                         f"{size * MEMORY_PER_BYTE / 1e9:.0f} GB of memory, and {available / 1e9:.1f} GB is available")
+    kind = identify(path, "names file")
+    if kind in NOT_NAMES:
+        raise UsageError(wrong_kind(path, kind, "a names file"))
+    # a device or a pipe has no size to check first: it is read no further than memory allows
+    most = None if available is None else available // MEMORY_PER_BYTE
+    raw = read_bytes(path, "names file", most, why=f"as much as training can hold: it takes about {MEMORY_PER_BYTE} bytes of "
+                     f"memory per byte of names, and {available / 2**20:,.0f} MB is available" if available else "")
+    try:
+        # a byte-order mark is not part of the first name, nor NUL padding (a crash, a tool) part of the last
+        text = raw.rstrip(b"\0").decode("utf-8-sig")
+    except UnicodeDecodeError as e:
+        line = raw[: e.start].count(b"\n") + 1
+        raise UsageError(f"{path}: line {line} is not valid UTF-8") from None
+    del raw  # the file's bytes, its text and its names are not all held at once: memory peaks here
+    # \n, \r\n and a lone \r end a line; a line separator, a form feed or NEL inside a name are its characters
+    names = [name for name in map(str.strip, LINE_END.split(text)) if name]
+    del text
+    if not names:
+        raise UsageError(f"{path}: no names in the file (it is empty or has only blank lines)")
+    longest = max(map(len, names))
+    if longest > LONGEST_NAME:
+        raise UsageError(f"{path}: a line holds {longest:,} characters; a name has at most {LONGEST_NAME:,} "
+                         f"(is this a names file, one name per line?)")
+    return names
