@@ -569,3 +569,45 @@ def test_the_lens_writes_the_number_its_colour_shows(chromium, lesson):
     cell = page.locator("#lens-table tbody tr").nth(0).locator("td").nth(1).text_content()  # after the embeddings, "·e" → "m"
     assert cell.splitlines()[1] == f"m {round(100 * probs[0][1][ids['m']])}%"
     assert page.watched.errors == []
+
+
+def test_a_view_lives_in_the_address_and_a_link_restores_it(chromium, lesson):
+    """page.html#name=zoltan&layer=1&head=2&row=3&...: opening it shows that view; changing the view changes the
+    address; back goes to the view before; the address a view writes opens that view again."""
+    from playwright.sync_api import expect
+
+    url = lesson[1].resolve().as_uri()
+    page = chromium.new_page(viewport={"width": 1280, "height": 900})
+    page.goto(url + "#name=zoltan&layer=1&head=0&row=3&off=0.1,m1&second=zolten")
+    assert page.input_value("#name-input") == "zoltan" and page.input_value("#patch-input") == "zolten"
+    expect(page.locator("#matrix-title")).to_have_text("Layer 1, head 0")
+    assert page.evaluate("minigpt.worked().i") == 3
+    expect(page.locator("#parts-off")).to_have_text("2 parts switched off (zeroed).")
+    page.fill("#name-input", "zoe")
+    page.wait_for_function("location.hash.includes('name=zoe&')")
+    page.click("#grid button.thumb >> nth=0")  # layer 0, head 0: a new entry in the history
+    page.wait_for_function("location.hash.includes('layer=0&head=0')")
+    linked = page.evaluate("location.href")
+    page.go_back()
+    expect(page.locator("#matrix-title")).to_have_text("Layer 1, head 0")
+    other = chromium.new_page(viewport={"width": 1280, "height": 900})
+    other.goto(linked)
+    assert other.input_value("#name-input") == "zoe"
+    expect(other.locator("#matrix-title")).to_have_text("Layer 0, head 0")
+    expect(other.locator("#parts-off")).to_have_text("2 parts switched off (zeroed).")
+    other.click("#copy-link")
+    expect(other.locator("#link-text")).to_be_visible()
+    assert other.input_value("#link-text") == linked
+    page.close()
+    other.close()
+
+
+def test_an_address_the_page_cannot_read_leaves_the_page_as_it_opens(chromium, lesson):
+    url = lesson[1].resolve().as_uri()
+    page = chromium.new_page()
+    errors = []
+    page.on("pageerror", lambda error: errors.append(str(error)))
+    page.goto(url + "#layer=99&head=-1&row=x&off=7.7,z3&mode=nan&step=123456789&show=<b>")
+    assert page.evaluate("minigpt.worked().layer") < 99 and errors == []
+    assert page.text_content("#parts-off") == ""
+    page.close()

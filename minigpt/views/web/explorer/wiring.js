@@ -73,6 +73,7 @@ function render() {
   redrawIfSeen(offscreen.patch);
   redrawIfSeen(offscreen.ablation);
   redrawIfSeen(offscreen.lens);
+  writeAddress();
 }
 
 // after the head, row or cell changes: the parts that show the selection
@@ -81,6 +82,7 @@ function drawSelection() {
   drawMath();
   redrawIfSeen(offscreen.flow);
   redrawIfSeen(offscreen.walk);
+  if (state.view) writeAddress();
 }
 
 function selectHead(layer, head) {
@@ -112,7 +114,7 @@ function setText(text) {
 
 $("name-input").addEventListener("input", nameChanged);
 for (const radio of document.querySelectorAll("input[name=show]")) {
-  radio.addEventListener("change", () => { state.show = radio.value; drawMatrix(); });
+  radio.addEventListener("change", () => { state.show = radio.value; drawMatrix(); writeAddress(); });
 }
 for (const id of ["temperature", "top-k", "top-p"]) {
   $(id).addEventListener("input", () => { showFilters(); redrawIfSeen(offscreen.predict); redrawIfSeen(offscreen.walk); });
@@ -149,7 +151,13 @@ buildSteps();
 $("name-input").value = DATA.start_text;
 $("patch-input").value = secondName(DATA.start_text);
 Object.assign(state, firstHead());
+readAddress(location.hash); // a linked view, where the address names one
 render();
+// back and forward: the view the address names then (an address typed or edited by hand too)
+const goTo = () => { if (readAddress(location.hash)) { markSelectedHead(); if (DATA.roles.chars) drawCharMatrix(); render(); } };
+window.addEventListener("popstate", goTo);
+window.addEventListener("hashchange", goTo);
+$("copy-link").addEventListener("click", copyLink);
 for (const id of Object.keys(offscreen)) watcher.observe($(id));
 fitFrame();
 

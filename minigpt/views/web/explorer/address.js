@@ -1,0 +1,80 @@
+// address.js: the view in the page's address, after the # (page.html#name=zoltan&layer=1&head=2&row=3), so
+// that a view can be linked to and opens as it was left, offline from a file; back and forward move
+// through the views. A part of the explorer page (state.js lists the parts). The keys, as
+// docs/explorer.md lists them:
+//   name    the name in the box            second  the name beside it (two names)
+//   layer   the head's layer               head    the head
+//   row     the row worked out (the query position; none: the last)
+//   show    weights or scores              step    the training step of the snapshot shown
+//   off     the parts switched off: 1.2 a head (layer 1, head 2), a1 layer 1's attention, m1 its MLP
+//   mode    how a part is off: zero or mean
+// Keys the page does not know, or values out of range, are left as the page has them.
+
+function viewAddress() {
+  const view = new URLSearchParams();
+  view.set("name", $("name-input").value);
+  view.set("layer", state.layer);
+  view.set("head", state.head);
+  if (state.row !== null) view.set("row", state.row);
+  if (state.show !== "weights") view.set("show", state.show);
+  const off = [...state.off.heads.map(([l, h]) => `${l}.${h}`), ...state.off.attention.map((l) => `a${l}`),
+               ...state.off.mlp.map((l) => `m${l}`)];
+  if (off.length) view.set("off", off.join(","));
+  if (state.off.mode !== "zero") view.set("mode", state.off.mode);
+  if (state.snapshot !== null) view.set("step", DATA.snapshots.steps[state.snapshot]);
+  view.set("second", $("patch-input").value);
+  return `#${view.toString()}`;
+}
+
+// After every change of view: typing in a box, or a playing slider, rewrites the current entry of the
+// browser's history; any other change (a head, a row, a switch) adds one, so that back undoes it.
+function writeAddress() {
+  const address = viewAddress();
+  if (address === location.hash) return;
+  const typing = ["name-input", "patch-input"].includes(document.activeElement && document.activeElement.id);
+  try { // the first view replaces the bare address; in a notebook's frame (about:srcdoc) there may be none to write
+    history[typing || playing || !location.hash ? "replaceState" : "pushState"](null, "", address);
+  } catch (error) { /* the view stays as it is, unlinked */ }
+}
+
+// The view an address names, set into the page's state (the caller redraws). Returns whether it named one.
+function readAddress(hash) {
+  const view = new URLSearchParams(hash.replace(/^#/, ""));
+  if (![...view.keys()].length) return false;
+  const whole = (key, below) => {
+    const n = Number(view.get(key));
+    return view.has(key) && Number.isInteger(n) && n >= 0 && n < below ? n : null;
+  };
+  if (view.has("name")) $("name-input").value = view.get("name");
+  if (view.has("second")) $("patch-input").value = view.get("second");
+  const layer = whole("layer", config.n_layer), head = whole("head", config.n_head);
+  if (layer !== null && head !== null) Object.assign(state, { layer, head });
+  Object.assign(state, { row: whole("row", N), col: null, details: false });
+  if (["weights", "scores"].includes(view.get("show") || "weights")) state.show = view.get("show") || "weights";
+  const off = { heads: [], attention: [], mlp: [] };
+  for (const part of (view.get("off") || "").split(",")) {
+    const headOff = /^(\d+)\.(\d+)$/.exec(part), layerOff = /^([am])(\d+)$/.exec(part);
+    if (headOff && +headOff[1] < config.n_layer && +headOff[2] < config.n_head) off.heads.push([+headOff[1], +headOff[2]]);
+    if (layerOff && +layerOff[2] < config.n_layer) off[layerOff[1] === "a" ? "attention" : "mlp"].push(+layerOff[2]);
+  }
+  Object.assign(state.off, off, { mode: view.get("mode") === "mean" && DATA.ablation ? "mean" : "zero" });
+  for (const radio of document.querySelectorAll("input[name=show]")) radio.checked = radio.value === state.show;
+  for (const radio of document.querySelectorAll("input[name=off-mode]")) radio.checked = radio.value === state.off.mode;
+  const step = view.has("step") && DATA.snapshots ? DATA.snapshots.steps.indexOf(Number(view.get("step"))) : -1;
+  if (step >= 0) showSnapshot(step);
+  return true;
+}
+
+// "link to this view": the address, shown selected to copy, and copied too where the browser lets a page
+// write the clipboard (a file opened from disk may not be let).
+function copyLink() {
+  const shown = $("link-text");
+  shown.value = location.href;
+  hide(shown, false);
+  shown.select();
+  $("link-note").textContent = "This address opens the page at this view:";
+  if (navigator.clipboard) {
+    navigator.clipboard.writeText(location.href).then(
+      () => { $("link-note").textContent = "Copied. This address opens the page at this view:"; }, () => {});
+  }
+}
