@@ -611,3 +611,22 @@ def test_an_address_the_page_cannot_read_leaves_the_page_as_it_opens(chromium, l
     assert page.evaluate("minigpt.worked().layer") < 99 and errors == []
     assert page.text_content("#parts-off") == ""
     page.close()
+
+
+def test_the_boundary_tokens_share_follows_the_training_slider(chromium, lesson):
+    """"This head puts N% of a row's weight on the boundary token" is the step's, not the checkpoint's."""
+    import re
+
+    from playwright.sync_api import expect
+
+    page = browser.open_page(chromium, lesson[1])
+    data = page.evaluate("JSON.parse(document.getElementById('minigpt-data').textContent)")
+    if not (data["snapshots"] and data["snapshots"]["roles"][1]):
+        pytest.skip("the run has no snapshots")
+    layer, head = map(int, re.findall(r"\d+", page.inner_text("#matrix-title")))
+    final = round(100 * data["roles"]["shares"][layer][head][0])
+    early = round(100 * data["snapshots"]["roles"][1]["shares"][layer][head][0])
+    assert early != final
+    expect(page.locator("#matrix-reading")).to_contain_text(f"puts {final}% of a row's weight")
+    page.fill("#step-slider", "1")
+    expect(page.locator("#matrix-reading")).to_contain_text(f"puts {early}% of a row's weight")

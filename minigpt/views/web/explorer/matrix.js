@@ -68,9 +68,10 @@ function buildMatrix() {
 }
 
 // What learners ask of an attention matrix, answered beside it: which axis is which, why √d, what a head
-// is, and how much weight goes to the boundary token (measured on the names the page was written with).
+// is, and how much weight goes to the boundary token (measured on the names the page was written with, with
+// the weights shown: a training snapshot's at that step).
 function drawMatrixReading(l, h) {
-  const shares = DATA.roles.shares, even = DATA.roles.even;
+  const shares = roles().shares, even = roles().even;
   const boundary = shares ? ` Over ${DATA.roles.names}, this head puts ${fmt(100 * shares[l][h][0], 0)}% of a row's weight ` +
     `on the boundary token ${BOUNDARY} (an even spread over the positions read would put ${fmt(100 * even[0], 0)}%): the one ` +
     `position every row can read, where a head with nothing to look for can leave its weight.` : "";
