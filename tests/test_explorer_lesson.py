@@ -630,3 +630,23 @@ def test_the_boundary_tokens_share_follows_the_training_slider(chromium, lesson)
     expect(page.locator("#matrix-reading")).to_contain_text(f"puts {final}% of a row's weight")
     page.fill("#step-slider", "1")
     expect(page.locator("#matrix-reading")).to_contain_text(f"puts {early}% of a row's weight")
+
+
+def test_the_cost_table_sorts_by_any_cost_column(chromium, lesson):
+    """The head that matters for this name is found by sorting on the name's own cost, not by reading 24 rows."""
+    from playwright.sync_api import expect
+
+    page = browser.open_page(chromium, lesson[1])
+    page.fill("#name-input", "christopher")
+    browser.show(page, "#ablation")
+    costs = lambda column: page.eval_on_selector_all(  # noqa: E731
+        "#ablation-table tbody tr", f"rows => rows.map(r => parseFloat(r.cells[{column}].textContent.replace('−', '-').replace(/[^0-9.+-]/g, '')))")
+    on_names = costs(2)
+    assert on_names == sorted(on_names, reverse=True)  # the costliest on the validation names first, as ablate lists them
+    page.click("#ablation-table thead button.sort >> text=cost on the name")
+    expect(page.locator("#ablation-table thead th").nth(3)).to_have_attribute("aria-sort", "descending")
+    on_name = costs(3)
+    assert on_name == sorted(on_name, reverse=True) and on_name != on_names
+    page.click("#ablation-table thead button.sort >> text=part")
+    assert page.eval_on_selector("#ablation-table tbody tr", "r => r.cells[0].textContent") == "layer 0 head 0"
+    assert page.watched.errors == []

@@ -41,19 +41,44 @@ function buildCosts() {
     .sort((a, b) => costs[b.n] - costs[a.n]); // as minigpt ablate lists them
   const rows = largestFirst.map((p) => {
     const live = el("td", { class: "live" }), bar = el("span", { class: "bar" }), cost = el("span"), label = el("td", { class: "label" });
-    costRows.push({ part: p, live, bar, cost, label });
-    return el("tr", {}, el("th", { scope: "row" }, p.part),
+    const row = el("tr");
+    costRows.push({ part: p, live, bar, cost, label, row, liveCost: null });
+    row.append(el("th", { scope: "row" }, p.part),
       el("td", {}, partSwitch(p.kind === "head" ? "head" : p.kind, p.layer, p.head, "on")),
       el("td", { class: "num" }, bar, cost), live, label); // the costs before the description: in view on a phone
+    return row;
   });
   // the table's caption is short: the loss it is measured against is said above its scrolling box, which
   // on a phone would cut a caption as wide as the table
   table.replaceChildren(el("caption", {}, "What each part costs"),
-    el("thead", {}, el("tr", {}, ...["part", "on", `cost on ${found.names}`, "cost on the name in the box, from the parts on now", "what it tends to do"]
-      .map((t) => el("th", { scope: "col" }, t)))),
+    el("thead", {}, el("tr", {}, el("th", { scope: "col" }, sortButton("part", "part")), el("th", { scope: "col" }, "on"),
+      el("th", { scope: "col" }, sortButton("names", `cost on ${found.names}`)),
+      el("th", { scope: "col" }, sortButton("name", "cost on the name in the box, from the parts on now")),
+      el("th", { scope: "col" }, "what it tends to do"))),
     el("tbody", {}, ...rows));
   markSwitches();
   drawCosts();
+  sortCosts();
+}
+
+// The table sorts by a column's heading, a button: the parts in the model's order, or the costliest first,
+// on the names or on the name in the box. aria-sort tells a screen reader which.
+let costOrder = "names";
+function sortButton(order, text) {
+  const button = el("button", { type: "button", class: "sort" }, text);
+  button.addEventListener("click", () => { costOrder = order; sortCosts(); });
+  return button;
+}
+
+function sortCosts() {
+  const now = ablationNow();
+  if (!now || !costRows.length) return;
+  const costs = now[state.off.mode].costs;
+  const key = { part: (r) => r.part.n, names: (r) => -costs[r.part.n], name: (r) => -(r.liveCost ?? -Infinity) }[costOrder];
+  const sorted = [...costRows].sort((a, b) => key(a) - key(b) || a.part.n - b.part.n);
+  $("ablation-table").tBodies[0].append(...sorted.map((r) => r.row));
+  [...$("ablation-table").tHead.rows[0].cells].forEach((cell, c) =>
+    cell.setAttribute("aria-sort", ["part", null, "names", "name"][c] === costOrder ? (costOrder === "part" ? "ascending" : "descending") : "none"));
 }
 
 // a cost with its sign; one that rounds to 0 has none (never "−0.0000")
@@ -93,7 +118,9 @@ function nameLoss(off, from = null) {
 function drawLiveCosts() {
   const started = performance.now(), now = nameLoss(state.off);
   let heads = performance.now() - started; // the time the heads' costs take, with the loss they share
-  for (const { part, live } of costRows) {
+  for (const row of costRows) {
+    const { part, live } = row;
+    row.liveCost = null;
     if (!isOn(part.kind, part.layer, part.head)) { write(live, "off"); continue; }
     if (part.kind === "head" && !isOn("attention", part.layer)) { write(live, "off (its layer's attention)"); continue; }
     const partStarted = performance.now();
@@ -103,9 +130,11 @@ function drawLiveCosts() {
     // the layers before this part's are the same as now: start from what they made
     const from = { layer: part.layer, residual: state.view.steps.map((step) => step.layers[part.layer].residual) };
     const cost = nameLoss(more, from) - now;
+    row.liveCost = cost;
     write(live, signed(cost));
     if (part.kind === "head") heads += performance.now() - partStarted;
   }
+  if (costOrder === "name") sortCosts(); // the name changed, so did its order
   $("ablation-table").dataset.liveMs = String(performance.now() - started);
   $("ablation-table").dataset.headsMs = String(heads);
 }
