@@ -248,7 +248,6 @@ def test_many_machines_share_one_study_in_postgresql(tmp_path, names_file):
             pytest.fail("MINIGPT_TEST_POSTGRES is not set: .ci/run starts PostgreSQL and sets it")
         pytest.skip("no PostgreSQL server: set MINIGPT_TEST_POSTGRES=postgresql://... (.ci/run starts one)")
     spec = spec_file(tmp_path, trials=4)
-    spec.write_text(spec.read_text() + f'\n', encoding="utf-8")
     name = f"name = \"test-{os.getpid()}-{time.time_ns()}\"\n"  # a study of its own in a shared server
     spec.write_text(spec.read_text().replace("[sweep]\n", "[sweep]\n" + name), encoding="utf-8")
     workers = [subprocess.Popen(sweep_command(spec, "--out", tmp_path / f"machine{i}", "--data", names_file,
