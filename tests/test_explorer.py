@@ -783,3 +783,28 @@ def test_a_page_past_its_vocabulary_bound_is_refused_before_it_is_measured(monke
     with pytest.raises(UsageError, match="written for vocabularies of up to 10 characters, and this model has 26"):
         write_page(run.run_dir, tmp_path / "page.html")
     assert not (tmp_path / "page.html").exists()
+
+
+@pytest.mark.parametrize("recipe", ["default", "makemore"])
+def test_with_the_mask_off_the_page_computes_torchs_forward_without_it(chromium, pages, recipe):
+    """The mask-off switch runs the model with every position reading every other: its logits are torch's
+    forward with attention that is not causal, and its loss on the name falls or rises as torch's does."""
+    import torch.nn.functional as F
+
+    ckpt, path = pages[recipe]
+    page = browser.open_page(chromium, path)
+    model = ckpt.model.eval()
+    seeing_all = [lambda q, k, v: F.scaled_dot_product_attention(q, k, v)] * model.config.n_layer
+    for text in ["emma", "xavier"]:
+        got = page.evaluate("([t, off]) => minigpt.forward(t, off)", [text, {"unmasked": True}])
+        ids = torch.tensor([got["tokens"]])
+        with torch.no_grad():
+            logits = model(ids, attend=seeing_all)[0][0]
+        torch.testing.assert_close(torch.tensor(got["logits"], dtype=torch.float64), logits.double(), atol=1e-4, rtol=0)
+        weights = torch.tensor(got["attention"], dtype=torch.float64)
+        assert torch.all(weights.triu(1).sum() > 0)  # weight on later positions: the future is read
+        masked = page.evaluate("t => minigpt.forward(t).logits", text)
+        assert not torch.allclose(torch.tensor(masked, dtype=torch.float64), logits.double(), atol=1e-3)
+    page.check("#mask-off")
+    assert "The causal mask is off" in page.text_content("#parts-off") and "mask=off" in page.evaluate("location.hash")
+    assert page.watched.errors == []

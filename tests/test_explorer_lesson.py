@@ -220,8 +220,8 @@ def test_the_keyboard_reaches_and_moves_everything(chromium, lesson):
     reached = set(page.evaluate("[...window.reached]"))
     assert {"show-weights", "cell", "temperature", "top-k", "top-p", "seed", "next-char", "ten-names", "thumb.selected",
             "head-card"} <= reached
-    page.focus("#name-input")  # the grid of heads is one Tab stop (arrows inside), so the matrix is three away
-    for _ in range(3):
+    page.focus("#name-input")  # the grid of heads is one Tab stop (arrows inside): past it, what the matrix shows and
+    for _ in range(4):  # whether it is masked, then the matrix, four away
         page.keyboard.press("Tab")
     assert page.evaluate("document.activeElement.matches('#big-matrix .cell')")
     page.focus("#grid button.thumb >> nth=0")
@@ -649,4 +649,19 @@ def test_the_cost_table_sorts_by_any_cost_column(chromium, lesson):
     assert on_name == sorted(on_name, reverse=True) and on_name != on_names
     page.click("#ablation-table thead button.sort >> text=part")
     assert page.eval_on_selector("#ablation-table tbody tr", "r => r.cells[0].textContent") == "layer 0 head 0"
+    assert page.watched.errors == []
+
+
+def test_a_masked_cell_says_why_and_the_mask_can_be_switched_off(chromium, lesson):
+    from playwright.sync_api import expect
+
+    page = browser.open_page(chromium, lesson[1])
+    page.fill("#name-input", "emma")
+    page.click("#big-matrix .cell[data-i='1'][data-j='3']")
+    expect(page.locator("#mask-note")).to_contain_text("Position 3 comes after position 1: the causal mask hides it")
+    page.check("#mask-off")
+    expect(page.locator("#mask-note")).to_have_text("")
+    page.click("#big-matrix .cell[data-i='1'][data-j='3']")  # now a cell like any other: its row is worked out
+    assert page.evaluate("minigpt.worked().i") == 1 and len(page.evaluate("minigpt.worked().weights")) == 5
+    expect(page.locator("#big-matrix .cell[data-i='1'][data-j='3']")).not_to_have_class("cell future")
     assert page.watched.errors == []

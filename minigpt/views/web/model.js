@@ -93,9 +93,15 @@ const MiniGPTModel = (() => {
   // `patch` ({kind: "head" or "mlp", layer, head, position, value}) puts `value` in place of one
   // part's output at one position: a head's output before attn_wo, or an MLP's after mlp_fc2.
   // The page copies a part from one name into another this way (activation patching).
+  //
+  // `off.unmasked` takes the causal mask away: every position reads every other, the later ones too,
+  // as the model was never trained to (what the mask is for, seen by switching it off). Then no
+  // position is known before the whole text is: `known` is not used.
   function forward(model, tokens, off = null, from = null, known = [], patch = null) {
     const { config: c, weights: w } = model;
     if (tokens.length > c.block_size) throw new Error(`the model reads at most ${c.block_size} positions`);
+    const unmasked = Boolean(off && off.unmasked);
+    if (unmasked) known = [];
     const p = Math.min(known.length, tokens.length); // the positions already computed
     if (p === tokens.length) return known.slice(0, p);
     const fresh = tokens.slice(p);
@@ -113,8 +119,9 @@ const MiniGPTModel = (() => {
       const before = known.slice(0, p).map((s) => s.layers[l]); // this layer, at the known positions (a whole pass's)
       const k = [...before.map((s) => s.k), ...linearAll(layer.attn_wk, a)];
       const v = [...before.map((s) => s.v), ...linearAll(layer.attn_wv, a)];
-      // position t reads positions 0..t: the causal mask, as a slice
-      const heads = q.map((qt, n) => attend(qt, k.slice(0, p + n + 1), v.slice(0, p + n + 1), c.n_head));
+      // position t reads positions 0..t: the causal mask, as a slice (without it, every position)
+      const seen = (n) => (unmasked ? k.length : p + n + 1);
+      const heads = q.map((qt, n) => attend(qt, k.slice(0, seen(n)), v.slice(0, seen(n)), c.n_head));
       for (const h of headsOff(l)) {
         for (const head of heads) {
           if (means) head.out.set(means.head[l][h], h * headDim);

@@ -7,7 +7,7 @@
 //   row     the row worked out (the query position; none: the last)
 //   show    weights or scores              step    the training step of the snapshot shown
 //   off     the parts switched off: 1.2 a head (layer 1, head 2), a1 layer 1's attention, m1 its MLP
-//   mode    how a part is off: zero or mean
+//   mode    how a part is off: zero or mean      mask    off: the causal mask taken away
 // Keys the page does not know, or values out of range, are left as the page has them.
 
 function viewAddress() {
@@ -21,6 +21,7 @@ function viewAddress() {
                ...state.off.mlp.map((l) => `m${l}`)];
   if (off.length) view.set("off", off.join(","));
   if (state.off.mode !== "zero") view.set("mode", state.off.mode);
+  if (state.off.unmasked) view.set("mask", "off");
   if (state.snapshot !== null) view.set("step", DATA.snapshots.steps[state.snapshot]);
   view.set("second", $("patch-input").value);
   return `#${view.toString()}`;
@@ -57,7 +58,8 @@ function readAddress(hash) {
     if (headOff && +headOff[1] < config.n_layer && +headOff[2] < config.n_head) off.heads.push([+headOff[1], +headOff[2]]);
     if (layerOff && +layerOff[2] < config.n_layer) off[layerOff[1] === "a" ? "attention" : "mlp"].push(+layerOff[2]);
   }
-  Object.assign(state.off, off, { mode: view.get("mode") === "mean" && DATA.ablation ? "mean" : "zero" });
+  Object.assign(state.off, off, { mode: view.get("mode") === "mean" && DATA.ablation ? "mean" : "zero",
+                                  unmasked: view.get("mask") === "off" });
   for (const radio of document.querySelectorAll("input[name=show]")) radio.checked = radio.value === state.show;
   for (const radio of document.querySelectorAll("input[name=off-mode]")) radio.checked = radio.value === state.off.mode;
   const step = view.has("step") && DATA.snapshots ? DATA.snapshots.steps.indexOf(Number(view.get("step"))) : -1;

@@ -123,8 +123,10 @@ function markSwitches() {
   }
   thumbs.forEach((row, l) => row.forEach(({ button }, h) => button.classList.toggle("off", !isOn("head", l, h) || !isOn("attention", l))));
   const off = state.off.heads.length + state.off.attention.length + state.off.mlp.length;
-  $("parts-off").textContent = off ? `${off} part${off > 1 ? "s" : ""} switched off (${state.off.mode === "mean" ? "set to their mean output" : "zeroed"}).` : "";
-  hide($("all-on"), !off);
+  $("mask-off").checked = state.off.unmasked;
+  $("parts-off").textContent = (off ? `${off} part${off > 1 ? "s" : ""} switched off (${state.off.mode === "mean" ? "set to their mean output" : "zeroed"}).` : "") +
+    (state.off.unmasked ? `${off ? " " : ""}The causal mask is off: every position reads the later ones too, which the model never learned to do.` : "");
+  hide($("all-on"), !off && !state.off.unmasked);
   markHeadOff();
 }
 
@@ -154,7 +156,7 @@ function drawGrid() {
     for (let i = 0; i < T; i++) {
       const weights = steps[i].layers[l].weights[h];
       for (let j = 0, at = 4 * i * T; j < T; j++, at += 4) {
-        const rgb = j > i ? FUTURE : viridisRGB(weights[j]);
+        const rgb = j > i && !state.off.unmasked ? FUTURE : viridisRGB(weights[j]);
         pixels[at] = rgb[0]; pixels[at + 1] = rgb[1]; pixels[at + 2] = rgb[2];
       }
     }

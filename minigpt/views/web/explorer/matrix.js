@@ -56,7 +56,11 @@ function buildMatrix() {
   }
   grid.addEventListener("click", (event) => {
     const cell = event.target.closest(".cell"), head = event.target.closest(".row-head");
-    if (cell && +cell.dataset.j <= +cell.dataset.i) clickCell(+cell.dataset.i, +cell.dataset.j);
+    const [i, j] = cell ? [+cell.dataset.i, +cell.dataset.j] : [null, null];
+    if (cell && (j <= i || state.off.unmasked)) clickCell(i, j);
+    else if (cell) write($("mask-note"), `Position ${j} comes after position ${i}: the causal mask hides it from row ${i} ` +
+      `(its score becomes −∞ before the softmax, so its weight is 0). Tick “mask off” to see what row ${i} would read ` +
+      "without it, and what the model predicts when it can read the answer.");
     else if (head) selectCell(matrix.heads.indexOf(head), null);
   });
   grid.addEventListener("keydown", cellKeys);
@@ -111,7 +115,7 @@ function drawMatrix() {
     matrix.cells[i].forEach((td, j) => {
       hide(td, j >= T);
       if (j >= T) return;
-      const future = j > i;
+      const future = j > i && !state.off.unmasked; // with the mask off, a row reads the later positions too
       const value = future ? (scores ? -Infinity : 0) : scores ? at.scores[h][j] : at.weights[h][j];
       reclass(td, future ? "cell future" : i === worked && j === chosen ? "cell chosen" : "cell");
       matrix.shown[i][j] = value;

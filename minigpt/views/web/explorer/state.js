@@ -41,7 +41,7 @@ const bloomBits = DATA.membership.kind === "bloom" ? MiniGPTModel.base64Bytes(DA
 // what is selected: a head, a row of it (the query position; null follows the last), a cell
 // of that row (the key position), whether the cell's details are open, and what the matrix shows
 const state = { layer: 0, head: 0, row: null, col: null, details: false, show: "weights", view: null,
-                off: { heads: [], attention: [], mlp: [], mode: "zero" }, // the parts switched off
+                off: { heads: [], attention: [], mlp: [], mode: "zero", unmasked: false }, // the parts switched off, the mask
                 snapshot: null }; // the training snapshot shown (an index), or null for the checkpoint
 const $ = (id) => document.getElementById(id);
 
@@ -82,8 +82,8 @@ function analyse(text, off = switchedOff(), reuse = false) {
 // what model.js's forward needs to switch the chosen parts off; null when every part is on
 function switchedOff(parts = state.off) {
   const count = parts.heads.length + parts.attention.length + parts.mlp.length;
-  if (!count) return null;
-  return { heads: parts.heads, attention: parts.attention, mlp: parts.mlp,
+  if (!count && !parts.unmasked) return null;
+  return { heads: parts.heads, attention: parts.attention, mlp: parts.mlp, unmasked: Boolean(parts.unmasked),
            means: parts.mode === "mean" && DATA.ablation ? meansNow() : null };
 }
 
@@ -116,7 +116,7 @@ const rowOf = (view) => (state.row !== null && state.row < view.tokens.length ? 
 // the selected cell of that row: the chosen key position, or the one with the most weight
 function colOf(view) {
   const i = rowOf(view);
-  if (state.col !== null && state.col <= i) return state.col;
+  if (state.col !== null && state.col <= (state.off.unmasked ? view.tokens.length - 1 : i)) return state.col;
   const w = view.steps[i].layers[state.layer].weights[state.head];
   return MiniGPTModel.argmax(w);
 }

@@ -122,7 +122,8 @@ for (const id of ["temperature", "top-k", "top-p"]) {
 for (const radio of document.querySelectorAll("input[name=off-mode]")) {
   radio.addEventListener("change", () => { state.off.mode = radio.value; buildCosts(); render(); });
 }
-$("all-on").addEventListener("click", () => { Object.assign(state.off, { heads: [], attention: [], mlp: [] }); render(); });
+$("all-on").addEventListener("click", () => { Object.assign(state.off, { heads: [], attention: [], mlp: [], unmasked: false }); render(); });
+$("mask-off").addEventListener("change", () => { state.off.unmasked = $("mask-off").checked; write($("mask-note"), ""); render(); });
 $("next-char").addEventListener("click", nextCharacter);
 $("whole-name").addEventListener("click", wholeName);
 $("ten-names").addEventListener("click", tenNames);

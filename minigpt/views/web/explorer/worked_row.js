@@ -86,8 +86,9 @@ function drawMath() {
   const i = rowOf(view), chosen = colOf(view), labels = view.tokens.map(label), start = h * D;
   const slice = (v) => v.subarray(start, start + D);
   const at = view.steps[i].layers[l], q = slice(at.q);
-  const keys = view.steps.slice(0, i + 1).map((s) => slice(s.layers[l].k));
-  const values = view.steps.slice(0, i + 1).map((s) => slice(s.layers[l].v));
+  const read = state.off.unmasked ? T : i + 1; // the positions the row reads: all of them with the mask off
+  const keys = view.steps.slice(0, read).map((s) => slice(s.layers[l].k));
+  const values = view.steps.slice(0, read).map((s) => slice(s.layers[l].v));
   const products = keys.map((k) => k.map((x, n) => x * q[n]));
   const weights = at.weights[h], scores = at.scores[h];
   const scaledValues = values.map((v, j) => v.map((x) => x * weights[j]));
@@ -109,7 +110,7 @@ function drawMath() {
   math.lines.forEach((line, j) => {
     hide(line.tr, j >= T);
     if (j >= T) return;
-    const future = j > i;
+    const future = j >= read;
     reclass(line.tr, future ? "future" : j === chosen ? "chosen" : "");
     write(line.label, `${j} ${labels[j]}`);
     for (const s of [line.key, line.product, line.scaled]) restyle(s, "visibility", future ? "hidden" : "");
