@@ -149,7 +149,7 @@ class TrainConfig:
                                 NOT_NEGATIVE)
     val_fraction: float = setting(0.1, "share of --data held out for validation (when no --val-data)", A_FRACTION)
     val_max: int = setting(1000, "at most this many held-out names", POSITIVE)
-    snapshots: int = setting(16, "weights kept at steps spaced evenly in log(step), in RUN/snapshots.pt, to watch attention "
+    snapshots: int = setting(16, "weights kept at steps spaced evenly in log(step + warmup_steps), in RUN/snapshots.pt, to watch attention "
                              "form in the explorer page; 0 keeps none, at most 256", from_to(0, MAX_SNAPSHOTS))
 
 

@@ -162,7 +162,7 @@ class Trainer:
         self._clock: float | None = None
         # the weights at a few steps, to watch attention form (formats/snapshots.py)
         self.snapshots = (RunSnapshots(run_identity(self.data_info, config), self.recipe.steps, self.recipe.snapshots,
-                                       self.model) if self.recipe.snapshots else None)
+                                       self.model, self.recipe.warmup_steps) if self.recipe.snapshots else None)
 
     def start_clock(self) -> None:
         self._clock = time.perf_counter()

@@ -45,7 +45,7 @@ def snapshot_run(tmp_path_factory):
 def test_a_run_keeps_its_snapshots_first_last_and_best(snapshot_run):
     result, _ = snapshot_run
     snapshots = read_snapshots(result.run_dir)
-    expected = set(snapshot_steps(60, 8)) | {result.steps, result.best_step}
+    expected = set(snapshot_steps(60, 8, 5)) | {result.steps, result.best_step}  # the tiny recipe warms up for 5 steps
     assert snapshots.steps == sorted(expected)
     ckpt = load_checkpoint(result.run_dir)
     params = ckpt.model.num_params()
@@ -124,3 +124,20 @@ def test_a_snapshots_file_holding_thousands_is_refused(trained_run, tmp_path):
     torch.save(raw, run / "snapshots.pt")
     with pytest.raises(UsageError, match="3,000 snapshots; a run takes at most 258"):
         read_snapshots(run)
+
+
+def test_with_a_warmup_no_two_snapshots_in_a_row_show_one_picture(names_file, tmp_path):
+    """While the learning rate climbs from 0 the weights barely move: snapshots spaced in log(step + warmup)
+    each differ from the one before (in log(step) alone, steps 1, 2, 3, 5, 9 of the warmup looked alike)."""
+    from conftest import tiny_config
+    from minigpt.runs.run import train
+
+    assert snapshot_steps(2000, 16, 100)[:4] == [0, 23, 50, 84]
+    result = train(tiny_config("train.steps=80", "train.warmup_steps=40", "train.snapshots=8", "train.eval_interval=40"),
+                   names_file, out_dir=tmp_path / "r", quiet=True)
+    snaps = read_snapshots(result.run_dir)
+    assert snaps.steps[:len(snapshot_steps(80, 8, 40))] == snapshot_steps(80, 8, 40)
+    for name, kept in snaps.weights.items():
+        if name.startswith("layer0.attn_wq"):
+            for before, after in zip(kept["q"], kept["q"][1:]):
+                assert not torch.equal(before, after)

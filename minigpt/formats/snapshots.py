@@ -1,8 +1,8 @@
 """Training snapshots: the weights at a few steps of a run, to watch attention form.
 
 A run keeps `train.snapshots` of them (0 keeps none) in one file, RUN/snapshots.pt: at step
-0 (the weights before training), then at steps spaced evenly in log(step) up to train.steps
-(most of what a model learns, it learns early), and at the run's last and best steps when
+0 (the weights before training), then at steps spaced evenly in log(step + train.warmup_steps) up to
+train.steps (most of what a model learns, it learns early, once its learning rate has warmed up), and at the run's last and best steps when
 those are not among them. A run that stops before train.steps (a time limit, patience) has
 the snapshots it reached.
 
@@ -39,14 +39,22 @@ VERSION = 1
 FILE = "snapshots.pt"
 
 
-def snapshot_steps(total: int, count: int) -> list[int]:
-    """Step 0 and up to count - 1 steps from 1 to `total`, evenly spaced in log(step)."""
+def snapshot_steps(total: int, count: int, warmup: int = 0) -> list[int]:
+    """Step 0 and up to count - 1 steps from 1 to `total`, evenly spaced in log(step), or with a warmup of
+    `warmup` steps in log(step + warmup): while the learning rate climbs from 0 the weights barely move, and
+    snapshots at steps 1, 2, 3, 5, 9, ... of a 100-step warmup would show one picture nine times."""
     if count <= 0:
         return []
     if count == 1 or total < 1:
         return [0]
-    spaced = {round(math.exp(math.log(total) * k / (count - 2))) for k in range(count - 1)} if count > 2 else {total}
-    return [0] + sorted(spaced)
+    if count == 2:
+        return [0, total]
+    if warmup <= 0:
+        spaced = {round(math.exp(math.log(total) * k / (count - 2))) for k in range(count - 1)}
+    else:
+        span = math.log((total + warmup) / warmup)
+        spaced = {round(warmup * math.exp(span * k / (count - 1))) - warmup for k in range(1, count)}
+    return [0] + sorted(spaced - {0})
 
 
 def quantize(tensor: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
@@ -116,8 +124,8 @@ class RunSnapshots:
     best steps; written before each last.pt when one was taken since the last write, so that a
     resumed run finds every one up to last.pt's step; read back when the run resumes."""
 
-    def __init__(self, run: dict, total_steps: int, count: int, model: GPT):
-        self.due = set(snapshot_steps(total_steps, count))
+    def __init__(self, run: dict, total_steps: int, count: int, model: GPT, warmup: int = 0):
+        self.due = set(snapshot_steps(total_steps, count, warmup))
         self.taken = Snapshots(run)
         self.taken.take(0, model)  # before training (a resumed run reads them back instead)
         self.written: list[int] | None = None  # the steps whose snapshots are in the file
