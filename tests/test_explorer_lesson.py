@@ -665,3 +665,45 @@ def test_a_masked_cell_says_why_and_the_mask_can_be_switched_off(chromium, lesso
     assert page.evaluate("minigpt.worked().i") == 1 and len(page.evaluate("minigpt.worked().weights")) == 5
     expect(page.locator("#big-matrix .cell[data-i='1'][data-j='3']")).not_to_have_class("cell future")
     assert page.watched.errors == []
+
+
+def test_the_lessons_set_a_view_ask_and_answer_from_the_model_and_link_back(chromium, lesson):
+    """Eight lessons along the tutorials, from the contents list or previous/next; each answer is computed from
+    this model (lesson 2's losses are torch's, with the mask and without); a lesson's address reopens it."""
+    import re
+
+    import torch.nn.functional as F
+    from playwright.sync_api import expect
+
+    page = browser.open_page(chromium, lesson[1])
+    titles = page.eval_on_selector_all("#lesson-select option", "o => o.map(x => x.textContent)")
+    assert titles[0] == "the free page" and len(titles) == 9 and titles[1] == "1. One head" and titles[2] == "2. The causal mask"
+    page.fill("#name-input", "emma")
+    page.select_option("#lesson-select", "1")
+    expect(page.locator("#lesson-title")).to_have_text("Lesson 1 of 8: One head")
+    page.wait_for_function("location.hash.includes('lesson=1')")
+    worked = page.evaluate("minigpt.worked()")
+    j = max(range(len(worked["weights"])), key=lambda n: worked["weights"][n])
+    assert f"on position {j}," in page.text_content("#lesson-answer")
+    page.click("#lesson-next")
+    expect(page.locator("#lesson-title")).to_have_text("Lesson 2 of 8: The causal mask")
+    assert page.is_checked("#show-scores")
+    answer = page.text_content("#lesson-answer")
+    got = [float(re.search(pattern, answer).group(1)) for pattern in (r"With the mask, (\d+\.\d{3})", r"without it, (\d+\.\d{3})")]
+    ckpt = lesson[0]
+    ids = torch.tensor([[ckpt.tokenizer.bos] + ckpt.tokenizer.encode("emma")])
+    targets = torch.tensor([ckpt.tokenizer.encode("emma") + [ckpt.tokenizer.bos]])
+    seeing_all = [lambda q, k, v: F.scaled_dot_product_attention(q, k, v)] * ckpt.config.model.n_layer
+    with torch.no_grad():
+        masked = ckpt.model.eval()(ids, targets)[1].item()
+        unmasked = F.cross_entropy(ckpt.model(ids, attend=seeing_all)[0][0], targets[0]).item()
+    assert got[0] == pytest.approx(masked, abs=1e-3) and got[1] == pytest.approx(unmasked, abs=1e-3)
+    linked = page.evaluate("location.href")
+    other = chromium.new_page()
+    other.goto(linked)
+    expect(other.locator("#lesson-title")).to_have_text("Lesson 2 of 8: The causal mask")
+    assert other.is_checked("#show-scores") and other.input_value("#name-input") == "emma"
+    page.click("#lesson-close")
+    expect(page.locator("#lesson-panel")).to_be_hidden()
+    assert "lesson=" not in page.evaluate("location.hash") and page.watched.errors == []
+    other.close()

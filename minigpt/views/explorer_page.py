@@ -31,7 +31,7 @@ def script_json(data: dict) -> str:
 
 # The page's script, in parts that share one closure, in this order (each file says what it draws)
 EXPLORER_PARTS = ["state.js", "drawing.js", "heads.js", "matrix.js", "worked_row.js", "walk.js", "predictions.js", "why.js",
-                  "units.js", "patch.js", "lens.js", "ablation.js", "head_roles.js", "generate.js", "card.js", "snapshots.js", "address.js", "wiring.js"]
+                  "units.js", "patch.js", "lens.js", "ablation.js", "head_roles.js", "generate.js", "card.js", "snapshots.js", "lessons.js", "address.js", "wiring.js"]
 
 
 def explorer_script() -> str:

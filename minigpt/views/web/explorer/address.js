@@ -8,6 +8,7 @@
 //   show    weights or scores              step    the training step of the snapshot shown
 //   off     the parts switched off: 1.2 a head (layer 1, head 2), a1 layer 1's attention, m1 its MLP
 //   mode    how a part is off: zero or mean      mask    off: the causal mask taken away
+//   lesson  the lesson open (1 to 8), its text at the top of its part of the page
 // Keys the page does not know, or values out of range, are left as the page has them.
 
 function viewAddress() {
@@ -24,6 +25,7 @@ function viewAddress() {
   if (state.off.unmasked) view.set("mask", "off");
   if (state.snapshot !== null) view.set("step", DATA.snapshots.steps[state.snapshot]);
   view.set("second", $("patch-input").value);
+  if (course.lesson !== null) view.set("lesson", course.lesson + 1);
   return `#${view.toString()}`;
 }
 
@@ -64,6 +66,8 @@ function readAddress(hash) {
   for (const radio of document.querySelectorAll("input[name=off-mode]")) radio.checked = radio.value === state.off.mode;
   const step = view.has("step") && DATA.snapshots ? DATA.snapshots.steps.indexOf(Number(view.get("step"))) : -1;
   if (step >= 0) showSnapshot(step);
+  const lesson = whole("lesson", LESSONS.length + 1);
+  openLesson(lesson ? lesson - 1 : null, false, false); // the address's keys are the view: the lesson's text alone
   return true;
 }
 

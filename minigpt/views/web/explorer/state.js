@@ -18,6 +18,7 @@
 //   generate.js     generating names
 //   card.js         the model card and its loss curve
 //   snapshots.js    watching attention form over training
+//   lessons.js      a course through the page: each lesson a view, what to look at, a question answered
 //   address.js      the view in the page's address, to link to and to go back through
 //   wiring.js       redraws, events, the start, and the console API
 //

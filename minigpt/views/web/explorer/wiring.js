@@ -73,6 +73,7 @@ function render() {
   redrawIfSeen(offscreen.patch);
   redrawIfSeen(offscreen.ablation);
   redrawIfSeen(offscreen.lens);
+  drawLesson();
   writeAddress();
 }
 
@@ -149,11 +150,13 @@ buildCosts();
 buildLens();
 drawCard();
 buildSteps();
+buildLessons();
 $("name-input").value = DATA.start_text;
 $("patch-input").value = secondName(DATA.start_text);
 Object.assign(state, firstHead());
 readAddress(location.hash); // a linked view, where the address names one
 render();
+if (course.lesson !== null) $(LESSONS[course.lesson].section).scrollIntoView(); // a lesson's link opens at its text
 // back and forward: the view the address names then (an address typed or edited by hand too)
 const goTo = () => { if (readAddress(location.hash)) { markSelectedHead(); if (DATA.roles.chars) drawCharMatrix(); render(); } };
 window.addEventListener("popstate", goTo);

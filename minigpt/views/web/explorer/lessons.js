@@ -1,0 +1,153 @@
+// lessons.js: a course through the page, in the order the attention tutorials take: each lesson sets the
+// page to one view of the learner's own model, says what to look at, and asks a question that the page
+// answers from this model's numbers. The free page stays as it is; `lesson=N` in the address opens a
+// lesson. A part of the explorer page (state.js lists the parts).
+
+const pct = (x) => `${fmt(100 * x, 1)}%`;
+const charOf = (t) => (t === BOS ? `${BOUNDARY} (the end)` : `“${label(t)}”`);
+const lastStep = () => state.view.steps[state.view.steps.length - 1];
+
+const LESSONS = [
+  { title: "One head", section: "head", view: { show: "weights", mask: false },
+    text: "Each position asks a question, its query q (“what am I looking for”); every position it may read offers a key k " +
+      "(“what do I offer”) and a value v (“what do I pass on”). A score is q·k ÷ √d, d the head size (not the model's " +
+      "width); the softmax turns a row of scores into weights that add up to 1, and the head's output is the weights' " +
+      "sum of the values. The row worked out beside the matrix does this for one position, number by number.",
+    look: "Pick a row of the matrix (a cell, or the arrow keys): its weights, and beside them q, each k, q·k, ÷√d and the softmax.",
+    question: "Which earlier character does the selected row look at most, and with what weight?",
+    answer() {
+      const i = rowOf(state.view), w = state.view.steps[i].layers[state.layer].weights[state.head], j = MiniGPTModel.argmax(w);
+      return `Row ${i} (${charOf(state.view.tokens[i])}) of layer ${state.layer}, head ${state.head} puts ${pct(w[j])} of its ` +
+        `weight on position ${j}, ${charOf(state.view.tokens[j])}.`;
+    } },
+  { title: "The causal mask", section: "head", view: { show: "scores", mask: false },
+    text: "A row may read its own position and the ones before it, never the ones after: before the softmax the later " +
+      "positions' scores are set to −∞, so their weights are 0. That is what lets a model trained to predict the next " +
+      "character not simply read it. Click a masked cell, then tick “mask off”: the model reads the future, as it never " +
+      "learned to, and the whole page follows.",
+    look: "The upper triangle of raw scores (−∞), then the same matrix and the predictions with the mask off.",
+    question: "With the mask off, does this model's loss on the name fall or rise?",
+    answer() {
+      const masked = nameLoss({ ...state.off, unmasked: false }), open = nameLoss({ ...state.off, unmasked: true });
+      return `With the mask, ${fmt(masked, 3)} nats per character; without it, ${fmt(open, 3)}: it ${open < masked ? "falls" : "rises"}. ` +
+        (open < masked ? "Reading the answer helps even a model that never learned to." :
+          "A model trained with the mask never learned what to do with the future: it reads it as noise.");
+    } },
+  { title: "Many heads", section: "type", view: { mask: false },
+    text: "The heads of a layer are slices of one projection: W_Q, W_K and W_V make q, k and v for all heads at once, " +
+      "and each head reads its own d numbers of them. Each head's output is joined to the others' and mixed by attn_wo " +
+      "(the tutorials' W_O) before it joins the residual stream. Every square is one head.",
+    look: "The squares of one layer side by side: heads that look at different places.",
+    question: "In the selected row, which head of this layer puts the most weight on the character just before?",
+    answer() {
+      const i = rowOf(state.view);
+      if (i < 1) return "The first row reads only the boundary token: pick a later row.";
+      const weights = state.view.steps[i].layers[state.layer].weights.map((w) => w[i - 1]), h = MiniGPTModel.argmax(weights);
+      return `Head ${h} of layer ${state.layer}: ${pct(weights[h])} of row ${i}'s weight on position ${i - 1}, ` +
+        `${charOf(state.view.tokens[i - 1])} (the others: ${weights.map((w) => pct(w)).join(", ")}).`;
+    } },
+  { title: "One character at a time", section: "predict", view: { mask: false },
+    text: "Generating, a model computes each new position once: the keys and values of the positions before it are " +
+      "kept (the key/value cache) and read again, and only the new query, key and value are made. Because of the mask " +
+      "an earlier position never changes when a later one comes, so the cache is exact: the cached keys and values are " +
+      "the ones a whole pass computes. “next character” below adds one position this way.",
+    look: "“next character”: the name grows by one; every earlier row of the matrix stays as it was.",
+    question: "When the model writes the character after your name, how many keys does its query read in each head?",
+    answer() {
+      const n = state.view.tokens.length;
+      return `${n + 1}: ${n} from the cache (the boundary token and ${n - 1} character${n === 2 ? "" : "s"}) and its own.`;
+    } },
+  { title: "The whole model", section: "walk", view: { mask: false },
+    text: "Around attention: the character's embedding plus its position's, normed (RMSNorm divides a vector by its " +
+      "root mean square, with no learned scale in the default recipe); in each layer attention and an MLP each add " +
+      "their output to the residual stream; no layer has a bias, so every number is a sum of weights times inputs. " +
+      "The walk follows one position through every operation to the next character's probabilities.",
+    look: "The walk's steps, from wte and wpe to the probabilities, at the selected position.",
+    question: "After the last layer, which character does the model predict after the whole name, and how likely?",
+    answer() {
+      const p = MiniGPTModel.softmax(Array.from(lastStep().logits)), t = MiniGPTModel.argmax(p);
+      return `${charOf(t)}, with probability ${fmt(p[t], 3)}.`;
+    } },
+  { title: "Why this character", section: "why", view: { mask: false },
+    text: "The stream lm_head reads is a sum: the embeddings (the character and its position themselves), what each " +
+      "head wrote and what each MLP wrote. So a character's logit splits exactly into one term per part, and against a " +
+      "rival character into what each part adds to the difference.",
+    look: "The terms toward the likeliest character, and against the runner-up.",
+    question: "Which part writes the most toward the character predicted after the whole name?",
+    answer() {
+      const s = lastStep(), found = MiniGPTModel.attribution(model, s, switchedOff());
+      const t = MiniGPTModel.argmax(Array.from(s.logits));
+      const best = found.parts.reduce((a, b) => (b.terms[t] > a.terms[t] ? b : a));
+      return `${best.name}: ${fmt(best.terms[t], 3)} of ${charOf(t)}'s logit.`;
+    } },
+  { title: "Two names", section: "patch", view: { mask: false },
+    text: "Set a second name beside yours: where do the two differ inside the model? Copying one part's output at one " +
+      "position from one name into the other (activation patching) shows which part carries the difference.",
+    look: "The grid of layers and positions: each cell, the share of the difference that copying it closes.",
+    question: "At which position do the two names' next-character predictions differ most?",
+    answer() {
+      const a = state.view, b = analyse($("patch-input").value, switchedOff());
+      const n = Math.min(a.steps.length, b.steps.length);
+      const gap = Array.from({ length: n }, (_, i) => {
+        const p = MiniGPTModel.softmax(Array.from(a.steps[i].logits)), q = MiniGPTModel.softmax(Array.from(b.steps[i].logits));
+        return p.reduce((sum, x, t) => sum + Math.abs(x - q[t]), 0) / 2;
+      });
+      const i = MiniGPTModel.argmax(gap);
+      return `Position ${i}: the two distributions differ by ${fmt(gap[i], 3)} (half the sum of their differences).`;
+    } },
+  { title: "Over training", section: "head", view: { mask: false },
+    text: "The run kept its weights at a few steps. Drag “watch it train” (or play it): the heads begin spread out and " +
+      "take their patterns as the loss falls, and every number on the page follows the step.",
+    look: "The selected head's square and its label as the slider moves.",
+    question: "From which training step on does the selected head have the label it ends with?",
+    answer() {
+      const snaps = DATA.snapshots;
+      if (!snaps || !DATA.roles.labels) return "This page has no training snapshots.";
+      const final = DATA.roles.labels[state.layer][state.head];
+      const labels = snaps.roles.map((r) => (r ? r.labels[state.layer][state.head] : final));
+      let k = labels.length - 1;
+      while (k > 0 && labels[k - 1] === final) k -= 1;
+      return `From step ${snaps.steps[k].toLocaleString("en")}: “${final}”.`;
+    } },
+];
+
+const course = { lesson: null }; // the lesson shown (0-based), or null for the free page
+
+function buildLessons() {
+  const select = $("lesson-select");
+  LESSONS.forEach((l, n) => select.append(el("option", { value: String(n + 1) }, `${n + 1}. ${l.title}`)));
+  select.addEventListener("change", () => openLesson(select.value ? Number(select.value) - 1 : null));
+  $("lesson-prev").addEventListener("click", () => openLesson(course.lesson - 1));
+  $("lesson-next").addEventListener("click", () => openLesson(course.lesson + 1));
+  $("lesson-close").addEventListener("click", () => openLesson(null));
+}
+
+// Open lesson n (0-based; null: the free page): its view set, its text moved to the top of its section.
+function openLesson(n, scroll = true, setView = true) {
+  course.lesson = n === null || n < 0 || n >= LESSONS.length ? null : n;
+  const panel = $("lesson-panel");
+  hide(panel, course.lesson === null);
+  $("lesson-select").value = course.lesson === null ? "" : String(course.lesson + 1);
+  if (course.lesson !== null) {
+    const lesson = LESSONS[course.lesson];
+    if (setView) Object.assign(state, { show: lesson.view.show || "weights" });
+    if (setView) state.off.unmasked = Boolean(lesson.view.mask);
+    for (const radio of document.querySelectorAll("input[name=show]")) radio.checked = radio.value === state.show;
+    const section = $(lesson.section);
+    section.prepend(panel);
+    write($("lesson-title"), `Lesson ${course.lesson + 1} of ${LESSONS.length}: ${lesson.title}`);
+    write($("lesson-text"), lesson.text);
+    write($("lesson-look"), lesson.look);
+    write($("lesson-question"), lesson.question);
+    $("lesson-prev").disabled = course.lesson === 0;
+    $("lesson-next").disabled = course.lesson === LESSONS.length - 1;
+    $("lesson-answer-box").open = false;
+  }
+  if (setView) render();
+  if (course.lesson !== null && scroll) $(LESSONS[course.lesson].section).scrollIntoView();
+}
+
+// The answer, from the numbers on the page now: redrawn with everything else.
+function drawLesson() {
+  if (course.lesson !== null) write($("lesson-answer"), LESSONS[course.lesson].answer());
+}
