@@ -682,12 +682,15 @@ def test_the_lessons_set_a_view_ask_and_answer_from_the_model_and_link_back(chro
     page.select_option("#lesson-select", "1")
     expect(page.locator("#lesson-title")).to_have_text("Lesson 1 of 8: One head")
     page.wait_for_function("location.hash.includes('lesson=1')")
+    page.click("#lesson-answer-box summary")  # an answer is worked out when it is opened
     worked = page.evaluate("minigpt.worked()")
     j = max(range(len(worked["weights"])), key=lambda n: worked["weights"][n])
     assert f"on position {j}," in page.text_content("#lesson-answer")
     page.click("#lesson-next")
     expect(page.locator("#lesson-title")).to_have_text("Lesson 2 of 8: The causal mask")
     assert page.is_checked("#show-scores")
+    page.click("#lesson-answer-box summary")
+    expect(page.locator("#lesson-answer")).to_contain_text("without it")
     answer = page.text_content("#lesson-answer")
     got = [float(re.search(pattern, answer).group(1)) for pattern in (r"With the mask, (\d+\.\d{3})", r"without it, (\d+\.\d{3})")]
     ckpt = lesson[0]
@@ -703,6 +706,11 @@ def test_the_lessons_set_a_view_ask_and_answer_from_the_model_and_link_back(chro
     other.goto(linked)
     expect(other.locator("#lesson-title")).to_have_text("Lesson 2 of 8: The causal mask")
     assert other.is_checked("#show-scores") and other.input_value("#name-input") == "emma"
+    page.select_option("#lesson-select", "7")  # two names: the parts that carry the difference, ranked
+    page.click("#lesson-answer-box summary")
+    expect(page.locator("#lesson-answer")).to_contain_text("Copied alone, the parts that close the most:")
+    shares = [float(x) for x in re.findall(r"at position \d+, (-?\d+\.\d)%", page.text_content("#lesson-answer"))]
+    assert len(shares) == 3 and shares == sorted(shares, reverse=True)
     page.click("#lesson-close")
     expect(page.locator("#lesson-panel")).to_be_hidden()
     assert "lesson=" not in page.evaluate("location.hash") and page.watched.errors == []

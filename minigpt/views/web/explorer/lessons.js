@@ -84,16 +84,23 @@ const LESSONS = [
     text: "Set a second name beside yours: where do the two differ inside the model? Copying one part's output at one " +
       "position from one name into the other (activation patching) shows which part carries the difference.",
     look: "The grid of layers and positions: each cell, the share of the difference that copying it closes.",
-    question: "At which position do the two names' next-character predictions differ most?",
+    question: "Which part, copied from the second name into yours at one position, closes most of the difference in what they predict after their last characters?",
     answer() {
-      const a = state.view, b = analyse($("patch-input").value, switchedOff());
-      const n = Math.min(a.steps.length, b.steps.length);
-      const gap = Array.from({ length: n }, (_, i) => {
-        const p = MiniGPTModel.softmax(Array.from(a.steps[i].logits)), q = MiniGPTModel.softmax(Array.from(b.steps[i].logits));
-        return p.reduce((sum, x, t) => sum + Math.abs(x - q[t]), 0) / 2;
-      });
-      const i = MiniGPTModel.argmax(gap);
-      return `Position ${i}: the two distributions differ by ${fmt(gap[i], 3)} (half the sum of their differences).`;
+      const a = state.view, off = switchedOff(), b = analyse($("patch-input").value, off);
+      const pA = probsOf(a.steps[a.steps.length - 1]), pB = probsOf(b.steps[b.steps.length - 1]);
+      if (b.tokens.length < 2 || totalVariation(pA, pB) < 1e-12) return "Type a second name below that the model reads differently.";
+      const ranked = [], common = Math.min(a.tokens.length, b.tokens.length);
+      for (let t = 0; t < common; t++) {
+        for (let l = 0; l < config.n_layer; l++) {
+          const parts = [...Array.from({ length: config.n_head }, (_, h) => ({ kind: "head", layer: l, head: h, name: `layer ${l} head ${h}` })),
+                         { kind: "mlp", layer: l, name: `layer ${l} MLP` }];
+          for (const part of parts) ranked.push({ ...part, t, share: restoredBy(patchedRun(a, b, { ...part, position: t }, off), pA, pB) });
+        }
+      }
+      ranked.sort((x, y) => y.share - x.share);
+      return "Copied alone, the parts that close the most: " +
+        ranked.slice(0, 3).map((r) => `${r.name} at position ${r.t}, ${fmt(100 * r.share, 1)}%`).join("; ") +
+        ` (of ${ranked.length} heads and MLPs at ${common} positions).`;
     } },
   { title: "Over training", section: "head", view: { mask: false },
     text: "The run kept its weights at a few steps. Drag “watch it train” (or play it): the heads begin spread out and " +
@@ -120,6 +127,7 @@ function buildLessons() {
   $("lesson-prev").addEventListener("click", () => openLesson(course.lesson - 1));
   $("lesson-next").addEventListener("click", () => openLesson(course.lesson + 1));
   $("lesson-close").addEventListener("click", () => openLesson(null));
+  $("lesson-answer-box").addEventListener("toggle", drawLesson);
 }
 
 // Open lesson n (0-based; null: the free page): its view set, its text moved to the top of its section.
@@ -147,7 +155,8 @@ function openLesson(n, scroll = true, setView = true) {
   if (course.lesson !== null && scroll) $(LESSONS[course.lesson].section).scrollIntoView();
 }
 
-// The answer, from the numbers on the page now: redrawn with everything else.
+// The answer, from the numbers on the page now: redrawn with everything else while it is open (some take
+// hundreds of forward passes, which a keystroke should not wait for while the answer is folded).
 function drawLesson() {
-  if (course.lesson !== null) write($("lesson-answer"), LESSONS[course.lesson].answer());
+  if (course.lesson !== null && $("lesson-answer-box").open) write($("lesson-answer"), LESSONS[course.lesson].answer());
 }
