@@ -808,3 +808,30 @@ def test_with_the_mask_off_the_page_computes_torchs_forward_without_it(chromium,
     page.check("#mask-off")
     assert "The causal mask is off" in page.text_content("#parts-off") and "mask=off" in page.evaluate("location.hash")
     assert page.watched.errors == []
+
+
+def test_the_cache_panel_reads_a_name_as_torchs_cached_decode_does(chromium, pages):
+    """The page reads a name a position at a time over its key/value cache: the cached keys and values are
+    torch's KVCache after the same decode, and the panel says they equal the whole pass's."""
+    from minigpt.attention import KVCache
+
+    ckpt, path = pages["default"]
+    page = browser.open_page(chromium, path)
+    got = page.evaluate("t => minigpt.cache(t)", "xavier")
+    model = ckpt.model.eval()
+    cache = KVCache.for_model(model, 1)
+    with torch.no_grad():
+        for token in got["tokens"]:
+            logits = model(torch.tensor([[token]]), start=cache.length, attend=cache.layers)[0]
+    for l, layer in enumerate(cache.layers):
+        keys = layer.keys()[0].transpose(0, 1).reshape(len(got["tokens"]), -1)  # [T, n_embd]: the heads side by side
+        values = layer.values()[0].transpose(0, 1).reshape(len(got["tokens"]), -1)
+        torch.testing.assert_close(torch.tensor(got["keys"][l], dtype=torch.float64), keys.double(), atol=1e-5, rtol=0)
+        torch.testing.assert_close(torch.tensor(got["values"][l], dtype=torch.float64), values.double(), atol=1e-5, rtol=0)
+    torch.testing.assert_close(torch.tensor(got["logits"][-1], dtype=torch.float64), logits[0, -1].double(), atol=1e-4, rtol=0)
+    page.fill("#name-input", "xavier")
+    browser.show(page, "#cache")
+    assert page.locator("#cache-table tbody tr:not([hidden])").count() == 7
+    check = page.text_content("#cache-check")
+    assert "fills the cache with 7 keys" in check and float(check.rsplit(" ", 1)[1].rstrip(".")) < 1e-12
+    assert page.watched.errors == []

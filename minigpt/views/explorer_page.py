@@ -30,7 +30,7 @@ def script_json(data: dict) -> str:
 
 
 # The page's script, in parts that share one closure, in this order (each file says what it draws)
-EXPLORER_PARTS = ["state.js", "drawing.js", "heads.js", "matrix.js", "worked_row.js", "walk.js", "predictions.js", "why.js",
+EXPLORER_PARTS = ["state.js", "drawing.js", "heads.js", "matrix.js", "worked_row.js", "walk.js", "predictions.js", "cache.js", "why.js",
                   "units.js", "patch.js", "lens.js", "ablation.js", "head_roles.js", "generate.js", "card.js", "snapshots.js", "lessons.js", "address.js", "wiring.js"]
 
 

@@ -46,12 +46,12 @@ const LESSONS = [
       return `Head ${h} of layer ${state.layer}: ${pct(weights[h])} of row ${i}'s weight on position ${i - 1}, ` +
         `${charOf(state.view.tokens[i - 1])} (the others: ${weights.map((w) => pct(w)).join(", ")}).`;
     } },
-  { title: "One character at a time", section: "predict", view: { mask: false },
+  { title: "One character at a time", section: "cache", view: { mask: false },
     text: "Generating, a model computes each new position once: the keys and values of the positions before it are " +
       "kept (the key/value cache) and read again, and only the new query, key and value are made. Because of the mask " +
       "an earlier position never changes when a later one comes, so the cache is exact: the cached keys and values are " +
-      "the ones a whole pass computes. “next character” below adds one position this way.",
-    look: "“next character”: the name grows by one; every earlier row of the matrix stays as it was.",
+      "the ones a whole pass computes. “next character” (above) adds one position this way.",
+    look: "The cache's rows, one a position, and the newest query's weights over them; then type a character: one more row.",
     question: "When the model writes the character after your name, how many keys does its query read in each head?",
     answer() {
       const n = state.view.tokens.length;

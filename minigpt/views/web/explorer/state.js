@@ -9,6 +9,7 @@
 //   worked_row.js   one row worked out from q, k and v, and where q, k and v come from
 //   walk.js         one position through the whole model, and what switching parts off changed
 //   predictions.js  the next character, under the sampling filters
+//   cache.js        one character at a time: the key/value cache, and its check against the whole pass
 //   why.js          why this character: what each part writes toward it
 //   units.js        what an MLP unit responds to, and what it writes
 //   patch.js        two names side by side, and a part copied from one into the other

@@ -11,7 +11,8 @@ const offscreen = { flow: { draw: () => drawFlow(), seen: false, stale: true },
                     why: { draw: () => drawWhy(), seen: false, stale: true },
                     units: { draw: () => drawUnits(), seen: false, stale: true },
                     patch: { draw: () => drawPatch(), seen: false, stale: true },
-                    lens: { draw: () => drawLens(), seen: false, stale: true } };
+                    lens: { draw: () => drawLens(), seen: false, stale: true },
+                    cache: { draw: () => drawCache(), seen: false, stale: true } };
 // A part not yet redrawn says so as a screen reader hears it: its section is aria-busy until it is drawn.
 for (const [id, part] of Object.entries(offscreen)) part.section = $(id);
 function markStale(part, stale) {
@@ -73,6 +74,7 @@ function render() {
   redrawIfSeen(offscreen.patch);
   redrawIfSeen(offscreen.ablation);
   redrawIfSeen(offscreen.lens);
+  redrawIfSeen(offscreen.cache);
   drawLesson();
   writeAddress();
 }
@@ -83,6 +85,7 @@ function drawSelection() {
   drawMath();
   redrawIfSeen(offscreen.flow);
   redrawIfSeen(offscreen.walk);
+  redrawIfSeen(offscreen.cache);
   if (state.view) writeAddress();
 }
 
@@ -151,6 +154,7 @@ buildLens();
 drawCard();
 buildSteps();
 buildLessons();
+buildCache();
 $("name-input").value = DATA.start_text;
 $("patch-input").value = secondName(DATA.start_text);
 Object.assign(state, firstHead());
@@ -190,6 +194,13 @@ window.minigpt = {
   forward(text, off = null) {
     const view = analyseWith(text, off);
     return { tokens: view.tokens, logits: view.steps.map((s) => Array.from(s.logits)), attention: attentionOf(view) };
+  },
+  // `text` read a position at a time over the key/value cache, as generation reads it: the cached keys and values
+  // [layer][position][n_embd] (every head's slice side by side) and the logits of each position
+  cache(text) {
+    const { tokens } = readText(text), { cache, steps } = readByCache(tokens);
+    return { tokens, keys: cache.keys.map((l) => l.map((k) => Array.from(k))), values: cache.values.map((l) => l.map((v) => Array.from(v))),
+             logits: steps.map((s) => Array.from(s.logits)) };
   },
   // what the page shows now: its tokens and logits (computed for the text box, reusing what it shares with the last),
   // and the large matrix's numbers [row][column] (the selected head's weights, or its scores with −∞ where masked)
