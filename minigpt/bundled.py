@@ -39,3 +39,6 @@ def recipe_names() -> list[str]:
 def web_file(name: str) -> str:
     """The text of one of the explorer page's files (HTML, CSS, JavaScript; "explorer/state.js"), from the package."""
     return resources.files("minigpt.views").joinpath("web", *name.split("/")).read_text(encoding="utf-8")
+
+
+LESSONS = 8  # the explorer page's course, as web/explorer/lessons.js lists it (tests/test_explorer_lesson.py counts them)

@@ -715,3 +715,20 @@ def test_the_lessons_set_a_view_ask_and_answer_from_the_model_and_link_back(chro
     expect(page.locator("#lesson-panel")).to_be_hidden()
     assert "lesson=" not in page.evaluate("location.hash") and page.watched.errors == []
     other.close()
+
+
+def test_a_page_written_at_a_lesson_opens_there_and_the_course_is_the_one_the_command_counts(chromium, lesson, tmp_path):
+    from typer.testing import CliRunner
+
+    from minigpt.bundled import LESSONS
+    from minigpt.cli.main import app
+
+    result = CliRunner().invoke(app, ["inspect-attention", str(lesson[0].path.parent), "--html", str(tmp_path / "l.html"),
+                                      "--lesson", "2"])
+    assert result.exit_code == 0, result.output
+    page = browser.open_page(chromium, tmp_path / "l.html")
+    assert page.text_content("#lesson-title") == f"Lesson 2 of {LESSONS}: The causal mask"
+    assert page.is_checked("#show-scores")  # the lesson's own view
+    assert page.eval_on_selector_all("#lesson-select option", "o => o.length") == LESSONS + 1
+    refused = CliRunner().invoke(app, ["inspect-attention", str(lesson[0].path.parent), "emma", "--lesson", "2"])
+    assert refused.exit_code == 2 and "give it with --html" in refused.output

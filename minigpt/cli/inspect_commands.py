@@ -14,9 +14,11 @@ from minigpt.cli.app import (checkpoint_argument, checkpoint_to_read, device_opt
 from minigpt.errors import UsageError, warn
 from minigpt.formats import strict_json
 from minigpt.formats.atomic_file import refuse_existing
+from minigpt.bundled import LESSONS
 
 
-def write_explorer_page(checkpoint: Path, out: Path, text: str | None, open_page: bool, overwrite: bool) -> None:
+def write_explorer_page(checkpoint: Path, out: Path, text: str | None, open_page: bool, overwrite: bool,
+                        lesson: int | None = None) -> None:
     import webbrowser
 
     from minigpt.views.training_display import snapshots_bar
@@ -25,7 +27,7 @@ def write_explorer_page(checkpoint: Path, out: Path, text: str | None, open_page
     on_free_cores("cpu")  # the page is written on the CPU: its head descriptions and ablation costs
     bar, progress = snapshots_bar()
     with bar:
-        write_page(checkpoint, out, text=text, overwrite=overwrite, progress=progress)
+        write_page(checkpoint, out, text=text, overwrite=overwrite, progress=progress, lesson=lesson)
     wrote(out, then=": open it in a browser")
     if open_page and not webbrowser.open(out.resolve().as_uri()):
         warn("no browser could be opened here")
@@ -69,6 +71,9 @@ def inspect_attention(
     html: Optional[Path] = typer.Option(
         None, "--html", help="Write the explorer page instead: one HTML file that runs the model in a browser."
     ),
+    lesson: Optional[int] = typer.Option(
+        None, "--lesson", help=f"With --html: the page opens at lesson N of its course (1 to {LESSONS})."
+    ),
     open_page: bool = typer.Option(
         False, "--open", metavar="", help="With --html: open the page in the default browser."
     ),
@@ -85,6 +90,8 @@ def inspect_attention(
 
     for flag, path, kind in (("--html", html, "html"), ("--png", png, "png"), ("--json-file", json_file, "json")):
         ends_as_written(flag, path, kind)
+    if lesson is not None and (html is None or not 1 <= lesson <= LESSONS):
+        raise UsageError(f"--lesson opens the explorer page at a lesson: give it with --html, from 1 to {LESSONS}")
     if html is not None:
         besides = {"--png": png, "--json-file": json_file, "--json": json_out or None, "--lens": lens or None,
                    "--layer": layer, "--head": head, "--position": position, "--step": step}
@@ -92,7 +99,7 @@ def inspect_attention(
         if given:  # the page shows all of these itself: say so rather than write the page alone and drop them
             raise UsageError(f"--html writes the explorer page alone, which shows every layer, head, position, the lens "
                              f"and the training snapshots itself; drop {', '.join(given)}, or run it without --html")
-        write_explorer_page(checkpoint, html, name, open_page, overwrite)
+        write_explorer_page(checkpoint, html, name, open_page, overwrite, lesson)
         return
     if top < 1:
         raise UsageError(f"--top is how many predictions to show a position: at least 1, got {top}")

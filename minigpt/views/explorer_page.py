@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from minigpt.bundled import web_file
+from minigpt.bundled import LESSONS, web_file
 from minigpt.errors import cannot_write
 from minigpt.formats import strict_json
 from minigpt.formats.atomic_file import refuse_existing, write_text
@@ -51,9 +51,10 @@ def render_page(data: dict) -> str:
 
 
 def write_page(checkpoint: str | Path | Checkpoint, out: str | Path, text: str | None = None,
-               overwrite: bool = False, progress=None) -> Path:
+               overwrite: bool = False, progress=None, lesson: int | None = None) -> Path:
     """Write the explorer page for a checkpoint (a file, a run directory, or a loaded Checkpoint) to `out`.
-    `progress(done, total)` is told as each training snapshot is measured."""
+    `progress(done, total)` is told as each training snapshot is measured; `lesson` (1 to LESSONS): the page
+    opens at that lesson when its address names no view."""
     out = Path(out)
     if not out.parent.is_dir():
         raise cannot_write(out, f"the directory {out.parent} does not exist")
@@ -61,7 +62,9 @@ def write_page(checkpoint: str | Path | Checkpoint, out: str | Path, text: str |
         raise cannot_write(out, "it is a directory")
     refuse_existing(out, overwrite)
     ckpt = as_checkpoint(checkpoint)
-    return save_page(render_page(page_data(ckpt, text, progress)), out, overwrite)
+    data = page_data(ckpt, text, progress)
+    data["start_view"] = f"lesson={lesson}" if lesson else ""
+    return save_page(render_page(data), out, overwrite)
 
 
 def save_page(page: str, out: Path, overwrite: bool = False) -> Path:

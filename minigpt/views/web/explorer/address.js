@@ -67,7 +67,8 @@ function readAddress(hash) {
   const step = view.has("step") && DATA.snapshots ? DATA.snapshots.steps.indexOf(Number(view.get("step"))) : -1;
   if (step >= 0) showSnapshot(step);
   const lesson = whole("lesson", LESSONS.length + 1);
-  openLesson(lesson ? lesson - 1 : null, false, false); // the address's keys are the view: the lesson's text alone
+  // an address with more than the lesson holds the view itself; `lesson=N` alone opens the lesson's own view
+  openLesson(lesson ? lesson - 1 : null, false, [...view.keys()].every((key) => key === "lesson"));
   return true;
 }
 

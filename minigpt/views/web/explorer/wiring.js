@@ -158,7 +158,7 @@ buildCache();
 $("name-input").value = DATA.start_text;
 $("patch-input").value = secondName(DATA.start_text);
 Object.assign(state, firstHead());
-readAddress(location.hash); // a linked view, where the address names one
+readAddress(location.hash || (DATA.start_view ? `#${DATA.start_view}` : "")); // a linked view, or the one it was written to open at
 render();
 if (course.lesson !== null) $(LESSONS[course.lesson].section).scrollIntoView(); // a lesson's link opens at its text
 // back and forward: the view the address names then (an address typed or edited by hand too)
