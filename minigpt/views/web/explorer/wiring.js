@@ -4,15 +4,23 @@
 // Parts below the first screen are drawn when they are on screen (or near it): a keystroke
 // that redraws only what can be seen leaves the browser less to lay out. A part that changed
 // while out of sight is drawn as it comes into view.
-const offscreen = { flow: { draw: () => drawFlow(), seen: false, stale: true },
-                    walk: { draw: () => drawWalk(), seen: false, stale: true },
-                    predict: { draw: () => drawPredictions(), seen: false, stale: true },
-                    ablation: { draw: () => drawLiveCosts(), seen: false, stale: true },
-                    why: { draw: () => drawWhy(), seen: false, stale: true },
-                    units: { draw: () => drawUnits(), seen: false, stale: true },
-                    patch: { draw: () => drawPatch(), seen: false, stale: true },
-                    lens: { draw: () => drawLens(), seen: false, stale: true },
-                    cache: { draw: () => drawCache(), seen: false, stale: true } };
+// The panels below the first screen (a part file each), and what makes each redraw: "text" (the name or
+// the parts switched off changed, so the model ran again), "selection" (the head, the row or the cell),
+// "row" (the row or the cell alone), "filters" (the sampling sliders). A new panel is its part file and
+// one line here; render(), drawSelection(), selectCell() and the sliders loop over this list.
+const PANELS = [
+  { id: "flow", draw: () => drawFlow(), on: ["selection"] },
+  { id: "walk", draw: () => drawWalk(), on: ["selection", "filters"] },
+  { id: "predict", draw: () => drawPredictions(), on: ["text", "row", "filters"] },
+  { id: "why", draw: () => drawWhy(), on: ["text", "row"] },
+  { id: "units", draw: () => drawUnits(), on: ["text", "row"] },
+  { id: "patch", draw: () => drawPatch(), on: ["text"] },
+  { id: "ablation", draw: () => drawLiveCosts(), on: ["text"] },
+  { id: "lens", draw: () => drawLens(), on: ["text"] },
+  { id: "cache", draw: () => drawCache(), on: ["selection"] }, // render() draws the selection too
+];
+const offscreen = Object.fromEntries(PANELS.map(({ id, draw }) => [id, { draw, seen: false, stale: true }]));
+const redrawPanels = (change) => PANELS.forEach(({ id, on }) => { if (on.includes(change)) redrawIfSeen(offscreen[id]); });
 // A part not yet redrawn says so as a screen reader hears it: its section is aria-busy until it is drawn.
 for (const [id, part] of Object.entries(offscreen)) part.section = $(id);
 function markStale(part, stale) {
@@ -68,13 +76,7 @@ function render() {
   drawGrid();
   drawSelection();
   drawLoss();
-  redrawIfSeen(offscreen.predict);
-  redrawIfSeen(offscreen.why);
-  redrawIfSeen(offscreen.units);
-  redrawIfSeen(offscreen.patch);
-  redrawIfSeen(offscreen.ablation);
-  redrawIfSeen(offscreen.lens);
-  redrawIfSeen(offscreen.cache);
+  redrawPanels("text");
   drawLesson();
   writeAddress();
 }
@@ -83,9 +85,7 @@ function render() {
 function drawSelection() {
   drawMatrix();
   drawMath();
-  redrawIfSeen(offscreen.flow);
-  redrawIfSeen(offscreen.walk);
-  redrawIfSeen(offscreen.cache);
+  redrawPanels("selection");
   if (state.view) writeAddress();
 }
 
@@ -99,9 +99,7 @@ function selectHead(layer, head) {
 function selectCell(row, col) {
   Object.assign(state, { row: row === state.view.tokens.length - 1 ? null : row, col });
   drawSelection();
-  redrawIfSeen(offscreen.predict);
-  redrawIfSeen(offscreen.why);
-  redrawIfSeen(offscreen.units);
+  redrawPanels("row");
 }
 
 // a new name: the chosen row follows its last character again (a row picked in the old name
@@ -121,7 +119,7 @@ for (const radio of document.querySelectorAll("input[name=show]")) {
   radio.addEventListener("change", () => { state.show = radio.value; drawMatrix(); writeAddress(); });
 }
 for (const id of ["temperature", "top-k", "top-p"]) {
-  $(id).addEventListener("input", () => { showFilters(); redrawIfSeen(offscreen.predict); redrawIfSeen(offscreen.walk); });
+  $(id).addEventListener("input", () => { showFilters(); redrawPanels("filters"); });
 }
 for (const radio of document.querySelectorAll("input[name=off-mode]")) {
   radio.addEventListener("change", () => { state.off.mode = radio.value; buildCosts(); render(); });
