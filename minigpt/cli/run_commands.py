@@ -89,11 +89,10 @@ def train(
 
 def changed_keys(recipe, run) -> dict:
     """Each recipe key the run trained with another value (--set, a shortcut, train.auto_scale): both values."""
-    from minigpt.experiments.compare import recipe_differences
+    from minigpt.experiments.compare import flat_config, recipe_differences
 
-    flat = [{f"{s}.{k}": v for s, values in c.to_dict().items() for k, v in values.items() if k != "vocab_size"}
-            for c in (recipe, run)]
-    return {key: {"recipe": before, "run": after} for key, (before, after) in recipe_differences(flat).items()}
+    differs = recipe_differences([flat_config(recipe), flat_config(run)])
+    return {key: {"recipe": before, "run": after} for key, (before, after) in differs.items()}
 
 
 def sample(

@@ -124,12 +124,15 @@ def read_run(path: Path) -> RunScore:
                     max(float(r.get("elapsed", 0.0)) for r in curve), curve)
 
 
+def flat_config(config) -> dict:
+    """A Config as "section.key" -> value, without the vocabulary size, which comes from the data."""
+    return {f"{section}.{key}": value for section, values in config.to_dict().items() for key, value in values.items()
+            if (section, key) != ("model", "vocab_size")}
+
+
 def flat_recipe(ckpt: Checkpoint) -> dict:
-    """The recipe as "section.key" -> value, without what tells seeds apart or comes from the data."""
-    flat = {f"{section}.{key}": value for section, values in ckpt.config.to_dict().items() for key, value in values.items()}
-    for key in ("train.seed", "model.vocab_size"):
-        flat.pop(key, None)
-    return flat
+    """A run's recipe, flat, without the seed that tells seeds of one recipe apart."""
+    return {key: value for key, value in flat_config(ckpt.config).items() if key != "train.seed"}
 
 
 def recipe_differences(recipes: list[dict]) -> dict[str, list]:

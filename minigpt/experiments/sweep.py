@@ -44,11 +44,14 @@ def import_optuna():
     return optuna
 
 
-def open_study(spec: SweepSpec, out_dir: Path, storage: str | None, worker: int = 0, trials_before: int = 0):
-    """The study: in DIR/study.journal, or in the database at `storage` (made on first use). Each worker's
-    sampler has its own seed, drawn from the recipe's seed, the worker and how many trials the study had
-    when it joined: workers starting together, or a study going on, do not propose the same values again."""
-    seed = zlib.crc32(f"{spec.base_seed} {worker} {trials_before}".encode())
+def sampler(spec: SweepSpec, worker: int = 0, trials_before: int = 0):
+    """Optuna's TPE sampler, seeded from the recipe's seed, the worker and how many trials the study had when it
+    joined: workers starting together, or a study going on, do not propose the same values again."""
+    return import_optuna().samplers.TPESampler(seed=zlib.crc32(f"{spec.base_seed} {worker} {trials_before}".encode()))
+
+
+def open_study(spec: SweepSpec, out_dir: Path, storage: str | None, worker: int = 0):
+    """The study: in DIR/study.journal, or in the database at `storage` (made on first use)."""
     optuna = import_optuna()
     try:
         if storage is None:
@@ -62,7 +65,7 @@ def open_study(spec: SweepSpec, out_dir: Path, storage: str | None, worker: int 
         else:
             backend = database(optuna, storage)
         return optuna.create_study(study_name=spec.name, storage=backend, direction="minimize", load_if_exists=True,
-                                   sampler=optuna.samplers.TPESampler(seed=seed),
+                                   sampler=sampler(spec, worker),
                                    pruner=optuna.pruners.MedianPruner(n_startup_trials=2) if spec.prune
                                    else optuna.pruners.NopPruner())
     except (ImportError, ValueError, OSError) as e:
@@ -200,7 +203,7 @@ def work(spec_path: Path, out_dir: Path, data: Path | None, storage: str | None,
         worker += zlib.crc32(this_worker().encode())
     study = open_study(spec, out_dir, storage, worker)
     if study.trials:  # a study going on: a sampler seeded as at its start would propose its first values again
-        study.sampler = open_study(spec, out_dir, storage, worker, len(study.trials)).sampler
+        study.sampler = sampler(spec, worker, len(study.trials))
     run = objective(spec, out_dir, data, seeds or spec.seeds, say)
     while True:
         done, waiting = counted(study)
