@@ -32,8 +32,8 @@ NEWTON_SCHULZ = (3.4445, -4.7750, 2.0315)
 def orthogonalize(m: torch.Tensor, steps: int = 5) -> torch.Tensor:
     """Approximately U V^T for m = U S V^T; m: [..., rows, cols], a stack of matrices."""
     tall = m.size(-2) > m.size(-1)
-    x = m.mT if tall else m  # iterate on the wide side, where x x^T is the smaller square
-    x = x / (x.norm(dim=(-2, -1), keepdim=True) + 1e-7)  # every singular value now at most 1
+    wide = m.mT if tall else m  # iterate on the wide side, where x x^T is the smaller square
+    x = wide / (wide.norm(dim=(-2, -1), keepdim=True) + 1e-7)  # every singular value now at most 1
     a, b, c = NEWTON_SCHULZ
     for _ in range(steps):
         xxt = x @ x.mT
@@ -51,18 +51,20 @@ class Muon(torch.optim.Optimizer):
     def step(self) -> None:
         for group in self.param_groups:
             lr, beta = group["lr"], group["momentum"]
+            params = [p for p in group["params"] if p.grad is not None]
+            grads = [p.grad for p in params]
+            momenta = [self.state[p].setdefault("momentum", torch.zeros_like(p)) for p in params]
+            # one call for every matrix at once, each op (a loop of small ops costs more than the arithmetic)
+            torch._foreach_mul_(momenta, beta)
+            torch._foreach_add_(momenta, grads)
+            directions = torch._foreach_add(grads, momenta, alpha=beta)
+            torch._foreach_mul_(params, 1 - lr * group["weight_decay"])
             by_shape = defaultdict(list)  # matrices of one shape are orthogonalized together
-            for p in group["params"]:
-                if p.grad is None:
-                    continue
-                momentum = self.state[p].setdefault("momentum", torch.zeros_like(p))
-                momentum.mul_(beta).add_(p.grad)
-                by_shape[p.shape].append((p, p.grad.add(momentum, alpha=beta)))
+            for p, direction in zip(params, directions):
+                by_shape[p.shape].append((p, direction))
             for (rows, cols), pairs in by_shape.items():
                 updates = orthogonalize(torch.stack([direction for _, direction in pairs]))
-                scale = max(1.0, rows / cols) ** 0.5
-                for (p, _), update in zip(pairs, updates):
-                    p.mul_(1 - lr * group["weight_decay"]).add_(update, alpha=-lr * scale)
+                torch._foreach_add_([p for p, _ in pairs], list(updates), alpha=-lr * max(1.0, rows / cols) ** 0.5)
 
 
 class Optimizers:
