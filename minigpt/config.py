@@ -129,6 +129,8 @@ class TrainConfig:
     shuffle: str = setting("epoch", '"epoch" (a new order every pass) or "once" (microgpt)', choices=("epoch", "once"))
     length_window: int = setting(32, "batches whose names are grouped by length (less padding); 1 = no grouping",
                                  POSITIVE)
+    pack_names: bool = setting(False, "several short names a row: the same losses and gradients, in fewer and longer "
+                                      "rows (docs/speed.md measures when that is faster)")
     seed: int = setting(1337, "seeds the weights, the batch order and dropout", SEED)
     split_seed: int = setting(1337, "seeds which names are held out for validation, apart from train.seed: runs with "
                                 "different seeds are scored on the same names", SEED)

@@ -6,10 +6,8 @@ characters, and predicts every character and then the end (the boundary token ag
 
 from __future__ import annotations
 
-import hashlib
 import itertools
 import random
-import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
 from typing import NamedTuple
@@ -18,10 +16,9 @@ import torch
 
 from minigpt.bundled import names_file
 from minigpt.errors import UsageError
+from minigpt.formats.name_hints import names_hint, readable_hint
 from minigpt.formats.names_file import read_names
-from minigpt.formats.text import one_line
 from minigpt.model import GPT, IGNORE
-from minigpt.scaling.membership import NameSet, fingerprints
 
 BUNDLED_NAMES = names_file()
 BOUNDARY = "·"  # the boundary token's one name, everywhere it is shown: a name's start, and its end when predicted
@@ -54,42 +51,6 @@ def split_names(names: list[str], fraction: float, at_most: int, seed: int) -> t
             after_last = i + 1
         return train + names[after_last:], val
     return [names[i] for i in order[n_val:].tolist()], val
-
-
-def plain_letters(text: str) -> str:
-    """`text` in lowercase without accents ("Émile" -> "emile")."""
-    return "".join(c for c in unicodedata.normalize("NFD", text.lower()) if not unicodedata.combining(c))
-
-
-def plainer_spelling(text: str, unseen) -> tuple[str, str] | None:
-    """A plainer spelling of text with characters a vocabulary lacks, when one reads whole, and why:
-    lowercase first (a Greek vocabulary with accents reads "γιώργος" for "ΓΙΏΡΓΟΣ"), then lowercase
-    without accents ("emile" for "Émile"). `unseen(text)` lists what the vocabulary lacks; None when
-    neither spelling helps."""
-    lower = text.lower()
-    if lower != text and not unseen(lower):
-        return "the vocabulary is lowercase", lower
-    plain = plain_letters(text)
-    if plain != text and not unseen(plain):
-        return "the vocabulary has no accented letters", plain
-    return None
-
-
-def readable_hint(text: str, unseen) -> str | None:
-    """The advice for one name with characters a vocabulary lacks: `the vocabulary is lowercase: try "emma"`."""
-    found = plainer_spelling(text, unseen)
-    return f'{found[0]}: try "{found[1]}"' if found else None
-
-
-def names_hint(names: list[str], unseen) -> str:
-    """Which names hold characters a vocabulary lacks, the first few by their place in the list (never a join
-    of them), with the plainer spelling that reads them when there is one."""
-    concerned = [(i, name) for i, name in enumerate(names, 1) if unseen(name)]
-    shown = ", ".join(f'name {i} "{one_line(name)}"' for i, name in concerned[:3])
-    more = f" and {len(concerned) - 3:,} more" if len(concerned) > 3 else ""
-    found = plainer_spelling(concerned[0][1], unseen)
-    advice = f'; {found[0]}: "{one_line(concerned[0][1])}" reads as "{one_line(found[1])}"' if found else ""
-    return f"in {shown}{more}{advice}"
 
 
 class Tokenizer:
@@ -232,11 +193,37 @@ class TokenizedNames:
         """Inputs and targets of these names, cut to the longest of them: padding costs nothing."""
         return self.padded(indices, int(self.lengths[indices].max()))
 
-    def in_order(self, batch_size: int, shard=lambda names: names):
-        """Every name once (or this rank's share), in batches of names of similar length."""
+    def packed(self, indices: torch.Tensor) -> Batch:
+        """The batch with several names a row when they are short: as many as fit in block_size
+        positions, each as long as the longest name, side by side (the model's `name_length` keeps
+        each to itself). Fewer, longer rows: the attention kernels cost by the row, not the token."""
+        name_length = int(self.lengths[indices].max())
+        per_row = self.block_size // name_length
+        x, y = self.padded(indices, name_length)
+        if per_row < 2:
+            return Batch(x, y, None)
+        empty = -len(indices) % per_row  # the last row's free places: the boundary token, predicting nothing
+        if empty:
+            x = torch.cat([x, x.new_full((empty, name_length), self.bos)])
+            y = torch.cat([y, y.new_full((empty, name_length), IGNORE)])
+        width = per_row * name_length
+        return Batch(x.view(-1, width), y.view(-1, width), name_length)
+
+    def in_order(self, batch_size: int, shard=lambda names: names, pack: bool = False):
+        """Every name once (or this rank's share), in batches of names of similar length: a name a row,
+        or packed."""
         by_length = shard(torch.argsort(self.lengths, stable=True))
         for start in range(0, len(by_length), batch_size):
-            yield self.batch(by_length[start : start + batch_size])
+            rows = by_length[start : start + batch_size]
+            yield self.packed(rows) if pack else Batch(*self.batch(rows), None)
+
+
+class Batch(NamedTuple):
+    """Inputs and targets [rows, width]; name_length when each row holds several names that long."""
+
+    x: torch.Tensor
+    y: torch.Tensor
+    name_length: int | None
 
 
 @dataclass
@@ -306,44 +293,3 @@ def load_data(data_path, val_path, val_fraction: float, val_max: int,
     val_names = read_names(val_path)
     tokenizer.check_names(val_names, f"validation file {val_path}")
     return names, val_names, tokenizer
-
-
-def digest(names: list[str]) -> str:
-    """A names list's fingerprint, which a resumed run checks: resuming needs the same names."""
-    return hashlib.sha256("\n".join(names).encode("utf-8")).hexdigest()
-
-
-class Corpus(NamedTuple):
-    """The names of a run as tensors, the check for "is this a training name?", and what checkpoints record."""
-
-    train: TokenizedNames
-    val: TokenizedNames | None
-    membership: NameSet
-    info: dict
-
-
-def tokenize_corpus(train_names, val_names, tokenizer: Tokenizer, block_size: int, device, data_path,
-                    val_path) -> Corpus:
-    """The training and validation names on `device`, with their membership check and summary."""
-    tokens = TokenizedNames(train_names, tokenizer, block_size)
-    # one fingerprint per name (on the CPU): repeated names are counted, and large corpora get a Bloom filter
-    prints = torch.unique(fingerprints(tokens.flat, tokens.starts + 1, tokens.characters))
-    characters = int(tokens.characters.sum())
-    info = {
-        "path": str(Path(data_path).resolve()) if data_path else None,
-        "val_path": str(Path(val_path).resolve()) if val_path else None,
-        "train_names": len(train_names),
-        "val_names": len(val_names),
-        "characters": characters,
-        "duplicates": len(train_names) - len(prints),
-        "vocab_size": tokenizer.vocab_size,
-        "truncated": tokens.truncated,
-        "train_digest": digest(train_names),
-        "val_digest": digest(val_names),
-    }
-    return Corpus(
-        train=tokens.to(device),
-        val=TokenizedNames(val_names, tokenizer, block_size).to(device) if val_names else None,
-        membership=NameSet.for_corpus(train_names, characters, prints, tokenizer),
-        info=info,
-    )

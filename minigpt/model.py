@@ -11,7 +11,9 @@ Attention, for queries Q, keys K and values V with head size d:
     attention(Q, K, V) = softmax(Q K^T / sqrt(d) + M) V
 
 M is the causal mask: 0 where a position may look (itself and everything before it), -inf
-where it may not (everything after it), so no position sees the future. attention.py has
+where it may not (everything after it), so no position sees the future. Training packs
+several short names into one row (data.py): each name then has its positions from 0 and a
+mask that keeps its attention inside itself (`within_names`), so it is computed as if alone. attention.py has
 the forms tutorials teach (one head, a list of heads, one-token decoding over a cache);
 the tests hold them equal to this one.
 
@@ -40,20 +42,31 @@ IGNORE = -1  # the target of a padding position: the loss skips it
 Attend = Callable[[torch.Tensor, torch.Tensor, torch.Tensor], torch.Tensor]
 
 
-def causal_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, dropout: float = 0.0):
+def causal_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, dropout: float = 0.0,
+                     allowed: torch.Tensor | None = None):
     """The formula above, step by step. q: [..., Tq, d]; k, v: [..., Tk, d].
 
     Returns the output [..., Tq, d] and the weights [..., Tq, Tk] (before any dropout, which
     zeroes weights at random while training). When Tq < Tk the queries are the last Tq
-    positions (new tokens reading a cache of earlier ones).
+    positions (new tokens reading a cache of earlier ones). `allowed` [Tq, Tk], when given,
+    is the mask (`within_names`'s for packed rows).
     """
     scores = q @ k.transpose(-2, -1) / math.sqrt(q.size(-1))  # [..., Tq, Tk]
     t_q, t_k = scores.shape[-2:]
-    allowed = torch.ones(t_q, t_k, dtype=torch.bool, device=q.device).tril(t_k - t_q)
+    if allowed is None:
+        allowed = torch.ones(t_q, t_k, dtype=torch.bool, device=q.device).tril(t_k - t_q)
     scores = scores.masked_fill(~allowed, float("-inf"))
     weights = torch.softmax(scores, dim=-1)  # [..., Tq, Tk], each row sums to 1
     mixed = F.dropout(weights, dropout) if dropout else weights
     return mixed @ v, weights  # [..., Tq, d]
+
+
+def within_names(width: int, name_length: int, device) -> torch.Tensor:
+    """The mask of a packed row [width, width]: True where a position may look, which is itself
+    and the positions before it in its own name (each name `name_length` positions long)."""
+    position = torch.arange(width, device=device)
+    same_name = position[:, None] // name_length == position[None, :] // name_length
+    return same_name & (position[:, None] >= position[None, :])
 
 
 class RMSNorm(nn.Module):
@@ -90,23 +103,27 @@ class CausalSelfAttention(nn.Module):
         batch, n_head, seq_len, head_dim = y.shape
         return y.transpose(1, 2).reshape(batch, seq_len, n_head * head_dim)  # [B, T, C]: heads side by side again
 
-    def forward(self, x: torch.Tensor, attend: Attend | None = None) -> torch.Tensor:
-        """x: [B, T, C] -> [B, T, C]. `attend`, when given, takes the place of `self.attend`."""
+    def forward(self, x: torch.Tensor, attend: Attend | None = None, allowed: torch.Tensor | None = None) -> torch.Tensor:
+        """x: [B, T, C] -> [B, T, C]. `attend`, when given, takes the place of `self.attend`;
+        `allowed`, when given, is the mask of packed rows."""
         n_embd = x.size(-1)
         # q = x Wq^T, k = x Wk^T, v = x Wv^T, as one matrix multiply (faster than three small ones)
         qkv = F.linear(x, torch.cat([self.attn_wq.weight, self.attn_wk.weight, self.attn_wv.weight]))
         q, k, v = map(self.split_heads, qkv.split(n_embd, dim=-1))  # each [B, H, T, hd]
-        y = (attend or self.attend)(q, k, v)  # [B, H, T, hd]
+        y = attend(q, k, v) if attend else self.attend(q, k, v, allowed)  # [B, H, T, hd]
         return self.attn_wo(self.merge_heads(y))
 
-    def attend(self, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
-        """Every position reads itself and the positions before it: [B, H, T, hd] -> [B, H, T, hd]."""
+    def attend(self, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, allowed: torch.Tensor | None = None):
+        """Every position reads itself and the positions before it (in its own name, with `allowed`):
+        [B, H, T, hd] -> [B, H, T, hd]."""
         dropout = self.attn_dropout if self.training else 0.0
         # CPU speed-up: torch's fused kernel is the fastest way but in bfloat16 on a CPU, where
         # the formula written out is faster (benchmarks/attention.py measures both)
         if q.dtype == torch.bfloat16 and q.device.type == "cpu":
-            return causal_attention(q, k, v, dropout)[0]
-        return F.scaled_dot_product_attention(q, k, v, dropout_p=dropout, is_causal=True)
+            return causal_attention(q, k, v, dropout, allowed)[0]
+        if allowed is None:
+            return F.scaled_dot_product_attention(q, k, v, dropout_p=dropout, is_causal=True)
+        return F.scaled_dot_product_attention(q, k, v, attn_mask=allowed, dropout_p=dropout)
 
 
 class MLP(nn.Module):
@@ -132,8 +149,8 @@ class Block(nn.Module):
         self.mlp = MLP(config)
         self.dropout = nn.Dropout(config.dropout)  # on each branch, before it joins the residual stream
 
-    def forward(self, x: torch.Tensor, attend: Attend | None = None) -> torch.Tensor:
-        x = x + self.dropout(self.attn(self.attn_norm(x), attend))
+    def forward(self, x: torch.Tensor, attend: Attend | None = None, allowed: torch.Tensor | None = None):
+        x = x + self.dropout(self.attn(self.attn_norm(x), attend, allowed))
         return x + self.dropout(self.mlp(self.mlp_norm(x)))
 
 
@@ -161,17 +178,23 @@ class GPT(nn.Module):
         return sum(p.numel() for p in self.parameters())
 
     def forward(self, idx: torch.Tensor, targets: torch.Tensor | None = None, start: int = 0,
-                attend: Sequence[Attend] | None = None):
+                attend: Sequence[Attend] | None = None, name_length: int | None = None):
         """idx: [B, T] token ids at positions start.. -> logits [B, T, vocab] and the mean loss over
         the targets that are not IGNORE (None without targets).
 
         `attend`, one function per layer, replaces each layer's attention step: sampling reads
         its key/value cache this way (idx then holds only the positions after the cached ones).
+        `name_length`, when given, says each row is packed with names of that many positions
+        (data.py's `packed`): each name's positions start from 0, and it attends only to itself.
         """
         positions = torch.arange(start, start + idx.size(1), device=idx.device)
+        allowed = None
+        if name_length is not None:
+            positions = positions % name_length
+            allowed = within_names(idx.size(1), name_length, idx.device)
         x = self.emb_norm(self.wte(idx) + self.wpe(positions))  # [B, T, n_embd]
         for i, layer in enumerate(self.layers):
-            x = layer(x, attend[i] if attend is not None else None)
+            x = layer(x, attend[i] if attend is not None else None, allowed)
         if self.final_norm is not None:
             x = self.final_norm(x)
         logits = self.lm_head(x)  # [B, T, vocab]

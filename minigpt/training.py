@@ -20,14 +20,15 @@ import torch
 import torch.nn.functional as F
 
 from minigpt.config import Config
-from minigpt.data import BatchOrder, Tokenizer, TokenizedNames, check_model_and_names, tokenize_corpus
+from minigpt.data import BatchOrder, Tokenizer, TokenizedNames, check_model_and_names
 from minigpt.errors import Interrupted, RunError, UsageError, first_line
-from minigpt.formats.checkpoint import (ResumeState, load_microgpt_weights, payload, read_model_weights, save_checkpoint,
-                                        training_state)
+from minigpt.formats.checkpoint import ResumeState, load_microgpt_weights, read_model_weights
+from minigpt.formats.trainer_state import restore_trainer, save_trainer
 from minigpt.formats.snapshots import RunSnapshots, run_identity
 from minigpt.model import GPT, IGNORE, eval_mode
-from minigpt.optimizer import Optimizers, load_state, lr_at, make_optimizer
+from minigpt.optimizer import lr_at, make_optimizer
 from minigpt.sampling import generate, rows_at_once
+from minigpt.scaling.corpus import tokenize_corpus
 from minigpt.scaling.fast_dropout import use_fast_dropout
 from minigpt.scaling.processes import Distributed, PendingLosses, model_for_steps
 
@@ -41,8 +42,8 @@ def evaluate(model: GPT, data: TokenizedNames, batch_size: int = 256, dist: Dist
     total = torch.zeros((), dtype=torch.float64, device=data.flat.device)
     batch_size = rows_at_once(batch_size, model.config.block_size, model.config.vocab_size)
     with eval_mode(model):
-        for x, y in data.in_order(batch_size, dist.my_share):
-            logits, _ = model(x)
+        for x, y, name_length in data.in_order(batch_size, dist.my_share):
+            logits, _ = model(x, name_length=name_length)
             total += F.cross_entropy(logits.flatten(0, 1), y.flatten(), ignore_index=IGNORE, reduction="sum")
     return dist.sum(total).item() / int(data.lengths.sum())
 
@@ -204,11 +205,12 @@ class Trainer:
         rows = self.order.indices(self.step)  # the batch: rows of the training names
         my_rows = self.dist.my_share(rows)  # every row, in one process
         batch_tokens, my_tokens = int(self.train_data.lengths[rows].sum()), int(self.train_data.lengths[my_rows].sum())
-        x, y = self.train_data.batch(my_rows)
+        x, y, name_length = (self.train_data.packed(my_rows) if self.recipe.pack_names  # short names several a row
+                             else (*self.train_data.batch(my_rows), None))
         try:
             # with bfloat16, matrix multiplies run in bfloat16; weights, gradients and the loss stay float32
             with torch.autocast(x.device.type, dtype=torch.bfloat16, enabled=self.bfloat16):
-                _, loss = self.model_for_steps(x, y)  # the mean over the batch's predicted tokens
+                _, loss = self.model_for_steps(x, y, name_length=name_length)  # the mean over the batch's predicted tokens
             self.dist.weighted_for_whole_batch(loss, my_tokens, batch_tokens).backward()
         except torch._dynamo.exc.BackendCompilerFailed as e:  # only with train.compile: no C++ compiler, ...
             raise RunError(f"torch.compile failed ({first_line(e.inner_exception)}); "
@@ -257,14 +259,7 @@ class Trainer:
 
     def save(self, path: Path) -> None:
         """Rank 0 writes; every rank must call it, since each hands over its random state."""
-        rank_rng = self.dist.gather(torch.get_rng_state())
-        cuda_rng = torch.cuda.get_rng_state_all() if torch.cuda.is_available() else None
-        if not self.dist.main:
-            return
-        training = training_state(self.optimizer.state_dict(), rank_rng, cuda_rng, self.tokens, self.seconds,
-                                  self.elapsed, self.best_step, self.evals_since_best)
-        save_checkpoint(path, payload(self.model, self.config, self.tokenizer.chars, self.step,
-                                      self.val_loss, self.best_val_loss, self.membership, self.data_info, training))
+        save_trainer(self, path)
 
     def save_snapshots(self, run_dir: Path) -> None:
         """Rank 0 writes the snapshots so far (before last.pt, when one was taken since they were last written)."""
@@ -284,36 +279,7 @@ class Trainer:
 
     def restore(self, state: ResumeState, path: Path) -> None:
         """Continue from a checkpoint of this same run: every number as it was when it was saved."""
-        for key in ("train_digest", "val_digest"):
-            if state.data.get(key) != self.data_info[key]:
-                raise UsageError(f"{path}: the names have changed since this run started; resuming needs the same data")
-        load_microgpt_weights(self.model, state.model)
-        self.load_optimizer_state(state.optimizer, path)
-        self.step, self.val_loss, self.best_val_loss = state.step, state.val_loss, state.best_val_loss
-        self.tokens, self.seconds, self._elapsed = state.tokens, state.seconds, state.elapsed
-        self.best_step, self.evals_since_best = state.best_step, state.evals_since_best
-        if self.snapshots and not self.snapshots.resume(path.parent, state.step):
-            self.snapshots = None  # a run begun without snapshots cannot have a whole set of them
-        ranks = state.rng["ranks"]
-        if len(ranks) == self.dist.world:  # the same number of processes: each rank's own state
-            torch.set_rng_state(ranks[self.dist.rank])
-        elif self.dist.main:
-            torch.set_rng_state(ranks[0])
-        if "cuda" in state.rng and torch.cuda.is_available() and not self.dist.enabled:
-            torch.cuda.set_rng_state_all(state.rng["cuda"])
-
-
-    def load_optimizer_state(self, saved: dict, path: Path) -> None:
-        """The optimizer as it was: refused when it is another optimizer's state, or a damaged one."""
-        combined = isinstance(self.optimizer, Optimizers)
-        fits = set(saved) == set(self.optimizer.named) if combined else "param_groups" in saved
-        if not isinstance(saved, dict) or not fits:
-            raise UsageError(f"{path}: its optimizer state does not fit train.optimizer = "
-                             f"'{self.recipe.optimizer}'; resume with the optimizer it was trained with")
-        try:
-            self.optimizer.load_state_dict(saved) if combined else load_state(self.optimizer, saved)
-        except (ValueError, KeyError, TypeError) as e:
-            raise UsageError(f"{path}: its optimizer state is damaged: {e}") from None
+        restore_trainer(self, state, path)
 
 
 def train_loop(trainer: Trainer, run_dir: Path, report: Reporter, signals) -> float | None:

@@ -37,7 +37,8 @@ import torch
 
 from minigpt.errors import RunError, UsageError, cannot_write
 from minigpt.config import Config, config_from_dict, load_config, parameter_count
-from minigpt.data import Tokenizer, digest, load_data, read_names
+from minigpt.data import Tokenizer, load_data, read_names
+from minigpt.scaling.corpus import digest
 from minigpt.formats.atomic_file import write_bytes
 from minigpt.formats.bounded import check_archive
 from minigpt.formats.checkpoint_checks import check_layout, check_training_state, checked_vocab, known_loss
