@@ -38,3 +38,24 @@ def test_sampling_and_startup(run, trained_run, tmp_path):
     out = run("sampling.py", "--checkpoint", run_dir, "--num", "40", "--batch-sizes", "16", "--repeats", "1")
     assert "names/s" in out
     assert "minigpt --help" in run("startup.py", "--checkpoint", run_dir, "--repeats", "1")
+
+
+def test_packing_measures_both_layouts(run, tmp_path):
+    out = tmp_path / "packing.json"
+    run("packing.py", "--config", "tiny", "--batch-sizes", "8", "--stretches", "1", "--steps", "2", "--out", out)
+    row = json.loads(out.read_text())["rows"][0]
+    assert row["packed"] > 0 and row["a name a row"] > 0 and row["ratio"] > 0
+
+
+def test_peers_writes_the_names_as_nanogpts_character_stream(monkeypatch, tmp_path):
+    monkeypatch.syspath_prepend(str(BENCHMARKS))
+    import numpy as np
+    import pickle
+
+    from peers import nanogpt_data
+
+    nanogpt_data(tmp_path, ["emma", "zoe"], ["ada"])
+    meta = pickle.loads((tmp_path / "meta.pkl").read_bytes())
+    ids = np.fromfile(tmp_path / "train.bin", dtype=np.uint16)
+    assert "".join(meta["itos"][int(i)] for i in ids) == "emma\nzoe\n"  # one id a character, the newline one too
+    assert meta["vocab_size"] == len(set("emma\nzoe\nada"))

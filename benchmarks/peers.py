@@ -1,0 +1,182 @@
+"""minigpt against nanoGPT (and makemore) on the same model, side by side in one run, at matched tokens a step.
+
+    python benchmarks/peers.py --nanogpt NANOGPT_DIR [--makemore MAKEMORE_DIR] --data ../shared/data/names.txt
+
+NANOGPT_DIR is a checkout of karpathy/nanoGPT the user fetched (likewise makemore's); nothing
+of either is copied: their own train.py / makemore.py run from where they are, on files this
+script writes to a temporary folder.
+
+The model is makemore's size (configs/makemore.toml: 4 layers, 4 heads, 64 dimensions, block
+16), float32, no compile, no dropout, no gradient clipping, on the training names of a seeded
+split (1,000 held out). nanoGPT reads them as one character stream (names joined by newlines,
+the newline a character, as its shakespeare_char does) in rows of 16 positions, every position
+a predicted token: batch 32 is 512 tokens a step, batch 256 is 4,096. minigpt trains on names,
+so its batch is the number of names that holds as many predicted tokens (each name's
+characters and its end). makemore pads every name to the longest name of the file.
+
+Every peer runs as its own process with the same torch threads, one after another and again
+(--repeats), and is timed by its own per-step clock after its first steps (nanoGPT's
+"iter N: ... time" lines, makemore's "step time", minigpt's train_step over the same stretch):
+tokens per second is the predicted tokens of the timed steps over their summed time. The
+float32 matrix-multiply peak is measured in the same run, and each rate is given as a fraction
+of it, counted as 6 FLOPs per parameter in a matrix multiply and predicted token (attention's
+own small products left out, alike for every peer).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import pickle
+import re
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+from common import finish, matmul_peak, median, parser, setup, table
+
+from minigpt.data import split_names
+from minigpt.formats.names_file import read_names
+
+HERE = Path(__file__).resolve().parent
+BLOCK = 16  # makemore.toml's block size; nanoGPT's row length
+SIZE = {"n_layer": 4, "n_head": 4, "n_embd": 64}
+MATRIX_PARAMS = 4 * 64 * 64 * 4 + 2 * 4 * 64 * 64 * 4  # per model: attention's four and the MLP's two, each layer
+
+
+def nanogpt_data(folder: Path, train: list[str], val: list[str]) -> int:
+    """train.bin, val.bin and meta.pkl as nanoGPT's shakespeare_char prepares them: one id per character."""
+    import numpy as np
+
+    text, val_text = "\n".join(train) + "\n", "\n".join(val) + "\n"
+    chars = sorted(set(text + val_text))
+    stoi = {c: i for i, c in enumerate(chars)}
+    for name, part in (("train.bin", text), ("val.bin", val_text)):
+        np.array([stoi[c] for c in part], dtype=np.uint16).tofile(folder / name)
+    with open(folder / "meta.pkl", "wb") as f:
+        pickle.dump({"vocab_size": len(chars), "itos": dict(enumerate(chars)), "stoi": stoi}, f)
+    return len(chars)
+
+
+def run_nanogpt(checkout: Path, folder: Path, rows: int, steps: int, skip: int) -> float:
+    args = [f"--dataset={folder}", f"--out_dir={folder / 'out'}", "--device=cpu", "--dtype=float32", "--compile=False",
+            f"--batch_size={rows}", f"--block_size={BLOCK}", "--gradient_accumulation_steps=1", "--dropout=0.0",
+            "--bias=False", "--grad_clip=0.0", f"--max_iters={steps}", "--eval_interval=1000000", "--eval_iters=1",
+            "--log_interval=1", "--always_save_checkpoint=False", "--learning_rate=5e-4", "--decay_lr=False",
+            *[f"--{k}={v}" for k, v in SIZE.items()]]
+    out = subprocess.run([sys.executable, "train.py", *args], cwd=checkout, capture_output=True, text=True)
+    times = [float(t) for t in re.findall(r"^iter \d+: loss [\d.]+, time ([\d.]+)ms", out.stdout, re.M)]
+    if len(times) <= skip:
+        raise SystemExit(f"nanoGPT did not run: {out.stderr.strip().splitlines()[-1:] or out.stdout[-300:]}")
+    timed = times[skip:]
+    return rows * BLOCK * len(timed) / (sum(timed) / 1000)
+
+
+def run_makemore(checkout: Path, names_file: Path, batch: int, steps: int, skip: int, folder: Path) -> tuple[float, float]:
+    """makemore's transformer at this batch: (tokens/s, the share of its positions that are names').
+    makemore.py needs tensorboard installed (it writes its logs with it)."""
+    args = ["--input-file", str(names_file), "--work-dir", str(folder / "makemore"), "--type", "transformer",
+            "--n-layer", "4", "--n-head", "4", "--n-embd", "64", "--batch-size", str(batch),
+            "--max-steps", str(steps), "--device", "cpu", "--learning-rate", "5e-4"]
+    out = subprocess.run([sys.executable, str(checkout / "makemore.py"), *args], capture_output=True, text=True)
+    times = [float(t) for t in re.findall(r"step time ([\d.]+)ms", out.stdout)]
+    if len(times) <= skip:
+        raise SystemExit(f"makemore did not run: {out.stderr.strip()[-500:] or out.stdout[-300:]}")
+    # makemore holds out its own test split and pads each name to the longest; its tokens are names' tokens
+    names = read_names(names_file)
+    width = max(map(len, names)) + 1
+    predicted = sum(len(n) + 1 for n in names) / len(names)
+    timed = times[skip:]
+    return batch * predicted * len(timed) / (sum(timed) / 1000), predicted / width
+
+
+def run_minigpt(train_file: Path, names: int, steps: int, skip: int) -> float:
+    code = f"""
+import json, time, torch
+from minigpt.config import load_config
+from minigpt.data import Tokenizer
+from minigpt.formats.names_file import read_names
+from minigpt.scaling.processes import keep_freed_memory
+from minigpt.training import Trainer
+keep_freed_memory()
+names = read_names({str(train_file)!r})
+tokenizer = Tokenizer.from_names(names)
+config = load_config("makemore", ["train.batch_size={names}", "train.device='cpu'"])
+config.model.vocab_size = tokenizer.vocab_size
+trainer = Trainer(config, names, [], tokenizer, torch.device("cpu"), None)
+for _ in range({skip}):
+    trainer.train_step()
+tokens, seconds = trainer.tokens, trainer.seconds
+for _ in range({steps - skip}):
+    trainer.train_step()
+print(json.dumps((trainer.tokens - tokens) / (trainer.seconds - seconds)))
+"""
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    if out.returncode:
+        raise SystemExit(f"minigpt did not run: {out.stderr.strip().splitlines()[-1:]}")
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def main() -> None:
+    p = parser(__doc__.splitlines()[0])
+    p.add_argument("--nanogpt", type=Path, required=True, help="a checkout of karpathy/nanoGPT")
+    p.add_argument("--makemore", type=Path, default=None, help="a checkout of karpathy/makemore [default: left out]")
+    p.add_argument("--tokens", default="512,4096", help="predicted tokens a step, matched [default: 512,4096]")
+    p.add_argument("--makemore-batches", default="32,256,1024", help="makemore's batch sizes [default: 32,256,1024]")
+    p.add_argument("--steps", type=int, default=300, help="steps a run, the first --skip untimed [default: 300]")
+    p.add_argument("--skip", type=int, default=30)
+    p.add_argument("--repeats", type=int, default=2, help="runs of each, alternated; the median is kept")
+    args = p.parse_args()
+    info = setup(args)
+    if args.threads:
+        os.environ["OMP_NUM_THREADS"] = str(args.threads)  # the peers' processes get the same threads
+    peak = matmul_peak()
+    print(f"float32 matmul peak: {peak['gflops']} GFLOP/s")
+    per_gflop = 6 * MATRIX_PARAMS / 1e9
+    names = read_names(args.data)
+    train, val = split_names(names, 0.1, 1000, 1337)
+    predicted = sum(len(n) + 1 for n in train) / len(train)
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = Path(tmp)
+        train_file = folder / "train.txt"
+        train_file.write_text("\n".join(train) + "\n")
+        nanogpt_data(folder, train, val)
+        for tokens in map(int, args.tokens.split(",")):
+            batch_rows, batch_names = tokens // BLOCK, round(tokens / predicted)
+            runs = {"nanogpt": [], "minigpt": []}
+            for _ in range(args.repeats):
+                runs["nanogpt"].append(run_nanogpt(args.nanogpt, folder, batch_rows, args.steps, args.skip))
+                runs["minigpt"].append(run_minigpt(train_file, batch_names, args.steps, args.skip))
+            nano, mini = median(runs["nanogpt"]), median(runs["minigpt"])
+            rows.append({"tokens": tokens, "nanogpt_batch": batch_rows, "minigpt_batch": batch_names,
+                         "nanogpt": round(nano), "minigpt": round(mini), "ratio": round(mini / nano, 2),
+                         "nanogpt_peak": f"{nano * per_gflop / peak['gflops']:.0%}",
+                         "minigpt_peak": f"{mini * per_gflop / peak['gflops']:.0%}", "runs": runs})
+            print(table(rows[-1:], COLUMNS).splitlines()[-1], flush=True)
+        makemore = []
+        if args.makemore:
+            for batch in map(int, args.makemore_batches.split(",")):
+                # makemore prints its step time every 10 steps: the first three printed are left out
+                rates = [run_makemore(args.makemore, train_file, batch, args.steps, 3, folder)
+                         for _ in range(args.repeats)]
+                makemore.append({"batch": batch, "tokens_per_sec": round(median(r[0] for r in rates)),
+                                 "names_share": f"{rates[0][1]:.0%}"})
+                print(f"makemore batch {batch}: {makemore[-1]['tokens_per_sec']:,} tokens/s", flush=True)
+    print()
+    print(table(rows, COLUMNS))
+    if makemore:
+        best = max(makemore, key=lambda r: r["tokens_per_sec"])
+        fastest = max(r["minigpt"] for r in rows)
+        print(f"makemore at its best batch ({best['batch']}): {best['tokens_per_sec']:,} tokens/s; "
+              f"minigpt's fastest above is {fastest / best['tokens_per_sec']:.1f}x that")
+    finish({**info, "matmul_peak": peak, "predicted_per_name": predicted, "rows": rows, "makemore": makemore}, args.out)
+
+
+COLUMNS = [("tokens", "tokens a step"), ("nanogpt_batch", "nanoGPT rows"), ("minigpt_batch", "minigpt names"),
+           ("nanogpt", "nanoGPT tok/s"), ("minigpt", "minigpt tok/s"), ("ratio", "ratio"),
+           ("nanogpt_peak", "nanoGPT of peak"), ("minigpt_peak", "minigpt of peak")]
+
+if __name__ == "__main__":
+    main()
