@@ -21,7 +21,7 @@ import torch.nn.functional as F
 
 from minigpt.config import Config
 from minigpt.data import BatchOrder, Tokenizer, TokenizedNames, check_model_and_names
-from minigpt.errors import Interrupted, RunError, UsageError, first_line
+from minigpt.errors import Interrupted, RunError, first_line
 from minigpt.formats.checkpoint import ResumeState, load_microgpt_weights, read_model_weights
 from minigpt.formats.trainer_state import restore_trainer, save_trainer
 from minigpt.formats.snapshots import RunSnapshots, run_identity
