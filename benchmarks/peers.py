@@ -42,7 +42,8 @@ from minigpt.formats.names_file import read_names
 HERE = Path(__file__).resolve().parent
 BLOCK = 16  # makemore.toml's block size; nanoGPT's row length
 SIZE = {"n_layer": 4, "n_head": 4, "n_embd": 64}
-MATRIX_PARAMS = 4 * 64 * 64 * 4 + 2 * 4 * 64 * 64 * 4  # per model: attention's four and the MLP's two, each layer
+# in the blocks' matrix multiplies: attention's four n_embd x n_embd and the MLP's two n_embd x 4 n_embd, each layer
+MATRIX_PARAMS = SIZE["n_layer"] * 12 * SIZE["n_embd"] ** 2
 
 
 def nanogpt_data(folder: Path, train: list[str], val: list[str]) -> int:
@@ -73,8 +74,9 @@ def run_nanogpt(checkout: Path, folder: Path, rows: int, steps: int, skip: int) 
     return rows * BLOCK * len(timed) / (sum(timed) / 1000)
 
 
-def run_makemore(checkout: Path, names_file: Path, batch: int, steps: int, skip: int, folder: Path) -> tuple[float, float]:
-    """makemore's transformer at this batch: (tokens/s, the share of its positions that are names').
+def run_makemore(checkout: Path, names_file: Path, batch: int, steps: int, skip: int, folder: Path,
+                 predicted: float) -> float:
+    """makemore's transformer at this batch, in tokens/s (`predicted`: a name's predicted tokens, on average).
     makemore.py needs tensorboard installed (it writes its logs with it)."""
     args = ["--input-file", str(names_file), "--work-dir", str(folder / "makemore"), "--type", "transformer",
             "--n-layer", "4", "--n-head", "4", "--n-embd", "64", "--batch-size", str(batch),
@@ -83,12 +85,9 @@ def run_makemore(checkout: Path, names_file: Path, batch: int, steps: int, skip:
     times = [float(t) for t in re.findall(r"step time ([\d.]+)ms", out.stdout)]
     if len(times) <= skip:
         raise SystemExit(f"makemore did not run: {out.stderr.strip()[-500:] or out.stdout[-300:]}")
-    # makemore holds out its own test split and pads each name to the longest; its tokens are names' tokens
-    names = read_names(names_file)
-    width = max(map(len, names)) + 1
-    predicted = sum(len(n) + 1 for n in names) / len(names)
+    # makemore pads each name to the longest of the file; its tokens are counted as names' tokens
     timed = times[skip:]
-    return batch * predicted * len(timed) / (sum(timed) / 1000), predicted / width
+    return batch * predicted * len(timed) / (sum(timed) / 1000)
 
 
 def run_minigpt(train_file: Path, names: int, steps: int, skip: int) -> float:
@@ -159,10 +158,10 @@ def main() -> None:
         if args.makemore:
             for batch in map(int, args.makemore_batches.split(",")):
                 # makemore prints its step time every 10 steps: the first three printed are left out
-                rates = [run_makemore(args.makemore, train_file, batch, args.steps, 3, folder)
+                rates = [run_makemore(args.makemore, train_file, batch, args.steps, 3, folder, predicted)
                          for _ in range(args.repeats)]
-                makemore.append({"batch": batch, "tokens_per_sec": round(median(r[0] for r in rates)),
-                                 "names_share": f"{rates[0][1]:.0%}"})
+                makemore.append({"batch": batch, "tokens_per_sec": round(median(rates)),
+                                 "names_share": f"{predicted / (max(map(len, train)) + 1):.0%}"})
                 print(f"makemore batch {batch}: {makemore[-1]['tokens_per_sec']:,} tokens/s", flush=True)
     print()
     print(table(rows, COLUMNS))

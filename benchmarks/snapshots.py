@@ -23,7 +23,7 @@ from minigpt.formats.snapshots import FILE, dequantize, read_snapshots, run_iden
 @torch.no_grad()
 def largest_logit_gap(exact, approx, data: TokenizedNames) -> float:
     gap = 0.0
-    for x, y, _ in data.in_order(256):
+    for x, y in data.in_order(256):
         real = y != -1
         gap = max(gap, (exact(x)[0] - approx(x)[0]).abs()[real].max().item())
     return gap

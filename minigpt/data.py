@@ -209,13 +209,11 @@ class TokenizedNames:
         width = per_row * name_length
         return Batch(x.view(-1, width), y.view(-1, width), name_length)
 
-    def in_order(self, batch_size: int, shard=lambda names: names, pack: bool = False):
-        """Every name once (or this rank's share), in batches of names of similar length: a name a row,
-        or packed."""
+    def in_order(self, batch_size: int, shard=lambda names: names):
+        """Every name once (or this rank's share), in batches of names of similar length."""
         by_length = shard(torch.argsort(self.lengths, stable=True))
         for start in range(0, len(by_length), batch_size):
-            rows = by_length[start : start + batch_size]
-            yield self.packed(rows) if pack else Batch(*self.batch(rows), None)
+            yield self.batch(by_length[start : start + batch_size])
 
 
 class Batch(NamedTuple):

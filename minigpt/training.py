@@ -20,7 +20,7 @@ import torch
 import torch.nn.functional as F
 
 from minigpt.config import Config
-from minigpt.data import BatchOrder, Tokenizer, TokenizedNames, check_model_and_names
+from minigpt.data import Batch, BatchOrder, Tokenizer, TokenizedNames, check_model_and_names
 from minigpt.errors import Interrupted, RunError, first_line
 from minigpt.formats.checkpoint import ResumeState, load_microgpt_weights, read_model_weights
 from minigpt.formats.trainer_state import restore_trainer, save_trainer
@@ -42,8 +42,8 @@ def evaluate(model: GPT, data: TokenizedNames, batch_size: int = 256, dist: Dist
     total = torch.zeros((), dtype=torch.float64, device=data.flat.device)
     batch_size = rows_at_once(batch_size, model.config.block_size, model.config.vocab_size)
     with eval_mode(model):
-        for x, y, name_length in data.in_order(batch_size, dist.my_share):
-            logits, _ = model(x, name_length=name_length)
+        for x, y in data.in_order(batch_size, dist.my_share):
+            logits, _ = model(x)
             total += F.cross_entropy(logits.flatten(0, 1), y.flatten(), ignore_index=IGNORE, reduction="sum")
     return dist.sum(total).item() / int(data.lengths.sum())
 
@@ -206,7 +206,7 @@ class Trainer:
         my_rows = self.dist.my_share(rows)  # every row, in one process
         batch_tokens, my_tokens = int(self.train_data.lengths[rows].sum()), int(self.train_data.lengths[my_rows].sum())
         x, y, name_length = (self.train_data.packed(my_rows) if self.recipe.pack_names  # short names several a row
-                             else (*self.train_data.batch(my_rows), None))
+                             else Batch(*self.train_data.batch(my_rows), None))
         try:
             # with bfloat16, matrix multiplies run in bfloat16; weights, gradients and the loss stay float32
             with torch.autocast(x.device.type, dtype=torch.bfloat16, enabled=self.bfloat16):

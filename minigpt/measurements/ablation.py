@@ -164,7 +164,7 @@ def nats(logits: torch.Tensor, targets: torch.Tensor) -> float:
 def loss_without(model: GPT, data: TokenizedNames, off: Iterable[Part] = (), means: dict | None = None) -> float:
     """Mean cross-entropy per predicted token (characters and the end) over every name, with `off` switched off."""
     total, count = 0.0, 0
-    for x, y, _ in data.in_order(BATCH):
+    for x, y in data.in_order(BATCH):
         total += nats(forward_without(model, x, off, means), y)
         count += int((y != IGNORE).sum())
     return total / count

@@ -14,6 +14,7 @@ import torch.nn.functional as F
 
 from minigpt.data import Tokenizer, TokenizedNames, check_model_and_names
 from minigpt.model import GPT, IGNORE, eval_mode
+from minigpt.sampling import rows_at_once
 
 
 @torch.no_grad()
@@ -25,6 +26,7 @@ def name_losses(model: GPT, tokenizer: Tokenizer, names: list[str], what: str = 
     data = TokenizedNames(names, tokenizer, model.config.block_size).to(model.lm_head.weight.device)
     sums = torch.zeros(len(names), dtype=torch.float64)
     by_length = torch.argsort(data.lengths, stable=True)  # batches of names of one length waste no work on padding
+    batch_size = rows_at_once(batch_size, model.config.block_size, model.config.vocab_size)  # as evaluate's
     with eval_mode(model):
         for rows in by_length.split(batch_size):
             x, y = data.batch(rows)
