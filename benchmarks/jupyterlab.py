@@ -56,6 +56,7 @@ def start_lab(folder: Path, port: int, token: str) -> subprocess.Popen:
 
 def run_tutorial(chromium, port: int, token: str, screenshot: Path | None) -> dict:
     page = chromium.new_page(viewport={"width": 1280, "height": 900})
+    browser.add_readers(page)  # minigpt.shown(), read below
     requests, errors = [], []
     page.on("request", lambda r: requests.append(r.url))
     page.on("pageerror", lambda e: errors.append(str(e)))

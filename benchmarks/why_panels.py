@@ -4,7 +4,7 @@ names, and every position's logit attribution, in headless Chromium.
     python benchmarks/why_panels.py --page emma.html [--repeats 15]
 
 The page is one `minigpt inspect-attention RUN --html PAGE` wrote. Each figure is the median (and
-the 95th percentile) of `repeats` calls of the page's own console API (`minigpt.patchGrid`,
+the 95th percentile) of `repeats` calls of the readers the tests add to the page (tests/page_readers.js: `minigpt.patchGrid`,
 `minigpt.attribution`), timed inside the page.
 """
 

@@ -41,4 +41,9 @@ def web_file(name: str) -> str:
     return resources.files("minigpt.views").joinpath("web", *name.split("/")).read_text(encoding="utf-8")
 
 
+def web_folder(name: str) -> list[str]:
+    """The names of the files in one of the explorer page's folders ("explorer")."""
+    return [entry.name for entry in resources.files("minigpt.views").joinpath("web", name).iterdir() if entry.is_file()]
+
+
 LESSONS = 8  # the explorer page's course, as web/explorer/lessons.js lists it (tests/test_explorer_lesson.py counts them)

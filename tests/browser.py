@@ -55,8 +55,18 @@ def open_page(browser, path: Path, width: int = 1280, height: int = 900):
     page.on("request", lambda request: page.watched.requests.append(request.url))
     page.on("pageerror", lambda error: page.watched.errors.append(str(error)))
     page.on("console", lambda message: page.watched.errors.append(message.text) if message.type == "error" else None)
+    add_readers(page)
     page.goto(Path(path).resolve().as_uri())
     return page
+
+
+READERS = Path(__file__).with_name("page_readers.js")
+
+
+def add_readers(page) -> None:
+    """Give the explorer pages this page opens from now on (frames included) the tests' readers
+    (tests/page_readers.js): the numbers behind what a page shows, which the page itself does not carry."""
+    page.add_init_script(path=str(READERS))
 
 
 def show(page, selector: str) -> None:

@@ -578,6 +578,7 @@ def test_a_view_lives_in_the_address_and_a_link_restores_it(chromium, lesson):
 
     url = lesson[1].resolve().as_uri()
     page = chromium.new_page(viewport={"width": 1280, "height": 900})
+    browser.add_readers(page)
     page.goto(url + "#name=zoltan&layer=1&head=0&row=3&off=0.1,m1&second=zolten")
     assert page.input_value("#name-input") == "zoltan" and page.input_value("#patch-input") == "zolten"
     expect(page.locator("#matrix-title")).to_have_text("Layer 1, head 0")
@@ -591,6 +592,7 @@ def test_a_view_lives_in_the_address_and_a_link_restores_it(chromium, lesson):
     page.go_back()
     expect(page.locator("#matrix-title")).to_have_text("Layer 1, head 0")
     other = chromium.new_page(viewport={"width": 1280, "height": 900})
+    browser.add_readers(other)
     other.goto(linked)
     assert other.input_value("#name-input") == "zoe"
     expect(other.locator("#matrix-title")).to_have_text("Layer 0, head 0")
@@ -605,6 +607,7 @@ def test_a_view_lives_in_the_address_and_a_link_restores_it(chromium, lesson):
 def test_an_address_the_page_cannot_read_leaves_the_page_as_it_opens(chromium, lesson):
     url = lesson[1].resolve().as_uri()
     page = chromium.new_page()
+    browser.add_readers(page)
     errors = []
     page.on("pageerror", lambda error: errors.append(str(error)))
     page.goto(url + "#layer=99&head=-1&row=x&off=7.7,z3&mode=nan&step=123456789&show=<b>")
@@ -703,6 +706,7 @@ def test_the_lessons_set_a_view_ask_and_answer_from_the_model_and_link_back(chro
     assert got[0] == pytest.approx(masked, abs=1e-3) and got[1] == pytest.approx(unmasked, abs=1e-3)
     linked = page.evaluate("location.href")
     other = chromium.new_page()
+    browser.add_readers(other)
     other.goto(linked)
     expect(other.locator("#lesson-title")).to_have_text("Lesson 2 of 8: The causal mask")
     assert other.is_checked("#show-scores") and other.input_value("#name-input") == "emma"

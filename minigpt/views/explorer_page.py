@@ -4,7 +4,7 @@ The page carries what views/page_data.py gathers (the model's weights as one bas
 buffer, its recipe and vocabulary, the run's loss curve, the training names to mark generated
 names that are not new, and the page's measurements), and the JavaScript in
 `minigpt/views/web/`: `model.js`, the forward pass written to be read beside model.py, and the
-page around it, in parts (`explorer/`, listed in EXPLORER_PARTS). Nothing is fetched: the file
+page around it, in parts (`explorer/`, each a namespace; `explorer_parts` orders them). Nothing is fetched: the file
 opens from disk with no server and no network.
 
     write_page("runs/names", "emma.html", text="emma")     # what `inspect-attention --html` does
@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from minigpt.bundled import LESSONS, web_file
+from minigpt.bundled import LESSONS, web_file, web_folder
 from minigpt.errors import cannot_write
 from minigpt.formats import strict_json
 from minigpt.formats.atomic_file import refuse_existing, write_text
@@ -29,14 +29,21 @@ def script_json(data: dict) -> str:
     return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
 
 
-# The page's script, in parts that share one closure, in this order (each file says what it draws)
-EXPLORER_PARTS = ["state.js", "drawing.js", "heads.js", "matrix.js", "worked_row.js", "walk.js", "predictions.js", "cache.js", "why.js",
-                  "units.js", "patch.js", "lens.js", "ablation.js", "head_roles.js", "generate.js", "card.js", "snapshots.js", "lessons.js", "address.js", "wiring.js"]
+# The page's parts, each a namespace of its own: state.js and drawing.js first (every part reads them when
+# it is defined), wiring.js last (it builds the panels and starts the page). The others call each other only
+# once the page runs, so they come in any order: by name.
+FIRST_PARTS, LAST_PARTS = ["state.js", "drawing.js"], ["wiring.js"]
+
+
+def explorer_parts() -> list[str]:
+    """The part files of web/explorer/, in the order the page's script puts them."""
+    middle = sorted(set(web_folder("explorer")) - set(FIRST_PARTS + LAST_PARTS))
+    return FIRST_PARTS + [name for name in middle if name.endswith(".js")] + LAST_PARTS
 
 
 def explorer_script() -> str:
     """The page's own script: its parts one after another."""
-    return "\n".join(web_file(f"explorer/{part}") for part in EXPLORER_PARTS)
+    return "\n".join(web_file(f"explorer/{part}") for part in explorer_parts())
 
 
 def render_page(data: dict) -> str:

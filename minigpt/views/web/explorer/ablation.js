@@ -1,41 +1,17 @@
 // ablation.js: switching parts off, and what each costs. A part of the explorer page (state.js
 // lists the parts).
 
+const Ablation = (() => {
+const { $, BOS, DATA, ablationNow, headLabel, isOn, state, switchedOff } = State;
+const { el, restyle, write } = Drawing;
+
 const costRows = [];
-const decodedMeans = new Map(); // the carried base64 of mean outputs -> those outputs
-
-// what each part costs on the names the page was written with ({zero, mean}: the whole model's
-// loss and each part's cost, in DATA.ablation.parts' order) and each part's mean output (what
-// mean mode puts in its place), at the step shown: the checkpoint's, or the snapshot's
-function ablationNow() {
-  const at = state.snapshot === null || !DATA.snapshots.ablation ? null : DATA.snapshots.ablation[state.snapshot];
-  return at || DATA.ablation;
-}
-
-// the parts' mean outputs at the step shown, decoded once
-function meansNow() {
-  const carried = ablationNow().means;
-  if (!decodedMeans.has(carried)) decodedMeans.set(carried, meansFrom(carried));
-  return decodedMeans.get(carried);
-}
-
-// mean outputs carried as one base64 float32 buffer (explorer_page.py's means_base64: heads,
-// attention, MLPs, each layer by layer) -> { head: [l][h], attention: [l], mlp: [l] }
-function meansFrom(base64) {
-  const floats = MiniGPTModel.float32s(base64);
-  const L = config.n_layer, H = config.n_head, C = config.n_embd, hd = C / H;
-  const slice = (at, n) => floats.subarray(at, at + n);
-  const head = Array.from({ length: L }, (_, l) => Array.from({ length: H }, (_, h) => slice((l * H + h) * hd, hd)));
-  const rows = (at) => Array.from({ length: L }, (_, l) => slice(at + l * C, C));
-  return { head, attention: rows(L * C), mlp: rows(2 * L * C) };
-}
-
 // the table's rows, in the order of the chosen mode's costs at the checkpoint (kept as the step
 // moves, so a part stays on its row)
 function buildCosts() {
   const table = $("ablation-table"), found = DATA.ablation;
   costRows.length = 0;
-  for (let n = switches.length - 1; n >= 0; n--) if (table.contains(switches[n].box)) switches.splice(n, 1); // the old table's
+  for (let n = Heads.switches.length - 1; n >= 0; n--) if (table.contains(Heads.switches[n].box)) Heads.switches.splice(n, 1); // the old table's
   if (!found) return write($("costs-caption"), "No names to measure the parts on were at hand when this page was written.");
   const costs = found[state.off.mode].costs, largestFirst = found.parts.map((p, n) => ({ ...p, n }))
     .sort((a, b) => costs[b.n] - costs[a.n]); // as minigpt ablate lists them
@@ -44,7 +20,7 @@ function buildCosts() {
     const row = el("tr");
     costRows.push({ part: p, live, bar, cost, label, row, liveCost: null });
     row.append(el("th", { scope: "row" }, p.part),
-      el("td", {}, partSwitch(p.kind === "head" ? "head" : p.kind, p.layer, p.head, "on")),
+      el("td", {}, Heads.partSwitch(p.kind === "head" ? "head" : p.kind, p.layer, p.head, "on")),
       el("td", { class: "num" }, bar, cost), live, label); // the costs before the description: in view on a phone
     return row;
   });
@@ -56,7 +32,7 @@ function buildCosts() {
       el("th", { scope: "col" }, sortButton("name", "cost on the name in the box, from the parts on now")),
       el("th", { scope: "col" }, "what it tends to do"))),
     el("tbody", {}, ...rows));
-  markSwitches();
+  Heads.markSwitches();
   drawCosts();
   sortCosts();
 }
@@ -108,7 +84,7 @@ function drawCosts() {
 // before from.layer of a pass that differs only after them (model.js's forward)
 function nameLoss(off, from = null) {
   const tokens = state.view.tokens;
-  const steps = MiniGPTModel.forward(model, tokens, switchedOff(off), from);
+  const steps = MiniGPTModel.forward(state.model, tokens, switchedOff(off), from);
   let nats = 0;
   steps.forEach((s, i) => { nats -= Math.log(MiniGPTModel.softmax(Array.from(s.logits))[i + 1 < tokens.length ? tokens[i + 1] : BOS]); });
   return nats / steps.length;
@@ -138,3 +114,6 @@ function drawLiveCosts() {
   $("ablation-table").dataset.liveMs = String(performance.now() - started);
   $("ablation-table").dataset.headsMs = String(heads);
 }
+
+return { buildCosts, costRows, drawCosts, drawLiveCosts, nameLoss };
+})();

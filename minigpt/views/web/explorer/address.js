@@ -11,6 +11,10 @@
 //   lesson  the lesson open (1 to 8), its text at the top of its part of the page
 // Keys the page does not know, or values out of range, are left as the page has them.
 
+const Address = (() => {
+const { $, DATA, N, config, state } = State;
+const { hide } = Drawing;
+
 function viewAddress() {
   const view = new URLSearchParams();
   view.set("name", $("name-input").value);
@@ -25,7 +29,7 @@ function viewAddress() {
   if (state.off.unmasked) view.set("mask", "off");
   if (state.snapshot !== null) view.set("step", DATA.snapshots.steps[state.snapshot]);
   view.set("second", $("patch-input").value);
-  if (course.lesson !== null) view.set("lesson", course.lesson + 1);
+  if (state.lesson !== null) view.set("lesson", state.lesson + 1);
   return `#${view.toString()}`;
 }
 
@@ -36,7 +40,7 @@ function writeAddress() {
   if (address === location.hash) return;
   const typing = ["name-input", "patch-input"].includes(document.activeElement && document.activeElement.id);
   try { // the first view replaces the bare address; in a notebook's frame (about:srcdoc) there may be none to write
-    history[typing || playing || !location.hash ? "replaceState" : "pushState"](null, "", address);
+    history[typing || Snapshots.isPlaying() || !location.hash ? "replaceState" : "pushState"](null, "", address);
   } catch (error) { /* the view stays as it is, unlinked */ }
 }
 
@@ -65,10 +69,10 @@ function readAddress(hash) {
   for (const radio of document.querySelectorAll("input[name=show]")) radio.checked = radio.value === state.show;
   for (const radio of document.querySelectorAll("input[name=off-mode]")) radio.checked = radio.value === state.off.mode;
   const step = view.has("step") && DATA.snapshots ? DATA.snapshots.steps.indexOf(Number(view.get("step"))) : -1;
-  if (step >= 0) showSnapshot(step);
-  const lesson = whole("lesson", LESSONS.length + 1);
+  if (step >= 0) Snapshots.showSnapshot(step);
+  const lesson = whole("lesson", Lessons.LESSONS.length + 1);
   // an address with more than the lesson holds the view itself; `lesson=N` alone opens the lesson's own view
-  openLesson(lesson ? lesson - 1 : null, false, [...view.keys()].every((key) => key === "lesson"));
+  Lessons.openLesson(lesson ? lesson - 1 : null, false, [...view.keys()].every((key) => key === "lesson"));
   return true;
 }
 
@@ -85,3 +89,6 @@ function copyLink() {
       () => { $("link-note").textContent = "Copied. This address opens the page at this view:"; }, () => {});
   }
 }
+
+return { copyLink, readAddress, writeAddress };
+})();

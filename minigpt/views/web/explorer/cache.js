@@ -4,6 +4,10 @@
 // newest query reads of it; a line checks the cached keys and values against the whole pass's. A part
 // of the explorer page (state.js lists the parts).
 
+const Cache = (() => {
+const { $, D, N, config, label, state, switchedOff } = State;
+const { el, fmt, hide, write } = Drawing;
+
 const cacheView = { rows: [] };
 
 function buildCache() {
@@ -21,7 +25,7 @@ function buildCache() {
 // The name read a position at a time (model.js's step over its cache): the cache after each
 // position, and each position's own look at it.
 function readByCache(tokens) {
-  const cache = MiniGPTModel.newCache(config), steps = tokens.map((token) => MiniGPTModel.step(model, cache, token));
+  const cache = MiniGPTModel.newCache(config), steps = tokens.map((token) => MiniGPTModel.step(state.model, cache, token));
   return { cache, steps };
 }
 
@@ -56,3 +60,6 @@ function drawCache() {
     `each layer; the newest position's query (“${label(view.tokens[T - 1])}”) reads all ${T} of them, its own among them. ` +
     `The cached keys and values are the whole pass's: the largest difference over every layer is ${largest.toExponential(1)}.`);
 }
+
+return { buildCache, drawCache, readByCache };
+})();

@@ -1,6 +1,10 @@
 // card.js: the model card and its loss curve. A part of the explorer page (state.js lists the
 // parts).
 
+const Card = (() => {
+const { $, BOUNDARY, DATA, V, config, vocab } = State;
+const { el } = Drawing;
+
 function drawCard() {
   const c = DATA.card, m = config;
   const loss = (x) => (x === null || x === undefined ? "—" : x.toFixed(4));
@@ -91,3 +95,6 @@ function drawCurve() {
   $("curve").replaceChildren(svg, el("p", { class: "legend" }, el("span", { class: "train" }, "— training (one batch)"), " ",
     el("span", { class: "val" }, "● validation"), " ", el("span", { class: "best" }, bestText)));
 }
+
+return { drawCard, moveStepMarker };
+})();

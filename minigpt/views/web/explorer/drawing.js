@@ -1,6 +1,9 @@
 // drawing.js: colours, writes that skip what is already there, and vectors and numbers painted
 // on canvases. A part of the explorer page (state.js lists the parts).
 
+const Drawing = (() => {
+const { config, label, state } = State;
+
 // ---- colour ----
 
 // viridis, dark purple for 0 to yellow for 1, as 256 ready-made colours
@@ -292,3 +295,10 @@ function hideReadout() {
   readout.frame = null;
   hide(readout.node, true);
 }
+
+return {
+  ACCENT, INK, MUTED_INK, appendAll, buildReadout, diverging, divergingRGB, el, fmt, fontOf, frame, hide, inkOn,
+  largest, overlay, paintNamed, paintStrips, readable, reclass, restyle, rms, roving, say, setData, textPicture,
+  tokenIndex, viridis, viridisRGB, wholeIndex, write
+};
+})();

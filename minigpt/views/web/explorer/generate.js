@@ -1,14 +1,9 @@
 // generate.js: generating names with the sliders' settings. A part of the explorer page
 // (state.js lists the parts).
 
-function options() {
-  const number = (id, fallback) => (Number.isFinite(parseFloat($(id).value)) ? parseFloat($(id).value) : fallback);
-  return {
-    temperature: Math.max(0.05, number("temperature", 1)),
-    topK: Math.max(0, Math.round(number("top-k", 0))),
-    topP: Math.min(1, Math.max(0.01, number("top-p", 1))),
-  };
-}
+const Generate = (() => {
+const { $, BOS, DATA, N, bloomBits, ids, options, readText, setText, state, trainingNames, vocab } = State;
+const { el } = Drawing;
 
 function showFilters() {
   const { temperature, topK, topP } = options();
@@ -54,7 +49,7 @@ function addGenerated(name) {
 function sample({ temperature = 1, topK = 0, topP = 1, seed = 1, prefix = "" } = {}) {
   const read = readText(prefix);
   const random = MiniGPTModel.seededRandom(seed);
-  const tokens = MiniGPTModel.sampleName(model, { temperature, topK, topP, random, prefix: read.tokens.slice(1) });
+  const tokens = MiniGPTModel.sampleName(state.model, { temperature, topK, topP, random, prefix: read.tokens.slice(1) });
   return read.kept.join("") + tokens.map((t) => vocab[t]).join("");
 }
 
@@ -86,3 +81,6 @@ function wholeName() {
 function tenNames() {
   for (let n = 0; n < 10; n++) addGenerated(sample({ ...options(), seed: nextSeed() }));
 }
+
+return { inTrainingData, nextCharacter, sample, showFilters, tenNames, wholeName };
+})();

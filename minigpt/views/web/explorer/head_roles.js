@@ -1,10 +1,11 @@
 // head_roles.js: what each head tends to do, measured when the page was written. A part of the
 // explorer page (state.js lists the parts).
 
+const HeadRoles = (() => {
+const { $, BOUNDARY, DATA, V, config, roles, selectHead, state, vocab } = State;
+const { el, restyle, viridis, write } = Drawing;
+
 const headCards = [];
-// what the heads tend to do at the step shown: the checkpoint's, or the snapshot's
-const roles = () => (state.snapshot === null ? DATA.roles : { ...DATA.roles, ...DATA.snapshots.roles[state.snapshot] });
-const headLabel = (l, h) => (roles().labels ? roles().labels[l][h] : "");
 const headParts = [];
 
 // the cards' bars and labels, for the step shown
@@ -94,3 +95,11 @@ function drawCharMatrix() {
   write(charTable.note, `Each row is a character being read; each column, what its weight lands on (${BOUNDARY} the boundary token), ` +
     `averaged over ${now.names || DATA.roles.names}${step}. Bright means most of the row.${some}`);
 }
+
+// the selected head's card, marked
+function markSelectedCard() {
+  headCards.forEach((card) => card.classList.toggle("selected", +card.dataset.layer === state.layer && +card.dataset.head === state.head));
+}
+
+return { buildHeads, drawCharMatrix, drawHeads, markSelectedCard };
+})();

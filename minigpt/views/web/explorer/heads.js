@@ -1,6 +1,10 @@
 // heads.js: the text box and every head at once. A part of the explorer page (state.js lists
 // the parts).
 
+const Heads = (() => {
+const { $, BOUNDARY, DATA, N, config, headLabel, headOff, ids, isOn, selectHead, setPart, state, vocab } = State;
+const { el, hide, reclass, viridisRGB, write } = Drawing;
+
 // ---- the text box ----
 
 // The characters read, as tokens: spans made once (as many as a pasted paragraph shows) and
@@ -183,8 +187,10 @@ function markSelectedHead() {
     button.setAttribute("aria-pressed", String(on));
     button.tabIndex = on ? 0 : -1;
   }));
-  headCards.forEach((card) => card.classList.toggle("selected", +card.dataset.layer === state.layer && +card.dataset.head === state.head));
   const role = headLabel(state.layer, state.head);
   markHeadOff();
   $("head-label").textContent = role ? `Over ${DATA.roles.names}: ${role}.` : "";
 }
+
+return { buildGrid, buildInput, drawGrid, drawInput, markSelectedHead, markSwitches, partSwitch, switches };
+})();

@@ -1,6 +1,10 @@
 // lens.js: each layer's guess, the logit lens. A part of the explorer page (state.js lists the
 // parts).
 
+const Lens = (() => {
+const { $, BOS, N, config, label, state } = State;
+const { el, fmt, hide, inkOn, restyle, viridis, write } = Drawing;
+
 const lens = { heads: [], rows: [] };
 const STAGES = ["after the embeddings", ...Array.from({ length: config.n_layer }, (_, l) => [`after layer ${l}'s attention`, `after layer ${l}'s MLP`]).flat()];
 
@@ -25,7 +29,7 @@ function buildLens() {
 // every stage's probabilities at every position: [stage][position][token]
 function lensOf(view) {
   const streams = (s) => [s.layers[0].residual, ...s.layers.flatMap((layer) => [layer.afterAttention, layer.afterMLP])];
-  const byPosition = view.steps.map((s) => streams(s).map((x) => MiniGPTModel.softmax(Array.from(MiniGPTModel.readOff(model, x)))));
+  const byPosition = view.steps.map((s) => streams(s).map((x) => MiniGPTModel.softmax(Array.from(MiniGPTModel.readOff(state.model, x)))));
   return STAGES.map((_, stage) => byPosition.map((stages) => stages[stage]));
 }
 
@@ -47,3 +51,6 @@ function drawLens() {
     td.title = `${STAGES[stage]}: likeliest ${label(best)} ${fmt(p[best], 3)}; the actual next, ${label(next(t))}, ${fmt(actual, 3)}`;
   }));
 }
+
+return { buildLens, drawLens, lensOf };
+})();

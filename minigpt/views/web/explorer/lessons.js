@@ -3,6 +3,10 @@
 // answers from this model's numbers. The free page stays as it is; `lesson=N` in the address opens a
 // lesson. A part of the explorer page (state.js lists the parts).
 
+const Lessons = (() => {
+const { $, BOS, BOUNDARY, DATA, analyse, changed, config, label, rowOf, state, switchedOff } = State;
+const { el, fmt, hide, write } = Drawing;
+
 const pct = (x) => `${fmt(100 * x, 1)}%`;
 const charOf = (t) => (t === BOS ? `${BOUNDARY} (the end)` : `“${label(t)}”`);
 const lastStep = () => state.view.steps[state.view.steps.length - 1];
@@ -28,7 +32,7 @@ const LESSONS = [
     look: "The upper triangle of raw scores (−∞), then the same matrix and the predictions with the mask off.",
     question: "With the mask off, does this model's loss on the name fall or rise?",
     answer() {
-      const masked = nameLoss({ ...state.off, unmasked: false }), open = nameLoss({ ...state.off, unmasked: true });
+      const masked = Ablation.nameLoss({ ...state.off, unmasked: false }), open = Ablation.nameLoss({ ...state.off, unmasked: true });
       return `With the mask, ${fmt(masked, 3)} nats per character; without it, ${fmt(open, 3)}: it ${open < masked ? "falls" : "rises"}. ` +
         (open < masked ? "Reading the answer helps even a model that never learned to." :
           "A model trained with the mask never learned what to do with the future: it reads it as noise.");
@@ -75,7 +79,7 @@ const LESSONS = [
     look: "The terms toward the likeliest character, and against the runner-up.",
     question: "Which part writes the most toward the character predicted after the whole name?",
     answer() {
-      const s = lastStep(), found = MiniGPTModel.attribution(model, s, switchedOff());
+      const s = lastStep(), found = MiniGPTModel.attribution(state.model, s, switchedOff());
       const t = MiniGPTModel.argmax(Array.from(s.logits));
       const best = found.parts.reduce((a, b) => (b.terms[t] > a.terms[t] ? b : a));
       return `${best.name}: ${fmt(best.terms[t], 3)} of ${charOf(t)}'s logit.`;
@@ -87,14 +91,14 @@ const LESSONS = [
     question: "Which part, copied from the second name into yours at one position, closes most of the difference in what they predict after their last characters?",
     answer() {
       const a = state.view, off = switchedOff(), b = analyse($("patch-input").value, off);
-      const pA = probsOf(a.steps[a.steps.length - 1]), pB = probsOf(b.steps[b.steps.length - 1]);
-      if (b.tokens.length < 2 || totalVariation(pA, pB) < 1e-12) return "Type a second name below that the model reads differently.";
+      const pA = Patch.probsOf(a.steps[a.steps.length - 1]), pB = Patch.probsOf(b.steps[b.steps.length - 1]);
+      if (b.tokens.length < 2 || Patch.totalVariation(pA, pB) < 1e-12) return "Type a second name below that the model reads differently.";
       const ranked = [], common = Math.min(a.tokens.length, b.tokens.length);
       for (let t = 0; t < common; t++) {
         for (let l = 0; l < config.n_layer; l++) {
           const parts = [...Array.from({ length: config.n_head }, (_, h) => ({ kind: "head", layer: l, head: h, name: `layer ${l} head ${h}` })),
                          { kind: "mlp", layer: l, name: `layer ${l} MLP` }];
-          for (const part of parts) ranked.push({ ...part, t, share: restoredBy(patchedRun(a, b, { ...part, position: t }, off), pA, pB) });
+          for (const part of parts) ranked.push({ ...part, t, share: Patch.restoredBy(Patch.patchedRun(a, b, { ...part, position: t }, off), pA, pB) });
         }
       }
       ranked.sort((x, y) => y.share - x.share);
@@ -118,45 +122,46 @@ const LESSONS = [
     } },
 ];
 
-const course = { lesson: null }; // the lesson shown (0-based), or null for the free page
-
 function buildLessons() {
   const select = $("lesson-select");
   LESSONS.forEach((l, n) => select.append(el("option", { value: String(n + 1) }, `${n + 1}. ${l.title}`)));
   select.addEventListener("change", () => openLesson(select.value ? Number(select.value) - 1 : null));
-  $("lesson-prev").addEventListener("click", () => openLesson(course.lesson - 1));
-  $("lesson-next").addEventListener("click", () => openLesson(course.lesson + 1));
+  $("lesson-prev").addEventListener("click", () => openLesson(state.lesson - 1));
+  $("lesson-next").addEventListener("click", () => openLesson(state.lesson + 1));
   $("lesson-close").addEventListener("click", () => openLesson(null));
   $("lesson-answer-box").addEventListener("toggle", drawLesson);
 }
 
 // Open lesson n (0-based; null: the free page): its view set, its text moved to the top of its section.
 function openLesson(n, scroll = true, setView = true) {
-  course.lesson = n === null || n < 0 || n >= LESSONS.length ? null : n;
+  state.lesson = n === null || n < 0 || n >= LESSONS.length ? null : n;
   const panel = $("lesson-panel");
-  hide(panel, course.lesson === null);
-  $("lesson-select").value = course.lesson === null ? "" : String(course.lesson + 1);
-  if (course.lesson !== null) {
-    const lesson = LESSONS[course.lesson];
+  hide(panel, state.lesson === null);
+  $("lesson-select").value = state.lesson === null ? "" : String(state.lesson + 1);
+  if (state.lesson !== null) {
+    const lesson = LESSONS[state.lesson];
     if (setView) Object.assign(state, { show: lesson.view.show || "weights" });
     if (setView) state.off.unmasked = Boolean(lesson.view.mask);
     for (const radio of document.querySelectorAll("input[name=show]")) radio.checked = radio.value === state.show;
     const section = $(lesson.section);
     section.prepend(panel);
-    write($("lesson-title"), `Lesson ${course.lesson + 1} of ${LESSONS.length}: ${lesson.title}`);
+    write($("lesson-title"), `Lesson ${state.lesson + 1} of ${LESSONS.length}: ${lesson.title}`);
     write($("lesson-text"), lesson.text);
     write($("lesson-look"), lesson.look);
     write($("lesson-question"), lesson.question);
-    $("lesson-prev").disabled = course.lesson === 0;
-    $("lesson-next").disabled = course.lesson === LESSONS.length - 1;
+    $("lesson-prev").disabled = state.lesson === 0;
+    $("lesson-next").disabled = state.lesson === LESSONS.length - 1;
     $("lesson-answer-box").open = false;
   }
-  if (setView) render();
-  if (course.lesson !== null && scroll) $(LESSONS[course.lesson].section).scrollIntoView();
+  if (setView) changed("text");
+  if (state.lesson !== null && scroll) $(LESSONS[state.lesson].section).scrollIntoView();
 }
 
 // The answer, from the numbers on the page now: redrawn with everything else while it is open (some take
 // hundreds of forward passes, which a keystroke should not wait for while the answer is folded).
 function drawLesson() {
-  if (course.lesson !== null && $("lesson-answer-box").open) write($("lesson-answer"), LESSONS[course.lesson].answer());
+  if (state.lesson !== null && $("lesson-answer-box").open) write($("lesson-answer"), LESSONS[state.lesson].answer());
 }
+
+return { LESSONS, buildLessons, drawLesson, openLesson };
+})();

@@ -1,6 +1,10 @@
 // matrix.js: one head, large, as a grid of the largest size cut to the name by hiding. A part of
 // the explorer page (state.js lists the parts).
 
+const Matrix = (() => {
+const { $, BOUNDARY, D, DATA, N, colOf, config, label, roles, rowOf, selectCell, state } = State;
+const { diverging, el, fmt, hide, inkOn, reclass, say, textPicture, viridis, write } = Drawing;
+
 // Rows of fixed height (CELL_H) hold cells of fixed width (CELL_W), side by side in the page's
 // flow: no cell is positioned, so none is a layer of its own for the browser to paint. Past the
 // name, cells and rows are hidden but keep their place (the stylesheet keeps them in the layout,
@@ -66,9 +70,9 @@ function buildMatrix() {
   grid.addEventListener("keydown", cellKeys);
   grid.addEventListener("mouseover", (event) => { // a cell of the worked row lights its line of the arithmetic
     const cell = event.target.closest(".cell");
-    highlightLine(cell && +cell.dataset.i === rowOf(state.view) && +cell.dataset.j <= +cell.dataset.i ? +cell.dataset.j : null);
+    WorkedRow.highlightLine(cell && +cell.dataset.i === rowOf(state.view) && +cell.dataset.j <= +cell.dataset.i ? +cell.dataset.j : null);
   });
-  grid.addEventListener("mouseleave", () => highlightLine(null));
+  grid.addEventListener("mouseleave", () => WorkedRow.highlightLine(null));
 }
 
 // What learners ask of an attention matrix, answered beside it: which axis is which, why √d, what a head
@@ -199,3 +203,6 @@ function drawCellInfo() {
     `q·k${j} = ${fmt(scores[j] * Math.sqrt(D))}, ÷ √${D} = ${fmt(scores[j])}, + mask 0, ` +
     `e^(${fmt(scores[j])} − ${fmt(max)}) = ${fmt(Math.exp(scores[j] - max))}, ÷ ${fmt(total)} = weight ${fmt(at.weights[h][j], 4)}.`;
 }
+
+return { buildMatrix, drawMatrix, matrix };
+})();

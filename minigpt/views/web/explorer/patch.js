@@ -8,6 +8,10 @@
 // A's prediction to B's the copy goes, measured as the total variation between the two
 // distributions (half the sum of |p − q|): 100% means A now predicts what B does, 0% nothing moved.
 
+const Patch = (() => {
+const { $, D, analyse, config, ids, label, state, switchedOff, vocab } = State;
+const { diverging, divergingRGB, el, fmt, write } = Drawing;
+
 const patching = { kind: "residual", layer: 0, head: 0, position: null };
 const PATCH_STAGES = config.n_layer + 1; // the residual stream entering each layer, and after the last
 
@@ -60,10 +64,10 @@ function patchedRun(a, b, { kind, layer: l, head: h, position: t }, off) {
     const residual = a.steps.map(entering);
     residual[t] = entering(b.steps[t]);
     // the positions before t are A's own: only t and after are run again, reading their keys and values
-    return MiniGPTModel.forward(model, a.tokens, off, { layer: l, residual }, a.steps.slice(0, t));
+    return MiniGPTModel.forward(state.model, a.tokens, off, { layer: l, residual }, a.steps.slice(0, t));
   }
   const value = kind === "head" ? b.steps[t].layers[l].out.slice(h * D, (h + 1) * D) : b.steps[t].layers[l].mlpOut;
-  return MiniGPTModel.forward(model, a.tokens, off, null, a.steps.slice(0, t), { kind, layer: l, head: h, position: t, value });
+  return MiniGPTModel.forward(state.model, a.tokens, off, null, a.steps.slice(0, t), { kind, layer: l, head: h, position: t, value });
 }
 
 // the share of the way from A's prediction (at its last position) to B's that a patched run goes
@@ -166,3 +170,6 @@ function readableOn(rgb) {
   const [r, g, b] = rgb.map((c) => { const x = c / 255; return x <= 0.03928 ? x / 12.92 : ((x + 0.055) / 1.055) ** 2.4; });
   return 0.2126 * r + 0.7152 * g + 0.0722 * b > 0.179 ? "#000" : "#fff"; // pure: one of them always reaches 4.5:1
 }
+
+return { buildPatch, drawPatch, patchGrid, patchedRun, probsOf, restoredBy, secondName, totalVariation };
+})();

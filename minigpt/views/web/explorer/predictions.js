@@ -1,6 +1,10 @@
 // predictions.js: what the model predicts next, under the sampling filters. A part of the
 // explorer page (state.js lists the parts).
 
+const Predictions = (() => {
+const { $, BOS, BOUNDARY, DATA, N, V, label, options, rowOf, selectCell, state, switchedOff } = State;
+const { appendAll, el, fmt, hide, reclass, restyle, setData, write } = Drawing;
+
 const TOP = 5;
 const predictions = { rows: [], chart: [] };
 
@@ -33,7 +37,7 @@ function distributions(view, i, filters) {
 }
 
 // with parts off, the model's probabilities at position i with every part on (walk.js's baseline); else null
-const allOnProbs = (view, i) => (switchedOff() ? MiniGPTModel.softmax(Array.from(baselineOf(view)[i].logits)) : null);
+const allOnProbs = (view, i) => (switchedOff() ? MiniGPTModel.softmax(Array.from(Walk.baselineOf(view)[i].logits)) : null);
 
 function drawPredictions() {
   const view = state.view, T = view.tokens.length, filters = options();
@@ -56,9 +60,9 @@ function drawPredictions() {
     });
     // the model's own probabilities where the filters changed them, written out (a title reaches neither a
     // keyboard nor a finger)
-    const changed = best.some(([p, t]) => Math.abs(filtered[t] - p) >= 0.005);
-    hide(row.model, !changed);
-    if (changed) write(row.model, `before the filters: ${best.map(([p, t]) => `${label(t)} ${fmt(p, 2)}`).join(", ")}`);
+    const filteredAway = best.some(([p, t]) => Math.abs(filtered[t] - p) >= 0.005);
+    hide(row.model, !filteredAway);
+    if (filteredAway) write(row.model, `before the filters: ${best.map(([p, t]) => `${label(t)} ${fmt(p, 2)}`).join(", ")}`);
     const allOn = allOnProbs(view, i);
     row.next.textContent = `next is ${label(actual)}: p = ${fmt(probs[actual], 3)}, −log p = ${fmt(-Math.log(probs[actual]), 2)}` +
       (allOn ? ` (every part on: p = ${fmt(allOn[actual], 3)})` : "");
@@ -109,3 +113,6 @@ function drawNextChart(filters = options()) {
     write(c.p, (removed ? `removed (${fmt(probs[t], 3)})` : fmt(filtered[t], 3)) + (allOn ? ` ← ${fmt(allOn[t], 3)}` : ""));
   });
 }
+
+return { buildPredictions, drawLoss, drawPredictions, predictions };
+})();

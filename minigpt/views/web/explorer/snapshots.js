@@ -1,6 +1,9 @@
 // snapshots.js: watching attention form, at the run's training snapshots. A part of the
 // explorer page (state.js lists the parts).
 
+const Snapshots = (() => {
+const { $, DATA, changed, config, finalModel, state } = State;
+
 const decoded = new Map(); // snapshot index -> its model, decoded once
 
 function showSnapshot(index) {
@@ -8,21 +11,17 @@ function showSnapshot(index) {
   const exact = step === snaps.checkpoint_step && index === snaps.steps.lastIndexOf(step);
   state.snapshot = exact ? null : index;
   if (!exact && !decoded.has(index)) decoded.set(index, MiniGPTModel.loadSnapshot(config, snaps, index));
-  model = exact ? finalModel : decoded.get(index);
+  state.model = exact ? finalModel : decoded.get(index);
   $("step-slider").value = index;
   $("step-value").textContent = `step ${step.toLocaleString("en")}${exact ? " (the checkpoint)" : ""}, ` +
     `snapshot ${index + 1} of ${snaps.steps.length}`;
   $("ablation-note").textContent = exact ? "" : `The costs, the switches' mean outputs and the labels are this step's; ` +
     `the rows keep the checkpoint's order (step ${snaps.checkpoint_step.toLocaleString("en")}).`;
-  moveStepMarker(step);
-  markSelectedHead();
-  drawHeads();
-  if (DATA.roles.chars) drawCharMatrix();
-  drawCosts();
-  render();
+  changed("snapshot");
 }
 
 let playing = null;
+const isPlaying = () => playing !== null;
 function play() {
   if (playing) return stopPlaying();
   const slider = $("step-slider");
@@ -49,5 +48,8 @@ function buildSteps() {
   const last = snaps.steps.lastIndexOf(snaps.checkpoint_step);
   $("step-slider").value = last >= 0 ? last : snaps.steps.length - 1;
   $("step-value").textContent = `step ${snaps.checkpoint_step.toLocaleString("en")} (the checkpoint), snapshot ${+$("step-slider").value + 1} of ${snaps.steps.length}`;
-  moveStepMarker(snaps.checkpoint_step); // the curve's marker and the run's loss, before the slider first moves
+  Card.moveStepMarker(snaps.checkpoint_step); // the curve's marker and the run's loss, before the slider first moves
 }
+
+return { buildSteps, isPlaying, showSnapshot };
+})();

@@ -1,8 +1,11 @@
 // The explorer page around model.js: it reads what the learner types, runs the model on it at
-// every keystroke, and draws what the model did. Its parts share one closure, in the order the
-// page puts them into one script (EXPLORER_PARTS in minigpt/views/explorer_page.py):
+// every keystroke, and draws what the model did. Each part is a file and a namespace of its own
+// (`const Cache = (() => { ... return { buildCache, drawCache, readByCache }; })();`), which names
+// what it reads of State and Drawing at its top and offers what it returns at its end; it calls
+// another part by its namespace (`Walk.baselineOf(view)`). The page puts them into one script,
+// state.js and drawing.js first and wiring.js last (explorer_parts in minigpt/views/explorer_page.py):
 //
-//   state.js        the page's data, what is selected, and the model run on the text
+//   state.js        the page's data, its one state, what changed, and the model run on the text
 //   drawing.js      colours, writes that skip what is already there, strips and numbers on canvases
 //   heads.js        the text box and every head at once
 //   matrix.js       one head, large
@@ -21,15 +24,15 @@
 //   snapshots.js    watching attention form over training
 //   lessons.js      a course through the page: each lesson a view, what to look at, a question answered
 //   address.js      the view in the page's address, to link to and to go back through
-//   wiring.js       redraws, events, the start, and the console API
+//   wiring.js       the registry of panels, what redraws on each change, the events, the start
 //
 // What never changes (the tables, the frames, the head descriptions, the model card) is built
 // once, at the model's largest size; a redraw only writes numbers and colours into it and hides
 // what the current name does not use. So focus and scroll survive a redraw.
 
+const State = (() => {
 const DATA = JSON.parse(document.getElementById("minigpt-data").textContent);
 const finalModel = MiniGPTModel.load(DATA); // the checkpoint's weights, exact
-let model = finalModel; // the weights the page runs: the checkpoint's, or a training snapshot's
 const config = DATA.config.model;
 const vocab = DATA.vocab; // characters in id order; the boundary token is id vocab.length
 const BOS = vocab.length, V = vocab.length + 1, N = config.block_size;
@@ -40,12 +43,79 @@ const ids = new Map(vocab.map((ch, i) => [ch, i]));
 const trainingNames = DATA.membership.kind === "exact" ? new Set(DATA.membership.names) : null;
 const bloomBits = DATA.membership.kind === "bloom" ? MiniGPTModel.base64Bytes(DATA.membership.bits) : null;
 
-// what is selected: a head, a row of it (the query position; null follows the last), a cell
-// of that row (the key position), whether the cell's details are open, and what the matrix shows
+// The page's one state, which every control, the lessons and the address write (the names are the text
+// boxes' own): a head, a row of it (the query position; null follows the last), a cell of that row (the
+// key position), whether the cell's details are open, what the matrix shows, the parts switched off and
+// the mask, the training snapshot shown (an index; null: the checkpoint) and the weights the page runs
+// for it, the lesson open (0-based; null: the free page), and the model's run on the name (`view`).
 const state = { layer: 0, head: 0, row: null, col: null, details: false, show: "weights", view: null,
-                off: { heads: [], attention: [], mlp: [], mode: "zero", unmasked: false }, // the parts switched off, the mask
-                snapshot: null }; // the training snapshot shown (an index), or null for the checkpoint
+                off: { heads: [], attention: [], mlp: [], mode: "zero", unmasked: false },
+                snapshot: null, model: finalModel, lesson: null };
 const $ = (id) => document.getElementById(id);
+
+// ---- what changed ----------------------------------------------------------------------
+// A control writes the state and says what it changed; wiring.js, which knows every panel, redraws
+// what shows it, so a part never calls the panels themselves. The changes: "text" (the parts switched
+// off, the mask or a lesson's view: the model runs again), "name" (a new name: the row follows its
+// end again), "head", "cell" (the row and its cell), "snapshot" (the weights the page runs) and
+// "resized" (a panel's drawing changed size; its id comes along).
+const listeners = [];
+const onChange = (listen) => listeners.push(listen);
+const changed = (what, detail) => listeners.forEach((listen) => listen(what, detail));
+
+const selectHead = (layer, head) => { Object.assign(state, { layer, head }); changed("head"); };
+function selectCell(row, col) { // the last row is stored as null, so that it follows the name's end
+  Object.assign(state, { row: row === state.view.tokens.length - 1 ? null : row, col });
+  changed("cell");
+}
+function setText(text) {
+  $("name-input").value = text;
+  changed("name");
+}
+
+// ---- what the run measured, at the step shown -----------------------------------------
+
+const decodedMeans = new Map(); // the carried base64 of mean outputs -> those outputs
+
+// what each part costs on the names the page was written with ({zero, mean}: the whole model's
+// loss and each part's cost, in DATA.ablation.parts' order) and each part's mean output (what
+// mean mode puts in its place), at the step shown: the checkpoint's, or the snapshot's
+function ablationNow() {
+  const at = state.snapshot === null || !DATA.snapshots.ablation ? null : DATA.snapshots.ablation[state.snapshot];
+  return at || DATA.ablation;
+}
+
+// the parts' mean outputs at the step shown, decoded once
+function meansNow() {
+  const carried = ablationNow().means;
+  if (!decodedMeans.has(carried)) decodedMeans.set(carried, meansFrom(carried));
+  return decodedMeans.get(carried);
+}
+
+// mean outputs carried as one base64 float32 buffer (explorer_page.py's means_base64: heads,
+// attention, MLPs, each layer by layer) -> { head: [l][h], attention: [l], mlp: [l] }
+function meansFrom(base64) {
+  const floats = MiniGPTModel.float32s(base64);
+  const L = config.n_layer, H = config.n_head, C = config.n_embd, hd = C / H;
+  const slice = (at, n) => floats.subarray(at, at + n);
+  const head = Array.from({ length: L }, (_, l) => Array.from({ length: H }, (_, h) => slice((l * H + h) * hd, hd)));
+  const rows = (at) => Array.from({ length: L }, (_, l) => slice(at + l * C, C));
+  return { head, attention: rows(L * C), mlp: rows(2 * L * C) };
+}
+
+// what the heads tend to do at the step shown: the checkpoint's, or the snapshot's
+const roles = () => (state.snapshot === null ? DATA.roles : { ...DATA.roles, ...DATA.snapshots.roles[state.snapshot] });
+const headLabel = (l, h) => (roles().labels ? roles().labels[l][h] : "");
+
+// the sampling filters as the sliders set them
+function options() {
+  const number = (id, fallback) => (Number.isFinite(parseFloat($(id).value)) ? parseFloat($(id).value) : fallback);
+  return {
+    temperature: Math.max(0.05, number("temperature", 1)),
+    topK: Math.max(0, Math.round(number("top-k", 0))),
+    topP: Math.min(1, Math.max(0.01, number("top-p", 1))),
+  };
+}
 
 // ---- reading the text ----------------------------------------------------------------
 
@@ -73,11 +143,11 @@ let lastPass = null;
 function analyse(text, off = switchedOff(), reuse = false) {
   const read = readText(text), parts = JSON.stringify(off && [off.heads, off.attention, off.mlp]);
   let shared = 0;
-  if (reuse && lastPass && lastPass.model === model && lastPass.parts === parts && lastPass.means === (off && off.means)) {
+  if (reuse && lastPass && lastPass.model === state.model && lastPass.parts === parts && lastPass.means === (off && off.means)) {
     while (shared < read.tokens.length && lastPass.tokens[shared] === read.tokens[shared]) shared++;
   }
-  const steps = MiniGPTModel.forward(model, read.tokens, off, null, shared ? lastPass.steps.slice(0, shared) : []);
-  if (reuse) lastPass = { model, parts, means: off && off.means, tokens: read.tokens, steps };
+  const steps = MiniGPTModel.forward(state.model, read.tokens, off, null, shared ? lastPass.steps.slice(0, shared) : []);
+  if (reuse) lastPass = { model: state.model, parts, means: off && off.means, tokens: read.tokens, steps };
   return { ...read, text, steps };
 }
 
@@ -100,7 +170,7 @@ function setPart(kind, l, h, on) {
   const at = kind === "head" ? list.findIndex(([a, b]) => a === l && b === h) : list.indexOf(l);
   if (on && at >= 0) list.splice(at, 1);
   if (!on && at < 0) list.push(kind === "head" ? [l, h] : l);
-  render();
+  changed("text");
 }
 
 // attention[l][h][i][j]: how much position i attends to position j (0 for the future)
@@ -122,3 +192,10 @@ function colOf(view) {
   const w = view.steps[i].layers[state.layer].weights[state.head];
   return MiniGPTModel.argmax(w);
 }
+
+return {
+  $, BOS, BOUNDARY, D, DATA, N, V, ablationNow, analyse, attentionOf, bloomBits, changed, colOf, config,
+  finalModel, headLabel, headOff, ids, isOn, label, onChange, options, readText, roles, rowOf, selectCell,
+  selectHead, setPart, setText, state, switchedOff, trainingNames, vocab
+};
+})();

@@ -3,6 +3,10 @@
 // the page was written: measurements/units.py) and the characters its output makes likelier or
 // less likely, read through lm_head. A part of the explorer page (state.js lists the parts).
 
+const Units = (() => {
+const { $, BOUNDARY, DATA, config, label, rowOf, state } = State;
+const { el, fmt, write } = Drawing;
+
 const UNITS = 4 * config.n_embd;
 const units = { layer: null, unit: null }; // the unit read out; null: the one that fires most here
 
@@ -30,7 +34,7 @@ function drawUnits() {
     el("button", { type: "button", class: `unit${n === unit ? " chosen" : ""}`, "aria-pressed": String(n === unit),
                    onclick: () => { units.layer = l; units.unit = n; drawUnits(); } }, `#${n} ${fmt(x, 2)}`)]), ".");
   drawFiring(l, unit, hidden[unit]);
-  const terms = MiniGPTModel.readThrough(model, MiniGPTModel.unitColumn(model, l, unit));
+  const terms = MiniGPTModel.readThrough(state.model, MiniGPTModel.unitColumn(state.model, l, unit));
   const order = Array.from(terms, (v, t) => [v, t]).sort((a, b) => b[0] - a[0]);
   const list = (pairs) => pairs.map(([v, t]) => `‘${label(t)}’ ${v > 0 ? "+" : ""}${fmt(v, 3)}`).join(", ");
   const norm = config.final_norm ? `lm_head${config.norm_scale ? " and the final norm's gains" : ""}, before the ` +
@@ -57,3 +61,6 @@ function drawFiring(l, unit, value) {
               ` ${fmt(carried.values[l][unit][k], 3)}`);
   }));
 }
+
+return { buildUnits, drawUnits };
+})();

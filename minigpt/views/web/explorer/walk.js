@@ -4,6 +4,12 @@
 // operation against the model with every part on. A part of the explorer page (state.js lists
 // the parts).
 
+const Walk = (() => {
+const { $, D, V, analyse, changed, config, isOn, label, options, rowOf, state, switchedOff } = State;
+const {
+  el, fmt, frame, largest, overlay, paintStrips, readable, restyle, roving, tokenIndex, wholeIndex, write
+} = Drawing;
+
 const walk = { lines: [], sizes: [], picture: null, baseline: null, numbers: null };
 
 // Each operation: a key (the console API's name for it), what it is, and its vector in a
@@ -66,7 +72,7 @@ function buildWalk() {
     holder.append(line.node);
   }
   roving(walk.lines.filter((line) => line.op).flatMap((line) => [...line.frames, line.diff]));
-  walk.picture = overlay(holder, holder, measureWalk, () => redrawIfSeen(offscreen.walk));
+  walk.picture = overlay(holder, holder, measureWalk, () => changed("resized", "walk"));
   const table = $("walk-sizes");
   table.append(el("thead", {}, el("tr", {}, ...["layer", "‖x‖ it reads", "‖attention adds‖", "‖MLP adds‖", "‖x‖ after"]
     .map((t) => el("th", { scope: "col" }, t)))));
@@ -87,8 +93,8 @@ function measureWalk(at) {
 // The position's record with every part on, for what changed: run once per text and weights.
 function baselineOf(view) {
   const key = view.tokens.join(",");
-  if (!walk.baseline || walk.baseline.key !== key || walk.baseline.model !== model) {
-    walk.baseline = { key, model, steps: analyse(view.text, null).steps };
+  if (!walk.baseline || walk.baseline.key !== key || walk.baseline.model !== state.model) {
+    walk.baseline = { key, model: state.model, steps: analyse(view.text, null).steps };
   }
   return walk.baseline.steps;
 }
@@ -99,8 +105,8 @@ function madeBy(op, s, values) {
   if (op.adds && !isOn(part, l)) {
     return () => `= ${state.off.mode === "mean" ? "its mean output" : "0"}: this layer's ${part === "mlp" ? "MLP" : "attention"} is off`;
   }
-  const W = model.layers[l][weight], input = inputOf(s);
-  return (n) => projectionSum(W, `layer${l}.${weight}`, input, inputName, n, values[n]);
+  const W = state.model.layers[l][weight], input = inputOf(s);
+  return (n) => WorkedRow.projectionSum(W, `layer${l}.${weight}`, input, inputName, n, values[n]);
 }
 
 const norm = (v) => Math.sqrt(Array.from(v).reduce((a, x) => a + x * x, 0));
@@ -171,21 +177,21 @@ function drawWalk() {
     } else {
       // a logit as the sum it is: what lm_head's row for the token reads off the stream
       const read = config.final_norm ? "final_norm" : `layer${config.n_layer - 1}.after_mlp`; // the walk's name for it
-      const logit = (t) => projectionSum(model.weights.lm_head, "lm_head", s.final, read, t, values[t], tokenIndex);
+      const logit = (t) => WorkedRow.projectionSum(state.model.weights.lm_head, "lm_head", s.final, read, t, values[t], tokenIndex);
       readable(line.frames[0], op.key, values, op.key === "lm_head" ? logit : op.sum ? madeBy(op, s, values) : null,
         op.tokens ? tokenIndex : String);
       if (spot) strips.push([values, scale, spot.frames[0]]);
     }
-    let changed = false;
+    let differs = false;
     if (base) {
       const before = op.of(base), diff = Float64Array.from(values, (x, k) => x - before[k]);
-      changed = diff.some((x) => Math.abs(x) > 1e-12);
-      if (changed && firstDiffer === null) firstDiffer = op.key;
+      differs = diff.some((x) => Math.abs(x) > 1e-12);
+      if (differs && firstDiffer === null) firstDiffer = op.key;
       readable(line.diff, `${op.key} − with every part on`, diff, (k) => `= ${fmt(values[k], 4)} − ${fmt(before[k], 4)}`,
         op.tokens ? tokenIndex : String);
-      if (spot && changed) strips.push([diff, largest(values, before), spot.diff]); // a part off may leave `values` all 0
+      if (spot && differs) strips.push([diff, largest(values, before), spot.diff]); // a part off may leave `values` all 0
     }
-    restyle(line.diff, "visibility", base && changed ? "" : "hidden");
+    restyle(line.diff, "visibility", base && differs ? "" : "hidden");
     line.node.classList.toggle("first-differs", op.key === firstDiffer);
     write(line.note, walkNote(line, values, s, l, i) + (op.key === firstDiffer ? " ← the first change" : ""));
   }
@@ -216,3 +222,6 @@ function drawSizes(s) {
 function walkNumbers(view, i) {
   return Object.fromEntries(walkOperations().map((op) => [op.key, Array.from(op.of(view.steps[i]))]));
 }
+
+return { baselineOf, buildWalk, drawWalk, walk, walkNumbers };
+})();

@@ -2,6 +2,10 @@
 // what each part writes toward it (model.js's attribution, measurements/attribution.py), and the
 // same for one character rather than another. A part of the explorer page (state.js lists the parts).
 
+const Why = (() => {
+const { $, BOS, BOUNDARY, V, changed, config, ids, label, rowOf, state, switchedOff } = State;
+const { el, fmt, frame, hide, largest, overlay, paintNamed, readable, restyle, write } = Drawing;
+
 // the characters explained (null: the likeliest, and the runner-up) and the part whose writing is read out
 // (null: the one that writes most toward the character)
 const why = { target: null, rival: null, part: null, rows: { toward: [], against: [] } };
@@ -36,7 +40,7 @@ function buildWhy() {
   }
   buildWhyRow();
   // a character in the chart of every next character is the one to explain
-  predictions.chart.forEach((c) => c.node.addEventListener("click", () => {
+  Predictions.predictions.chart.forEach((c) => c.node.addEventListener("click", () => {
     why.target = tokenOf(c.node.dataset.token);
     drawWhy();
     $("why").scrollIntoView({ block: "nearest" });
@@ -56,12 +60,12 @@ function buildWhyRow() {
     holder.append(el("div", { class: "flow-step" }, whyRow.labels[name], whyRow.frames[name], el("span", { class: "shape" }, `[${E}]`)));
   }
   whyRow.picture = overlay(holder, holder, (at) => Object.fromEntries(Object.entries(whyRow.frames).map(([n, f]) => [n, at(f, 1)])),
-    () => redrawIfSeen(offscreen.why));
+    () => changed("resized", "why"));
 }
 
 function drawWhyRow(s, target, scale) {
-  const W = model.weights.lm_head, E = W.cols, row = W.data.subarray(target * E, (target + 1) * E), t = label(target);
-  const gains = whyRow.frames.gains ? model.weights.final_norm.data : null;
+  const W = state.model.weights.lm_head, E = W.cols, row = W.data.subarray(target * E, (target + 1) * E), t = label(target);
+  const gains = whyRow.frames.gains ? state.model.weights.final_norm.data : null;
   const read = config.final_norm ? "final_norm" : `layer${config.n_layer - 1}.after_mlp`;
   write(whyRow.labels.row, `lm_head[“${t}”]: the row every part is read through`);
   readable(whyRow.frames.row, `lm_head[“${t}”]`, row, (j) => `${read}[${j}] × lm_head[“${t}”, ${j}] = ${fmt(s.final[j], 4)} × ` +
@@ -85,8 +89,8 @@ function drawWhy() {
   const rival = why.rival !== null && why.rival !== target ? why.rival : order[target === order[0] ? 1 : 0];
   $("why-target").value = String(target);
   $("why-rival").value = String(rival);
-  const found = MiniGPTModel.attribution(model, s, off);
-  const allOn = off ? new Map(MiniGPTModel.attribution(model, baselineOf(view)[i], null).parts.map((p) => [p.name, p.terms])) : null;
+  const found = MiniGPTModel.attribution(state.model, s, off);
+  const allOn = off ? new Map(MiniGPTModel.attribution(state.model, Walk.baselineOf(view)[i], null).parts.map((p) => [p.name, p.terms])) : null;
   drawPartWrites(found.parts, i);
   drawWhyRow(s, target, found.scale);
   const read = `“${BOUNDARY}${view.kept.slice(0, i).join("")}”`, t = label(target), r = label(rival);
@@ -139,3 +143,6 @@ function drawPartWrites(parts, i) {
   write($("why-part"), `What ${who} at position ${i}, read through lm_head: it raises ${list(order.slice(0, 5))}; ` +
     `it lowers ${list(order.slice(-5).reverse())}. (Pick a part above to read another.)`);
 }
+
+return { buildWhy, drawWhy, why };
+})();

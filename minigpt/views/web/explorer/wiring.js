@@ -1,28 +1,64 @@
-// wiring.js: what redraws when, the events, the start, and the console API. A part of the
-// explorer page (state.js lists the parts).
+// wiring.js: the registry of panels, what redraws on each change, the events, the start, and the
+// console API. The last part of the explorer page (state.js lists the parts).
 
-// Parts below the first screen are drawn when they are on screen (or near it): a keystroke
-// that redraws only what can be seen leaves the browser less to lay out. A part that changed
-// while out of sight is drawn as it comes into view.
-// The panels below the first screen (a part file each), and what makes each redraw: "text" (the name or
-// the parts switched off changed, so the model ran again), "selection" (the head, the row or the cell),
-// "row" (the row or the cell alone), "filters" (the sampling sliders). A new panel is its part file and
-// one line here; render(), drawSelection(), selectCell() and the sliders loop over this list.
+(() => {
+const { $, DATA, V, analyse, setPart, setText, state, switchedOff, vocab } = State;
+const { buildReadout, write } = Drawing;
+
+// Every panel of the page, in the order they are built: `build` makes what never changes (once),
+// `draw` writes the numbers of the state now, and `on` says which changes redraw it: "text" (the
+// model ran again: the name, the parts switched off, the mask), "selection" (the head, the row or
+// the cell), "head" (the head alone), "row" (the row or the cell alone), "show" (weights or scores),
+// "filters" (the sampling sliders), "snapshot" (the training step shown). A panel with an `id` sits
+// below the first screen: it is drawn when it is in sight, or when the browser has time to spare,
+// and is aria-busy until then. A new panel is its part file and one line here, with its section's HTML
+// (`section`, put after the section `after` names); the page's first panels have theirs in explorer.html.
 const PANELS = [
-  { id: "flow", draw: () => drawFlow(), on: ["selection"] },
-  { id: "walk", draw: () => drawWalk(), on: ["selection", "filters"] },
-  { id: "predict", draw: () => drawPredictions(), on: ["text", "row", "filters"] },
-  { id: "why", draw: () => drawWhy(), on: ["text", "row"] },
-  { id: "units", draw: () => drawUnits(), on: ["text", "row"] },
-  { id: "patch", draw: () => drawPatch(), on: ["text"] },
-  { id: "ablation", draw: () => drawLiveCosts(), on: ["text"] },
-  { id: "lens", draw: () => drawLens(), on: ["text"] },
-  { id: "cache", draw: () => drawCache(), on: ["selection"] }, // render() draws the selection too
+  { build: Generate.showFilters, draw: Generate.showFilters, on: ["filters"] },
+  { build: Heads.buildInput, draw: () => Heads.drawInput(state.view), on: ["text"] },
+  { build: Heads.buildGrid, draw: () => { Heads.markSwitches(); Heads.drawGrid(); }, on: ["text"] },
+  { draw: Heads.markSelectedHead, on: ["head"] },
+  { build: Matrix.buildMatrix, draw: Matrix.drawMatrix, on: ["selection", "show"] },
+  { build: WorkedRow.buildMath, draw: WorkedRow.drawMath, on: ["selection"] },
+  { id: "flow", build: WorkedRow.buildFlow, draw: WorkedRow.drawFlow, on: ["selection"] },
+  { id: "walk", build: Walk.buildWalk, draw: Walk.drawWalk, on: ["selection", "filters"] },
+  { build: buildReadout },
+  { build: Predictions.buildPredictions, draw: Predictions.drawLoss, on: ["text"] },
+  { id: "predict", draw: Predictions.drawPredictions, on: ["text", "row", "filters"] },
+  { id: "why", build: Why.buildWhy, draw: Why.drawWhy, on: ["text", "row"] },
+  { id: "units", build: Units.buildUnits, draw: Units.drawUnits, on: ["text", "row"] },
+  { id: "patch", build: Patch.buildPatch, draw: Patch.drawPatch, on: ["text"] },
+  { build: HeadRoles.buildHeads, draw: HeadRoles.markSelectedCard, on: ["head"] },
+  { draw: () => DATA.roles.chars && HeadRoles.drawCharMatrix(), on: ["head", "snapshot"] },
+  { draw: HeadRoles.drawHeads, on: ["snapshot"] },
+  { build: Ablation.buildCosts, draw: Ablation.drawCosts, on: ["snapshot"] },
+  { id: "ablation", draw: Ablation.drawLiveCosts, on: ["text"] },
+  { id: "lens", build: Lens.buildLens, draw: Lens.drawLens, on: ["text"] },
+  { build: Card.drawCard, draw: () => Card.moveStepMarker(stepShown()), on: ["snapshot"] },
+  { build: Snapshots.buildSteps },
+  { build: Lessons.buildLessons, draw: Lessons.drawLesson, on: ["text"] },
+  { id: "cache", build: Cache.buildCache, draw: Cache.drawCache, on: ["selection"] },
 ];
-const offscreen = Object.fromEntries(PANELS.map(({ id, draw }) => [id, { draw, seen: false, stale: true }]));
-const redrawPanels = (change) => PANELS.forEach(({ id, on }) => { if (on.includes(change)) redrawIfSeen(offscreen[id]); });
-// A part not yet redrawn says so as a screen reader hears it: its section is aria-busy until it is drawn.
-for (const [id, part] of Object.entries(offscreen)) part.section = $(id);
+
+// the training step whose weights the page runs
+const stepShown = () => (state.snapshot === null ? DATA.snapshots.checkpoint_step : DATA.snapshots.steps[state.snapshot]);
+
+for (const panel of PANELS) if (panel.section) $(panel.after).insertAdjacentHTML("afterend", panel.section);
+
+// Redraw every panel that one of `changes` concerns, in the registry's order; then the address follows.
+function redraw(...changes) {
+  for (const panel of PANELS) {
+    if (!panel.draw || !panel.on.some((change) => changes.includes(change))) continue;
+    if (panel.id) redrawIfSeen(offscreen[panel.id]);
+    else panel.draw();
+  }
+  if (state.view) Address.writeAddress();
+}
+
+// The panels below the first screen, drawn when seen: a keystroke that redraws only what can be seen
+// leaves the browser less to lay out, and a panel that changed while out of sight is drawn as it
+// comes into view. A panel not yet redrawn says so as a screen reader hears it: it is aria-busy.
+const offscreen = Object.fromEntries(PANELS.filter((panel) => panel.id).map(({ id, draw }) => [id, { draw, seen: false, stale: true, section: $(id) }]));
 function markStale(part, stale) {
   part.stale = stale;
   part.section.setAttribute("aria-busy", String(stale));
@@ -68,102 +104,52 @@ function firstHead() {
   return { layer: best.layer, head: best.head };
 }
 
-// after the text changes: the model runs again and everything that shows it redraws
-function render() {
-  const view = (state.view = analyse($("name-input").value, switchedOff(), true));
-  markSwitches();
-  drawInput(view);
-  drawGrid();
-  drawSelection();
-  drawLoss();
-  redrawPanels("text");
-  drawLesson();
-  writeAddress();
-}
+// The changes a control announces (State.changed), each redrawing what it concerns. The model runs
+// again on "text" (reusing what the last run shares with this one) before anything is drawn.
+const rerun = () => { state.view = analyse($("name-input").value, switchedOff(), true); };
+const onChange = {
+  text: () => { rerun(); redraw("text", "selection"); },
+  // a new name: the chosen row follows its last character again (a row picked in the old name need
+  // not mean anything in this one)
+  name: () => { Object.assign(state, { row: null, col: null, details: false }); onChange.text(); },
+  head: () => redraw("head", "selection"),
+  cell: () => redraw("selection", "row"),
+  snapshot: () => { rerun(); redraw("snapshot", "head", "text", "selection"); },
+  resized: (id) => redrawIfSeen(offscreen[id]),
+};
+State.onChange((what, detail) => onChange[what](detail));
 
-// after the head, row or cell changes: the parts that show the selection
-function drawSelection() {
-  drawMatrix();
-  drawMath();
-  redrawPanels("selection");
-  if (state.view) writeAddress();
-}
-
-function selectHead(layer, head) {
-  Object.assign(state, { layer, head });
-  markSelectedHead();
-  drawSelection();
-  if (DATA.roles.chars) drawCharMatrix();
-}
-
-function selectCell(row, col) {
-  Object.assign(state, { row: row === state.view.tokens.length - 1 ? null : row, col });
-  drawSelection();
-  redrawPanels("row");
-}
-
-// a new name: the chosen row follows its last character again (a row picked in the old name
-// need not mean anything in this one)
-function nameChanged() {
-  Object.assign(state, { row: null, col: null, details: false });
-  render();
-}
-
-function setText(text) {
-  $("name-input").value = text;
-  nameChanged();
-}
-
-$("name-input").addEventListener("input", nameChanged);
+$("name-input").addEventListener("input", onChange.name);
 for (const radio of document.querySelectorAll("input[name=show]")) {
-  radio.addEventListener("change", () => { state.show = radio.value; drawMatrix(); writeAddress(); });
+  radio.addEventListener("change", () => { state.show = radio.value; redraw("show"); });
 }
-for (const id of ["temperature", "top-k", "top-p"]) {
-  $(id).addEventListener("input", () => { showFilters(); redrawPanels("filters"); });
-}
+for (const id of ["temperature", "top-k", "top-p"]) $(id).addEventListener("input", () => redraw("filters"));
 for (const radio of document.querySelectorAll("input[name=off-mode]")) {
-  radio.addEventListener("change", () => { state.off.mode = radio.value; buildCosts(); render(); });
+  radio.addEventListener("change", () => { state.off.mode = radio.value; Ablation.buildCosts(); onChange.text(); });
 }
-$("all-on").addEventListener("click", () => { Object.assign(state.off, { heads: [], attention: [], mlp: [], unmasked: false }); render(); });
-$("mask-off").addEventListener("change", () => { state.off.unmasked = $("mask-off").checked; write($("mask-note"), ""); render(); });
-$("next-char").addEventListener("click", nextCharacter);
-$("whole-name").addEventListener("click", wholeName);
-$("ten-names").addEventListener("click", tenNames);
+$("all-on").addEventListener("click", () => { Object.assign(state.off, { heads: [], attention: [], mlp: [], unmasked: false }); onChange.text(); });
+$("mask-off").addEventListener("change", () => { state.off.unmasked = $("mask-off").checked; write($("mask-note"), ""); onChange.text(); });
+$("next-char").addEventListener("click", Generate.nextCharacter);
+$("whole-name").addEventListener("click", Generate.wholeName);
+$("ten-names").addEventListener("click", Generate.tenNames);
 $("top-k").max = V;
 $("temperature").value = DATA.config.sample.temperature;
 $("top-k").value = DATA.config.sample.top_k;
 $("top-p").value = DATA.config.sample.top_p;
 $("membership-note").textContent = DATA.membership.note;
-showFilters();
-buildInput();
-buildGrid();
-buildMatrix();
-buildMath();
-buildFlow();
-buildWalk();
-buildReadout();
-buildPredictions();
-buildWhy();
-buildUnits();
-buildPatch();
-buildHeads();
-buildCosts();
-buildLens();
-drawCard();
-buildSteps();
-buildLessons();
-buildCache();
+PANELS.forEach((panel) => panel.build && panel.build());
 $("name-input").value = DATA.start_text;
-$("patch-input").value = secondName(DATA.start_text);
+$("patch-input").value = Patch.secondName(DATA.start_text);
 Object.assign(state, firstHead());
-readAddress(location.hash || (DATA.start_view ? `#${DATA.start_view}` : "")); // a linked view, or the one it was written to open at
-render();
-if (course.lesson !== null) $(LESSONS[course.lesson].section).scrollIntoView(); // a lesson's link opens at its text
+Address.readAddress(location.hash || (DATA.start_view ? `#${DATA.start_view}` : "")); // a linked view, or the one it was written to open at
+rerun();
+redraw("text", "selection", "head");
+if (state.lesson !== null) $(Lessons.LESSONS[state.lesson].section).scrollIntoView(); // a lesson's link opens at its text
 // back and forward: the view the address names then (an address typed or edited by hand too)
-const goTo = () => { if (readAddress(location.hash)) { markSelectedHead(); if (DATA.roles.chars) drawCharMatrix(); render(); } };
+const goTo = () => { if (Address.readAddress(location.hash)) { rerun(); redraw("text", "selection", "head"); } };
 window.addEventListener("popstate", goTo);
 window.addEventListener("hashchange", goTo);
-$("copy-link").addEventListener("click", copyLink);
+$("copy-link").addEventListener("click", Address.copyLink);
 for (const id of Object.keys(offscreen)) watcher.observe($(id));
 fitFrame();
 
@@ -178,11 +164,9 @@ function fitFrame() {
   new ResizeObserver(fit).observe(document.documentElement);
   fit();
 }
-markSelectedHead();
-if (DATA.roles.chars) drawCharMatrix();
 
-// For tests and the curious, from the browser console: minigpt.forward("emma")
-// (`off` there: {heads: [[l, h]], attention: [l], mlp: [l], mode: "zero" or "mean"}, or null for every part on)
+// For the curious, from the browser console: minigpt.forward("emma"), minigpt.sampleNames(10). (The tests
+// read more of the page through tests/page_readers.js, which they add to it.)
 const analyseWith = (text, off) => analyse(text, off ? switchedOff({ heads: [], attention: [], mlp: [], mode: "zero", ...off }) : null);
 window.minigpt = {
   vocab,
@@ -191,70 +175,16 @@ window.minigpt = {
   // `off` ({heads: [[l, h]], attention: [l], mlp: [l], mode: "zero" or "mean"}) switches parts off
   forward(text, off = null) {
     const view = analyseWith(text, off);
-    return { tokens: view.tokens, logits: view.steps.map((s) => Array.from(s.logits)), attention: attentionOf(view) };
+    return { tokens: view.tokens, logits: view.steps.map((s) => Array.from(s.logits)), attention: State.attentionOf(view) };
   },
-  // `text` read a position at a time over the key/value cache, as generation reads it: the cached keys and values
-  // [layer][position][n_embd] (every head's slice side by side) and the logits of each position
-  cache(text) {
-    const { tokens } = readText(text), { cache, steps } = readByCache(tokens);
-    return { tokens, keys: cache.keys.map((l) => l.map((k) => Array.from(k))), values: cache.values.map((l) => l.map((v) => Array.from(v))),
-             logits: steps.map((s) => Array.from(s.logits)) };
-  },
-  // what the page shows now: its tokens and logits (computed for the text box, reusing what it shares with the last),
-  // and the large matrix's numbers [row][column] (the selected head's weights, or its scores with −∞ where masked)
-  shown: () => ({ tokens: state.view.tokens, logits: state.view.steps.map((s) => Array.from(s.logits)), matrix: matrix.shown }),
-  // the probabilities the next draw after `text` comes from, filtered as sampling.py filters them
-  nextDistribution(text, { temperature = 1, topK = 0, topP = 1 } = {}) {
-    const view = analyse(text);
-    const logits = view.steps[view.steps.length - 1].logits;
-    return MiniGPTModel.softmax(MiniGPTModel.filterLogits(logits, { temperature, topK, topP, first: view.tokens.length === 1 }));
-  },
-  // the numbers the worked row was drawn from: q, each k, q⊙k, the scores, weights, values and output
-  worked() {
-    const n = math.numbers, list = (v) => Array.from(v);
-    return { i: n.i, layer: n.layer, head: n.head, q: list(n.q), keys: n.keys.map(list), products: n.products.map(list),
-             scores: list(n.scores), weights: list(n.weights), values: n.values.map(list), out: list(n.out) };
-  },
-  // every operation's vector at position `i` (the last when null) of `text`, by key, as the walk draws them;
-  // `off` as for forward
-  walk(text, i = null, off = null) {
-    const view = analyseWith(text, off);
-    return walkNumbers(view, i === null ? view.tokens.length - 1 : i);
-  },
-  // what the walk shows now: its position, each operation's vector, and the first that differs from every part on
-  walkShown: () => walk.numbers && { i: walk.numbers.i, firstDiffer: walk.numbers.firstDiffer,
-    numbers: Object.fromEntries(Object.entries(walk.numbers.numbers).map(([k, v]) => [k, Array.from(v)])) },
-  // every part's term in every logit [position][part][token] and the parts' names, for `text` (`off` as for forward)
-  attribution(text, off = null) {
-    const view = analyseWith(text, off), o = off ? switchedOff({ heads: [], attention: [], mlp: [], mode: "zero", ...off }) : null;
-    const found = view.steps.map((s) => MiniGPTModel.attribution(model, s, o));
-    return { parts: found[0].parts.map((p) => p.name), scales: found.map((f) => f.scale),
-             terms: found.map((f) => f.parts.map((p) => Array.from(p.terms))) };
-  },
-  // A's logits at every position with B's part at one position copied in ({kind: "residual", "head" or "mlp",
-  // layer, head, position}; a residual layer of n_layer is the stream after the last layer); `off` as for forward
-  patched(textA, textB, part, off = null) {
-    const o = off ? switchedOff({ heads: [], attention: [], mlp: [], mode: "zero", ...off }) : null;
-    return patchedRun(analyse(textA, o), analyse(textB, o), part, o).map((s) => Array.from(s.logits));
-  },
-  // the patching grid [stage][position] for two names, as the page draws it, and how long it took (ms)
-  patchGrid(textA, textB) {
-    const started = performance.now(), grid = patchGrid(analyse(textA, null), analyse(textB, null), null);
-    return { grid, ms: performance.now() - started };
-  },
-  // what the why panel shows now: the position, the two characters, and the parts' terms as drawn, in order
-  whyShown: () => ({ target: Number($("why-target").value), rival: Number($("why-rival").value),
-                     toward: why.rows.toward.filter((r) => !r.node.hidden).map((r) => [r.name.textContent, r.value.textContent]) }),
-  // each stage's probabilities [stage][position][token] for `text`, as the lens table shows them
-  lens: (text) => lensOf(analyse(text)),
+  sample: Generate.sample,
+  sampleNames: (n, opts = {}) => Array.from({ length: n }, (_, k) => Generate.sample({ ...opts, seed: (opts.seed || 1) + k })),
+  inTrainingData: Generate.inTrainingData,
   // show training snapshot `index` (DATA.snapshots.steps[index]); the page then runs its weights
-  showSnapshot,
-  sample,
-  sampleNames: (n, opts = {}) => Array.from({ length: n }, (_, k) => sample({ ...opts, seed: (opts.seed || 1) + k })),
-  inTrainingData,
+  showSnapshot: Snapshots.showSnapshot,
   setText,
   setPart,
-  liveCosts: () => { drawLiveCosts(); return costRows.map(({ part, live }) => [part.part, live.textContent]); },
-  select: selectHead,
-  selectCell,
+  select: State.selectHead,
+  selectCell: State.selectCell,
 };
+})();

@@ -1,6 +1,13 @@
 // worked_row.js: one row worked out (q against every k, the scores, the mask, softmax, and × V),
 // and where q, k and v come from. A part of the explorer page (state.js lists the parts).
 
+const WorkedRow = (() => {
+const { $, D, N, changed, colOf, config, headOff, label, rowOf, selectCell, state } = State;
+const {
+  ACCENT, INK, MUTED_INK, el, fmt, fontOf, frame, hide, largest, overlay, paintNamed, paintStrips, readable,
+  reclass, restyle, rms, roving, say, textPicture, wholeIndex, write
+} = Drawing;
+
 // Every number and strip of it changes when a character is typed (the new character becomes the
 // row worked out), so they are painted on a canvas over the table. The table stays for its
 // structure: its cells are empty, say their numbers in aria-label, and carry the hover and the
@@ -138,7 +145,7 @@ function highlightLine(j) {
 
 function highlightCell(j) {
   const i = rowOf(state.view);
-  matrix.cells[i].forEach((cell, n) => cell.classList.toggle("hover", n === j));
+  Matrix.matrix.cells[i].forEach((cell, n) => cell.classList.toggle("hover", n === j));
 }
 
 // ---- where q, k and v come from --------------------------------------------------------------
@@ -174,7 +181,7 @@ function buildFlow() {
   }
   flow.picture = overlay($("flow-steps"), $("flow-steps"),
     (at) => Object.fromEntries(Object.entries(flow.frames).map(([name, node]) => [name, at(node, 1)])),
-    () => redrawIfSeen(offscreen.flow));
+    () => changed("resized", "flow"));
 }
 
 // attn_wo's columns for the head: column n holds what number n of the joined heads (of this head's
@@ -215,10 +222,10 @@ function drawFlow() {
   const row = (W, n) => W.data.subarray(n * W.cols, (n + 1) * W.cols);
   const s = view.steps[i], layer = s.layers[l], keyLayer = view.steps[j].layers[l];
   const x0 = view.steps[i].layers[0].residual;
-  const scale = largest(row(model.weights.wte, token), row(model.weights.wpe, i));
+  const scale = largest(row(state.model.weights.wte, token), row(state.model.weights.wpe, i));
   const qkScale = largest(layer.q, keyLayer.k), from = h * D, to = (h + 1) * D;
   const strips = { // name: [values, scale, what a screen reader hears it called, and the head's slice]
-    wte: [row(model.weights.wte, token), scale, `wte[“${labels[i]}”]`], wpe: [row(model.weights.wpe, i), scale, `wpe[${i}]`],
+    wte: [row(state.model.weights.wte, token), scale, `wte[“${labels[i]}”]`], wpe: [row(state.model.weights.wpe, i), scale, `wpe[${i}]`],
     x0: [x0, largest(x0), "x"], residual: [layer.residual, largest(layer.residual), l === 0 ? "x" : `layer${l - 1}.after_mlp`],
     a: [layer.a, largest(layer.a), `layer${l}.attn_norm`], // the walk's names for the same vectors
     q: [layer.q, qkScale, `q${i}`, from, to], k: [keyLayer.k, qkScale, `k${j}`, from, to],
@@ -226,7 +233,7 @@ function drawFlow() {
   };
   // a projection's number as the sum it is: q[n] = Σⱼ a[j]·W_Q[n, j], its largest terms named, so that a hand
   // check does not stop at "× W_Q" (k and v are made the same way, from the key position's own a)
-  const keyA = keyLayer.a, L = model.layers[l];
+  const keyA = keyLayer.a, L = state.model.layers[l];
   const a = `layer${l}.attn_norm`, atKey = j === i ? a : `${a} at position ${j}`;
   const made = { q: [L.attn_wq, "W_Q", layer.a, a], k: [L.attn_wk, "W_K", keyA, atKey], v: [L.attn_wv, "W_V", keyA, atKey] };
   for (const [name, [values, , what]] of Object.entries(strips)) {
@@ -269,3 +276,6 @@ function projectionSum(W, wName, input, inName, n, total, rowName = String) {
     terms.map(([t, x, w, k]) => `${inName}[${k}]·${wName}[${rowName(n)}, ${k}] = ${fmt(x, 4)} × ${fmt(w, 4)} = ${fmt(t, 4)}`).join(", ") +
     `; all of them add up to ${fmt(total, 4)}`;
 }
+
+return { buildFlow, buildMath, drawFlow, drawMath, highlightLine, math, projectionSum };
+})();
