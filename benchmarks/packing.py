@@ -12,9 +12,9 @@ from __future__ import annotations
 
 from common import finish, median, parser, setup, sync, table
 
-from minigpt.config import load_config
+from minigpt.recipes.loading import load_config
 from minigpt.data import Tokenizer, split_names
-from minigpt.formats.names_file import read_names
+from minigpt.files.names_file import read_names
 from minigpt.scaling.processes import keep_freed_memory, resolve_device
 from minigpt.training import Trainer
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 from common import finish, parser, setup, table
 
 from minigpt.data import BatchOrder, Tokenizer, TokenizedNames
-from minigpt.formats.names_file import read_names
+from minigpt.files.names_file import read_names
 
 
 def main() -> None:

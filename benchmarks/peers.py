@@ -37,7 +37,7 @@ from pathlib import Path
 from common import finish, matmul_peak, median, parser, setup, table
 
 from minigpt.data import split_names
-from minigpt.formats.names_file import read_names
+from minigpt.files.names_file import read_names
 
 HERE = Path(__file__).resolve().parent
 BLOCK = 16  # makemore.toml's block size; nanoGPT's row length
@@ -93,9 +93,9 @@ def run_makemore(checkout: Path, names_file: Path, batch: int, steps: int, skip:
 def run_minigpt(train_file: Path, names: int, steps: int, skip: int) -> float:
     code = f"""
 import json, time, torch
-from minigpt.config import load_config
+from minigpt.recipes.loading import load_config
 from minigpt.data import Tokenizer
-from minigpt.formats.names_file import read_names
+from minigpt.files.names_file import read_names
 from minigpt.scaling.processes import keep_freed_memory
 from minigpt.training import Trainer
 keep_freed_memory()

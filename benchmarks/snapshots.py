@@ -15,7 +15,7 @@ from pathlib import Path
 
 import torch
 
-from minigpt.data import TokenizedNames
+from minigpt.data import IGNORE, TokenizedNames
 from minigpt.formats.checkpoint import load_checkpoint, load_microgpt_weights, validation_names
 from minigpt.formats.snapshots import FILE, dequantize, read_snapshots, run_identity, six_bit
 
@@ -24,7 +24,7 @@ from minigpt.formats.snapshots import FILE, dequantize, read_snapshots, run_iden
 def largest_logit_gap(exact, approx, data: TokenizedNames) -> float:
     gap = 0.0
     for x, y in data.in_order(256):
-        real = y != -1
+        real = y != IGNORE
         gap = max(gap, (exact(x)[0] - approx(x)[0]).abs()[real].max().item())
     return gap
 

@@ -20,7 +20,7 @@ import time
 
 import torch
 from common import finish, matmul_peak, median, parser, setup, table
-from minigpt.config import load_config
+from minigpt.recipes.loading import load_config
 from minigpt.data import Tokenizer, read_names
 from minigpt.scaling.processes import keep_freed_memory
 from minigpt.scaling.processes import resolve_device

@@ -18,7 +18,7 @@ from pathlib import Path
 from common import finish, parser, table
 
 from minigpt.cli import display
-from minigpt.config import load_config
+from minigpt.recipes.loading import load_config
 from minigpt.runs.run import train
 
 

@@ -17,7 +17,7 @@ import time
 
 import torch
 
-from minigpt.config import load_config
+from minigpt.recipes.loading import load_config
 from minigpt.data import Tokenizer
 from minigpt.measurements.ablation import ablate
 from minigpt.model import GPT

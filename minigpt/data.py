@@ -9,32 +9,21 @@ from __future__ import annotations
 import itertools
 import random
 from dataclasses import dataclass
-from pathlib import Path
 from typing import NamedTuple
 
 import torch
 
 from minigpt.bundled import names_file
 from minigpt.errors import UsageError
-from minigpt.formats.name_hints import names_hint, readable_hint
-from minigpt.formats.names_file import read_names
-from minigpt.model import GPT, IGNORE
+from minigpt.files.name_hints import names_hint, readable_hint
+from minigpt.files.names_file import read_names
+from minigpt.scaling.many_names import names_not_held_out, seeded_permutation, token_ids
 
 BUNDLED_NAMES = names_file()
 BOUNDARY = "·"  # the boundary token's one name, everywhere it is shown: a name's start, and its end when predicted
 # a vocabulary may hold "·" itself (Catalan's "l·l"): the boundary token is then drawn as the first of these it lacks
 BOUNDARY_STAND_INS = ("◇", "¤", "␄", "⟂")
-PYTHON_SHUFFLE_UP_TO = 2_000_000  # names; past this the split uses torch's permutation (Python's takes seconds)
-
-
-def seeded_permutation(n: int, seed) -> torch.Tensor:
-    """A permutation of range(n) that depends only on `seed`: Python's shuffle, as earlier versions
-    made it, up to PYTHON_SHUFFLE_UP_TO; past that torch's (Python's takes seconds on ten million)."""
-    if n > PYTHON_SHUFFLE_UP_TO:
-        return torch.randperm(n, generator=torch.Generator().manual_seed(random.Random(seed).getrandbits(63)))
-    order = list(range(n))
-    random.Random(seed).shuffle(order)
-    return torch.tensor(order, dtype=torch.int64)
+IGNORE = -100  # the target of a padding position: torch's cross_entropy skips it by default
 
 
 def split_names(names: list[str], fraction: float, at_most: int, seed: int) -> tuple[list[str], list[str]]:
@@ -43,14 +32,7 @@ def split_names(names: list[str], fraction: float, at_most: int, seed: int) -> t
     if fraction > 0 and n_val == 0 and len(names) >= 10:
         n_val = 1
     order = seeded_permutation(len(names), seed)
-    val = [names[i] for i in order[:n_val].tolist()]
-    if len(names) > PYTHON_SHUFFLE_UP_TO:  # the training names keep the file's order; batches are shuffled anyway
-        train, after_last = [], 0
-        for i in sorted(order[:n_val].tolist()):  # the runs of names between the held-out ones
-            train += names[after_last:i]
-            after_last = i + 1
-        return train + names[after_last:], val
-    return [names[i] for i in order[n_val:].tolist()], val
+    return names_not_held_out(names, order, n_val), [names[i] for i in order[:n_val].tolist()]
 
 
 class Tokenizer:
@@ -102,47 +84,6 @@ class Tokenizer:
 
     def token_label(self, i: int) -> str:
         return self.boundary if i == self.bos else self.chars[i]
-
-
-def check_model_and_names(model, tokenizer, names) -> None:
-    """What the Python API is handed, checked as the command line checks a file: one line naming what is wrong."""
-    check_model(model, tokenizer)
-    if isinstance(names, (str, Path)) or not all(isinstance(name, str) for name in names):
-        raise UsageError("expected a list of names (minigpt.read_names(path) reads a names file), "
-                         f"got {type(names).__name__}")
-    if not names:
-        raise UsageError("expected a list of names, got an empty one")
-
-
-def check_model(model, tokenizer) -> None:
-    """A model and its tokenizer, as a checkpoint holds them (.model, .tokenizer)."""
-    if not isinstance(model, GPT):
-        raise UsageError(f"expected the model (a checkpoint's .model), got {type(model).__name__}")
-    if not isinstance(tokenizer, Tokenizer):
-        raise UsageError(f"expected the tokenizer (a checkpoint's .tokenizer), got {type(tokenizer).__name__}")
-
-
-def token_ids(names: list[str], tokenizer: Tokenizer, chunk: int = 1 << 20) -> torch.Tensor:
-    """[BOS] name0 [BOS] name1 ... [BOS] as one tensor of ids, made without a Python list per name.
-
-    The names are joined with a separator that no name holds, read as UTF-32 code points, and
-    mapped through a lookup table (the separator to the boundary token), a million at a time.
-    """
-    separator = next(c for c in "\n\x00\uffff" if c not in tokenizer.stoi)
-    codes = [ord(c) for c in tokenizer.chars] + [ord(separator)]
-    table = torch.full((max(codes) + 1,), -1, dtype=torch.int32)
-    table[torch.tensor(codes)] = torch.arange(len(codes), dtype=torch.int32)  # the separator gets id len(chars)
-    dtype = torch.int16 if tokenizer.vocab_size < 2**15 else torch.int32
-    parts = []
-    for start in range(0, len(names), chunk):
-        text = separator + separator.join(names[start : start + chunk])
-        points = torch.frombuffer(bytearray(text.encode("utf-32-le")), dtype=torch.int32).long()
-        ids = table[points.clamp(max=len(table) - 1)].masked_fill_(points >= len(table), -1)
-        if bool((ids < 0).any()):
-            tokenizer.check_names(names[start : start + chunk], "the names")  # names the characters
-        parts.append(ids.to(dtype))
-    parts.append(torch.tensor([tokenizer.bos], dtype=dtype))
-    return torch.cat(parts)
 
 
 class TokenizedNames:

@@ -35,8 +35,6 @@ import torch.nn.functional as F
 
 from minigpt.config import GPTConfig
 
-IGNORE = -1  # the target of a padding position: the loss skips it
-
 # attend(q, k, v) -> y, each [B, H, T, hd]: a layer's attention step, when something other
 # than the fused kernel should do it (record the weights, read a key/value cache, ...)
 Attend = Callable[[torch.Tensor, torch.Tensor, torch.Tensor], torch.Tensor]
@@ -180,7 +178,8 @@ class GPT(nn.Module):
     def forward(self, idx: torch.Tensor, targets: torch.Tensor | None = None, start: int = 0,
                 attend: Sequence[Attend] | None = None, name_length: int | None = None):
         """idx: [B, T] token ids at positions start.. -> logits [B, T, vocab] and the mean loss over
-        the targets that are not IGNORE (None without targets).
+        the targets (None without targets); a target of -100 (data.py's IGNORE, a padding position) is
+        skipped, as cross_entropy skips it by default.
 
         `attend`, one function per layer, replaces each layer's attention step: sampling reads
         its key/value cache this way (idx then holds only the positions after the cached ones).
@@ -200,7 +199,7 @@ class GPT(nn.Module):
         logits = self.lm_head(x)  # [B, T, vocab]
         if targets is None:
             return logits, None
-        loss = F.cross_entropy(logits.flatten(0, 1), targets.flatten(), ignore_index=IGNORE)
+        loss = F.cross_entropy(logits.flatten(0, 1), targets.flatten())
         return logits, loss
 
 

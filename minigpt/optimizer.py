@@ -21,7 +21,6 @@ from collections import defaultdict
 import torch
 
 from minigpt.config import TrainConfig
-from minigpt.formats.text import plural
 from minigpt.model import GPT
 
 # p(s) = a s + b s^3 + c s^5, applied to every singular value s at once: chosen to pull any
@@ -89,52 +88,8 @@ class Optimizers:
         return {name: optimizer.state_dict() for name, optimizer in self.named.items()}
 
     def load_state_dict(self, state: dict) -> None:
-        if set(state) != set(self.named):
-            raise ValueError(f"optimizer state for {sorted(state)}, expected {sorted(self.named)}")
         for name, optimizer in self.named.items():
-            load_state(optimizer, state[name])
-
-
-def load_state(optimizer: torch.optim.Optimizer, saved) -> None:
-    """Load a saved state after checking it fits: torch's fused AdamW reads a misshapen moment out of
-    bounds (the process dies), and a setting of another type fails only mid-step. A ValueError says why."""
-    if not isinstance(saved, dict) or not isinstance(saved.get("state"), dict) \
-            or not isinstance(saved.get("param_groups"), list):
-        raise ValueError("the optimizer state is not a table of 'state' and 'param_groups'")
-    fresh = optimizer.state_dict()
-    if len(saved["param_groups"]) != len(fresh["param_groups"]):
-        raise ValueError(f"it has {plural(len(saved['param_groups']), 'parameter group')}, and the optimizer "
-                         f"{len(fresh['param_groups'])}")
-    for group, expected in zip(saved["param_groups"], fresh["param_groups"]):
-        if not isinstance(group, dict):
-            raise ValueError("a parameter group is not a table")
-        for key, value in expected.items():
-            if key in group and not same_kind(group[key], value):
-                raise ValueError(f"the setting {key!r} holds {group[key]!r}, where {value!r} belongs")
-    params = [p for group in optimizer.param_groups for p in group["params"]]
-    for index, moments in saved["state"].items():
-        if type(index) is not int or not 0 <= index < len(params) or not isinstance(moments, dict):
-            raise ValueError(f"state for a parameter {index!r} that is not among the {len(params)}")
-        for name, moment in moments.items():
-            if not isinstance(moment, torch.Tensor) or (moment.dim() and moment.shape != params[index].shape):
-                shape = list(moment.shape) if isinstance(moment, torch.Tensor) else type(moment).__name__
-                raise ValueError(f"{name} of parameter {index} is {shape}, and the parameter "
-                                 f"{list(params[index].shape)}")
-            if not torch.isfinite(moment).all() or (name.endswith("_sq") and (moment < 0).any()):
-                raise ValueError(f"{name} of parameter {index} holds values no step makes (nan, inf, or a "
-                                 f"negative square)")
-    optimizer.load_state_dict(saved)
-
-
-def same_kind(value, expected) -> bool:
-    """A saved setting of the kind the optimizer holds: a number for a number, a pair of numbers for betas."""
-    number = (int, float)
-    if isinstance(expected, tuple):
-        return isinstance(value, (tuple, list)) and len(value) == len(expected) and all(
-            type(v) in number for v in value)
-    if type(expected) in number:
-        return type(value) in number
-    return expected is None or type(value) is type(expected)
+            optimizer.load_state_dict(state[name])
 
 
 def make_optimizer(model: GPT, t: TrainConfig):
@@ -156,7 +111,7 @@ def make_optimizer(model: GPT, t: TrainConfig):
     kind = torch.optim.Adam if t.optimizer == "adam" else torch.optim.AdamW
     adam = kind(groups, lr=t.lr, betas=(t.beta1, t.beta2), eps=t.eps, fused=True)
     if not muon:
-        return adam  # its load_state_dict is torch's: the trainer loads through load_state
+        return adam  # its load_state_dict is torch's: formats/trainer_state.py checks a saved state first
     hidden_group = {"params": hidden, "lr_scale": t.muon_lr / t.lr}
     return Optimizers(adamw=adam, muon=Muon([hidden_group], lr=t.muon_lr, momentum=t.muon_momentum,
                                             weight_decay=t.weight_decay))

@@ -1,14 +1,14 @@
 """Generating names: batched, one token at a time over a key/value cache.
 
-The options (temperature, top-k, top-p) default to the checkpoint's recipe, its [sample]
-keys, and are checked here, once, for the command line and the Python API alike.
+The options (temperature, top-k, top-p) are checked here, once, for the command line and the
+Python API alike; runs/new_names.py draws from a checkpoint with its recipe's options.
 """
 
 from __future__ import annotations
 
 import torch
 
-from minigpt.config import SEEDS, SampleConfig, check_sampling, check_seed
+from minigpt.recipes.checks import check_sampling, check_seed
 from minigpt.data import Tokenizer
 from minigpt.errors import UsageError
 from minigpt.attention import KVCache
@@ -21,16 +21,6 @@ def check_options(num: int, temperature: float, top_k: int | None, top_p: float,
         raise UsageError(f"--num must be at least 1, got {num}")
     check_seed(seed, "--seed")
     check_sampling(temperature, top_k, top_p, name=lambda key: "--" + key.replace("_", "-"))
-
-
-def recipe_options(recipe: SampleConfig, temperature: float | None = None, top_k: int | None = None,
-                   top_p: float | None = None) -> dict:
-    """Each option as given, else as the recipe's [sample] section has it."""
-    return {
-        "temperature": recipe.temperature if temperature is None else temperature,
-        "top_k": (recipe.top_k or None) if top_k is None else top_k,  # the recipe's 0 keeps every token
-        "top_p": recipe.top_p if top_p is None else top_p,
-    }
 
 
 def filter_logits(logits: torch.Tensor, temperature: float, top_k: int | None, top_p: float) -> torch.Tensor:
@@ -165,45 +155,3 @@ def is_cut(name: str, block_size: int) -> bool:
 def as_shown(name: str, block_size: int) -> str:
     """A generated name as every view shows it: marked with CUT when the block size cut it."""
     return name + CUT if is_cut(name, block_size) else name
-
-
-def sample(checkpoint, num: int = 10, new_only: bool = False, seed: int | None = None, prefix: str = "",
-           temperature: float | None = None, top_k: int | None = None, top_p: float | None = None) -> list[str]:
-    """Names from a loaded checkpoint; with new_only, only names not in its training data.
-
-    Options left as None take the checkpoint's recipe (its [sample] section).
-    """
-    batches = sample_batches(checkpoint, num, new_only, seed, prefix, temperature, top_k, top_p)
-    return [name for batch in batches for name in batch]
-
-
-def sample_batches(checkpoint, num: int = 10, new_only: bool = False, seed: int | None = None, prefix: str = "",
-                   temperature: float | None = None, top_k: int | None = None, top_p: float | None = None):
-    """`sample`'s names a batch at a time, as each is made (`minigpt sample` prints them so)."""
-    if not all(hasattr(checkpoint, part) for part in ("model", "tokenizer", "config", "membership")):
-        raise UsageError(f"sample takes a loaded checkpoint (minigpt.load_checkpoint(path)), got {type(checkpoint).__name__}")
-    model, tokenizer = checkpoint.model, checkpoint.tokenizer
-    options = {"prefix": prefix, **recipe_options(checkpoint.config.sample, temperature, top_k, top_p)}
-    if not new_only:
-        yield from generate_batches(model, tokenizer, num, seed=seed, **options)
-        return
-    seen = checkpoint.membership
-    if seen.kind == "none":
-        raise UsageError(f"{checkpoint.path} does not carry its training names, so new names cannot be told from "
-                         f"them; give the names it was trained on (minigpt sample --data FILE)")
-    check_seed(seed, "--seed")
-    found = 0
-    generator_seed = seed if seed is not None else torch.seed()
-    for attempt in range(20):  # each attempt its own seed, kept in the range a seed has
-        wanted = min(2 * (num - found) + 10, NEW_AT_ONCE)  # -n 10,000,000 is drawn a chunk at a time, not held
-        for batch in generate_batches(model, tokenizer, wanted, seed=(generator_seed + attempt) % SEEDS, **options):
-            # a cut name is not a new name: it is the start of one
-            fresh = [name for name in batch if name not in seen and not is_cut(name, model.config.block_size)][: num - found]
-            found += len(fresh)
-            yield fresh
-            if found == num:
-                return
-    raise UsageError(f"found only {found} of {num} names not in the training data; try a higher temperature")
-
-
-NEW_AT_ONCE = 1 << 20  # names an attempt of `sample --new-only` draws before the next begins

@@ -20,12 +20,12 @@ import torch
 import torch.nn.functional as F
 
 from minigpt.config import Config
-from minigpt.data import Batch, BatchOrder, Tokenizer, TokenizedNames, check_model_and_names
+from minigpt.data import IGNORE, Batch, BatchOrder, Tokenizer, TokenizedNames
 from minigpt.errors import Interrupted, RunError, first_line
 from minigpt.formats.checkpoint import ResumeState, load_microgpt_weights, read_model_weights
 from minigpt.formats.trainer_state import restore_trainer, save_trainer
 from minigpt.formats.snapshots import RunSnapshots, run_identity
-from minigpt.model import GPT, IGNORE, eval_mode
+from minigpt.model import GPT, eval_mode
 from minigpt.optimizer import lr_at, make_optimizer
 from minigpt.sampling import generate, rows_at_once
 from minigpt.scaling.corpus import tokenize_corpus
@@ -46,24 +46,6 @@ def evaluate(model: GPT, data: TokenizedNames, batch_size: int = 256, dist: Dist
             logits, _ = model(x)
             total += F.cross_entropy(logits.flatten(0, 1), y.flatten(), ignore_index=IGNORE, reduction="sum")
     return dist.sum(total).item() / int(data.lengths.sum())
-
-
-def evaluate_names(model: GPT, tokenizer: Tokenizer, names: list[str], what: str = "names") -> dict:
-    """Loss of a trained model on a list of names: {"loss", "tokens", "names", "block_size", "truncated",
-    "unscored"}: the tokens scored, and those of names cut to fit the block size that were not (a loss
-    compares with another only over the same tokens)."""
-    check_model_and_names(model, tokenizer, names)
-    tokenizer.check_names(names, what)
-    device = model.lm_head.weight.device
-    data = TokenizedNames(names, tokenizer, model.config.block_size).to(device)
-    return {
-        "loss": evaluate(model, data),
-        "tokens": int(data.lengths.sum()),
-        "names": len(names),
-        "block_size": model.config.block_size,
-        "truncated": data.truncated,
-        "unscored": int((data.characters + 1).sum() - data.lengths.sum()),  # what the block size cut off
-    }
 
 
 class Reporter:
@@ -96,40 +78,6 @@ class Reporter:
     def end(self, trainer: Trainer, result) -> None:
         """Once, however the run ends: with what it sums up to (runs/run.py's TrainResult), or None when
         it stopped on an error or a signal."""
-
-
-class Reporters(Reporter):
-    """Several reporters as one, told in order."""
-
-    def __init__(self, *reporters: Reporter):
-        self.reporters = reporters
-
-    def start(self, trainer):
-        for r in self.reporters:
-            r.start(trainer)
-
-    def step(self, trainer):
-        for r in self.reporters:
-            r.step(trainer)
-
-    def log(self, trainer, train_loss):
-        for r in self.reporters:
-            r.log(trainer, train_loss)
-
-    def evaluation(self, trainer, samples):
-        for r in self.reporters:
-            r.evaluation(trainer, samples)
-
-    def end(self, trainer, result):
-        """Every reporter hears the end, even when one before it fails; then the first failure is raised."""
-        failure = None
-        for r in self.reporters:
-            try:
-                r.end(trainer, result)
-            except Exception as e:
-                failure = failure or e
-        if failure is not None:
-            raise failure
 
 
 class Trainer:

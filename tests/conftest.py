@@ -4,7 +4,7 @@ import tempfile
 import pytest
 import torch
 
-from minigpt.config import load_config
+from minigpt.recipes.loading import load_config
 from minigpt.data import BUNDLED_NAMES
 
 torch.set_num_threads(1)  # tiny models run fastest on one thread, and the suite stays predictable

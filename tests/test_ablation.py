@@ -9,7 +9,7 @@ import torch.nn.functional as F
 from typer.testing import CliRunner
 
 from minigpt.cli.main import app
-from minigpt.config import load_config
+from minigpt.recipes.loading import load_config
 from minigpt.data import TokenizedNames, Tokenizer
 from minigpt.model import GPT
 from minigpt.measurements.ablation import Part, ablate, all_parts, forward_without, loss_without, mean_outputs, whole_pass

@@ -12,7 +12,7 @@ def test_public_names_are_the_functions_even_after_the_cli_imported_everything()
     from minigpt import GPT, GPTConfig, Tokenizer, load_checkpoint, sample, train
 
     assert all(callable(f) for f in (GPT, GPTConfig, Tokenizer, load_checkpoint, sample, train))
-    assert train.__module__ == "minigpt.runs.run" and sample.__module__ == "minigpt.sampling"
+    assert train.__module__ == "minigpt.runs.run" and sample.__module__ == "minigpt.runs.new_names"
     assert minigpt.__version__
 
 
@@ -106,7 +106,7 @@ def test_an_imported_number_past_a_floats_range_is_one_line(trained_run, tmp_pat
     from minigpt.errors import UsageError
     from minigpt.formats.microgpt_json import import_microgpt
     from minigpt.runs.run import train
-    from minigpt.config import load_config
+    from minigpt.recipes.loading import load_config
 
     run = train(load_config("microgpt", ["train.steps=1"]), out_dir=tmp_path / "mg", quiet=True)
     from minigpt.formats.microgpt_json import export_microgpt

@@ -1,6 +1,8 @@
 import pytest
 
-from minigpt.config import Config, load_config, validate, resolve_config_path
+from minigpt.config import Config
+from minigpt.recipes.checks import validate
+from minigpt.recipes.loading import load_config, resolve_config_path
 from minigpt.errors import UsageError
 
 
@@ -97,7 +99,7 @@ def test_auto_scale_adapts_a_small_file_and_leaves_given_keys_alone():
 
 
 def test_checkpoints_from_before_early_stopping_resume_without_it():
-    from minigpt.config import config_from_dict
+    from minigpt.recipes.loading import config_from_dict
 
     old = Config().to_dict()
     for key in ("patience", "auto_scale"):

@@ -3,7 +3,7 @@ import random
 import pytest
 import torch
 
-from minigpt.model import IGNORE
+from minigpt.data import IGNORE
 from minigpt.data import BatchOrder, Tokenizer, TokenizedNames, read_names, split_names
 from minigpt.errors import UsageError
 
@@ -118,7 +118,7 @@ def test_tokenized_names_agree_with_encoding_each_name(names):
 
 
 def test_a_file_too_large_for_memory_is_refused_before_it_is_read(tmp_path, monkeypatch):
-    import minigpt.formats.names_file as data_module
+    import minigpt.files.names_file as data_module
 
     path = write(tmp_path, b"emma\n" * 1000)
     monkeypatch.setattr(data_module, "available_memory", lambda: 50_000)
@@ -133,9 +133,9 @@ def test_a_line_of_a_million_characters_is_not_a_name(tmp_path):
 
 
 def test_the_split_of_a_very_large_file_is_seeded_and_disjoint(monkeypatch):
-    import minigpt.data as data_module
+    from minigpt.scaling import many_names
 
-    monkeypatch.setattr(data_module, "PYTHON_SHUFFLE_UP_TO", 100)  # the fast path, on a small list
+    monkeypatch.setattr(many_names, "PYTHON_SHUFFLE_UP_TO", 100)  # the fast path, on a small list
     names = [f"n{i}" for i in range(1000)]
     train, val = split_names(names, 0.1, 50, seed=3)
     assert len(val) == 50 and len(train) == 950 and not set(train) & set(val)

@@ -8,7 +8,7 @@ import torch
 
 from minigpt.formats import checkpoint
 from minigpt.bundled import recipe_names
-from minigpt.config import keys_markdown
+from minigpt.recipes.loading import keys_markdown
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -52,7 +52,7 @@ def test_readme_map_names_every_module_and_only_files_that_exist():
 
 
 def test_the_readme_recipes_table_gives_the_parameters_the_code_builds():
-    from minigpt.config import load_config
+    from minigpt.recipes.loading import load_config
     from minigpt.data import BUNDLED_NAMES, Tokenizer, read_names
     from minigpt.model import GPT
 

@@ -187,7 +187,7 @@ def test_a_trials_seeds_give_its_loss_and_the_best_recipe_trains_again(tmp_path,
     trials = json.loads(done.stdout)["trials"]
     best = min((t for t in trials if t["state"] == "complete"), key=lambda t: t["value"])
     assert best["value"] == pytest.approx(sum(best["losses"]) / 2) and len(best["runs"]) == 2
-    from minigpt.config import load_config
+    from minigpt.recipes.loading import load_config
 
     recipe = load_config(out / "best.toml")
     assert recipe.train.lr == pytest.approx(best["params"]["train.lr"]) and recipe.model.n_layer == best["params"]["model.n_layer"]

@@ -19,7 +19,7 @@ import browser
 from minigpt.formats.checkpoint import load_checkpoint
 from minigpt.formats.snapshots import dequantize
 from minigpt.cli.main import app
-from minigpt.config import load_config
+from minigpt.recipes.loading import load_config
 from minigpt.views.attention_maps import forward_with_weights
 from minigpt.views.explorer_page import write_page
 from minigpt.views.page_data import BASE64
@@ -233,7 +233,7 @@ def test_a_bloom_filter_marks_names_in_the_page_as_in_python(chromium, names_fil
     import random
 
     from minigpt.scaling import membership
-    from minigpt.config import load_config as recipe
+    from minigpt.recipes.loading import load_config as recipe
 
     monkeypatch.setattr(membership, "EXACT_CHARACTERS", 100)  # a "large" corpus: the checkpoint carries a filter
     run_dir = train(recipe("tiny", ["train.steps=5"]), names_file, out_dir=tmp_path / "run", quiet=True).run_dir

@@ -13,7 +13,7 @@ import pytest
 import torch
 
 import browser
-from minigpt.config import load_config
+from minigpt.recipes.loading import load_config
 from minigpt.data import BUNDLED_NAMES
 from minigpt.formats.checkpoint import load_checkpoint
 from minigpt.model import causal_attention

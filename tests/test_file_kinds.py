@@ -7,7 +7,7 @@ import pytest
 from typer.testing import CliRunner
 
 from minigpt.cli.main import app
-from minigpt.formats.sniffing import identify
+from minigpt.files.sniffing import identify
 
 runner = CliRunner()
 

@@ -1,7 +1,7 @@
 """File and directory names that are not UTF-8: a Linux path is bytes, and every command takes one.
 
 Python carries such a name as lone surrogates; printed, drawn into a PNG or written into a page,
-they fail unless written as \\xNN escapes (`as_text` in formats/text.py).
+they fail unless written as \\xNN escapes (`as_text` in files/text.py).
 """
 
 import os
@@ -12,7 +12,7 @@ import pytest
 from typer.testing import CliRunner
 
 from minigpt.cli.main import app
-from minigpt.formats.text import as_text, one_line
+from minigpt.files.text import as_text, one_line
 
 runner = CliRunner()
 

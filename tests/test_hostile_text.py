@@ -6,7 +6,7 @@ import pytest
 from typer.testing import CliRunner
 
 from minigpt.cli.main import app
-from minigpt.config import load_config
+from minigpt.recipes.loading import load_config
 from minigpt.runs.run import train
 
 runner = CliRunner()

@@ -9,7 +9,7 @@ import torch
 from microgpt_reference import name_logits_and_loss
 from minigpt.attention import KVCache
 from minigpt.formats.checkpoint import load_checkpoint, microgpt_weights
-from minigpt.config import load_config
+from minigpt.recipes.loading import load_config
 from minigpt.data import BatchOrder, Tokenizer, TokenizedNames
 from minigpt.errors import UsageError
 from minigpt.formats.microgpt_json import export_microgpt, import_microgpt

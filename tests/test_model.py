@@ -3,6 +3,7 @@ import torch
 
 from minigpt.attention import KVCache
 from minigpt.config import GPTConfig
+from minigpt.data import IGNORE
 from minigpt.formats.checkpoint import load_microgpt_weights, microgpt_weights
 from minigpt.model import GPT
 
@@ -78,7 +79,7 @@ def test_loss_ignores_padding():
     x = torch.randint(0, 27, (2, 8))
     y = torch.randint(0, 27, (2, 8))
     y_padded = y.clone()
-    y_padded[1, 5:] = -1
+    y_padded[1, 5:] = IGNORE
     logits, loss = model(x, y_padded)
     manual = torch.nn.functional.cross_entropy(torch.cat([logits[0], logits[1, :5]]), torch.cat([y[0], y[1, :5]]))
     torch.testing.assert_close(loss, manual)

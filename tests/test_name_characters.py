@@ -9,9 +9,9 @@ from typer.testing import CliRunner
 
 import browser
 from minigpt.cli.main import app
-from minigpt.config import load_config
+from minigpt.recipes.loading import load_config
 from minigpt.data import BOUNDARY, Tokenizer
-from minigpt.formats.text import one_line, token_text
+from minigpt.files.text import one_line, token_text
 from minigpt.runs.run import train
 from minigpt.views.explorer_page import write_page
 

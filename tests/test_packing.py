@@ -4,7 +4,7 @@ import pytest
 import torch
 
 from minigpt.config import GPTConfig
-from minigpt.data import Tokenizer, TokenizedNames
+from minigpt.data import IGNORE, Tokenizer, TokenizedNames
 from minigpt.model import GPT
 
 BLOCK = 16
@@ -46,7 +46,7 @@ def test_a_packed_row_keeps_each_name_to_itself():
     model, data = model_and_data(torch.float64)
     x, y, name_length = data.packed(torch.tensor([0, 1, 20]))  # "a", "ab", "ba": one row of five names' places
     assert x.shape == (1, 5 * name_length) and name_length == 3
-    assert (y[0, 3 * name_length :] == -1).all()  # the two empty places predict nothing
+    assert (y[0, 3 * name_length :] == IGNORE).all()  # the two empty places predict nothing
     logits, _ = model(x, name_length=name_length)
     alone, _ = model(data.batch(torch.tensor([20]))[0])  # "ba" by itself: its logits are the same in the row
     assert torch.allclose(logits[0, 2 * name_length : 3 * name_length], alone[0], atol=1e-12)

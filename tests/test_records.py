@@ -9,7 +9,7 @@ import pytest
 from typer.testing import CliRunner
 
 from minigpt.cli.main import app
-from minigpt.config import load_config
+from minigpt.recipes.loading import load_config
 from minigpt.views.loss_curve import sparkline
 
 runner = CliRunner()
@@ -117,7 +117,7 @@ def test_the_samples_table_shows_every_name_whole_at_any_width():
 
 
 def test_samples_txt_keeps_names_with_spaces_apart():
-    from minigpt.formats.run_records import samples_line, samples_step
+    from minigpt.files.run_records import samples_line, samples_step
 
     line = samples_line(250, 2.1095, [("bishop's farngat leaness", False), ("anna", True), ("a\tb", False)])
     assert line.split("\t") == ["step 250  val 2.1095", "bishop's farngat leaness", "anna*", "a\\tb"]

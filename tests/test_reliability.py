@@ -14,7 +14,8 @@ import torch
 from typer.testing import CliRunner
 
 from conftest import tiny_config
-from minigpt.formats import atomic_file, checkpoint as checkpoint_module
+from minigpt.files import atomic_file
+from minigpt.formats import checkpoint as checkpoint_module
 from minigpt.formats.checkpoint import load_checkpoint
 from minigpt.cli.main import app
 from minigpt.errors import Interrupted, RunError, UsageError
@@ -529,7 +530,7 @@ def test_a_failure_keeps_its_message_and_every_reporter_hears_the_end(names_file
 
 
 def test_a_full_disk_is_one_exit_code_whatever_was_written(trained_run, tmp_path, monkeypatch):
-    from minigpt.formats import atomic_file as atomic
+    from minigpt.files import atomic_file as atomic
 
     def full(fd):
         raise OSError(errno.ENOSPC, "No space left on device")

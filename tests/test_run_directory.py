@@ -8,7 +8,8 @@ from typer.testing import CliRunner
 
 from minigpt.cli.main import app
 from minigpt.runs.run_directory import LOCK, RUN_FILES
-from minigpt.formats import atomic_file, checkpoint as checkpoint_module
+from minigpt.files import atomic_file
+from minigpt.formats import checkpoint as checkpoint_module
 
 runner = CliRunner()
 USER_FILES = {"config.toml": "[mine]\n", "samples.txt": "a\nb\nc\n", "metrics.jsonl": "x\ny\n", "loss.png": "png"}

@@ -7,7 +7,8 @@ from typer.testing import CliRunner
 from minigpt.cli.main import app
 from minigpt.formats.checkpoint import load_checkpoint
 from minigpt.errors import UsageError
-from minigpt.sampling import filter_logits, generate, sample
+from minigpt.runs.new_names import sample
+from minigpt.sampling import filter_logits, generate
 
 
 def test_same_seed_same_names(trained_run):
@@ -152,7 +153,7 @@ def test_a_name_cut_at_the_block_size_is_marked_and_never_counted_as_new(trained
 def test_training_marks_cut_samples_in_its_table_samples_txt_and_summary(tmp_path, capsys):
     """A model whose block size is shorter than its names: the samples it shows while training and at the
     end are marked cut, and the summary counts none of them as new."""
-    from minigpt.config import load_config
+    from minigpt.recipes.loading import load_config
     from minigpt.runs.run import train
     from minigpt.sampling import CUT
     from minigpt.views.training_display import TrainingDisplay
@@ -190,7 +191,7 @@ def test_negative_zero_and_the_smallest_top_p_sample_as_zero_and_greedy_do(train
 
 
 def test_a_recipes_floats_are_checked_as_float32_and_shortcuts_by_their_own_names(tmp_path):
-    from minigpt.config import load_config
+    from minigpt.recipes.loading import load_config
     from minigpt.errors import UsageError
 
     for setting, says in [("train.lr=1e-50", "train.lr must be positive, got 1e-50, which is 0"),
@@ -209,7 +210,7 @@ def test_sample_prints_names_as_they_are_made(trained_run, monkeypatch, json_out
     import json
     import sys
 
-    from minigpt import sampling
+    from minigpt.runs import new_names
 
     seen_before_the_second = []
 
@@ -218,7 +219,7 @@ def test_sample_prints_names_as_they_are_made(trained_run, monkeypatch, json_out
         seen_before_the_second.append(sys.stdout.buffer.getvalue().decode())
         yield ["cy"]
 
-    monkeypatch.setattr(sampling, "sample_batches", two_batches)
+    monkeypatch.setattr(new_names, "sample_batches", two_batches)
     result = CliRunner().invoke(app, ["sample", str(trained_run[0]), "-n", "3", *(["--json"] if json_out else [])])
     assert result.exit_code == 0
     if json_out:

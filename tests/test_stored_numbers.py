@@ -9,7 +9,7 @@ import torch
 from typer.testing import CliRunner
 
 from minigpt.cli.main import app
-from minigpt.formats import strict_json
+from minigpt.files import strict_json
 
 runner = CliRunner()
 
@@ -62,7 +62,7 @@ def test_a_snapshot_scale_of_inf_is_a_damaged_file_and_the_page_goes_without(run
 def test_nan_in_metrics_is_not_drawn_and_json_is_always_json(run_copy, tmp_path):
     with open(run_copy / "metrics.jsonl", "a", encoding="utf-8") as f:
         f.write('{"step": 99, "train_loss": NaN}\n{"step": 100, "val_loss": Infinity}\n')
-    from minigpt.formats.run_records import read_metrics, series
+    from minigpt.files.run_records import read_metrics, series
 
     assert all(loss == loss and abs(loss) != float("inf") for _, loss in series(read_metrics(run_copy), "train_loss"))
     assert strict_json.dumps({"loss": float("nan"), "costs": [1.0, float("-inf")]}) == '{"loss": null, "costs": [1.0, null]}'

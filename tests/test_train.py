@@ -180,7 +180,7 @@ def test_patience_survives_a_resume(few_names, tmp_path):
 
 def test_seeds_are_scored_on_the_same_held_out_names(names_file, tmp_path):
     """train.split_seed, not train.seed, picks the validation names: seeds compare on the same ones."""
-    from minigpt.config import config_from_dict
+    from minigpt.recipes.loading import config_from_dict
 
     runs = [train(tiny_config("train.steps=2", f"train.seed={seed}"), names_file, out_dir=tmp_path / str(seed), quiet=True)
             for seed in (1, 2)]

@@ -19,8 +19,8 @@ import typer
 
 from minigpt import __version__
 from minigpt.errors import Interrupted, LostProcess, MiniGPTError, UsageError, first_line
-from minigpt.formats.text import one_line
-from minigpt.config import check_64_bits
+from minigpt.files.text import one_line
+from minigpt.recipes.checks import check_64_bits
 from minigpt.cli.streams import DroppedOnFailure, checked_streams
 from minigpt.scaling.torchrun import LOST_A_PROCESS, keep_error_line, rank
 

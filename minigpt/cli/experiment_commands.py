@@ -11,8 +11,8 @@ import typer
 
 from minigpt.cli.app import ends_as_written, on_free_cores, wrote
 from minigpt.errors import UsageError
-from minigpt.formats import strict_json
-from minigpt.formats.atomic_file import refuse_existing
+from minigpt.files import strict_json
+from minigpt.files.atomic_file import refuse_existing
 
 
 def compare(

@@ -12,8 +12,8 @@ import typer
 from minigpt.cli.app import (checkpoint_argument, checkpoint_to_read, device_option, ends_as_written,
                              names_to_score_option, on_free_cores, wrote)
 from minigpt.errors import UsageError, warn
-from minigpt.formats import strict_json
-from minigpt.formats.atomic_file import refuse_existing
+from minigpt.files import strict_json
+from minigpt.files.atomic_file import refuse_existing
 from minigpt.bundled import LESSONS
 
 

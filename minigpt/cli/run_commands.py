@@ -16,9 +16,9 @@ import typer
 from minigpt.cli.app import (checkpoint_argument, checkpoint_to_read, device_option, ends_as_written,
                              names_to_score_option, wrote)
 from minigpt.errors import UsageError, warn
-from minigpt.formats import strict_json
-from minigpt.formats.atomic_file import refuse_existing
-from minigpt.formats.text import one_line, plural
+from minigpt.files import strict_json
+from minigpt.files.atomic_file import refuse_existing
+from minigpt.files.text import one_line, plural
 from minigpt.scaling.torchrun import check_batch_splits, most_processes, rank, run_on_processes
 
 
@@ -56,7 +56,7 @@ def train(
     json_out: bool = typer.Option(False, "--json", metavar="", help="Print the final summary as JSON on stdout."),
 ) -> None:
     """Train a model on a names file and write best.pt and last.pt into a run directory."""
-    from minigpt.config import default_config_path, load_config
+    from minigpt.recipes.loading import default_config_path, load_config
 
     if not 1 <= nproc <= most_processes():
         raise UsageError(f"--nproc must be from 1 to {most_processes()} (one process per core of this machine, two at "
@@ -114,7 +114,8 @@ def sample(
 ) -> None:
     """Generate names from a trained checkpoint, one per line."""
     from minigpt.data import read_names
-    from minigpt.sampling import CUT, as_shown, is_cut, sample_batches
+    from minigpt.runs.new_names import sample_batches
+    from minigpt.sampling import CUT, as_shown, is_cut
     from minigpt.scaling.membership import NameSet
 
     ckpt = checkpoint_to_read(checkpoint, device)
@@ -165,7 +166,7 @@ def eval_(
 ) -> None:
     """Mean cross-entropy per predicted token (characters and the end) over the run's validation names, or a file's."""
     from minigpt.formats.checkpoint import names_to_score
-    from minigpt.training import evaluate_names
+    from minigpt.measurements.name_losses import evaluate_names
 
     if csv_out and not per_name:
         raise UsageError("--csv writes the per-name losses: give it with --per-name")
@@ -194,7 +195,7 @@ def print_name_losses(ckpt, names: list[str], what: str, csv_out: bool) -> None:
     """One line a name, as its losses are computed, in the order of the names."""
     import csv
 
-    from minigpt.formats.text import as_text
+    from minigpt.files.text import as_text
     from minigpt.measurements.name_losses import name_losses
 
     rows = name_losses(ckpt.model, ckpt.tokenizer, names, what=what)
@@ -290,7 +291,7 @@ def plot(
     overwrite: bool = typer.Option(False, "--overwrite", metavar="", help="Replace the --out file if it exists."),
 ) -> None:
     """Draw the train and validation loss against step as a PNG (needs matplotlib); several runs on one plot."""
-    from minigpt.formats.run_records import read_metrics
+    from minigpt.files.run_records import read_metrics
     from minigpt.views.loss_curve import write_loss_png, write_overlay_png
 
     if out is None and len(run_dirs) > 1:

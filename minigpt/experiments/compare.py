@@ -22,8 +22,8 @@ import torch
 from minigpt.errors import UsageError
 from minigpt.experiments.statistics import mean, paired_interval, sd, welch, welch_p
 from minigpt.formats.checkpoint import Checkpoint, held_out, load_checkpoint
-from minigpt.formats.run_records import read_metrics
-from minigpt.formats.text import as_text
+from minigpt.files.run_records import read_metrics
+from minigpt.files.text import as_text
 from minigpt.measurements.name_losses import name_losses
 from minigpt.data import read_names
 
@@ -219,7 +219,8 @@ def group_mean(group: Group) -> torch.Tensor:
 def group_samples(group: Group, shown: int = 6, drawn: int = 200, seed: int = 0) -> tuple[list[str], float]:
     """A few names from the group's first run, and the share of `drawn` names that are not training names
     (a cut name counts as not new: it is no whole name)."""
-    from minigpt.sampling import is_cut, sample
+    from minigpt.runs.new_names import sample
+    from minigpt.sampling import is_cut
 
     ckpt = group.runs[0].checkpoint
     names = sample(ckpt, num=drawn, seed=seed)

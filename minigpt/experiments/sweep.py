@@ -26,7 +26,7 @@ from typing import Callable
 from minigpt.errors import Interrupted, RunError, UsageError
 from minigpt.experiments.statistics import mean, sd
 from minigpt.experiments.sweep_spec import SweepSpec, read_spec
-from minigpt.formats.atomic_file import write_text
+from minigpt.files.atomic_file import write_text
 from minigpt.training import Reporter
 
 JOURNAL = "study.journal"

@@ -1,1 +1,1 @@
-"""Files minigpt reads and writes: checkpoints, snapshots, microgpt's JSON, safetensors, a run's records, and how any file is written (atomically), read (bounded) and recognised."""
+"""Files that hold a model: checkpoints (and a trainer saved in one), snapshots, microgpt's JSON, safetensors."""

@@ -36,14 +36,16 @@ from pathlib import Path
 import torch
 
 from minigpt.errors import RunError, UsageError, cannot_write
-from minigpt.config import Config, config_from_dict, load_config, parameter_count
+from minigpt.config import Config
+from minigpt.recipes.checks import parameter_count
+from minigpt.recipes.loading import config_from_dict, load_config
 from minigpt.data import Tokenizer, load_data, read_names
 from minigpt.scaling.corpus import digest
-from minigpt.formats.atomic_file import write_bytes
-from minigpt.formats.bounded import check_archive
+from minigpt.files.atomic_file import write_bytes
+from minigpt.files.bounded import check_archive
 from minigpt.formats.checkpoint_checks import check_layout, check_training_state, checked_vocab, known_loss
-from minigpt.formats.sniffing import KNOWN, identify, wrong_kind
-from minigpt.formats.text import as_text
+from minigpt.files.sniffing import KNOWN, identify, wrong_kind
+from minigpt.files.text import as_text
 from minigpt.model import GPT
 from minigpt.scaling.membership import NameSet
 

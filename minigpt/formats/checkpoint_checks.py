@@ -2,17 +2,21 @@
 
 A checkpoint is a file the user can edit, damage or be handed: every field is checked for its
 type and range here (formats/checkpoint.py's docstring has the layout), so a bad one is one
-line naming the file and the field, never an error from deep inside sampling or resuming.
+line naming the file and the field, never an error from deep inside sampling or resuming. A model
+and names handed to the Python API are checked here too (`check_model`, `check_model_and_names`).
 """
 
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
 import torch
 
+from minigpt.data import Tokenizer
 from minigpt.errors import UsageError
-from minigpt.formats.fields import entry, expect, finite_number, tensors, whole_number
+from minigpt.files.fields import entry, expect, finite_number, tensors, whole_number
+from minigpt.model import GPT
 
 LARGEST_WEIGHT = 1e6  # no trained model's weight comes near; past it the forward pass overflows into nan
 MOST_HASHES = 64  # a Bloom filter of names uses a handful; more is a damaged field
@@ -120,3 +124,21 @@ def checked_vocab(vocab, path) -> list[str]:
 def known_loss(value) -> float | None:
     """A stored loss as a number, or None when it is missing or not a finite number (a damaged or edited file)."""
     return float(value) if type(value) in (int, float) and math.isfinite(value) else None
+
+
+def check_model_and_names(model, tokenizer, names) -> None:
+    """What the Python API is handed, checked as the command line checks a file: one line naming what is wrong."""
+    check_model(model, tokenizer)
+    if isinstance(names, (str, Path)) or not all(isinstance(name, str) for name in names):
+        raise UsageError("expected a list of names (minigpt.read_names(path) reads a names file), "
+                         f"got {type(names).__name__}")
+    if not names:
+        raise UsageError("expected a list of names, got an empty one")
+
+
+def check_model(model, tokenizer) -> None:
+    """A model and its tokenizer, as a checkpoint holds them (.model, .tokenizer)."""
+    if not isinstance(model, GPT):
+        raise UsageError(f"expected the model (a checkpoint's .model), got {type(model).__name__}")
+    if not isinstance(tokenizer, Tokenizer):
+        raise UsageError(f"expected the tokenizer (a checkpoint's .tokenizer), got {type(tokenizer).__name__}")

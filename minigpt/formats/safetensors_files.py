@@ -13,17 +13,17 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from minigpt.config import config_from_dict
 from minigpt.data import Tokenizer
 from minigpt.errors import UsageError, cannot_write
-from minigpt.formats.atomic_file import refuse_existing, write_files_together
-from minigpt.formats.bounded import read_bytes, read_text
+from minigpt.files.atomic_file import refuse_existing, write_files_together
+from minigpt.files.bounded import read_bytes, read_text
+from minigpt.files.fields import entry, expect, tensors, whole_number
+from minigpt.files.sniffing import identify
 from minigpt.formats.checkpoint import load_checkpoint, load_microgpt_weights, microgpt_weights, payload, save_checkpoint
 from minigpt.formats.checkpoint_checks import check_weights, checked_vocab, known_loss
-from minigpt.formats.fields import entry, expect, tensors, whole_number
 from minigpt.formats.microgpt_json import MICROGPT_ARCHITECTURE, SHAPE
-from minigpt.formats.sniffing import identify
 from minigpt.model import GPT
+from minigpt.recipes.loading import config_from_dict
 from minigpt.scaling.membership import NameSet
 
 WEIGHTS, CONFIG = "model.safetensors", "config.json"

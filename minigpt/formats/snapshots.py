@@ -27,10 +27,10 @@ from pathlib import Path
 import torch
 
 from minigpt.errors import UsageError
-from minigpt.config import MAX_SNAPSHOTS
-from minigpt.formats.bounded import check_archive
+from minigpt.recipes.ranges import MAX_SNAPSHOTS
+from minigpt.files.bounded import check_archive
 from minigpt.formats.checkpoint_checks import weight_trouble
-from minigpt.formats.fields import entry, expect, whole_number
+from minigpt.files.fields import entry, expect, whole_number
 from minigpt.formats.checkpoint import load_microgpt_weights, load_quietly, microgpt_weights, save_checkpoint
 from minigpt.model import GPT
 

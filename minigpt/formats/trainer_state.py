@@ -9,8 +9,9 @@ from pathlib import Path
 import torch
 
 from minigpt.errors import UsageError
+from minigpt.files.text import plural
 from minigpt.formats.checkpoint import ResumeState, load_microgpt_weights, payload, save_checkpoint, training_state
-from minigpt.optimizer import Optimizers, load_state
+from minigpt.optimizer import Optimizers
 
 
 def save_trainer(trainer, path: Path) -> None:
@@ -55,6 +56,49 @@ def load_optimizer_state(trainer, saved: dict, path: Path) -> None:
         raise UsageError(f"{path}: its optimizer state does not fit train.optimizer = "
                          f"'{trainer.recipe.optimizer}'; resume with the optimizer it was trained with")
     try:
-        trainer.optimizer.load_state_dict(saved) if combined else load_state(trainer.optimizer, saved)
+        for name, optimizer in (trainer.optimizer.named.items() if combined else [(None, trainer.optimizer)]):
+            load_state(optimizer, saved[name] if combined else saved)
     except (ValueError, KeyError, TypeError) as e:
         raise UsageError(f"{path}: its optimizer state is damaged: {e}") from None
+
+
+def load_state(optimizer: torch.optim.Optimizer, saved) -> None:
+    """Load a saved state after checking it fits: torch's fused AdamW reads a misshapen moment out of
+    bounds (the process dies), and a setting of another type fails only mid-step. A ValueError says why."""
+    if not isinstance(saved, dict) or not isinstance(saved.get("state"), dict) \
+            or not isinstance(saved.get("param_groups"), list):
+        raise ValueError("the optimizer state is not a table of 'state' and 'param_groups'")
+    fresh = optimizer.state_dict()
+    if len(saved["param_groups"]) != len(fresh["param_groups"]):
+        raise ValueError(f"it has {plural(len(saved['param_groups']), 'parameter group')}, and the optimizer "
+                         f"{len(fresh['param_groups'])}")
+    for group, expected in zip(saved["param_groups"], fresh["param_groups"]):
+        if not isinstance(group, dict):
+            raise ValueError("a parameter group is not a table")
+        for key, value in expected.items():
+            if key in group and not same_kind(group[key], value):
+                raise ValueError(f"the setting {key!r} holds {group[key]!r}, where {value!r} belongs")
+    params = [p for group in optimizer.param_groups for p in group["params"]]
+    for index, moments in saved["state"].items():
+        if type(index) is not int or not 0 <= index < len(params) or not isinstance(moments, dict):
+            raise ValueError(f"state for a parameter {index!r} that is not among the {len(params)}")
+        for name, moment in moments.items():
+            if not isinstance(moment, torch.Tensor) or (moment.dim() and moment.shape != params[index].shape):
+                shape = list(moment.shape) if isinstance(moment, torch.Tensor) else type(moment).__name__
+                raise ValueError(f"{name} of parameter {index} is {shape}, and the parameter "
+                                 f"{list(params[index].shape)}")
+            if not torch.isfinite(moment).all() or (name.endswith("_sq") and (moment < 0).any()):
+                raise ValueError(f"{name} of parameter {index} holds values no step makes (nan, inf, or a "
+                                 f"negative square)")
+    optimizer.load_state_dict(saved)
+
+
+def same_kind(value, expected) -> bool:
+    """A saved setting of the kind the optimizer holds: a number for a number, a pair of numbers for betas."""
+    number = (int, float)
+    if isinstance(expected, tuple):
+        return isinstance(value, (tuple, list)) and len(value) == len(expected) and all(
+            type(v) in number for v in value)
+    if type(expected) in number:
+        return type(value) in number
+    return expected is None or type(value) is type(expected)

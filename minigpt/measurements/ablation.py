@@ -27,8 +27,9 @@ import torch
 import torch.nn.functional as F
 
 from minigpt.errors import UsageError
-from minigpt.data import TokenizedNames, Tokenizer, check_model_and_names
-from minigpt.model import GPT, IGNORE, causal_attention, eval_mode
+from minigpt.data import IGNORE, TokenizedNames, Tokenizer
+from minigpt.formats.checkpoint_checks import check_model_and_names
+from minigpt.model import GPT, causal_attention, eval_mode
 from minigpt.measurements.logit_lens import embedded, read_off
 from minigpt.measurements.prefix_forest import PrefixForest, embedded_nodes, forest_nats, node_attention, prefix_forests
 

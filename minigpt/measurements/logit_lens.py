@@ -14,8 +14,9 @@ from __future__ import annotations
 
 import torch
 
-from minigpt.data import Tokenizer, check_model
+from minigpt.data import Tokenizer
 from minigpt.errors import UsageError
+from minigpt.formats.checkpoint_checks import check_model
 from minigpt.model import GPT
 
 

@@ -4,7 +4,7 @@ which names a model finds hard.
     for name, tokens, loss in name_losses(model, tokenizer, names): ...
 
 A name's loss is its mean cross-entropy per predicted token (its characters and the end), so the
-token-weighted mean over the names is `evaluate_names`'s loss.
+token-weighted mean over the names is `evaluate_names`'s loss (below).
 """
 
 from __future__ import annotations
@@ -12,9 +12,29 @@ from __future__ import annotations
 import torch
 import torch.nn.functional as F
 
-from minigpt.data import Tokenizer, TokenizedNames, check_model_and_names
-from minigpt.model import GPT, IGNORE, eval_mode
+from minigpt.data import IGNORE, Tokenizer, TokenizedNames
+from minigpt.formats.checkpoint_checks import check_model_and_names
+from minigpt.model import GPT, eval_mode
 from minigpt.sampling import rows_at_once
+from minigpt.training import evaluate
+
+
+def evaluate_names(model: GPT, tokenizer: Tokenizer, names: list[str], what: str = "names") -> dict:
+    """Loss of a trained model on a list of names: {"loss", "tokens", "names", "block_size", "truncated",
+    "unscored"}: the tokens scored, and those of names cut to fit the block size that were not (a loss
+    compares with another only over the same tokens)."""
+    check_model_and_names(model, tokenizer, names)
+    tokenizer.check_names(names, what)
+    device = model.lm_head.weight.device
+    data = TokenizedNames(names, tokenizer, model.config.block_size).to(device)
+    return {
+        "loss": evaluate(model, data),
+        "tokens": int(data.lengths.sum()),
+        "names": len(names),
+        "block_size": model.config.block_size,
+        "truncated": data.truncated,
+        "unscored": int((data.characters + 1).sum() - data.lengths.sum()),  # what the block size cut off
+    }
 
 
 @torch.no_grad()

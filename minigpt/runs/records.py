@@ -1,7 +1,7 @@
 """What a run keeps beside its checkpoints: config.toml, metrics.jsonl, samples.txt and loss.png.
 
 `RunRecords` is the training loop's reporter that writes them, on rank 0; their line formats
-are formats/run_records.py's. A resumed run's records are read and checked before any file is
+are files/run_records.py's. A resumed run's records are read and checked before any file is
 written, and lines logged after the checkpoint it resumes from are dropped.
 """
 
@@ -13,8 +13,8 @@ import torch
 
 from minigpt.config import Config
 from minigpt.errors import RunError, UsageError, cannot_write
-from minigpt.formats.atomic_file import write_text
-from minigpt.formats.run_records import (METRICS, SAMPLES, lines_up_to, metrics_line, metrics_step, read_metrics,
+from minigpt.files.atomic_file import write_text
+from minigpt.files.run_records import (METRICS, SAMPLES, lines_up_to, metrics_line, metrics_step, read_metrics,
                                          samples_line, samples_step)
 from minigpt.runs.run_directory import open_own
 from minigpt.sampling import as_shown

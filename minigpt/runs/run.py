@@ -9,15 +9,16 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from minigpt.config import Config, validate
+from minigpt.config import Config
+from minigpt.recipes.checks import validate
 from minigpt.errors import UsageError
-from minigpt.formats.text import as_text
+from minigpt.files.text import as_text
 from minigpt.runs.records import RunRecords
 from minigpt.runs.run_directory import discard_if_no_checkpoint, open_run_dir
 from minigpt.runs.setup import StopSignals, start_processes, start_run
 from minigpt.scaling.processes import lost_a_process
 from minigpt.sampling import is_cut
-from minigpt.training import Reporter, Reporters, Trainer, train_loop
+from minigpt.training import Reporter, Trainer, train_loop
 from minigpt.views.training_display import TrainingDisplay
 
 
@@ -110,6 +111,40 @@ def finish_run(trainer: Trainer, run_dir: Path, train_loss: float | None) -> Tra
         stopped_early=trainer.stopped_early,
     )
 
+
+
+class Reporters(Reporter):
+    """Several reporters as one, told in order."""
+
+    def __init__(self, *reporters: Reporter):
+        self.reporters = reporters
+
+    def start(self, trainer):
+        for r in self.reporters:
+            r.start(trainer)
+
+    def step(self, trainer):
+        for r in self.reporters:
+            r.step(trainer)
+
+    def log(self, trainer, train_loss):
+        for r in self.reporters:
+            r.log(trainer, train_loss)
+
+    def evaluation(self, trainer, samples):
+        for r in self.reporters:
+            r.evaluation(trainer, samples)
+
+    def end(self, trainer, result):
+        """Every reporter hears the end, even when one before it fails; then the first failure is raised."""
+        failure = None
+        for r in self.reporters:
+            try:
+                r.end(trainer, result)
+            except Exception as e:
+                failure = failure or e
+        if failure is not None:
+            raise failure
 
 @dataclass
 class TrainResult:

@@ -16,8 +16,8 @@ from datetime import datetime
 from pathlib import Path
 
 from minigpt.errors import UsageError, cannot_write
-from minigpt.formats.atomic_file import PARTIAL
-from minigpt.formats.sniffing import is_checkpoint_file
+from minigpt.files.atomic_file import PARTIAL
+from minigpt.files.sniffing import is_checkpoint_file
 
 
 def new_run_dir() -> Path:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from minigpt.config import Config
 from minigpt.data import BUNDLED_NAMES, load_data
-from minigpt.formats.names_file import available_memory
+from minigpt.files.names_file import available_memory
 from minigpt.errors import Interrupted, UsageError
 from minigpt.formats.checkpoint import read_resume_state, refuse_to_go_back
 from minigpt.scaling.processes import Distributed, keep_freed_memory, resolve_device, setup as setup_distributed

@@ -17,14 +17,15 @@ from rich.style import Style
 from rich.table import Table
 from rich.text import Text
 
-from minigpt.data import Tokenizer, check_model
+from minigpt.data import Tokenizer
+from minigpt.formats.checkpoint_checks import check_model
 from minigpt.errors import UsageError
-from minigpt.formats.text import one_line, token_text
+from minigpt.files.text import one_line, token_text
 from minigpt.model import GPT, causal_attention
 from minigpt.measurements.attribution import logit_attribution
 from minigpt.measurements.logit_lens import logit_lens
-from minigpt.formats import strict_json
-from minigpt.formats.atomic_file import write_text
+from minigpt.files import strict_json
+from minigpt.files.atomic_file import write_text
 
 
 @dataclass

@@ -17,8 +17,8 @@ from pathlib import Path
 
 from minigpt.bundled import LESSONS, web_file, web_folder
 from minigpt.errors import cannot_write
-from minigpt.formats import strict_json
-from minigpt.formats.atomic_file import refuse_existing, write_text
+from minigpt.files import strict_json
+from minigpt.files.atomic_file import refuse_existing, write_text
 from minigpt.formats.checkpoint import Checkpoint, as_checkpoint
 from minigpt.views.page_data import page_data
 

@@ -1,4 +1,4 @@
-"""Loss curves from a run's metrics.jsonl (formats/run_records.py reads it): a PNG with matplotlib, a
+"""Loss curves from a run's metrics.jsonl (files/run_records.py reads it): a PNG with matplotlib, a
 sparkline without it."""
 
 from __future__ import annotations
@@ -8,9 +8,9 @@ import threading
 from pathlib import Path
 
 from minigpt.errors import UsageError
-from minigpt.formats.text import as_text
-from minigpt.formats.atomic_file import write_atomically
-from minigpt.formats.run_records import read_metrics, series
+from minigpt.files.text import as_text
+from minigpt.files.atomic_file import write_atomically
+from minigpt.files.run_records import read_metrics, series
 
 SPARKS = "▁▂▃▄▅▆▇█"
 

@@ -17,8 +17,8 @@ import html
 import io
 from pathlib import Path
 
-from minigpt.formats.text import as_text
-from minigpt.formats.atomic_file import refuse_existing, write_bytes
+from minigpt.files.text import as_text
+from minigpt.files.atomic_file import refuse_existing, write_bytes
 from minigpt.formats.checkpoint import Checkpoint, as_checkpoint
 
 

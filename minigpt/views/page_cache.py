@@ -23,8 +23,8 @@ from pathlib import Path
 
 import torch
 
-from minigpt.formats.atomic_file import write_text
-from minigpt.formats import bounded
+from minigpt.files.atomic_file import write_text
+from minigpt.files import bounded
 
 KEPT = 8  # pages' measurements kept; each is about the size of its page's snapshots data
 KEY_FILE = re.compile(r"[0-9a-f]{64}\.json")  # what the cache names its files: a sha256 key

@@ -19,9 +19,9 @@ import torch
 from minigpt.errors import UsageError
 from minigpt.formats.checkpoint import (Checkpoint, describe_data, load_microgpt_weights, microgpt_weights,
                                         validation_names)
-from minigpt.formats.run_records import read_metrics, series
+from minigpt.files.run_records import read_metrics, series
 from minigpt.formats.snapshots import checkpoint_snapshots, dequantize, six_bit
-from minigpt.formats.text import as_text
+from minigpt.files.text import as_text
 from minigpt.measurements.ablation import ablate_modes, all_parts
 from minigpt.measurements.head_roles import head_roles, unigram_loss
 from minigpt.measurements.prefix_forest import prefix_forests

@@ -11,9 +11,9 @@ from rich.panel import Panel
 from rich.table import Table
 
 from minigpt.errors import warn
+from minigpt.files.run_records import read_metrics, series
+from minigpt.files.text import as_text, loss_text, one_line, plural
 from minigpt.formats.checkpoint import describe_data, microgpt_weights
-from minigpt.formats.run_records import read_metrics, series
-from minigpt.formats.text import as_text, loss_text, one_line, plural
 from minigpt.sampling import CUT, as_shown, is_cut
 from minigpt.views.loss_curve import sparkline
 

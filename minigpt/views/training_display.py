@@ -16,7 +16,7 @@ from typing import Callable
 from rich.console import Console
 from tqdm import tqdm
 
-from minigpt.formats.text import loss_text
+from minigpt.files.text import loss_text
 from minigpt.training import Reporter
 from minigpt.views.panels import samples_table, start_panel, summary_panel
 

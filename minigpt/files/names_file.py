@@ -10,8 +10,8 @@ import re
 from pathlib import Path
 
 from minigpt.errors import UsageError
-from minigpt.formats.bounded import read_bytes
-from minigpt.formats.sniffing import NOT_NAMES, identify, wrong_kind
+from minigpt.files.bounded import read_bytes
+from minigpt.files.sniffing import NOT_NAMES, identify, wrong_kind
 
 MEMORY_PER_BYTE = 25  # reading, splitting and tokenising a names file takes about this much memory per byte
 LONGEST_NAME = 10_000  # characters; a longer line is not a name

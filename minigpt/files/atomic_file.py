@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Callable
 
 from minigpt.errors import UsageError, cannot_write
-from minigpt.formats.sniffing import is_checkpoint_file
+from minigpt.files.sniffing import is_checkpoint_file
 
 
 def refuse_existing(path, overwrite: bool, may_replace_checkpoint: bool = False) -> None:

@@ -15,10 +15,10 @@ import math
 from pathlib import Path
 
 from minigpt.errors import UsageError, warn
-from minigpt.formats import strict_json
-from minigpt.formats.bounded import read_text
-from minigpt.formats.sniffing import identify
-from minigpt.formats.text import loss_text, one_line
+from minigpt.files import strict_json
+from minigpt.files.bounded import read_text
+from minigpt.files.sniffing import identify
+from minigpt.files.text import loss_text, one_line
 
 METRICS, SAMPLES = "metrics.jsonl", "samples.txt"
 

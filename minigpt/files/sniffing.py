@@ -14,7 +14,7 @@ import tomllib
 import zipfile
 from pathlib import Path
 
-from minigpt.formats import bounded
+from minigpt.files import bounded
 
 CHECKPOINT_START = b"PK\x03\x04"  # torch.save writes a zip archive
 SNIFF = 64 * 1024  # what is read of a file to tell what it is
@@ -37,7 +37,7 @@ def is_checkpoint_file(path) -> bool:
 def identify(path, reading: str | None = None) -> str | None:
     """What the file at `path` is, as a phrase ("a names file", "a checkpoint", ...), or None when it
     cannot be read or is none of the kinds minigpt knows. `reading`: the kind the caller reads it as
-    (formats/bounded.py's LIMITS); a file past that kind's bound is None, so the bound is what is said."""
+    (files/bounded.py's LIMITS); a file past that kind's bound is None, so the bound is what is said."""
     if not Path(path).is_file():  # a pipe or a device is read once, by the command it was handed to
         return None
     if reading is not None and Path(path).stat().st_size > bounded.LIMITS[reading]:

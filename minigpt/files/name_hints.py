@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import unicodedata
 
-from minigpt.formats.text import one_line
+from minigpt.files.text import one_line
 
 
 def plain_letters(text: str) -> str:

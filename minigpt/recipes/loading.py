@@ -1,0 +1,157 @@
+"""A recipe read: the defaults, a TOML file (a bundled recipe by name, or a path), `--set` overrides,
+or a checkpoint's stored recipe, each key checked before anything uses it; and the keys' table that
+docs/configuration.md holds."""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import math
+import tomllib
+from pathlib import Path
+
+from minigpt.bundled import config_dir, recipe_names
+from minigpt.config import NOT_SETTABLE, Config, GPTConfig, SampleConfig, TrainConfig, toml_value
+from minigpt.errors import UsageError
+from minigpt.files.bounded import read_bytes
+from minigpt.files.sniffing import NOT_NAMES, identify, wrong_kind
+from minigpt.recipes.checks import validate
+
+
+def resolve_config_path(name: str | Path) -> Path:
+    """A path to a TOML file, or the bare name of a bundled recipe ("microgpt")."""
+    path = Path(name)
+    if not path.exists() and path.suffix == "" and (config_dir() / f"{name}.toml").exists():
+        path = config_dir() / f"{name}.toml"
+    if not path.exists():
+        raise UsageError(f"config file not found: {name} (bundled recipes: {', '.join(recipe_names())})")
+    if path.is_dir():
+        raise UsageError(f"config path is a directory, not a TOML file: {name}")
+    kind = identify(path, "recipe")
+    if kind in NOT_NAMES and kind != "a recipe":  # text that is not TOML is said so when it is read
+        raise UsageError(wrong_kind(path, kind, "a recipe"))
+    return path
+
+
+def parse_override(item: str) -> tuple[str, str, object]:
+    """`model.dropout=0` -> ("model", "dropout", 0); the value is read as TOML, else as a string."""
+    if "\n" in item or "\r" in item:  # a TOML value of its own would read only the first line: nothing is dropped
+        raise UsageError(f"--set takes one section.key=value on one line, got a line break in {item!r}")
+    name, sep, text = item.partition("=")
+    section, dot, key = name.strip().partition(".")
+    if not sep or not dot or not key:
+        raise UsageError(f"--set expects section.key=value, got '{item}'")
+    try:
+        value = tomllib.loads(f"v = {text.strip()}")["v"]
+    except tomllib.TOMLDecodeError:
+        value = text.strip()
+    return section, key.strip(), value
+
+
+def set_value(config: Config, section: str, key: str, value: object, where: str) -> None:
+    """Set one key after checking that it exists and has the right type."""
+    part = getattr(config, section, None) if section in ("model", "train", "sample") else None
+    if part is None:
+        raise UsageError(f"{where}: unknown section '{section}' (expected model, train or sample)")
+    fields = {f.name: f for f in dataclasses.fields(part)}
+    if key not in fields or (section, key) in NOT_SETTABLE:
+        known = ", ".join(n for n in fields if (section, n) not in NOT_SETTABLE)
+        raise UsageError(f"{where}: unknown key '{section}.{key}' (known: {known})")
+    expected = type(getattr(part, key))
+    if expected is float and type(value) is int:
+        value = float(value)
+    if type(value) is not expected:
+        raise UsageError(
+            f"{where}: {section}.{key} must be {expected.__name__}, got {type(value).__name__} {value!r}"
+        )
+    if expected is float and not math.isfinite(value):
+        raise UsageError(f"{where}: {section}.{key} must be a finite number, got {value}")
+    setattr(part, key, value)
+
+
+def load_config(path: str | Path | None = None, overrides: list[str] = (), base: Config | None = None) -> Config:
+    """The defaults (or `base`), then the TOML file at `path`, then `section.key=value` overrides."""
+    config = copy.deepcopy(base) if base is not None else Config()
+    if path is not None:
+        path = resolve_config_path(path)
+        try:
+            # a byte-order mark (an editor's) is not part of the recipe, nor NUL padding at its end
+            table = tomllib.loads(read_bytes(path, "recipe").rstrip(b"\0").decode("utf-8-sig"))
+        except (tomllib.TOMLDecodeError, UnicodeDecodeError) as e:
+            raise UsageError(f"{path}: not valid TOML: {e}") from None
+        for section, values in table.items():
+            if not isinstance(values, dict):
+                raise UsageError(f"{path}: '{section}' must be a [section], one of model, train, sample")
+            for key, value in values.items():
+                set_value(config, section, key, value, where=str(path))
+    for item in overrides:
+        section, key, value = parse_override(item)
+        set_value(config, section, key, value, where="--set")
+        config.given.add(f"{section}.{key}")
+    steps_or_time_limit(config)
+    validate(config)
+    return config
+
+
+def steps_or_time_limit(config: Config) -> None:
+    """Steps given on the command line win over a recipe's time limit; both given is an error."""
+    t, given = config.train, config.given
+    if "train.steps" not in given or t.time_limit <= 0:
+        return
+    if "train.time_limit" in given:
+        raise UsageError(f"--steps ({t.steps:,}) and --time-limit ({t.time_limit:g} s) both say how long to train; "
+                         f"give one of them")
+    config.notes.append(f"train.steps {t.steps:,} was given, so the recipe's time limit of {t.time_limit:g} s is off")
+    t.time_limit = 0.0
+
+
+# keys that came later, and the value that keeps a checkpoint written before them training as it did
+LATER_KEYS = {("train", "auto_scale"): False, ("train", "patience"): 0, ("train", "snapshots"): 0}
+
+
+def config_from_dict(data, where: str = "the stored recipe") -> Config:
+    """Rebuild a Config saved with `Config.to_dict()` (as in a checkpoint), checked as a TOML recipe is.
+
+    A stored file may come from anyone: every key is type-checked and the whole validated,
+    the model's size included (with the stored vocab_size, when there is one), before
+    anything is built. Keys this version does not know are skipped.
+    """
+    if not isinstance(data, dict) or not all(isinstance(values, dict) for values in data.values()):
+        raise UsageError(f"{where}: the recipe is not a table of sections")
+    config = Config()
+    for (section, key), value in LATER_KEYS.items():
+        if key not in data.get(section, {}):
+            setattr(getattr(config, section), key, value)
+    for section, values in data.items():
+        part = getattr(config, section, None) if section in ("model", "train", "sample") else None
+        for key, value in values.items():
+            if (section, key) == ("model", "vocab_size"):
+                if type(value) is not int or value < 0:
+                    raise UsageError(f"{where}: model.vocab_size must be a non-negative int, got {value!r}")
+                config.model.vocab_size = value
+            elif part is not None and hasattr(part, key):
+                set_value(config, section, key, value, where)
+    if "split_seed" not in data.get("train", {}):  # written before split_seed: train.seed chose the split too
+        config.train.split_seed = config.train.seed
+    try:
+        validate(config)
+    except UsageError as e:
+        raise UsageError(f"{where}: {e}") from None
+    return config
+
+
+def default_config_path() -> Path:
+    """The bundled default recipe, which the dataclass defaults above equal."""
+    return config_dir() / "default.toml"
+
+
+def keys_markdown() -> str:
+    """Every key with its default and description, as the tables of docs/configuration.md."""
+    out = []
+    for section, part in (("model", GPTConfig), ("train", TrainConfig), ("sample", SampleConfig)):
+        out += [f"## [{section}]", "", "| key | default | what it does |", "| --- | --- | --- |"]
+        for f in dataclasses.fields(part):
+            if "about" in f.metadata:
+                out.append(f"| `{f.name}` | `{toml_value(f.default)}` | {f.metadata['about']} |")
+        out.append("")
+    return "\n".join(out)
