@@ -15,7 +15,6 @@ defaults are the recommended recipe and equal `configs/default.toml`.
 from __future__ import annotations
 
 import dataclasses
-import json
 from dataclasses import dataclass, field
 
 from minigpt.recipes.ranges import A_FRACTION, MAX_BATCH_SIZE, MAX_SNAPSHOTS, NOT_NEGATIVE, POSITIVE, SEED, UP_TO_ONE
@@ -111,14 +110,6 @@ class SampleConfig:
 NOT_SETTABLE = {("model", "vocab_size")}
 
 
-def toml_value(value) -> str:
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, str):
-        return json.dumps(value)
-    return repr(value)
-
-
 @dataclass
 class Config:
     model: GPTConfig = field(default_factory=GPTConfig)
@@ -131,14 +122,3 @@ class Config:
 
     def to_dict(self) -> dict:
         return {section: dataclasses.asdict(getattr(self, section)) for section in ("model", "train", "sample")}
-
-    def to_toml(self) -> str:
-        """The whole recipe as a TOML file that `--config` reads back (a run's config.toml)."""
-        lines = []
-        for section, values in self.to_dict().items():
-            lines.append(f"[{section}]")
-            lines += [f"{key} = {toml_value(value)}" for key, value in values.items() if (section, key) not in NOT_SETTABLE]
-            lines.append("")
-        return "\n".join(lines)
-
-

@@ -14,8 +14,7 @@ from typing import NamedTuple
 import torch
 
 from minigpt.bundled import names_file
-from minigpt.errors import UsageError
-from minigpt.files.name_hints import names_hint, readable_hint
+from minigpt.files.name_hints import refuse_unseen, refuse_unseen_names
 from minigpt.files.names_file import read_names
 from minigpt.scaling.many_names import names_not_held_out, seeded_permutation, token_ids
 
@@ -58,22 +57,12 @@ class Tokenizer:
         return sorted(set(text) - self.stoi.keys())
 
     def check(self, text: str, what: str) -> None:
-        """Raise a UsageError naming the characters of `text` outside the vocabulary (and the
-        obvious fix, when lowercase would do; the explorer page says the same)."""
-        if not isinstance(text, str):
-            raise UsageError(f"expected a name (a string) for {what}, got {type(text).__name__}")
-        unseen = self.unseen(text)
-        if unseen:
-            listed = ", ".join(repr(c) for c in unseen)
-            hint = readable_hint(text, self.unseen)
-            raise UsageError(f"{what} has characters the model never saw: {listed}{f' ({hint})' if hint else ''}")
+        """Refuse `text` when it holds characters outside the vocabulary, in one line with advice (name_hints.py)."""
+        refuse_unseen(text, self.unseen, what)
 
     def check_names(self, names: list[str], what: str) -> None:
         """`check` for a list of names: the error names the first names concerned, never the names joined."""
-        unseen = self.unseen("".join(names))
-        if unseen:
-            listed = ", ".join(repr(c) for c in unseen)
-            raise UsageError(f"{what} has characters the model never saw: {listed} ({names_hint(names, self.unseen)})")
+        refuse_unseen_names(names, self.unseen, what)
 
     def encode(self, text: str) -> list[int]:
         self.check(text, f"'{text}'")

@@ -1,26 +1,16 @@
-"""Generating names: batched, one token at a time over a key/value cache.
-
-The options (temperature, top-k, top-p) are checked here, once, for the command line and the
-Python API alike; runs/new_names.py draws from a checkpoint with its recipe's options.
-"""
+"""Generating names: batched, one token at a time over a key/value cache, the options (temperature,
+top-k, top-p) checked once for the command line and the Python API alike (recipes/checks.py).
+runs/new_names.py draws from a checkpoint with its recipe's options."""
 
 from __future__ import annotations
 
 import torch
 
-from minigpt.recipes.checks import check_sampling, check_seed
+from minigpt.attention import KVCache
 from minigpt.data import Tokenizer
 from minigpt.errors import UsageError
-from minigpt.attention import KVCache
 from minigpt.model import GPT, eval_mode
-
-
-def check_options(num: int, temperature: float, top_k: int | None, top_p: float, seed: int | None = None) -> None:
-    """The options as `minigpt sample` takes them (config.check_sampling holds the ranges)."""
-    if num < 1:
-        raise UsageError(f"--num must be at least 1, got {num}")
-    check_seed(seed, "--seed")
-    check_sampling(temperature, top_k, top_p, name=lambda key: "--" + key.replace("_", "-"))
+from minigpt.recipes.checks import check_options
 
 
 def filter_logits(logits: torch.Tensor, temperature: float, top_k: int | None, top_p: float) -> torch.Tensor:
@@ -141,17 +131,3 @@ def generate_batches(
         for start in range(0, num, batch_size):
             batch = min(batch_size, num - start)
             yield _generate_batch(model, tokenizer, prompt, batch, temperature, top_k, top_p, generator, use_cache, batch_size)
-
-
-CUT = "…"  # after a name that reached the block size before it ended: what the model would write next is unknown
-
-
-def is_cut(name: str, block_size: int) -> bool:
-    """Whether a generated name reached the block size without the model ending it: the boundary token and
-    block_size - 1 characters fill every position, so a name of block_size characters or more was cut."""
-    return len(name) >= block_size
-
-
-def as_shown(name: str, block_size: int) -> str:
-    """A generated name as every view shows it: marked with CUT when the block size cut it."""
-    return name + CUT if is_cut(name, block_size) else name

@@ -22,8 +22,8 @@ import torch.nn.functional as F
 from minigpt.config import Config
 from minigpt.data import IGNORE, Batch, BatchOrder, Tokenizer, TokenizedNames
 from minigpt.errors import Interrupted, RunError, first_line
-from minigpt.formats.checkpoint import ResumeState, load_microgpt_weights, read_model_weights
-from minigpt.formats.trainer_state import restore_trainer, save_trainer
+from minigpt.formats.checkpoint import load_microgpt_weights, read_model_weights
+from minigpt.formats.trainer_state import save_trainer
 from minigpt.formats.snapshots import RunSnapshots, run_identity
 from minigpt.model import GPT, eval_mode
 from minigpt.optimizer import lr_at, make_optimizer
@@ -52,14 +52,8 @@ class Reporter:
     """What the training loop tells about a run as it goes; each method does nothing unless overridden.
 
     The run's records (runs/records.py) and the progress display (views/training_display.py) are
-    reporters; so is a notebook's own, handed to `minigpt.train(..., report=...)`:
-
-        class Losses(Reporter):
-            def __init__(self):
-                self.seen = []
-
-            def log(self, trainer, train_loss):
-                self.seen.append((trainer.step, train_loss))
+    reporters; so is a notebook's own, handed to `minigpt.train(..., report=...)` (docs/development.md
+    has one that keeps the losses).
     """
 
     def start(self, trainer: Trainer) -> None:
@@ -224,10 +218,6 @@ class Trainer:
             self.snapshots.keep(self.best_step, self.model)
         self.save_snapshots(run_dir)
         return ended_on_best
-
-    def restore(self, state: ResumeState, path: Path) -> None:
-        """Continue from a checkpoint of this same run: every number as it was when it was saved."""
-        restore_trainer(self, state, path)
 
 
 def train_loop(trainer: Trainer, run_dir: Path, report: Reporter, signals) -> float | None:

@@ -2,7 +2,7 @@ import pytest
 
 from minigpt.config import Config
 from minigpt.recipes.checks import validate
-from minigpt.recipes.loading import load_config, resolve_config_path
+from minigpt.recipes.loading import load_config, recipe_toml, resolve_config_path
 from minigpt.errors import UsageError
 
 
@@ -67,7 +67,7 @@ def test_bad_config_files(tmp_path):
 def test_resolved_config_reads_back(tmp_path):
     cfg = load_config("microgpt", ["train.steps=7"])
     path = tmp_path / "config.toml"
-    path.write_text(cfg.to_toml())
+    path.write_text(recipe_toml(cfg))
     assert load_config(path) == cfg
 
 

@@ -95,3 +95,25 @@ def test_no_two_modules_import_each_other_even_around_a_loop():
 def test_every_module_is_at_most_400_lines():
     long = {name: n for name, path in modules().items() if (n := len(path.read_text(encoding="utf-8").splitlines())) > 400}
     assert not long, long
+
+
+LESSON_FILES = ["model.py", "attention.py", "data.py", "optimizer.py", "training.py", "sampling.py", "config.py"]
+
+
+def test_the_lesson_files_at_the_root_are_an_evenings_reading():
+    """The root's seven files, what a learner reads top to bottom, at most 1,300 lines together: what runs,
+    scales, stores, measures or shows a model lives in a folder."""
+    lines = {name: len((PACKAGE / name).read_text(encoding="utf-8").splitlines()) for name in LESSON_FILES}
+    assert sum(lines.values()) <= 1300, lines
+    assert {path.name for path in PACKAGE.glob("*.py")} - set(LESSON_FILES) == {"__init__.py", "__main__.py", "errors.py", "bundled.py"}
+
+
+def test_a_folder_is_one_layer():
+    layers = layers_in_the_docs()
+    by_folder = {}
+    for name, layer in layers.items():
+        parts = name.split(".")
+        if len(parts) > 2:
+            by_folder.setdefault(parts[1], set()).add(layer)
+    assert {folder: found for folder, found in by_folder.items() if len(found) > 1} == {}
+    assert {"files", "formats", "recipes", "scaling"} <= set(by_folder)

@@ -132,7 +132,7 @@ def test_a_name_cut_at_the_block_size_is_marked_and_never_counted_as_new(trained
     from typer.testing import CliRunner
 
     from minigpt.cli.main import app
-    from minigpt.sampling import CUT, is_cut
+    from minigpt.files.text import CUT, is_cut
 
     run = str(trained_run[0])
     block = load_checkpoint(trained_run[0]).config.model.block_size
@@ -155,7 +155,7 @@ def test_training_marks_cut_samples_in_its_table_samples_txt_and_summary(tmp_pat
     end are marked cut, and the summary counts none of them as new."""
     from minigpt.recipes.loading import load_config
     from minigpt.runs.run import train
-    from minigpt.sampling import CUT
+    from minigpt.files.text import CUT
     from minigpt.views.training_display import TrainingDisplay
 
     names = tmp_path / "long.txt"

@@ -115,7 +115,7 @@ def sample(
     """Generate names from a trained checkpoint, one per line."""
     from minigpt.data import read_names
     from minigpt.runs.new_names import sample_batches
-    from minigpt.sampling import CUT, as_shown, is_cut
+    from minigpt.files.text import CUT, as_shown, is_cut
     from minigpt.scaling.membership import NameSet
 
     ckpt = checkpoint_to_read(checkpoint, device)

@@ -220,7 +220,7 @@ def group_samples(group: Group, shown: int = 6, drawn: int = 200, seed: int = 0)
     """A few names from the group's first run, and the share of `drawn` names that are not training names
     (a cut name counts as not new: it is no whole name)."""
     from minigpt.runs.new_names import sample
-    from minigpt.sampling import is_cut
+    from minigpt.files.text import is_cut
 
     ckpt = group.runs[0].checkpoint
     names = sample(ckpt, num=drawn, seed=seed)

@@ -27,6 +27,7 @@ from minigpt.errors import Interrupted, RunError, UsageError
 from minigpt.experiments.statistics import mean, sd
 from minigpt.experiments.sweep_spec import SweepSpec, read_spec
 from minigpt.files.atomic_file import write_text
+from minigpt.recipes.loading import recipe_toml
 from minigpt.training import Reporter
 
 JOURNAL = "study.journal"
@@ -173,7 +174,7 @@ def objective(spec: SweepSpec, out_dir: Path, data: Path | None, seeds: int, say
                                report=Pruning(trial) if i == 0 and spec.prune else None)
                 losses.append(result.best_val_loss)
                 if i == 0:
-                    trial.set_user_attr("recipe", config.to_toml())
+                    trial.set_user_attr("recipe", recipe_toml(config))
         except Interrupted:
             trial.set_user_attr("interrupted", True)
             raise

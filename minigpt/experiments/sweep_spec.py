@@ -25,10 +25,10 @@ import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from minigpt.config import Config, toml_value
+from minigpt.config import Config
 from minigpt.errors import UsageError
 from minigpt.files.bounded import read_bytes
-from minigpt.recipes.loading import load_config
+from minigpt.recipes.loading import load_config, toml_value
 
 SWEEP_KEYS = {"config", "trials", "seeds", "steps", "time_limit", "prune", "name"}
 

@@ -1,10 +1,11 @@
-"""Advice for a name with characters a vocabulary lacks: the plainer spelling that reads it, and which names
-of a list are concerned (named by their place in it, never the names joined)."""
+"""A name with characters a vocabulary lacks: refused in one line naming them, with advice: the plainer
+spelling that reads it, and which names of a list are concerned (by their place in it, never the names joined)."""
 
 from __future__ import annotations
 
 import unicodedata
 
+from minigpt.errors import UsageError
 from minigpt.files.text import one_line
 
 
@@ -42,3 +43,24 @@ def names_hint(names: list[str], unseen) -> str:
     found = plainer_spelling(concerned[0][1], unseen)
     advice = f'; {found[0]}: "{one_line(concerned[0][1])}" reads as "{one_line(found[1])}"' if found else ""
     return f"in {shown}{more}{advice}"
+
+
+def refuse_unseen(text: str, unseen, what: str) -> None:
+    """A UsageError naming the characters of `text` that `unseen(text)` lists (and the obvious fix, when
+    lowercase would do; the explorer page says the same)."""
+    if not isinstance(text, str):
+        raise UsageError(f"expected a name (a string) for {what}, got {type(text).__name__}")
+    if unseen(text):
+        hint = readable_hint(text, unseen)
+        raise UsageError(f"{what} has characters the model never saw: {listed(unseen(text))}{f' ({hint})' if hint else ''}")
+
+
+def refuse_unseen_names(names: list[str], unseen, what: str) -> None:
+    """`refuse_unseen` for a list of names, naming the first names concerned."""
+    if unseen("".join(names)):
+        raise UsageError(f"{what} has characters the model never saw: {listed(unseen(''.join(names)))} "
+                         f"({names_hint(names, unseen)})")
+
+
+def listed(characters: list[str]) -> str:
+    return ", ".join(repr(c) for c in characters)

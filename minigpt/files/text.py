@@ -60,3 +60,19 @@ def number_text(value) -> str:
     if isinstance(value, int) and not isinstance(value, bool) and abs(value) >= 10**21:
         return f"a whole number of {len(str(abs(value))) if abs(value) < 10**4000 else 'over 4,000'} digits"
     return f"{value:,}" if isinstance(value, int) and not isinstance(value, bool) else f"{value}"
+
+
+# A generated name that reached the model's block size before it ended (sampling.py): what the model would
+# write next is unknown, so it is shown marked
+CUT = "…"
+
+
+def is_cut(name: str, block_size: int) -> bool:
+    """Whether a generated name reached the block size without the model ending it: the boundary token and
+    block_size - 1 characters fill every position, so a name of block_size characters or more was cut."""
+    return len(name) >= block_size
+
+
+def as_shown(name: str, block_size: int) -> str:
+    """A generated name as every view shows it: marked with CUT when the block size cut it."""
+    return name + CUT if is_cut(name, block_size) else name

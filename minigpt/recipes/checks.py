@@ -94,3 +94,11 @@ def validate(config: Config) -> None:
     if t.min_lr > t.lr:
         raise UsageError(f"train.min_lr ({t.min_lr}) must not exceed train.lr ({t.lr})")
     check_model_size(m)
+
+
+def check_options(num: int, temperature: float, top_k: int | None, top_p: float, seed: int | None = None) -> None:
+    """The options as `minigpt sample` takes them (check_sampling holds the ranges)."""
+    if num < 1:
+        raise UsageError(f"--num must be at least 1, got {num}")
+    check_seed(seed, "--seed")
+    check_sampling(temperature, top_k, top_p, name=lambda key: "--" + key.replace("_", "-"))

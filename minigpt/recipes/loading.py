@@ -1,17 +1,18 @@
 """A recipe read: the defaults, a TOML file (a bundled recipe by name, or a path), `--set` overrides,
-or a checkpoint's stored recipe, each key checked before anything uses it; and the keys' table that
-docs/configuration.md holds."""
+or a checkpoint's stored recipe, each key checked before anything uses it; a recipe written back as TOML
+(a run's config.toml); and the keys' table that docs/configuration.md holds."""
 
 from __future__ import annotations
 
 import copy
 import dataclasses
+import json
 import math
 import tomllib
 from pathlib import Path
 
 from minigpt.bundled import config_dir, recipe_names
-from minigpt.config import NOT_SETTABLE, Config, GPTConfig, SampleConfig, TrainConfig, toml_value
+from minigpt.config import NOT_SETTABLE, Config, GPTConfig, SampleConfig, TrainConfig
 from minigpt.errors import UsageError
 from minigpt.files.bounded import read_bytes
 from minigpt.files.sniffing import NOT_NAMES, identify, wrong_kind
@@ -155,3 +156,21 @@ def keys_markdown() -> str:
                 out.append(f"| `{f.name}` | `{toml_value(f.default)}` | {f.metadata['about']} |")
         out.append("")
     return "\n".join(out)
+
+
+def toml_value(value) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, str):
+        return json.dumps(value)
+    return repr(value)
+
+
+def recipe_toml(config: Config) -> str:
+    """The whole recipe as a TOML file that `--config` reads back (a run's config.toml)."""
+    lines = []
+    for section, values in config.to_dict().items():
+        lines.append(f"[{section}]")
+        lines += [f"{key} = {toml_value(value)}" for key, value in values.items() if (section, key) not in NOT_SETTABLE]
+        lines.append("")
+    return "\n".join(lines)

@@ -9,7 +9,8 @@ from minigpt.config import SampleConfig
 from minigpt.errors import UsageError
 from minigpt.recipes.checks import check_seed
 from minigpt.recipes.ranges import SEEDS
-from minigpt.sampling import generate_batches, is_cut
+from minigpt.sampling import generate_batches
+from minigpt.files.text import is_cut
 
 NEW_AT_ONCE = 1 << 20  # names an attempt of `sample --new-only` draws before the next begins
 

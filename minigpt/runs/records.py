@@ -16,8 +16,9 @@ from minigpt.errors import RunError, UsageError, cannot_write
 from minigpt.files.atomic_file import write_text
 from minigpt.files.run_records import (METRICS, SAMPLES, lines_up_to, metrics_line, metrics_step, read_metrics,
                                          samples_line, samples_step)
+from minigpt.recipes.loading import recipe_toml
 from minigpt.runs.run_directory import open_own
-from minigpt.sampling import as_shown
+from minigpt.files.text import as_shown
 from minigpt.training import Reporter
 
 
@@ -64,7 +65,7 @@ class RunRecords(Reporter):
         if self.resumed_at is not None:
             kept[METRICS] = lines_up_to(self.run_dir / METRICS, self.resumed_at, metrics_step)
             kept[SAMPLES] = lines_up_to(self.run_dir / SAMPLES, self.resumed_at, samples_step)
-        write_text(self.run_dir / "config.toml", RECIPE_AS_TRAINED + self.config.to_toml(), failed=cannot_write_record)
+        write_text(self.run_dir / "config.toml", RECIPE_AS_TRAINED + recipe_toml(self.config), failed=cannot_write_record)
         for name, text in kept.items():
             if text is not None:
                 write_text(self.run_dir / name, text, failed=cannot_write_record)

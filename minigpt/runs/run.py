@@ -17,7 +17,7 @@ from minigpt.runs.records import RunRecords
 from minigpt.runs.run_directory import discard_if_no_checkpoint, open_run_dir
 from minigpt.runs.setup import StopSignals, start_processes, start_run
 from minigpt.scaling.processes import lost_a_process
-from minigpt.sampling import is_cut
+from minigpt.files.text import is_cut
 from minigpt.training import Reporter, Trainer, train_loop
 from minigpt.views.training_display import TrainingDisplay
 

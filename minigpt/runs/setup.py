@@ -12,6 +12,7 @@ from minigpt.data import BUNDLED_NAMES, load_data
 from minigpt.files.names_file import available_memory
 from minigpt.errors import Interrupted, UsageError
 from minigpt.formats.checkpoint import read_resume_state, refuse_to_go_back
+from minigpt.formats.trainer_state import restore_trainer
 from minigpt.scaling.processes import Distributed, keep_freed_memory, resolve_device, setup as setup_distributed
 from minigpt.scaling.threads import use_free_cores
 from minigpt.scaling.torchrun import launched_by_torchrun
@@ -85,7 +86,7 @@ def start_run(config: Config, dist: Distributed, data_path, val_path, resume_fro
     check_step_memory(config, train_names)
     trainer = Trainer(config, train_names, val_names, tokenizer, dist.device, data_path, val_path, dist)
     if state is not None:
-        trainer.restore(state, resumed_from)
+        restore_trainer(trainer, state, resumed_from)  # every number as it was when it was saved
         if trainer.done():
             raise UsageError(f"{resumed_from}: the run is already complete at step {trainer.step:,}: {why_complete(trainer)}")
     return trainer, resumed_from, scaled

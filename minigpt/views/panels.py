@@ -14,7 +14,7 @@ from minigpt.errors import warn
 from minigpt.files.run_records import read_metrics, series
 from minigpt.files.text import as_text, loss_text, one_line, plural
 from minigpt.formats.checkpoint import describe_data, microgpt_weights
-from minigpt.sampling import CUT, as_shown, is_cut
+from minigpt.files.text import CUT, as_shown, is_cut
 from minigpt.views.loss_curve import sparkline
 
 
