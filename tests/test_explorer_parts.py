@@ -66,3 +66,13 @@ def test_a_new_panel_is_its_part_file_and_one_line_in_the_registry(chromium, tra
     assert page.evaluate("document.getElementById('hello').previousElementSibling.id") == "lens"
     assert page.watched.errors == []
 
+
+
+def test_both_names_live_in_the_one_state_and_the_address_follows_them(chromium, trained_run, tmp_path):
+    page = browser.open_page(chromium, write_page(trained_run[0], tmp_path / "page.html", text="emma"))
+    page.fill("#patch-input", "anna")
+    page.wait_for_function("location.hash.includes('second=anna')")
+    page.fill("#name-input", "ella")
+    page.wait_for_function("location.hash.includes('name=ella&')")
+    assert page.evaluate("State.state.name") == "ella" and page.evaluate("State.state.second") == "anna"
+    assert page.watched.errors == []

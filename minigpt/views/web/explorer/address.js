@@ -17,7 +17,7 @@ const { hide } = Drawing;
 
 function viewAddress() {
   const view = new URLSearchParams();
-  view.set("name", $("name-input").value);
+  view.set("name", state.name);
   view.set("layer", state.layer);
   view.set("head", state.head);
   if (state.row !== null) view.set("row", state.row);
@@ -28,7 +28,7 @@ function viewAddress() {
   if (state.off.mode !== "zero") view.set("mode", state.off.mode);
   if (state.off.unmasked) view.set("mask", "off");
   if (state.snapshot !== null) view.set("step", DATA.snapshots.steps[state.snapshot]);
-  view.set("second", $("patch-input").value);
+  view.set("second", state.second);
   if (state.lesson !== null) view.set("lesson", state.lesson + 1);
   return `#${view.toString()}`;
 }
@@ -52,8 +52,8 @@ function readAddress(hash) {
     const n = Number(view.get(key));
     return view.has(key) && Number.isInteger(n) && n >= 0 && n < below ? n : null;
   };
-  if (view.has("name")) $("name-input").value = view.get("name");
-  if (view.has("second")) $("patch-input").value = view.get("second");
+  if (view.has("name")) state.name = $("name-input").value = view.get("name");
+  if (view.has("second")) state.second = $("patch-input").value = view.get("second");
   const layer = whole("layer", config.n_layer), head = whole("head", config.n_head);
   if (layer !== null && head !== null) Object.assign(state, { layer, head });
   Object.assign(state, { row: whole("row", N), col: null, details: false });

@@ -90,7 +90,7 @@ const LESSONS = [
     look: "The grid of layers and positions: each cell, the share of the difference that copying it closes.",
     question: "Which part, copied from the second name into yours at one position, closes most of the difference in what they predict after their last characters?",
     answer() {
-      const a = state.view, off = switchedOff(), b = analyse($("patch-input").value, off);
+      const a = state.view, off = switchedOff(), b = analyse(state.second, off);
       const pA = Patch.probsOf(a.steps[a.steps.length - 1]), pB = Patch.probsOf(b.steps[b.steps.length - 1]);
       if (b.tokens.length < 2 || Patch.totalVariation(pA, pB) < 1e-12) return "Type a second name below that the model reads differently.";
       const ranked = [], common = Math.min(a.tokens.length, b.tokens.length);

@@ -9,7 +9,7 @@
 // distributions (half the sum of |p − q|): 100% means A now predicts what B does, 0% nothing moved.
 
 const Patch = (() => {
-const { $, D, analyse, config, ids, label, state, switchedOff, vocab } = State;
+const { $, D, analyse, changed, config, ids, label, state, switchedOff, vocab } = State;
 const { diverging, divergingRGB, el, fmt, write } = Drawing;
 
 const patching = { kind: "residual", layer: 0, head: 0, position: null };
@@ -30,7 +30,7 @@ function buildPatch() {
     drawPatch();
   });
   $("patch-position").addEventListener("change", () => { patching.position = Number($("patch-position").value); drawPatch(); });
-  $("patch-input").addEventListener("input", () => drawPatch());
+  $("patch-input").addEventListener("input", () => { state.second = $("patch-input").value; changed("second"); });
   // the grid is one Tab stop: the arrow keys move inside it, Enter or a click copies
   $("patch-grid").addEventListener("keydown", (event) => {
     const move = { ArrowUp: [-1, 0], ArrowDown: [1, 0], ArrowLeft: [0, -1], ArrowRight: [0, 1] }[event.key];
@@ -85,7 +85,7 @@ function patchGrid(a, b, off) {
 }
 
 function drawPatch() {
-  const a = state.view, off = switchedOff(), b = analyse($("patch-input").value, off);
+  const a = state.view, off = switchedOff(), b = analyse(state.second, off);
   const nameA = `“${a.kept.join("")}”`, nameB = `“${b.kept.join("")}”`;
   const common = Math.min(a.tokens.length, b.tokens.length);
   drawPatchCompare(a, b);

@@ -43,13 +43,13 @@ const ids = new Map(vocab.map((ch, i) => [ch, i]));
 const trainingNames = DATA.membership.kind === "exact" ? new Set(DATA.membership.names) : null;
 const bloomBits = DATA.membership.kind === "bloom" ? MiniGPTModel.base64Bytes(DATA.membership.bits) : null;
 
-// The page's one state, which every control, the lessons and the address write (the names are the text
-// boxes' own): a head, a row of it (the query position; null follows the last), a cell of that row (the
-// key position), whether the cell's details are open, what the matrix shows, the parts switched off and
-// the mask, the training snapshot shown (an index; null: the checkpoint) and the weights the page runs
+// The page's one state, which every control, the lessons and the address write: the name and the second
+// name beside it, a head, a row of it (the query position; null follows the last), a cell of that row
+// (the key position), whether the cell's details are open, what the matrix shows, the parts switched off
+// and the mask, the training snapshot shown (an index; null: the checkpoint) and the weights the page runs
 // for it, the lesson open (0-based; null: the free page), and the model's run on the name (`view`).
-const state = { layer: 0, head: 0, row: null, col: null, details: false, show: "weights", view: null,
-                off: { heads: [], attention: [], mlp: [], mode: "zero", unmasked: false },
+const state = { name: "", second: "", layer: 0, head: 0, row: null, col: null, details: false, show: "weights",
+                view: null, off: { heads: [], attention: [], mlp: [], mode: "zero", unmasked: false },
                 snapshot: null, model: finalModel, lesson: null };
 const $ = (id) => document.getElementById(id);
 
@@ -57,8 +57,8 @@ const $ = (id) => document.getElementById(id);
 // A control writes the state and says what it changed; wiring.js, which knows every panel, redraws
 // what shows it, so a part never calls the panels themselves. The changes: "text" (the parts switched
 // off, the mask or a lesson's view: the model runs again), "name" (a new name: the row follows its
-// end again), "head", "cell" (the row and its cell), "snapshot" (the weights the page runs) and
-// "resized" (a panel's drawing changed size; its id comes along).
+// end again), "second" (the second name), "head", "cell" (the row and its cell), "snapshot" (the
+// weights the page runs) and "resized" (a panel's drawing changed size; its id comes along).
 const listeners = [];
 const onChange = (listen) => listeners.push(listen);
 const changed = (what, detail) => listeners.forEach((listen) => listen(what, detail));
@@ -68,9 +68,14 @@ function selectCell(row, col) { // the last row is stored as null, so that it fo
   Object.assign(state, { row: row === state.view.tokens.length - 1 ? null : row, col });
   changed("cell");
 }
+// the names, written into the state and shown in their boxes (the boxes' own typing writes the state too)
 function setText(text) {
-  $("name-input").value = text;
+  state.name = $("name-input").value = text;
   changed("name");
+}
+function setSecond(text) {
+  state.second = $("patch-input").value = text;
+  changed("second");
 }
 
 // ---- what the run measured, at the step shown -----------------------------------------

@@ -7,9 +7,9 @@ const { buildReadout, write } = Drawing;
 
 // Every panel of the page, in the order they are built: `build` makes what never changes (once),
 // `draw` writes the numbers of the state now, and `on` says which changes redraw it: "text" (the
-// model ran again: the name, the parts switched off, the mask), "selection" (the head, the row or
-// the cell), "head" (the head alone), "row" (the row or the cell alone), "show" (weights or scores),
-// "filters" (the sampling sliders), "snapshot" (the training step shown). A panel with an `id` sits
+// model ran again: the name, the parts switched off, the mask), "second" (the second name),
+// "selection" (the head, the row or the cell), "head" (the head alone), "row" (the row or the cell
+// alone), "show" (weights or scores), "filters" (the sampling sliders), "snapshot" (the step shown). A panel with an `id` sits
 // below the first screen: it is drawn when it is in sight, or when the browser has time to spare,
 // and is aria-busy until then. A new panel is its part file and one line here, with its section's HTML
 // (`section`, put after the section `after` names); the page's first panels have theirs in explorer.html.
@@ -27,7 +27,7 @@ const PANELS = [
   { id: "predict", draw: Predictions.drawPredictions, on: ["text", "row", "filters"] },
   { id: "why", build: Why.buildWhy, draw: Why.drawWhy, on: ["text", "row"] },
   { id: "units", build: Units.buildUnits, draw: Units.drawUnits, on: ["text", "row"] },
-  { id: "patch", build: Patch.buildPatch, draw: Patch.drawPatch, on: ["text"] },
+  { id: "patch", build: Patch.buildPatch, draw: Patch.drawPatch, on: ["text", "second"] },
   { build: HeadRoles.buildHeads, draw: HeadRoles.markSelectedCard, on: ["head"] },
   { draw: () => DATA.roles.chars && HeadRoles.drawCharMatrix(), on: ["head", "snapshot"] },
   { draw: HeadRoles.drawHeads, on: ["snapshot"] },
@@ -36,7 +36,7 @@ const PANELS = [
   { id: "lens", build: Lens.buildLens, draw: Lens.drawLens, on: ["text"] },
   { build: Card.drawCard, draw: () => Card.moveStepMarker(stepShown()), on: ["snapshot"] },
   { build: Snapshots.buildSteps },
-  { build: Lessons.buildLessons, draw: Lessons.drawLesson, on: ["text"] },
+  { build: Lessons.buildLessons, draw: Lessons.drawLesson, on: ["text", "second"] },
   { id: "cache", build: Cache.buildCache, draw: Cache.drawCache, on: ["selection"] },
 ];
 
@@ -106,12 +106,13 @@ function firstHead() {
 
 // The changes a control announces (State.changed), each redrawing what it concerns. The model runs
 // again on "text" (reusing what the last run shares with this one) before anything is drawn.
-const rerun = () => { state.view = analyse($("name-input").value, switchedOff(), true); };
+const rerun = () => { state.view = analyse(state.name, switchedOff(), true); };
 const onChange = {
   text: () => { rerun(); redraw("text", "selection"); },
   // a new name: the chosen row follows its last character again (a row picked in the old name need
   // not mean anything in this one)
   name: () => { Object.assign(state, { row: null, col: null, details: false }); onChange.text(); },
+  second: () => redraw("second"),
   head: () => redraw("head", "selection"),
   cell: () => redraw("selection", "row"),
   snapshot: () => { rerun(); redraw("snapshot", "head", "text", "selection"); },
@@ -119,7 +120,7 @@ const onChange = {
 };
 State.onChange((what, detail) => onChange[what](detail));
 
-$("name-input").addEventListener("input", onChange.name);
+$("name-input").addEventListener("input", () => { state.name = $("name-input").value; onChange.name(); });
 for (const radio of document.querySelectorAll("input[name=show]")) {
   radio.addEventListener("change", () => { state.show = radio.value; redraw("show"); });
 }
@@ -138,8 +139,8 @@ $("top-k").value = DATA.config.sample.top_k;
 $("top-p").value = DATA.config.sample.top_p;
 $("membership-note").textContent = DATA.membership.note;
 PANELS.forEach((panel) => panel.build && panel.build());
-$("name-input").value = DATA.start_text;
-$("patch-input").value = Patch.secondName(DATA.start_text);
+state.name = $("name-input").value = DATA.start_text;
+state.second = $("patch-input").value = Patch.secondName(DATA.start_text);
 Object.assign(state, firstHead());
 Address.readAddress(location.hash || (DATA.start_view ? `#${DATA.start_view}` : "")); // a linked view, or the one it was written to open at
 rerun();
