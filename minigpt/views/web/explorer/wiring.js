@@ -65,11 +65,13 @@ function markStale(part, stale) {
 }
 Object.values(offscreen).forEach((part) => markStale(part, true));
 
+// A panel whose top edge alone peeks in at the foot of the screen (its heading, at most) is not yet seen:
+// the first screen at 1280 x 900 ends just inside the next panel, which a keystroke would redraw unseen.
 const watcher = new IntersectionObserver((entries) => entries.forEach((entry) => {
   const part = offscreen[entry.target.id];
   part.seen = entry.isIntersecting;
   if (part.seen && part.stale) redrawIfSeen(part);
-}));
+}), { rootMargin: "0px 0px -48px 0px" });
 
 function redrawIfSeen(part) {
   if (part.seen) part.draw();
