@@ -1,5 +1,5 @@
 """Attention kernels side by side: torch's fused scaled_dot_product_attention against the formula
-written out (minigpt.attention.attention), forward and backward, in float32 and bfloat16.
+written out (minigpt.model.causal_attention), forward and backward, in float32 and bfloat16.
 
     python benchmarks/attention.py [--batch 512] [--length 10] [--heads 4] [--head-dim 16]
 
@@ -14,11 +14,11 @@ import time
 import torch
 import torch.nn.functional as F
 from common import finish, median, parser, setup, table
-from minigpt.attention import attention
+from minigpt.model import causal_attention
 
 KERNELS = {
     "fused": lambda q, k, v: F.scaled_dot_product_attention(q, k, v, is_causal=True),
-    "written out": lambda q, k, v: attention(q, k, v)[0],
+    "written out": lambda q, k, v: causal_attention(q, k, v)[0],
 }
 
 

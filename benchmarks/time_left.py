@@ -2,8 +2,9 @@
 
     python benchmarks/time_left.py [--config default] [--data FILE] [--set KEY=VALUE ...]
 
-Trains the recipe as `minigpt train` does (its bar included, evaluations, checkpoints and
-snapshots between steps), records the bar's estimate of the time left at every step, and once
+Trains the recipe as `minigpt train` does (evaluations, checkpoints and snapshots between steps),
+records at every step, through a Reporter, the time left as the bar estimates it (the run's average
+rate since the bar started, tqdm's smoothing 0), and once
 the run has ended compares each with the truth: the time from that step until train() returns
 (the last evaluation, the summary and loss.png included). It prints the error at every tenth
 of the run from 10% to 90%, relative to the truth, and the largest of them.
@@ -17,9 +18,9 @@ from pathlib import Path
 
 from common import finish, parser, table
 
-from minigpt.cli import display
 from minigpt.recipes.loading import load_config
 from minigpt.runs.run import train
+from minigpt.training import Reporter
 
 
 def main() -> None:
@@ -28,19 +29,23 @@ def main() -> None:
     p.add_argument("--set", action="append", default=[], help="a recipe override, as minigpt train --set")
     args = p.parse_args()
     seen = []  # (when, step, the bar's estimate of the seconds left)
-    advance = display.advance
 
-    def recording(bar, trainer):
-        advance(bar, trainer)
-        rate = bar.format_dict["rate"] or (bar.n / bar.format_dict["elapsed"] if bar.format_dict["elapsed"] else None)
-        if rate:
-            seen.append((time.perf_counter(), trainer.step, (bar.total - bar.n) / rate))
+    class BarEstimate(Reporter):
+        """What the bar says is left after each step: its rate is the run's average so far (tqdm's smoothing 0,
+        views/training_display.py's progress_bar), from when the bar started."""
 
-    display.advance = recording
-    bar = display.progress_bar
-    display.progress_bar = lambda trainer, hidden: bar(trainer, hidden=False)  # live even when stderr is a file
+        def start(self, trainer):
+            self.started, self.first = time.perf_counter(), trainer.step
+
+        def step(self, trainer):
+            now = time.perf_counter()
+            if trainer.step > self.first:
+                rate = (trainer.step - self.first) / (now - self.started)
+                seen.append((now, trainer.step, (trainer.recipe.steps - trainer.step) / rate))
+
     with tempfile.TemporaryDirectory() as tmp:
-        result = train(load_config(args.config, args.set), args.data, out_dir=Path(tmp) / "run", quiet=True)
+        result = train(load_config(args.config, args.set), args.data, out_dir=Path(tmp) / "run", quiet=True,
+                       report=BarEstimate())
     end = time.perf_counter()
     steps = result.steps
     errors = [(step, left, end - when) for when, step, left in seen if step >= steps / 10]
