@@ -59,3 +59,27 @@ def test_peers_writes_the_names_as_nanogpts_character_stream(monkeypatch, tmp_pa
     ids = np.fromfile(tmp_path / "train.bin", dtype=np.uint16)
     assert "".join(meta["itos"][int(i)] for i in ids) == "emma\nzoe\n"  # one id a character, the newline one too
     assert meta["vocab_size"] == len(set("emma\nzoe\nada"))
+
+
+@pytest.mark.parametrize("script", sorted(path.name for path in BENCHMARKS.glob("*.py")))
+def test_every_benchmark_imports_only_what_the_package_has(script):
+    """A restructure that moves a name breaks the benchmarks that import it, and none of them runs in the suite
+    whole: each name a benchmark imports from minigpt is where it says."""
+    import ast
+    import importlib
+
+    for node in ast.walk(ast.parse((BENCHMARKS / script).read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] == "minigpt":
+            module = importlib.import_module(node.module)
+            for alias in node.names:
+                assert hasattr(module, alias.name) or is_module(f"{node.module}.{alias.name}"), \
+                    f"{script}: from {node.module} import {alias.name}"
+
+
+def is_module(name: str) -> bool:
+    import importlib.util
+
+    try:
+        return importlib.util.find_spec(name) is not None
+    except ModuleNotFoundError:  # its parent is a module, not a package
+        return False
