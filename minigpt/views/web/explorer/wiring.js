@@ -9,10 +9,11 @@ const { buildReadout, write } = Drawing;
 // `draw` writes the numbers of the state now, and `on` says which changes redraw it: "text" (the
 // model ran again: the name, the parts switched off, the mask), "second" (the second name),
 // "selection" (the head, the row or the cell), "head" (the head alone), "row" (the row or the cell
-// alone), "show" (weights or scores), "filters" (the sampling sliders), "snapshot" (the step shown). A panel with an `id` sits
-// below the first screen: it is drawn when it is in sight, or when the browser has time to spare,
-// and is aria-busy until then. A new panel is its part file and one line here, with its section's HTML
-// (`section`, put after the section `after` names); the page's first panels have theirs in explorer.html.
+// alone), "show" (weights or scores), "filters" (the sampling sliders), "snapshot" (the step shown).
+// A panel with an `id` sits below the first screen: it is drawn when it is in sight, or when the
+// browser has time to spare, and is aria-busy until then. A new panel is its part file and one line
+// here, with its section's HTML (`section`, put after the section `after` names); the page's own
+// panels have theirs in explorer.html.
 const PANELS = [
   { build: Generate.showFilters, draw: Generate.showFilters, on: ["filters"] },
   { build: Heads.buildInput, draw: () => Heads.drawInput(state.view), on: ["text"] },
