@@ -90,7 +90,7 @@ def run_makemore(checkout: Path, names_file: Path, batch: int, steps: int, skip:
     return batch * predicted * len(timed) / (sum(timed) / 1000)
 
 
-def run_minigpt(train_file: Path, names: int, steps: int, skip: int) -> float:
+def run_minigpt(train_file: Path, names: int, steps: int, skip: int, overrides: list[str]) -> float:
     code = f"""
 import json, time, torch
 from minigpt.recipes.loading import load_config
@@ -101,7 +101,7 @@ from minigpt.training import Trainer
 keep_freed_memory()
 names = read_names({str(train_file)!r})
 tokenizer = Tokenizer.from_names(names)
-config = load_config("makemore", ["train.batch_size={names}", "train.device='cpu'"])
+config = load_config("makemore", ["train.batch_size={names}", "train.device='cpu'", *{overrides!r}])
 config.model.vocab_size = tokenizer.vocab_size
 trainer = Trainer(config, names, [], tokenizer, torch.device("cpu"), None)
 for _ in range({skip}):
@@ -126,6 +126,9 @@ def main() -> None:
     p.add_argument("--steps", type=int, default=300, help="steps a run, the first --skip untimed [default: 300]")
     p.add_argument("--skip", type=int, default=30)
     p.add_argument("--repeats", type=int, default=2, help="runs of each, alternated; the median is kept")
+    p.add_argument("--set", dest="overrides", action="append", default=[],
+                   help="a recipe override for minigpt alone, as minigpt train --set (train.precision=bfloat16: "
+                        "nanoGPT computes in float32 on a CPU whatever its dtype)")
     args = p.parse_args()
     info = setup(args)
     if args.threads:
@@ -147,7 +150,7 @@ def main() -> None:
             runs = {"nanogpt": [], "minigpt": []}
             for _ in range(args.repeats):
                 runs["nanogpt"].append(run_nanogpt(args.nanogpt, folder, batch_rows, args.steps, args.skip))
-                runs["minigpt"].append(run_minigpt(train_file, batch_names, args.steps, args.skip))
+                runs["minigpt"].append(run_minigpt(train_file, batch_names, args.steps, args.skip, args.overrides))
             nano, mini = median(runs["nanogpt"]), median(runs["minigpt"])
             rows.append({"tokens": tokens, "nanogpt_batch": batch_rows, "minigpt_batch": batch_names,
                          "nanogpt": round(nano), "minigpt": round(mini), "ratio": round(mini / nano, 2),
@@ -170,7 +173,7 @@ def main() -> None:
         fastest = max(r["minigpt"] for r in rows)
         print(f"makemore at its best batch ({best['batch']}): {best['tokens_per_sec']:,} tokens/s; "
               f"minigpt's fastest above is {fastest / best['tokens_per_sec']:.1f}x that")
-    finish({**info, "matmul_peak": peak, "predicted_per_name": predicted, "rows": rows, "makemore": makemore}, args.out)
+    finish({**info, "overrides": args.overrides, "matmul_peak": peak, "predicted_per_name": predicted, "rows": rows, "makemore": makemore}, args.out)
 
 
 COLUMNS = [("tokens", "tokens a step"), ("nanogpt_batch", "nanoGPT rows"), ("minigpt_batch", "minigpt names"),
