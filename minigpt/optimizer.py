@@ -87,10 +87,6 @@ class Optimizers:
     def state_dict(self) -> dict:
         return {name: optimizer.state_dict() for name, optimizer in self.named.items()}
 
-    def load_state_dict(self, state: dict) -> None:
-        for name, optimizer in self.named.items():
-            optimizer.load_state_dict(state[name])
-
 
 def make_optimizer(model: GPT, t: TrainConfig):
     """AdamW (or Adam) for every parameter, or Muon for the hidden matrices and AdamW for the rest.

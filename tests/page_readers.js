@@ -4,8 +4,7 @@
 // other page alone. The page itself does not carry it.
 addEventListener("DOMContentLoaded", () => {
   if (typeof State === "undefined" || !window.minigpt) return;
-  const { analyse, readText, state, switchedOff } = State;
-  const offOf = (off) => (off ? switchedOff({ heads: [], attention: [], mlp: [], mode: "zero", ...off }) : null);
+  const { analyse, partsOff, readText, state } = State;
   const list = (v) => Array.from(v);
   Object.assign(window.minigpt, {
     // `text` read a position at a time over the key/value cache, as generation reads it: the cached keys and values
@@ -32,7 +31,7 @@ addEventListener("DOMContentLoaded", () => {
     },
     // every operation's vector at position `i` (the last when null) of `text`, by key, as the walk draws them
     walk(text, i = null, off = null) {
-      const view = analyse(text, offOf(off));
+      const view = analyse(text, partsOff(off));
       return Walk.walkNumbers(view, i === null ? view.tokens.length - 1 : i);
     },
     // what the walk shows now: its position, each operation's vector, and the first that differs from every part on
@@ -43,7 +42,7 @@ addEventListener("DOMContentLoaded", () => {
     },
     // every part's term in every logit [position][part][token] and the parts' names, for `text`
     attribution(text, off = null) {
-      const o = offOf(off), view = analyse(text, o);
+      const o = partsOff(off), view = analyse(text, o);
       const found = view.steps.map((s) => MiniGPTModel.attribution(state.model, s, o));
       return { parts: found[0].parts.map((p) => p.name), scales: found.map((f) => f.scale),
                terms: found.map((f) => f.parts.map((p) => list(p.terms))) };
@@ -51,7 +50,7 @@ addEventListener("DOMContentLoaded", () => {
     // A's logits at every position with B's part at one position copied in ({kind: "residual", "head" or "mlp",
     // layer, head, position}; a residual layer of n_layer is the stream after the last layer)
     patched(textA, textB, part, off = null) {
-      const o = offOf(off);
+      const o = partsOff(off);
       return Patch.patchedRun(analyse(textA, o), analyse(textB, o), part, o).map((s) => list(s.logits));
     },
     // the patching grid [stage][position] for two names, as the page draws it, and how long it took (ms)

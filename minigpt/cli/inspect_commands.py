@@ -90,7 +90,7 @@ def inspect_attention(
 
     for flag, path, kind in (("--html", html, "html"), ("--png", png, "png"), ("--json-file", json_file, "json")):
         ends_as_written(flag, path, kind)
-    if lesson is not None and (html is None or not 1 <= lesson <= LESSONS):
+    if lesson is not None and html is None:  # the lessons' range is write_page's to check
         raise UsageError(f"--lesson opens the explorer page at a lesson: give it with --html, from 1 to {LESSONS}")
     if html is not None:
         besides = {"--png": png, "--json-file": json_file, "--json": json_out or None, "--lens": lens or None,

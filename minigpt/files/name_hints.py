@@ -50,16 +50,17 @@ def refuse_unseen(text: str, unseen, what: str) -> None:
     lowercase would do; the explorer page says the same)."""
     if not isinstance(text, str):
         raise UsageError(f"expected a name (a string) for {what}, got {type(text).__name__}")
-    if unseen(text):
+    lacking = unseen(text)
+    if lacking:
         hint = readable_hint(text, unseen)
-        raise UsageError(f"{what} has characters the model never saw: {listed(unseen(text))}{f' ({hint})' if hint else ''}")
+        raise UsageError(f"{what} has characters the model never saw: {listed(lacking)}{f' ({hint})' if hint else ''}")
 
 
 def refuse_unseen_names(names: list[str], unseen, what: str) -> None:
     """`refuse_unseen` for a list of names, naming the first names concerned."""
-    if unseen("".join(names)):
-        raise UsageError(f"{what} has characters the model never saw: {listed(unseen(''.join(names)))} "
-                         f"({names_hint(names, unseen)})")
+    lacking = unseen("".join(names))
+    if lacking:
+        raise UsageError(f"{what} has characters the model never saw: {listed(lacking)} ({names_hint(names, unseen)})")
 
 
 def listed(characters: list[str]) -> str:

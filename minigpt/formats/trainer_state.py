@@ -55,9 +55,11 @@ def load_optimizer_state(trainer, saved: dict, path: Path) -> None:
     if not isinstance(saved, dict) or not fits:
         raise UsageError(f"{path}: its optimizer state does not fit train.optimizer = "
                          f"'{trainer.recipe.optimizer}'; resume with the optimizer it was trained with")
+    parts = [(optimizer, saved[name]) for name, optimizer in trainer.optimizer.named.items()] if combined \
+        else [(trainer.optimizer, saved)]
     try:
-        for name, optimizer in (trainer.optimizer.named.items() if combined else [(None, trainer.optimizer)]):
-            load_state(optimizer, saved[name] if combined else saved)
+        for optimizer, its_state in parts:
+            load_state(optimizer, its_state)
     except (ValueError, KeyError, TypeError) as e:
         raise UsageError(f"{path}: its optimizer state is damaged: {e}") from None
 

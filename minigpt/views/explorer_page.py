@@ -16,7 +16,7 @@ import re
 from pathlib import Path
 
 from minigpt.bundled import LESSONS, web_file, web_folder
-from minigpt.errors import cannot_write
+from minigpt.errors import UsageError, cannot_write
 from minigpt.files import strict_json
 from minigpt.files.atomic_file import refuse_existing, write_text
 from minigpt.formats.checkpoint import Checkpoint, as_checkpoint
@@ -62,6 +62,8 @@ def write_page(checkpoint: str | Path | Checkpoint, out: str | Path, text: str |
     """Write the explorer page for a checkpoint (a file, a run directory, or a loaded Checkpoint) to `out`.
     `progress(done, total)` is told as each training snapshot is measured; `lesson` (1 to LESSONS): the page
     opens at that lesson when its address names no view."""
+    if lesson is not None and not (type(lesson) is int and 1 <= lesson <= LESSONS):
+        raise UsageError(f"the explorer page's course has lessons 1 to {LESSONS}, got lesson {lesson!r}")
     out = Path(out)
     if not out.parent.is_dir():
         raise cannot_write(out, f"the directory {out.parent} does not exist")

@@ -68,14 +68,10 @@ function selectCell(row, col) { // the last row is stored as null, so that it fo
   Object.assign(state, { row: row === state.view.tokens.length - 1 ? null : row, col });
   changed("cell");
 }
-// the names, written into the state and shown in their boxes (the boxes' own typing writes the state too)
+// the name, written into the state and shown in its box (the boxes' own typing writes the state too)
 function setText(text) {
   state.name = $("name-input").value = text;
   changed("name");
-}
-function setSecond(text) {
-  state.second = $("patch-input").value = text;
-  changed("second");
 }
 
 // ---- what the run measured, at the step shown -----------------------------------------
@@ -164,6 +160,10 @@ function switchedOff(parts = state.off) {
            means: parts.mode === "mean" && DATA.ablation ? meansNow() : null };
 }
 
+// parts off as the console API names them ({heads: [[l, h]], attention: [l], mlp: [l], mode}, any left out)
+// -> what model.js's forward takes; null (or nothing given) for every part on
+const partsOff = (off) => (off ? switchedOff({ heads: [], attention: [], mlp: [], mode: "zero", ...off }) : null);
+
 // why head h of layer l adds nothing of its own now: null while it is on; "head" when it is
 // switched off; "attention" when its layer's whole attention is
 const headOff = (l, h) => (!isOn("attention", l) ? "attention" : !isOn("head", l, h) ? "head" : null);
@@ -200,7 +200,7 @@ function colOf(view) {
 
 return {
   $, BOS, BOUNDARY, D, DATA, N, V, ablationNow, analyse, attentionOf, bloomBits, changed, colOf, config,
-  finalModel, headLabel, headOff, ids, isOn, label, onChange, options, readText, roles, rowOf, selectCell,
-  selectHead, setPart, setText, state, switchedOff, trainingNames, vocab
+  finalModel, headLabel, headOff, ids, isOn, label, onChange, options, partsOff, readText, roles, rowOf,
+  selectCell, selectHead, setPart, setText, state, switchedOff, trainingNames, vocab
 };
 })();

@@ -171,14 +171,13 @@ function fitFrame() {
 
 // For the curious, from the browser console: minigpt.forward("emma"), minigpt.sampleNames(10). (The tests
 // read more of the page through tests/page_readers.js, which they add to it.)
-const analyseWith = (text, off) => analyse(text, off ? switchedOff({ heads: [], attention: [], mlp: [], mode: "zero", ...off }) : null);
 window.minigpt = {
   vocab,
   config: DATA.config,
   // {tokens, logits [T][vocab_size], attention [n_layer][n_head][T][T]} for the boundary token and then `text`;
   // `off` ({heads: [[l, h]], attention: [l], mlp: [l], mode: "zero" or "mean"}) switches parts off
   forward(text, off = null) {
-    const view = analyseWith(text, off);
+    const view = analyse(text, State.partsOff(off));
     return { tokens: view.tokens, logits: view.steps.map((s) => Array.from(s.logits)), attention: State.attentionOf(view) };
   },
   sample: Generate.sample,
