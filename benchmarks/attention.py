@@ -14,7 +14,7 @@ import time
 import torch
 import torch.nn.functional as F
 from common import finish, median, parser, setup, table
-from minigpt.model import causal_attention
+from minigpt.attention import causal_attention
 
 KERNELS = {
     "fused": lambda q, k, v: F.scaled_dot_product_attention(q, k, v, is_causal=True),

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import torch
 
-from minigpt.data import BUNDLED_NAMES
+from minigpt.common.bundled import BUNDLED_NAMES
 
 
 def parser(description: str) -> argparse.ArgumentParser:
@@ -25,7 +25,7 @@ def parser(description: str) -> argparse.ArgumentParser:
 
 def setup(args) -> dict:
     if args.threads == 0:
-        from minigpt.scaling.threads import use_free_cores
+        from minigpt.machine.threads import use_free_cores
 
         use_free_cores()
     elif args.threads:

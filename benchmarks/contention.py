@@ -6,7 +6,7 @@ Each setting runs benchmarks/throughput.py (the real training step, batch 32, de
 recipe) in a fresh process, first on a quiet machine and then beside `--competitors`
 CPU-bound processes that this script starts and stops itself. A setting is environment
 variables or arguments for the training process: torch's default, one thread, OpenMP's
-passive wait, and minigpt's own choice (one thread per free core, scaling/threads.py).
+passive wait, and minigpt's own choice (one thread per free core, machine/threads.py).
 """
 
 from __future__ import annotations

@@ -15,7 +15,8 @@ from common import finish, median, parser, setup, sync, table
 from minigpt.recipes.loading import load_config
 from minigpt.data import Tokenizer, split_names
 from minigpt.files.names_file import read_names
-from minigpt.scaling.processes import keep_freed_memory, resolve_device
+from minigpt.machine.memory import keep_freed_memory
+from minigpt.machine.processes import resolve_device
 from minigpt.training import Trainer
 
 LAYOUTS = {"packed": True, "a name a row": False}

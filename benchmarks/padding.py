@@ -11,7 +11,9 @@ from __future__ import annotations
 
 from common import finish, parser, setup, table
 
-from minigpt.data import BatchOrder, Tokenizer, TokenizedNames
+from minigpt.data import BatchOrder, Tokenizer
+
+from minigpt.corpus.tokenized import TokenizedNames
 from minigpt.files.names_file import read_names
 
 

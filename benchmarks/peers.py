@@ -96,7 +96,7 @@ import json, time, torch
 from minigpt.recipes.loading import load_config
 from minigpt.data import Tokenizer
 from minigpt.files.names_file import read_names
-from minigpt.scaling.processes import keep_freed_memory
+from minigpt.machine.memory import keep_freed_memory
 from minigpt.training import Trainer
 keep_freed_memory()
 names = read_names({str(train_file)!r})

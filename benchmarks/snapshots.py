@@ -15,7 +15,7 @@ from pathlib import Path
 
 import torch
 
-from minigpt.data import IGNORE, TokenizedNames
+from minigpt.corpus.tokenized import IGNORE, TokenizedNames
 from minigpt.formats.checkpoint import load_checkpoint, load_microgpt_weights, validation_names
 from minigpt.formats.snapshots import FILE, dequantize, read_snapshots, run_identity, six_bit
 

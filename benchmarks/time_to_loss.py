@@ -16,7 +16,7 @@ import sys
 from pathlib import Path
 
 from common import finish, parser, setup, table
-from minigpt.data import read_names
+from minigpt.files.names_file import read_names
 
 
 def split(data: Path, workdir: Path, held_out: int = 1000, seed: int = 42) -> tuple[Path, Path]:

@@ -27,7 +27,7 @@ _EXPORTS = {
     "compare": "minigpt.experiments.compare",
     "run_sweep": "minigpt.experiments.sweep",
     "sample": "minigpt.runs.new_names",
-    "generate": "minigpt.sampling",
+    "generate": "minigpt.runs.new_names",
     "attention_report": "minigpt.views.attention_maps",
     "ablate": "minigpt.measurements.ablation",
     "logit_lens": "minigpt.measurements.logit_lens",

@@ -1,18 +1,17 @@
 """Attention as the tutorials teach it, each form short and on its own, and the key/value cache.
 
-    attention(Q, K, V) = softmax(Q K^T / sqrt(d) + M) V        (M: 0 on and before the diagonal, -inf after)
+    attention(Q, K, V) = softmax(Q K^T / sqrt(d) + M) V    (M: 0 up to the diagonal, -inf after)
 
+    causal_attention       the formula, step by step, returning the weights too
     SingleHeadAttention    one head over the whole embedding: d = n_embd
     AttentionHead          one of several heads: the embedding projected down to head_dim
     MultiHeadAttention     a list of AttentionHeads, concatenated, then an output projection
     IncrementalAttention   decoding: one new query against a cache of earlier keys and values
     LayerKV, KVCache       that cache, as sampling uses it: each LayerKV is a layer's `attend`
 
-The model runs none of the first four: model.CausalSelfAttention makes its heads by reshaping
-and calls torch's fused kernel. `load_from` and the tests show that, given the same weights,
-every form here computes the same numbers as it does.
-
-Shapes: B batch, T positions, C = n_embd, H heads, hd = C / H per head.
+The model runs none of the first five (model.py reshapes into heads and calls torch's fused
+kernel); given its weights, each computes the same numbers. B batch, T positions, C = n_embd,
+H heads, hd = C / H per head.
 """
 
 from __future__ import annotations
@@ -24,6 +23,17 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 from minigpt.model import GPT, CausalSelfAttention
+
+
+def causal_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, dropout: float = 0.0):
+    """The formula, step by step. q: [..., Tq, d]; k, v: [..., Tk, d] -> the output [..., Tq, d]
+    and the weights [..., Tq, Tk] (before dropout). With Tq < Tk the queries are the last Tq."""
+    scores = q @ k.transpose(-2, -1) / math.sqrt(q.size(-1))  # [..., Tq, Tk]
+    t_q, t_k = scores.shape[-2:]
+    allowed = torch.ones(t_q, t_k, dtype=torch.bool, device=q.device).tril(t_k - t_q)
+    weights = torch.softmax(scores.masked_fill(~allowed, float("-inf")), dim=-1)  # rows sum to 1
+    mixed = F.dropout(weights, dropout) if dropout else weights
+    return mixed @ v, weights  # [..., Tq, d]
 
 
 class SingleHeadAttention(nn.Module):
@@ -55,7 +65,8 @@ class AttentionHead(nn.Module):
         self.query = nn.Linear(n_embd, head_dim, bias=False)
         self.key = nn.Linear(n_embd, head_dim, bias=False)
         self.value = nn.Linear(n_embd, head_dim, bias=False)
-        self.register_buffer("tril", torch.tril(torch.ones(block_size, block_size)), persistent=False)
+        tril = torch.tril(torch.ones(block_size, block_size))
+        self.register_buffer("tril", tril, persistent=False)
         self.dropout = nn.Dropout(dropout)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
@@ -73,7 +84,8 @@ class MultiHeadAttention(nn.Module):
     def __init__(self, n_embd: int, n_head: int, block_size: int, dropout: float = 0.0):
         super().__init__()
         head_dim = n_embd // n_head
-        self.heads = nn.ModuleList(AttentionHead(n_embd, head_dim, block_size, dropout) for _ in range(n_head))
+        self.heads = nn.ModuleList(AttentionHead(n_embd, head_dim, block_size, dropout)
+                                   for _ in range(n_head))
         self.proj = nn.Linear(n_embd, n_embd, bias=False)
         self.dropout = nn.Dropout(dropout)
 
@@ -83,7 +95,7 @@ class MultiHeadAttention(nn.Module):
 
     @torch.no_grad()
     def load_from(self, fused: CausalSelfAttention) -> MultiHeadAttention:
-        """Take the fused module's weights: head h owns rows h*hd:(h+1)*hd of attn_wq, attn_wk, attn_wv."""
+        """Take the fused module's weights: head h owns rows h*hd:(h+1)*hd of attn_wq, _wk, _wv."""
         head_dim = fused.attn_wq.weight.size(0) // len(self.heads)
         for h, head in enumerate(self.heads):
             rows = slice(h * head_dim, (h + 1) * head_dim)
@@ -95,11 +107,9 @@ class MultiHeadAttention(nn.Module):
 
 
 class IncrementalAttention(nn.Module):
-    """Decoding one position at a time with the weights of a CausalSelfAttention.
-
-    The new token's query meets the keys and values of every position so far, which the
-    cache holds. No mask is needed: positions after this one are not in the cache yet.
-    """
+    """Decoding one position at a time with a CausalSelfAttention's weights: the new token's query
+    meets the keys and values of every position so far, which the cache holds. No mask is
+    needed: positions after this one are not in the cache yet."""
 
     def __init__(self, fused: CausalSelfAttention):
         super().__init__()
@@ -109,7 +119,8 @@ class IncrementalAttention(nn.Module):
         """x_t: [B, 1, C], the newest position only -> [B, 1, C]."""
         f = self.fused
         q = f.split_heads(f.attn_wq(x_t))  # [B, H, 1, hd]
-        k, v = cache.append(f.split_heads(f.attn_wk(x_t)), f.split_heads(f.attn_wv(x_t)))  # [B, H, t, hd]
+        k_t, v_t = f.split_heads(f.attn_wk(x_t)), f.split_heads(f.attn_wv(x_t))
+        k, v = cache.append(k_t, v_t)  # [B, H, t, hd]
         scores = q @ k.transpose(-2, -1) / math.sqrt(q.size(-1))  # [B, H, 1, t]
         weights = torch.softmax(scores, dim=-1)  # [B, H, 1, t]
         y = (weights @ v).transpose(1, 2).flatten(2)  # [B, 1, H * hd]
@@ -117,91 +128,65 @@ class IncrementalAttention(nn.Module):
 
 
 class LayerKV:
-    """One layer's cached keys and values, filled up to `length` positions.
-
-    Stored position-major, [max_len, batch, n_head, head_dim]: decoding writes one position
-    for the whole batch in one contiguous block, and reads every cached position as a stack
-    of [batch, n_head, head_dim] slabs (`keys()`/`values()` give the usual [B, H, t, hd] view).
-    """
+    """One layer's cached keys and values, filled up to `length` positions; called as the layer's
+    `attend`. Stored position-major, [max_len, B, H, hd]: decoding writes one position for the
+    whole batch in one block, and reads the cache as a stack of [B, H, hd] slabs."""
 
     def __init__(self, batch: int, n_head: int, max_len: int, head_dim: int, device, dtype):
-        self.k = torch.empty(max_len, batch, n_head, head_dim, device=device, dtype=dtype)  # read only once written
-        self.v = torch.empty_like(self.k)
+        self.k = torch.empty(max_len, batch, n_head, head_dim, device=device, dtype=dtype)
+        self.v = torch.empty_like(self.k)  # both read only once written
         self.length = 0
 
-    def keys(self) -> torch.Tensor:
-        return self.k[: self.length].permute(1, 2, 0, 3)  # [B, H, t, hd]
-
-    def values(self) -> torch.Tensor:
-        return self.v[: self.length].permute(1, 2, 0, 3)
-
     def append(self, k: torch.Tensor, v: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        """Store the new positions' keys and values [B, H, T, hd]; return all of them so far.
-
-        A batch of one fills every row: a prompt that every sequence shares is computed once.
-        """
+        """Store the new positions' keys and values [B, H, T, hd]; return all so far [B, H, t, hd].
+        A batch of one fills every row: a prompt that every sequence shares is computed once."""
         end = self.length + k.size(2)
         self.k[self.length : end] = k.permute(2, 0, 1, 3)
         self.v[self.length : end] = v.permute(2, 0, 1, 3)
         self.length = end
-        return self.keys(), self.values()
+        return self.k[:end].permute(1, 2, 0, 3), self.v[:end].permute(1, 2, 0, 3)
 
     def __call__(self, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
-        """A layer's attention step over the cache (model.CausalSelfAttention's `attend`).
-
-        Into an empty cache, a prompt's positions come together: they are stored, and each reads
-        itself and the ones before it. After that, one new position at a time reads them all.
-        """
+        """A layer's attention step over the cache: into an empty cache, a prompt's positions
+        each read themselves and the ones before them; then one new position at a time reads all."""
         if not self.length:
-            self.append(k, v)
-            return F.scaled_dot_product_attention(q, k, v, is_causal=True)
-        return self.decode(q, k, v)
-
-    def decode(self, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
-        """Attention for one new position: q, k, v [B, H, 1, hd] -> [B, H, 1, hd].
-
-        IncrementalAttention's math. A speed-up: written as elementwise products over the
-        position-major cache, which at these sizes is faster than batches of tiny [1, hd] x
-        [hd, t] matrix products (benchmarks/sampling.py).
-        """
+            return F.scaled_dot_product_attention(q, *self.append(k, v), is_causal=True)
         if q.size(2) != 1:
             raise ValueError("several new tokens can only be decoded into an empty cache")
         self.append(k, v)
         keys, values = self.k[: self.length], self.v[: self.length]  # [t, B, H, hd]
-        scores = (keys * q[:, :, 0]).sum(-1) / math.sqrt(q.size(-1))  # [t, B, H]: q . k for each position
+        # IncrementalAttention's formula as elementwise products over the position-major cache:
+        # faster at these sizes than batches of tiny matrix products (benchmarks/sampling.py)
+        scores = (keys * q[:, :, 0]).sum(-1) / math.sqrt(q.size(-1))  # [t, B, H]
         weights = torch.softmax(scores, dim=0)  # over the positions
         return (weights[..., None] * values).sum(0)[:, :, None]  # [B, H, 1, hd]
 
     def keep(self, rows: torch.Tensor) -> None:
         """Keep only these batch rows (their indices): the sequences still being decoded."""
-        self.k, self.v = self._rows(self.k, rows), self._rows(self.v, rows)
-
-    def _rows(self, cache: torch.Tensor, rows: torch.Tensor) -> torch.Tensor:
-        kept = cache.new_empty(cache.size(0), len(rows), *cache.shape[2:])
-        kept[: self.length] = cache[: self.length, rows]  # only the positions written so far
-        return kept
+        self.k, self.v = self.k[:, rows], self.v[:, rows]
 
 
 class KVCache:
     """The keys and values of every layer for the positions decoded so far.
 
-        cache = KVCache.for_model(model, batch)
-        logits, _ = model(prompt, start=cache.length, attend=cache.layers)   # then one token at a time
+        cache = KVCache(model, batch)
+        logits, _ = model(prompt, attend=cache.layers)        # then one token at a time:
+        logits, _ = model(token, positions=cache.next_positions(1), attend=cache.layers)
     """
 
-    def __init__(self, n_layer: int, batch: int, n_head: int, max_len: int, head_dim: int, device, dtype):
-        self.layers = [LayerKV(batch, n_head, max_len, head_dim, device, dtype) for _ in range(n_layer)]
-
-    @classmethod
-    def for_model(cls, model: GPT, batch: int) -> KVCache:
-        c, weight = model.config, model.lm_head.weight
-        return cls(c.n_layer, batch, c.n_head, c.block_size, c.head_dim, weight.device, weight.dtype)
+    def __init__(self, model: GPT, batch: int):
+        c, w = model.config, model.lm_head.weight
+        self.layers = [LayerKV(batch, c.n_head, c.block_size, c.head_dim, w.device, w.dtype)
+                       for _ in range(c.n_layer)]
 
     @property
     def length(self) -> int:
         return self.layers[0].length
 
+    def next_positions(self, n: int) -> torch.Tensor:
+        """The positions of the next n tokens: after the cached ones."""
+        return torch.arange(self.length, self.length + n, device=self.layers[0].k.device)
+
     def keep(self, rows: torch.Tensor) -> None:
-        """Keep only these batch rows (their indices): the sequences still being decoded."""
-        for layer in self.layers:
+        for layer in self.layers:  # as LayerKV.keep
             layer.keep(rows)

@@ -1,5 +1,5 @@
-"""Optimizers: AdamW (or Adam) for every parameter, or Muon for the hidden matrices and AdamW for the rest;
-and the learning rate over a run (`lr_at`).
+"""Optimizers: AdamW (or Adam) for every parameter, or Muon for the hidden matrices and AdamW for
+the rest; and the learning rate over a run (`lr_at`).
 
 Muon (momentum, orthogonalized) updates a weight matrix W with the orthogonal matrix
 nearest to its momentum M = U S V^T, that is U V^T: every direction the gradients point in
@@ -8,9 +8,8 @@ moves W by the same amount, where Adam's update is dominated by a few large ones
     M  <- momentum * M + G                       G: this step's gradient of W
     W  <- W - lr * sqrt(max(1, rows/cols)) * orthogonalize(G + momentum * M)   (Nesterov)
 
-orthogonalize() finds U V^T without an SVD, by a Newton-Schulz iteration: a few matrix
-multiplies that push every singular value of M towards 1. The embeddings, the output
-layer and the norm gains are not hidden matrices; AdamW keeps them.
+orthogonalize() finds U V^T without an SVD, by a Newton-Schulz iteration: a few multiplies that
+push every singular value of M towards 1. AdamW keeps the embeddings, lm_head and norm gains.
 """
 
 from __future__ import annotations
@@ -23,8 +22,8 @@ import torch
 from minigpt.config import TrainConfig
 from minigpt.model import GPT
 
-# p(s) = a s + b s^3 + c s^5, applied to every singular value s at once: chosen to pull any
-# s in (0, 1] close to 1 within five steps (to within about 0.3, which is all Muon needs)
+# p(s) = a s + b s^3 + c s^5 on every singular value s at once: pulls any s in (0, 1] to
+# within about 0.3 of 1 in five steps, which is all Muon needs
 NEWTON_SCHULZ = (3.4445, -4.7750, 2.0315)
 
 
@@ -32,7 +31,7 @@ def orthogonalize(m: torch.Tensor, steps: int = 5) -> torch.Tensor:
     """Approximately U V^T for m = U S V^T; m: [..., rows, cols], a stack of matrices."""
     tall = m.size(-2) > m.size(-1)
     wide = m.mT if tall else m  # iterate on the wide side, where x x^T is the smaller square
-    x = wide / (wide.norm(dim=(-2, -1), keepdim=True) + 1e-7)  # every singular value now at most 1
+    x = wide / (wide.norm(dim=(-2, -1), keepdim=True) + 1e-7)  # every singular value now <= 1
     a, b, c = NEWTON_SCHULZ
     for _ in range(steps):
         xxt = x @ x.mT
@@ -53,7 +52,7 @@ class Muon(torch.optim.Optimizer):
             params = [p for p in group["params"] if p.grad is not None]
             grads = [p.grad for p in params]
             momenta = [self.state[p].setdefault("momentum", torch.zeros_like(p)) for p in params]
-            # one call for every matrix at once, each op (a loop of small ops costs more than the arithmetic)
+            # each op one call for every matrix (a loop of small ops costs more than the arithmetic)
             torch._foreach_mul_(momenta, beta)
             torch._foreach_add_(momenta, grads)
             directions = torch._foreach_add(grads, momenta, alpha=beta)
@@ -63,7 +62,8 @@ class Muon(torch.optim.Optimizer):
                 by_shape[p.shape].append((p, direction))
             for (rows, cols), pairs in by_shape.items():
                 updates = orthogonalize(torch.stack([direction for _, direction in pairs]))
-                torch._foreach_add_([p for p, _ in pairs], list(updates), alpha=-lr * max(1.0, rows / cols) ** 0.5)
+                scale = -lr * max(1.0, rows / cols) ** 0.5
+                torch._foreach_add_([p for p, _ in pairs], list(updates), alpha=scale)
 
 
 class Optimizers:
@@ -90,11 +90,8 @@ class Optimizers:
 
 def make_optimizer(model: GPT, t: TrainConfig):
     """AdamW (or Adam) for every parameter, or Muon for the hidden matrices and AdamW for the rest.
-
-    Weight decay applies to matrices only; norm gains are not pulled towards zero. Each group
-    keeps an lr_scale: its learning rate is the schedule's lr times that. fused AdamW: one
-    kernel updates every parameter (CPU and CUDA), instead of a handful of ops per tensor.
-    """
+    Weight decay applies to matrices only. Each group's learning rate is the schedule's times its
+    lr_scale. Fused AdamW: one kernel updates every parameter, not a handful of ops per tensor."""
     muon = t.optimizer == "muon"
     hidden, matrices, others = [], [], []
     for name, p in model.named_parameters():
@@ -107,7 +104,7 @@ def make_optimizer(model: GPT, t: TrainConfig):
     kind = torch.optim.Adam if t.optimizer == "adam" else torch.optim.AdamW
     adam = kind(groups, lr=t.lr, betas=(t.beta1, t.beta2), eps=t.eps, fused=True)
     if not muon:
-        return adam  # its load_state_dict is torch's: formats/trainer_state.py checks a saved state first
+        return adam  # formats/trainer_state.py checks a saved state before torch loads it
     hidden_group = {"params": hidden, "lr_scale": t.muon_lr / t.lr}
     return Optimizers(adamw=adam, muon=Muon([hidden_group], lr=t.muon_lr, momentum=t.muon_momentum,
                                             weight_decay=t.weight_decay))
@@ -115,13 +112,12 @@ def make_optimizer(model: GPT, t: TrainConfig):
 
 def lr_at(step: int, progress: float, recipe: TrainConfig) -> float:
     """Linear warmup over warmup_steps, then constant, linear to 0 (microgpt) or cosine to min_lr.
-
-    `progress` is how much of the run is done, from 0 to 1: by steps, or by time with a time limit.
-    """
+    `progress`: how much of the run is done, 0 to 1, by steps (or by time with a time limit)."""
     if step < recipe.warmup_steps:
         return recipe.lr * (step + 1) / recipe.warmup_steps
     if recipe.lr_schedule == "constant":
         return recipe.lr
     if recipe.lr_schedule == "linear":
         return recipe.lr * (1 - progress)
-    return recipe.min_lr + 0.5 * (recipe.lr - recipe.min_lr) * (1 + math.cos(math.pi * min(progress, 1.0)))
+    half_range = 0.5 * (recipe.lr - recipe.min_lr)
+    return recipe.min_lr + half_range * (1 + math.cos(math.pi * min(progress, 1.0)))

@@ -5,7 +5,7 @@ import pytest
 import torch
 
 from minigpt.recipes.loading import load_config
-from minigpt.data import BUNDLED_NAMES
+from minigpt.common.bundled import BUNDLED_NAMES
 
 torch.set_num_threads(1)  # tiny models run fastest on one thread, and the suite stays predictable
 # the commands the tests start run on one thread too: two test workers share the cores with them
@@ -45,8 +45,8 @@ def no_loss_png_unless_asked(request, monkeypatch):
     """Drawing loss.png takes most of a tiny run's time: only tests marked `draws_loss_png` (and the
     shared runs, made before this applies) draw it; tests/test_records.py looks at those."""
     if "draws_loss_png" not in request.keywords:
-        monkeypatch.setattr("minigpt.runs.records.write_loss_png_if_possible", lambda run_dir: None)
-        monkeypatch.setattr("minigpt.views.loss_curve.import_pyplot_meanwhile", lambda: None)
+        monkeypatch.setattr("minigpt.runs.recorder.write_loss_png_if_possible", lambda run_dir: None)
+        monkeypatch.setattr("minigpt.views.plotting.import_pyplot_meanwhile", lambda: None)
 
 
 @pytest.fixture(scope="module")

@@ -10,7 +10,8 @@ from typer.testing import CliRunner
 
 from minigpt.cli.main import app
 from minigpt.recipes.loading import load_config
-from minigpt.data import TokenizedNames, Tokenizer
+from minigpt.corpus.tokenized import TokenizedNames
+from minigpt.data import Tokenizer
 from minigpt.model import GPT
 from minigpt.measurements.ablation import Part, ablate, all_parts, forward_without, loss_without, mean_outputs, whole_pass
 from minigpt.measurements.prefix_forest import prefix_forests

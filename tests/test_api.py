@@ -28,7 +28,7 @@ def test_the_python_api_checks_what_it_is_handed_as_the_command_line_does(traine
     import pytest
 
     from minigpt import (Config, evaluate_names, explore, load_checkpoint, load_config, logit_lens, sample, train)
-    from minigpt.errors import UsageError
+    from minigpt.common.errors import UsageError
 
     run_dir, names_file = trained_run
     huge = load_config("tiny")
@@ -59,7 +59,7 @@ def test_every_writer_of_the_api_keeps_what_is_there_unless_told(trained_run, tm
     """attention_grid(...).save follows the overwrite policy explore(...).save and the commands follow."""
     pytest.importorskip("matplotlib")
     from minigpt import attention_grid
-    from minigpt.errors import UsageError
+    from minigpt.common.errors import UsageError
 
     grid = attention_grid(trained_run[0], "emma")
     names = tmp_path / "names.txt"
@@ -75,7 +75,7 @@ def test_every_writer_of_the_api_keeps_what_is_there_unless_told(trained_run, tm
 @pytest.mark.parametrize("report, says", [(42, "got int"), ("losses", "got str"), (None, None)])
 def test_train_checks_its_reporter_before_any_work(tmp_path, report, says):
     from minigpt import Reporter, load_config, train
-    from minigpt.errors import UsageError
+    from minigpt.common.errors import UsageError
 
     if says is None:  # a reporter that is falsy (a list subclass, empty) is still a reporter, and still told
         class Heard(list, Reporter):
@@ -93,7 +93,7 @@ def test_train_checks_its_reporter_before_any_work(tmp_path, report, says):
 
 def test_a_name_of_another_type_is_one_line(trained_run):
     from minigpt import attention_report, load_checkpoint
-    from minigpt.errors import UsageError
+    from minigpt.common.errors import UsageError
 
     ckpt = load_checkpoint(trained_run[0])
     with pytest.raises(UsageError, match="a name \\(a string\\), got int"):
@@ -103,7 +103,7 @@ def test_a_name_of_another_type_is_one_line(trained_run):
 def test_an_imported_number_past_a_floats_range_is_one_line(trained_run, tmp_path):
     import json
 
-    from minigpt.errors import UsageError
+    from minigpt.common.errors import UsageError
     from minigpt.formats.microgpt_json import import_microgpt
     from minigpt.runs.run import train
     from minigpt.recipes.loading import load_config

@@ -10,7 +10,7 @@ from minigpt.views import attention_maps as inspect
 from minigpt.formats.checkpoint import load_checkpoint
 from conftest import hide_package
 from minigpt.cli.main import app
-from minigpt.errors import UsageError
+from minigpt.common.errors import UsageError
 
 runner = CliRunner()
 
@@ -86,7 +86,7 @@ def test_a_capitalised_name_is_refused_with_the_obvious_fix(trained_run):
 def test_the_boundary_token_has_one_name_in_the_terminal_json_page_and_docs(trained_run, tmp_path):
     from pathlib import Path
 
-    from minigpt.data import BOUNDARY
+    from minigpt.common.text import BOUNDARY
     from minigpt.views.explorer_page import explorer_script
 
     assert BOUNDARY == "·"

@@ -9,7 +9,7 @@ import torch
 from typer.testing import CliRunner
 
 from minigpt.cli.main import app
-from minigpt.errors import UsageError
+from minigpt.common.errors import UsageError
 from minigpt.files import bounded
 
 runner = CliRunner()
@@ -105,7 +105,7 @@ def test_a_recipe_saved_with_a_byte_order_mark_and_crlf_is_read(tmp_path):
 @pytest.mark.parametrize("ending", [b"\x00", b"\x00" * 512, b"\r\n\x00\x00"])
 def test_recipes_and_names_files_padded_with_nul_read_as_written(tmp_path, ending):
     from minigpt.recipes.loading import load_config
-    from minigpt.data import read_names
+    from minigpt.files.names_file import read_names
 
     recipe, names = tmp_path / "recipe.toml", tmp_path / "names.txt"
     recipe.write_bytes(b"\xef\xbb\xbf[train]\r\nsteps = 7" + ending)
@@ -118,7 +118,7 @@ def test_a_names_stream_is_read_no_further_than_memory_allows(monkeypatch):
     """A device or a pipe has no size to check before reading: it is read up to what training on it could
     hold in the memory available (about MEMORY_PER_BYTE bytes a byte), not up to the kind's whole bound."""
     from minigpt.files.names_file import MEMORY_PER_BYTE, read_names
-    from minigpt.errors import UsageError
+    from minigpt.common.errors import UsageError
 
     monkeypatch.setattr("minigpt.files.names_file.available_memory", lambda: MEMORY_PER_BYTE * 2**20)
     with pytest.raises(UsageError, match=r"/dev/zero: refused: more than 1 MB, as much as training can hold: it takes "

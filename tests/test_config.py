@@ -3,7 +3,7 @@ import pytest
 from minigpt.config import Config
 from minigpt.recipes.checks import validate
 from minigpt.recipes.loading import load_config, recipe_toml, resolve_config_path
-from minigpt.errors import UsageError
+from minigpt.common.errors import UsageError
 
 
 def test_default_toml_is_the_builtin_default():

@@ -3,9 +3,11 @@ import random
 import pytest
 import torch
 
-from minigpt.data import IGNORE
-from minigpt.data import BatchOrder, Tokenizer, TokenizedNames, read_names, split_names
-from minigpt.errors import UsageError
+from minigpt.corpus.tokenized import IGNORE
+from minigpt.data import BatchOrder, Tokenizer, split_names
+from minigpt.corpus.tokenized import TokenizedNames
+from minigpt.files.names_file import read_names
+from minigpt.common.errors import UsageError
 
 
 def write(tmp_path, content: bytes):
@@ -133,7 +135,7 @@ def test_a_line_of_a_million_characters_is_not_a_name(tmp_path):
 
 
 def test_the_split_of_a_very_large_file_is_seeded_and_disjoint(monkeypatch):
-    from minigpt.scaling import many_names
+    from minigpt.corpus import many_names
 
     monkeypatch.setattr(many_names, "PYTHON_SHUFFLE_UP_TO", 100)  # the fast path, on a small list
     names = [f"n{i}" for i in range(1000)]
@@ -145,7 +147,7 @@ def test_the_split_of_a_very_large_file_is_seeded_and_disjoint(monkeypatch):
 def test_names_are_split_at_line_ends_only(tmp_path):
     """A line separator, a paragraph separator, NEL or a form feed inside a name is one of its characters:
     only \\n, \\r\\n and a lone \\r end a line (a 4-line file is 4 names, not 7)."""
-    from minigpt.data import read_names
+    from minigpt.files.names_file import read_names
 
     path = tmp_path / "names.txt"
     path.write_bytes("gal\u2028la\nmar\u2029ia\r\nan\x85na\rjo\x0cse\n".encode("utf-8"))

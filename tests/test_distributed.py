@@ -12,9 +12,9 @@ import torch
 from typer.testing import CliRunner
 
 from minigpt.cli.main import app
-from minigpt.errors import UsageError
+from minigpt.common.errors import UsageError
 from minigpt.formats.checkpoint import load_checkpoint
-from minigpt.scaling.processes import Distributed
+from minigpt.machine.processes import Distributed
 
 pytestmark = pytest.mark.xdist_group("torchrun")  # one worker makes the module's shared fixture once
 
@@ -187,7 +187,7 @@ def test_the_launcher_prints_each_processs_error_once(tmp_path):
     their processes; a process that only lost another adds nothing."""
     from types import SimpleNamespace
 
-    from minigpt.scaling.torchrun import LOST_A_PROCESS, failures
+    from minigpt.machine.torchrun import LOST_A_PROCESS, failures
 
     workers = [SimpleNamespace(returncode=2), SimpleNamespace(returncode=2)]
     for rank in (0, 1):

@@ -7,7 +7,7 @@ import pytest
 import torch
 
 from minigpt.formats import checkpoint
-from minigpt.bundled import recipe_names
+from minigpt.common.bundled import recipe_names
 from minigpt.recipes.loading import keys_markdown
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -39,21 +39,26 @@ def test_configuration_doc_is_made_from_the_config_module():
     assert text.endswith(keys_markdown())
 
 
-def test_readme_map_names_every_module_and_only_files_that_exist():
+def test_readme_map_names_the_lesson_and_every_folder_and_only_what_exists():
+    """The README's map is the short one (docs/development.md names every module, tests/test_layers.py
+    holds that one true): the lesson files, the API, and every folder of the package."""
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     code_map = readme.split("## Map of the code")[1].split("\n## ")[0]
-    named = set(re.findall(r"`((?:minigpt|tests|benchmarks|configs|docs|examples)/[\w./-]*)`", code_map))
+    named = set(re.findall(r"`((?:minigpt|tests|benchmarks|configs|docs|examples|data)/[\w./-]*)`", code_map))
     assert named, "the map names no files"
     for path in named:
         assert (ROOT / path).exists(), f"the README's map names {path}, which does not exist"
-    modules = {p.relative_to(ROOT).as_posix() for p in (ROOT / "minigpt").rglob("*.py")
-               if p.name not in ("__main__.py", "__init__.py") or p.parent.name == "minigpt" and p.name == "__init__.py"}
-    assert modules <= named, f"modules missing from the README's map: {sorted(modules - named)}"
+    package = ROOT / "minigpt"
+    wanted = {p.relative_to(ROOT).as_posix() for p in package.glob("*.py") if p.name != "__main__.py"}
+    wanted |= {f"minigpt/{p.name}/" for p in package.iterdir() if p.is_dir() and any(p.glob("*.py"))}
+    assert wanted <= named, f"missing from the README's map: {sorted(wanted - named)}"
 
 
 def test_the_readme_recipes_table_gives_the_parameters_the_code_builds():
     from minigpt.recipes.loading import load_config
-    from minigpt.data import BUNDLED_NAMES, Tokenizer, read_names
+    from minigpt.common.bundled import BUNDLED_NAMES
+    from minigpt.data import Tokenizer
+    from minigpt.files.names_file import read_names
     from minigpt.model import GPT
 
     readme = (ROOT / "README.md").read_text(encoding="utf-8")

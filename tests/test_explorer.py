@@ -47,7 +47,7 @@ def pages(tmp_path_factory, names_text):
 
 @pytest.fixture(scope="module")
 def names_text():
-    from minigpt.data import BUNDLED_NAMES
+    from minigpt.common.bundled import BUNDLED_NAMES
 
     return "\n".join(BUNDLED_NAMES.read_text().split()[::11]) + "\n"
 
@@ -232,7 +232,7 @@ def test_names_in_the_data_cannot_end_the_script_early(tmp_path):
 def test_a_bloom_filter_marks_names_in_the_page_as_in_python(chromium, names_file, tmp_path, monkeypatch):
     import random
 
-    from minigpt.scaling import membership
+    from minigpt.corpus import membership
     from minigpt.recipes.loading import load_config as recipe
 
     monkeypatch.setattr(membership, "EXACT_CHARACTERS", 100)  # a "large" corpus: the checkpoint carries a filter
@@ -685,7 +685,7 @@ def test_the_advice_for_unreadable_text_follows_the_vocabulary(chromium, tmp_pat
     """A Greek vocabulary with accented letters reads "γιώργος" for "ΓΙΏΡΓΟΣ": lowercase is the advice,
     not dropping the accents; on the command line and on the page alike."""
     from minigpt.data import Tokenizer
-    from minigpt.errors import UsageError
+    from minigpt.common.errors import UsageError
 
     names = ["γιώργος", "μαρία", "ελένη", "νίκος", "δημήτρης", "κατερίνα", "σοφία", "ανδρέας"] * 4
     tokenizer = Tokenizer.from_names(names)
@@ -743,7 +743,9 @@ def test_the_weights_themselves_are_readable_and_the_hand_check_reaches_them(chr
     page.focus("#why-row .vec >> nth=0")
     page.keyboard.press("ArrowRight")
     shown = page.locator("#readout").inner_text()
-    mark = ckpt.tokenizer.token_label(target)
+    from minigpt.common.text import token_label
+
+    mark = token_label(ckpt.tokenizer, target)
     assert shown.startswith(f"lm_head[“{mark}”][1] = ") and "terms add up to the logit" in shown
     value = float(shown.split(" = ")[1].split()[0].replace("−", "-"))
     assert value == pytest.approx(ckpt.model.lm_head.weight[target, 1].item(), abs=5e-5)
@@ -756,7 +758,7 @@ def test_the_weights_themselves_are_readable_and_the_hand_check_reaches_them(chr
 def test_the_pages_arithmetic_holds_at_every_vocabulary_the_trainer_accepts(chromium):
     """Past about 125,000 characters, a vocabulary-sized array spread into a call (Math.max(...p), append(...bars))
     exceeds the call stack: the page's softmax, argmax and bars take any length."""
-    from minigpt.bundled import web_file
+    from minigpt.views.web_files import web_file
 
     page = chromium.new_page()
     page.set_content('<html><body><div id="bars"></div></body></html>')
@@ -776,7 +778,7 @@ def test_the_pages_arithmetic_holds_at_every_vocabulary_the_trainer_accepts(chro
 
 
 def test_a_page_past_its_vocabulary_bound_is_refused_before_it_is_measured(monkeypatch, tmp_path):
-    from minigpt.errors import UsageError
+    from minigpt.common.errors import UsageError
     from minigpt.views import page_data
 
     run = train(load_config("tiny", ["train.steps=1"]), out_dir=tmp_path / "run", quiet=True)
@@ -821,13 +823,13 @@ def test_the_cache_panel_reads_a_name_as_torchs_cached_decode_does(chromium, pag
     page = browser.open_page(chromium, path)
     got = page.evaluate("t => minigpt.cache(t)", "xavier")
     model = ckpt.model.eval()
-    cache = KVCache.for_model(model, 1)
+    cache = KVCache(model, 1)
     with torch.no_grad():
         for token in got["tokens"]:
-            logits = model(torch.tensor([[token]]), start=cache.length, attend=cache.layers)[0]
+            logits = model(torch.tensor([[token]]), positions=cache.next_positions(1), attend=cache.layers)[0]
     for l, layer in enumerate(cache.layers):
-        keys = layer.keys()[0].transpose(0, 1).reshape(len(got["tokens"]), -1)  # [T, n_embd]: the heads side by side
-        values = layer.values()[0].transpose(0, 1).reshape(len(got["tokens"]), -1)
+        keys = layer.k[: layer.length, 0].reshape(layer.length, -1)  # [T, n_embd]: the heads side by side
+        values = layer.v[: layer.length, 0].reshape(layer.length, -1)
         torch.testing.assert_close(torch.tensor(got["keys"][l], dtype=torch.float64), keys.double(), atol=1e-5, rtol=0)
         torch.testing.assert_close(torch.tensor(got["values"][l], dtype=torch.float64), values.double(), atol=1e-5, rtol=0)
     torch.testing.assert_close(torch.tensor(got["logits"][-1], dtype=torch.float64), logits[0, -1].double(), atol=1e-4, rtol=0)

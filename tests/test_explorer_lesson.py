@@ -14,9 +14,9 @@ import torch
 
 import browser
 from minigpt.recipes.loading import load_config
-from minigpt.data import BUNDLED_NAMES
+from minigpt.common.bundled import BUNDLED_NAMES
 from minigpt.formats.checkpoint import load_checkpoint
-from minigpt.model import causal_attention
+from minigpt.attention import causal_attention
 from minigpt.runs.run import train
 from minigpt.views.explorer_page import write_page
 
@@ -460,7 +460,7 @@ def test_one_unit_no_loss_for_the_empty_name_and_the_row_follows_a_new_name(chro
 
 
 def test_an_accented_capital_gets_the_same_advice_on_the_command_line(lesson):
-    from minigpt.errors import UsageError
+    from minigpt.common.errors import UsageError
 
     with pytest.raises(UsageError, match='no accented letters: try "emile"'):
         lesson[0].tokenizer.check("Émile", "the text")
@@ -724,7 +724,9 @@ def test_the_lessons_set_a_view_ask_and_answer_from_the_model_and_link_back(chro
 def test_a_page_written_at_a_lesson_opens_there_and_the_course_is_the_one_the_command_counts(chromium, lesson, tmp_path):
     from typer.testing import CliRunner
 
-    from minigpt.bundled import LESSONS
+    from minigpt.views.web_files import lesson_count
+
+    LESSONS = lesson_count()
     from minigpt.cli.main import app
 
     result = CliRunner().invoke(app, ["inspect-attention", str(lesson[0].path.parent), "--html", str(tmp_path / "l.html"),

@@ -12,7 +12,7 @@ import pytest
 from typer.testing import CliRunner
 
 from minigpt.cli.main import app
-from minigpt.files.text import as_text, one_line
+from minigpt.common.text import as_text, one_line
 
 runner = CliRunner()
 

@@ -1,6 +1,7 @@
-"""The package's layers point one way: a module imports only from its own layer or the ones below,
-no two modules import each other (directly or around a loop), and docs/development.md's map of the
-layers names every module once. Read from the code's own imports (ast), so it stays true."""
+"""The package's layers point one way: a module imports only from its own folder or the layers below,
+never up or sideways into another folder of its layer, no two modules import each other (directly or
+around a loop), and docs/development.md's map of the layers names every module once. Read from the
+code's own imports (ast), so it stays true."""
 
 import ast
 import re
@@ -62,6 +63,15 @@ def test_the_map_of_layers_names_every_module_once():
                                            f"in the map but not in the code: {sorted(set(placed) - set(modules()))}")
 
 
+def folder(name: str) -> str:
+    """The folder a module is in: "machine" for minigpt.machine.processes, "" for the lesson at the
+    root; the front door (the API and `python -m minigpt`) goes with the command line."""
+    parts = name.split(".")
+    if name in ("minigpt", "minigpt.__main__"):
+        return "cli"
+    return parts[1] if len(parts) > 2 else ""
+
+
 def test_imports_point_down_and_nothing_below_the_command_line_imports_it():
     placed, known = layers_in_the_docs(), modules()
     upward = [f"{name} (layer {placed[name]}) imports {other} (layer {placed[other]})"
@@ -70,6 +80,14 @@ def test_imports_point_down_and_nothing_below_the_command_line_imports_it():
     into_cli = [name for name, path in known.items() if not name.startswith("minigpt.cli") and name != "minigpt.__main__"
                 and any(other.startswith("minigpt.cli") for other in imported(path, known))]
     assert not into_cli
+
+
+def test_no_import_goes_sideways_into_another_folder_of_its_layer():
+    placed, known = layers_in_the_docs(), modules()
+    sideways = [f"{name} imports {other} (both layer {placed[name]})"
+                for name, path in known.items() for other in imported(path, known)
+                if placed[other] == placed[name] and folder(other) != folder(name)]
+    assert not sideways, "\n".join(sideways)
 
 
 def test_no_two_modules_import_each_other_even_around_a_loop():
@@ -101,19 +119,33 @@ LESSON_FILES = ["model.py", "attention.py", "data.py", "optimizer.py", "training
 
 
 def test_the_lesson_files_at_the_root_are_an_evenings_reading():
-    """The root's seven files, what a learner reads top to bottom, at most 1,300 lines together: what runs,
-    scales, stores, measures or shows a model lives in a folder."""
-    lines = {name: len((PACKAGE / name).read_text(encoding="utf-8").splitlines()) for name in LESSON_FILES}
-    assert sum(lines.values()) <= 1300, lines
-    assert {path.name for path in PACKAGE.glob("*.py")} - set(LESSON_FILES) == {"__init__.py", "__main__.py", "errors.py", "bundled.py"}
+    """The root's seven files, what a learner reads top to bottom: at most 1,000 lines together, none
+    past 100 characters; what runs, scales, stores, measures or shows a model lives in a folder, and
+    the root holds the lesson and the front door alone."""
+    texts = {name: (PACKAGE / name).read_text(encoding="utf-8").splitlines() for name in LESSON_FILES}
+    assert sum(map(len, texts.values())) <= 1000, {name: len(lines) for name, lines in texts.items()}
+    wide = [f"{name}:{i}" for name, lines in texts.items() for i, line in enumerate(lines, 1) if len(line) > 100]
+    assert not wide, wide
+    assert {path.name for path in PACKAGE.glob("*.py")} - set(LESSON_FILES) == {"__init__.py", "__main__.py"}
+
+
+def test_the_model_has_no_mode_and_the_data_no_machinery():
+    """model.py imports its config alone and its forward takes no switch; data.py reads names through
+    files/ and corpus/, nothing of the machine."""
+    known = modules()
+    assert imported(PACKAGE / "model.py", known) == {"minigpt.config"}
+    forward = next(node for node in ast.walk(ast.parse((PACKAGE / "model.py").read_text(encoding="utf-8")))
+                   if isinstance(node, ast.FunctionDef) and node.name == "forward"
+                   and [a.arg for a in node.args.args][:2] == ["self", "idx"])
+    assert [a.arg for a in forward.args.args] == ["self", "idx", "targets", "positions", "attend"]
+    assert {folder(other) for other in imported(PACKAGE / "data.py", known)} <= {"common", "files", "corpus"}
 
 
 def test_a_folder_is_one_layer():
     layers = layers_in_the_docs()
     by_folder = {}
     for name, layer in layers.items():
-        parts = name.split(".")
-        if len(parts) > 2:
-            by_folder.setdefault(parts[1], set()).add(layer)
+        if len(name.split(".")) > 2:
+            by_folder.setdefault(folder(name), set()).add(layer)
     assert {folder: found for folder, found in by_folder.items() if len(found) > 1} == {}
-    assert {"files", "formats", "recipes", "scaling"} <= set(by_folder)
+    assert set(by_folder) == {path.name for path in PACKAGE.iterdir() if path.is_dir() and any(path.glob("*.py"))}

@@ -6,11 +6,13 @@ import torch
 from conftest import tiny_config
 from typer.testing import CliRunner
 
-from minigpt.scaling import membership
+from minigpt.corpus import membership
 from minigpt.formats.checkpoint import load_checkpoint
 from minigpt.cli.main import app
-from minigpt.data import TokenizedNames, Tokenizer, read_names, split_names
-from minigpt.scaling.membership import (
+from minigpt.corpus.tokenized import TokenizedNames
+from minigpt.data import Tokenizer, split_names
+from minigpt.files.names_file import read_names
+from minigpt.corpus.membership import (
     FALSE_POSITIVE_RATE,
     NameSet,
     as_signed,

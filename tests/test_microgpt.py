@@ -10,8 +10,9 @@ from microgpt_reference import name_logits_and_loss
 from minigpt.attention import KVCache
 from minigpt.formats.checkpoint import load_checkpoint, microgpt_weights
 from minigpt.recipes.loading import load_config
-from minigpt.data import BatchOrder, Tokenizer, TokenizedNames
-from minigpt.errors import UsageError
+from minigpt.data import BatchOrder, Tokenizer
+from minigpt.corpus.tokenized import TokenizedNames
+from minigpt.common.errors import UsageError
 from minigpt.formats.microgpt_json import export_microgpt, import_microgpt
 from minigpt.model import GPT
 from minigpt.runs.run import train
@@ -43,8 +44,8 @@ def test_logits_and_loss_match_the_plain_python_reference(std, n_layer):
         n = len(ref_logits)
         reference = torch.tensor(ref_logits, dtype=torch.float64)
         torch.testing.assert_close(full_logits[i, :n].double(), reference, atol=1e-5, rtol=0)
-        cache = KVCache.for_model(model, 1)  # one token at a time, as microgpt runs
-        stepped = torch.cat([model(x[i : i + 1, t : t + 1], start=t, attend=cache.layers)[0] for t in range(n)], dim=1)
+        cache = KVCache(model, 1)  # one token at a time, as microgpt runs
+        stepped = torch.cat([model(x[i : i + 1, t : t + 1], positions=cache.next_positions(1), attend=cache.layers)[0] for t in range(n)], dim=1)
         torch.testing.assert_close(stepped[0].double(), reference, atol=1e-5, rtol=0)
         _, loss = model(x[i : i + 1, :n], y[i : i + 1, :n])
         assert loss.item() == pytest.approx(ref_loss, abs=1e-5)

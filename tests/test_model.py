@@ -3,7 +3,7 @@ import torch
 
 from minigpt.attention import KVCache
 from minigpt.config import GPTConfig
-from minigpt.data import IGNORE
+from minigpt.corpus.tokenized import IGNORE
 from minigpt.formats.checkpoint import load_microgpt_weights, microgpt_weights
 from minigpt.model import GPT
 
@@ -60,9 +60,9 @@ def test_kv_cached_decoding_matches_full_forward(kw):
     model = make_model(**kw)
     idx = torch.randint(0, 27, (3, 16))
     full, _ = model(idx)
-    cache = KVCache.for_model(model, 3)
+    cache = KVCache(model, 3)
     steps = [model(idx[:, :5], attend=cache.layers)[0]]  # a prefix in one pass, then one token at a time
-    steps += [model(idx[:, t : t + 1], start=cache.length, attend=cache.layers)[0] for t in range(5, 16)]
+    steps += [model(idx[:, t : t + 1], positions=cache.next_positions(1), attend=cache.layers)[0] for t in range(5, 16)]
     torch.testing.assert_close(torch.cat(steps, dim=1), full, atol=1e-5, rtol=0)
 
 
@@ -86,7 +86,7 @@ def test_loss_ignores_padding():
 
 
 def test_fast_dropout_drops_p_and_keeps_the_mean():
-    from minigpt.scaling.fast_dropout import Dropout
+    from minigpt.machine.cpu_speedups import Dropout
 
     drop = Dropout(0.1)
     x = torch.ones(400_000)
@@ -124,7 +124,7 @@ def test_the_model_uses_torchs_dropout_and_training_swaps_in_the_fast_one_on_a_c
     from conftest import tiny_config
 
     from minigpt.data import load_data
-    from minigpt.scaling.fast_dropout import Dropout
+    from minigpt.machine.cpu_speedups import Dropout
     from minigpt.training import Trainer
 
     assert all(not isinstance(m, Dropout) for m in make_model(dropout=0.1).modules())

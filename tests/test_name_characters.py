@@ -10,8 +10,9 @@ from typer.testing import CliRunner
 import browser
 from minigpt.cli.main import app
 from minigpt.recipes.loading import load_config
-from minigpt.data import BOUNDARY, Tokenizer
-from minigpt.files.text import one_line, token_text
+from minigpt.common.text import BOUNDARY, boundary_mark, token_label
+from minigpt.data import Tokenizer
+from minigpt.common.text import one_line, token_text
 from minigpt.runs.run import train
 from minigpt.views.explorer_page import write_page
 
@@ -28,17 +29,18 @@ def dotted_run(tmp_path_factory):
 
 
 def test_the_boundary_token_is_drawn_apart_from_a_character_of_the_vocabulary():
-    assert Tokenizer(list("ab")).boundary == BOUNDARY
+    assert boundary_mark(Tokenizer(list("ab")).stoi) == BOUNDARY
     plain = Tokenizer(list("ab·"))
-    assert plain.boundary not in plain.chars and plain.token_label(plain.bos) == plain.boundary
+    mark = boundary_mark(plain.stoi)
+    assert mark not in plain.chars and token_label(plain, plain.bos) == mark
     crowded = Tokenizer(["·", "◇", "¤", "␄", "⟂"])
-    assert crowded.boundary not in crowded.chars
+    assert boundary_mark(crowded.stoi) not in crowded.chars
 
 
 def test_inspect_attention_marks_the_boundary_apart_from_a_dot_in_the_name(dotted_run):
     shown = runner.invoke(app, ["inspect-attention", str(dotted_run), "gal·la"])
     assert shown.exit_code == 0, shown.output
-    mark = Tokenizer(sorted(set("".join(NAMES)))).boundary
+    mark = boundary_mark(Tokenizer(sorted(set("".join(NAMES)))).stoi)
     assert mark != "·" and f"{mark} is the boundary token" in shown.stdout
     assert "· is the boundary token" not in shown.stdout
     report = json.loads(runner.invoke(app, ["inspect-attention", str(dotted_run), "gal·la", "--json"]).stdout)

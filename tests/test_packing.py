@@ -4,7 +4,9 @@ import pytest
 import torch
 
 from minigpt.config import GPTConfig
-from minigpt.data import IGNORE, Tokenizer, TokenizedNames
+from minigpt.corpus.tokenized import IGNORE, TokenizedNames
+from minigpt.data import Tokenizer
+from minigpt.machine.packing import packed_batch
 from minigpt.model import GPT
 
 BLOCK = 16
@@ -20,9 +22,9 @@ def model_and_data(dtype):
     return GPT(config).to(dtype), TokenizedNames(NAMES, tokenizer, BLOCK)
 
 
-def loss_and_grads(model, x, y, name_length):
+def loss_and_grads(model, x, y, positions=None, attend=None):
     model.zero_grad()
-    _, loss = model(x, y, name_length=name_length)
+    _, loss = model(x, y, positions=positions, attend=attend)
     loss.backward()
     return loss.detach(), {name: p.grad.clone() for name, p in model.named_parameters()}
 
@@ -32,10 +34,10 @@ def loss_and_grads(model, x, y, name_length):
 def test_a_packed_step_equals_a_padded_one(dtype, tolerance, batch):
     model, data = model_and_data(dtype)
     rows = torch.tensor(batch)
-    packed = data.packed(rows)
+    packed = packed_batch(data, rows, model)
     longest = int(data.lengths[rows].max())
     assert packed.x.size(0) == -(-len(batch) // (BLOCK // longest))  # as many names a row as fit
-    padded_loss, padded_grads = loss_and_grads(model, *data.batch(rows), None)
+    padded_loss, padded_grads = loss_and_grads(model, *data.batch(rows))
     packed_loss, packed_grads = loss_and_grads(model, *packed)
     assert abs(float(packed_loss - padded_loss)) <= tolerance
     for name, grad in padded_grads.items():
@@ -44,9 +46,10 @@ def test_a_packed_step_equals_a_padded_one(dtype, tolerance, batch):
 
 def test_a_packed_row_keeps_each_name_to_itself():
     model, data = model_and_data(torch.float64)
-    x, y, name_length = data.packed(torch.tensor([0, 1, 20]))  # "a", "ab", "ba": one row of five names' places
-    assert x.shape == (1, 5 * name_length) and name_length == 3
+    x, y, positions, attend = packed_batch(data, torch.tensor([0, 1, 20]), model)  # "a", "ab", "ba"
+    name_length = 3  # one row of five names' places
+    assert x.shape == (1, 5 * name_length) and positions.tolist() == [0, 1, 2] * 5
     assert (y[0, 3 * name_length :] == IGNORE).all()  # the two empty places predict nothing
-    logits, _ = model(x, name_length=name_length)
+    logits, _ = model(x, positions=positions, attend=attend)
     alone, _ = model(data.batch(torch.tensor([20]))[0])  # "ba" by itself: its logits are the same in the row
     assert torch.allclose(logits[0, 2 * name_length : 3 * name_length], alone[0], atol=1e-12)

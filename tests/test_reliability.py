@@ -18,7 +18,7 @@ from minigpt.files import atomic_file
 from minigpt.formats import checkpoint as checkpoint_module
 from minigpt.formats.checkpoint import load_checkpoint
 from minigpt.cli.main import app
-from minigpt.errors import Interrupted, RunError, UsageError
+from minigpt.common.errors import Interrupted, RunError, UsageError
 from minigpt.formats.snapshots import read_snapshots
 from minigpt.formats.checkpoint import resume_config
 from minigpt.runs.run import train
@@ -414,7 +414,7 @@ def test_a_line_cut_short_by_a_full_disk_never_blocks_resume_or_plot(names_file,
 
 
 def test_a_full_disk_while_logging_stops_the_run_in_one_line(names_file, tmp_path, monkeypatch):
-    from minigpt.runs.records import RunRecords
+    from minigpt.runs.recorder import RunRecords
 
     class FullDisk:
         def write(self, text):
@@ -502,7 +502,7 @@ def test_eval_names_why_the_validation_names_are_gone_and_its_advice_works(names
 def test_a_failure_keeps_its_message_and_every_reporter_hears_the_end(names_file, tmp_path, monkeypatch):
     """A full disk while logging: the file's close flushes again and fails again, which must not replace the
     message, nor keep the display's and the user's reporters from hearing the end."""
-    from minigpt.runs.records import RunRecords
+    from minigpt.runs.recorder import RunRecords
     from minigpt.training import Reporter
 
     class FullDisk:
@@ -545,7 +545,7 @@ def test_a_full_disk_is_one_exit_code_whatever_was_written(trained_run, tmp_path
 def test_a_checkpoint_whose_evaluation_was_not_logged_logs_it_when_the_run_goes_on(names_file, tmp_path, monkeypatch):
     """The disk fills after best.pt and last.pt of step 10 but before the evaluation's line: resuming writes it
     from the checkpoint, so that the records hold every evaluation."""
-    from minigpt.runs.records import RunRecords
+    from minigpt.runs.recorder import RunRecords
 
     def full_at_the_evaluation(self, trainer, samples):
         raise RunError("cannot write metrics.jsonl: No space left on device")

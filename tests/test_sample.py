@@ -6,9 +6,10 @@ from typer.testing import CliRunner
 
 from minigpt.cli.main import app
 from minigpt.formats.checkpoint import load_checkpoint
-from minigpt.errors import UsageError
+from minigpt.common.errors import UsageError
 from minigpt.runs.new_names import sample
-from minigpt.sampling import filter_logits, generate
+from minigpt import generate
+from minigpt.sampling import filter_logits
 
 
 def test_same_seed_same_names(trained_run):
@@ -132,7 +133,7 @@ def test_a_name_cut_at_the_block_size_is_marked_and_never_counted_as_new(trained
     from typer.testing import CliRunner
 
     from minigpt.cli.main import app
-    from minigpt.files.text import CUT, is_cut
+    from minigpt.common.text import CUT, is_cut
 
     run = str(trained_run[0])
     block = load_checkpoint(trained_run[0]).config.model.block_size
@@ -155,7 +156,7 @@ def test_training_marks_cut_samples_in_its_table_samples_txt_and_summary(tmp_pat
     end are marked cut, and the summary counts none of them as new."""
     from minigpt.recipes.loading import load_config
     from minigpt.runs.run import train
-    from minigpt.files.text import CUT
+    from minigpt.common.text import CUT
     from minigpt.views.training_display import TrainingDisplay
 
     names = tmp_path / "long.txt"
@@ -192,7 +193,7 @@ def test_negative_zero_and_the_smallest_top_p_sample_as_zero_and_greedy_do(train
 
 def test_a_recipes_floats_are_checked_as_float32_and_shortcuts_by_their_own_names(tmp_path):
     from minigpt.recipes.loading import load_config
-    from minigpt.errors import UsageError
+    from minigpt.common.errors import UsageError
 
     for setting, says in [("train.lr=1e-50", "train.lr must be positive, got 1e-50, which is 0"),
                           ("train.lr=1e300", "train.lr must be a finite number, got 1e+300, which is inf"),
@@ -230,7 +231,7 @@ def test_sample_prints_names_as_they_are_made(trained_run, monkeypatch, json_out
 
 
 def test_a_vocabulary_of_a_million_bounds_what_is_computed_at_once():
-    from minigpt.sampling import LOGITS_AT_ONCE, rows_at_once
+    from minigpt.common.ranges import LOGITS_AT_ONCE, rows_at_once
 
     assert rows_at_once(256, 16, 27) == 256 and rows_at_once(2048, 1, 27) == 2048  # names: as before
     assert rows_at_once(256, 16, 1_000_001) == 1  # a name at a time, never none

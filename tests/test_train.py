@@ -8,13 +8,17 @@ import torch
 from conftest import tiny_config
 from minigpt.formats.checkpoint import load_checkpoint, read_model_weights, resume_config
 from minigpt.config import GPTConfig, TrainConfig
-from minigpt.data import BUNDLED_NAMES, Tokenizer, TokenizedNames, read_names
-from minigpt.errors import RunError, UsageError
+from minigpt.common.bundled import BUNDLED_NAMES
+from minigpt.data import Tokenizer
+from minigpt.corpus.tokenized import TokenizedNames
+from minigpt.files.names_file import read_names
+from minigpt.common.errors import RunError, UsageError
 from minigpt.model import GPT
 from minigpt.sampling import generate
-from minigpt.training import evaluate
+from minigpt.measurements.name_losses import evaluate
 from minigpt.optimizer import lr_at
 from minigpt.runs.run import train
+from minigpt.machine.processes import Compiled
 from minigpt.training import Trainer
 
 
@@ -110,7 +114,7 @@ def test_precision_sets_the_matmul_dtype_and_keeps_float32_weights(names_file, p
 
 def test_compile_wraps_the_training_model_and_saves_plain_names(names_file):
     trainer = cpu_trainer(names_file, "train.compile=true")  # compiles lazily, at the first step
-    assert trainer.model_for_steps is not trainer.model and trainer.model_for_steps._orig_mod is trainer.model
+    assert trainer.model_for_steps.compiled._orig_mod is trainer.model
     assert "layers.0.attn.attn_wq.weight" in trainer.model.state_dict()
 
 
@@ -120,7 +124,7 @@ def test_a_failed_compile_says_how_to_train_without_it(names_file):
     def no_compiler(graph, example_inputs):
         raise RuntimeError("No working C++ compiler found")
 
-    trainer.model_for_steps = torch.compile(trainer.model, backend=no_compiler)  # fails as inductor does without a compiler
+    trainer.model_for_steps = Compiled(trainer.model, backend=no_compiler)  # fails as inductor does without one
     with pytest.raises(RunError, match=r"C\+\+ compiler.*set train.compile=false"):
         trainer.train_step()
 
@@ -203,7 +207,7 @@ def test_a_run_whose_last_step_is_its_best_ended_on_its_best(names_file, tmp_pat
 
 def test_a_step_whose_logits_cannot_fit_is_refused_before_it_starts(names_file, tmp_path, monkeypatch):
     from conftest import tiny_config
-    from minigpt.errors import UsageError
+    from minigpt.common.errors import UsageError
     from minigpt.runs import setup
 
     monkeypatch.setattr(setup, "available_memory", lambda: 100_000)  # 0.1 MB free

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from minigpt.bundled import recipe_names
+from minigpt.common.bundled import recipe_names
 
 pytestmark = pytest.mark.xdist_group("wheel")  # one worker makes the module's shared fixture once
 
@@ -54,7 +54,7 @@ def test_the_wheel_carries_the_names_and_recipes_and_every_command_runs_from_it(
     cwd, env = elsewhere
     code = """
 import sys
-from minigpt.bundled import names_file, recipe_names
+from minigpt.common.bundled import names_file, recipe_names
 from minigpt.cli.main import app
 
 def minigpt(*args):

@@ -18,11 +18,11 @@ from typing import Optional
 import typer
 
 from minigpt import __version__
-from minigpt.errors import Interrupted, LostProcess, MiniGPTError, UsageError, first_line
-from minigpt.files.text import one_line
+from minigpt.common.errors import Interrupted, LostProcess, MiniGPTError, UsageError, first_line
+from minigpt.common.text import one_line
 from minigpt.recipes.checks import check_64_bits
 from minigpt.cli.streams import DroppedOnFailure, checked_streams
-from minigpt.scaling.torchrun import LOST_A_PROCESS, keep_error_line, rank
+from minigpt.machine.torchrun import LOST_A_PROCESS, keep_error_line, rank
 
 if hasattr(typer, "_click"):  # typer 0.2x carries its own copy of click
     click = typer._click
@@ -243,9 +243,9 @@ def root(
 
 
 def on_free_cores(device: str) -> None:
-    """Before CPU work: one torch thread per free core (scaling/threads.py)."""
-    from minigpt.scaling.processes import resolve_device
-    from minigpt.scaling.threads import QUICK_LOOK, use_free_cores
+    """Before CPU work: one torch thread per free core (machine/threads.py)."""
+    from minigpt.machine.processes import resolve_device
+    from minigpt.machine.threads import QUICK_LOOK, use_free_cores
 
     if resolve_device(device).type == "cpu":
         use_free_cores(QUICK_LOOK)
@@ -259,7 +259,7 @@ def wrote(*paths: Path, then: str = "") -> None:
 def checkpoint_to_read(checkpoint: Path, device: str):
     """The checkpoint that sample, eval, inspect-attention and ablate read, loaded on `device`."""
     from minigpt.formats.checkpoint import load_checkpoint
-    from minigpt.scaling.processes import resolve_device
+    from minigpt.machine.processes import resolve_device
 
     on_free_cores(device)
     return load_checkpoint(checkpoint, resolve_device(device))

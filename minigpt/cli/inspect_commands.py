@@ -11,10 +11,10 @@ import typer
 
 from minigpt.cli.app import (checkpoint_argument, checkpoint_to_read, device_option, ends_as_written,
                              names_to_score_option, on_free_cores, wrote)
-from minigpt.errors import UsageError, warn
+from minigpt.common.errors import UsageError, warn
 from minigpt.files import strict_json
 from minigpt.files.atomic_file import refuse_existing
-from minigpt.bundled import LESSONS
+from minigpt.views.web_files import lesson_count
 
 
 def write_explorer_page(checkpoint: Path, out: Path, text: str | None, open_page: bool, overwrite: bool,
@@ -72,7 +72,7 @@ def inspect_attention(
         None, "--html", help="Write the explorer page instead: one HTML file that runs the model in a browser."
     ),
     lesson: Optional[int] = typer.Option(
-        None, "--lesson", help=f"With --html: the page opens at lesson N of its course (1 to {LESSONS})."
+        None, "--lesson", help=f"With --html: the page opens at lesson N of its course (1 to {lesson_count()})."
     ),
     open_page: bool = typer.Option(
         False, "--open", metavar="", help="With --html: open the page in the default browser."
@@ -91,7 +91,7 @@ def inspect_attention(
     for flag, path, kind in (("--html", html, "html"), ("--png", png, "png"), ("--json-file", json_file, "json")):
         ends_as_written(flag, path, kind)
     if lesson is not None and html is None:  # the lessons' range is write_page's to check
-        raise UsageError(f"--lesson opens the explorer page at a lesson: give it with --html, from 1 to {LESSONS}")
+        raise UsageError(f"--lesson opens the explorer page at a lesson: give it with --html, from 1 to {lesson_count()}")
     if html is not None:
         besides = {"--png": png, "--json-file": json_file, "--json": json_out or None, "--lens": lens or None,
                    "--layer": layer, "--head": head, "--position": position, "--step": step}

@@ -15,11 +15,11 @@ import typer
 
 from minigpt.cli.app import (checkpoint_argument, checkpoint_to_read, device_option, ends_as_written,
                              names_to_score_option, wrote)
-from minigpt.errors import UsageError, warn
+from minigpt.common.errors import UsageError, warn
 from minigpt.files import strict_json
 from minigpt.files.atomic_file import refuse_existing
-from minigpt.files.text import one_line, plural
-from minigpt.scaling.torchrun import check_batch_splits, most_processes, rank, run_on_processes
+from minigpt.common.text import one_line, plural
+from minigpt.machine.torchrun import check_batch_splits, most_processes, rank, run_on_processes
 
 
 def train(
@@ -89,7 +89,7 @@ def train(
 
 def changed_keys(recipe, run) -> dict:
     """Each recipe key the run trained with another value (--set, a shortcut, train.auto_scale): both values."""
-    from minigpt.experiments.compare import flat_config, recipe_differences
+    from minigpt.recipes.differences import flat_config, recipe_differences
 
     differs = recipe_differences([flat_config(recipe), flat_config(run)])
     return {key: {"recipe": before, "run": after} for key, (before, after) in differs.items()}
@@ -113,10 +113,10 @@ def sample(
     json_out: bool = typer.Option(False, "--json", metavar="", help="Print the names as JSON on stdout."),
 ) -> None:
     """Generate names from a trained checkpoint, one per line."""
-    from minigpt.data import read_names
+    from minigpt.files.names_file import read_names
     from minigpt.runs.new_names import sample_batches
-    from minigpt.files.text import CUT, as_shown, is_cut
-    from minigpt.scaling.membership import NameSet
+    from minigpt.common.text import CUT, as_shown, is_cut
+    from minigpt.corpus.membership import NameSet
 
     ckpt = checkpoint_to_read(checkpoint, device)
     if data is not None:
@@ -195,7 +195,7 @@ def print_name_losses(ckpt, names: list[str], what: str, csv_out: bool) -> None:
     """One line a name, as its losses are computed, in the order of the names."""
     import csv
 
-    from minigpt.files.text import as_text
+    from minigpt.common.text import as_text
     from minigpt.measurements.name_losses import name_losses
 
     rows = name_losses(ckpt.model, ckpt.tokenizer, names, what=what)

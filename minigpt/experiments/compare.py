@@ -19,13 +19,14 @@ from pathlib import Path
 
 import torch
 
-from minigpt.errors import UsageError
+from minigpt.recipes.differences import flat_config, recipe_differences
+from minigpt.common.errors import UsageError
 from minigpt.experiments.statistics import mean, paired_interval, sd, welch, welch_p
 from minigpt.formats.checkpoint import Checkpoint, held_out, load_checkpoint
 from minigpt.files.run_records import read_metrics
-from minigpt.files.text import as_text
+from minigpt.common.text import as_text
 from minigpt.measurements.name_losses import name_losses
-from minigpt.data import read_names
+from minigpt.files.names_file import read_names
 
 SIGNIFICANT = 0.05  # the p-value below which a verdict calls a difference more than seed noise
 
@@ -124,22 +125,9 @@ def read_run(path: Path) -> RunScore:
                     max(float(r.get("elapsed", 0.0)) for r in curve), curve)
 
 
-def flat_config(config) -> dict:
-    """A Config as "section.key" -> value, without the vocabulary size, which comes from the data."""
-    return {f"{section}.{key}": value for section, values in config.to_dict().items() for key, value in values.items()
-            if (section, key) != ("model", "vocab_size")}
-
-
 def flat_recipe(ckpt: Checkpoint) -> dict:
     """A run's recipe, flat, without the seed that tells seeds of one recipe apart."""
     return {key: value for key, value in flat_config(ckpt.config).items() if key != "train.seed"}
-
-
-def recipe_differences(recipes: list[dict]) -> dict[str, list]:
-    """The keys of flat recipes ("section.key" -> value) whose values are not all equal, with each recipe's value."""
-    keys = sorted({key for recipe in recipes for key in recipe})
-    return {key: [recipe.get(key) for recipe in recipes] for key in keys
-            if len({json.dumps(recipe.get(key)) for recipe in recipes}) > 1}
 
 
 def group_runs(runs: list[RunScore], baseline: Path) -> tuple[list[Group], dict[str, list]]:
@@ -220,7 +208,7 @@ def group_samples(group: Group, shown: int = 6, drawn: int = 200, seed: int = 0)
     """A few names from the group's first run, and the share of `drawn` names that are not training names
     (a cut name counts as not new: it is no whole name)."""
     from minigpt.runs.new_names import sample
-    from minigpt.files.text import is_cut
+    from minigpt.common.text import is_cut
 
     ckpt = group.runs[0].checkpoint
     names = sample(ckpt, num=drawn, seed=seed)

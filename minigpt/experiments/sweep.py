@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from minigpt.errors import Interrupted, RunError, UsageError
+from minigpt.common.errors import Interrupted, RunError, UsageError
 from minigpt.experiments.statistics import mean, sd
 from minigpt.experiments.sweep_spec import SweepSpec, read_spec
 from minigpt.files.atomic_file import write_text

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from minigpt.config import Config
-from minigpt.errors import UsageError
+from minigpt.common.errors import UsageError
 from minigpt.files.bounded import read_bytes
 from minigpt.recipes.loading import load_config, toml_value
 

@@ -10,7 +10,7 @@ from minigpt.experiments.compare import Comparison, group_samples
 from minigpt.experiments.sweep import SweepResult
 from minigpt.experiments.statistics import sd
 from minigpt.files.run_records import series
-from minigpt.files.text import as_text
+from minigpt.common.text import as_text
 from minigpt.views.panels import markup_safe
 from minigpt.views.loss_curve import sparkline
 

@@ -16,7 +16,7 @@ import tempfile
 from pathlib import Path
 from typing import Callable
 
-from minigpt.errors import UsageError, cannot_write
+from minigpt.common.errors import UsageError, cannot_write
 from minigpt.files.sniffing import is_checkpoint_file
 
 

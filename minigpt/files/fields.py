@@ -12,8 +12,8 @@ import math
 
 import torch
 
-from minigpt.errors import UsageError
-from minigpt.files.text import number_text
+from minigpt.common.errors import UsageError
+from minigpt.common.text import number_text
 
 NAMES = {dict: "a table", list: "a list", str: "text", int: "a whole number", float: "a number",
          bool: "true or false", type(None): "null", torch.Tensor: "a tensor"}

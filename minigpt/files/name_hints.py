@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import unicodedata
 
-from minigpt.errors import UsageError
-from minigpt.files.text import one_line
+from minigpt.common.errors import UsageError
+from minigpt.common.text import one_line
 
 
 def plain_letters(text: str) -> str:

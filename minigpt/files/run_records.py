@@ -4,7 +4,7 @@
     samples.txt     one evaluation a line: `step 250  val 2.1095`, then each name after a tab (* = a training name,
                     … = cut at the block size)
 
-The run writes them (runs/records.py); `plot`, the training summary, the explorer page and a
+The run writes them (runs/recorder.py); `plot`, the training summary, the explorer page and a
 resumed run read them.
 """
 
@@ -14,11 +14,11 @@ import json
 import math
 from pathlib import Path
 
-from minigpt.errors import UsageError, warn
+from minigpt.common.errors import UsageError, warn
 from minigpt.files import strict_json
 from minigpt.files.bounded import read_text
 from minigpt.files.sniffing import identify
-from minigpt.files.text import loss_text, one_line
+from minigpt.common.text import loss_text, one_line
 
 METRICS, SAMPLES = "metrics.jsonl", "samples.txt"
 

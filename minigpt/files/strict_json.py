@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import math
 
-from minigpt.files.text import as_text
+from minigpt.common.text import as_text
 
 
 def readable(value):

@@ -14,7 +14,7 @@ from pathlib import Path
 import torch
 
 from minigpt.data import Tokenizer
-from minigpt.errors import UsageError
+from minigpt.common.errors import UsageError
 from minigpt.files.fields import entry, expect, finite_number, tensors, whole_number
 from minigpt.model import GPT
 

@@ -19,18 +19,18 @@ import torch
 
 from minigpt.config import GPTConfig
 from minigpt.data import Tokenizer
-from minigpt.errors import UsageError, first_line
+from minigpt.common.errors import UsageError, first_line
 from minigpt.files.atomic_file import refuse_existing, write_text
 from minigpt.files.bounded import read_text
 from minigpt.files.fields import entry, expect, whole_number
 from minigpt.files.sniffing import KNOWN, identify, wrong_kind
-from minigpt.files.text import number_text
+from minigpt.common.text import number_text
 from minigpt.formats.checkpoint import load_checkpoint, load_microgpt_weights, microgpt_weights, payload, save_checkpoint
 from minigpt.formats.checkpoint_checks import check_weights, checked_vocab
 from minigpt.model import GPT
 from minigpt.recipes.checks import check_model_size, validate
 from minigpt.recipes.loading import load_config
-from minigpt.scaling.membership import NameSet
+from minigpt.corpus.membership import NameSet
 
 MICROGPT_ARCHITECTURE = {"activation": "relu", "final_norm": False, "norm_scale": False, "norm_eps": 1e-5}
 LAYER_KEYS = ("attn_wq", "attn_wk", "attn_wv", "attn_wo", "mlp_fc1", "mlp_fc2")

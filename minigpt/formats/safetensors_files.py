@@ -14,7 +14,7 @@ import json
 from pathlib import Path
 
 from minigpt.data import Tokenizer
-from minigpt.errors import UsageError, cannot_write
+from minigpt.common.errors import UsageError, cannot_write
 from minigpt.files.atomic_file import refuse_existing, write_files_together
 from minigpt.files.bounded import read_bytes, read_text
 from minigpt.files.fields import entry, expect, tensors, whole_number
@@ -24,7 +24,7 @@ from minigpt.formats.checkpoint_checks import check_weights, checked_vocab, know
 from minigpt.formats.microgpt_json import MICROGPT_ARCHITECTURE, SHAPE
 from minigpt.model import GPT
 from minigpt.recipes.loading import config_from_dict
-from minigpt.scaling.membership import NameSet
+from minigpt.corpus.membership import NameSet
 
 WEIGHTS, CONFIG = "model.safetensors", "config.json"
 HYPERPARAMETERS = SHAPE + tuple(MICROGPT_ARCHITECTURE)  # the shape, and the switches microgpt fixes

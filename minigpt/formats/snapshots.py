@@ -26,8 +26,8 @@ from pathlib import Path
 
 import torch
 
-from minigpt.errors import UsageError
-from minigpt.recipes.ranges import MAX_SNAPSHOTS
+from minigpt.common.errors import UsageError
+from minigpt.common.ranges import MAX_SNAPSHOTS
 from minigpt.files.bounded import check_archive
 from minigpt.formats.checkpoint_checks import weight_trouble
 from minigpt.files.fields import entry, expect, whole_number

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import torch
 
-from minigpt.errors import UsageError
-from minigpt.files.text import plural
+from minigpt.common.errors import UsageError
+from minigpt.common.text import plural
 from minigpt.formats.checkpoint import ResumeState, load_microgpt_weights, payload, save_checkpoint, training_state
 from minigpt.optimizer import Optimizers
 
@@ -22,7 +22,7 @@ def save_trainer(trainer, path: Path) -> None:
     if not trainer.dist.main:
         return
     training = training_state(trainer.optimizer.state_dict(), rank_rng, cuda_rng, trainer.tokens, trainer.seconds,
-                              trainer.elapsed, trainer.best_step, trainer.evals_since_best)
+                              trainer.clock.elapsed, trainer.best_step, trainer.evals_since_best)
     save_checkpoint(path, payload(trainer.model, trainer.config, trainer.tokenizer.chars, trainer.step,
                                   trainer.val_loss, trainer.best_val_loss, trainer.membership, trainer.data_info, training))
 
@@ -35,10 +35,8 @@ def restore_trainer(trainer, state: ResumeState, path: Path) -> None:
     load_microgpt_weights(trainer.model, state.model)
     load_optimizer_state(trainer, state.optimizer, path)
     trainer.step, trainer.val_loss, trainer.best_val_loss = state.step, state.val_loss, state.best_val_loss
-    trainer.tokens, trainer.seconds, trainer._elapsed = state.tokens, state.seconds, state.elapsed
+    trainer.tokens, trainer.seconds, trainer.clock.before = state.tokens, state.seconds, state.elapsed
     trainer.best_step, trainer.evals_since_best = state.best_step, state.evals_since_best
-    if trainer.snapshots and not trainer.snapshots.resume(path.parent, state.step):
-        trainer.snapshots = None  # a run begun without snapshots cannot have a whole set of them
     ranks = state.rng["ranks"]
     if len(ranks) == trainer.dist.world:  # the same number of processes: each rank's own state
         torch.set_rng_state(ranks[trainer.dist.rank])

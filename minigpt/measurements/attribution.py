@@ -19,10 +19,13 @@ switching it off says (measurements/ablation.py).
 
 from __future__ import annotations
 
+import functools
+
 from typing import Iterable
 
 import torch
 
+from minigpt.common.text import token_label
 from minigpt.data import Tokenizer
 from minigpt.measurements.ablation import Part, heads_replaced
 from minigpt.measurements.logit_lens import embedded
@@ -107,7 +110,7 @@ def logit_attribution(model: GPT, tokenizer: Tokenizer, ids: list[int]) -> dict:
     terms, scale = attribution(model, torch.tensor([ids], device=model.lm_head.weight.device))
     terms, scale = terms[:, 0].double().cpu(), scale[0].double().cpu()  # [parts, T, V], [T]
     targets = ids[1:] + [tokenizer.bos]
-    label = tokenizer.token_label
+    label = functools.partial(token_label, tokenizer)
     return {
         "parts": part_names(model),
         "positions": [{

@@ -12,10 +12,13 @@ already leans to, no more. The last row is exactly the model's prediction.
 
 from __future__ import annotations
 
+import functools
+
 import torch
 
+from minigpt.common.text import token_label
 from minigpt.data import Tokenizer
-from minigpt.errors import UsageError
+from minigpt.common.errors import UsageError
 from minigpt.formats.checkpoint_checks import check_model
 from minigpt.model import GPT
 
@@ -65,7 +68,7 @@ def logit_lens(model: GPT, tokenizer: Tokenizer, ids: list[int], top: int = 3) -
     probs = torch.stack([torch.softmax(read_off(model, x)[0].float(), -1) for _, x in stages]).cpu()  # [S, T, V]
     targets = ids[1:] + [tokenizer.bos]
     best = torch.topk(probs, min(top, probs.size(-1)), dim=-1)
-    label = tokenizer.token_label
+    label = functools.partial(token_label, tokenizer)
     return {
         "stages": [name for name, _ in stages],
         "positions": [{

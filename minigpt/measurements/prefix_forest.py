@@ -29,7 +29,8 @@ import torch
 import torch.nn.functional as F
 
 from minigpt.data import Tokenizer
-from minigpt.model import GPT, causal_attention
+from minigpt.model import GPT
+from minigpt.attention import causal_attention
 
 NODES = 8192  # the most nodes in one forest: names are grouped by first character up to this (memory stays bounded)
 PATH_GROUPS = 4  # paths of like length are attended to together: fewer padded positions

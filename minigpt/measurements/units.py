@@ -13,8 +13,10 @@ from __future__ import annotations
 
 import torch
 
+from minigpt.common.text import token_label
 from minigpt.data import Tokenizer
-from minigpt.model import GPT, eval_mode
+from minigpt.model import GPT
+from minigpt.common.eval_mode import eval_mode
 
 TOP = 10  # prefixes kept per unit
 
@@ -65,7 +67,7 @@ def firing_prefixes(model: GPT, tokenizer: Tokenizer, names: list[str], top: int
         return {"prefixes": [], "layers": [], "values": []}
     best = [torch.topk(acts, min(top, acts.size(0)), dim=0) for acts in unit_activations(model, prefixes)]
     return {
-        "prefixes": ["".join(tokenizer.token_label(t) for t in p) for p in prefixes],
+        "prefixes": ["".join(token_label(tokenizer, t) for t in p) for p in prefixes],
         "layers": [b.indices.T.tolist() for b in best],
         "values": [[[round(v, 3) for v in unit] for unit in b.values.T.tolist()] for b in best],
     }

@@ -1,1 +1,2 @@
-"""Recipes read from TOML, `--set` and checkpoints, and their values checked (config.py declares the keys)."""
+"""Recipes read from TOML, `--set` and checkpoints, their values checked, and how two recipes differ
+(config.py declares the keys)."""

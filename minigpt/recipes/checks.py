@@ -8,8 +8,8 @@ import math
 import struct
 
 from minigpt.config import Config, GPTConfig
-from minigpt.errors import UsageError
-from minigpt.recipes.ranges import LARGEST_INTEGER, NOT_NEGATIVE, SEED, UP_TO_ONE, Range
+from minigpt.common.errors import UsageError
+from minigpt.common.ranges import LARGEST_INTEGER, NOT_NEGATIVE, SEED, UP_TO_ONE, Range
 
 # far beyond any model of names (the recipes have 200k to 300k parameters); a stored config past it
 # is refused before anything is allocated, so a small crafted file cannot claim gigabytes

@@ -11,12 +11,14 @@ import math
 import tomllib
 from pathlib import Path
 
-from minigpt.bundled import config_dir, recipe_names
-from minigpt.config import NOT_SETTABLE, Config, GPTConfig, SampleConfig, TrainConfig
-from minigpt.errors import UsageError
+from minigpt.common.bundled import config_dir, recipe_names
+from minigpt.config import Config, GPTConfig, SampleConfig, TrainConfig
+from minigpt.common.errors import UsageError
 from minigpt.files.bounded import read_bytes
 from minigpt.files.sniffing import NOT_NAMES, identify, wrong_kind
 from minigpt.recipes.checks import validate
+
+NOT_SETTABLE = {("model", "vocab_size")}  # from the data, never from a recipe
 
 
 def resolve_config_path(name: str | Path) -> Path:

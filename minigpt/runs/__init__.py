@@ -1,1 +1,1 @@
-"""A training run: its directory, its records, setting it up and running it (`minigpt.train`)."""
+"""A training run: its directory, its records, the weights it keeps (best, snapshots), setting it up and running it (`minigpt.train`), and names drawn from what it made."""

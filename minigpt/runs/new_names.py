@@ -1,16 +1,17 @@
 """Names from a trained checkpoint (`minigpt sample`, `minigpt.sample`): the options its recipe's [sample]
-section gives unless given, and with new_only, only names that are not among its training names."""
+section gives unless given, and with new_only, only names that are not among its training names.
+The options are checked here, in the command line's words, for the Python API alike (`generate`)."""
 
 from __future__ import annotations
 
 import torch
 
 from minigpt.config import SampleConfig
-from minigpt.errors import UsageError
-from minigpt.recipes.checks import check_seed
-from minigpt.recipes.ranges import SEEDS
-from minigpt.sampling import generate_batches
-from minigpt.files.text import is_cut
+from minigpt.common.errors import UsageError
+from minigpt.recipes.checks import check_options, check_seed
+from minigpt.common.ranges import SEEDS
+from minigpt import sampling
+from minigpt.common.text import is_cut
 
 NEW_AT_ONCE = 1 << 20  # names an attempt of `sample --new-only` draws before the next begins
 
@@ -23,6 +24,22 @@ def recipe_options(recipe: SampleConfig, temperature: float | None = None, top_k
         "top_k": (recipe.top_k or None) if top_k is None else top_k,  # the recipe's 0 keeps every token
         "top_p": recipe.top_p if top_p is None else top_p,
     }
+
+
+def check_generation(model, num: int, temperature: float = 1.0, top_k: int | None = None,
+                     top_p: float = 1.0, prefix: str = "", seed: int | None = None) -> None:
+    """The options of a draw, each in its range, and a prefix the model has room to read."""
+    check_options(num, temperature, top_k, top_p, seed)
+    block_size = model.config.block_size
+    if len(prefix) >= block_size:
+        raise UsageError(f"--prefix is {len(prefix)} characters; the model's block size allows at most "
+                         f"{block_size - 1}")
+
+
+def generate(model, tokenizer, num: int, **options) -> list[str]:
+    """`num` names from a model (sampling.py's `generate`), its options checked first."""
+    check_generation(model, num, **{k: v for k, v in options.items() if k not in ("batch_size", "use_cache")})
+    return sampling.generate(model, tokenizer, num, **options)
 
 
 def sample(checkpoint, num: int = 10, new_only: bool = False, seed: int | None = None, prefix: str = "",
@@ -42,8 +59,9 @@ def sample_batches(checkpoint, num: int = 10, new_only: bool = False, seed: int 
         raise UsageError(f"sample takes a loaded checkpoint (minigpt.load_checkpoint(path)), got {type(checkpoint).__name__}")
     model, tokenizer = checkpoint.model, checkpoint.tokenizer
     options = {"prefix": prefix, **recipe_options(checkpoint.config.sample, temperature, top_k, top_p)}
+    check_generation(model, num, seed=seed, **options)
     if not new_only:
-        yield from generate_batches(model, tokenizer, num, seed=seed, **options)
+        yield from sampling.generate_batches(model, tokenizer, num, seed=seed, **options)
         return
     seen = checkpoint.membership
     if seen.kind == "none":
@@ -54,7 +72,7 @@ def sample_batches(checkpoint, num: int = 10, new_only: bool = False, seed: int 
     generator_seed = seed if seed is not None else torch.seed()
     for attempt in range(20):  # each attempt its own seed, kept in the range a seed has
         wanted = min(2 * (num - found) + 10, NEW_AT_ONCE)  # -n 10,000,000 is drawn a chunk at a time, not held
-        for batch in generate_batches(model, tokenizer, wanted, seed=(generator_seed + attempt) % SEEDS, **options):
+        for batch in sampling.generate_batches(model, tokenizer, wanted, seed=(generator_seed + attempt) % SEEDS, **options):
             # a cut name is not a new name: it is the start of one
             fresh = [name for name in batch if name not in seen and not is_cut(name, model.config.block_size)][: num - found]
             found += len(fresh)

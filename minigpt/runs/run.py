@@ -11,13 +11,14 @@ from pathlib import Path
 
 from minigpt.config import Config
 from minigpt.recipes.checks import validate
-from minigpt.errors import UsageError
-from minigpt.files.text import as_text
-from minigpt.runs.records import RunRecords
+from minigpt.common.errors import UsageError
+from minigpt.common.text import as_text
+from minigpt.runs.keepers import KeepBest, KeepSnapshots, end_on_best
+from minigpt.runs.recorder import RunRecords
 from minigpt.runs.run_directory import discard_if_no_checkpoint, open_run_dir
 from minigpt.runs.setup import StopSignals, start_processes, start_run
-from minigpt.scaling.processes import lost_a_process
-from minigpt.files.text import is_cut
+from minigpt.machine.processes import lost_a_process
+from minigpt.common.text import is_cut
 from minigpt.training import Reporter, Trainer, train_loop
 from minigpt.views.training_display import TrainingDisplay
 
@@ -50,21 +51,28 @@ def train(
         raise UsageError(f"report takes a Reporter (an instance of a subclass of minigpt.Reporter), got {what}")
     dist, threads = start_processes(config.train.device)
     lock = run_dir = None
-    reporter, result = Reporter(), None
+    reporter, result = Reporters(), None
     try:
         # continuing in a new directory replaces no later steps
         trainer, resumed_from, scaled = start_run(config, dist, data_path, val_path, resume_from,
                                                   overwrite_later or out_dir is not None)
         run_dir, lock = dist.on_main(lambda: open_run_dir(resumed_from, out_dir, overwrite),
                                      share=lambda opened: (opened[0], None))  # the lock stays with rank 0
+        # every rank keeps the weights it may end on; rank 0 alone records and shows the run
+        best = KeepBest() if config.train.keep_best else None
+        snapshots = KeepSnapshots(trainer, resumed_from) if config.train.snapshots else None
+        reporter = Reporters(*[keeper for keeper in (best, snapshots) if keeper is not None])
         if dist.main:
             resumed_at = trainer.step if resumed_from is not None else None
-            display = TrainingDisplay(run_dir, quiet, threads=threads, notes=config.notes + scaled, resumed_at=resumed_at)
-            reporter = Reporters(RunRecords(run_dir, config, resumed_at), display, *([report] if report is not None else []))
+            display = TrainingDisplay(run_dir, quiet, threads=threads, notes=config.notes + scaled,
+                                      resumed_at=resumed_at)
+            reporter = Reporters(*reporter.reporters, RunRecords(run_dir, config, resumed_at), display,
+                                 *([report] if report is not None else []))
         try:
             with StopSignals() as signals:
                 train_loss = train_loop(trainer, run_dir, reporter, signals)
-            result = finish_run(trainer, run_dir, train_loss)
+            went_back = end_on_best(trainer, run_dir, best, snapshots)  # the samples come from them
+            result = finish_run(trainer, run_dir, train_loss, went_back)
         except BaseException:
             hear_the_end(reporter, trainer)
             raise
@@ -93,9 +101,8 @@ def hear_the_end(reporter: Reporter, trainer: Trainer) -> None:
         pass
 
 
-def finish_run(trainer: Trainer, run_dir: Path, train_loss: float | None) -> TrainResult:
-    """End on the best weights (with train.keep_best) and sum the run up."""
-    went_back = trainer.finish(run_dir)  # on the best weights, so the summary's samples come from them
+def finish_run(trainer: Trainer, run_dir: Path, train_loss: float | None, went_back: bool) -> TrainResult:
+    """Sum the run up (on its best weights, with train.keep_best)."""
     return TrainResult(
         run_dir=run_dir,
         steps=trainer.step,
@@ -130,6 +137,10 @@ class Reporters(Reporter):
     def log(self, trainer, train_loss):
         for r in self.reporters:
             r.log(trainer, train_loss)
+
+    def saving(self, trainer, run_dir):
+        for r in self.reporters:
+            r.saving(trainer, run_dir)
 
     def evaluation(self, trainer, samples):
         for r in self.reporters:

@@ -1,5 +1,5 @@
 """A run's directory: where a run keeps its checkpoints (best.pt, last.pt) and its records
-(runs/records.py), and the lock that lets one training at a time write there.
+(runs/recorder.py), and the lock that lets one training at a time write there.
 
 A directory that already holds a run is never written into unless the user says so, and
 one training at a time holds it (`RunLock`). Only a run directory is written into: a resumed
@@ -15,7 +15,7 @@ import shutil
 from datetime import datetime
 from pathlib import Path
 
-from minigpt.errors import UsageError, cannot_write
+from minigpt.common.errors import UsageError, cannot_write
 from minigpt.files.atomic_file import PARTIAL
 from minigpt.files.sniffing import is_checkpoint_file
 

@@ -8,14 +8,16 @@ import threading
 from pathlib import Path
 
 from minigpt.config import Config
-from minigpt.data import BUNDLED_NAMES, load_data
+from minigpt.common.bundled import BUNDLED_NAMES
+from minigpt.data import load_data
 from minigpt.files.names_file import available_memory
-from minigpt.errors import Interrupted, UsageError
+from minigpt.common.errors import Interrupted, UsageError
 from minigpt.formats.checkpoint import read_resume_state, refuse_to_go_back
 from minigpt.formats.trainer_state import restore_trainer
-from minigpt.scaling.processes import Distributed, keep_freed_memory, resolve_device, setup as setup_distributed
-from minigpt.scaling.threads import use_free_cores
-from minigpt.scaling.torchrun import launched_by_torchrun
+from minigpt.machine.processes import Distributed, resolve_device, setup as setup_distributed
+from minigpt.machine.memory import keep_freed_memory
+from minigpt.machine.threads import use_free_cores
+from minigpt.machine.torchrun import launched_by_torchrun
 from minigpt.training import Trainer
 
 

@@ -17,11 +17,13 @@ from rich.style import Style
 from rich.table import Table
 from rich.text import Text
 
+from minigpt.common.text import token_label
 from minigpt.data import Tokenizer
 from minigpt.formats.checkpoint_checks import check_model
-from minigpt.errors import UsageError
-from minigpt.files.text import one_line, token_text
-from minigpt.model import GPT, causal_attention
+from minigpt.common.errors import UsageError
+from minigpt.common.text import one_line, token_text
+from minigpt.model import GPT
+from minigpt.attention import causal_attention
 from minigpt.measurements.attribution import logit_attribution
 from minigpt.measurements.logit_lens import logit_lens
 from minigpt.files import strict_json
@@ -31,7 +33,7 @@ from minigpt.files.atomic_file import write_text
 @dataclass
 class AttentionReport:
     name: str
-    tokens: list[str]  # what the model reads: the boundary token (its mark, tokenizer.boundary), then each character
+    tokens: list[str]  # what the model reads: the boundary token (its mark, common/text.py's boundary_mark), then each character
     weights: torch.Tensor  # [n_layer, n_head, T, T]; row i holds position i's weights over 0..i
     predictions: list[list[tuple[str, float]]]  # per position, the likeliest next tokens
     lens: dict  # each sublayer's guess (measurements/logit_lens.py)
@@ -79,13 +81,13 @@ def attention_report(model: GPT, tokenizer: Tokenizer, name: str, top: int = 3) 
     probs = torch.softmax(logits[0].float(), dim=-1).cpu()  # [T, vocab]
     best = torch.topk(probs, min(top, probs.size(-1)), dim=-1)
     predictions = [
-        [(tokenizer.token_label(i), p) for i, p in zip(row_ids.tolist(), row_probs.tolist())]
+        [(token_label(tokenizer, i), p) for i, p in zip(row_ids.tolist(), row_probs.tolist())]
         for row_ids, row_probs in zip(best.indices, best.values)
     ]
     weights = maps[:, 0].float().cpu()  # [n_layer, n_head, T, T]
     lens = logit_lens(model, tokenizer, ids, top)
     attribution = logit_attribution(model, tokenizer, ids)
-    return AttentionReport(name, [tokenizer.token_label(i) for i in ids], weights, predictions, lens, attribution)
+    return AttentionReport(name, [token_label(tokenizer, i) for i in ids], weights, predictions, lens, attribution)
 
 
 def select(report: AttentionReport, layer: int | None, head: int | None) -> list[tuple[int, int]]:
@@ -219,7 +221,7 @@ def write_png(report: AttentionReport, path: Path, pairs: list[tuple[int, int]])
 
 def draw_grid(report: AttentionReport, target, pairs: list[tuple[int, int]]) -> None:
     """`write_png`'s grid drawn as a PNG into `target`: a path or a file object (a notebook's picture)."""
-    from minigpt.views.loss_curve import import_pyplot, save_figure
+    from minigpt.views.plotting import import_pyplot, save_figure
 
     plt = import_pyplot()
     layers = sorted({l for l, _ in pairs})

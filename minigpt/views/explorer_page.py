@@ -15,12 +15,12 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from minigpt.bundled import LESSONS, web_file, web_folder
-from minigpt.errors import UsageError, cannot_write
+from minigpt.common.errors import UsageError, cannot_write
 from minigpt.files import strict_json
 from minigpt.files.atomic_file import refuse_existing, write_text
 from minigpt.formats.checkpoint import Checkpoint, as_checkpoint
 from minigpt.views.page_data import page_data
+from minigpt.views.web_files import lesson_count, web_file, web_folder
 
 
 def script_json(data: dict) -> str:
@@ -60,10 +60,11 @@ def render_page(data: dict) -> str:
 def write_page(checkpoint: str | Path | Checkpoint, out: str | Path, text: str | None = None,
                overwrite: bool = False, progress=None, lesson: int | None = None) -> Path:
     """Write the explorer page for a checkpoint (a file, a run directory, or a loaded Checkpoint) to `out`.
-    `progress(done, total)` is told as each training snapshot is measured; `lesson` (1 to LESSONS): the page
+    `progress(done, total)` is told as each training snapshot is measured; `lesson` (1 to lesson_count()): the page
     opens at that lesson when its address names no view."""
-    if lesson is not None and not (type(lesson) is int and 1 <= lesson <= LESSONS):
-        raise UsageError(f"the explorer page's course has lessons 1 to {LESSONS}, got lesson {lesson!r}")
+    lessons = lesson_count()
+    if lesson is not None and not (type(lesson) is int and 1 <= lesson <= lessons):
+        raise UsageError(f"the explorer page's course has lessons 1 to {lessons}, got lesson {lesson!r}")
     out = Path(out)
     if not out.parent.is_dir():
         raise cannot_write(out, f"the directory {out.parent} does not exist")

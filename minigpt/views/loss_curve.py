@@ -3,14 +3,12 @@ sparkline without it."""
 
 from __future__ import annotations
 
-import os
-import threading
 from pathlib import Path
 
-from minigpt.errors import UsageError
-from minigpt.files.text import as_text
-from minigpt.files.atomic_file import write_atomically
+from minigpt.common.errors import UsageError
+from minigpt.common.text import as_text
 from minigpt.files.run_records import read_metrics, series
+from minigpt.views.plotting import import_pyplot, save_figure
 
 SPARKS = "▁▂▃▄▅▆▇█"
 
@@ -24,42 +22,6 @@ def sparkline(values: list[float], width: int = 40) -> str:
     low, high = min(values), max(values)
     span = (high - low) or 1.0
     return "".join(SPARKS[round((v - low) / span * (len(SPARKS) - 1))] for v in values)
-
-
-def import_pyplot_meanwhile() -> None:
-    """Start importing pyplot in the background (most of drawing loss.png at a run's end is the
-    import): its time then falls inside the run, where the progress bar's time left sees it,
-    rather than after the bar ends. Nothing happens without matplotlib."""
-    def quietly():
-        try:
-            import_pyplot()
-        except Exception:
-            pass  # drawing says so, if it is asked for
-
-    threading.Thread(target=quietly, name="import pyplot", daemon=True).start()
-
-
-def import_pyplot():
-    """matplotlib's pyplot, drawing to files only; a one-line error when it is not installed."""
-    try:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
-        raise UsageError("PNG output needs matplotlib: pip install matplotlib") from None
-    return plt
-
-
-def save_figure(plt, fig, target) -> None:
-    """The figure as a PNG into `target`: a path (written atomically) or a file object."""
-    def draw(f):
-        fig.savefig(f, format="png", dpi=120, bbox_inches="tight")
-
-    try:
-        write_atomically(target, draw) if isinstance(target, (str, os.PathLike)) else draw(target)
-    finally:
-        plt.close(fig)
 
 
 def write_loss_png(run_dir: str | Path, out: str | Path) -> None:

@@ -17,7 +17,7 @@ import html
 import io
 from pathlib import Path
 
-from minigpt.files.text import as_text
+from minigpt.common.text import as_text
 from minigpt.files.atomic_file import refuse_existing, write_bytes
 from minigpt.formats.checkpoint import Checkpoint, as_checkpoint
 

@@ -16,18 +16,18 @@ from pathlib import Path
 
 import torch
 
-from minigpt.errors import UsageError
+from minigpt.common.errors import UsageError
 from minigpt.formats.checkpoint import (Checkpoint, describe_data, load_microgpt_weights, microgpt_weights,
                                         validation_names)
 from minigpt.files.run_records import read_metrics, series
 from minigpt.formats.snapshots import checkpoint_snapshots, dequantize, six_bit
-from minigpt.files.text import as_text
+from minigpt.common.text import as_text, boundary_mark
 from minigpt.measurements.ablation import ablate_modes, all_parts
 from minigpt.measurements.head_roles import head_roles, unigram_loss
 from minigpt.measurements.prefix_forest import prefix_forests
 from minigpt.measurements.units import firing_prefixes
 from minigpt.sampling import generate
-from minigpt.scaling.processes import keep_freed_memory
+from minigpt.machine.memory import keep_freed_memory
 from minigpt.views.page_cache import cache_key, read_cached, write_cached
 
 ROLE_NAMES = 1000  # the most names the head descriptions are averaged over
@@ -259,7 +259,7 @@ def page_data(ckpt: Checkpoint, text: str | None = None, progress=None, snapshot
         **measured(ckpt, progress, snapshots),
         "config": ckpt.config.to_dict(),
         "vocab": ckpt.tokenizer.chars,
-        "boundary": ckpt.tokenizer.boundary,
+        "boundary": boundary_mark(ckpt.tokenizer.stoi),
         "weights": weights,
         "tensors": tensors,
         "card": card(ckpt),

@@ -10,11 +10,11 @@ from rich.markup import escape
 from rich.panel import Panel
 from rich.table import Table
 
-from minigpt.errors import warn
+from minigpt.common.errors import warn
 from minigpt.files.run_records import read_metrics, series
-from minigpt.files.text import as_text, loss_text, one_line, plural
+from minigpt.common.text import as_text, loss_text, one_line, plural
 from minigpt.formats.checkpoint import describe_data, microgpt_weights
-from minigpt.files.text import CUT, as_shown, is_cut
+from minigpt.common.text import CUT, as_shown, is_cut
 from minigpt.views.loss_curve import sparkline
 
 

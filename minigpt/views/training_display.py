@@ -16,7 +16,7 @@ from typing import Callable
 from rich.console import Console
 from tqdm import tqdm
 
-from minigpt.files.text import loss_text
+from minigpt.common.text import loss_text
 from minigpt.training import Reporter
 from minigpt.views.panels import samples_table, start_panel, summary_panel
 
@@ -44,7 +44,7 @@ class TrainingDisplay(Reporter):
 
     def step(self, trainer) -> None:
         """Move the bar to the trainer's step, or to its elapsed seconds with a time limit."""
-        self.bar.update(round(trainer.elapsed) - self.bar.n if trainer.recipe.time_limit > 0 else 1)
+        self.bar.update(round(trainer.clock.elapsed) - self.bar.n if trainer.recipe.time_limit > 0 else 1)
 
     def evaluation(self, trainer, samples) -> None:
         if self.one_line_an_evaluation:
@@ -91,7 +91,7 @@ def progress_bar(trainer, hidden: bool) -> tqdm:
     return (notebook_bar() or tqdm)(
         smoothing=0,
         total=round(t.time_limit) if timed else t.steps,
-        initial=round(trainer.elapsed) if timed else trainer.step,
+        initial=round(trainer.clock.elapsed) if timed else trainer.step,
         unit="s" if timed else "step",
         desc="train",
         disable=hidden,
@@ -103,7 +103,7 @@ def progress_bar(trainer, hidden: bool) -> tqdm:
 def progress_line(trainer, train_loss: float | None) -> str:
     """What the progress bar shows, as one line for a log: `step 250/800  loss 2.0312  41,210 tokens/s  6 s`."""
     t = trainer.recipe
-    done = f"{trainer.elapsed:.0f}/{t.time_limit:g} s" if t.time_limit > 0 else f"{trainer.elapsed:.0f} s"
+    done = f"{trainer.clock.elapsed:.0f}/{t.time_limit:g} s" if t.time_limit > 0 else f"{trainer.clock.elapsed:.0f} s"
     total = "" if t.time_limit > 0 else f"/{t.steps:,}"
     rate = trainer.tokens / trainer.seconds if trainer.seconds else 0.0
     return f"step {trainer.step:,}{total}  loss {loss_text(train_loss)}  {rate:,.0f} tokens/s  {done}"

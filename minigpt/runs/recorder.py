@@ -12,13 +12,13 @@ from pathlib import Path
 import torch
 
 from minigpt.config import Config
-from minigpt.errors import RunError, UsageError, cannot_write
+from minigpt.common.errors import RunError, UsageError, cannot_write
 from minigpt.files.atomic_file import write_text
 from minigpt.files.run_records import (METRICS, SAMPLES, lines_up_to, metrics_line, metrics_step, read_metrics,
                                          samples_line, samples_step)
 from minigpt.recipes.loading import recipe_toml
 from minigpt.runs.run_directory import open_own
-from minigpt.files.text import as_shown
+from minigpt.common.text import as_shown
 from minigpt.training import Reporter
 
 
@@ -48,11 +48,11 @@ class RunRecords(Reporter):
                 and not self.evaluated_at(trainer.step):
             # the checkpoint was written, its evaluation's line was not (the disk filled between them): from the
             # checkpoint, so that the curve has every evaluation the run made
-            self.write(METRICS, metrics_line(trainer.step, trainer.elapsed, val_loss=trainer.val_loss))
-        from minigpt.views.loss_curve import import_pyplot_meanwhile
+            self.write(METRICS, metrics_line(trainer.step, trainer.clock.elapsed, val_loss=trainer.val_loss))
+        from minigpt.views.plotting import import_pyplot_meanwhile
 
         import_pyplot_meanwhile()  # drawing loss.png at the end is mostly this import
-        self.write(METRICS, metrics_line(trainer.step, trainer.elapsed, torch=torch.__version__,
+        self.write(METRICS, metrics_line(trainer.step, trainer.clock.elapsed, torch=torch.__version__,
                                          threads=torch.get_num_threads(), device=str(trainer.dist.device),
                                          processes=trainer.dist.world))
 
@@ -73,12 +73,12 @@ class RunRecords(Reporter):
         self.files = {name: open_own(self.run_dir / name, mode) for name in (METRICS, SAMPLES)}
 
     def log(self, trainer, train_loss: float) -> None:
-        self.write(METRICS, metrics_line(trainer.step, trainer.elapsed, train_loss=train_loss, lr=trainer.lr,
+        self.write(METRICS, metrics_line(trainer.step, trainer.clock.elapsed, train_loss=train_loss, lr=trainer.lr,
                                          tokens_per_sec=round(trainer.tokens / trainer.seconds, 1)))
 
     def evaluation(self, trainer, samples) -> None:
         if trainer.val_loss is not None:
-            self.write(METRICS, metrics_line(trainer.step, trainer.elapsed, val_loss=trainer.val_loss))
+            self.write(METRICS, metrics_line(trainer.step, trainer.clock.elapsed, val_loss=trainer.val_loss))
         block_size = trainer.config.model.block_size
         shown = [(as_shown(name, block_size), seen) for name, seen in samples]
         self.write(SAMPLES, samples_line(trainer.step, trainer.val_loss, shown))

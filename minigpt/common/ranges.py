@@ -30,3 +30,10 @@ SEEDS = LARGEST_INTEGER + 1  # a seed is a whole number from 0 up to LARGEST_INT
 SEED = from_to(0, SEEDS - 1, "a whole number ")
 MAX_BATCH_SIZE = 65_536  # names a step: past this one step's activations outgrow any machine's memory
 MAX_SNAPSHOTS = 256  # a run's snapshots, each a copy of the weights: the explorer's slider, not a history
+LOGITS_AT_ONCE = 2**24  # numbers (64 MB of float32) of [names, positions, vocabulary] at once
+
+
+def rows_at_once(batch_size: int, positions: int, vocab_size: int) -> int:
+    """Names a batch of evaluation or sampling takes: `batch_size`, fewer where a large vocabulary
+    would make their logits outgrow LOGITS_AT_ONCE (a million characters: a name at a time)."""
+    return max(1, min(batch_size, LOGITS_AT_ONCE // (positions * vocab_size)))

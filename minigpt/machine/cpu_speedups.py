@@ -1,7 +1,9 @@
-"""A faster dropout for training on a CPU, swapped into a built model from outside.
+"""Training on a CPU, sooner, swapped into a built model from outside (the model has no mode):
 
-It computes what nn.Dropout computes (with p rounded to a multiple of 1/256), with a
-cheaper random mask; docs/speed.md has what it buys. The model itself uses nn.Dropout.
+- a faster dropout: what nn.Dropout computes (with p rounded to a multiple of 1/256), with a
+  cheaper random mask; docs/speed.md has what it buys;
+- attention in bfloat16 by its formula (attention.py's causal_attention), where torch's fused
+  kernel is the slower of the two (benchmarks/attention.py measures both).
 """
 
 from __future__ import annotations
@@ -9,6 +11,9 @@ from __future__ import annotations
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
+
+from minigpt.attention import causal_attention
+from minigpt.model import CausalSelfAttention
 
 
 class Dropout(nn.Module):
@@ -42,4 +47,24 @@ def use_fast_dropout(model: nn.Module) -> nn.Module:
         for name, child in module.named_children():
             if isinstance(child, nn.Dropout):
                 setattr(module, name, Dropout(child.p))
+    return model
+
+
+def bfloat16_by_formula(attn: CausalSelfAttention):
+    """The layer's attention step, by the formula in bfloat16 and by its fused kernel otherwise."""
+    fused = attn.attend
+
+    def attend(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
+        if q.dtype != torch.bfloat16:
+            return fused(q, k, v)
+        return causal_attention(q, k, v, attn.attn_dropout if attn.training else 0.0)[0]
+    return attend
+
+
+def use_cpu_speedups(model: nn.Module) -> nn.Module:
+    """Both speed-ups, in place: the same numbers as the model computes itself (returns it)."""
+    use_fast_dropout(model)
+    for module in model.modules():
+        if isinstance(module, CausalSelfAttention):
+            module.attend = bfloat16_by_formula(module)
     return model

@@ -6,6 +6,7 @@ line breaks); what minigpt prints or writes of it is always one line of valid UT
 
 from __future__ import annotations
 
+import itertools
 import os
 import unicodedata
 
@@ -76,3 +77,20 @@ def is_cut(name: str, block_size: int) -> bool:
 def as_shown(name: str, block_size: int) -> str:
     """A generated name as every view shows it: marked with CUT when the block size cut it."""
     return name + CUT if is_cut(name, block_size) else name
+
+
+BOUNDARY = "·"  # the boundary token's one mark, everywhere it is shown: a name's start, and its end
+# a vocabulary may hold "·" itself (Catalan's "l·l"): the mark is then the first of these it lacks,
+# then the control pictures and on (a vocabulary is finite, so one is free)
+BOUNDARY_STAND_INS = ("◇", "¤", "␄", "⟂")
+
+
+def boundary_mark(vocabulary) -> str:
+    """How the boundary token is shown beside a vocabulary of these characters."""
+    marks = itertools.chain((BOUNDARY, *BOUNDARY_STAND_INS), map(chr, range(0x2400, 0xD800)))
+    return next(mark for mark in marks if mark not in vocabulary)
+
+
+def token_label(tokenizer, token: int) -> str:
+    """A token as shown: its character, or the boundary token's mark."""
+    return boundary_mark(tokenizer.stoi) if token == tokenizer.bos else tokenizer.chars[token]

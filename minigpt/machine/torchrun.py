@@ -27,7 +27,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from minigpt.errors import UsageError
+from minigpt.common.errors import UsageError
 
 GRACE_SECONDS = 20  # after one process fails, how long the others get to stop by themselves
 ERRORS_ENV = "MINIGPT_ERRORS_DIR"  # where the processes `--nproc` started leave their error lines

@@ -1,4 +1,4 @@
-"""The files minigpt ships beside its code: the bundled names, the recipes, the explorer page.
+"""The files minigpt ships beside its code: the bundled names and the recipes.
 
 In a clone, the names and recipes sit at the top of the repository (`data/`, `configs/`),
 where people look for them. A built wheel carries copies of both inside the package, in
@@ -11,7 +11,7 @@ from __future__ import annotations
 from importlib import resources
 from pathlib import Path
 
-REPO_ROOT = Path(__file__).resolve().parents[1]
+REPO_ROOT = Path(__file__).resolve().parents[2]
 
 
 def bundled_path(*parts: str) -> Path:
@@ -27,6 +27,9 @@ def names_file() -> Path:
     return bundled_path("data", "names.txt")
 
 
+BUNDLED_NAMES = names_file()  # what `minigpt train` reads when given no --data
+
+
 def config_dir() -> Path:
     """The folder of recipes that `--config NAME` looks in."""
     return bundled_path("configs")
@@ -34,16 +37,3 @@ def config_dir() -> Path:
 
 def recipe_names() -> list[str]:
     return sorted(path.stem for path in config_dir().glob("*.toml"))
-
-
-def web_file(name: str) -> str:
-    """The text of one of the explorer page's files (HTML, CSS, JavaScript; "explorer/state.js"), from the package."""
-    return resources.files("minigpt.views").joinpath("web", *name.split("/")).read_text(encoding="utf-8")
-
-
-def web_folder(name: str) -> list[str]:
-    """The names of the files in one of the explorer page's folders ("explorer")."""
-    return [entry.name for entry in resources.files("minigpt.views").joinpath("web", name).iterdir() if entry.is_file()]
-
-
-LESSONS = 8  # the explorer page's course, as web/explorer/lessons.js lists it (tests/test_explorer_lesson.py counts them)

@@ -10,8 +10,9 @@ from typing import NamedTuple
 
 import torch
 
-from minigpt.data import Tokenizer, TokenizedNames
-from minigpt.scaling.membership import NameSet, fingerprints
+
+from minigpt.corpus.tokenized import TokenizedNames
+from minigpt.corpus.membership import NameSet, fingerprints
 
 
 def digest(names: list[str]) -> str:
@@ -28,7 +29,7 @@ class Corpus(NamedTuple):
     info: dict
 
 
-def tokenize_corpus(train_names, val_names, tokenizer: Tokenizer, block_size: int, device, data_path,
+def tokenize_corpus(train_names, val_names, tokenizer, block_size: int, device, data_path,
                     val_path) -> Corpus:
     """The training and validation names on `device`, with their membership check and summary."""
     tokens = TokenizedNames(train_names, tokenizer, block_size)

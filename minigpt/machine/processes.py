@@ -13,18 +13,14 @@ was given.
 
 from __future__ import annotations
 
-import ctypes
-import math
 from dataclasses import dataclass
-from pathlib import Path
 
 import torch
 import torch.distributed as dist
 
-from minigpt.errors import LostProcess, RunError, UsageError, first_line
-from minigpt.scaling.torchrun import check_batch_splits, environment
+from minigpt.common.errors import LostProcess, RunError, UsageError, first_line
+from minigpt.machine.torchrun import check_batch_splits, environment
 
-M_TRIM_THRESHOLD, M_MMAP_THRESHOLD = -1, -3  # glibc's mallopt parameter numbers
 
 
 def resolve_device(name: str) -> torch.device:
@@ -45,22 +41,6 @@ def resolve_device(name: str) -> torch.device:
     elif device.type not in ("cpu", "cuda", "mps"):
         raise UsageError(f"unsupported device '{name}' (expected auto, cpu, cuda, cuda:N or mps)")
     return device
-
-
-def keep_freed_memory() -> bool:
-    """Ask glibc to keep large freed blocks for reuse instead of returning them to the OS; False
-    (nothing changed) where the C library is not glibc.
-
-    A training step on a CPU allocates and frees the same few multi-megabyte activations
-    every time, and the explorer page's measurements thousands of them. By default glibc serves
-    each with a fresh mmap, and the first touch of every page then faults: thousands of faults a
-    step, a noticeable share of a small model's step (and of the page's writing time).
-    """
-    try:
-        libc = ctypes.CDLL("libc.so.6")
-        return bool(libc.mallopt(M_MMAP_THRESHOLD, 32 << 20)) and bool(libc.mallopt(M_TRIM_THRESHOLD, 1 << 30))  # 32 MB: glibc's ceiling
-    except (OSError, AttributeError):
-        return False  # not glibc (macOS, Windows, musl): nothing to tune
 
 
 @dataclass
@@ -167,8 +147,8 @@ class PendingLosses:
     the loop reads them together, once per log line, rather than once per step.
     """
 
-    def __init__(self, dist: Distributed, run_dir: Path):
-        self.dist, self.run_dir = dist, run_dir
+    def __init__(self, dist: Distributed):
+        self.dist = dist
         self.steps: list[tuple[torch.Tensor, int]] = []  # (summed loss, tokens) per step
 
     def __len__(self) -> int:
@@ -177,17 +157,12 @@ class PendingLosses:
     def add(self, loss_sum: torch.Tensor, tokens: int) -> None:
         self.steps.append((loss_sum, tokens))
 
-    def mean(self, step: int) -> float:
-        """The mean loss per token of the pending steps, the last of which was `step`; it stops a diverged run."""
+    def read(self) -> list[float]:
+        """The mean loss per token of each pending step, summed over the processes."""
         sums = self.dist.sum(torch.stack([loss for loss, _ in self.steps]).double())
         values = [total / tokens for total, (_, tokens) in zip(sums.tolist(), self.steps)]
         self.steps.clear()
-        for i, value in enumerate(values):
-            if not math.isfinite(value):
-                last = self.run_dir / "last.pt"
-                kept = f"; the last good checkpoint is {last}" if last.exists() else ""
-                raise RunError(f"training stopped: the loss became {value} at step {step - len(values) + 1 + i}{kept}")
-        return sum(values) / len(values)
+        return values
 
 
 PEER_GONE = ("Connection reset by peer", "Connection closed by peer", "Broken pipe", "NCCL communicator was aborted",
@@ -215,11 +190,30 @@ def setup(device: torch.device) -> Distributed:
     return Distributed(rank, world, local_rank, device)
 
 
-def model_for_steps(model: torch.nn.Module, recipe, dist: Distributed) -> torch.nn.Module:
+def uses_bfloat16(precision: str, device: torch.device) -> bool:
+    """Whether a training step's matrix multiplies run in bfloat16: asked for, or "auto" on a GPU
+    that has it (weights, gradients and the loss stay float32)."""
+    bf16_gpu = device.type == "cuda" and torch.cuda.is_bf16_supported()
+    return precision == "bfloat16" or (precision == "auto" and bf16_gpu)
+
+
+def model_for_steps(model: torch.nn.Module, recipe, dist: Distributed):
     """What a training step calls: the model itself, or DDP around it, compiled or not."""
     wrapped = dist.wrap(model, recipe.batch_size, recipe.seed)
-    if recipe.compile:
-        # dynamic: batches are cut to their longest name, so the length changes from step to step;
-        # one graph for every length, rather than one for the first length and then another
-        wrapped = torch.compile(wrapped, dynamic=True)
-    return wrapped
+    # dynamic: batches are cut to their longest name, so the length changes from step to step;
+    # one graph for every length, rather than one for the first length and then another
+    return Compiled(wrapped, dynamic=True) if recipe.compile else wrapped
+
+
+class Compiled:
+    """torch.compile's model, whose failure to compile is one line that says what to do."""
+
+    def __init__(self, model: torch.nn.Module, **options):
+        self.compiled = torch.compile(model, **options)
+
+    def __call__(self, *args, **kwargs):
+        try:
+            return self.compiled(*args, **kwargs)
+        except torch._dynamo.exc.BackendCompilerFailed as e:  # no C++ compiler, ...
+            raise RunError(f"torch.compile failed ({first_line(e.inner_exception)}); "
+                           f"set train.compile=false to train without it") from e

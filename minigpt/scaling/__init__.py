@@ -1,1 +1,0 @@
-"""Past one small run: the device, several processes, large corpora, and a faster dropout on CPUs."""

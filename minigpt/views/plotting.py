@@ -1,0 +1,48 @@
+"""matplotlib for every picture minigpt draws (loss.png, overlays, attention maps): imported only
+when a picture is drawn (an optional extra: one line says how to install it), and each figure
+written atomically.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+
+from minigpt.common.errors import UsageError
+from minigpt.files.atomic_file import write_atomically
+
+
+def import_pyplot_meanwhile() -> None:
+    """Start importing pyplot in the background (most of drawing loss.png at a run's end is the
+    import): its time then falls inside the run, where the progress bar's time left sees it,
+    rather than after the bar ends. Nothing happens without matplotlib."""
+    def quietly():
+        try:
+            import_pyplot()
+        except Exception:
+            pass  # drawing says so, if it is asked for
+
+    threading.Thread(target=quietly, name="import pyplot", daemon=True).start()
+
+
+def import_pyplot():
+    """matplotlib's pyplot, drawing to files only; a one-line error when it is not installed."""
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        raise UsageError("PNG output needs matplotlib: pip install matplotlib") from None
+    return plt
+
+
+def save_figure(plt, fig, target) -> None:
+    """The figure as a PNG into `target`: a path (written atomically) or a file object."""
+    def draw(f):
+        fig.savefig(f, format="png", dpi=120, bbox_inches="tight")
+
+    try:
+        write_atomically(target, draw) if isinstance(target, (str, os.PathLike)) else draw(target)
+    finally:
+        plt.close(fig)
