@@ -97,6 +97,10 @@ def test_compare_groups_seeds_tests_them_and_says_what_differs(four_runs, tmp_pa
     verdict = report["verdicts"][0]
     assert verdict.startswith(f"lr0.03 is {'better' if other['mean'] < base['mean'] else 'worse'} than lr0.01 by")
     assert "2 and 2 seeds" in verdict
+    from minigpt import load_checkpoint, sample
+
+    assert base["samples"] == sample(load_checkpoint(order[0]), num=200, seed=0)[:6]  # what the table shows
+    assert 0 <= other["new_share"] <= 1
     shown = run("compare", *order, "--baseline", order[1], "--png", tmp_path / "curves.png")
     assert shown.exit_code == 0, shown.output
     assert "baseline lr0.03" in shown.stdout and "train.lr: 0.03 | 0.01" in shown.stdout
@@ -193,7 +197,10 @@ def test_a_trials_seeds_give_its_loss_and_the_best_recipe_trains_again(tmp_path,
     assert recipe.train.lr == pytest.approx(best["params"]["train.lr"]) and recipe.model.n_layer == best["params"]["model.n_layer"]
     again = run("sweep", spec, "--out", out, "--data", names_file)
     assert again.exit_code == 0 and "trial " not in again.stderr
+    (out / "best.toml").unlink()
+    before = {p: p.stat().st_mtime_ns for p in out.rglob("*")}
     assert len(trials_of(out)) == len(trials)  # finished trials are kept, none is run twice
+    assert {p: p.stat().st_mtime_ns for p in out.rglob("*")} == before  # --show writes nothing, best.toml neither
 
 
 def test_a_killed_study_goes_on_and_runs_the_killed_trial_again(tmp_path, names_file):

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import functools
 import os
-import re
 import sys
 import warnings
 from pathlib import Path
@@ -22,6 +21,7 @@ from minigpt.common.errors import Interrupted, LostProcess, MiniGPTError, UsageE
 from minigpt.common.text import one_line
 from minigpt.recipes.checks import check_64_bits
 from minigpt.cli.streams import DroppedOnFailure, checked_streams
+from minigpt.cli.typer_patches import patch_typer_and_rich
 from minigpt.machine.torchrun import LOST_A_PROCESS, keep_error_line, rank
 
 if hasattr(typer, "_click"):  # typer 0.2x carries its own copy of click
@@ -69,96 +69,7 @@ app = typer.Typer(
 state = {"debug": False}
 
 
-def usage_names_without_braces() -> None:
-    """typer (0.2x) writes a required argument as {NAME} on the usage line, which reads like a set
-    to choose from; write NAME, as click and the docs do. Where typer has no such hook, nothing changes."""
-    argument = getattr(typer.core, "TyperArgument", None)
-    usage_name = getattr(argument, "_usage_display_name", None)
-    if usage_name is None:
-        return
-
-    def without_braces(self) -> str:
-        name = usage_name(self)
-        return re.sub(r"^\{(.*)\}(\.\.\.)?$", r"\1\2", name)
-
-    argument._usage_display_name = without_braces
-
-
-usage_names_without_braces()
-
-
-def help_option_without_type() -> None:
-    """typer (0.2x) shows --help as taking a <bool>, which it does not; give it the empty metavar
-    every other flag here has. Where typer has no such hook, nothing changes."""
-    core = getattr(getattr(typer, "_click", None), "core", None)
-    command = getattr(core, "Command", None)
-    original = getattr(command, "get_help_option", None)
-    if original is None:
-        return
-
-    def get_help_option(self, ctx):
-        option = original(self, ctx)
-        if option is not None:
-            option.metavar = ""
-        return option
-
-    command.get_help_option = get_help_option
-
-
-help_option_without_type()
-
-
-def completion_options_without_type() -> None:
-    """--install-completion and --show-completion are flags, which typer's help shows as taking
-    a <bool>; give them the empty metavar the other flags have."""
-    original = getattr(typer.main, "get_install_completion_arguments", None)
-    if original is None:
-        return
-
-    def without_type():
-        options = original()
-        for option in options:
-            option.metavar = ""
-        return options
-
-    typer.main.get_install_completion_arguments = without_type
-
-
-completion_options_without_type()
-
-
-def list_arguments_typed_by_item() -> None:
-    """typer (0.2x) shows an argument that takes several values as <list[Path]>, a Python type; show the
-    type of one value (<path>), as the usage line's RUN... already says there may be several."""
-    argument = getattr(typer.core, "TyperArgument", None)
-    original = getattr(argument, "display_type_rich", None)
-    if original is None:
-        return
-
-    def display_type_rich(self, ctx):
-        shown = original(self, ctx)
-        return re.sub(r"list\[(\w+)\]", lambda m: m.group(1).lower(), shown) if shown else shown
-
-    argument.display_type_rich = display_type_rich
-
-
-list_arguments_typed_by_item()
-
-
-def broken_pipe_as_every_command_ends() -> None:
-    """rich ends a program whose reader went away (`minigpt info | head -1`) with exit 1; every command
-    here ends that way as a command killed by SIGPIPE does (141, `reporting_errors`), so rich's
-    consoles hand the BrokenPipeError on."""
-    from rich.console import Console
-
-    def on_broken_pipe(self) -> None:
-        self.quiet = True  # nothing more is written to a reader that is gone
-        raise BrokenPipeError
-
-    Console.on_broken_pipe = on_broken_pipe
-
-
-broken_pipe_as_every_command_ends()
+PATCHED = patch_typer_and_rich()  # which of typer's and rich's hooks were there to mend
 # torch warns on import when numpy is not installed; minigpt never converts tensors to numpy
 warnings.filterwarnings("ignore", message="Failed to initialize NumPy")
 

@@ -113,46 +113,39 @@ def sample(
     json_out: bool = typer.Option(False, "--json", metavar="", help="Print the names as JSON on stdout."),
 ) -> None:
     """Generate names from a trained checkpoint, one per line."""
-    from minigpt.files.names_file import read_names
-    from minigpt.runs.new_names import sample_batches
-    from minigpt.common.text import CUT, as_shown, is_cut
     from minigpt.corpus.membership import NameSet
+    from minigpt.files.names_file import read_names
+    from minigpt.runs.new_names import Tally, name_record, sample_batches
+    from minigpt.common.text import CUT, as_shown
 
     ckpt = checkpoint_to_read(checkpoint, device)
     if data is not None:
         ckpt.membership = NameSet.exact(read_names(data))
-    seen = ckpt.membership
-    known = seen.kind != "none"  # an imported checkpoint cannot know its training names
+    known = ckpt.membership.kind != "none"
     block = ckpt.config.model.block_size
     batches = sample_batches(ckpt, num, new_only, seed, prefix, temperature, top_k, top_p)
-    if json_out:  # {"names": [...]} written a batch at a time as the names are made: -n 10,000,000 is never held
-        opening = '{"names": ['
-        for batch in batches:
-            entries = [strict_json.dumps({"name": n, "in_training_data": (n in seen) if known else None,
-                                          "cut": is_cut(n, block)}) for n in batch]
-            if entries:
-                print(opening + ", ".join(entries), end="", flush=True)
-                opening = ", "
-        print(("" if opening == ", " else opening) + "]}")
+    if json_out:  # written a batch at a time as the names are made: -n 10,000,000 is never held
+        records = ([name_record(name, ckpt) for name in batch] for batch in batches)
+        for piece in strict_json.streamed_list("names", records):
+            print(piece, end="", flush=True)
+        print()
         return
-    printed = new = cut = 0
 
     def shown(name: str) -> str:  # a shared checkpoint's vocabulary may hold escape sequences: printed as text
-        return one_line(as_shown(name, block)) + (" *" if mark and known and name in seen else "")
+        return one_line(as_shown(name, block)) + (" *" if mark and known and name in ckpt.membership else "")
 
+    tally = Tally()
     for batch in batches:  # printed as made
         if batch:
             print("\n".join(map(shown, batch)), flush=True)
-        printed += len(batch)
-        cut += sum(is_cut(name, block) for name in batch)
-        new += sum(name not in seen and not is_cut(name, block) for name in batch) if known else 0
-    cut_note = (f"; {cut} filled the model's {block} positions before it ended them: cut, marked {CUT}, and not "
-                f"counted" if cut else "")
+        tally.add(batch, ckpt)
+    cut_note = (f"; {tally.cut} filled the model's {block} positions before it ended them: cut, marked {CUT}, "
+                f"and not counted" if tally.cut else "")
     if not known:
         warn(f"{one_line(ckpt.path)} does not carry its training names, so whether these are new is unknown; "
               f"--data FILE checks them against a names file{cut_note}")
         return
-    print(f"{new} of {printed} names are not in the training data{cut_note}", file=sys.stderr)
+    print(f"{tally.new} of {tally.printed} names are not in the training data{cut_note}", file=sys.stderr)
 
 
 def eval_(
@@ -219,34 +212,9 @@ def export(
     overwrite: bool = typer.Option(False, "--overwrite", metavar="", help="Replace OUT if it exists."),
 ) -> None:
     """Write a checkpoint's weights, under microgpt's names, as microgpt's JSON or as safetensors."""
-    from minigpt.formats.microgpt_json import export_microgpt
-    from minigpt.formats.safetensors_files import export_safetensors
+    from minigpt.formats.export import export_checkpoint
 
-    exporters = {"microgpt": export_microgpt, "safetensors": export_safetensors}
-    if format is not None and format not in exporters:
-        raise UsageError(f"unknown export format '{format}' (microgpt or safetensors)")
-    if format is None:
-        format, out = export_format(checkpoint, out)
-    exporters[format](checkpoint, out, overwrite)
-    wrote(out)
-
-
-def export_format(checkpoint: Path, out: Path) -> tuple[str, Path]:
-    """The format a plain `export` writes, and where: microgpt's JSON for OUT.json when microgpt can run the
-    model; otherwise safetensors, into OUT, or beside it without .json when the name asked for JSON (a note
-    says why), since a default must work on every model, the default one too."""
-    from minigpt.formats.checkpoint import load_checkpoint
-    from minigpt.formats.microgpt_json import microgpt_misfits
-
-    misfits = microgpt_misfits(load_checkpoint(checkpoint).config.model)
-    if out.suffix.lower() != ".json":
-        return "safetensors", out
-    if not misfits:
-        return "microgpt", out
-    directory = out.with_suffix("")
-    warn(f"microgpt cannot run this model ({', '.join(misfits)}), so its JSON cannot hold it: writing safetensors "
-         f"into {one_line(directory)} instead (--format microgpt refuses; --format safetensors chooses the directory)")
-    return "safetensors", directory
+    wrote(export_checkpoint(checkpoint, out, format, overwrite))
 
 
 def import_(

@@ -19,14 +19,15 @@ from pathlib import Path
 
 import torch
 
-from minigpt.recipes.differences import flat_config, recipe_differences
 from minigpt.common.errors import UsageError
+from minigpt.common.text import as_text, is_cut
 from minigpt.experiments.statistics import mean, paired_interval, sd, welch, welch_p
-from minigpt.formats.checkpoint import Checkpoint, held_out, load_checkpoint
-from minigpt.files.run_records import read_metrics
-from minigpt.common.text import as_text
-from minigpt.measurements.name_losses import name_losses
 from minigpt.files.names_file import read_names
+from minigpt.files.run_records import read_metrics
+from minigpt.formats.checkpoint import Checkpoint, held_out, load_checkpoint
+from minigpt.measurements.name_losses import name_losses
+from minigpt.recipes.differences import flat_config, recipe_differences
+from minigpt.runs.new_names import sample
 
 SIGNIFICANT = 0.05  # the p-value below which a verdict calls a difference more than seed noise
 
@@ -51,6 +52,8 @@ class Group:
     runs: list[RunScore]
     p: float | None = None  # Welch's test against the baseline
     interval: tuple[float, float] | None = None  # 95% bootstrap interval of the difference, paired by name
+    samples: list[str] = field(default_factory=list)  # a few names from its first run (seed 0)
+    new_share: float | None = None  # the share of 200 names from it that are not training names
 
     @property
     def scores(self) -> list[float]:
@@ -68,7 +71,8 @@ class Group:
         return {"label": self.label, "runs": [as_text(r.path) for r in self.runs], "seeds": [r.checkpoint.config.train.seed
                 for r in self.runs], "scores": self.scores, "mean": self.mean, "sd": self.sd,
                 "steps": mean([r.steps for r in self.runs]), "seconds": mean([r.seconds for r in self.runs]),
-                "p": self.p, "interval": list(self.interval) if self.interval else None}
+                "p": self.p, "interval": list(self.interval) if self.interval else None,
+                "samples": self.samples, "new_share": self.new_share}
 
 
 @dataclass
@@ -196,6 +200,8 @@ def compare(paths: list[str | Path], baseline: str | Path | None = None, data: s
         group.p = welch_p(group.scores, groups[0].scores)
         if names is not None:
             group.interval = paired_interval(group_mean(group) - group_mean(groups[0]), tokens)
+    for group in groups:
+        group.samples, group.new_share = group_samples(group)
     return Comparison(groups, differs, scored, no_interval)
 
 
@@ -207,9 +213,6 @@ def group_mean(group: Group) -> torch.Tensor:
 def group_samples(group: Group, shown: int = 6, drawn: int = 200, seed: int = 0) -> tuple[list[str], float]:
     """A few names from the group's first run, and the share of `drawn` names that are not training names
     (a cut name counts as not new: it is no whole name)."""
-    from minigpt.runs.new_names import sample
-    from minigpt.common.text import is_cut
-
     ckpt = group.runs[0].checkpoint
     names = sample(ckpt, num=drawn, seed=seed)
     block = ckpt.config.model.block_size

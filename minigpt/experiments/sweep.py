@@ -51,9 +51,13 @@ def sampler(spec: SweepSpec, worker: int = 0, trials_before: int = 0):
     return import_optuna().samplers.TPESampler(seed=zlib.crc32(f"{spec.base_seed} {worker} {trials_before}".encode()))
 
 
-def open_study(spec: SweepSpec, out_dir: Path, storage: str | None, worker: int = 0):
-    """The study: in DIR/study.journal, or in the database at `storage` (made on first use)."""
+def open_study(spec: SweepSpec, out_dir: Path, storage: str | None, worker: int = 0, create: bool = True):
+    """The study: in DIR/study.journal, or in the database at `storage` (made on first use, unless
+    `create` is False: a look at a study changes nothing, in its files or its database)."""
     optuna = import_optuna()
+    if not create and storage is None and not (out_dir / JOURNAL).is_file():
+        raise UsageError(f"{out_dir} holds no {JOURNAL}: its study lives in a database; "
+                         f"give it with --storage URL")
     try:
         if storage is None:
             from optuna.storages.journal import JournalFileBackend
@@ -65,10 +69,14 @@ def open_study(spec: SweepSpec, out_dir: Path, storage: str | None, worker: int 
             backend = optuna.storages.JournalStorage(JournalRedisBackend(storage))
         else:
             backend = database(optuna, storage)
+        if not create:
+            return optuna.load_study(study_name=spec.name, storage=backend)
         return optuna.create_study(study_name=spec.name, storage=backend, direction="minimize", load_if_exists=True,
                                    sampler=sampler(spec, worker),
                                    pruner=optuna.pruners.MedianPruner(n_startup_trials=2) if spec.prune
                                    else optuna.pruners.NopPruner())
+    except KeyError:  # load_study: no study of that name there
+        raise UsageError(f"{storage or out_dir / JOURNAL} holds no study named {spec.name!r}") from None
     except (ImportError, ValueError, OSError) as e:
         raise UsageError(f"cannot open the study's storage {storage or out_dir / JOURNAL}: {e}") from None
     except Exception as e:  # a database that refuses: SQLAlchemy's and redis's own errors
@@ -120,7 +128,7 @@ def run_again_what_stopped(study) -> list[int]:
         gone = trial.state == TrialState.RUNNING and not alive(trial.user_attrs.get("worker", ""))
         if gone or (trial.state == TrialState.FAIL and trial.user_attrs.get("interrupted")):
             if gone:
-                study._storage.set_trial_state_values(trial._trial_id, TrialState.FAIL)
+                study.tell(trial.number, state=TrialState.FAIL, skip_if_finished=True)
             study.enqueue_trial(trial.params, user_attrs={"run_again_from": trial.number}, skip_if_exists=False)
             again.append(trial.number)
     return again
@@ -305,10 +313,11 @@ def trial_json(t) -> dict:
             "losses": losses, "sd": sd(losses), "runs": t.user_attrs.get("runs", []), "error": t.user_attrs.get("error")}
 
 
-def summary(spec: SweepSpec, out_dir: Path, storage: str | None) -> SweepResult:
-    """The study as it stands: its trials, the best, each key's importance, and DIR/best.toml written."""
+def summary(spec: SweepSpec, out_dir: Path, storage: str | None, write_best: bool = True) -> SweepResult:
+    """The study as it stands: its trials, the best, each key's importance, and (with write_best)
+    DIR/best.toml written."""
     optuna = import_optuna()
-    study = open_study(spec, out_dir, storage)
+    study = open_study(spec, out_dir, storage, create=write_best)
     trials = sorted(study.get_trials(deepcopy=False), key=lambda t: t.number)
     complete = [t for t in trials if t.state == optuna.trial.TrialState.COMPLETE]
     best = min(complete, key=lambda t: t.value) if complete else None
@@ -319,9 +328,11 @@ def summary(spec: SweepSpec, out_dir: Path, storage: str | None) -> SweepResult:
         except (RuntimeError, ValueError):  # too few distinct values to tell
             importance = {}
     best_toml = None
-    if best is not None and best.user_attrs.get("recipe"):
+    if best is not None and best.user_attrs.get("recipe") and write_best:
         best_toml = write_text(out_dir / BEST, f"# the best recipe of the study {spec.name} (trial {best.number}, "
                                f"{best.value:.4f} over its seeds), as it trained\n" + best.user_attrs["recipe"])
+    elif best is not None and (out_dir / BEST).is_file():
+        best_toml = out_dir / BEST  # written when the study last ran
     return SweepResult(spec, trials, best, importance, best_toml)
 
 
@@ -330,4 +341,4 @@ def show_sweep(out_dir: str | Path, storage: str | None = None) -> SweepResult:
     kept = Path(out_dir) / SPEC_COPY
     if not kept.is_file():
         raise UsageError(f"{out_dir} holds no sweep (no {SPEC_COPY}); run minigpt sweep SPEC.toml --out {out_dir}")
-    return summary(read_spec(kept), Path(out_dir), storage)
+    return summary(read_spec(kept), Path(out_dir), storage, write_best=False)  # a look writes nothing

@@ -28,7 +28,7 @@ from pathlib import Path
 from minigpt.config import Config
 from minigpt.common.errors import UsageError
 from minigpt.files.bounded import read_bytes
-from minigpt.recipes.loading import load_config, toml_value
+from minigpt.recipes.loading import NOT_SETTABLE, load_config, toml_value
 
 SWEEP_KEYS = {"config", "trials", "seeds", "steps", "time_limit", "prune", "name"}
 
@@ -137,7 +137,7 @@ def key_type(key: str, where: str):
     section, _, name = key.partition(".")
     part = getattr(Config(), section, None) if section in ("model", "train", "sample") else None
     names = {f.name for f in dataclasses.fields(part)} if part is not None else set()
-    if name not in names or key in ("model.vocab_size", "train.seed"):
+    if name not in names or (section, name) in NOT_SETTABLE or key == "train.seed":
         why = " (each trial's seeds come from [sweep] seeds)" if key == "train.seed" else ""
         raise UsageError(f"{where}: '{key}' is not a recipe key one can set{why}; see docs/configuration.md")
     return type(getattr(part, name))

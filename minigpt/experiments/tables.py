@@ -6,7 +6,7 @@ from __future__ import annotations
 from rich.console import Console
 from rich.table import Table
 
-from minigpt.experiments.compare import Comparison, group_samples
+from minigpt.experiments.compare import Comparison
 from minigpt.experiments.sweep import SweepResult
 from minigpt.experiments.statistics import sd
 from minigpt.files.run_records import series
@@ -39,8 +39,7 @@ def show_comparison(out: Console, comparison: Comparison) -> None:
                       f"{r.steps:,} steps  {r.seconds:.1f} s")
     out.print("\n[bold]samples[/bold] (each group's first run, seed 0; the share of 200 that are new names)")
     for g in comparison.groups:
-        names, new = group_samples(g)
-        out.print(f"  {markup_safe(g.label)}: {markup_safe(', '.join(names))}  ({new:.0%} new)")
+        out.print(f"  {markup_safe(g.label)}: {markup_safe(', '.join(g.samples))}  ({g.new_share:.0%} new)")
     if comparison.no_interval:
         out.print(f"\nno per-name interval: {markup_safe(comparison.no_interval)}")
     for line in comparison.verdicts():

@@ -18,7 +18,7 @@ from minigpt.common.errors import UsageError
 
 MB = 1024**2
 LIMITS = {  # the most each kind of file holds, in bytes
-    "names file": 2048 * MB,  # ten million names are about 70 MB (docs/large-corpora.md)
+    "names file": 2048 * MB,  # far past ten million names (docs/large-corpora.md measures them)
     "recipe": 1 * MB,
     "JSON file": 2048 * MB,  # microgpt's JSON of the largest model minigpt builds
     "checkpoint": 2048 * MB,  # weights, optimizer state and names of the largest model minigpt builds

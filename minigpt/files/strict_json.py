@@ -30,3 +30,14 @@ def readable(value):
 
 def dumps(value, **options) -> str:
     return json.dumps(readable(value), allow_nan=False, **options)
+
+
+def streamed_list(key: str, items):
+    """`{"key": [item, ...]}` as pieces of text, a batch of items at a time (`items` yields lists):
+    ten million names are written as they come, never held."""
+    opening = "{" + dumps(key) + ": ["
+    for batch in items:
+        if batch:
+            yield opening + ", ".join(dumps(item) for item in batch)
+            opening = ", "
+    yield ("" if opening == ", " else opening) + "]}"

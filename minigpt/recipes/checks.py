@@ -11,7 +11,7 @@ from minigpt.config import Config, GPTConfig
 from minigpt.common.errors import UsageError
 from minigpt.common.ranges import LARGEST_INTEGER, NOT_NEGATIVE, SEED, UP_TO_ONE, Range
 
-# far beyond any model of names (the recipes have 200k to 300k parameters); a stored config past it
+# far beyond any model of names (docs/recipes.md gives the recipes' sizes); a stored config past it
 # is refused before anything is allocated, so a small crafted file cannot claim gigabytes
 MAX_PARAMETERS = 100_000_000
 

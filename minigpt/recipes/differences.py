@@ -5,11 +5,13 @@ from __future__ import annotations
 
 import json
 
+from minigpt.recipes.loading import NOT_SETTABLE
+
 
 def flat_config(config) -> dict:
     """A Config as "section.key" -> value, without the vocabulary size, which comes from the data."""
     return {f"{section}.{key}": value for section, values in config.to_dict().items() for key, value in values.items()
-            if (section, key) != ("model", "vocab_size")}
+            if (section, key) not in NOT_SETTABLE}
 
 
 def recipe_differences(recipes: list[dict]) -> dict[str, list]:

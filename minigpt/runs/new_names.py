@@ -4,6 +4,8 @@ The options are checked here, in the command line's words, for the Python API al
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import torch
 
 from minigpt.config import SampleConfig
@@ -80,3 +82,28 @@ def sample_batches(checkpoint, num: int = 10, new_only: bool = False, seed: int 
             if found == num:
                 return
     raise UsageError(f"found only {found} of {num} names not in the training data; try a higher temperature")
+
+
+@dataclass
+class Tally:
+    """What `minigpt sample` says of the names it printed: how many, how many are new (not training
+    names; a cut name is no whole name, so never new), and how many were cut at the block size."""
+
+    printed: int = 0
+    new: int = 0
+    cut: int = 0
+
+    def add(self, batch: list[str], checkpoint) -> None:
+        seen, block = checkpoint.membership, checkpoint.config.model.block_size
+        self.printed += len(batch)
+        self.cut += sum(is_cut(name, block) for name in batch)
+        if seen.kind != "none":  # an imported checkpoint cannot know its training names
+            self.new += sum(name not in seen and not is_cut(name, block) for name in batch)
+
+
+def name_record(name: str, checkpoint) -> dict:
+    """A drawn name as `minigpt sample --json` writes it: is it a training name (None: unknown), is it cut."""
+    seen = checkpoint.membership
+    known = seen.kind != "none"
+    return {"name": name, "in_training_data": (name in seen) if known else None,
+            "cut": is_cut(name, checkpoint.config.model.block_size)}

@@ -1,0 +1,43 @@
+"""`minigpt export`: a checkpoint's weights, under microgpt's names, as microgpt's JSON or as
+safetensors, and which of the two a plain export writes."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from minigpt.common.errors import UsageError, warn
+from minigpt.common.text import one_line
+from minigpt.formats.checkpoint import load_checkpoint
+from minigpt.formats.microgpt_json import export_microgpt, microgpt_misfits
+from minigpt.formats.safetensors_files import export_safetensors
+
+EXPORTERS = {"microgpt": export_microgpt, "safetensors": export_safetensors}
+
+
+def export_checkpoint(checkpoint: str | Path, out: str | Path, format: str | None = None,
+                      overwrite: bool = False) -> Path:
+    """Export in `format` ("microgpt" or "safetensors"; None: `export_format` chooses). Returns
+    the path written."""
+    if format is not None and format not in EXPORTERS:
+        raise UsageError(f"unknown export format '{format}' (microgpt or safetensors)")
+    out = Path(out)
+    if format is None:
+        format, out = export_format(checkpoint, out)
+    EXPORTERS[format](checkpoint, out, overwrite)
+    return out
+
+
+def export_format(checkpoint: str | Path, out: Path) -> tuple[str, Path]:
+    """The format a plain export writes, and where: microgpt's JSON for OUT.json when microgpt can run
+    the model; otherwise safetensors, into OUT, or beside it without .json when the name asked for JSON
+    (a note says why), since a default must work on every model, the default one too."""
+    misfits = microgpt_misfits(load_checkpoint(checkpoint).config.model)
+    if out.suffix.lower() != ".json":
+        return "safetensors", out
+    if not misfits:
+        return "microgpt", out
+    directory = out.with_suffix("")
+    warn(f"microgpt cannot run this model ({', '.join(misfits)}), so its JSON cannot hold it: writing "
+         f"safetensors into {one_line(directory)} instead (--format microgpt refuses; --format "
+         f"safetensors chooses the directory)")
+    return "safetensors", directory
