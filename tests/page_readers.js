@@ -51,11 +51,11 @@ addEventListener("DOMContentLoaded", () => {
     // layer, head, position}; a residual layer of n_layer is the stream after the last layer)
     patched(textA, textB, part, off = null) {
       const o = partsOff(off);
-      return Patch.patchedRun(analyse(textA, o), analyse(textB, o), part, o).map((s) => list(s.logits));
+      return Measures.patchedRun(analyse(textA, o), analyse(textB, o), part, o).map((s) => list(s.logits));
     },
     // the patching grid [stage][position] for two names, as the page draws it, and how long it took (ms)
     patchGrid(textA, textB) {
-      const started = performance.now(), grid = Patch.patchGrid(analyse(textA, null), analyse(textB, null), null);
+      const started = performance.now(), grid = Measures.patchGrid(analyse(textA, null), analyse(textB, null), null);
       return { grid, ms: performance.now() - started };
     },
     // what the why panel shows now: the position, the two characters, and the parts' terms as drawn, in order

@@ -27,10 +27,38 @@ def test_each_part_is_a_namespace_of_its_own(part):
     assert code.count("\n})();") == 1  # one namespace, closed once, at the end
 
 
-def test_the_parts_come_state_and_drawing_first_and_wiring_last():
+def test_the_parts_come_state_drawing_and_measures_first_and_wiring_last():
     parts = explorer_parts()
-    assert parts[:2] == ["state.js", "drawing.js"] and parts[-1] == "wiring.js"
+    assert parts[:3] == ["state.js", "drawing.js", "measures.js"] and parts[-1] == "wiring.js"
     assert "lessons.js" in parts and "cache.js" in parts and len(parts) == len(set(parts))
+
+
+SHARED = {"State", "Drawing", "Measures"}  # what every part may read: the state, the drawing helpers, the measures
+
+
+def test_no_part_reaches_into_another_only_the_registry_knows_them_all():
+    """A part reads State, Drawing and Measures, writes the state and says what changed; it never calls or
+    reads another part (wiring.js, the registry, is the one place that names them all)."""
+    namespaces = {"".join(w.title() for w in part.removesuffix(".js").split("_")): part for part in explorer_parts()}
+    reaching = [f"{part} uses {name}.{member}" for part in explorer_parts() if part != "wiring.js"
+                for name, member in re.findall(r"\b([A-Z][A-Za-z]+)\.([A-Za-z_]+)", body(part))
+                if name in namespaces and name not in SHARED and namespaces[name] != part]
+    assert reaching == []
+
+
+def test_a_change_is_one_word_the_controls_say_and_the_panels_list():
+    """One vocabulary: every change a part announces (changed("...")) is one the registry answers, and every
+    word a panel redraws on is one that something announces."""
+    script = "".join(body(part) for part in explorer_parts())
+    announced = set(re.findall(r'changed\(\s*"([a-z]+)"', script)) | set(re.findall(r'changed\(setView \? "([a-z]+)" : "([a-z]+)"', script)[0])
+    wiring = body("wiring.js")
+    groups = {"SELECTION": ["text", "head", "cell"]}
+    listed = set()
+    for on in re.findall(r"on: \[?([^\]\n}]*)", wiring[wiring.index("const PANELS"):wiring.index("];", wiring.index("const PANELS"))]):
+        listed |= set(re.findall(r'"([a-z]+)"', on))
+        listed |= {word for group, words in groups.items() if group in on for word in words}
+    assert listed - {"resized"} <= announced, listed - announced
+    assert announced - {"resized", "lesson", "name"} <= listed, announced - listed  # a name is new text (ALSO)
 
 
 def test_the_tests_readers_are_not_in_the_page():

@@ -29,10 +29,10 @@ def script_json(data: dict) -> str:
     return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
 
 
-# The page's parts, each a namespace of its own: state.js and drawing.js first (every part reads them when
-# it is defined), wiring.js last (it builds the panels and starts the page). The others call each other only
-# once the page runs, so they come in any order: by name.
-FIRST_PARTS, LAST_PARTS = ["state.js", "drawing.js"], ["wiring.js"]
+# The page's parts, each a namespace of its own: state.js, drawing.js and measures.js first (every part reads
+# them when it is defined), wiring.js last (it builds the panels and starts the page). The others never call
+# each other, so they come in any order: by name.
+FIRST_PARTS, LAST_PARTS = ["state.js", "drawing.js", "measures.js"], ["wiring.js"]
 
 
 def explorer_parts() -> list[str]:
@@ -50,7 +50,7 @@ def render_page(data: dict) -> str:
     """The template with its stylesheet, data and scripts put in place (in one pass, so no part is read twice)."""
     parts = {
         "CSS": web_file("explorer.css"),
-        "DATA": script_json(data),
+        "DATA": script_json({**data, "lessons": lesson_count()}),  # the course's length, counted once
         "MODEL_JS": web_file("model.js"),
         "EXPLORER_JS": explorer_script(),
     }

@@ -2,8 +2,9 @@
 // lists the parts).
 
 const Ablation = (() => {
-const { $, BOS, DATA, ablationNow, headLabel, isOn, state, switchedOff } = State;
-const { el, restyle, write } = Drawing;
+const { $, DATA, ablationNow, headLabel, isOn, state } = State;
+const { el, forgetSwitchesIn, markPartSwitches, partSwitch, restyle, write } = Drawing;
+const { nameLoss } = Measures;
 
 const costRows = [];
 // the table's rows, in the order of the chosen mode's costs at the checkpoint (kept as the step
@@ -11,7 +12,7 @@ const costRows = [];
 function buildCosts() {
   const table = $("ablation-table"), found = DATA.ablation;
   costRows.length = 0;
-  for (let n = Heads.switches.length - 1; n >= 0; n--) if (table.contains(Heads.switches[n].box)) Heads.switches.splice(n, 1); // the old table's
+  forgetSwitchesIn(table); // the old table's
   if (!found) return write($("costs-caption"), "No names to measure the parts on were at hand when this page was written.");
   const costs = found[state.off.mode].costs, largestFirst = found.parts.map((p, n) => ({ ...p, n }))
     .sort((a, b) => costs[b.n] - costs[a.n]); // as minigpt ablate lists them
@@ -20,7 +21,7 @@ function buildCosts() {
     const row = el("tr");
     costRows.push({ part: p, live, bar, cost, label, row, liveCost: null });
     row.append(el("th", { scope: "row" }, p.part),
-      el("td", {}, Heads.partSwitch(p.kind === "head" ? "head" : p.kind, p.layer, p.head, "on")),
+      el("td", {}, partSwitch(p.kind === "head" ? "head" : p.kind, p.layer, p.head, "on")),
       el("td", { class: "num" }, bar, cost), live, label); // the costs before the description: in view on a phone
     return row;
   });
@@ -32,7 +33,7 @@ function buildCosts() {
       el("th", { scope: "col" }, sortButton("name", "cost on the name in the box, from the parts on now")),
       el("th", { scope: "col" }, "what it tends to do"))),
     el("tbody", {}, ...rows));
-  Heads.markSwitches();
+  markPartSwitches();
   drawCosts();
   sortCosts();
 }
@@ -80,15 +81,6 @@ function drawCosts() {
   }
 }
 
-// the loss of the name in the box, per token, with these parts off; `from` reuses the layers
-// before from.layer of a pass that differs only after them (model.js's forward)
-function nameLoss(off, from = null) {
-  const tokens = state.view.tokens;
-  const steps = MiniGPTModel.forward(state.model, tokens, switchedOff(off), from);
-  let nats = 0;
-  steps.forEach((s, i) => { nats -= Math.log(MiniGPTModel.softmax(Array.from(s.logits))[i + 1 < tokens.length ? tokens[i + 1] : BOS]); });
-  return nats / steps.length;
-}
 
 // each part's cost on the name in the box: its loss with that part off too, minus its loss now
 function drawLiveCosts() {
@@ -115,5 +107,5 @@ function drawLiveCosts() {
   $("ablation-table").dataset.headsMs = String(heads);
 }
 
-return { buildCosts, costRows, drawCosts, drawLiveCosts, nameLoss };
+return { buildCosts, costRows, drawCosts, drawLiveCosts };
 })();

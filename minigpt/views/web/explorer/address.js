@@ -8,11 +8,11 @@
 //   show    weights or scores              step    the training step of the snapshot shown
 //   off     the parts switched off: 1.2 a head (layer 1, head 2), a1 layer 1's attention, m1 its MLP
 //   mode    how a part is off: zero or mean      mask    off: the causal mask taken away
-//   lesson  the lesson open (1 to 8), its text at the top of its part of the page
+//   lesson  the lesson open (from 1), its text at the top of its part of the page
 // Keys the page does not know, or values out of range, are left as the page has them.
 
 const Address = (() => {
-const { $, DATA, N, config, state } = State;
+const { $, DATA, N, config, showSnapshot, state } = State;
 const { hide } = Drawing;
 
 function viewAddress() {
@@ -40,14 +40,15 @@ function writeAddress() {
   if (address === location.hash) return;
   const typing = ["name-input", "patch-input"].includes(document.activeElement && document.activeElement.id);
   try { // the first view replaces the bare address; in a notebook's frame (about:srcdoc) there may be none to write
-    history[typing || Snapshots.isPlaying() || !location.hash ? "replaceState" : "pushState"](null, "", address);
+    history[typing || state.playing || !location.hash ? "replaceState" : "pushState"](null, "", address);
   } catch (error) { /* the view stays as it is, unlinked */ }
 }
 
-// The view an address names, set into the page's state (the caller redraws). Returns whether it named one.
+// The view an address names, set into the page's state (the caller opens the lesson and redraws). Returns
+// null when it names none; else whether the lesson it opens sets its own view.
 function readAddress(hash) {
   const view = new URLSearchParams(hash.replace(/^#/, ""));
-  if (![...view.keys()].length) return false;
+  if (![...view.keys()].length) return null;
   const whole = (key, below) => {
     const n = Number(view.get(key));
     return view.has(key) && Number.isInteger(n) && n >= 0 && n < below ? n : null;
@@ -69,11 +70,11 @@ function readAddress(hash) {
   for (const radio of document.querySelectorAll("input[name=show]")) radio.checked = radio.value === state.show;
   for (const radio of document.querySelectorAll("input[name=off-mode]")) radio.checked = radio.value === state.off.mode;
   const step = view.has("step") && DATA.snapshots ? DATA.snapshots.steps.indexOf(Number(view.get("step"))) : -1;
-  if (step >= 0) Snapshots.showSnapshot(step);
-  const lesson = whole("lesson", Lessons.LESSONS.length + 1);
+  if (step >= 0) showSnapshot(step);
+  const lesson = whole("lesson", DATA.lessons + 1);
+  state.lesson = lesson ? lesson - 1 : null;
   // an address with more than the lesson holds the view itself; `lesson=N` alone opens the lesson's own view
-  Lessons.openLesson(lesson ? lesson - 1 : null, false, [...view.keys()].every((key) => key === "lesson"));
-  return true;
+  return { lessonSetsView: [...view.keys()].every((key) => key === "lesson") };
 }
 
 // "link to this view": the address, shown selected to copy, and copied too where the browser lets a page

@@ -2,7 +2,7 @@
 // on canvases. A part of the explorer page (state.js lists the parts).
 
 const Drawing = (() => {
-const { config, label, state } = State;
+const { config, isOn, label, setPart, state } = State;
 
 // ---- colour ----
 
@@ -296,9 +296,42 @@ function hideReadout() {
   hide(readout.node, true);
 }
 
+// "= Σⱼ a[j]·W_Q[n, j]: a[12]·W_Q[n, 12] = 0.8100 × 0.5500 = 0.4455, ... (the largest of 64 terms) = q[n]"
+function projectionSum(W, wName, input, inName, n, total, rowName = String) {
+  const terms = Array.from(input, (x, k) => [x * W.data[n * W.cols + k], x, W.data[n * W.cols + k], k])
+    .sort((u, v) => Math.abs(v[0]) - Math.abs(u[0])).slice(0, 3);
+  return `= Σⱼ ${inName}[j]·${wName}[${rowName(n)}, j] over ${input.length} terms; the largest: ` +
+    terms.map(([t, x, w, k]) => `${inName}[${k}]·${wName}[${rowName(n)}, ${k}] = ${fmt(x, 4)} × ${fmt(w, 4)} = ${fmt(t, 4)}`).join(", ") +
+    `; all of them add up to ${fmt(total, 4)}`;
+}
+
+// A checkbox that switches a part on and off (State.setPart); every switch of the same part (the
+// grid's and the ablation table's) follows it when marked.
+const switches = [];
+function partSwitch(kind, l, h, text) {
+  const name = kind === "head" ? `layer ${l} head ${h}` : `layer ${l} ${kind === "mlp" ? "MLP" : "attention"}`;
+  const box = el("input", { type: "checkbox", class: "part-switch", "data-part": `${kind},${l},${h}`, "aria-label": `${name} on` });
+  box.checked = true;
+  box.addEventListener("change", () => setPart(kind, l, h, box.checked));
+  switches.push({ box, kind, l, h, name });
+  return el("label", { class: "switch", title: `switch ${name} off and on` }, box, text);
+}
+
+// every switch as the state has its part; the switches of a table about to be rebuilt are forgotten
+function markPartSwitches() {
+  for (const { box, kind, l, h, name } of switches) {
+    box.checked = isOn(kind, l, h);
+    box.setAttribute("aria-label", `${name}: ${box.checked ? "on" : "off"}`); // what a screen reader says follows the box
+  }
+}
+function forgetSwitchesIn(node) {
+  for (let n = switches.length - 1; n >= 0; n--) if (node.contains(switches[n].box)) switches.splice(n, 1);
+}
+
 return {
-  ACCENT, INK, MUTED_INK, appendAll, buildReadout, diverging, divergingRGB, el, fmt, fontOf, frame, hide, inkOn,
-  largest, overlay, paintNamed, paintStrips, readable, reclass, restyle, rms, roving, say, setData, textPicture,
-  tokenIndex, viridis, viridisRGB, wholeIndex, write
+  ACCENT, INK, MUTED_INK, appendAll, buildReadout, diverging, divergingRGB, el, fmt, fontOf, forgetSwitchesIn,
+  frame, hide, inkOn, largest, markPartSwitches, overlay, paintNamed, paintStrips, partSwitch, projectionSum,
+  readable, reclass, restyle, rms, roving, say, setData, textPicture, tokenIndex, viridis, viridisRGB, wholeIndex,
+  write
 };
 })();

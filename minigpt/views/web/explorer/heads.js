@@ -2,8 +2,8 @@
 // the parts).
 
 const Heads = (() => {
-const { $, BOUNDARY, DATA, N, config, headLabel, headOff, ids, isOn, selectHead, setPart, state, vocab } = State;
-const { el, hide, reclass, viridisRGB, write } = Drawing;
+const { $, BOUNDARY, DATA, N, config, headLabel, headOff, ids, isOn, selectHead, state, vocab } = State;
+const { el, hide, markPartSwitches, partSwitch, reclass, viridisRGB, write } = Drawing;
 
 // ---- the text box ----
 
@@ -108,23 +108,8 @@ function gridSwitch(kind, l, h, text) {
   return label;
 }
 
-// A checkbox that switches a part on and off; every switch of the same part (the grid's and the
-// ablation table's) follows it.
-const switches = [];
-function partSwitch(kind, l, h, text) {
-  const name = kind === "head" ? `layer ${l} head ${h}` : `layer ${l} ${kind === "mlp" ? "MLP" : "attention"}`;
-  const box = el("input", { type: "checkbox", class: "part-switch", "data-part": `${kind},${l},${h}`, "aria-label": `${name} on` });
-  box.checked = true;
-  box.addEventListener("change", () => setPart(kind, l, h, box.checked));
-  switches.push({ box, kind, l, h, name });
-  return el("label", { class: "switch", title: `switch ${name} off and on` }, box, text);
-}
-
 function markSwitches() {
-  for (const { box, kind, l, h, name } of switches) {
-    box.checked = isOn(kind, l, h);
-    box.setAttribute("aria-label", `${name}: ${box.checked ? "on" : "off"}`); // what a screen reader says follows the box
-  }
+  markPartSwitches();
   thumbs.forEach((row, l) => row.forEach(({ button }, h) => button.classList.toggle("off", !isOn("head", l, h) || !isOn("attention", l))));
   const off = state.off.heads.length + state.off.attention.length + state.off.mlp.length;
   $("mask-off").checked = state.off.unmasked;
@@ -192,5 +177,5 @@ function markSelectedHead() {
   $("head-label").textContent = role ? `Over ${DATA.roles.names}: ${role}.` : "";
 }
 
-return { buildGrid, buildInput, drawGrid, drawInput, markSelectedHead, markSwitches, partSwitch, switches };
+return { buildGrid, buildInput, drawGrid, drawInput, markSelectedHead, markSwitches };
 })();

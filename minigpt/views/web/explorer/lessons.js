@@ -6,6 +6,7 @@
 const Lessons = (() => {
 const { $, BOS, BOUNDARY, DATA, analyse, changed, config, label, rowOf, state, switchedOff } = State;
 const { el, fmt, hide, write } = Drawing;
+const { nameLoss, patchedRun, probsOf, restoredBy, totalVariation } = Measures;
 
 const pct = (x) => `${fmt(100 * x, 1)}%`;
 const charOf = (t) => (t === BOS ? `${BOUNDARY} (the end)` : `“${label(t)}”`);
@@ -32,7 +33,7 @@ const LESSONS = [
     look: "The upper triangle of raw scores (−∞), then the same matrix and the predictions with the mask off.",
     question: "With the mask off, does this model's loss on the name fall or rise?",
     answer() {
-      const masked = Ablation.nameLoss({ ...state.off, unmasked: false }), open = Ablation.nameLoss({ ...state.off, unmasked: true });
+      const masked = nameLoss({ ...state.off, unmasked: false }), open = nameLoss({ ...state.off, unmasked: true });
       return `With the mask, ${fmt(masked, 3)} nats per character; without it, ${fmt(open, 3)}: it ${open < masked ? "falls" : "rises"}. ` +
         (open < masked ? "Reading the answer helps even a model that never learned to." :
           "A model trained with the mask never learned what to do with the future: it reads it as noise.");
@@ -91,14 +92,14 @@ const LESSONS = [
     question: "Which part, copied from the second name into yours at one position, closes most of the difference in what they predict after their last characters?",
     answer() {
       const a = state.view, off = switchedOff(), b = analyse(state.second, off);
-      const pA = Patch.probsOf(a.steps[a.steps.length - 1]), pB = Patch.probsOf(b.steps[b.steps.length - 1]);
-      if (b.tokens.length < 2 || Patch.totalVariation(pA, pB) < 1e-12) return "Type a second name below that the model reads differently.";
+      const pA = probsOf(a.steps[a.steps.length - 1]), pB = probsOf(b.steps[b.steps.length - 1]);
+      if (b.tokens.length < 2 || totalVariation(pA, pB) < 1e-12) return "Type a second name below that the model reads differently.";
       const ranked = [], common = Math.min(a.tokens.length, b.tokens.length);
       for (let t = 0; t < common; t++) {
         for (let l = 0; l < config.n_layer; l++) {
           const parts = [...Array.from({ length: config.n_head }, (_, h) => ({ kind: "head", layer: l, head: h, name: `layer ${l} head ${h}` })),
                          { kind: "mlp", layer: l, name: `layer ${l} MLP` }];
-          for (const part of parts) ranked.push({ ...part, t, share: Patch.restoredBy(Patch.patchedRun(a, b, { ...part, position: t }, off), pA, pB) });
+          for (const part of parts) ranked.push({ ...part, t, share: restoredBy(patchedRun(a, b, { ...part, position: t }, off), pA, pB) });
         }
       }
       ranked.sort((x, y) => y.share - x.share);
@@ -153,7 +154,7 @@ function openLesson(n, scroll = true, setView = true) {
     $("lesson-next").disabled = state.lesson === LESSONS.length - 1;
     $("lesson-answer-box").open = false;
   }
-  if (setView) changed("text");
+  changed(setView ? "text" : "lesson");
   if (state.lesson !== null && scroll) $(LESSONS[state.lesson].section).scrollIntoView();
 }
 

@@ -2,7 +2,7 @@
 // the explorer page (state.js lists the parts).
 
 const Matrix = (() => {
-const { $, BOUNDARY, D, DATA, N, colOf, config, label, roles, rowOf, selectCell, state } = State;
+const { $, BOUNDARY, D, DATA, N, colOf, config, label, roles, rowOf, selectCell, setHover, state } = State;
 const { diverging, el, fmt, hide, inkOn, reclass, say, textPicture, viridis, write } = Drawing;
 
 // Rows of fixed height (CELL_H) hold cells of fixed width (CELL_W), side by side in the page's
@@ -70,9 +70,17 @@ function buildMatrix() {
   grid.addEventListener("keydown", cellKeys);
   grid.addEventListener("mouseover", (event) => { // a cell of the worked row lights its line of the arithmetic
     const cell = event.target.closest(".cell");
-    WorkedRow.highlightLine(cell && +cell.dataset.i === rowOf(state.view) && +cell.dataset.j <= +cell.dataset.i ? +cell.dataset.j : null);
+    setHover(cell && +cell.dataset.i === rowOf(state.view) && +cell.dataset.j <= +cell.dataset.i ? +cell.dataset.j : null);
   });
-  grid.addEventListener("mouseleave", () => WorkedRow.highlightLine(null));
+  grid.addEventListener("mouseleave", () => setHover(null));
+}
+
+// the cell of the worked row that the pointer is on, here or on its line of the arithmetic
+let hovered = null;
+function drawHover() {
+  if (hovered) hovered.classList.remove("hover");
+  hovered = state.hover === null ? null : (matrix.cells[rowOf(state.view)] || [])[state.hover] || null;
+  if (hovered) hovered.classList.add("hover");
 }
 
 // What learners ask of an attention matrix, answered beside it: which axis is which, why √d, what a head
@@ -204,5 +212,5 @@ function drawCellInfo() {
     `e^(${fmt(scores[j])} − ${fmt(max)}) = ${fmt(Math.exp(scores[j] - max))}, ÷ ${fmt(total)} = weight ${fmt(at.weights[h][j], 4)}.`;
 }
 
-return { buildMatrix, drawMatrix, matrix };
+return { buildMatrix, drawHover, drawMatrix, matrix };
 })();

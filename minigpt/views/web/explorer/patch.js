@@ -9,8 +9,9 @@
 // distributions (half the sum of |p − q|): 100% means A now predicts what B does, 0% nothing moved.
 
 const Patch = (() => {
-const { $, D, analyse, changed, config, ids, label, state, switchedOff, vocab } = State;
+const { $, analyse, changed, config, ids, label, state, switchedOff, vocab } = State;
 const { diverging, divergingRGB, el, fmt, write } = Drawing;
+const { patchGrid, patchedRun, probsOf, restoredBy, totalVariation } = Measures;
 
 const patching = { kind: "residual", layer: 0, head: 0, position: null };
 const PATCH_STAGES = config.n_layer + 1; // the residual stream entering each layer, and after the last
@@ -54,35 +55,6 @@ function secondName(text) {
   return (other || first) + chars.slice(1).join("");
 }
 
-const totalVariation = (p, q) => p.reduce((sum, x, i) => sum + Math.abs(x - q[i]), 0) / 2;
-const probsOf = (step) => MiniGPTModel.softmax(Array.from(step.logits));
-
-// A's steps with B's part at position t in place of A's own (`off`: the parts switched off, in both)
-function patchedRun(a, b, { kind, layer: l, head: h, position: t }, off) {
-  if (kind === "residual") {
-    const entering = (s) => (l < config.n_layer ? s.layers[l].residual : s.last);
-    const residual = a.steps.map(entering);
-    residual[t] = entering(b.steps[t]);
-    // the positions before t are A's own: only t and after are run again, reading their keys and values
-    return MiniGPTModel.forward(state.model, a.tokens, off, { layer: l, residual }, a.steps.slice(0, t));
-  }
-  const value = kind === "head" ? b.steps[t].layers[l].out.slice(h * D, (h + 1) * D) : b.steps[t].layers[l].mlpOut;
-  return MiniGPTModel.forward(state.model, a.tokens, off, null, a.steps.slice(0, t), { kind, layer: l, head: h, position: t, value });
-}
-
-// the share of the way from A's prediction (at its last position) to B's that a patched run goes
-function restoredBy(steps, pA, pB) {
-  const gap = totalVariation(pA, pB);
-  return gap < 1e-12 ? null : 1 - totalVariation(probsOf(steps[steps.length - 1]), pB) / gap;
-}
-
-// every copy of the residual stream: [stage][position] the share restored (the grid)
-function patchGrid(a, b, off) {
-  const pA = probsOf(a.steps[a.steps.length - 1]), pB = probsOf(b.steps[b.steps.length - 1]);
-  const common = Math.min(a.tokens.length, b.tokens.length);
-  return Array.from({ length: PATCH_STAGES }, (_, l) => Array.from({ length: common }, (_, t) =>
-    restoredBy(patchedRun(a, b, { kind: "residual", layer: l, position: t }, off), pA, pB)));
-}
 
 function drawPatch() {
   const a = state.view, off = switchedOff(), b = analyse(state.second, off);
@@ -171,5 +143,5 @@ function readableOn(rgb) {
   return 0.2126 * r + 0.7152 * g + 0.0722 * b > 0.179 ? "#000" : "#fff"; // pure: one of them always reaches 4.5:1
 }
 
-return { buildPatch, drawPatch, patchGrid, patchedRun, probsOf, restoredBy, secondName, totalVariation };
+return { buildPatch, drawPatch, secondName };
 })();

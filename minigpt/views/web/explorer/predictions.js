@@ -2,8 +2,9 @@
 // explorer page (state.js lists the parts).
 
 const Predictions = (() => {
-const { $, BOS, BOUNDARY, DATA, N, V, label, options, rowOf, selectCell, state, switchedOff } = State;
+const { $, BOS, BOUNDARY, DATA, N, V, explain, label, options, rowOf, selectCell, state, switchedOff, tokenOf } = State;
 const { appendAll, el, fmt, hide, reclass, restyle, setData, write } = Drawing;
+const { baselineOf } = Measures;
 
 const TOP = 5;
 const predictions = { rows: [], chart: [] };
@@ -27,6 +28,11 @@ function buildPredictions() {
     predictions.chart.push({ node: el("div", { class: "next-bar" }, char, el("span", { class: "track" }, raw, bar, ghost), p), char, bar, raw, ghost, p });
   }
   appendAll($("next-chart"), predictions.chart.map((c) => c.node)); // a bar a character: a vocabulary may hold 100,000
+  // a character in the chart is the one the why panel explains
+  predictions.chart.forEach((c) => c.node.addEventListener("click", () => {
+    explain({ target: tokenOf(c.node.dataset.token) });
+    $("why").scrollIntoView({ block: "nearest" });
+  }));
 }
 
 // for position i: the model's probabilities, and those a draw would use after the filters
@@ -37,7 +43,7 @@ function distributions(view, i, filters) {
 }
 
 // with parts off, the model's probabilities at position i with every part on (walk.js's baseline); else null
-const allOnProbs = (view, i) => (switchedOff() ? MiniGPTModel.softmax(Array.from(Walk.baselineOf(view)[i].logits)) : null);
+const allOnProbs = (view, i) => (switchedOff() ? MiniGPTModel.softmax(Array.from(baselineOf(view)[i].logits)) : null);
 
 function drawPredictions() {
   const view = state.view, T = view.tokens.length, filters = options();

@@ -1,12 +1,16 @@
 // The explorer page around model.js: it reads what the learner types, runs the model on it at
 // every keystroke, and draws what the model did. Each part is a file and a namespace of its own
 // (`const Cache = (() => { ... return { buildCache, drawCache, readByCache }; })();`), which names
-// what it reads of State and Drawing at its top and offers what it returns at its end; it calls
-// another part by its namespace (`Walk.baselineOf(view)`). The page puts them into one script,
-// state.js and drawing.js first and wiring.js last (explorer_parts in minigpt/views/explorer_page.py):
+// what it reads of State, Drawing and Measures at its top and offers what it returns at its end.
+// A part never calls another: it writes the state and says what changed, and wiring.js, the registry,
+// redraws every panel that shows it. The page puts them into one script, state.js, drawing.js and
+// measures.js first and wiring.js last (explorer_parts in minigpt/views/explorer_page.py):
 //
 //   state.js        the page's data, its one state, what changed, and the model run on the text
-//   drawing.js      colours, writes that skip what is already there, strips and numbers on canvases
+//   drawing.js      colours, writes that skip what is already there, strips and numbers on canvases,
+//                   the switches that turn a part off and on
+//   measures.js     what the panels compute beyond the model's run: a name's loss with parts off,
+//                   the run with every part on, a part patched from one name into another
 //   heads.js        the text box and every head at once
 //   matrix.js       one head, large
 //   worked_row.js   one row worked out from q, k and v, and where q, k and v come from
@@ -36,7 +40,7 @@ const finalModel = MiniGPTModel.load(DATA); // the checkpoint's weights, exact
 const config = DATA.config.model;
 const vocab = DATA.vocab; // characters in id order; the boundary token is id vocab.length
 const BOS = vocab.length, V = vocab.length + 1, N = config.block_size;
-// the boundary token's mark: "·", or a stand-in when the vocabulary holds "·" itself (data.py's Tokenizer.boundary)
+// the boundary token's mark: "·", or a stand-in when the vocabulary holds "·" itself (common/text.py)
 const BOUNDARY = DATA.boundary;
 const D = config.n_embd / config.n_head; // the head size, d
 const ids = new Map(vocab.map((ch, i) => [ch, i]));
@@ -45,20 +49,27 @@ const bloomBits = DATA.membership.kind === "bloom" ? MiniGPTModel.base64Bytes(DA
 
 // The page's one state, which every control, the lessons and the address write: the name and the second
 // name beside it, a head, a row of it (the query position; null follows the last), a cell of that row
-// (the key position), whether the cell's details are open, what the matrix shows, the parts switched off
-// and the mask, the training snapshot shown (an index; null: the checkpoint) and the weights the page runs
-// for it, the lesson open (0-based; null: the free page), and the model's run on the name (`view`).
-const state = { name: "", second: "", layer: 0, head: 0, row: null, col: null, details: false, show: "weights",
-                view: null, off: { heads: [], attention: [], mlp: [], mode: "zero", unmasked: false },
-                snapshot: null, model: finalModel, lesson: null };
+// (the key position), whether the cell's details are open, the key position the pointer is on (`hover`),
+// what the matrix shows, the parts switched off and the mask, the sampling filters, the character the why
+// panel explains against a rival and the part whose writing it reads out (each null: the likeliest), the
+// training snapshot shown (an index; null: the checkpoint), the
+// weights the page runs for it and whether the slider plays, the lesson open (0-based; null: the free
+// page), and the model's run on the name (`view`).
+const state = { name: "", second: "", layer: 0, head: 0, row: null, col: null, details: false, hover: null,
+                show: "weights", view: null, off: { heads: [], attention: [], mlp: [], mode: "zero", unmasked: false },
+                filters: { temperature: 1, topK: 0, topP: 1 }, why: { target: null, rival: null, part: null },
+                snapshot: null, model: finalModel, playing: false, lesson: null };
 const $ = (id) => document.getElementById(id);
 
 // ---- what changed ----------------------------------------------------------------------
 // A control writes the state and says what it changed; wiring.js, which knows every panel, redraws
-// what shows it, so a part never calls the panels themselves. The changes: "text" (the parts switched
-// off, the mask or a lesson's view: the model runs again), "name" (a new name: the row follows its
-// end again), "second" (the second name), "head", "cell" (the row and its cell), "snapshot" (the
-// weights the page runs) and "resized" (a panel's drawing changed size; its id comes along).
+// what shows it, so a part never calls the panels themselves. The changes, one vocabulary for the
+// controls and the panels: "text" (the parts switched off, the mask or a lesson's view: the model runs
+// again), "name" (a new name: the row follows its end again, and the model runs again), "second" (the
+// second name), "head", "cell" (the row and its cell), "hover" (the key position pointed at), "show"
+// (weights or scores), "filters" (the sampling sliders), "why" (the character explained), "snapshot"
+// (the weights the page runs), "lesson" (the lesson opened) and "resized" (a panel's drawing changed
+// size; its id comes along).
 const listeners = [];
 const onChange = (listen) => listeners.push(listen);
 const changed = (what, detail) => listeners.forEach((listen) => listen(what, detail));
@@ -72,6 +83,25 @@ function selectCell(row, col) { // the last row is stored as null, so that it fo
 function setText(text) {
   state.name = $("name-input").value = text;
   changed("name");
+}
+const setHover = (j) => { if (state.hover !== j) { state.hover = j; changed("hover"); } };
+const explain = (choice) => { Object.assign(state.why, choice); changed("why"); }; // {target, rival, part}
+
+// the training snapshot shown (its index in DATA.snapshots.steps): its weights, decoded once; the
+// checkpoint's own step runs the checkpoint's exact weights
+const decodedSnapshots = new Map();
+function showSnapshot(index) {
+  const snaps = DATA.snapshots, step = snaps.steps[index];
+  const exact = step === snaps.checkpoint_step && index === snaps.steps.lastIndexOf(step);
+  state.snapshot = exact ? null : index;
+  if (!exact && !decodedSnapshots.has(index)) decodedSnapshots.set(index, MiniGPTModel.loadSnapshot(config, snaps, index));
+  state.model = exact ? finalModel : decodedSnapshots.get(index);
+  changed("snapshot");
+}
+// the index on the slider of the step shown (the checkpoint's: its step's last snapshot, else the last)
+function snapshotShown() {
+  const steps = DATA.snapshots.steps, last = steps.lastIndexOf(DATA.snapshots.checkpoint_step);
+  return state.snapshot !== null ? state.snapshot : last >= 0 ? last : steps.length - 1;
 }
 
 // ---- what the run measured, at the step shown -----------------------------------------
@@ -108,13 +138,13 @@ function meansFrom(base64) {
 const roles = () => (state.snapshot === null ? DATA.roles : { ...DATA.roles, ...DATA.snapshots.roles[state.snapshot] });
 const headLabel = (l, h) => (roles().labels ? roles().labels[l][h] : "");
 
-// the sampling filters as the sliders set them
+// the sampling filters as the sliders set them (wiring.js writes them into the state), kept in range
 function options() {
-  const number = (id, fallback) => (Number.isFinite(parseFloat($(id).value)) ? parseFloat($(id).value) : fallback);
+  const { temperature, topK, topP } = state.filters, number = (x, fallback) => (Number.isFinite(x) ? x : fallback);
   return {
-    temperature: Math.max(0.05, number("temperature", 1)),
-    topK: Math.max(0, Math.round(number("top-k", 0))),
-    topP: Math.min(1, Math.max(0.01, number("top-p", 1))),
+    temperature: Math.max(0.05, number(temperature, 1)),
+    topK: Math.max(0, Math.round(number(topK, 0))),
+    topP: Math.min(1, Math.max(0.01, number(topP, 1))),
   };
 }
 
@@ -136,6 +166,7 @@ function readText(text) {
 }
 
 const label = (token) => (token === BOS ? BOUNDARY : vocab[token]);
+const tokenOf = (shown) => (shown === BOUNDARY ? BOS : ids.get(shown)); // label's inverse
 
 // The model run on `text`. With `reuse` (the page's own redraws), the positions the last such
 // run shares with this one (same weights, same parts off, the same tokens up to there) are not
@@ -199,8 +230,9 @@ function colOf(view) {
 }
 
 return {
-  $, BOS, BOUNDARY, D, DATA, N, V, ablationNow, analyse, attentionOf, bloomBits, changed, colOf, config,
+  $, BOS, BOUNDARY, D, DATA, N, V, ablationNow, analyse, attentionOf, bloomBits, changed, colOf, config, explain,
   finalModel, headLabel, headOff, ids, isOn, label, onChange, options, partsOff, readText, roles, rowOf,
-  selectCell, selectHead, setPart, setText, state, switchedOff, trainingNames, vocab
+  selectCell, selectHead, setHover, setPart, setText, showSnapshot, snapshotShown, state, switchedOff, tokenOf,
+  trainingNames, vocab
 };
 })();

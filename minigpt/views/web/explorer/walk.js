@@ -5,12 +5,13 @@
 // the parts).
 
 const Walk = (() => {
-const { $, D, V, analyse, changed, config, isOn, label, options, rowOf, state, switchedOff } = State;
+const { $, D, V, changed, config, isOn, label, options, rowOf, state, switchedOff } = State;
 const {
-  el, fmt, frame, largest, overlay, paintStrips, readable, restyle, roving, tokenIndex, wholeIndex, write
+  el, fmt, frame, largest, overlay, paintStrips, projectionSum, readable, restyle, roving, tokenIndex, wholeIndex, write
 } = Drawing;
+const { baselineOf } = Measures;
 
-const walk = { lines: [], sizes: [], picture: null, baseline: null, numbers: null };
+const walk = { lines: [], sizes: [], picture: null, numbers: null };
 
 // Each operation: a key (the console API's name for it), what it is, and its vector in a
 // position's record from model.js's forward (`s`). `layer` marks the layer it belongs to.
@@ -90,14 +91,6 @@ function measureWalk(at) {
   return { frames: walk.lines.filter((line) => line.op).map((line) => ({ frames: line.frames.map((f) => at(f, 1)), diff: at(line.diff, 1) })) };
 }
 
-// The position's record with every part on, for what changed: run once per text and weights.
-function baselineOf(view) {
-  const key = view.tokens.join(",");
-  if (!walk.baseline || walk.baseline.key !== key || walk.baseline.model !== state.model) {
-    walk.baseline = { key, model: state.model, steps: analyse(view.text, null).steps };
-  }
-  return walk.baseline.steps;
-}
 
 // a linear layer's number as the sum it is, Σⱼ input[j]·W[n, j] (a part switched off is its mean or 0 instead)
 function madeBy(op, s, values) {
@@ -106,7 +99,7 @@ function madeBy(op, s, values) {
     return () => `= ${state.off.mode === "mean" ? "its mean output" : "0"}: this layer's ${part === "mlp" ? "MLP" : "attention"} is off`;
   }
   const W = state.model.layers[l][weight], input = inputOf(s);
-  return (n) => WorkedRow.projectionSum(W, `layer${l}.${weight}`, input, inputName, n, values[n]);
+  return (n) => projectionSum(W, `layer${l}.${weight}`, input, inputName, n, values[n]);
 }
 
 const norm = (v) => Math.sqrt(Array.from(v).reduce((a, x) => a + x * x, 0));
@@ -177,7 +170,7 @@ function drawWalk() {
     } else {
       // a logit as the sum it is: what lm_head's row for the token reads off the stream
       const read = config.final_norm ? "final_norm" : `layer${config.n_layer - 1}.after_mlp`; // the walk's name for it
-      const logit = (t) => WorkedRow.projectionSum(state.model.weights.lm_head, "lm_head", s.final, read, t, values[t], tokenIndex);
+      const logit = (t) => projectionSum(state.model.weights.lm_head, "lm_head", s.final, read, t, values[t], tokenIndex);
       readable(line.frames[0], op.key, values, op.key === "lm_head" ? logit : op.sum ? madeBy(op, s, values) : null,
         op.tokens ? tokenIndex : String);
       if (spot) strips.push([values, scale, spot.frames[0]]);
@@ -223,5 +216,5 @@ function walkNumbers(view, i) {
   return Object.fromEntries(walkOperations().map((op) => [op.key, Array.from(op.of(view.steps[i]))]));
 }
 
-return { baselineOf, buildWalk, drawWalk, walk, walkNumbers };
+return { buildWalk, drawWalk, walk, walkNumbers };
 })();

@@ -3,12 +3,13 @@
 // same for one character rather than another. A part of the explorer page (state.js lists the parts).
 
 const Why = (() => {
-const { $, BOS, BOUNDARY, V, changed, config, ids, label, rowOf, state, switchedOff } = State;
+const { $, BOS, BOUNDARY, V, changed, config, explain, label, rowOf, state, switchedOff } = State;
 const { el, fmt, frame, hide, largest, overlay, paintNamed, readable, restyle, write } = Drawing;
+const { baselineOf } = Measures;
 
 // the characters explained (null: the likeliest, and the runner-up) and the part whose writing is read out
 // (null: the one that writes most toward the character)
-const why = { target: null, rival: null, part: null, rows: { toward: [], against: [] } };
+const why = { rows: { toward: [], against: [] } }; // what is explained: state.why
 const WHY_PARTS = 1 + config.n_layer * (config.n_head + 2); // every part, and a switched-off attention's own line
 
 function buildWhy() {
@@ -18,7 +19,7 @@ function buildWhy() {
                     value: el("span", { class: "value" }) };
       row.node = el("button", { class: "why-bar", type: "button", "aria-label": "a part, not drawn yet" }, row.name, el("span", { class: "half left" }, row.left),
                     el("span", { class: "half" }, row.right), row.value);
-      row.node.addEventListener("click", () => { why.part = row.name.textContent; drawWhy(); });
+      row.node.addEventListener("click", () => explain({ part: row.name.textContent }));
       why.rows[kind].push(row);
     }
     $(`why-${kind}`).append(...why.rows[kind].map((r) => r.node));
@@ -36,18 +37,10 @@ function buildWhy() {
   for (const [id, key] of [["why-target", "target"], ["why-rival", "rival"]]) {
     const select = $(id);
     for (let t = 0; t < V; t++) select.append(el("option", { value: String(t) }, t === BOS ? `${BOUNDARY} (the end)` : label(t)));
-    select.addEventListener("change", () => { why[key] = Number(select.value); drawWhy(); });
+    select.addEventListener("change", () => explain({ [key]: Number(select.value) }));
   }
   buildWhyRow();
-  // a character in the chart of every next character is the one to explain
-  Predictions.predictions.chart.forEach((c) => c.node.addEventListener("click", () => {
-    why.target = tokenOf(c.node.dataset.token);
-    drawWhy();
-    $("why").scrollIntoView({ block: "nearest" });
-  }));
 }
-
-const tokenOf = (text) => (text === BOUNDARY ? BOS : ids.get(text));
 
 // The row of lm_head every part is read through, and the final norm's gains where the recipe has
 // them: the weights at the end of the hand check, readable like every strip
@@ -85,12 +78,12 @@ function drawWhy() {
   const view = state.view, i = rowOf(view), s = view.steps[i], off = switchedOff();
   const probs = MiniGPTModel.softmax(Array.from(s.logits));
   const order = probs.map((_, t) => t).sort((a, b) => probs[b] - probs[a]);
-  const target = why.target ?? order[0];
-  const rival = why.rival !== null && why.rival !== target ? why.rival : order[target === order[0] ? 1 : 0];
+  const target = state.why.target ?? order[0], chosen = state.why.rival;
+  const rival = chosen !== null && chosen !== target ? chosen : order[target === order[0] ? 1 : 0];
   $("why-target").value = String(target);
   $("why-rival").value = String(rival);
   const found = MiniGPTModel.attribution(state.model, s, off);
-  const allOn = off ? new Map(MiniGPTModel.attribution(state.model, Walk.baselineOf(view)[i], null).parts.map((p) => [p.name, p.terms])) : null;
+  const allOn = off ? new Map(MiniGPTModel.attribution(state.model, baselineOf(view)[i], null).parts.map((p) => [p.name, p.terms])) : null;
   drawPartWrites(found.parts, i);
   drawWhyRow(s, target, found.scale);
   const read = `“${BOUNDARY}${view.kept.slice(0, i).join("")}”`, t = label(target), r = label(rival);
@@ -135,7 +128,7 @@ function drawTerms(rows, terms) {
 // makes likelier and less likely (its terms in every logit), most first.
 function drawPartWrites(parts, i) {
   const byTerm = (p) => p.terms[Number($("why-target").value)];
-  const part = parts.find((p) => p.name === why.part) || parts.slice().sort((a, b) => byTerm(b) - byTerm(a))[0];
+  const part = parts.find((p) => p.name === state.why.part) || parts.slice().sort((a, b) => byTerm(b) - byTerm(a))[0];
   why.shownPart = part.name;
   const order = Array.from(part.terms, (v, t) => [v, t]).sort((a, b) => b[0] - a[0]);
   const list = (pairs) => pairs.map(([v, t]) => `‘${label(t)}’ ${v > 0 ? "+" : ""}${fmt(v, 3)}`).join(", ");

@@ -2,43 +2,43 @@
 // console API. The last part of the explorer page (state.js lists the parts).
 
 (() => {
-const { $, DATA, V, analyse, setPart, setText, state, switchedOff, vocab } = State;
+const { $, DATA, V, analyse, changed, setPart, setText, state, switchedOff, vocab } = State;
 const { buildReadout, write } = Drawing;
 
 // Every panel of the page, in the order they are built: `build` makes what never changes (once),
-// `draw` writes the numbers of the state now, and `on` says which changes redraw it: "text" (the
-// model ran again: the name, the parts switched off, the mask), "second" (the second name),
-// "selection" (the head, the row or the cell), "head" (the head alone), "row" (the row or the cell
-// alone), "show" (weights or scores), "filters" (the sampling sliders), "snapshot" (the step shown).
-// A panel with an `id` sits below the first screen: it is drawn when it is in sight, or when the
-// browser has time to spare, and is aria-busy until then. A new panel is its part file and one line
-// here, with its section's HTML (`section`, put after the section `after` names); the page's own
-// panels have theirs in explorer.html.
+// `draw` writes the numbers of the state now, and `on` lists the changes that redraw it, in the words
+// the controls announce (State.changed): "text" (the model ran again: on the text, a new name, other
+// parts off or the step shown), SELECTION (that, or another head or cell), and the rest. A panel with an `id` sits
+// below the first screen: it is drawn when it is in sight, or when the browser has time to spare, and
+// is aria-busy until then. A new panel is its part file and one line here, with its section's HTML
+// (`section`, put after the section `after` names); the page's own panels have theirs in explorer.html.
+const SELECTION = ["text", "head", "cell"];
 const PANELS = [
   { build: Generate.showFilters, draw: Generate.showFilters, on: ["filters"] },
   { build: Heads.buildInput, draw: () => Heads.drawInput(state.view), on: ["text"] },
   { build: Heads.buildGrid, draw: () => { Heads.markSwitches(); Heads.drawGrid(); }, on: ["text"] },
-  { draw: Heads.markSelectedHead, on: ["head"] },
-  { build: Matrix.buildMatrix, draw: Matrix.drawMatrix, on: ["selection", "show"] },
-  { build: WorkedRow.buildMath, draw: WorkedRow.drawMath, on: ["selection"] },
-  { id: "flow", build: WorkedRow.buildFlow, draw: WorkedRow.drawFlow, on: ["selection"] },
-  { id: "walk", build: Walk.buildWalk, draw: Walk.drawWalk, on: ["selection", "filters"] },
+  { draw: Heads.markSelectedHead, on: ["head", "snapshot"] },
+  { build: Matrix.buildMatrix, draw: Matrix.drawMatrix, on: [...SELECTION, "show"] },
+  { build: WorkedRow.buildMath, draw: WorkedRow.drawMath, on: SELECTION },
+  { draw: () => { Matrix.drawHover(); WorkedRow.drawHover(); }, on: [...SELECTION, "show", "hover"] },
+  { id: "flow", build: WorkedRow.buildFlow, draw: WorkedRow.drawFlow, on: SELECTION },
+  { id: "walk", build: Walk.buildWalk, draw: Walk.drawWalk, on: [...SELECTION, "filters"] },
   { build: buildReadout },
   { build: Predictions.buildPredictions, draw: Predictions.drawLoss, on: ["text"] },
-  { id: "predict", draw: Predictions.drawPredictions, on: ["text", "row", "filters"] },
-  { id: "why", build: Why.buildWhy, draw: Why.drawWhy, on: ["text", "row"] },
-  { id: "units", build: Units.buildUnits, draw: Units.drawUnits, on: ["text", "row"] },
+  { id: "predict", draw: Predictions.drawPredictions, on: ["text", "cell", "filters"] },
+  { id: "why", build: Why.buildWhy, draw: Why.drawWhy, on: ["text", "cell", "why"] },
+  { id: "units", build: Units.buildUnits, draw: Units.drawUnits, on: ["text", "cell"] },
   { id: "patch", build: Patch.buildPatch, draw: Patch.drawPatch, on: ["text", "second"] },
-  { build: HeadRoles.buildHeads, draw: HeadRoles.markSelectedCard, on: ["head"] },
+  { build: HeadRoles.buildHeads, draw: HeadRoles.markSelectedCard, on: ["head", "snapshot"] },
   { draw: () => DATA.roles.chars && HeadRoles.drawCharMatrix(), on: ["head", "snapshot"] },
   { draw: HeadRoles.drawHeads, on: ["snapshot"] },
   { build: Ablation.buildCosts, draw: Ablation.drawCosts, on: ["snapshot"] },
   { id: "ablation", draw: Ablation.drawLiveCosts, on: ["text"] },
   { id: "lens", build: Lens.buildLens, draw: Lens.drawLens, on: ["text"] },
-  { build: Card.drawCard, draw: () => Card.moveStepMarker(stepShown()), on: ["snapshot"] },
-  { build: Snapshots.buildSteps },
-  { build: Lessons.buildLessons, draw: Lessons.drawLesson, on: ["text", "second"] },
-  { id: "cache", build: Cache.buildCache, draw: Cache.drawCache, on: ["selection"] },
+  { build: Card.drawCard, draw: () => DATA.snapshots && Card.moveStepMarker(stepShown()), on: ["snapshot"] },
+  { build: Snapshots.buildSteps, draw: Snapshots.drawStep, on: ["snapshot"] },
+  { build: Lessons.buildLessons, draw: Lessons.drawLesson, on: [...SELECTION, "second"] },
+  { id: "cache", build: Cache.buildCache, draw: Cache.drawCache, on: SELECTION },
 ];
 
 // the training step whose weights the page runs
@@ -107,32 +107,36 @@ function firstHead() {
   return { layer: best.layer, head: best.head };
 }
 
-// The changes a control announces (State.changed), each redrawing what it concerns. The model runs
-// again on "text" (reusing what the last run shares with this one) before anything is drawn.
+// The changes a control announces (State.changed), each redrawing what it concerns, and what else a
+// change means: a new name is new text, and so are other weights. On new text the model runs again
+// (reusing what the last run shares with this one) before anything is drawn; a new name also sets the
+// chosen row back to its last character (a row picked in the old name need not mean anything in this one).
+const ALSO = { name: ["text"], snapshot: ["text"] };
 const rerun = () => { state.view = analyse(state.name, switchedOff(), true); };
-const onChange = {
-  text: () => { rerun(); redraw("text", "selection"); },
-  // a new name: the chosen row follows its last character again (a row picked in the old name need
-  // not mean anything in this one)
-  name: () => { Object.assign(state, { row: null, col: null, details: false }); onChange.text(); },
-  second: () => redraw("second"),
-  head: () => redraw("head", "selection"),
-  cell: () => redraw("selection", "row"),
-  snapshot: () => { rerun(); redraw("snapshot", "head", "text", "selection"); },
-  resized: (id) => redrawIfSeen(offscreen[id]),
-};
-State.onChange((what, detail) => onChange[what](detail));
+function onChange(what, detail) {
+  if (what === "resized") return redrawIfSeen(offscreen[detail]);
+  if (what === "name") Object.assign(state, { row: null, col: null, details: false });
+  const changes = [what, ...(ALSO[what] || [])];
+  if (changes.includes("text")) rerun();
+  redraw(...changes);
+}
+State.onChange(onChange);
 
-$("name-input").addEventListener("input", () => { state.name = $("name-input").value; onChange.name(); });
+// the controls that belong to no one part: each writes the state and says what changed
+$("name-input").addEventListener("input", () => { state.name = $("name-input").value; changed("name"); });
 for (const radio of document.querySelectorAll("input[name=show]")) {
-  radio.addEventListener("change", () => { state.show = radio.value; redraw("show"); });
+  radio.addEventListener("change", () => { state.show = radio.value; changed("show"); });
 }
-for (const id of ["temperature", "top-k", "top-p"]) $(id).addEventListener("input", () => redraw("filters"));
+const filtersFromSliders = () => {
+  state.filters = { temperature: parseFloat($("temperature").value), topK: parseFloat($("top-k").value),
+                    topP: parseFloat($("top-p").value) };
+};
+for (const id of ["temperature", "top-k", "top-p"]) $(id).addEventListener("input", () => { filtersFromSliders(); changed("filters"); });
 for (const radio of document.querySelectorAll("input[name=off-mode]")) {
-  radio.addEventListener("change", () => { state.off.mode = radio.value; Ablation.buildCosts(); onChange.text(); });
+  radio.addEventListener("change", () => { state.off.mode = radio.value; Ablation.buildCosts(); changed("text"); });
 }
-$("all-on").addEventListener("click", () => { Object.assign(state.off, { heads: [], attention: [], mlp: [], unmasked: false }); onChange.text(); });
-$("mask-off").addEventListener("change", () => { state.off.unmasked = $("mask-off").checked; write($("mask-note"), ""); onChange.text(); });
+$("all-on").addEventListener("click", () => { Object.assign(state.off, { heads: [], attention: [], mlp: [], unmasked: false }); changed("text"); });
+$("mask-off").addEventListener("change", () => { state.off.unmasked = $("mask-off").checked; write($("mask-note"), ""); changed("text"); });
 $("next-char").addEventListener("click", Generate.nextCharacter);
 $("whole-name").addEventListener("click", Generate.wholeName);
 $("ten-names").addEventListener("click", Generate.tenNames);
@@ -140,17 +144,26 @@ $("top-k").max = V;
 $("temperature").value = DATA.config.sample.temperature;
 $("top-k").value = DATA.config.sample.top_k;
 $("top-p").value = DATA.config.sample.top_p;
+filtersFromSliders();
 $("membership-note").textContent = DATA.membership.note;
+// the view an address names, set into the state, and its lesson opened; false when it names none
+function openAddress(hash) {
+  const named = Address.readAddress(hash);
+  if (named) Lessons.openLesson(state.lesson, false, named.lessonSetsView);
+  return Boolean(named);
+}
+
 PANELS.forEach((panel) => panel.build && panel.build());
 state.name = $("name-input").value = DATA.start_text;
 state.second = $("patch-input").value = Patch.secondName(DATA.start_text);
 Object.assign(state, firstHead());
-Address.readAddress(location.hash || (DATA.start_view ? `#${DATA.start_view}` : "")); // a linked view, or the one it was written to open at
+// a linked view, or the one the page was written to open at
+openAddress(location.hash || (DATA.start_view ? `#${DATA.start_view}` : ""));
 rerun();
-redraw("text", "selection", "head");
+redraw(...SELECTION, "snapshot");
 if (state.lesson !== null) $(Lessons.LESSONS[state.lesson].section).scrollIntoView(); // a lesson's link opens at its text
 // back and forward: the view the address names then (an address typed or edited by hand too)
-const goTo = () => { if (Address.readAddress(location.hash)) { rerun(); redraw("text", "selection", "head"); } };
+const goTo = () => { if (openAddress(location.hash)) { rerun(); redraw(...SELECTION, "snapshot"); } };
 window.addEventListener("popstate", goTo);
 window.addEventListener("hashchange", goTo);
 $("copy-link").addEventListener("click", Address.copyLink);
@@ -184,7 +197,7 @@ window.minigpt = {
   sampleNames: (n, opts = {}) => Array.from({ length: n }, (_, k) => Generate.sample({ ...opts, seed: (opts.seed || 1) + k })),
   inTrainingData: Generate.inTrainingData,
   // show training snapshot `index` (DATA.snapshots.steps[index]); the page then runs its weights
-  showSnapshot: Snapshots.showSnapshot,
+  showSnapshot: State.showSnapshot,
   setText,
   setPart,
   select: State.selectHead,

@@ -2,10 +2,10 @@
 // and where q, k and v come from. A part of the explorer page (state.js lists the parts).
 
 const WorkedRow = (() => {
-const { $, D, N, changed, colOf, config, headOff, label, rowOf, selectCell, state } = State;
+const { $, D, N, changed, colOf, config, headOff, label, rowOf, selectCell, setHover, state } = State;
 const {
   ACCENT, INK, MUTED_INK, el, fmt, fontOf, frame, hide, largest, overlay, paintNamed, paintStrips, readable,
-  reclass, restyle, rms, roving, say, textPicture, wholeIndex, write
+  projectionSum, reclass, restyle, rms, roving, say, textPicture, wholeIndex, write
 } = Drawing;
 
 // Every number and strip of it changes when a character is typed (the new character becomes the
@@ -35,8 +35,8 @@ function buildMath() {
     };
     line.tr.append(line.label, el("td", {}, line.key), el("td", {}, line.product), line.dot, line.score, line.mask, line.weight,
       el("td", {}, line.scaled));
-    line.tr.addEventListener("mouseenter", () => highlightCell(j));
-    line.tr.addEventListener("mouseleave", () => highlightCell(null));
+    line.tr.addEventListener("mouseenter", () => setHover(j));
+    line.tr.addEventListener("mouseleave", () => setHover(null));
     line.tr.addEventListener("click", () => { if (j <= rowOf(state.view)) selectCell(rowOf(state.view), j); });
     math.lines.push(line);
     body.append(line.tr);
@@ -139,13 +139,9 @@ function drawMath() {
   math.numbers = { i, layer: l, head: h, q, keys, products, scores, weights, values, scaledValues, out };
 }
 
-function highlightLine(j) {
-  math.lines.forEach((line, n) => line.tr.classList.toggle("hover", n === j));
-}
-
-function highlightCell(j) {
-  const i = rowOf(state.view);
-  Matrix.matrix.cells[i].forEach((cell, n) => cell.classList.toggle("hover", n === j));
+// the line of the arithmetic that the pointer is on, here or on its cell of the matrix
+function drawHover() {
+  math.lines.forEach((line, n) => line.tr.classList.toggle("hover", n === state.hover));
 }
 
 // ---- where q, k and v come from --------------------------------------------------------------
@@ -268,14 +264,6 @@ function drawFlow() {
     `${h * D}–${(h + 1) * D - 1} of q, k and v (the others faded): the strips in the worked row above.`);
 }
 
-// "= Σⱼ a[j]·W_Q[n, j]: a[12]·W_Q[n, 12] = 0.8100 × 0.5500 = 0.4455, ... (the largest of 64 terms) = q[n]"
-function projectionSum(W, wName, input, inName, n, total, rowName = String) {
-  const terms = Array.from(input, (x, k) => [x * W.data[n * W.cols + k], x, W.data[n * W.cols + k], k])
-    .sort((u, v) => Math.abs(v[0]) - Math.abs(u[0])).slice(0, 3);
-  return `= Σⱼ ${inName}[j]·${wName}[${rowName(n)}, j] over ${input.length} terms; the largest: ` +
-    terms.map(([t, x, w, k]) => `${inName}[${k}]·${wName}[${rowName(n)}, ${k}] = ${fmt(x, 4)} × ${fmt(w, 4)} = ${fmt(t, 4)}`).join(", ") +
-    `; all of them add up to ${fmt(total, 4)}`;
-}
 
-return { buildFlow, buildMath, drawFlow, drawMath, highlightLine, math, projectionSum };
+return { buildFlow, buildMath, drawFlow, drawHover, drawMath, math };
 })();

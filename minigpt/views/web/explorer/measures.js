@@ -1,0 +1,60 @@
+// measures.js: what the panels compute beyond the model's run on the name, the page's counterpart of
+// minigpt/measurements: a name's loss with parts off (ablation), the run with every part on (what
+// switching parts off changed), and a part copied from one name's run into another's (patching). Every
+// part reads these; none of them draws. A part of the explorer page (state.js lists the parts).
+
+const Measures = (() => {
+const { BOS, D, analyse, config, state, switchedOff } = State;
+
+// the loss of the name in the box, per token, with these parts off; `from` reuses the layers
+// before from.layer of a pass that differs only after them (model.js's forward)
+function nameLoss(off, from = null) {
+  const tokens = state.view.tokens;
+  const steps = MiniGPTModel.forward(state.model, tokens, switchedOff(off), from);
+  let nats = 0;
+  steps.forEach((s, i) => { nats -= Math.log(MiniGPTModel.softmax(Array.from(s.logits))[i + 1 < tokens.length ? tokens[i + 1] : BOS]); });
+  return nats / steps.length;
+}
+
+// The position's record with every part on, for what changed: run once per text and weights.
+let baseline = null;
+function baselineOf(view) {
+  const key = view.tokens.join(",");
+  if (!baseline || baseline.key !== key || baseline.model !== state.model) {
+    baseline = { key, model: state.model, steps: analyse(view.text, null).steps };
+  }
+  return baseline.steps;
+}
+
+const totalVariation = (p, q) => p.reduce((sum, x, i) => sum + Math.abs(x - q[i]), 0) / 2;
+const probsOf = (step) => MiniGPTModel.softmax(Array.from(step.logits));
+
+// A's steps with B's part at position t in place of A's own (`off`: the parts switched off, in both)
+function patchedRun(a, b, { kind, layer: l, head: h, position: t }, off) {
+  if (kind === "residual") {
+    const entering = (s) => (l < config.n_layer ? s.layers[l].residual : s.last);
+    const residual = a.steps.map(entering);
+    residual[t] = entering(b.steps[t]);
+    // the positions before t are A's own: only t and after are run again, reading their keys and values
+    return MiniGPTModel.forward(state.model, a.tokens, off, { layer: l, residual }, a.steps.slice(0, t));
+  }
+  const value = kind === "head" ? b.steps[t].layers[l].out.slice(h * D, (h + 1) * D) : b.steps[t].layers[l].mlpOut;
+  return MiniGPTModel.forward(state.model, a.tokens, off, null, a.steps.slice(0, t), { kind, layer: l, head: h, position: t, value });
+}
+
+// the share of the way from A's prediction (at its last position) to B's that a patched run goes
+function restoredBy(steps, pA, pB) {
+  const gap = totalVariation(pA, pB);
+  return gap < 1e-12 ? null : 1 - totalVariation(probsOf(steps[steps.length - 1]), pB) / gap;
+}
+
+// every copy of the residual stream: [stage][position] the share restored (the grid)
+function patchGrid(a, b, off) {
+  const pA = probsOf(a.steps[a.steps.length - 1]), pB = probsOf(b.steps[b.steps.length - 1]);
+  const common = Math.min(a.tokens.length, b.tokens.length);
+  return Array.from({ length: config.n_layer + 1 }, (_, l) => Array.from({ length: common }, (_, t) =>
+    restoredBy(patchedRun(a, b, { kind: "residual", layer: l, position: t }, off), pA, pB)));
+}
+
+return { baselineOf, nameLoss, patchGrid, patchedRun, probsOf, restoredBy, totalVariation };
+})();
