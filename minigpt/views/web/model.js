@@ -76,38 +76,32 @@ const MiniGPTModel = (() => {
   // for each position, what `step` returns for it, and what each layer read (its residual
   // stream and that normed, `a`, from which q, k and v are made).
   //
-  // `off` switches parts off, as minigpt/measurements/ablation.py's forward_without does: heads
-  // ([[layer, head], ...]: their output, before attn_wo), whole attention layers and MLP
-  // layers ([layer, ...]: their output, after the projection). Off means 0, or with
-  // `off.means` (the page carries ablation.py's mean_outputs) the part's mean output.
-  //
-  // `from` ({layer, residual}) starts at that layer from residual streams a forward pass already
-  // made (what that layer read, per position): the layers before it, which the parts switched
-  // off did not change, are not run again. The page's live ablation costs use it.
+  // The model itself, and two speed-ups that change no number:
   //
   // `known` (what this returned for tokens that begin as these do, with the same weights and
-  // parts off) spares the positions they share. Position t depends on positions 0..t alone, so
-  // only the later positions are computed, their queries reading the known positions' keys and
-  // values as `step` reads its cache: typing a character at the end computes one position.
+  // edits) spares the positions they share. Position t depends on positions 0..t alone, so only
+  // the later positions are computed, their queries reading the known positions' keys and values
+  // as `step` reads its cache: typing a character at the end computes one position.
   //
-  // `patch` ({kind: "head" or "mlp", layer, head, position, value}) puts `value` in place of one
-  // part's output at one position: a head's output before attn_wo, or an MLP's after mlp_fc2.
-  // The page copies a part from one name into another this way (activation patching).
+  // `from` ({layer, residual}) starts at that layer from residual streams a forward pass already
+  // made (what that layer read, per position): the layers before it, which the edits did not
+  // change, are not run again. The page's live ablation costs use it.
   //
-  // `off.unmasked` takes the causal mask away: every position reads every other, the later ones too,
-  // as the model was never trained to (what the mask is for, seen by switching it off). Then no
-  // position is known before the whole text is: `known` is not used.
-  function forward(model, tokens, off = null, from = null, known = [], patch = null) {
+  // What the measurements change comes from outside, as the Python measurements hand model.py an
+  // `attend` or a hook: `reads(t, T)` is how many positions position t reads (t + 1: the causal
+  // mask; `unmasked` below reads all T), and `edit(where, layer, outputs, first)` may change, in
+  // place, what a sublayer wrote at positions first, first + 1, ...: "heads" (each head's output,
+  // side by side, before attn_wo), "attention" (after attn_wo) and "mlp" (after mlp_fc2). A pass
+  // whose positions read later ones knows no position before the whole text: `known` is not used.
+  function forward(model, tokens, { known = [], from = null, reads = null, edit = null } = {}) {
     const { config: c, weights: w } = model;
     if (tokens.length > c.block_size) throw new Error(`the model reads at most ${c.block_size} positions`);
-    const unmasked = Boolean(off && off.unmasked);
-    if (unmasked) known = [];
+    const seesLater = Boolean(reads) && reads(0, tokens.length) > 1;
+    if (seesLater) known = [];
     const p = Math.min(known.length, tokens.length); // the positions already computed
     if (p === tokens.length) return known.slice(0, p);
     const fresh = tokens.slice(p);
-    const headDim = c.n_embd / c.n_head, means = off && off.means;
-    const headsOff = (l) => (off ? off.heads.filter(([layer]) => layer === l).map(([, h]) => h) : []);
-    const isOff = (kind, l) => Boolean(off && off[kind].includes(l));
+    const changed = (where, l, outputs) => { if (edit) edit(where, l, outputs, p); return outputs; };
     const embedded = from ? [] : fresh.map((token, n) => add(embedding(w.wte, token), embedding(w.wpe, p + n)));
     let x = from ? from.residual.slice(p) : embedded.map((e) => rmsnorm(e, c.norm_eps, null));
     const layers = [];
@@ -119,28 +113,17 @@ const MiniGPTModel = (() => {
       const before = known.slice(0, p).map((s) => s.layers[l]); // this layer, at the known positions (a whole pass's)
       const k = [...before.map((s) => s.k), ...linearAll(layer.attn_wk, a)];
       const v = [...before.map((s) => s.v), ...linearAll(layer.attn_wv, a)];
-      // position t reads positions 0..t: the causal mask, as a slice (without it, every position)
-      const seen = (n) => (unmasked ? k.length : p + n + 1);
+      // position t reads positions 0..t: the causal mask, as a slice
+      const seen = (n) => (reads ? reads(p + n, k.length) : p + n + 1);
       const heads = q.map((qt, n) => attend(qt, k.slice(0, seen(n)), v.slice(0, seen(n)), c.n_head));
-      for (const h of headsOff(l)) {
-        for (const head of heads) {
-          if (means) head.out.set(means.head[l][h], h * headDim);
-          else head.out.fill(0, h * headDim, (h + 1) * headDim);
-        }
-      }
-      if (patch && patch.kind === "head" && patch.layer === l && patch.position >= p) {
-        heads[patch.position - p].out.set(patch.value, patch.head * headDim);
-      }
-      const attnOut = linearAll(layer.attn_wo, heads.map((h) => h.out));
-      if (isOff("attention", l)) attnOut.forEach((out) => (means ? out.set(means.attention[l]) : out.fill(0)));
+      changed("heads", l, heads.map((h) => h.out));
+      const attnOut = changed("attention", l, linearAll(layer.attn_wo, heads.map((h) => h.out)));
       x = x.map((xt, t) => add(xt, attnOut[t]));
       const afterAttention = x;
       const m = x.map((xt) => rmsnorm(xt, c.norm_eps, layer.mlp_norm));
       const fc1 = linearAll(layer.mlp_fc1, m); // kept for the page's walk: the nonlinearity works in place on a copy
       const hidden = fc1.map((h) => (c.activation === "gelu" ? gelu(Float64Array.from(h)) : relu(Float64Array.from(h))));
-      const mlpOut = linearAll(layer.mlp_fc2, hidden);
-      if (isOff("mlp", l)) mlpOut.forEach((out) => (means ? out.set(means.mlp[l]) : out.fill(0)));
-      if (patch && patch.kind === "mlp" && patch.layer === l && patch.position >= p) mlpOut[patch.position - p].set(patch.value);
+      const mlpOut = changed("mlp", l, linearAll(layer.mlp_fc2, hidden));
       x = x.map((xt, t) => add(xt, mlpOut[t]));
       layers.push({ residual, a, q, k, v, heads, attnOut, afterAttention, m, fc1, hidden, mlpOut, afterMLP: x });
     }
@@ -158,6 +141,38 @@ const MiniGPTModel = (() => {
         scores: heads[n].scores, weights: heads[n].weights, out: heads[n].out,
       })),
     }))];
+  }
+
+  // What forward needs to switch parts off, as minigpt/measurements/ablation.py's forward_without
+  // does: heads ([[layer, head], ...]: their output, before attn_wo), whole attention layers and MLP
+  // layers ([layer, ...]: their output, after the projection). Off means 0, or with `off.means` (the
+  // page carries ablation.py's mean_outputs) the part's mean output. `off.unmasked` takes the causal
+  // mask away: every position reads every other, the later ones too, as the model was never trained
+  // to (what the mask is for, seen by switching it off). null or nothing off: {}.
+  function switchedOff(model, off) {
+    if (!off) return {};
+    const d = model.config.n_embd / model.config.n_head, means = off.means;
+    const edit = (where, l, outputs) => {
+      if (where === "heads") {
+        for (const [layer, h] of off.heads) {
+          if (layer !== l) continue;
+          for (const out of outputs) means ? out.set(means.head[l][h], h * d) : out.fill(0, h * d, (h + 1) * d);
+        }
+      } else if (off[where].includes(l)) outputs.forEach((out) => (means ? out.set(means[where][l]) : out.fill(0)));
+    };
+    return { edit, reads: off.unmasked ? (t, T) => T : null };
+  }
+
+  // `value` in place of one part's output at one position ({kind: "head" or "mlp", layer, head,
+  // position, value}): a head's output before attn_wo, or an MLP's after mlp_fc2. The page copies a
+  // part from one name into another this way (activation patching); `also`, another edit, runs first.
+  function patched(model, { kind, layer, head, position, value }, also = null) {
+    const d = model.config.n_embd / model.config.n_head;
+    return (where, l, outputs, first) => {
+      if (also) also(where, l, outputs, first);
+      if (l !== layer || position < first || where !== (kind === "head" ? "heads" : "mlp")) return;
+      outputs[position - first].set(value, kind === "head" ? head * d : 0);
+    };
   }
 
   // The logits a residual stream gives when read as the model reads its last one: through the
@@ -481,6 +496,6 @@ const MiniGPTModel = (() => {
     return exps.map((e) => e / sum);
   }
 
-  return { load, loadSnapshot, base64Bytes, float32s, step, forward, readOff, attribution, readThrough, unitColumn, newCache, softmax, maxOf, argmax, filterLogits, sampleToken,
+  return { load, loadSnapshot, base64Bytes, float32s, step, forward, switchedOff, patched, readOff, attribution, readThrough, unitColumn, newCache, softmax, maxOf, argmax, filterLogits, sampleToken,
            sampleName, seededRandom };
 })();

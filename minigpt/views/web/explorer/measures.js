@@ -10,7 +10,7 @@ const { BOS, D, analyse, config, state, switchedOff } = State;
 // before from.layer of a pass that differs only after them (model.js's forward)
 function nameLoss(off, from = null) {
   const tokens = state.view.tokens;
-  const steps = MiniGPTModel.forward(state.model, tokens, switchedOff(off), from);
+  const steps = MiniGPTModel.forward(state.model, tokens, { ...MiniGPTModel.switchedOff(state.model, switchedOff(off)), from });
   let nats = 0;
   steps.forEach((s, i) => { nats -= Math.log(MiniGPTModel.softmax(Array.from(s.logits))[i + 1 < tokens.length ? tokens[i + 1] : BOS]); });
   return nats / steps.length;
@@ -36,10 +36,13 @@ function patchedRun(a, b, { kind, layer: l, head: h, position: t }, off) {
     const residual = a.steps.map(entering);
     residual[t] = entering(b.steps[t]);
     // the positions before t are A's own: only t and after are run again, reading their keys and values
-    return MiniGPTModel.forward(state.model, a.tokens, off, { layer: l, residual }, a.steps.slice(0, t));
+    return MiniGPTModel.forward(state.model, a.tokens, { ...MiniGPTModel.switchedOff(state.model, off),
+                                                      from: { layer: l, residual }, known: a.steps.slice(0, t) });
   }
   const value = kind === "head" ? b.steps[t].layers[l].out.slice(h * D, (h + 1) * D) : b.steps[t].layers[l].mlpOut;
-  return MiniGPTModel.forward(state.model, a.tokens, off, null, a.steps.slice(0, t), { kind, layer: l, head: h, position: t, value });
+  const partsOff = MiniGPTModel.switchedOff(state.model, off);
+  const edit = MiniGPTModel.patched(state.model, { kind, layer: l, head: h, position: t, value }, partsOff.edit);
+  return MiniGPTModel.forward(state.model, a.tokens, { ...partsOff, edit, known: a.steps.slice(0, t) });
 }
 
 // the share of the way from A's prediction (at its last position) to B's that a patched run goes

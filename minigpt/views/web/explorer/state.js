@@ -178,7 +178,8 @@ function analyse(text, off = switchedOff(), reuse = false) {
   if (reuse && lastPass && lastPass.model === state.model && lastPass.parts === parts && lastPass.means === (off && off.means)) {
     while (shared < read.tokens.length && lastPass.tokens[shared] === read.tokens[shared]) shared++;
   }
-  const steps = MiniGPTModel.forward(state.model, read.tokens, off, null, shared ? lastPass.steps.slice(0, shared) : []);
+  const known = shared ? lastPass.steps.slice(0, shared) : [];
+  const steps = MiniGPTModel.forward(state.model, read.tokens, { ...MiniGPTModel.switchedOff(state.model, off), known });
   if (reuse) lastPass = { model: state.model, parts, means: off && off.means, tokens: read.tokens, steps };
   return { ...read, text, steps };
 }
