@@ -48,15 +48,16 @@ def chromium():
             browser.close()
 
 
-def open_page(browser, path: Path, width: int = 1280, height: int = 900):
-    """A new tab showing the file at `path`, with its requests and errors recorded in `page.watched`."""
+def open_page(browser, path: Path, width: int = 1280, height: int = 900, hash: str = ""):
+    """A new tab showing the file at `path` (at the view `hash` names), with its requests and errors
+    recorded in `page.watched`."""
     page = browser.new_page(viewport={"width": width, "height": height})
     page.watched = Watched()
     page.on("request", lambda request: page.watched.requests.append(request.url))
     page.on("pageerror", lambda error: page.watched.errors.append(str(error)))
     page.on("console", lambda message: page.watched.errors.append(message.text) if message.type == "error" else None)
     add_readers(page)
-    page.goto(Path(path).resolve().as_uri())
+    page.goto(Path(path).resolve().as_uri() + hash)
     return page
 
 

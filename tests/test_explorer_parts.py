@@ -8,6 +8,7 @@ import re
 import pytest
 
 import browser
+from playwright.sync_api import expect
 from minigpt.views.web_files import web_file
 from minigpt.views.explorer_page import explorer_parts, write_page
 
@@ -70,17 +71,28 @@ def test_the_tests_readers_are_not_in_the_page():
 
 HELLO = """
 const Hello = (() => {
-const { $, state } = State;
-const section = '<section id="hello" aria-labelledby="hello-title"><h2 id="hello-title">Hello</h2><p id="hello-text"></p></section>';
-const draw = () => { $("hello-text").textContent = `${state.view.tokens.length} tokens`; };
-return { section, draw };
+const { $, changed, state } = State;
+state.loud = false;
+const section = '<section id="hello" aria-labelledby="hello-title"><h2 id="hello-title">Hello</h2>' +
+  '<label><input type="checkbox" id="hello-loud"> loud</label><p id="hello-text"></p></section>';
+const build = () => $("hello-loud").addEventListener("change", (event) => { state.loud = event.target.checked; changed("loud"); });
+const draw = () => {
+  $("hello-loud").checked = state.loud;
+  $("hello-text").textContent = `${state.view.tokens.length} tokens` + (state.loud ? "!" : "");
+};
+const address = { key: "loud", write: () => (state.loud ? "yes" : null), read: (value) => { state.loud = value === "yes"; } };
+const lesson = { title: "Counting", section: "hello", view: {}, text: "The model reads a token more than the name has.",
+                 look: "The count.", question: "How many tokens does emma make?", answer: () => `${state.view.tokens.length}.` };
+return { address, build, draw, lesson, section };
 })();
 """
-ENTRY = '  { id: "hello", section: Hello.section, after: "lens", draw: Hello.draw, on: ["text"] },\n'
+ENTRY = ('  { id: "hello", section: Hello.section, after: "lens", build: Hello.build, draw: Hello.draw, on: ["text", "loud"], '
+         'address: Hello.address, lesson: Hello.lesson },\n')
 
 
 def test_a_new_panel_is_its_part_file_and_one_line_in_the_registry(chromium, trained_run, tmp_path):
-    """docs/development.md's recipe: the part (its section, its draw) and its line in PANELS, nothing else."""
+    """docs/development.md's recipe: the part (its section, its control, its draw, its address key and its
+    lesson) and its line in PANELS, nothing else."""
     path = write_page(trained_run[0], tmp_path / "page.html", text="emma")
     page_text = path.read_text(encoding="utf-8")
     wiring = page_text.index("// wiring.js:")
@@ -92,8 +104,17 @@ def test_a_new_panel_is_its_part_file_and_one_line_in_the_registry(chromium, tra
     browser.show(page, "#hello")
     page.wait_for_function("document.getElementById('hello-text').textContent === '4 tokens'")
     assert page.evaluate("document.getElementById('hello').previousElementSibling.id") == "lens"
-    assert page.watched.errors == []
-
+    page.check("#hello-loud")  # the control: the state, the panel and the address follow it
+    page.wait_for_function("document.getElementById('hello-text').textContent === '4 tokens!' && location.hash.includes('loud=yes')")
+    again = browser.open_page(chromium, path, hash=page.evaluate("location.hash"))  # the address opens the view as it was
+    browser.show(again, "#hello")
+    again.wait_for_function("document.getElementById('hello-text').textContent === '4 tokens!'")
+    assert again.is_checked("#hello-loud")
+    again.select_option("#lesson-select", "9")  # the panel's lesson, after the course's eight
+    expect(again.locator("#lesson-title")).to_have_text("Lesson 9 of 9: Counting")
+    again.click("#lesson-answer-box summary")
+    expect(again.locator("#lesson-answer")).to_have_text("4.")
+    assert page.watched.errors == [] and again.watched.errors == []
 
 
 def test_both_names_live_in_the_one_state_and_the_address_follows_them(chromium, trained_run, tmp_path):

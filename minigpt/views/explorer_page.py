@@ -50,7 +50,7 @@ def render_page(data: dict) -> str:
     """The template with its stylesheet, data and scripts put in place (in one pass, so no part is read twice)."""
     parts = {
         "CSS": web_file("explorer.css"),
-        "DATA": script_json({**data, "lessons": lesson_count()}),  # the course's length, counted once
+        "DATA": script_json(data),
         "MODEL_JS": web_file("model.js"),
         "EXPLORER_JS": explorer_script(),
     }

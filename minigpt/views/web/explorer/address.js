@@ -9,11 +9,16 @@
 //   off     the parts switched off: 1.2 a head (layer 1, head 2), a1 layer 1's attention, m1 its MLP
 //   mode    how a part is off: zero or mean      mask    off: the causal mask taken away
 //   lesson  the lesson open (from 1), its text at the top of its part of the page
-// Keys the page does not know, or values out of range, are left as the page has them.
+// and the keys a panel adds (its registry line's `address`). Keys the page does not know, or values out
+// of range, are left as the page has them.
 
 const Address = (() => {
 const { $, DATA, N, config, showSnapshot, state } = State;
 const { hide } = Drawing;
+
+// the keys panels add: {key, write() -> the value, or null for none, read(value)}
+const panelKeys = [];
+const addKey = (key) => panelKeys.push(key);
 
 function viewAddress() {
   const view = new URLSearchParams();
@@ -30,6 +35,10 @@ function viewAddress() {
   if (state.snapshot !== null) view.set("step", DATA.snapshots.steps[state.snapshot]);
   view.set("second", state.second);
   if (state.lesson !== null) view.set("lesson", state.lesson + 1);
+  for (const { key, write } of panelKeys) {
+    const value = write();
+    if (value !== null && value !== undefined) view.set(key, value);
+  }
   return `#${view.toString()}`;
 }
 
@@ -71,7 +80,8 @@ function readAddress(hash) {
   for (const radio of document.querySelectorAll("input[name=off-mode]")) radio.checked = radio.value === state.off.mode;
   const step = view.has("step") && DATA.snapshots ? DATA.snapshots.steps.indexOf(Number(view.get("step"))) : -1;
   if (step >= 0) showSnapshot(step);
-  const lesson = whole("lesson", DATA.lessons + 1);
+  for (const { key, read } of panelKeys) if (view.has(key)) read(view.get(key));
+  const lesson = whole("lesson", Infinity); // past the course, the lessons part opens the free page
   state.lesson = lesson ? lesson - 1 : null;
   // an address with more than the lesson holds the view itself; `lesson=N` alone opens the lesson's own view
   return { lessonSetsView: [...view.keys()].every((key) => key === "lesson") };
@@ -91,5 +101,5 @@ function copyLink() {
   }
 }
 
-return { copyLink, readAddress, writeAddress };
+return { addKey, copyLink, readAddress, writeAddress };
 })();

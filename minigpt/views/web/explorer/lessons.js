@@ -164,5 +164,8 @@ function drawLesson() {
   if (state.lesson !== null && $("lesson-answer-box").open) write($("lesson-answer"), LESSONS[state.lesson].answer());
 }
 
-return { LESSONS, buildLessons, drawLesson, openLesson };
+// a panel's own lesson (its registry line's `lesson`), after the course's
+const addLesson = (lesson) => LESSONS.push(lesson);
+
+return { LESSONS, addLesson, buildLessons, drawLesson, openLesson };
 })();

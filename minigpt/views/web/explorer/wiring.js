@@ -11,7 +11,8 @@ const { buildReadout, write } = Drawing;
 // parts off or the step shown), SELECTION (that, or another head or cell), and the rest. A panel with an `id` sits
 // below the first screen: it is drawn when it is in sight, or when the browser has time to spare, and
 // is aria-busy until then. A new panel is its part file and one line here, with its section's HTML
-// (`section`, put after the section `after` names); the page's own panels have theirs in explorer.html.
+// (`section`, put after the section `after` names; the page's own panels have theirs in explorer.html),
+// and, where it has them, its address key (`address`: {key, write, read}) and its lesson (`lesson`).
 const SELECTION = ["text", "head", "cell"];
 const PANELS = [
   { build: Generate.showFilters, draw: Generate.showFilters, on: ["filters"] },
@@ -44,7 +45,12 @@ const PANELS = [
 // the training step whose weights the page runs
 const stepShown = () => (state.snapshot === null ? DATA.snapshots.checkpoint_step : DATA.snapshots.steps[state.snapshot]);
 
-for (const panel of PANELS) if (panel.section) $(panel.after).insertAdjacentHTML("afterend", panel.section);
+// a panel's section goes where its line says; its address key and its lesson join the page's
+for (const panel of PANELS) {
+  if (panel.section) $(panel.after).insertAdjacentHTML("afterend", panel.section);
+  if (panel.address) Address.addKey(panel.address);
+  if (panel.lesson) Lessons.addLesson(panel.lesson);
+}
 
 // Redraw every panel that one of `changes` concerns, in the registry's order; then the address follows.
 function redraw(...changes) {
