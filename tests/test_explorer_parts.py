@@ -55,7 +55,7 @@ def test_a_change_is_one_word_the_controls_say_and_the_panels_list():
     wiring = body("wiring.js")
     groups = {"SELECTION": ["text", "head", "cell"]}
     listed = set()
-    for on in re.findall(r"on: \[?([^\]\n}]*)", wiring[wiring.index("const PANELS"):wiring.index("];", wiring.index("const PANELS"))]):
+    for on in re.findall(r"\bon: \[?([^\]\n}]*)", wiring[wiring.index("const PANELS"):wiring.index("];", wiring.index("const PANELS"))]):
         listed |= set(re.findall(r'"([a-z]+)"', on))
         listed |= {word for group, words in groups.items() if group in on for word in words}
     assert listed - {"resized"} <= announced, listed - announced

@@ -6,6 +6,26 @@ const { $, DATA, ablationNow, headLabel, isOn, state } = State;
 const { el, forgetSwitchesIn, markPartSwitches, partSwitch, restyle, write } = Drawing;
 const { nameLoss } = Measures;
 
+// its section of the page (the registry puts it in place)
+const section = `<section id="ablation" aria-labelledby="ablation-title">
+  <h2 id="ablation-title">Switch parts off</h2>
+  <p class="muted">Where a head looks is not whether the model needs it. Switch a head, a layer's attention or its MLP off
+  (here, or with the switches beside every head above) and the whole page follows: the attention of every later layer,
+  the predictions, the name's loss. The table says what each part costs when it alone is switched off, on the names
+  the page was written with (<code>minigpt ablate</code> prints the same) and on the name in the box.</p>
+  <div class="controls">
+    <span role="radiogroup" aria-label="what switching a part off does">
+      <label><input type="radio" name="off-mode" value="zero" checked> zero: the part adds nothing</label>
+      <label><input type="radio" name="off-mode" value="mean"> mean: it adds its average, whatever the input</label>
+    </span>
+    <button id="all-on" hidden>switch every part on</button>
+  </div>
+  <p id="parts-off" class="note" role="status"></p>
+  <p id="ablation-note" class="muted"></p>
+  <p id="costs-caption" class="muted"></p>
+  <div class="scroll" tabindex="0" role="region" aria-label="what each part costs, scrolls sideways"><table id="ablation-table" class="costs" aria-describedby="costs-caption"></table></div>
+</section>`;
+
 const costRows = [];
 // the table's rows, in the order of the chosen mode's costs at the checkpoint (kept as the step
 // moves, so a part stays on its row)
@@ -107,5 +127,5 @@ function drawLiveCosts() {
   $("ablation-table").dataset.headsMs = String(heads);
 }
 
-return { buildCosts, costRows, drawCosts, drawLiveCosts };
+return { buildCosts, costRows, drawCosts, drawLiveCosts, section };
 })();

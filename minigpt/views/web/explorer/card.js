@@ -5,6 +5,12 @@ const Card = (() => {
 const { $, BOUNDARY, DATA, V, config, vocab } = State;
 const { el } = Drawing;
 
+// its section of the page (the registry puts it in place)
+const section = `<section id="about-model" class="two" aria-label="the model and its training">
+  <div><h2>The model</h2><div id="card"></div></div>
+  <div><h2>How it trained</h2><div id="curve"></div></div>
+</section>`;
+
 function drawCard() {
   const c = DATA.card, m = config;
   const loss = (x) => (x === null || x === undefined ? "—" : x.toFixed(4));
@@ -96,5 +102,5 @@ function drawCurve() {
     el("span", { class: "val" }, "● validation"), " ", el("span", { class: "best" }, bestText)));
 }
 
-return { drawCard, moveStepMarker };
+return { drawCard, moveStepMarker, section };
 })();

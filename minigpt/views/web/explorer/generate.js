@@ -5,6 +5,23 @@ const Generate = (() => {
 const { $, BOS, DATA, N, bloomBits, ids, options, readText, setText, state, trainingNames, vocab } = State;
 const { el } = Drawing;
 
+// its section of the page (the registry puts it in place)
+const section = `<section id="generate" class="two" aria-labelledby="generate-title">
+  <div>
+    <h2 id="generate-title">Generate</h2>
+    <p class="muted">With the temperature, top-k and top-p above.</p>
+    <div class="controls">
+      <label>seed <input id="seed" type="number" step="1" value="1"></label>
+      <button id="next-char">next character</button>
+      <button id="whole-name">a whole name</button>
+      <button id="ten-names">ten names</button>
+    </div>
+    <p id="gen-note" class="note" role="status"></p>
+    <p id="membership-note" class="muted"></p>
+  </div>
+  <div><h2>Generated</h2><p class="muted">Newest first; pick one to read it. Each draw uses the seed, then moves it on by one.</p><ul id="generated"></ul></div>
+</section>`;
+
 function showFilters() {
   const { temperature, topK, topP } = options();
   $("temperature-value").textContent = temperature.toFixed(2);
@@ -82,5 +99,5 @@ function tenNames() {
   for (let n = 0; n < 10; n++) addGenerated(sample({ ...options(), seed: nextSeed() }));
 }
 
-return { inTrainingData, nextCharacter, sample, showFilters, tenNames, wholeName };
+return { inTrainingData, nextCharacter, sample, section, showFilters, tenNames, wholeName };
 })();

@@ -5,6 +5,15 @@ const HeadRoles = (() => {
 const { $, BOUNDARY, DATA, V, config, roles, selectHead, state, vocab } = State;
 const { el, restyle, viridis, write } = Drawing;
 
+// its section of the page (the registry puts it in place)
+const section = `<section id="heads-section" aria-labelledby="heads-title">
+  <h2 id="heads-title">What each head tends to do</h2>
+  <p class="muted" id="roles-note"></p>
+  <div id="heads"></div>
+  <div id="char-matrix"></div>
+  <p id="label-rules" class="muted"></p>
+</section>`;
+
 const headCards = [];
 const headParts = [];
 
@@ -101,5 +110,5 @@ function markSelectedCard() {
   headCards.forEach((card) => card.classList.toggle("selected", +card.dataset.layer === state.layer && +card.dataset.head === state.head));
 }
 
-return { buildHeads, drawCharMatrix, drawHeads, markSelectedCard };
+return { buildHeads, drawCharMatrix, drawHeads, markSelectedCard, section };
 })();

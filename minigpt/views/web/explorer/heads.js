@@ -5,6 +5,19 @@ const Heads = (() => {
 const { $, BOUNDARY, DATA, N, config, headLabel, headOff, ids, isOn, selectHead, state, vocab } = State;
 const { el, hide, markPartSwitches, partSwitch, reclass, viridisRGB, write } = Drawing;
 
+// its section of the page (the registry puts it in place)
+const section = `<section id="type" aria-labelledby="type-title">
+  <h2 id="type-title"><label for="name-input">Type a name</label></h2>
+  <input id="name-input" type="text" autocomplete="off" spellcheck="false" autocapitalize="none">
+  <p class="reads">The model reads <span id="read" class="strip-text"></span></p>
+  <p id="notes" class="note" role="status"></p>
+  <h2 id="grid-title">Every head</h2>
+  <p class="muted">One square per head: row i is how position i spreads its attention over the positions up to it.</p>
+  <p class="visually-hidden" id="grid-keys">The arrow keys move between heads.</p>
+  <div id="grid" role="group" aria-labelledby="grid-title" aria-describedby="grid-keys"></div>
+  <div class="scale" aria-hidden="true"><span>weight 0</span><span class="ramp viridis"></span><span>1</span></div>
+</section>`;
+
 // ---- the text box ----
 
 // The characters read, as tokens: spans made once (as many as a pasted paragraph shows) and
@@ -177,5 +190,5 @@ function markSelectedHead() {
   $("head-label").textContent = role ? `Over ${DATA.roles.names}: ${role}.` : "";
 }
 
-return { buildGrid, buildInput, drawGrid, drawInput, markSelectedHead, markSwitches };
+return { buildGrid, buildInput, drawGrid, drawInput, markSelectedHead, markSwitches, section };
 })();

@@ -5,6 +5,18 @@ const Lens = (() => {
 const { $, BOS, N, config, label, state } = State;
 const { el, fmt, hide, inkOn, restyle, viridis, write } = Drawing;
 
+// its section of the page (the registry puts it in place)
+const section = `<section id="lens" aria-labelledby="lens-title">
+  <h2 id="lens-title">Each layer's guess (the logit lens)</h2>
+  <p class="muted">Every sublayer adds its output to one running vector per position, the residual stream, and the model
+  reads its prediction off the last one (<span id="lens-read">final norm, then lm_head</span>). Reading the stream the same way after the embeddings
+  and after every sublayer shows how the guess forms. Only the last row is the model's prediction: earlier streams were
+  never trained to be read this way, so they say what the stream already leans to, not what a layer "thinks". Each cell:
+  the likeliest next token and its probability, and below it the actual next token and its probability, which is the
+  cell's colour (yellow is high).</p>
+  <div class="scroll" tabindex="0" role="region" aria-label="the logit lens, scrolls sideways"><table id="lens-table" class="lens"></table></div>
+</section>`;
+
 const lens = { heads: [], rows: [] };
 const STAGES = ["after the embeddings", ...Array.from({ length: config.n_layer }, (_, l) => [`after layer ${l}'s attention`, `after layer ${l}'s MLP`]).flat()];
 
@@ -52,5 +64,5 @@ function drawLens() {
   }));
 }
 
-return { buildLens, drawLens, lensOf };
+return { buildLens, drawLens, lensOf, section };
 })();

@@ -5,6 +5,26 @@ const Matrix = (() => {
 const { $, BOUNDARY, D, DATA, N, colOf, config, label, roles, rowOf, selectCell, setHover, state } = State;
 const { diverging, el, fmt, hide, inkOn, reclass, say, textPicture, viridis, write } = Drawing;
 
+// its section of the page (the registry puts it in place)
+const section = `<section id="head" aria-labelledby="matrix-title">
+  <h2 id="matrix-title">Layer 0, head 0</h2>
+  <p id="head-label" class="muted"></p>
+  <div class="toggle" role="radiogroup" aria-label="what the matrix shows">
+    <label><input type="radio" name="show" id="show-weights" value="weights" checked> weights (after softmax)</label>
+    <label><input type="radio" name="show" id="show-scores" value="scores"> raw scores q·k/√d</label>
+  </div>
+  <p class="mask-switch"><label><input type="checkbox" id="mask-off"> mask off: every position reads the later ones too</label></p>
+  <p id="mask-note" class="note" role="status"></p>
+  <div class="scale" aria-hidden="true" id="matrix-scale"></div>
+  <p class="muted" id="matrix-how"><span class="by-mouse">Click</span><span class="by-touch">Tap</span> a cell, or move with the arrow keys:
+  its row is worked out <span class="wide">on the right</span><span class="narrow">below</span>. <span class="by-mouse">Click</span><span class="by-touch">Tap</span> it again to close its details.</p>
+  <p class="muted" id="matrix-reading"></p>
+  <div id="matrix-room">
+    <div class="scroll" id="matrix-box"><div id="big-matrix" class="matrix" role="grid" aria-labelledby="matrix-title"></div></div>
+    <div id="cell-info" role="status" hidden></div>
+  </div>
+</section>`;
+
 // Rows of fixed height (CELL_H) hold cells of fixed width (CELL_W), side by side in the page's
 // flow: no cell is positioned, so none is a layer of its own for the browser to paint. Past the
 // name, cells and rows are hidden but keep their place (the stylesheet keeps them in the layout,
@@ -212,5 +232,5 @@ function drawCellInfo() {
     `e^(${fmt(scores[j])} − ${fmt(max)}) = ${fmt(Math.exp(scores[j] - max))}, ÷ ${fmt(total)} = weight ${fmt(at.weights[h][j], 4)}.`;
 }
 
-return { buildMatrix, drawHover, drawMatrix, matrix };
+return { buildMatrix, drawHover, drawMatrix, matrix, section };
 })();

@@ -13,6 +13,22 @@ const { $, analyse, changed, config, ids, label, state, switchedOff, vocab } = S
 const { diverging, divergingRGB, el, fmt, write } = Drawing;
 const { patchGrid, patchedRun, probsOf, restoredBy, totalVariation } = Measures;
 
+// its section of the page (the registry puts it in place)
+const section = `<section id="patch" aria-labelledby="patch-title">
+  <h2 id="patch-title">Two names side by side: copy a part from one into the other</h2>
+  <div class="controls">
+    <label>second name <input id="patch-input" type="text" autocomplete="off" spellcheck="false" autocapitalize="none"></label>
+  </div>
+  <div class="scroll" tabindex="0" role="region" aria-label="where the two names differ, scrolls sideways"><table id="patch-compare" class="costs"></table></div>
+  <p id="patch-note" class="note" role="status"></p>
+  <div class="scroll" role="region" aria-label="the patching grid, scrolls sideways"><table id="patch-grid" class="patch"></table></div>
+  <div class="controls">
+    <label>copy <select id="patch-part"></select></label>
+    <label>at <select id="patch-position"></select></label>
+  </div>
+  <p id="patch-detail" class="note" role="status"></p>
+</section>`;
+
 const patching = { kind: "residual", layer: 0, head: 0, position: null };
 const PATCH_STAGES = config.n_layer + 1; // the residual stream entering each layer, and after the last
 
@@ -143,5 +159,5 @@ function readableOn(rgb) {
   return 0.2126 * r + 0.7152 * g + 0.0722 * b > 0.179 ? "#000" : "#fff"; // pure: one of them always reaches 4.5:1
 }
 
-return { buildPatch, drawPatch, secondName };
+return { buildPatch, drawPatch, secondName, section };
 })();

@@ -6,6 +6,23 @@ const { $, BOS, BOUNDARY, DATA, N, V, explain, label, options, rowOf, selectCell
 const { appendAll, el, fmt, hide, reclass, restyle, setData, write } = Drawing;
 const { baselineOf } = Measures;
 
+// its section of the page (the registry puts it in place)
+const section = `<section id="predict" aria-labelledby="predict-title">
+  <h2 id="predict-title">What the model predicts next</h2>
+  <div class="controls" id="filters">
+    <label>temperature <input id="temperature" type="range" min="0.05" max="3" step="0.05"> <output id="temperature-value" for="temperature"></output></label>
+    <label>top-k <input id="top-k" type="range" min="0" step="1"> <output id="top-k-value" for="top-k"></output></label>
+    <label>top-p <input id="top-p" type="range" min="0.05" max="1" step="0.05"> <output id="top-p-value" for="top-p"></output></label>
+  </div>
+  <p class="muted">The sliders filter as <code>minigpt sample</code> does: the end token is ruled out at the first position,
+  then temperature, top-k, top-p. Bars show the probabilities a draw is made from; what the filters remove is greyed.</p>
+  <p id="loss" class="note"></p>
+  <div class="predict-two">
+    <div class="scroll" tabindex="0" role="region" aria-label="predictions at every position, scroll sideways"><div id="predictions"></div></div>
+    <div><h3 id="next-title">Every character, after the selected position</h3><div id="next-chart"></div></div>
+  </div>
+</section>`;
+
 const TOP = 5;
 const predictions = { rows: [], chart: [] };
 
@@ -120,5 +137,5 @@ function drawNextChart(filters = options()) {
   });
 }
 
-return { buildPredictions, drawLoss, drawPredictions, predictions };
+return { buildPredictions, drawLoss, drawPredictions, predictions, section };
 })();

@@ -7,6 +7,19 @@ const Units = (() => {
 const { $, BOUNDARY, DATA, config, label, rowOf, state } = State;
 const { el, fmt, write } = Drawing;
 
+// its section of the page (the registry puts it in place)
+const section = `<section id="units" aria-labelledby="units-title">
+  <h2 id="units-title">What a unit of an MLP responds to, and what it writes</h2>
+  <div class="controls">
+    <label>unit of <select id="unit-layer"></select></label>
+    <label># <input id="unit-number" type="number" min="0" step="1"></label>
+  </div>
+  <p id="units-here" class="note"></p>
+  <p id="unit-firing-note" class="muted"></p>
+  <ol id="unit-firing" class="firing"></ol>
+  <p id="unit-writes" class="note"></p>
+</section>`;
+
 const UNITS = 4 * config.n_embd;
 const units = { layer: null, unit: null }; // the unit read out; null: the one that fires most here
 
@@ -62,5 +75,5 @@ function drawFiring(l, unit, value) {
   }));
 }
 
-return { buildUnits, drawUnits };
+return { buildUnits, drawUnits, section };
 })();

@@ -11,6 +11,15 @@ const {
 } = Drawing;
 const { baselineOf } = Measures;
 
+// its section of the page (the registry puts it in place)
+const section = `<section id="walk" aria-labelledby="walk-title">
+  <h2 id="walk-title">One position through the whole model</h2>
+  <p class="muted" id="walk-note"></p>
+  <h3 id="sizes-title">How far each sublayer moves the residual stream x (the size ‖v‖ = √Σv², at this position)</h3>
+  <div class="scroll" tabindex="0" role="region" aria-labelledby="sizes-title"><table id="walk-sizes" class="sizes"></table></div>
+  <div class="scroll" tabindex="0" role="region" aria-label="every operation, scrolls sideways"><div id="walk-steps"></div></div>
+</section>`;
+
 const walk = { lines: [], sizes: [], picture: null, numbers: null };
 
 // Each operation: a key (the console API's name for it), what it is, and its vector in a
@@ -216,5 +225,5 @@ function walkNumbers(view, i) {
   return Object.fromEntries(walkOperations().map((op) => [op.key, Array.from(op.of(view.steps[i]))]));
 }
 
-return { buildWalk, drawWalk, walk, walkNumbers };
+return { buildWalk, drawWalk, section, walk, walkNumbers };
 })();

@@ -7,6 +7,21 @@ const { $, BOS, BOUNDARY, V, changed, config, explain, label, rowOf, state, swit
 const { el, fmt, frame, hide, largest, overlay, paintNamed, readable, restyle, write } = Drawing;
 const { baselineOf } = Measures;
 
+// its section of the page (the registry puts it in place)
+const section = `<section id="why" aria-labelledby="why-title">
+  <h2 id="why-title">Why this character</h2>
+  <div class="controls">
+    <label>the logit of <select id="why-target"></select></label>
+    <label>rather than <select id="why-rival"></select></label>
+  </div>
+  <p id="why-note" class="note"></p>
+  <div id="why-row"></div>
+  <div id="why-toward" class="why-bars" role="group" aria-label="what each part writes toward the character, largest first"></div>
+  <p id="why-part" class="note" role="status"></p>
+  <p id="why-against-note" class="note"></p>
+  <div id="why-against" class="why-bars" role="group" aria-label="what each part writes toward the character rather than the other, largest first"></div>
+</section>`;
+
 // the characters explained (null: the likeliest, and the runner-up) and the part whose writing is read out
 // (null: the one that writes most toward the character)
 const why = { rows: { toward: [], against: [] } }; // what is explained: state.why
@@ -137,5 +152,5 @@ function drawPartWrites(parts, i) {
     `it lowers ${list(order.slice(-5).reverse())}. (Pick a part above to read another.)`);
 }
 
-return { buildWhy, drawWhy, why };
+return { buildWhy, drawWhy, section, why };
 })();

@@ -8,6 +8,21 @@ const {
   projectionSum, reclass, restyle, rms, roving, say, textPicture, wholeIndex, write
 } = Drawing;
 
+// the section of where q, k and v come from
+const flowSection = `<section id="flow" aria-labelledby="flow-title">
+  <h2 id="flow-title">Where q, k and v come from</h2>
+  <p class="muted" id="flow-note"></p>
+  <div class="scroll" tabindex="0" role="region" aria-label="the flow, scrolls sideways"><div id="flow-steps"></div></div>
+</section>`;
+
+// its section of the page (the registry puts it in place)
+const section = `<section id="row" aria-labelledby="math-title">
+  <h2 id="math-title">One row, worked out</h2>
+  <p class="formula">weights = softmax(q·kⱼ / √d, with −∞ for every later j) &nbsp; out = Σⱼ weightⱼ vⱼ</p>
+  <p class="muted" id="math-legend"></p>
+  <div class="scroll" tabindex="0" role="region" aria-label="the worked row, scrolls sideways"><div class="painted"><table id="math-table" class="math"></table></div></div>
+</section>`;
+
 // Every number and strip of it changes when a character is typed (the new character becomes the
 // row worked out), so they are painted on a canvas over the table. The table stays for its
 // structure: its cells are empty, say their numbers in aria-label, and carry the hover and the
@@ -265,5 +280,5 @@ function drawFlow() {
 }
 
 
-return { buildFlow, buildMath, drawFlow, drawHover, drawMath, math };
+return { buildFlow, buildMath, drawFlow, drawHover, drawMath, flowSection, math, section };
 })();
