@@ -3,7 +3,7 @@
     python benchmarks/packing.py --data ../shared/data/names.txt [--device cuda] [--batch-sizes 72,575]
 
 A packed row holds as many names as fit in block_size positions, each as long as the batch's longest
-(train.pack_names: data.py's TokenizedNames.packed, the model's name_length); the other layout is a
+(train.pack_names: machine/packing.py's packed_batch, which hands the model positions and attention); the other layout is a
 name a row, cut to the longest. Both compute the same losses and gradients (tests/test_packing.py); this measures
 which is faster, stretch by stretch in one process, so that the machine's drift falls on both alike.
 """

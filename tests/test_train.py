@@ -215,3 +215,16 @@ def test_a_step_whose_logits_cannot_fit_is_refused_before_it_starts(names_file, 
                                          r"for its logits, and 0.0 GB is available: lower train.batch_size"):
         train(tiny_config("train.batch_size=256"), names_file, out_dir=tmp_path / "r", quiet=True)
     assert not (tmp_path / "r").exists()
+
+
+def test_a_trainer_with_packed_rows_takes_the_steps_a_name_a_row_takes(names_file):
+    """train.pack_names through the Trainer (machine/packing.py hands the model positions and attention):
+    without dropout, the same losses step for step as a name a row, within float32's rounding."""
+    plain, packed = (cpu_trainer(names_file, "model.dropout=0.0", "model.attn_dropout=0.0", f"train.pack_names={on}")
+                     for on in ("false", "true"))
+    from minigpt.machine.packing import packed_batch
+
+    assert packed_batch(packed.train_data, packed.order.indices(0), packed.model).positions is not None  # rows packed
+    for _ in range(5):
+        (a, n), (b, m) = plain.train_step(), packed.train_step()
+        assert n == m and abs(a.item() / n - b.item() / m) < 1e-4
