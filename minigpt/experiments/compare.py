@@ -20,14 +20,14 @@ from pathlib import Path
 import torch
 
 from minigpt.common.errors import UsageError
-from minigpt.common.text import as_text, is_cut
+from minigpt.common.text import as_text
 from minigpt.experiments.statistics import mean, paired_interval, sd, welch, welch_p
 from minigpt.files.names_file import read_names
 from minigpt.files.run_records import read_metrics
 from minigpt.formats.checkpoint import Checkpoint, held_out, load_checkpoint
 from minigpt.measurements.name_losses import name_losses
 from minigpt.recipes.differences import flat_config, recipe_differences
-from minigpt.runs.new_names import sample
+from minigpt.runs.new_names import is_new, sample
 
 SIGNIFICANT = 0.05  # the p-value below which a verdict calls a difference more than seed noise
 
@@ -215,6 +215,5 @@ def group_samples(group: Group, shown: int = 6, drawn: int = 200, seed: int = 0)
     (a cut name counts as not new: it is no whole name)."""
     ckpt = group.runs[0].checkpoint
     names = sample(ckpt, num=drawn, seed=seed)
-    block = ckpt.config.model.block_size
-    new = sum(name not in ckpt.membership and not is_cut(name, block) for name in names)
+    new = sum(is_new(name, ckpt) for name in names)
     return names[:shown], new / len(names)

@@ -10,7 +10,7 @@ import torch
 
 from minigpt.config import SampleConfig
 from minigpt.common.errors import UsageError
-from minigpt.recipes.checks import check_options, check_seed
+from minigpt.recipes.checks import check_options
 from minigpt.common.ranges import SEEDS
 from minigpt import sampling
 from minigpt.common.text import is_cut
@@ -26,6 +26,12 @@ def recipe_options(recipe: SampleConfig, temperature: float | None = None, top_k
         "top_k": (recipe.top_k or None) if top_k is None else top_k,  # the recipe's 0 keeps every token
         "top_p": recipe.top_p if top_p is None else top_p,
     }
+
+
+def is_new(name: str, checkpoint) -> bool:
+    """Not among the checkpoint's training names, and whole: a name cut at the block size is the
+    start of one, never a new name."""
+    return name not in checkpoint.membership and not is_cut(name, checkpoint.config.model.block_size)
 
 
 def check_generation(model, num: int, temperature: float = 1.0, top_k: int | None = None,
@@ -69,14 +75,12 @@ def sample_batches(checkpoint, num: int = 10, new_only: bool = False, seed: int 
     if seen.kind == "none":
         raise UsageError(f"{checkpoint.path} does not carry its training names, so new names cannot be told from "
                          f"them; give the names it was trained on (minigpt sample --data FILE)")
-    check_seed(seed, "--seed")
     found = 0
     generator_seed = seed if seed is not None else torch.seed()
     for attempt in range(20):  # each attempt its own seed, kept in the range a seed has
         wanted = min(2 * (num - found) + 10, NEW_AT_ONCE)  # -n 10,000,000 is drawn a chunk at a time, not held
         for batch in sampling.generate_batches(model, tokenizer, wanted, seed=(generator_seed + attempt) % SEEDS, **options):
-            # a cut name is not a new name: it is the start of one
-            fresh = [name for name in batch if name not in seen and not is_cut(name, model.config.block_size)][: num - found]
+            fresh = [name for name in batch if is_new(name, checkpoint)][: num - found]
             found += len(fresh)
             yield fresh
             if found == num:
@@ -98,7 +102,7 @@ class Tally:
         self.printed += len(batch)
         self.cut += sum(is_cut(name, block) for name in batch)
         if seen.kind != "none":  # an imported checkpoint cannot know its training names
-            self.new += sum(name not in seen and not is_cut(name, block) for name in batch)
+            self.new += sum(is_new(name, checkpoint) for name in batch)
 
 
 def name_record(name: str, checkpoint) -> dict:
