@@ -117,6 +117,82 @@ def test_compare_refuses_runs_validated_on_other_names_unless_given_one_file(fou
     assert "one seed a side" in scored["verdicts"][0]
 
 
+def test_runs_of_one_recipe_on_other_names_are_never_one_group(four_runs, names_file, tmp_path):
+    from conftest import tiny_config
+    from minigpt.runs.run import train
+
+    letters = tmp_path / "ab.txt"
+    letters.write_text("\n".join(["ab", "ba", "aab", "abba", "bab"] * 20) + "\n", encoding="utf-8")
+    runs = [train(tiny_config("train.steps=4"), data_path=data, out_dir=tmp_path / data.stem, quiet=True).run_dir
+            for data in (names_file, letters)]
+    report = json.loads(run("compare", *runs, "--data", letters, "--json").stdout)
+    assert len(report["groups"]) == 2 and "data.trained_on" in report["differs"]
+    assert any("trained on different names" in note for note in report["notes"])
+    unseen = run("compare", *runs, "--data", names_file)  # the second run never saw most letters: it is named
+    assert unseen.exit_code == 2 and unseen.output.startswith(f"minigpt: error: {runs[1]}: ")
+
+
+def test_a_run_is_one_run_however_its_path_is_spelled(four_runs, tmp_path):
+    first, second = four_runs[0.01, 1], four_runs[0.03, 1]
+    (tmp_path / "link").symlink_to(second)
+    for baseline in (second.resolve(), f"{second}/", tmp_path / "link"):
+        shown = run("compare", first, second, "--baseline", baseline, "--json")
+        assert shown.exit_code == 0, shown.output
+        assert json.loads(shown.stdout)["baseline"] == "lr0.03"
+    twice = run("compare", first, f"{first}/")
+    assert twice.exit_code == 2 and "given twice" in twice.output
+
+
+def damaged_run(tmp_path, source, metrics=None, **stored):
+    """A copy of a run with its metrics.jsonl replaced or best.pt's stored figures changed."""
+    import shutil
+
+    copy = tmp_path / "damaged"
+    shutil.copytree(source, copy)
+    if metrics is not None:
+        (copy / "metrics.jsonl").write_text(metrics, encoding="utf-8")
+    if stored:
+        raw = torch.load(copy / "best.pt", weights_only=False)
+        torch.save({**raw, **stored}, copy / "best.pt")
+    return copy
+
+
+@pytest.mark.parametrize("metrics, stored, says", [
+    ("", {}, "holds no records"),
+    ('{"step": 0, "elap', {}, "holds no records"),
+    ('{"step": 40, "val_loss": 2.1, "elapsed": "soon"}\n', {}, "'elapsed' should be a number"),
+    ('{"step": 40, "val_loss": 2.1, "elapsed": null}\n', {}, "'elapsed' should be a number"),
+    ('{"step": 40, "val_loss": -2.1, "elapsed": 1.0}\n', {}, "'val_loss' should be a number from 0"),
+    (None, {"best_val_loss": 1e308}, "best_val_loss should be a loss from 0"),
+    (None, {"best_val_loss": -5.0}, "best_val_loss should be a loss from 0"),
+    (None, {"best_val_loss": "low"}, "best_val_loss should be a number"),
+    (None, {"best_val_loss": float("nan")}, "not a number (the run diverged)"),
+])
+def test_every_record_is_checked_before_it_is_counted(four_runs, tmp_path, metrics, stored, says):
+    damaged = damaged_run(tmp_path, four_runs[0.01, 1], metrics, **stored)
+    refused = run("compare", four_runs[0.03, 1], damaged)
+    assert refused.exit_code == 2 and says in refused.output, refused.output
+    assert refused.output.splitlines()[-1].startswith("minigpt: error: ") and "Traceback" not in refused.output
+    assert str(damaged) in refused.output.splitlines()[-1]  # the file is named
+    if metrics:
+        plotted = run("plot", damaged, "--out", tmp_path / "curve.png")
+        assert plotted.exit_code == 2 and "Traceback" not in plotted.output  # every reader of the records checks them
+
+
+def test_a_verdict_says_what_its_spread_is_and_calls_nothing_better_within_noise():
+    from minigpt.experiments.compare import Group, verdict
+    from minigpt.experiments.statistics import welch_p
+
+    def group(label, scores):
+        return Group(label, [type("Run", (), {"score": s})() for s in scores])
+
+    base, close, far = group("a", [2.00, 2.02, 2.01]), group("b", [2.01, 1.99, 2.02]), group("c", [1.90, 1.91, 1.90])
+    for g in (close, far):
+        g.p = welch_p(g.scores, base.scores)
+    assert "within seed noise" in verdict(close, base) and "better" not in verdict(close, base)
+    assert verdict(far, base).startswith("c is better than a by 0.107 ± ") and "(standard error)" in verdict(far, base)
+
+
 def test_plot_draws_several_runs_on_one_picture(four_runs, tmp_path):
     refused = run("plot", four_runs[0.01, 1], four_runs[0.03, 1])
     assert refused.exit_code == 2 and "--out" in refused.output

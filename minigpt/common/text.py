@@ -7,6 +7,7 @@ line breaks); what minigpt prints or writes of it is always one line of valid UT
 from __future__ import annotations
 
 import itertools
+import math
 import os
 import unicodedata
 
@@ -47,8 +48,8 @@ def token_text(token: str) -> str:
 
 
 def loss_text(value: float | None) -> str:
-    """A loss to four decimals, or "-" when there is none yet."""
-    return "-" if value is None else f"{value:.4f}"
+    """A loss to four decimals, or "-" when there is none yet or it was not a number (a diverged run)."""
+    return "-" if value is None or not math.isfinite(value) else f"{value:.4f}"
 
 
 def plural(n: int, word: str) -> str:

@@ -13,6 +13,7 @@ where every run is scored on the same names (the runs share validation names, ch
 from __future__ import annotations
 
 import json
+import math
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -23,7 +24,7 @@ from minigpt.common.errors import UsageError
 from minigpt.common.text import as_text
 from minigpt.experiments.statistics import mean, paired_interval, sd, welch, welch_p
 from minigpt.files.names_file import read_names
-from minigpt.files.run_records import read_metrics
+from minigpt.files.run_records import METRICS, read_metrics, series
 from minigpt.formats.checkpoint import Checkpoint, held_out, load_checkpoint
 from minigpt.measurements.name_losses import name_losses
 from minigpt.recipes.differences import flat_config, recipe_differences
@@ -38,7 +39,7 @@ class RunScore:
 
     path: Path  # as given
     checkpoint: Checkpoint  # its best.pt
-    recipe: dict  # "section.key" -> value, the seed left out
+    recipe: dict  # "section.key" -> value, the seed left out, the training names in (run_identity)
     score: float  # best validation loss, or the loss on --data
     steps: int
     seconds: float  # wall-clock time of the run, evaluations included
@@ -92,53 +93,66 @@ class Comparison:
 
     def to_json(self) -> dict:
         return {"scored": self.scored, "baseline": self.baseline.label, "groups": [g.to_json() for g in self.groups],
-                "differs": self.differs, "verdicts": self.verdicts(), "no_interval": self.no_interval or None}
+                "differs": self.differs, "verdicts": self.verdicts(), "no_interval": self.no_interval or None,
+                "notes": self.notes}
 
 
 def verdict(group: Group, baseline: Group) -> str:
-    """One line in words: which is better, by how much, and whether seed noise could explain it."""
+    """One line in words: which is better and by how much, or that seed noise could explain the difference."""
     difference = group.mean - baseline.mean
-    better = "better" if difference < 0 else "worse" if difference > 0 else "no different"
     test = welch(group.scores, baseline.scores)
-    spread = f" ± {test[1]:.3f}" if test else ""
+    spread = f" ± {test[1]:.3f} (standard error)" if test else ""
     seeds = f"{len(group.runs)} and {len(baseline.runs)} seed{'s' if len(baseline.runs) > 1 else ''}"
+    interval = f"; per-name 95% interval [{group.interval[0]:+.3f}, {group.interval[1]:+.3f}]" if group.interval else ""
     if group.p is None:
         why = "one seed a side cannot tell a gain from seed noise" if test is None and min(
             len(group.runs), len(baseline.runs)) < 2 else "no spread to test"
-        evidence = f"{seeds}: {why}"
-    else:
-        evidence = f"p = {group.p:.3g}, {seeds}"
-        if group.p >= SIGNIFICANT:
-            evidence += "; within seed noise"
-    if group.interval:
-        evidence += f"; per-name interval [{group.interval[0]:+.3f}, {group.interval[1]:+.3f}]"
-    return f"{group.label} is {better} than {baseline.label} by {abs(difference):.3f}{spread} nats ({evidence})"
+        return (f"{group.label} scores {difference:+.3f} nats against {baseline.label}, untested ({seeds}: {why}"
+                f"{interval})")
+    if group.p >= SIGNIFICANT:
+        return (f"{group.label} and {baseline.label} are within seed noise of each other: {difference:+.3f}{spread} "
+                f"nats (p = {group.p:.3g}, {seeds}{interval})")
+    better = "better" if difference < 0 else "worse"
+    return (f"{group.label} is {better} than {baseline.label} by {abs(difference):.3f}{spread} nats "
+            f"(p = {group.p:.3g}, {seeds}{interval})")
 
 
 def read_run(path: Path) -> RunScore:
-    """A run directory's best checkpoint, recipe and records."""
+    """A run directory's best checkpoint, recipe and records, each checked before it is counted."""
     if not Path(path).is_dir():
         raise UsageError(f"{path} is not a run directory (compare takes the folders `minigpt train` writes)")
     ckpt = load_checkpoint(path)
     if ckpt.best_val_loss is None:
         raise UsageError(f"{path}: the run has no validation loss to compare (it held out no validation names); "
                          f"pass --data FILE to score every run on one names file")
+    if math.isnan(ckpt.best_val_loss):
+        raise UsageError(f"{path}: its best validation loss is not a number (the run diverged), so it cannot be "
+                         f"compared")
     curve = read_metrics(path)
-    recipe = flat_recipe(ckpt)
-    return RunScore(path, ckpt, recipe, ckpt.best_val_loss, max(r["step"] for r in curve),
-                    max(float(r.get("elapsed", 0.0)) for r in curve), curve)
+    if not curve:
+        raise UsageError(f"{Path(path) / METRICS}: it holds no records, so the run's steps and time are unknown")
+    return RunScore(path, ckpt, run_identity(ckpt), ckpt.best_val_loss, max(r["step"] for r in curve),
+                    max(r.get("elapsed", 0.0) for r in curve), curve)
 
 
-def flat_recipe(ckpt: Checkpoint) -> dict:
-    """A run's recipe, flat, without the seed that tells seeds of one recipe apart."""
-    return {key: value for key, value in flat_config(ckpt.config).items() if key != "train.seed"}
+def run_identity(ckpt: Checkpoint) -> dict:
+    """What makes runs seeds of one experiment: the recipe, flat, without the seed that tells seeds apart, and
+    the names it was trained on (runs of one recipe on other data are never one group)."""
+    recipe = {key: value for key, value in flat_config(ckpt.config).items() if key != "train.seed"}
+    return {**recipe, "data.trained_on": trained_on(ckpt.data)}
+
+
+def trained_on(data: dict) -> str:
+    """`names.txt 3f2a9c1e`: the training file's name and its names' digest (the file may have changed since)."""
+    digest = data.get("train_digest") or "unknown"
+    return f"{Path(data['path']).name} {digest[:8]}" if data.get("path") else digest[:8]
 
 
 def group_runs(runs: list[RunScore], baseline: Path) -> tuple[list[Group], dict[str, list]]:
     """Runs of equal recipes (but the seed) as groups, the baseline's first and the rest in the order first
     seen, each labelled by what tells it from the others; and each differing key's value in each group."""
     by_recipe: dict[str, list[RunScore]] = {}
-    for run in sorted(runs, key=lambda r: r.path != baseline):  # stable: the baseline's group comes first
+    for run in sorted(runs, key=lambda r: r.path.resolve() != baseline.resolve()):  # stable: the baseline's group comes first
         by_recipe.setdefault(json.dumps(run.recipe, sort_keys=True), []).append(run)
     members = list(by_recipe.values())
     differs = recipe_differences([m[0].recipe for m in members])
@@ -180,8 +194,8 @@ def compare(paths: list[str | Path], baseline: str | Path | None = None, data: s
     """Read, group and test the runs at `paths`; `baseline` (one of them, or another run) is the group every
     other is measured against (default: the first run's)."""
     paths = [Path(p) for p in paths]
-    if baseline is not None and Path(baseline) not in paths:
-        paths.insert(0, Path(baseline))
+    if baseline is not None and Path(baseline).resolve() not in {p.resolve() for p in paths}:
+        paths.insert(0, Path(baseline))  # a run is one run however its path is spelled
     if len(paths) < 2:
         raise UsageError("compare needs two runs or more")
     if len(set(p.resolve() for p in paths)) < len(paths):
@@ -190,11 +204,7 @@ def compare(paths: list[str | Path], baseline: str | Path | None = None, data: s
     names, scored, no_interval = score_names(runs, Path(data) if data is not None else None)
     if names is not None:
         for run in runs:
-            scores = name_losses(run.checkpoint.model, run.checkpoint.tokenizer, names, what=scored)
-            tokens = torch.tensor([n for _, n, _ in scores], dtype=torch.float64)
-            run.per_name = torch.tensor([n * loss for _, n, loss in scores], dtype=torch.float64)
-            if data is not None:
-                run.score = float(run.per_name.sum() / tokens.sum())
+            tokens = score_run(run, names, scored, rescored=data is not None)
     groups, differs = group_runs(runs, Path(baseline) if baseline is not None else paths[0])
     for group in groups[1:]:
         group.p = welch_p(group.scores, groups[0].scores)
@@ -202,7 +212,45 @@ def compare(paths: list[str | Path], baseline: str | Path | None = None, data: s
             group.interval = paired_interval(group_mean(group) - group_mean(groups[0]), tokens)
     for group in groups:
         group.samples, group.new_share = group_samples(group)
-    return Comparison(groups, differs, scored, no_interval)
+    return Comparison(groups, differs, scored, no_interval, caveats(runs, differs, data))
+
+
+def caveats(runs: list[RunScore], differs: dict, data) -> list[str]:
+    """What a reader of the verdicts must know: runs trained on other names, runs that ended still improving."""
+    notes = []
+    if "data.trained_on" in differs:
+        notes.append(f"the groups were trained on different names; each run is scored on {as_text(data)}, so their "
+                     f"losses compare" if data is not None else "the groups were trained on different names and "
+                     "validated on the same ones")
+    improving = [r for r in runs if still_improving(r.curve)]
+    if improving:
+        steps = max(r.steps for r in improving)
+        notes.append(f"{len(improving)} of {len(runs)} runs were still improving at their last evaluation: a verdict "
+                     f"says which is better within {steps:,} steps, not which is better trained longer")
+    return notes
+
+
+def still_improving(curve: list[dict]) -> bool:
+    """Whether a run's last validation loss is its best: it ended before it stopped getting better."""
+    losses = [v for _, v in series(curve, "val_loss")]
+    return len(losses) > 1 and losses[-1] <= min(losses)
+
+
+def score_run(run: RunScore, names: list[str], scored: str, rescored: bool) -> torch.Tensor:
+    """Each name's summed loss under the run's model (`run.per_name`), and the run's score on them when they are
+    another file's (`rescored`); the names' scored tokens are returned."""
+    try:
+        scores = name_losses(run.checkpoint.model, run.checkpoint.tokenizer, names, what=scored)
+    except UsageError as e:
+        raise UsageError(f"{run.path}: {e}") from None  # which run cannot read the names
+    tokens = torch.tensor([n for _, n, _ in scores], dtype=torch.float64)
+    run.per_name = torch.tensor([n * loss for _, n, loss in scores], dtype=torch.float64)
+    if rescored:
+        run.score = float(run.per_name.sum() / tokens.sum())
+        if not math.isfinite(run.score):
+            raise UsageError(f"{run.path}: its loss on {scored.removeprefix('loss on names file ')} is not a number "
+                             f"(the model diverged), so it cannot be compared")
+    return tokens
 
 
 def group_mean(group: Group) -> torch.Tensor:

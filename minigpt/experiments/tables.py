@@ -42,6 +42,8 @@ def show_comparison(out: Console, comparison: Comparison) -> None:
         out.print(f"  {markup_safe(g.label)}: {markup_safe(', '.join(g.samples))}  ({g.new_share:.0%} new)")
     if comparison.no_interval:
         out.print(f"\nno per-name interval: {markup_safe(comparison.no_interval)}")
+    for note in comparison.notes:
+        out.print(f"\nnote: {markup_safe(note)}")
     for line in comparison.verdicts():
         out.print(f"\n{markup_safe(line)}")
 

@@ -17,10 +17,12 @@ from pathlib import Path
 from minigpt.common.errors import UsageError, warn
 from minigpt.files import strict_json
 from minigpt.files.bounded import read_text
+from minigpt.files.fields import expect, whole_number
 from minigpt.files.sniffing import identify
 from minigpt.common.text import loss_text, one_line
 
 METRICS, SAMPLES = "metrics.jsonl", "samples.txt"
+LARGEST_LOSS = 3.4028234663852886e38  # the largest float32: no loss a model computes is larger
 
 
 def metrics_line(step: int, elapsed: float, **values) -> str:
@@ -68,8 +70,33 @@ def read_metrics(run_dir: str | Path) -> list[dict]:
             raise UsageError(f"{path}: line {number} is not JSON") from None
         if not isinstance(record, dict) or not isinstance(record.get("step"), int) or isinstance(record["step"], bool):
             raise UsageError(f"{path}: line {number} is not one of minigpt's records (an object with a whole-number step)")
+        check_record(record, f"{path}, line {number}")
         records.append(record)
     return records
+
+
+def check_record(record: dict, where: str) -> None:
+    """Every field minigpt writes, of its type and in its range (a key of another version is left alone):
+    an edited or damaged file is refused in one line, before any arithmetic is done with it."""
+    whole_number(record["step"], where, "'step'")
+    for key, value in record.items():
+        if key in ("train_loss", "val_loss", "lr", "tokens_per_sec") and value is not None:
+            record_number(value, where, key)  # null (or an older version's NaN): a loss that was not a number
+        elif key == "elapsed":
+            record_number(value, where, key)
+        elif key in ("threads", "processes"):
+            whole_number(value, where, f"'{key}'", least=1)
+        elif key in ("torch", "device"):
+            expect(value, str, where, f"'{key}'")
+
+
+def record_number(value, where: str, key: str) -> float:
+    """A loss, rate or time: a number from 0 to the largest float32; a loss may be NaN or infinite (a diverged
+    run, an older version's record), which no reader counts."""
+    expect(value, float, where, f"'{key}'")
+    if not 0 <= value <= LARGEST_LOSS and not (not math.isfinite(value) and key.endswith("loss")):
+        raise UsageError(f"{where}: '{key}' should be a number from 0 to {LARGEST_LOSS:.3g}, and it is {value!r}")
+    return value
 
 
 def series(records: list[dict], key: str) -> list[tuple[int, float]]:

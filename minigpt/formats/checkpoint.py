@@ -44,7 +44,8 @@ from minigpt.files.names_file import read_names
 from minigpt.corpus.run_names import digest
 from minigpt.files.atomic_file import write_bytes
 from minigpt.files.bounded import check_archive
-from minigpt.formats.checkpoint_checks import check_layout, check_training_state, checked_vocab, known_loss
+from minigpt.formats.checkpoint_checks import (check_layout, check_training_state, checked_vocab, known_loss,
+                                               stored_loss)
 from minigpt.files.sniffing import KNOWN, identify, wrong_kind
 from minigpt.common.text import as_text
 from minigpt.model import GPT
@@ -302,11 +303,11 @@ def load_checkpoint(path: str | Path, device: str | torch.device = "cpu") -> Che
         config=config,
         tokenizer=tokenizer,
         step=raw.get("step", 0),
-        val_loss=known_loss(raw.get("val_loss")),
+        val_loss=stored_loss(raw.get("val_loss"), path, "val_loss"),
         train_names=sorted(membership.names) if membership.kind == "exact" else [],
         membership=membership,
         path=path,
-        best_val_loss=known_loss(raw.get("best_val_loss")),
+        best_val_loss=stored_loss(raw.get("best_val_loss"), path, "best_val_loss"),
         data=raw.get("data", {}),
         version=raw["version"],
     )
@@ -332,8 +333,8 @@ def read_resume_state(path: str | Path) -> tuple[Path, ResumeState]:
         config=raw["config"],
         data=raw.get("data", {}),
         step=raw.get("step", 0),
-        val_loss=known_loss(raw.get("val_loss")),
-        best_val_loss=known_loss(raw.get("best_val_loss")),
+        val_loss=known_loss(raw.get("val_loss"), path, "val_loss"),
+        best_val_loss=known_loss(raw.get("best_val_loss"), path, "best_val_loss"),
         tokens=progress["tokens"],
         seconds=progress["seconds"],
         elapsed=progress["elapsed"],

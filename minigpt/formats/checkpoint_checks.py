@@ -16,6 +16,7 @@ import torch
 from minigpt.data import Tokenizer
 from minigpt.common.errors import UsageError
 from minigpt.files.fields import entry, expect, finite_number, tensors, whole_number
+from minigpt.files.run_records import LARGEST_LOSS
 from minigpt.model import GPT
 
 LARGEST_WEIGHT = 1e6  # no trained model's weight comes near; past it the forward pass overflows into nan
@@ -121,9 +122,23 @@ def checked_vocab(vocab, path) -> list[str]:
     return vocab
 
 
-def known_loss(value) -> float | None:
-    """A stored loss as a number, or None when it is missing or not a finite number (a damaged or edited file)."""
-    return float(value) if type(value) in (int, float) and math.isfinite(value) else None
+def stored_loss(value, path, name: str) -> float | None:
+    """A loss a checkpoint stores: None when it has none, NaN when it was not a number (a diverged run: nan or
+    infinite), else a number from 0 to the largest float32; anything else (an edited file) refused in one line."""
+    if value is None:
+        return None
+    expect(value, float, path, f"its {name}")
+    if not math.isfinite(value):
+        return math.nan
+    if not 0 <= value <= LARGEST_LOSS:
+        raise UsageError(f"{path}: its {name} should be a loss from 0 to {LARGEST_LOSS:.3g}, and it is {value!r}")
+    return float(value)
+
+
+def known_loss(value, path, name: str) -> float | None:
+    """A stored loss as a number, or None when there is none or it is not a number (a diverged run)."""
+    loss = stored_loss(value, path, name)
+    return None if loss is None or math.isnan(loss) else loss
 
 
 def check_model_and_names(model, tokenizer, names) -> None:

@@ -116,7 +116,7 @@ def import_safetensors(source: str | Path, out: str | Path, overwrite: bool = Fa
         load_microgpt_weights(model, state)
     except ValueError as e:
         raise UsageError(f"{weights}: its tensors do not fit {config_file}: {e}") from None
-    val_loss = known_loss(document.get("val_loss"))
+    val_loss = known_loss(document.get("val_loss"), config_file, "val_loss")
     save_checkpoint(out, payload(model, config, tokenizer.chars, step=step,
                                  val_loss=val_loss, best_val_loss=val_loss, membership=NameSet(),
                                  data={"imported_from": str(source)}))
