@@ -323,6 +323,68 @@ def test_sweep_without_optuna_says_how_to_get_it(tmp_path, monkeypatch):
     assert result.exit_code == 2 and "pip install 'minigpt-names[sweep]'" in result.output
 
 
+def test_a_typo_in_the_data_spends_no_trial_and_writes_nothing(tmp_path, names_file):
+    out = tmp_path / "out"
+    refused = run("sweep", spec_file(tmp_path, trials=1, budget="steps = 3"), "--out", out, "--data", "nmaes.txt")
+    assert refused.exit_code == 2 and "names file not found: nmaes.txt" in refused.output
+    assert len(refused.output.splitlines()) == 1 and not out.exists()
+
+
+def test_a_folder_belongs_to_one_study_on_one_data(tmp_path, names_file):
+    out, spec = tmp_path / "out", spec_file(tmp_path, trials=1, budget="steps = 3")
+    assert run("sweep", spec, "--out", out, "--data", names_file).exit_code == 0
+    before = {p: p.stat().st_mtime_ns for p in out.rglob("*")}
+    other_storage = run("sweep", spec, "--out", out, "--data", names_file, "--storage", f"sqlite:///{tmp_path / 'x.db'}")
+    assert other_storage.exit_code == 2 and "choose another --out" in other_storage.output
+    fewer = tmp_path / "fewer.txt"
+    fewer.write_text("\n".join(names_file.read_text(encoding="utf-8").split()[:50]) + "\n", encoding="utf-8")
+    other_data = run("sweep", spec, "--out", out, "--data", fewer)
+    assert other_data.exit_code == 2 and "holds other names" in other_data.output
+    assert {p: p.stat().st_mtime_ns for p in out.rglob("*")} == before  # nothing trained over, nothing mixed in
+
+
+def test_a_database_study_is_found_by_show_and_a_look_writes_nothing(tmp_path, names_file):
+    out, spec, url = tmp_path / "out", spec_file(tmp_path, trials=1, budget="steps = 3"), f"sqlite:///{tmp_path / 'x.db'}"
+    assert run("sweep", spec, "--out", out, "--data", names_file, "--storage", url).exit_code == 0
+    assert len(trials_of(out)) == 1 and not (out / "study.journal").exists()
+
+
+def test_a_study_whose_every_trial_fails_uses_no_budget_and_exits_non_zero(tmp_path, names_file):
+    spec = tmp_path / "odd.toml"  # each value is fine alone; 18 dimensions do not split into 4 heads
+    spec.write_text('[sweep]\nconfig = "tiny"\ntrials = 2\nsteps = 3\n[space]\n"model.n_embd" = {choices = [18]}\n'
+                    '"model.n_head" = {choices = [4]}\n', encoding="utf-8")
+    failed = run("sweep", spec, "--out", tmp_path / "out", "--data", names_file)
+    assert failed.exit_code == 1 and "every trial failed" in failed.output and "Traceback" not in failed.output
+    assert "trial 0 failed (model.n_embd=18  model.n_head=4): " in failed.output
+    from minigpt.experiments.sweep import counted, open_study
+    from minigpt.experiments.sweep_spec import read_spec
+
+    assert counted(open_study(read_spec(spec), tmp_path / "out", None))[0] == 0  # the budget is untouched
+
+
+def test_a_storage_password_is_never_shown(tmp_path):
+    from minigpt.common.errors import RunError, UsageError
+    from minigpt.experiments.sweep import masked, open_study, without_password
+    from minigpt.experiments.sweep_spec import read_spec
+
+    url = "postgresql://minigpt:secretpw@127.0.0.1:1/study"
+    assert masked(url) == "postgresql://minigpt:***@127.0.0.1:1/study"
+    assert without_password(url) == "postgresql://minigpt@127.0.0.1:1/study"
+    with pytest.raises((RunError, UsageError)) as refused:
+        open_study(read_spec(spec_file(tmp_path)), tmp_path, url)
+    assert "secretpw" not in str(refused.value) and "***" in str(refused.value)
+
+
+@pytest.mark.parametrize("jobs", [0, -5, 1.5, "2"])
+def test_the_api_refuses_jobs_no_sweep_can_have(tmp_path, jobs):
+    from minigpt.common.errors import UsageError
+    from minigpt.experiments.sweep import run_sweep
+
+    with pytest.raises(UsageError, match="jobs must be a whole number"):
+        run_sweep(spec_file(tmp_path), tmp_path / "out", jobs=jobs)
+    assert not (tmp_path / "out").exists()
+
+
 def test_many_machines_share_one_study_in_postgresql(tmp_path, names_file):
     """Two workers, as on two machines, join one study through --storage and finish its trials once each."""
     url = os.environ.get("MINIGPT_TEST_POSTGRES")

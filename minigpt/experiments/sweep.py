@@ -33,6 +33,8 @@ from minigpt.training import Reporter
 JOURNAL = "study.journal"
 SPEC_COPY = "sweep.toml"
 BEST = "best.toml"
+IMPORTANCE_TRIALS = 5  # finished trials before each key's importance means anything: fewer, and one pair decides it
+STUDY_RECORD = "study.json"  # which study the folder's runs belong to: its storage, name and data
 
 
 def import_optuna():
@@ -40,7 +42,7 @@ def import_optuna():
         import optuna
     except ImportError:
         raise UsageError("minigpt sweep runs on Optuna: pip install 'minigpt-names[sweep]' (or pip install optuna)") from None
-    optuna.logging.set_verbosity(optuna.logging.WARNING)
+    optuna.logging.set_verbosity(optuna.logging.ERROR)  # a failed trial is one line of ours, not its traceback
     warnings.filterwarnings("ignore", category=optuna.exceptions.ExperimentalWarning)  # the heartbeat's, each run
     return optuna
 
@@ -76,11 +78,39 @@ def open_study(spec: SweepSpec, out_dir: Path, storage: str | None, worker: int 
                                    pruner=optuna.pruners.MedianPruner(n_startup_trials=2) if spec.prune
                                    else optuna.pruners.NopPruner())
     except KeyError:  # load_study: no study of that name there
-        raise UsageError(f"{storage or out_dir / JOURNAL} holds no study named {spec.name!r}") from None
+        raise UsageError(f"{masked(storage) or out_dir / JOURNAL} holds no study named {spec.name!r}") from None
     except (ImportError, ValueError, OSError) as e:
-        raise UsageError(f"cannot open the study's storage {storage or out_dir / JOURNAL}: {e}") from None
+        raise UsageError(f"cannot open the study's storage {masked(storage) or out_dir / JOURNAL}: "
+                         f"{hide_password(str(e), storage)}") from None
     except Exception as e:  # a database that refuses: SQLAlchemy's and redis's own errors
-        raise RunError(f"cannot open the study's storage {storage}: {str(e).splitlines()[0]}") from None
+        reason = hide_password(str(e).splitlines()[0], storage)
+        raise RunError(f"cannot open the study's storage {masked(storage)}: {reason}") from None
+
+
+def masked(url: str | None) -> str | None:
+    """A storage URL as it is shown: its password, if it has one, as ***."""
+    return hide_password(url, url)
+
+
+def hide_password(text: str | None, url: str | None) -> str | None:
+    """`text` with the password of `url` (`postgresql://user:PASSWORD@host/db`) replaced by ***."""
+    from urllib.parse import urlsplit
+
+    try:
+        password = urlsplit(url).password if url else None
+    except ValueError:  # a port that is no number: no password can be told apart either
+        password = None
+    return text.replace(f":{password}@", ":***@").replace(password, "***") if text and password else text
+
+
+def without_password(url: str) -> str:
+    """A storage URL as a study folder records it: no password (the database's own login supplies it)."""
+    from urllib.parse import urlsplit, urlunsplit
+
+    parts = urlsplit(url)
+    if parts.password is None:
+        return url
+    return urlunsplit(parts._replace(netloc=parts.netloc.replace(f":{parts.password}@", "@", 1)))
 
 
 def database(optuna, url: str, tries: int = 5):
@@ -139,14 +169,16 @@ def run_again(trials) -> set[int]:
     return {t.user_attrs["run_again_from"] for t in trials if "run_again_from" in t.user_attrs}
 
 
-def counted(study) -> tuple[int, int]:
-    """Trials that count toward the budget (finished, failed for good, or running), and those queued to run."""
+def counted(study) -> tuple[int, int, int]:
+    """Trials that count toward the budget (finished, pruned or running), those queued to run, and those that
+    failed with an error (values no run can take, a bad file), which use none of the budget."""
     TrialState = import_optuna().trial.TrialState
     trials = study.get_trials(deepcopy=False)
     handled = run_again(trials)
     waiting = sum(t.state == TrialState.WAITING for t in trials)
-    counts = sum(t.state != TrialState.WAITING and t.number not in handled for t in trials)
-    return counts, waiting
+    failed = sum(t.state == TrialState.FAIL and "error" in t.user_attrs for t in trials)
+    counts = sum(t.state != TrialState.WAITING and t.number not in handled for t in trials) - failed
+    return counts, waiting, failed
 
 
 class Pruning(Reporter):
@@ -188,14 +220,18 @@ def objective(spec: SweepSpec, out_dir: Path, data: Path | None, seeds: int, say
             raise
         except UsageError as e:  # values no run can take together (n_embd not divisible by n_head, ...)
             trial.set_user_attr("error", str(e))
-            say(f"trial {trial.number}: {e}")
+            say(f"trial {trial.number} failed ({values_text(values)}): {e}")
             raise
         trial.set_user_attr("losses", losses)
         say(f"trial {trial.number}: {mean(losses):.4f} over {len(losses)} seed{'s' * (len(losses) > 1)}  "
-            + "  ".join(f"{k}={v:.4g}" if isinstance(v, float) else f"{k}={v}" for k, v in values.items()))
+            + values_text(values))
         return mean(losses)
 
     return run_trial
+
+
+def values_text(values: dict) -> str:
+    return "  ".join(f"{k}={v:.4g}" if isinstance(v, float) else f"{k}={v}" for k, v in values.items())
 
 
 def work(spec_path: Path, out_dir: Path, data: Path | None, storage: str | None, seeds: int | None,
@@ -214,9 +250,10 @@ def work(spec_path: Path, out_dir: Path, data: Path | None, storage: str | None,
     if study.trials:  # a study going on: a sampler seeded as at its start would propose its first values again
         study.sampler = sampler(spec, worker, len(study.trials))
     run = objective(spec, out_dir, data, seeds or spec.seeds, say)
+    failed_before = counted(study)[2]
     while True:
-        done, waiting = counted(study)
-        if done >= spec.trials and not waiting:
+        done, waiting, failed = counted(study)
+        if done >= spec.trials and not waiting or failed - failed_before >= spec.trials:  # or every try fails
             return
         study.optimize(run, n_trials=1, catch=(UsageError,))
 
@@ -251,13 +288,17 @@ def run_sweep(spec_path: str | Path, out_dir: str | Path, data: str | Path | Non
     """Run the study to its number of trials (going on where it stopped) and sum it up; `say` hears a line
     a trial and what the sweep does."""
     spec, out_dir = read_spec(spec_path), Path(out_dir)
-    if seeds is not None and seeds < 1:
-        raise UsageError(f"--seeds must be at least 1, got {seeds}")
+    import_optuna()  # without it, nothing is written
+    for value, what in ((seeds, "seeds"), (jobs, "jobs")):
+        if value is not None and (type(value) is not int or not 1 <= value <= 2**63 - 1):
+            raise UsageError(f"--{what} must be a whole number of at least 1, got {value!r}")
     if out_dir.exists() and not out_dir.is_dir():
         raise UsageError(f"--out {out_dir} is a file; the sweep writes a directory of runs")
+    data = Path(data) if data is not None else None
+    names = names_digest(data)  # before anything is written: a typo spends no trial
     out_dir.mkdir(parents=True, exist_ok=True)
     keep_spec(spec, out_dir)
-    data = Path(data) if data is not None else None
+    claim_folder(out_dir, spec, storage, data, names)
     study = open_study(spec, out_dir, storage)
     again = run_again_what_stopped(study)
     if again:
@@ -266,7 +307,55 @@ def run_sweep(spec_path: str | Path, out_dir: str | Path, data: str | Path | Non
         work(spec.path, out_dir, data, storage, seeds, None, say)
     else:
         run_workers(jobs, spec.path, out_dir, data, storage, seeds, say)
-    return summary(spec, out_dir, storage)
+    result = summary(spec, out_dir, storage)
+    if result.best is None and any("error" in t.user_attrs for t in result.trials):
+        last = [t for t in result.trials if "error" in t.user_attrs][-1]
+        raise RunError(f"every trial failed (they use none of the study's {spec.trials}); the last: "
+                       f"{last.user_attrs['error']}")
+    return result
+
+
+def names_digest(data: Path | None) -> str:
+    """The fingerprint of the names every trial trains on, read (and so checked) once before any trial."""
+    from minigpt.common.bundled import BUNDLED_NAMES
+    from minigpt.corpus.run_names import digest
+    from minigpt.files.names_file import read_names
+
+    return digest(read_names(data if data is not None else BUNDLED_NAMES))
+
+
+def claim_folder(out_dir: Path, spec: SweepSpec, storage: str | None, data: Path | None, names: str) -> None:
+    """DIR/study.json: the study the folder's runs belong to. Another study (another storage or study
+    name), or the same study on other names, is refused: it would train over these runs or mix its trials in."""
+    import json
+
+    record = {"study": spec.name, "storage": without_password(storage) if storage else JOURNAL,
+              "data": str(data) if data is not None else "the bundled names", "names_digest": names}
+    kept = read_study_record(out_dir)
+    if kept is None:
+        write_text(out_dir / STUDY_RECORD, json.dumps(record, indent=1) + "\n")
+        return
+    if (kept.get("storage"), kept.get("study")) != (record["storage"], record["study"]):
+        raise UsageError(f"{out_dir} holds the runs of study {kept.get('study')!r} in {masked(kept.get('storage'))}, "
+                         f"not of {record['study']!r} in {masked(record['storage'])}: choose another --out")
+    if kept.get("names_digest") != names:
+        raise UsageError(f"{out_dir}'s study trains on {kept.get('data')}, and {record['data']} holds other names: "
+                         f"a study is one question; give its data, or choose another --out")
+
+
+def read_study_record(out_dir: Path) -> dict | None:
+    import json
+
+    path = out_dir / STUDY_RECORD
+    if not path.is_file():
+        return None
+    try:
+        record = json.loads(path.read_text(encoding="utf-8"))
+    except (ValueError, RecursionError):
+        record = None
+    if not isinstance(record, dict) or not all(isinstance(record.get(k), str) for k in ("study", "storage")):
+        raise UsageError(f"{path} is damaged: it should say which study the folder belongs to")
+    return record
 
 
 def run_workers(jobs: int, *args) -> None:
@@ -322,7 +411,7 @@ def summary(spec: SweepSpec, out_dir: Path, storage: str | None, write_best: boo
     complete = [t for t in trials if t.state == optuna.trial.TrialState.COMPLETE]
     best = min(complete, key=lambda t: t.value) if complete else None
     importance = {}
-    if len(complete) >= 2:
+    if len(complete) >= IMPORTANCE_TRIALS:
         try:
             importance = optuna.importance.get_param_importances(study)
         except (RuntimeError, ValueError):  # too few distinct values to tell
@@ -341,4 +430,7 @@ def show_sweep(out_dir: str | Path, storage: str | None = None) -> SweepResult:
     kept = Path(out_dir) / SPEC_COPY
     if not kept.is_file():
         raise UsageError(f"{out_dir} holds no sweep (no {SPEC_COPY}); run minigpt sweep SPEC.toml --out {out_dir}")
+    record = read_study_record(Path(out_dir))
+    if storage is None and record is not None and record["storage"] != JOURNAL:
+        storage = record["storage"]  # where the study lives, as the folder remembers it
     return summary(read_spec(kept), Path(out_dir), storage, write_best=False)  # a look writes nothing

@@ -7,7 +7,7 @@ from rich.console import Console
 from rich.table import Table
 
 from minigpt.experiments.compare import Comparison
-from minigpt.experiments.sweep import SweepResult
+from minigpt.experiments.sweep import IMPORTANCE_TRIALS, SweepResult
 from minigpt.experiments.statistics import sd
 from minigpt.files.run_records import series
 from minigpt.common.text import as_text
@@ -72,7 +72,11 @@ def show_sweep_result(out: Console, result: SweepResult) -> None:
     spread = f" ± {sd(losses):.4f}" if len(losses) > 1 else ""
     out.print(f"\n[bold]best[/bold]: trial {best.number}, {best.value:.4f}{spread} over {len(losses)} "
               f"seed{'s' * (len(losses) > 1)}: " + ", ".join(f"{k} = {value_text(v)}" for k, v in best.params.items()))
-    if result.importance:
+    finished = sum(t.state.name == "COMPLETE" for t in result.trials)
+    if finished < IMPORTANCE_TRIALS:
+        out.print(f"importance: not meaningful yet ({finished} finished trial{'s' * (finished != 1)}; it needs "
+                  f"{IMPORTANCE_TRIALS})")
+    elif result.importance:
         out.print("[bold]importance[/bold] (Optuna's fANOVA: each key's share of how the loss varies): "
                   + ", ".join(f"{k} {v:.2f}" for k, v in result.importance.items()))
     if result.best_toml is not None:
