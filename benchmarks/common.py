@@ -20,6 +20,8 @@ def parser(description: str) -> argparse.ArgumentParser:
     p.add_argument("--out", type=Path, default=None, help="JSON file for the results [default: print only]")
     p.add_argument("--threads", type=int, default=None,
                    help="torch threads [default: torch's choice]; 0: one per free core, as minigpt train chooses")
+    p.add_argument("--usual-peak", type=float, default=None,
+                   help="this machine's usual float32 matmul GFLOP/s: a peak far below it marks the figures untrusted")
     return p
 
 
@@ -64,6 +66,55 @@ def sync(device) -> None:
 
 def median(values):
     return statistics.median(values)
+
+
+SPREAD_BOUND = 0.15  # repeats further apart than this share of their median are not one measurement
+PEAK_DRIFT = 0.15  # nor are figures between matmul peaks that differ by more than this share
+
+
+def spread(values: list[float]) -> dict:
+    """Repeats summed up: the median (of an odd count, a measured value), the lowest and highest, and how far
+    apart they are as a share of the median; every value kept."""
+    mid = median(values)
+    return {"median": mid, "low": min(values), "high": max(values),
+            "spread": (max(values) - min(values)) / mid if mid else 0.0, "values": values}
+
+
+def machine_load() -> dict:
+    """The load average against the cores: above about half a core busy before a benchmark starts, something
+    else is running, and the figures measure the sharing as much as the code."""
+    import os
+
+    cores = os.cpu_count() or 1
+    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else 0.0
+    return {"load_1min": round(load, 2), "cores": cores}
+
+
+def untrusted(peak_before: dict, peak_after: dict, spreads: dict[str, dict], load: dict,
+              usual_peak: float | None = None) -> list[str]:
+    """Plain reasons the figures are not to be trusted (an empty list when none is known): a busy machine, a
+    matmul peak that moved during the run or is far below the machine's usual one, repeats too far apart."""
+    reasons = []
+    if load["load_1min"] > 0.5:
+        reasons.append(f"the machine was busy before the start (load {load['load_1min']} on {load['cores']} cores)")
+    before, after = peak_before["gflops"], peak_after["gflops"]
+    if abs(before - after) > PEAK_DRIFT * max(before, after):
+        reasons.append(f"the matmul peak moved from {before} to {after} GFLOP/s during the run")
+    if usual_peak and min(before, after) < (1 - PEAK_DRIFT) * usual_peak:
+        reasons.append(f"the matmul peak ({min(before, after)} GFLOP/s) is far below this machine's usual "
+                       f"{usual_peak}")
+    for what, s in spreads.items():
+        if s["spread"] > SPREAD_BOUND:
+            reasons.append(f"{what}: repeats {s['spread']:.0%} apart (from {s['low']:,.0f} to {s['high']:,.0f}), "
+                           f"more than {SPREAD_BOUND:.0%}")
+    return reasons
+
+
+def say_trust(reasons: list[str]) -> None:
+    if reasons:
+        print("\nNOT TO BE TRUSTED: " + "; ".join(reasons) + ". Run again on a quiet machine.")
+    else:
+        print(f"\nrepeats within {SPREAD_BOUND:.0%} of each other, the matmul peak steady, the machine quiet at the start")
 
 
 def finish(results: dict, out: Path | None) -> None:

@@ -14,10 +14,19 @@ a predicted token: batch 32 is 512 tokens a step, batch 256 is 4,096. minigpt tr
 so its batch is the number of names that holds as many predicted tokens (each name's
 characters and its end). makemore pads every name to the longest name of the file.
 
-Every peer runs as its own process with the same torch threads, one after another and again
-(--repeats), and is timed by its own per-step clock after its first steps (nanoGPT's
-"iter N: ... time" lines, makemore's "step time", minigpt's train_step over the same stretch):
-tokens per second is the predicted tokens of the timed steps over their summed time. The
+Every peer runs as its own process with this one's torch threads (OMP_NUM_THREADS, --threads 0
+included), one after another and again (--repeats, 3: the median is a measured run, and the
+spread of the repeats is in the table), and is timed by its own per-step clock after its first
+steps (nanoGPT's "iter N: ... time" lines, makemore's "step time", minigpt's train_step over the
+same stretch): tokens per second is the predicted tokens of the timed steps over their summed
+time. The clocks cover the same work: nanoGPT's covers a whole iteration (the step, fetching its
+next batch, reading the loss and printing its line), minigpt's building its batch and the step;
+the line and the loss read on a CPU take microseconds against steps of milliseconds.
+
+A busy machine is not a result: the load at the start, the matmul peak before and after, and the
+repeats' spread are checked, and the figures are marked NOT TO BE TRUSTED, with the reason, when
+the machine was busy, the peak moved by more than 15% or fell that far below --usual-peak, or the
+repeats of a row lie more than 15% apart. The
 float32 matrix-multiply peak is measured in the same run, and each rate is given as a fraction
 of it, counted as 6 FLOPs per parameter in a matrix multiply and predicted token (attention's
 own small products left out, alike for every peer).
@@ -34,7 +43,9 @@ import sys
 import tempfile
 from pathlib import Path
 
-from common import finish, matmul_peak, median, parser, setup, table
+import torch
+
+from common import finish, machine_load, matmul_peak, median, parser, say_trust, setup, spread, table, untrusted
 
 from minigpt.data import split_names
 from minigpt.files.names_file import read_names
@@ -125,21 +136,22 @@ def main() -> None:
     p.add_argument("--makemore-batches", default="32,256,1024", help="makemore's batch sizes [default: 32,256,1024]")
     p.add_argument("--steps", type=int, default=300, help="steps a run, the first --skip untimed [default: 300]")
     p.add_argument("--skip", type=int, default=30)
-    p.add_argument("--repeats", type=int, default=2, help="runs of each, alternated; the median is kept")
+    p.add_argument("--repeats", type=int, default=3, help="runs of each, alternated; the median and the spread "
+                   "are reported (an odd count: the median is a measured run)")
     p.add_argument("--set", dest="overrides", action="append", default=[],
                    help="a recipe override for minigpt alone, as minigpt train --set (train.precision=bfloat16: "
                         "nanoGPT computes in float32 on a CPU whatever its dtype)")
     args = p.parse_args()
+    load = machine_load()
     info = setup(args)
-    if args.threads:
-        os.environ["OMP_NUM_THREADS"] = str(args.threads)  # the peers' processes get the same threads
+    os.environ["OMP_NUM_THREADS"] = str(torch.get_num_threads())  # the peers' processes get this one's threads
     peak = matmul_peak()
-    print(f"float32 matmul peak: {peak['gflops']} GFLOP/s")
+    print(f"float32 matmul peak: {peak['gflops']} GFLOP/s; {torch.get_num_threads()} threads each")
     per_gflop = 6 * MATRIX_PARAMS / 1e9
     names = read_names(args.data)
     train, val = split_names(names, 0.1, 1000, 1337)
     predicted = sum(len(n) + 1 for n in train) / len(train)
-    rows = []
+    rows, spreads = [], {}
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
         train_file = folder / "train.txt"
@@ -151,9 +163,13 @@ def main() -> None:
             for _ in range(args.repeats):
                 runs["nanogpt"].append(run_nanogpt(args.nanogpt, folder, batch_rows, args.steps, args.skip))
                 runs["minigpt"].append(run_minigpt(train_file, batch_names, args.steps, args.skip, args.overrides))
+            for peer in ("nanogpt", "minigpt"):
+                spreads[f"{peer} at {tokens} tokens"] = spread(runs[peer])
             nano, mini = median(runs["nanogpt"]), median(runs["minigpt"])
             rows.append({"tokens": tokens, "nanogpt_batch": batch_rows, "minigpt_batch": batch_names,
                          "nanogpt": round(nano), "minigpt": round(mini), "ratio": round(mini / nano, 2),
+                         "nanogpt_spread": f"{spread(runs['nanogpt'])['spread']:.0%}",
+                         "minigpt_spread": f"{spread(runs['minigpt'])['spread']:.0%}",
                          "nanogpt_peak": f"{nano * per_gflop / peak['gflops']:.0%}",
                          "minigpt_peak": f"{mini * per_gflop / peak['gflops']:.0%}", "runs": runs})
             print(table(rows[-1:], COLUMNS).splitlines()[-1], flush=True)
@@ -166,18 +182,23 @@ def main() -> None:
                 makemore.append({"batch": batch, "tokens_per_sec": round(median(rates)),
                                  "names_share": f"{predicted / (max(map(len, train)) + 1):.0%}"})
                 print(f"makemore batch {batch}: {makemore[-1]['tokens_per_sec']:,} tokens/s", flush=True)
+    peak_after = matmul_peak()
     print()
     print(table(rows, COLUMNS))
+    reasons = untrusted(peak, peak_after, spreads, load, args.usual_peak)
+    say_trust(reasons)
     if makemore:
         best = max(makemore, key=lambda r: r["tokens_per_sec"])
         fastest = max(r["minigpt"] for r in rows)
         print(f"makemore at its best batch ({best['batch']}): {best['tokens_per_sec']:,} tokens/s; "
               f"minigpt's fastest above is {fastest / best['tokens_per_sec']:.1f}x that")
-    finish({**info, "overrides": args.overrides, "matmul_peak": peak, "predicted_per_name": predicted, "rows": rows, "makemore": makemore}, args.out)
+    finish({**info, "overrides": args.overrides, "matmul_peak": peak, "matmul_peak_after": peak_after,
+            "load_at_start": load, "untrusted": reasons, "predicted_per_name": predicted, "rows": rows, "makemore": makemore}, args.out)
 
 
 COLUMNS = [("tokens", "tokens a step"), ("nanogpt_batch", "nanoGPT rows"), ("minigpt_batch", "minigpt names"),
-           ("nanogpt", "nanoGPT tok/s"), ("minigpt", "minigpt tok/s"), ("ratio", "ratio"),
+           ("nanogpt", "nanoGPT tok/s"), ("nanogpt_spread", "spread"), ("minigpt", "minigpt tok/s"),
+           ("minigpt_spread", "spread"), ("ratio", "ratio"),
            ("nanogpt_peak", "nanoGPT of peak"), ("minigpt_peak", "minigpt of peak")]
 
 if __name__ == "__main__":

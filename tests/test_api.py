@@ -1,3 +1,4 @@
+import re
 import subprocess
 import sys
 
@@ -122,3 +123,17 @@ def test_an_imported_number_past_a_floats_range_is_one_line(trained_run, tmp_pat
     (tmp_path / "big.json").write_text(json.dumps(document))
     with pytest.raises(UsageError, match="bos a whole number of 401 digits"):
         import_microgpt(tmp_path / "big.json", tmp_path / "big.pt")
+
+
+@pytest.mark.parametrize("options, says", [
+    ({"num": 10**30}, "--num must be at most"), ({"num": None}, "--num must be a whole number, got null"),
+    ({"num": "5"}, "--num must be a whole number, got text"), ({"num": True}, "--num must be a whole number"),
+    ({"temperature": "hot"}, "--temperature must be a number"), ({"top_k": 2.5}, "--top-k must be a whole number"),
+    ({"top_p": [0.9]}, "--top-p must be a number"), ({"prefix": None}, "--prefix must be text"),
+])
+def test_sample_refuses_what_the_command_line_would_in_one_line(trained_run, options, says):
+    from minigpt import load_checkpoint, sample
+    from minigpt.common.errors import UsageError
+
+    with pytest.raises(UsageError, match=re.escape(says)):
+        sample(load_checkpoint(trained_run[0]), **options)

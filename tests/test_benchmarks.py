@@ -83,3 +83,16 @@ def is_module(name: str) -> bool:
         return importlib.util.find_spec(name) is not None
     except ModuleNotFoundError:  # its parent is a module, not a package
         return False
+
+
+def test_a_busy_or_drifting_machine_marks_the_figures_untrusted(monkeypatch):
+    monkeypatch.syspath_prepend(str(BENCHMARKS))
+    from common import spread, untrusted
+
+    steady, quiet = {"gflops": 120.0}, {"load_1min": 0.1, "cores": 2}
+    assert spread([3.0, 1.0, 2.0]) == {"median": 2.0, "low": 1.0, "high": 3.0, "spread": 1.0, "values": [3.0, 1.0, 2.0]}
+    assert untrusted(steady, steady, {"a": spread([100.0, 104.0, 102.0])}, quiet, usual_peak=125.0) == []
+    reasons = untrusted(steady, {"gflops": 60.0}, {"a": spread([1337.0, 3900.0, 1969.0])},
+                        {"load_1min": 2.3, "cores": 2}, usual_peak=190.0)
+    assert len(reasons) == 4 and "busy" in reasons[0] and "moved from 120.0 to 60.0" in reasons[1]
+    assert "far below this machine's usual 190.0" in reasons[2] and "a: repeats" in reasons[3]

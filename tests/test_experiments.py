@@ -50,6 +50,21 @@ def test_a_paired_interval_covers_the_difference_and_narrows_with_more_names():
     assert few_high - few_low > 2 * (high - low)
 
 
+def test_the_interval_draws_names_in_chunks_whose_size_is_bounded(monkeypatch):
+    import minigpt.experiments.statistics as statistics
+
+    g = torch.Generator().manual_seed(1)
+    tokens = torch.randint(3, 10, (500,), generator=g).double()
+    differences = tokens * (-0.05 + 0.3 * torch.randn(500, generator=g, dtype=torch.float64))
+    drawn, resample = [], statistics.resample
+    monkeypatch.setattr(statistics, "DRAWN_AT_ONCE", 4 * 500)  # four resamples of 500 names at a time
+    monkeypatch.setattr(statistics, "resample", lambda d, t, count, gen: drawn.append(count * len(d)) or
+                        resample(d, t, count, gen))
+    low, high = statistics.paired_interval(differences, tokens, resamples=2001)
+    assert max(drawn) == 4 * 500 and sum(drawn) == 2001 * 500  # memory is bounded, every resample drawn
+    assert low < float(differences.sum() / tokens.sum()) < high
+
+
 @pytest.fixture(scope="module")
 def four_runs(tmp_path_factory):
     """Two recipes (learning rates) by two seeds, and one run validated on other names."""
@@ -79,6 +94,35 @@ def test_eval_per_name_is_eval_by_name(four_runs):
     assert csv[0] == "name,tokens,loss" and csv[1].startswith(rows[0]["name"] + ",")
     refused = run("eval", run_dir, "--csv")
     assert refused.exit_code == 2 and "--per-name" in refused.output
+
+
+def test_per_name_csv_never_hands_a_spreadsheet_a_formula(tmp_path):
+    from conftest import tiny_config
+    from minigpt.runs.run import train
+
+    names = ["anna", "=cmd|' /C calc'!A0", "+x", "-y", "@z", "bob"]
+    data = tmp_path / "odd.txt"
+    data.write_text("\n".join(names * 5) + "\n", encoding="utf-8")
+    run_dir = train(tiny_config("train.steps=2"), data_path=data, out_dir=tmp_path / "r", quiet=True).run_dir
+    import csv
+
+    rows = list(csv.reader(run("eval", run_dir, "--data", data, "--per-name", "--csv").stdout.splitlines()))[1:7]
+    assert [r[0] for r in rows] == ["anna", "'=cmd|' /C calc'!A0", "'+x", "'-y", "'@z", "bob"]
+
+
+def test_per_name_rows_come_as_they_are_scored_after_every_name_is_checked(trained_run):
+    from minigpt import load_checkpoint
+    from minigpt.common.errors import UsageError
+    from minigpt.measurements.name_losses import name_losses, name_losses_as_scored
+
+    ckpt = load_checkpoint(trained_run[0])
+    names = ["emma", "olivia", "ava", "mia", "zoe"]
+    rows = name_losses_as_scored(ckpt.model, ckpt.tokenizer, names, chunk=2)
+    assert next(rows)[0] == "emma"  # a generator: rows come before the last name is scored
+    assert [r[:2] for r in [name_losses(ckpt.model, ckpt.tokenizer, names)[0], *rows]] == \
+        [r[:2] for r in name_losses(ckpt.model, ckpt.tokenizer, names)]
+    with pytest.raises(UsageError):  # an unreadable name is refused before any row
+        name_losses_as_scored(ckpt.model, ckpt.tokenizer, ["emma", "☃"])
 
 
 def test_compare_groups_seeds_tests_them_and_says_what_differs(four_runs, tmp_path):
@@ -364,7 +408,8 @@ def test_a_study_whose_every_trial_fails_uses_no_budget_and_exits_non_zero(tmp_p
 
 def test_a_storage_password_is_never_shown(tmp_path):
     from minigpt.common.errors import RunError, UsageError
-    from minigpt.experiments.sweep import masked, open_study, without_password
+    from minigpt.experiments.study_folder import masked, without_password
+    from minigpt.experiments.sweep import open_study
     from minigpt.experiments.sweep_spec import read_spec
 
     url = "postgresql://minigpt:secretpw@127.0.0.1:1/study"

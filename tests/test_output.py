@@ -45,3 +45,17 @@ def test_no_color_is_respected_even_where_colour_is_forced(trained_run, monkeypa
     monkeypatch.setenv("NO_COLOR", "1")
     plain = CliRunner().invoke(app, ["inspect-attention", str(run_dir), "ab"])
     assert plain.exit_code == 0 and "0." in plain.stdout and not coloured(plain.stdout)
+
+
+def test_a_width_no_table_fits_in_still_prints_what_the_command_owes(trained_run):
+    for columns in ("0", "-4", "wide", "3"):
+        for args in (["info", trained_run[0]], ["inspect-attention", trained_run[0], "emma"]):
+            shown = CliRunner().invoke(app, [str(a) for a in args], env={"COLUMNS": columns})
+            assert shown.exit_code == 0 and len(shown.stdout) > 200, (columns, args, shown.output)
+
+
+def test_an_error_about_a_huge_input_quotes_it_shortened(trained_run):
+    refused = CliRunner().invoke(app, ["inspect-attention", str(trained_run[0]), "é" * 100_000])
+    [line] = refused.stderr.splitlines()
+    assert refused.exit_code == 2 and len(line) < 1_200
+    assert "characters left out" in line and line.endswith("this model reads at most 15")

@@ -18,7 +18,7 @@ import typer
 
 from minigpt import __version__
 from minigpt.common.errors import Interrupted, LostProcess, MiniGPTError, UsageError, first_line
-from minigpt.common.text import one_line
+from minigpt.common.text import one_line, shortened
 from minigpt.recipes.checks import check_64_bits
 from minigpt.cli.streams import DroppedOnFailure, checked_streams
 from minigpt.cli.typer_patches import patch_typer_and_rich
@@ -76,7 +76,7 @@ warnings.filterwarnings("ignore", message="Failed to initialize NumPy")
 
 def fail(message: str, code: int, lost: bool = False) -> None:
     """One error line and the exit code; in a process `--nproc` started, the line is left for it to print."""
-    line = one_line(message)
+    line = shortened(one_line(message))
     if not keep_error_line(LOST_A_PROCESS + line if lost else line):
         who = "minigpt" if rank() is None else f"minigpt (rank {rank()})"
         sys.stderr.write(f"{who}: error: {line}\n")  # one write: two processes' lines never run together
@@ -88,10 +88,23 @@ def reports_errors(command):
 
     @functools.wraps(command)
     def wrapper(*args, **kwargs):
+        drop_unusable_widths()
         with checked_streams():
             return reporting_errors(command, *args, **kwargs)
 
     return wrapper
+
+
+NARROWEST = 20  # columns: below this no table or map can be drawn at all
+
+
+def drop_unusable_widths() -> None:
+    """A COLUMNS or LINES that no table can be drawn in (0, negative, text) is dropped, so that rich asks the
+    terminal or takes 80: with COLUMNS=0 it would print nothing, and a command would end having said nothing."""
+    for name in ("COLUMNS", "LINES"):
+        value = os.environ.get(name)
+        if value is not None and not (value.strip().isdigit() and int(value) >= NARROWEST):
+            del os.environ[name]
 
 
 def refuse_integers_past_64_bits(options: dict) -> None:

@@ -189,16 +189,22 @@ def print_name_losses(ckpt, names: list[str], what: str, csv_out: bool) -> None:
     import csv
 
     from minigpt.common.text import as_text
-    from minigpt.measurements.name_losses import name_losses
+    from minigpt.measurements.name_losses import name_losses_as_scored
 
-    rows = name_losses(ckpt.model, ckpt.tokenizer, names, what=what)
+    rows = name_losses_as_scored(ckpt.model, ckpt.tokenizer, names, what=what)
     if csv_out:
         writer = csv.writer(sys.stdout, lineterminator="\n")
         writer.writerow(["name", "tokens", "loss"])
-        writer.writerows((as_text(name), tokens, repr(loss)) for name, tokens, loss in rows)
+        writer.writerows((spreadsheet_safe(as_text(name)), tokens, repr(loss)) for name, tokens, loss in rows)
     else:
         for name, tokens, loss in rows:
             print(strict_json.dumps({"name": name, "tokens": tokens, "loss": loss}))
+
+
+def spreadsheet_safe(cell: str) -> str:
+    """A name a spreadsheet would run as a formula (=, +, -, @, a tab or a carriage return first) with a ' put
+    before it, as OWASP's advice on CSV injection has it: the spreadsheet shows the name, runs nothing."""
+    return "'" + cell if cell[:1] in ("=", "+", "-", "@", "\t", "\r") else cell
 
 
 def export(

@@ -41,6 +41,15 @@ def one_line(message: str) -> str:
     return "".join(escaped(c) if unicodedata.category(c) in ESCAPED and c not in JOINERS else c for c in message)
 
 
+def shortened(message: str, most: int = 1000) -> str:
+    """A message no longer than about `most` characters: one that quotes a huge input (a 100,000-character
+    name) keeps its start and its end, where the advice is, and says how much was left out between."""
+    if len(message) <= most:
+        return message
+    head, tail = most * 2 // 3, most // 3
+    return f"{message[:head]} … [{len(message) - head - tail:,} characters left out] … {message[-tail:]}"
+
+
 def token_text(token: str) -> str:
     """One token shown alone, as a column's heading: a joiner there joins nothing and shows nothing, so
     it is written as its escape (\\u200c); any other token as `one_line` writes it."""

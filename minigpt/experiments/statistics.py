@@ -77,6 +77,15 @@ def beta_fraction(x: float, a: float, b: float, tiny: float = 1e-300) -> float:
     return value
 
 
+DRAWN_AT_ONCE = 2**22  # names drawn in one chunk of resamples: about 100 MB of indices and values
+
+
+def resample(differences: torch.Tensor, tokens: torch.Tensor, count: int, generator) -> torch.Tensor:
+    """`count` bootstrap statistics: the names drawn with replacement, the statistic of each draw."""
+    drawn = torch.randint(len(differences), (count, len(differences)), generator=generator)
+    return differences[drawn].sum(1) / tokens[drawn].sum(1)
+
+
 def paired_interval(differences: torch.Tensor, tokens: torch.Tensor, resamples: int = 2000, level: float = 0.95,
                     seed: int = 0) -> tuple[float, float]:
     """The bootstrap interval of sum(differences) / sum(tokens) over names drawn with replacement.
@@ -87,8 +96,11 @@ def paired_interval(differences: torch.Tensor, tokens: torch.Tensor, resamples: 
     """
     generator = torch.Generator().manual_seed(seed)
     n = len(differences)
-    drawn = torch.randint(n, (resamples, n), generator=generator)
-    stats = differences.double()[drawn].sum(1) / tokens.double()[drawn].sum(1)
+    differences, tokens = differences.double(), tokens.double()
+    at_once = max(1, DRAWN_AT_ONCE // max(n, 1))  # resamples a chunk: memory stays bounded however many names
+    stats = torch.empty(resamples, dtype=torch.float64)  # written in place: no chunk's result outlives its chunk
+    for start in range(0, resamples, at_once):
+        stats[start:start + at_once] = resample(differences, tokens, min(at_once, resamples - start), generator)
     tail = (1 - level) / 2
     low, high = torch.quantile(stats, torch.tensor([tail, 1 - tail], dtype=torch.float64)).tolist()
     return low, high

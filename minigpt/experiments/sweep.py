@@ -25,16 +25,15 @@ from typing import Callable
 
 from minigpt.common.errors import Interrupted, RunError, UsageError
 from minigpt.experiments.statistics import mean, sd
+from minigpt.experiments.study_folder import (JOURNAL, SPEC_COPY, claim_folder, hide_password, keep_spec, masked,
+                                             names_digest, read_study_record)
 from minigpt.experiments.sweep_spec import SweepSpec, read_spec
 from minigpt.files.atomic_file import write_text
 from minigpt.recipes.loading import recipe_toml
 from minigpt.training import Reporter
 
-JOURNAL = "study.journal"
-SPEC_COPY = "sweep.toml"
 BEST = "best.toml"
 IMPORTANCE_TRIALS = 5  # finished trials before each key's importance means anything: fewer, and one pair decides it
-STUDY_RECORD = "study.json"  # which study the folder's runs belong to: its storage, name and data
 
 
 def import_optuna():
@@ -85,32 +84,6 @@ def open_study(spec: SweepSpec, out_dir: Path, storage: str | None, worker: int 
     except Exception as e:  # a database that refuses: SQLAlchemy's and redis's own errors
         reason = hide_password(str(e).splitlines()[0], storage)
         raise RunError(f"cannot open the study's storage {masked(storage)}: {reason}") from None
-
-
-def masked(url: str | None) -> str | None:
-    """A storage URL as it is shown: its password, if it has one, as ***."""
-    return hide_password(url, url)
-
-
-def hide_password(text: str | None, url: str | None) -> str | None:
-    """`text` with the password of `url` (`postgresql://user:PASSWORD@host/db`) replaced by ***."""
-    from urllib.parse import urlsplit
-
-    try:
-        password = urlsplit(url).password if url else None
-    except ValueError:  # a port that is no number: no password can be told apart either
-        password = None
-    return text.replace(f":{password}@", ":***@").replace(password, "***") if text and password else text
-
-
-def without_password(url: str) -> str:
-    """A storage URL as a study folder records it: no password (the database's own login supplies it)."""
-    from urllib.parse import urlsplit, urlunsplit
-
-    parts = urlsplit(url)
-    if parts.password is None:
-        return url
-    return urlunsplit(parts._replace(netloc=parts.netloc.replace(f":{parts.password}@", "@", 1)))
 
 
 def database(optuna, url: str, tries: int = 5):
@@ -273,15 +246,6 @@ def worker_process(*args) -> None:
         sys.exit(130)
 
 
-def keep_spec(spec: SweepSpec, out_dir: Path) -> None:
-    """DIR/sweep.toml: the spec the study in DIR runs; another spec in the same DIR is refused."""
-    kept = out_dir / SPEC_COPY
-    if kept.exists() and kept.read_text(encoding="utf-8", errors="replace") != spec.text:
-        raise UsageError(f"{out_dir} holds a study of another spec ({kept}); choose another --out, or run that spec")
-    if not kept.exists():
-        write_text(kept, spec.text)
-
-
 def run_sweep(spec_path: str | Path, out_dir: str | Path, data: str | Path | None = None, jobs: int = 1,
               storage: str | None = None, seeds: int | None = None,
               say: Callable[[str], None] = lambda line: None) -> SweepResult:
@@ -313,49 +277,6 @@ def run_sweep(spec_path: str | Path, out_dir: str | Path, data: str | Path | Non
         raise RunError(f"every trial failed (they use none of the study's {spec.trials}); the last: "
                        f"{last.user_attrs['error']}")
     return result
-
-
-def names_digest(data: Path | None) -> str:
-    """The fingerprint of the names every trial trains on, read (and so checked) once before any trial."""
-    from minigpt.common.bundled import BUNDLED_NAMES
-    from minigpt.corpus.run_names import digest
-    from minigpt.files.names_file import read_names
-
-    return digest(read_names(data if data is not None else BUNDLED_NAMES))
-
-
-def claim_folder(out_dir: Path, spec: SweepSpec, storage: str | None, data: Path | None, names: str) -> None:
-    """DIR/study.json: the study the folder's runs belong to. Another study (another storage or study
-    name), or the same study on other names, is refused: it would train over these runs or mix its trials in."""
-    import json
-
-    record = {"study": spec.name, "storage": without_password(storage) if storage else JOURNAL,
-              "data": str(data) if data is not None else "the bundled names", "names_digest": names}
-    kept = read_study_record(out_dir)
-    if kept is None:
-        write_text(out_dir / STUDY_RECORD, json.dumps(record, indent=1) + "\n")
-        return
-    if (kept.get("storage"), kept.get("study")) != (record["storage"], record["study"]):
-        raise UsageError(f"{out_dir} holds the runs of study {kept.get('study')!r} in {masked(kept.get('storage'))}, "
-                         f"not of {record['study']!r} in {masked(record['storage'])}: choose another --out")
-    if kept.get("names_digest") != names:
-        raise UsageError(f"{out_dir}'s study trains on {kept.get('data')}, and {record['data']} holds other names: "
-                         f"a study is one question; give its data, or choose another --out")
-
-
-def read_study_record(out_dir: Path) -> dict | None:
-    import json
-
-    path = out_dir / STUDY_RECORD
-    if not path.is_file():
-        return None
-    try:
-        record = json.loads(path.read_text(encoding="utf-8"))
-    except (ValueError, RecursionError):
-        record = None
-    if not isinstance(record, dict) or not all(isinstance(record.get(k), str) for k in ("study", "storage")):
-        raise UsageError(f"{path} is damaged: it should say which study the folder belongs to")
-    return record
 
 
 def run_workers(jobs: int, *args) -> None:

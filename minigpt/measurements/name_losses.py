@@ -73,3 +73,13 @@ def name_losses(model: GPT, tokenizer: Tokenizer, names: list[str], what: str = 
             sums[rows] = losses.double().sum(1).cpu()
     tokens = data.lengths.tolist()
     return [(name, n, total / n) for name, n, total in zip(names, tokens, sums.tolist())]
+
+
+def name_losses_as_scored(model: GPT, tokenizer: Tokenizer, names: list[str], what: str = "names",
+                          chunk: int = 8192):
+    """name_losses's rows, yielded a chunk of names at a time: every name is checked first, then rows come as
+    they are scored, and memory holds one chunk's ids and losses, not every name's (millions of names)."""
+    check_model_and_names(model, tokenizer, names)  # here, before the first row is asked for
+    tokenizer.check_names(names, what)
+    return (row for start in range(0, len(names), chunk)
+            for row in name_losses(model, tokenizer, names[start:start + chunk], what))

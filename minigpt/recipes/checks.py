@@ -59,6 +59,15 @@ def check_64_bits(value, name: str) -> None:
         raise UsageError(f"{name} must be at most {LARGEST_INTEGER:,} (64 bits), got {value}")
 
 
+def a_number(value, name: str, whole: bool = False) -> None:
+    """A whole number (or with `whole` False any number) within 64 bits; true and false are not numbers."""
+    from minigpt.files.fields import what_it_is  # here: fields imports torch, and the CLI imports this module
+
+    if type(value) is not int and (whole or type(value) is not float):
+        raise UsageError(f"{name} must be {'a whole number' if whole else 'a number'}, got {what_it_is(value)}")
+    check_64_bits(value, name)
+
+
 def check_seed(seed: int | None, name: str) -> None:
     if seed is not None:
         check(seed, SEED, name)
@@ -97,7 +106,12 @@ def validate(config: Config) -> None:
 
 
 def check_options(num: int, temperature: float, top_k: int | None, top_p: float, seed: int | None = None) -> None:
-    """The options as `minigpt sample` takes them (check_sampling holds the ranges)."""
+    """The options as `minigpt sample` takes them (check_sampling holds the ranges), of their types first: the
+    Python API is handed what a command line never gives (None, "5", 10**30)."""
+    for value, name, whole in ((num, "--num", True), (temperature, "--temperature", False), (top_k, "--top-k", True),
+                               (top_p, "--top-p", False), (seed, "--seed", True)):
+        if value is not None or name == "--num":
+            a_number(value, name, whole)
     if num < 1:
         raise UsageError(f"--num must be at least 1, got {num}")
     check_seed(seed, "--seed")

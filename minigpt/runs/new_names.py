@@ -38,6 +38,8 @@ def check_generation(model, num: int, temperature: float = 1.0, top_k: int | Non
                      top_p: float = 1.0, prefix: str = "", seed: int | None = None) -> None:
     """The options of a draw, each in its range, and a prefix the model has room to read."""
     check_options(num, temperature, top_k, top_p, seed)
+    if not isinstance(prefix, str):
+        raise UsageError(f"--prefix must be text, got {type(prefix).__name__}")
     block_size = model.config.block_size
     if len(prefix) >= block_size:
         raise UsageError(f"--prefix is {len(prefix)} characters; the model's block size allows at most "
