@@ -59,3 +59,11 @@ def test_an_error_about_a_huge_input_quotes_it_shortened(trained_run):
     [line] = refused.stderr.splitlines()
     assert refused.exit_code == 2 and len(line) < 1_200
     assert "characters left out" in line and line.endswith("this model reads at most 15")
+
+
+def test_one_name_is_one_name_not_one_names():
+    from minigpt.formats.checkpoint import describe_data
+
+    line = describe_data({"train_names": 1, "characters": 4, "val_names": 0}, where="one.txt")
+    assert line.startswith("one.txt: 1 training name (4 characters") and "1 training names" not in line
+    assert "2 training names" in describe_data({"train_names": 2, "characters": 7, "val_names": 0}, where="two.txt")

@@ -18,6 +18,8 @@ import math
 
 import torch
 
+from minigpt.common.text import plural
+
 FALSE_POSITIVE_RATE = 0.01
 EXACT_CHARACTERS = 2_000_000  # corpora up to this many characters of names keep the exact check
 FNV_OFFSET, FNV_PRIME = 0xCBF29CE484222325, 0x100000001B3
@@ -124,9 +126,9 @@ class NameSet:
 
     def describe(self) -> str:
         if self.kind == "exact":
-            return f"the {self.count:,} training names (exact)"
+            return f"the {plural(self.count, 'training name')} (exact)"
         if self.kind == "bloom":
-            return (f"a Bloom filter of the {self.count:,} training names ({len(self.bits) / 1e6:.1f} MB; a new name "
+            return (f"a Bloom filter of the {plural(self.count, 'training name')} ({len(self.bits) / 1e6:.1f} MB; a new name "
                     f"is taken for a training name {100 * self.false_positive_rate:.1f}% of the time)")
         return "no training names"
 

@@ -47,7 +47,7 @@ from minigpt.files.bounded import check_archive
 from minigpt.formats.checkpoint_checks import (check_layout, check_training_state, checked_vocab, known_loss,
                                                stored_loss)
 from minigpt.files.sniffing import KNOWN, identify, wrong_kind
-from minigpt.common.text import as_text
+from minigpt.common.text import as_text, plural
 from minigpt.model import GPT
 from minigpt.corpus.membership import NameSet
 
@@ -103,7 +103,7 @@ def describe_data(data: dict, where: str | None = None) -> str:
     names file (or `where`), how many names, characters, repeats, names cut to fit and validation names."""
     if "train_names" in data:
         where = where if where is not None else as_text(data.get("path"))
-        return (f"{where}: {data['train_names']:,} training names ({data['characters']:,} characters, "
+        return (f"{where}: {plural(data['train_names'], 'training name')} ({data['characters']:,} characters, "
                 f"{data.get('duplicates', 0):,} repeated, {data.get('truncated', 0):,} cut to fit), "
                 f"{data['val_names']:,} validation")
     if "imported_from" in data:

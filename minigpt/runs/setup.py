@@ -12,6 +12,7 @@ from minigpt.common.bundled import BUNDLED_NAMES
 from minigpt.data import load_data
 from minigpt.files.names_file import available_memory
 from minigpt.common.errors import Interrupted, UsageError
+from minigpt.common.text import plural
 from minigpt.formats.checkpoint import read_resume_state, refuse_to_go_back
 from minigpt.formats.trainer_state import restore_trainer
 from minigpt.machine.processes import Distributed, resolve_device, setup as setup_distributed
@@ -145,7 +146,7 @@ def scale_to_data(config: Config, n_train: int) -> list[str]:
     config.train.auto_scale = False  # done: a resumed run or a reread config.toml must not scale again
     if not changed:
         return []
-    return [f"{n_train:,} training names is a small file (under {SMALL_DATA:,}), so train.auto_scale set "
+    return [f"{plural(n_train, 'training name')} is a small file (under {SMALL_DATA:,}), so train.auto_scale set "
             + ", ".join(changed)]
 
 

@@ -66,7 +66,7 @@ def start_panel(out: Console, trainer, run_dir: Path, notes: list[str] = (), thr
         table.add_row("resuming", f"from step {resumed_at:,}")
     out.print(Panel(table, title="minigpt train", expand=False))
     if data["truncated"]:
-        warn(f"{data['truncated']} training names are longer than the block size allows "
+        warn(f"{plural(data['truncated'], 'training name')} {'is' if data['truncated'] == 1 else 'are'} longer than the block size allows "
              f"({m.block_size - 1} characters) and were cut to fit; --set model.block_size=N reads names of up to "
              f"N - 1 characters whole")
 
