@@ -236,3 +236,12 @@ def test_a_vocabulary_of_a_million_bounds_what_is_computed_at_once():
     assert rows_at_once(256, 16, 27) == 256 and rows_at_once(2048, 1, 27) == 2048  # names: as before
     assert rows_at_once(256, 16, 1_000_001) == 1  # a name at a time, never none
     assert rows_at_once(2048, 1, 200_001) * 200_001 <= LOGITS_AT_ONCE
+
+
+def test_the_advice_for_more_new_names_fits_the_options():
+    from minigpt.runs.new_names import what_to_try
+
+    assert "raise --top-k" in what_to_try({"top_k": 1, "temperature": 1.0, "top_p": 1.0})
+    assert "raise --top-k" in what_to_try({"top_k": 0, "temperature": 0, "top_p": 1.0})
+    assert "--top-p" in what_to_try({"top_k": 0, "temperature": 1.0, "top_p": 0.5})
+    assert what_to_try({"top_k": 0, "temperature": 0.8, "top_p": 1.0}) == "try a higher temperature"

@@ -87,7 +87,17 @@ def sample_batches(checkpoint, num: int = 10, new_only: bool = False, seed: int 
             yield fresh
             if found == num:
                 return
-    raise UsageError(f"found only {found} of {num} names not in the training data; try a higher temperature")
+    raise UsageError(f"found only {found} of {num} names not in the training data; {what_to_try(options)}")
+
+
+def what_to_try(options: dict) -> str:
+    """Advice that can help a draw find more new names: a higher temperature does nothing at top-k 1."""
+    if options.get("top_k") == 1 or options.get("temperature") == 0:
+        return "top-k 1 and temperature 0 draw the likeliest name every time: raise --top-k (0 keeps every character) " \
+               "and the temperature"
+    if options.get("top_p", 1.0) < 1:
+        return "try a higher --top-p or temperature"
+    return "try a higher temperature"
 
 
 @dataclass
