@@ -163,13 +163,12 @@ def main() -> None:
             for _ in range(args.repeats):
                 runs["nanogpt"].append(run_nanogpt(args.nanogpt, folder, batch_rows, args.steps, args.skip))
                 runs["minigpt"].append(run_minigpt(train_file, batch_names, args.steps, args.skip, args.overrides))
-            for peer in ("nanogpt", "minigpt"):
-                spreads[f"{peer} at {tokens} tokens"] = spread(runs[peer])
-            nano, mini = median(runs["nanogpt"]), median(runs["minigpt"])
+            nano_spread, mini_spread = spread(runs["nanogpt"]), spread(runs["minigpt"])
+            spreads[f"nanogpt at {tokens} tokens"], spreads[f"minigpt at {tokens} tokens"] = nano_spread, mini_spread
+            nano, mini = nano_spread["median"], mini_spread["median"]
             rows.append({"tokens": tokens, "nanogpt_batch": batch_rows, "minigpt_batch": batch_names,
                          "nanogpt": round(nano), "minigpt": round(mini), "ratio": round(mini / nano, 2),
-                         "nanogpt_spread": f"{spread(runs['nanogpt'])['spread']:.0%}",
-                         "minigpt_spread": f"{spread(runs['minigpt'])['spread']:.0%}",
+                         "nanogpt_spread": f"{nano_spread['spread']:.0%}", "minigpt_spread": f"{mini_spread['spread']:.0%}",
                          "nanogpt_peak": f"{nano * per_gflop / peak['gflops']:.0%}",
                          "minigpt_peak": f"{mini * per_gflop / peak['gflops']:.0%}", "runs": runs})
             print(table(rows[-1:], COLUMNS).splitlines()[-1], flush=True)

@@ -152,7 +152,7 @@ def group_runs(runs: list[RunScore], baseline: Path) -> tuple[list[Group], dict[
     """Runs of equal recipes (but the seed) as groups, the baseline's first and the rest in the order first
     seen, each labelled by what tells it from the others; and each differing key's value in each group."""
     by_recipe: dict[str, list[RunScore]] = {}
-    for run in sorted(runs, key=lambda r: r.path.resolve() != baseline.resolve()):  # stable: the baseline's group comes first
+    for run in sorted(runs, key=lambda r: r.path != baseline):  # stable: the baseline's group comes first
         by_recipe.setdefault(json.dumps(run.recipe, sort_keys=True), []).append(run)
     members = list(by_recipe.values())
     differs = recipe_differences([m[0].recipe for m in members])
@@ -194,8 +194,11 @@ def compare(paths: list[str | Path], baseline: str | Path | None = None, data: s
     """Read, group and test the runs at `paths`; `baseline` (one of them, or another run) is the group every
     other is measured against (default: the first run's)."""
     paths = [Path(p) for p in paths]
-    if baseline is not None and Path(baseline).resolve() not in {p.resolve() for p in paths}:
-        paths.insert(0, Path(baseline))  # a run is one run however its path is spelled
+    if baseline is not None:  # a run is one run however its path is spelled: the baseline is the listed one
+        listed = {p.resolve(): p for p in paths}
+        baseline = listed.get(Path(baseline).resolve(), Path(baseline))
+        if baseline not in paths:
+            paths.insert(0, baseline)
     if len(paths) < 2:
         raise UsageError("compare needs two runs or more")
     if len(set(p.resolve() for p in paths)) < len(paths):

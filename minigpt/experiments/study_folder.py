@@ -34,7 +34,7 @@ def hide_password(text: str | None, url: str | None) -> str | None:
         password = urlsplit(url).password if url else None
     except ValueError:  # a port that is no number: no password can be told apart either
         password = None
-    return text.replace(f":{password}@", ":***@").replace(password, "***") if text and password else text
+    return text.replace(password, "***") if text and password else text
 
 
 def without_password(url: str) -> str:

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Callable
 
 from minigpt.common.errors import Interrupted, RunError, UsageError
+from minigpt.common.ranges import LARGEST_INTEGER
 from minigpt.experiments.statistics import mean, sd
 from minigpt.experiments.study_folder import (JOURNAL, SPEC_COPY, claim_folder, hide_password, keep_spec, masked,
                                              names_digest, read_study_record)
@@ -254,7 +255,7 @@ def run_sweep(spec_path: str | Path, out_dir: str | Path, data: str | Path | Non
     spec, out_dir = read_spec(spec_path), Path(out_dir)
     import_optuna()  # without it, nothing is written
     for value, what in ((seeds, "seeds"), (jobs, "jobs")):
-        if value is not None and (type(value) is not int or not 1 <= value <= 2**63 - 1):
+        if value is not None and (type(value) is not int or not 1 <= value <= LARGEST_INTEGER):
             raise UsageError(f"--{what} must be a whole number of at least 1, got {value!r}")
     if out_dir.exists() and not out_dir.is_dir():
         raise UsageError(f"--out {out_dir} is a file; the sweep writes a directory of runs")
@@ -272,10 +273,10 @@ def run_sweep(spec_path: str | Path, out_dir: str | Path, data: str | Path | Non
     else:
         run_workers(jobs, spec.path, out_dir, data, storage, seeds, say)
     result = summary(spec, out_dir, storage)
-    if result.best is None and any("error" in t.user_attrs for t in result.trials):
-        last = [t for t in result.trials if "error" in t.user_attrs][-1]
+    failed = [t for t in result.trials if "error" in t.user_attrs]
+    if result.best is None and failed:
         raise RunError(f"every trial failed (they use none of the study's {spec.trials}); the last: "
-                       f"{last.user_attrs['error']}")
+                       f"{failed[-1].user_attrs['error']}")
     return result
 
 

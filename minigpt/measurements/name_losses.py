@@ -55,12 +55,18 @@ def evaluate_names(model: GPT, tokenizer: Tokenizer, names: list[str], what: str
     }
 
 
-@torch.no_grad()
 def name_losses(model: GPT, tokenizer: Tokenizer, names: list[str], what: str = "names",
                 batch_size: int = 256) -> list[tuple[str, int, float]]:
     """(name, predicted tokens, mean loss per token) for every name, in the order given."""
     check_model_and_names(model, tokenizer, names)
     tokenizer.check_names(names, what)
+    return scored_rows(model, tokenizer, names, batch_size)
+
+
+@torch.no_grad()
+def scored_rows(model: GPT, tokenizer: Tokenizer, names: list[str],
+                batch_size: int = 256) -> list[tuple[str, int, float]]:
+    """name_losses's rows for names already checked."""
     data = TokenizedNames(names, tokenizer, model.config.block_size).to(model.lm_head.weight.device)
     sums = torch.zeros(len(names), dtype=torch.float64)
     by_length = torch.argsort(data.lengths, stable=True)  # batches of names of one length waste no work on padding
@@ -82,4 +88,4 @@ def name_losses_as_scored(model: GPT, tokenizer: Tokenizer, names: list[str], wh
     check_model_and_names(model, tokenizer, names)  # here, before the first row is asked for
     tokenizer.check_names(names, what)
     return (row for start in range(0, len(names), chunk)
-            for row in name_losses(model, tokenizer, names[start:start + chunk], what))
+            for row in scored_rows(model, tokenizer, names[start:start + chunk]))
