@@ -18,19 +18,37 @@ from minigpt.views.web_files import lesson_count
 
 
 def write_explorer_page(checkpoint: Path, out: Path, text: str | None, open_page: bool, overwrite: bool,
-                        lesson: int | None = None) -> None:
+                        lesson: int | None = None, second: Path | None = None) -> None:
+    """The explorer page of one run, or (with `second`) the page of two models side by side."""
     import webbrowser
 
-    from minigpt.views.training_display import snapshots_bar
     from minigpt.views.explorer_page import write_page
+    from minigpt.views.pair_page import write_pair_page
+    from minigpt.views.training_display import snapshots_bar
 
     on_free_cores("cpu")  # the page is written on the CPU: its head descriptions and ablation costs
     bar, progress = snapshots_bar()
     with bar:
-        write_page(checkpoint, out, text=text, overwrite=overwrite, progress=progress, lesson=lesson)
+        if second is None:
+            write_page(checkpoint, out, text=text, overwrite=overwrite, progress=progress, lesson=lesson)
+        else:
+            write_pair_page(checkpoint, second, out, text=text, overwrite=overwrite, progress=progress)
     wrote(out, then=": open it in a browser")
     if open_page and not webbrowser.open(out.resolve().as_uri()):
         warn("no browser could be opened here")
+
+
+def second_run(name: str | None, then: str | None, html: Path | None) -> tuple[Path | None, str | None]:
+    """inspect-attention RUN_A RUN_B --html PAGE [NAME]: the second run (None when NAME is a name) and the name.
+    A word that names an existing file or directory is a run; anything else is the name to read."""
+    if name is not None and Path(name).exists():
+        if html is None:
+            raise UsageError(f"{name} is a run: two runs go on one page, so give --html PAGE (or one run and a NAME)")
+        return Path(name), then
+    if then is not None:
+        raise UsageError(f"inspect-attention reads one NAME, got {name!r} and {then!r} (a second run must be an "
+                         f"existing run directory or checkpoint)")
+    return None, name
 
 
 def at_snapshot(ckpt, step: int) -> None:
@@ -52,8 +70,10 @@ def at_snapshot(ckpt, step: int) -> None:
 def inspect_attention(
     checkpoint: Path = checkpoint_argument(),
     name: Optional[str] = typer.Argument(
-        None, metavar="NAME", help="The name to read, e.g. emma (with --html: the page's first text)."
+        None, metavar="NAME", help="The name to read, e.g. emma (with --html: the page's first text). With --html, "
+        "a second run here puts both models on one page instead, and NAME follows it."
     ),
+    then: Optional[str] = typer.Argument(None, metavar="[NAME]", hidden=True),
     layer: Optional[int] = typer.Option(None, "--layer", "-l", help="Only this layer (from 0)."),
     head: Optional[int] = typer.Option(None, "--head", help="Only this head (from 0)."),
     position: Optional[int] = typer.Option(
@@ -92,6 +112,7 @@ def inspect_attention(
         ends_as_written(flag, path, kind)
     if lesson is not None and html is None:  # the lessons' range is write_page's to check
         raise UsageError(f"--lesson opens the explorer page at a lesson: give it with --html, from 1 to {lesson_count()}")
+    second, name = second_run(name, then, html)
     if html is not None:
         besides = {"--png": png, "--json-file": json_file, "--json": json_out or None, "--lens": lens or None,
                    "--layer": layer, "--head": head, "--position": position, "--step": step}
@@ -99,7 +120,10 @@ def inspect_attention(
         if given:  # the page shows all of these itself: say so rather than write the page alone and drop them
             raise UsageError(f"--html writes the explorer page alone, which shows every layer, head, position, the lens "
                              f"and the training snapshots itself; drop {', '.join(given)}, or run it without --html")
-        write_explorer_page(checkpoint, html, name, open_page, overwrite, lesson)
+        if second is not None and lesson is not None:
+            raise UsageError("--lesson opens the one-model page at a lesson; the page of two models has no course: "
+                             "drop --lesson, or give one run")
+        write_explorer_page(checkpoint, html, name, open_page, overwrite, lesson, second)
         return
     if top < 1:
         raise UsageError(f"--top is how many predictions to show a position: at least 1, got {top}")

@@ -1,0 +1,397 @@
+// pair.js: two models on one page (minigpt/views/pair_page.py writes it). Both run through model.js on
+// the name typed; every panel shows the same layer, head and row of both, and what differs between them.
+// One state, written by the controls and the address, and one draw() that shows it.
+"use strict";
+
+const Pair = (() => {
+const DATA = JSON.parse(document.getElementById("minigpt-data").textContent);
+const vocab = DATA.vocab, BOS = vocab.length, BOUNDARY = DATA.boundary;
+const ids = new Map(vocab.map((ch, i) => [ch, i]));
+const $ = (id) => document.getElementById(id);
+const label = (token) => (token === BOS ? BOUNDARY : vocab[token]);
+
+// the two models: each one's carried data, its checkpoint weights, and its snapshots decoded once
+const sides = ["a", "b"].map((key) => {
+  const data = DATA[key];
+  return { key, data, config: data.config.model, final: MiniGPTModel.load(data), decoded: new Map() };
+});
+const [A, B] = sides;
+// a model trained without the causal mask (model.causal = false) reads every position of the name
+const readsOf = (side) => (side.config.causal === false ? (t, T) => T : null);
+const layers = Math.max(A.config.n_layer, B.config.n_layer), heads = Math.max(A.config.n_head, B.config.n_head);
+const longest = Math.min(A.config.block_size, B.config.block_size); // positions both can read
+const bothSnapshots = Boolean(A.data.snapshots && B.data.snapshots);
+
+// the page's one state: the name, a head, a row (null: the last), the snapshot index on the slider (of A's
+// steps; null: the checkpoints), and both models' runs on the name
+const state = { name: "", layer: 0, head: 0, row: null, step: null, runs: null };
+
+// ---- the models at the step shown ----------------------------------------------------------------
+
+// the side's snapshot nearest A's step at `index`, or null for its checkpoint's own weights
+function snapshotOf(side, index) {
+  if (index === null) return null;
+  const snaps = side.data.snapshots, step = A.data.snapshots.steps[index];
+  let best = 0;
+  snaps.steps.forEach((s, i) => { if (Math.abs(s - step) < Math.abs(snaps.steps[best] - step)) best = i; });
+  const exact = snaps.steps[best] === snaps.checkpoint_step && best === snaps.steps.lastIndexOf(snaps.checkpoint_step);
+  return exact ? null : best;
+}
+
+function modelOf(side) {
+  const index = snapshotOf(side, state.step);
+  if (index === null) return side.final;
+  if (!side.decoded.has(index)) side.decoded.set(index, MiniGPTModel.loadSnapshot(side.config, side.data.snapshots, index));
+  return side.decoded.get(index);
+}
+
+function stepOf(side) {
+  const index = snapshotOf(side, state.step);
+  return index === null ? side.data.card.step : side.data.snapshots.steps[index];
+}
+
+function rolesOf(side) {
+  const index = snapshotOf(side, state.step), at = index === null ? null : side.data.snapshots.roles[index];
+  return at ? { ...side.data.roles, ...at } : side.data.roles;
+}
+
+// ---- reading the name ----------------------------------------------------------------------------
+
+// What both read: the boundary token, then each known character, at most `longest` positions. The targets
+// are what comes next at each position: the next character, and the boundary after the last (none when cut).
+function readName(text) {
+  const kept = [], skipped = new Set();
+  let cut = 0;
+  for (const ch of text) {
+    if (!ids.has(ch)) skipped.add(ch);
+    else if (kept.length < longest - 1) kept.push(ch);
+    else cut += 1;
+  }
+  const tokens = [BOS, ...kept.map((ch) => ids.get(ch))];
+  const targets = [...tokens.slice(1), cut ? null : BOS];
+  return { kept, skipped: [...skipped], cut, tokens, targets };
+}
+
+// One model's run: per position its attention ([layer][head][key] weights), its probabilities of the next
+// token, and its loss on the target there
+function run(side, read) {
+  const steps = MiniGPTModel.forward(modelOf(side), read.tokens, { reads: readsOf(side) });
+  return steps.map((s, t) => {
+    const probs = MiniGPTModel.softmax(Array.from(s.logits)), target = read.targets[t];
+    return { logits: Array.from(s.logits), probs, weights: s.layers.map((layer) => layer.weights),
+             loss: target === null ? null : -Math.log(probs[target]) };
+  });
+}
+
+const meanLoss = (steps) => {
+  const losses = steps.map((s) => s.loss).filter((x) => x !== null);
+  return losses.reduce((a, b) => a + b, 0) / losses.length;
+};
+
+// how far apart two rows of weights are: half their summed difference (0: the same, 1: nothing in common)
+function apart(p, q) {
+  let sum = 0;
+  for (let i = 0; i < Math.max(p.length, q.length); i++) sum += Math.abs((p[i] || 0) - (q[i] || 0));
+  return sum / 2;
+}
+
+// a head's rows as a T x T matrix (0 where the mask hides a key)
+function mapOf(steps, l, h) {
+  const T = steps.length;
+  return steps.map((s) => Array.from({ length: T }, (_, j) => (s.weights[l] && s.weights[l][h] ? s.weights[l][h][j] || 0 : NaN)));
+}
+
+function headDistance(l, h) {
+  const [a, b] = state.runs.map((steps) => mapOf(steps, l, h));
+  if (a[0].some(Number.isNaN) || b[0].some(Number.isNaN)) return null; // a head only one model has
+  return a.reduce((sum, row, i) => sum + apart(row, b[i]), 0) / a.length;
+}
+
+// ---- colours --------------------------------------------------------------------------------------
+
+const VIRIDIS = [[68, 1, 84], [59, 82, 139], [33, 145, 140], [94, 201, 98], [253, 231, 37]];
+function ramp(stops, x) {
+  const at = Math.min(Math.max(x, 0), 1) * (stops.length - 1), i = Math.min(Math.floor(at), stops.length - 2), f = at - i;
+  return stops[i].map((c, k) => Math.round(c + (stops[i + 1][k] - c) * f));
+}
+const DIVERGING = [[33, 102, 172], [255, 255, 255], [178, 24, 43]];
+const weightColour = (w) => ramp(VIRIDIS, w);
+const differenceColour = (d) => ramp(DIVERGING, (d + 1) / 2);
+// black or white text, whichever stands out more on the colour
+function inkOn([r, g, b]) {
+  const lin = (c) => ((c /= 255) <= 0.03928 ? c / 12.92 : ((c + 0.055) / 1.055) ** 2.4);
+  const lum = 0.2126 * lin(r) + 0.7152 * lin(g) + 0.0722 * lin(b);
+  return (lum + 0.05) / 0.05 > 1.05 / (lum + 0.05) ? "#000" : "#fff";
+}
+const rgb = (c) => `rgb(${c.join(",")})`;
+
+// ---- drawing ------------------------------------------------------------------------------------
+
+const element = (tag, props = {}, ...children) => {
+  const made = Object.assign(document.createElement(tag), props);
+  made.append(...children);
+  return made;
+};
+const fixed = (x, digits = 2) => (x === null || Number.isNaN(x) ? "–" : x.toFixed(digits));
+const rowOf = () => (state.row !== null && state.row < state.runs[0].length ? state.row : state.runs[0].length - 1);
+
+function drawCards() {
+  for (const side of sides) {
+    const c = side.data.card, name = side.key.toUpperCase();
+    $(`card-${side.key}-title`).textContent = `${name}: ${side.data.run}`;
+    const mask = side.config.causal === false ? " Trained without the causal mask: every position reads the whole name." : "";
+    $(`card-${side.key}`).querySelector(".card").textContent =
+      `${c.parameters.toLocaleString("en")} parameters, step ${c.step}, best validation loss ${fixed(c.best_val_loss, 4)}; ` +
+      `${c.data}.${mask}`;
+  }
+  const keys = Object.entries(DATA.differences);
+  $("differences").textContent = keys.length
+    ? `B's recipe differs from A's in ${keys.map(([key, [a, b]]) => `${key} ${JSON.stringify(a)} → ${JSON.stringify(b)}`).join(", ")}.`
+    : "The two recipes are the same (another seed, or other data).";
+}
+
+function drawReading(read) {
+  const notes = [];
+  if (read.skipped.length) notes.push(`Neither model knows ${read.skipped.map((ch) => `“${ch}”`).join(", ")}: skipped.`);
+  if (read.cut) notes.push(`Both read at most ${longest - 1} characters: the last ${read.cut} are cut.`);
+  $("read").textContent = notes.join(" ");
+  const [a, b] = state.runs.map(meanLoss);
+  $("losses").textContent = `Loss on “${read.kept.join("")}”: A ${fixed(a, 4)}, B ${fixed(b, 4)} nats a character ` +
+    `(${a < b ? "A" : b < a ? "B" : "neither"} finds it easier).`;
+  if (bothSnapshots) $("step-value").textContent = `A at step ${stepOf(A)}, B at step ${stepOf(B)}`;
+}
+
+function drawThumb(canvas, steps, l, h) {
+  const T = steps.length, size = canvas.width = canvas.height = 48, cell = size / T, ctx = canvas.getContext("2d");
+  ctx.clearRect(0, 0, size, size);
+  const map = mapOf(steps, l, h);
+  if (map[0].some(Number.isNaN)) return;
+  map.forEach((row, i) => row.forEach((w, j) => {
+    ctx.fillStyle = rgb(weightColour(w));
+    ctx.fillRect(j * cell, i * cell, Math.ceil(cell), Math.ceil(cell));
+  }));
+}
+
+function drawHeads() {
+  const box = $("heads");
+  if (!box.childElementCount) { // built once: a row of buttons a layer
+    for (let l = 0; l < layers; l++) {
+      const row = element("div", { className: "layer-row" }, element("span", { textContent: `layer ${l}` }));
+      for (let h = 0; h < heads; h++) {
+        const button = element("button", { type: "button", className: "pair-head" },
+          element("canvas"), element("canvas"), element("span"));
+        button.dataset.layer = l;
+        button.dataset.head = h;
+        button.addEventListener("click", () => { Object.assign(state, { layer: l, head: h }); update(true); });
+        row.append(button);
+      }
+      box.append(row);
+    }
+  }
+  const [rolesA, rolesB] = [rolesOf(A), rolesOf(B)];
+  for (const button of box.querySelectorAll("button")) {
+    const l = +button.dataset.layer, h = +button.dataset.head, distance = headDistance(l, h);
+    const [ca, cb] = button.querySelectorAll("canvas");
+    drawThumb(ca, state.runs[0], l, h);
+    drawThumb(cb, state.runs[1], l, h);
+    button.querySelector("span").textContent = `${l}.${h} · ${fixed(distance)}`;
+    const roleText = (roles) => (roles.labels && roles.labels[l] && roles.labels[l][h]) || "not in this model";
+    button.setAttribute("aria-label", `layer ${l} head ${h}: A ${roleText(rolesA)}, B ${roleText(rolesB)}; ` +
+      `rows apart ${fixed(distance)}`);
+    button.setAttribute("aria-pressed", String(l === state.layer && h === state.head));
+  }
+}
+
+function mapTable(title, matrix, tokens, colour, format) {
+  const table = element("table", { className: "numbers map" }, element("caption", { textContent: title }));
+  const head = element("tr", {}, element("th", { scope: "col", textContent: "" }));
+  tokens.forEach((t) => head.append(element("th", { scope: "col", textContent: label(t) })));
+  table.append(head);
+  matrix.forEach((row, i) => {
+    const button = element("button", { type: "button", textContent: `${i} ${label(tokens[i])}` });
+    button.setAttribute("aria-pressed", String(i === rowOf()));
+    button.addEventListener("click", () => { state.row = i === tokens.length - 1 ? null : i; update(true); });
+    const tr = element("tr", {}, element("th", { scope: "row" }, button));
+    row.forEach((x) => {
+      const fill = colour(x), cell = element("td", { textContent: Number.isNaN(x) ? "" : format(x) });
+      if (!Number.isNaN(x)) Object.assign(cell.style, { background: rgb(fill), color: inkOn(fill) });
+      tr.append(cell);
+    });
+    table.append(tr);
+  });
+  const scroll = element("div", { className: "scroll", tabIndex: 0 }, table); // a long name's map scrolls on a phone
+  scroll.setAttribute("role", "region");
+  scroll.setAttribute("aria-label", `${title}, scrolls sideways`);
+  return scroll;
+}
+
+function drawMaps(read) {
+  const { layer: l, head: h } = state, [a, b] = state.runs.map((steps) => mapOf(steps, l, h));
+  const both = !a[0].some(Number.isNaN) && !b[0].some(Number.isNaN);
+  const difference = a.map((row, i) => row.map((x, j) => (both ? b[i][j] - x : NaN)));
+  $("maps-title").textContent = `Layer ${l}, head ${h}: A, B, and B − A`;
+  const percent = (x) => Math.round(x * 100);
+  const signed = (x) => (Math.round(x * 100) === 0 ? "0" : `${x > 0 ? "+" : "−"}${Math.abs(Math.round(x * 100))}`);
+  $("maps").replaceChildren(
+    mapTable("A: weights in percent", a, read.tokens, weightColour, percent),
+    mapTable("B: weights in percent", b, read.tokens, weightColour, percent),
+    mapTable("B − A, in points", difference, read.tokens, differenceColour, signed));
+}
+
+function drawNext(read) {
+  const [a, b] = state.runs, T = read.tokens.length;
+  const gaps = a.map((s, t) => apart(s.probs, b[t].probs));
+  const most = gaps.indexOf(Math.max(...gaps)), likeliest = (s) => MiniGPTModel.argmax(s.probs);
+  const guess = (s) => `“${label(likeliest(s))}” (${fixed(s.probs[likeliest(s)])})`;
+  $("disagree").textContent = `They disagree most at position ${most}, after “${read.kept.slice(0, most).join("")}”: ` +
+    `A expects ${guess(a[most])}, B expects ${guess(b[most])} (distributions ${fixed(gaps[most])} apart).`;
+  const table = $("positions");
+  table.replaceChildren(element("tr", {}, ...["position", "next", "p A", "p B", "loss A", "loss B", "apart"]
+    .map((text) => element("th", { scope: "col", textContent: text }))));
+  for (let t = 0; t < T; t++) {
+    const target = read.targets[t], button = element("button", { type: "button", textContent: `${t} ${label(read.tokens[t])}` });
+    button.addEventListener("click", () => { state.row = t === T - 1 ? null : t; update(true); });
+    const p = (s) => (target === null ? "–" : fixed(s.probs[target], 3));
+    const tr = element("tr", { className: [t === rowOf() ? "selected" : "", t === most ? "most" : ""].join(" ").trim() },
+      element("th", { scope: "row" }, button),
+      ...[target === null ? "(cut)" : label(target), p(a[t]), p(b[t]), fixed(a[t].loss, 3), fixed(b[t].loss, 3), fixed(gaps[t])]
+        .map((text) => element("td", { textContent: text })));
+    table.append(tr);
+  }
+  const i = rowOf(), shown = [...a[i].probs.keys()].sort((x, y) => Math.max(b[i].probs[y], a[i].probs[y]) - Math.max(b[i].probs[x], a[i].probs[x])).slice(0, 8);
+  $("row-title").textContent = `After “${read.kept.slice(0, i).join("")}” (position ${i}): the likeliest next characters`;
+  const bar = (cls, p) => element("span", { className: `bar ${cls}`, style: `width:${Math.round(p * 120)}px` });
+  $("row-bars").replaceChildren(element("tr", {}, ...["next", "A", "", "B", ""].map((text) => element("th", { scope: "col", textContent: text }))),
+    ...shown.map((token) => element("tr", {}, element("td", { textContent: label(token) }),
+      element("td", { textContent: fixed(a[i].probs[token], 3) }), element("td", {}, bar("a", a[i].probs[token])),
+      element("td", { textContent: fixed(b[i].probs[token], 3) }), element("td", {}, bar("b", b[i].probs[token])))));
+}
+
+function drawNames() {
+  const { names, a, b, what } = DATA.names;
+  if (!names.length) {
+    $("names-summary").textContent = `No names are compared: ${what}.`;
+    return;
+  }
+  const mean = (xs) => xs.reduce((s, x) => s + x, 0) / xs.length;
+  const order = names.map((_, i) => i).sort((i, j) => (b[j] - a[j]) - (b[i] - a[i]));
+  const wins = names.filter((_, i) => a[i] < b[i]).length;
+  $("names-summary").textContent = `On ${names.length.toLocaleString("en")} of ${what}: A's mean loss ${fixed(mean(a), 4)}, ` +
+    `B's ${fixed(mean(b), 4)}; A is better on ${wins.toLocaleString("en")} of them, B on ${(names.length - wins).toLocaleString("en")}. ` +
+    `Pick a name to read it in both.`;
+  const list = (indices) => indices.map((i) => {
+    const button = element("button", { type: "button", textContent: names[i] });
+    button.addEventListener("click", () => setName(names[i]));
+    return element("li", {}, button, ` A ${fixed(a[i], 3)}, B ${fixed(b[i], 3)}`);
+  });
+  $("easier-a").replaceChildren(...list(order.slice(0, 8).filter((i) => b[i] > a[i])));
+  $("easier-b").replaceChildren(...list(order.slice(-8).reverse().filter((i) => a[i] > b[i])));
+}
+
+// Each of A's heads and the head of B that does most nearly what it does (their shares of weight by how
+// far back they look, measured over the validation names): the closest pairs are taken first, each head once.
+function matchedHeads() {
+  const [ra, rb] = [rolesOf(A), rolesOf(B)];
+  if (!ra.shares || !rb.shares) return [];
+  const pairs = [];
+  ra.shares.forEach((row, la) => row.forEach((sa, ha) => rb.shares.forEach((rowB, lb) => rowB.forEach((sb, hb) => {
+    pairs.push({ la, ha, lb, hb, distance: sa.reduce((s, x, k) => s + Math.abs(x - sb[k]), 0) / 2 });
+  }))));
+  pairs.sort((x, y) => x.distance - y.distance);
+  const usedA = new Set(), usedB = new Set(), matched = [];
+  for (const p of pairs) {
+    if (usedA.has(`${p.la}.${p.ha}`) || usedB.has(`${p.lb}.${p.hb}`)) continue;
+    usedA.add(`${p.la}.${p.ha}`), usedB.add(`${p.lb}.${p.hb}`);
+    matched.push({ ...p, labelA: ra.labels[p.la][p.ha], labelB: rb.labels[p.lb][p.hb] });
+  }
+  return matched.sort((x, y) => x.la - y.la || x.ha - y.ha);
+}
+
+function drawRoles() {
+  const matched = matchedHeads();
+  $("roles-note").textContent = matched.length
+    ? `Measured on ${rolesOf(A).names} (A) and ${rolesOf(B).names} (B), at the steps shown. A pair's distance is half ` +
+      `the summed difference of their shares of weight on the boundary, itself, 1, 2 and 3 or more back.`
+    : "The head descriptions need validation or training names, and one of the runs has none.";
+  $("roles").replaceChildren(element("tr", {}, ...["A's head", "what it does", "B's head", "what it does", "distance"]
+    .map((text) => element("th", { scope: "col", textContent: text }))),
+    ...matched.map((m) => element("tr", {}, ...[`${m.la}.${m.ha}`, m.labelA, `${m.lb}.${m.hb}`, m.labelB, fixed(m.distance)]
+      .map((text) => element("td", { textContent: text })))));
+}
+
+// ---- the address: the view, to link to (the explorer's keys: name, layer, head, row, step) ---------
+
+function writeAddress(push) {
+  const view = new URLSearchParams({ name: state.name, layer: state.layer, head: state.head });
+  if (state.row !== null) view.set("row", state.row);
+  if (state.step !== null) view.set("step", A.data.snapshots.steps[state.step]);
+  const address = `#${view}`;
+  if (address === location.hash) return;
+  try { history[push && location.hash ? "pushState" : "replaceState"](null, "", address); } catch (error) { /* unlinked */ }
+}
+
+function readAddress() {
+  const view = new URLSearchParams(location.hash.replace(/^#/, ""));
+  const whole = (key, below) => {
+    const n = Number(view.get(key));
+    return view.has(key) && view.get(key) !== "" && Number.isInteger(n) && n >= 0 && n < below ? n : null;
+  };
+  state.name = view.has("name") ? view.get("name") : DATA.start_text;
+  const layer = whole("layer", layers), head = whole("head", heads);
+  if (layer !== null && head !== null) Object.assign(state, { layer, head });
+  state.row = whole("row", longest);
+  const step = bothSnapshots && view.has("step") ? A.data.snapshots.steps.indexOf(Number(view.get("step"))) : -1;
+  state.step = step >= 0 ? step : null;
+  $("name-input").value = state.name;
+  if (bothSnapshots) $("step-slider").value = state.step === null ? A.data.snapshots.steps.length - 1 : state.step;
+}
+
+// ---- the page -------------------------------------------------------------------------------------
+
+function update(push = false) {
+  const read = readName(state.name);
+  state.runs = [run(A, read), run(B, read)];
+  drawReading(read);
+  drawHeads();
+  drawMaps(read);
+  drawNext(read);
+  drawRoles();
+  writeAddress(push);
+}
+
+function setName(name) {
+  state.name = $("name-input").value = name;
+  state.row = null;
+  update(true);
+}
+
+function start() {
+  drawCards();
+  if (bothSnapshots) {
+    const slider = $("step-slider");
+    slider.max = A.data.snapshots.steps.length - 1;
+    $("training-steps").hidden = false;
+    slider.addEventListener("input", () => {
+      const index = +slider.value, last = A.data.snapshots.steps.length - 1;
+      state.step = index === last && A.data.snapshots.steps[last] === A.data.snapshots.checkpoint_step ? null : index;
+      update();
+    });
+  }
+  $("name-input").addEventListener("input", (event) => { state.name = event.target.value; state.row = null; update(); });
+  window.addEventListener("popstate", () => { readAddress(); update(); });
+  readAddress();
+  drawNames();
+  update();
+}
+
+// the console's view of the page, and the tests': both models' run on a text
+function forward(text) {
+  const read = readName(text);
+  const one = (side) => run(side, read).map(({ logits, weights, loss }) => ({ logits, weights, loss }));
+  return { tokens: read.tokens, a: one(A), b: one(B) };
+}
+
+start();
+return { forward, matchedHeads, state };
+})();
+const minigpt = { forward: Pair.forward, matchedHeads: Pair.matchedHeads };
