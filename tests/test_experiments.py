@@ -462,3 +462,17 @@ def test_a_study_shown_to_a_full_standard_output_is_one_line_and_exit_1(tmp_path
         shown = subprocess.run(sweep_command(out, "--show"), stdout=full, stderr=subprocess.PIPE, text=True, timeout=120)
     assert shown.returncode == 1 and shown.stderr.startswith("minigpt: error: cannot write to standard output")
     assert len(shown.stderr.splitlines()) == 1
+
+
+def test_compare_html_puts_the_two_groups_first_runs_on_one_page(four_runs, tmp_path):
+    runs = [four_runs[lr, seed] for lr in (0.01, 0.03) for seed in (1, 2)]
+    page = tmp_path / "two.html"
+    result = run("compare", *runs, "--html", page)
+    assert result.exit_code == 0, result.output
+    text = page.read_text()
+    assert '"train.lr":[0.01,0.03]' in text  # the recipes' difference, as the page shows it
+    assert f"{runs[0]} beside {runs[2]}" in result.output.replace("\n", "")
+    # one group (or three) is not a pair: refused in one line, nothing written
+    refused = tmp_path / "one.html"
+    result = run("compare", runs[0], runs[1], "--html", refused)
+    assert result.exit_code == 2 and "1 group;" in result.output and not refused.exists()

@@ -22,7 +22,9 @@ def compare(
     data: Optional[Path] = typer.Option(None, "--data", help="Score every run on this names file (for runs validated "
                                         "on different names)."),
     png: Optional[Path] = typer.Option(None, "--png", help="Draw the runs' loss curves on one plot (needs matplotlib)."),
-    overwrite: bool = typer.Option(False, "--overwrite", metavar="", help="Replace the --png file if it exists."),
+    html: Optional[Path] = typer.Option(None, "--html", help="Write the page of two models: the first run of the "
+                                        "baseline's group beside the first run of the other group."),
+    overwrite: bool = typer.Option(False, "--overwrite", metavar="", help="Replace the --png or --html file if it exists."),
     json_out: bool = typer.Option(False, "--json", metavar="", help="Print the comparison as JSON."),
 ) -> None:
     """Compare runs: each recipe's best validation loss over its seeds, the difference to a baseline with
@@ -32,11 +34,14 @@ def compare(
     from minigpt.experiments.compare import compare as compare_runs
     from minigpt.experiments.tables import show_comparison
 
-    if png is not None:
-        ends_as_written("--png", png, "png")
-        refuse_existing(png, overwrite)
+    for flag, path, kind in (("--png", png, "png"), ("--html", html, "html")):
+        if path is not None:
+            ends_as_written(flag, path, kind)
+            refuse_existing(path, overwrite)
     on_free_cores("cpu")
     comparison = compare_runs(runs, baseline, data)
+    if html is not None:
+        write_groups_page(comparison, html, overwrite)
     if png is not None:
         from minigpt.views.loss_curve import write_overlay_png
 
@@ -47,6 +52,19 @@ def compare(
         print(strict_json.dumps(comparison.to_json()))
     else:
         show_comparison(Console(highlight=False), comparison)
+
+
+def write_groups_page(comparison, out: Path, overwrite: bool) -> None:
+    """compare --html: the first runs of the two groups, on the page of two models."""
+    from minigpt.views.pair_page import write_pair_page
+
+    groups = comparison.groups
+    if len(groups) != 2:
+        raise UsageError(f"--html puts two models on one page, and these runs form {len(groups)} group"
+                         f"{'' if len(groups) == 1 else 's'}; give runs of two recipes, or write the page of any two "
+                         f"runs with inspect-attention RUN_A RUN_B --html PAGE")
+    write_pair_page(groups[0].runs[0].checkpoint, groups[1].runs[0].checkpoint, out, overwrite=overwrite)
+    wrote(out, then=f": {groups[0].runs[0].path} beside {groups[1].runs[0].path}")
 
 
 def say(line: str) -> None:
