@@ -27,6 +27,7 @@ class GPTConfig:
     n_embd: int = setting(64, "residual stream width; each head gets n_embd / n_head", POSITIVE)
     block_size: int = setting(16, "positions read: the boundary token and block_size - 1 "
                               "characters (longer names are cut)", POSITIVE)
+    causal: bool = setting(True, "the causal mask: a position reads itself and those before it")
     dropout: float = setting(0.1, "on the attention and MLP outputs", A_FRACTION)
     attn_dropout: float = setting(0.0, "on the attention weights", A_FRACTION)
     init_std: float = setting(0.02, "every matrix starts from N(0, init_std)", POSITIVE)
@@ -81,8 +82,7 @@ class TrainConfig:
     log_interval: int = setting(10, "steps per line of metrics.jsonl", POSITIVE)
     time_limit: float = setting(0.0, "seconds to train, the schedule laid over them; 0: by steps",
                                 NOT_NEGATIVE)
-    val_fraction: float = setting(0.1, "share of --data held out (without --val-data)",
-                                  A_FRACTION)
+    val_fraction: float = setting(0.1, "share of --data held out (without --val-data)", A_FRACTION)
     val_max: int = setting(1000, "at most this many held-out names", POSITIVE)
     snapshots: int = setting(16, "weights kept at a few steps, to watch attention form (RUN/"
                              "snapshots.pt); 0 keeps none", from_to(0, MAX_SNAPSHOTS))

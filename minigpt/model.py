@@ -10,10 +10,10 @@ Attention, for queries Q, keys K and values V with head size d:
 
     attention(Q, K, V) = softmax(Q K^T / sqrt(d) + M) V
 
-M is the causal mask: 0 where a position may look (itself and everything before it), -inf
-where it may not, so no position sees the future. attention.py writes it out in the forms
-tutorials teach; the tests hold them equal to this one. The parameters keep microgpt's names
-(`layers[0].attn.attn_wq`; `layer0.attn_wq` in checkpoints, formats/checkpoint.py).
+M is the causal mask: 0 where a position may look (itself and everything before it), -inf where it
+may not, so no position sees the future (`model.causal = false` drops it). attention.py writes it
+out in the forms tutorials teach; the tests hold them equal to this one. The parameters keep
+microgpt's names (`layers[0].attn.attn_wq`; `layer0.attn_wq` in checkpoints, formats/checkpoint.py).
 
 Shapes: B batch, T positions, C = n_embd, H heads, hd = C / H per head.
 """
@@ -41,9 +41,9 @@ class CausalSelfAttention(nn.Module):
     """Multi-head causal self-attention: heads by reshaping one projection of size n_embd
     into n_head slices of head_dim, and torch's fused kernel for the formula above."""
 
-    def __init__(self, n_embd: int, n_head: int, attn_dropout: float = 0.0):
+    def __init__(self, n_embd: int, n_head: int, attn_dropout: float = 0.0, causal: bool = True):
         super().__init__()
-        self.n_head = n_head
+        self.n_head, self.causal = n_head, causal  # causal False: every position reads every other
         self.attn_dropout = attn_dropout  # on the weights
         self.attn_wq = nn.Linear(n_embd, n_embd, bias=False)
         self.attn_wk = nn.Linear(n_embd, n_embd, bias=False)
@@ -69,9 +69,9 @@ class CausalSelfAttention(nn.Module):
         return self.attn_wo(self.merge_heads(y))
 
     def attend(self, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
-        """Every position reads itself and the positions before it: [B, H, T, hd] each."""
+        """Every position reads itself and the positions before it (causal): [B, H, T, hd] each."""
         dropout = self.attn_dropout if self.training else 0.0
-        return F.scaled_dot_product_attention(q, k, v, dropout_p=dropout, is_causal=True)
+        return F.scaled_dot_product_attention(q, k, v, dropout_p=dropout, is_causal=self.causal)
 
 
 class MLP(nn.Module):
@@ -92,7 +92,8 @@ class Block(nn.Module):
     def __init__(self, config: GPTConfig):
         super().__init__()
         self.attn_norm = RMSNorm(config.n_embd, config.norm_eps, config.norm_scale)
-        self.attn = CausalSelfAttention(config.n_embd, config.n_head, config.attn_dropout)
+        self.attn = CausalSelfAttention(config.n_embd, config.n_head, config.attn_dropout,
+                                        config.causal)
         self.mlp_norm = RMSNorm(config.n_embd, config.norm_eps, config.norm_scale)
         self.mlp = MLP(config)
         self.dropout = nn.Dropout(config.dropout)  # on each branch, before it joins the stream

@@ -43,6 +43,7 @@ def sample_token(logits: torch.Tensor, draws: torch.Tensor) -> torch.Tensor:
 def generate_batch(model: GPT, bos: int, prompt: list[int], batch: int, choose,
                    use_cache: bool) -> list[list[int]]:
     """`batch` names' tokens after the prompt; `choose(logits, rows)` picks each next token."""
+    use_cache = use_cache and model.config.causal  # unmasked, earlier keys change as a name grows
     device = model.lm_head.weight.device
     prompt = torch.tensor(prompt, device=device)[None]  # [1, len(prompt)]
     cache = KVCache(model, batch) if use_cache else None

@@ -164,8 +164,7 @@ def train_loop(trainer: Trainer, run_dir: Path, report: Reporter, signals) -> fl
     """Step until done, telling `report`; stop on a signal (`signals.requested`, runs/setup.py).
     Returns the training loss of the last steps logged."""
     recipe, dist = trainer.recipe, trainer.dist
-    losses = PendingLosses(dist)
-    train_loss = None
+    losses, train_loss = PendingLosses(dist), None  # losses not yet read from the device
     report.start(trainer)
     trainer.clock.started = time.perf_counter()
     while True:

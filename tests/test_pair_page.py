@@ -181,3 +181,23 @@ def test_the_command_writes_the_page_and_refuses_two_models_that_read_differentl
     assert result.exit_code == 2 and "--html" in result.output
     result = runner.invoke(app, ["inspect-attention", str(runs[0]), "emma", "anna"])
     assert result.exit_code == 2 and "one NAME" in result.output
+
+
+def test_a_model_trained_without_the_mask_runs_unmasked_beside_the_masked_one(chromium, pair):
+    runs, _, tmp = pair
+    config = load_config("tiny", ["model.n_layer=2", "model.causal=false", "train.steps=20", "train.eval_interval=10",
+                                  "train.time_limit=0"])
+    unmasked = train(config, tmp / "names.txt", out_dir=tmp / "unmasked", quiet=True).run_dir
+    browser.redraw_weights(unmasked / "best.pt", seed=5)
+    page = browser.open_page(chromium, write_pair_page(runs[0], unmasked, tmp / "mask.html"))
+    ckpt = load_checkpoint(unmasked)
+    got = page.evaluate("() => minigpt.forward('emma')")["b"]
+    tokens, logits, attention = torch_run(ckpt, "emma")
+    torch.testing.assert_close(torch.tensor([s["logits"] for s in got], dtype=torch.float64), logits, atol=1e-4, rtol=0)
+    js = torch.tensor([[[s["weights"][l][h] for s in got] for h in range(2)] for l in range(2)], dtype=torch.float64)
+    torch.testing.assert_close(js, attention, atol=1e-5, rtol=0)
+    assert js.triu(1).sum() > 0  # it reads the positions after its own
+    assert "Trained without the causal mask" in page.inner_text("#card-b")
+    assert "model.causal true → false" in page.inner_text("#differences")
+    assert "has none to match" in page.inner_text("#roles-note")
+    assert page.watched.errors == []

@@ -17,7 +17,7 @@ from typing import Optional
 import typer
 
 from minigpt import __version__
-from minigpt.common.errors import Interrupted, LostProcess, MiniGPTError, UsageError, first_line
+from minigpt.common.errors import Interrupted, LostProcess, MiniGPTError, UsageError, first_line, warn
 from minigpt.common.text import one_line, shortened
 from minigpt.recipes.checks import check_64_bits
 from minigpt.cli.streams import DroppedOnFailure, checked_streams
@@ -185,8 +185,13 @@ def checkpoint_to_read(checkpoint: Path, device: str):
     from minigpt.formats.checkpoint import load_checkpoint
     from minigpt.machine.processes import resolve_device
 
+    from minigpt.views.panels import unmasked_note
+
     on_free_cores(device)
-    return load_checkpoint(checkpoint, resolve_device(device))
+    ckpt = load_checkpoint(checkpoint, resolve_device(device))
+    if unmasked_note(ckpt.config):  # said wherever such a model is read: its numbers mean something else
+        warn(f"{one_line(ckpt.path)}: {unmasked_note(ckpt.config)}")
+    return ckpt
 
 
 def device_option():

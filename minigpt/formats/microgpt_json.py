@@ -49,7 +49,8 @@ def microgpt_shapes(h: dict) -> dict[str, list[int]]:
 
 def microgpt_misfits(cfg: GPTConfig) -> list[str]:
     """What of a model's architecture microgpt cannot run ("final_norm True", ...); empty when it can."""
-    return [f"{key} {getattr(cfg, key)!r}" for key, want in MICROGPT_ARCHITECTURE.items() if getattr(cfg, key) != want]
+    misfits = [f"{key} {getattr(cfg, key)!r}" for key, want in MICROGPT_ARCHITECTURE.items() if getattr(cfg, key) != want]
+    return misfits + ([] if cfg.causal else ["causal False: microgpt always masks the future"])
 
 
 def export_microgpt(checkpoint: str | Path, out: str | Path, overwrite: bool = False) -> None:

@@ -32,6 +32,7 @@ from minigpt.files.bounded import check_archive
 from minigpt.formats.checkpoint_checks import weight_trouble
 from minigpt.files.fields import entry, expect, whole_number
 from minigpt.formats.checkpoint import load_microgpt_weights, load_quietly, microgpt_weights, save_checkpoint
+from minigpt.config import GPTConfig
 from minigpt.model import GPT
 
 FORMAT = "minigpt-snapshots"
@@ -187,6 +188,15 @@ def run_identity(data_info: dict, config) -> dict:
             "seed": config.train.seed, "model": dataclasses.asdict(config.model)}
 
 
+def with_later_keys(run: dict) -> dict:
+    """A stored run identity with the model keys added since it was written at their defaults (model.causal:
+    every model before it was causal), so that a run's own snapshots stay its own."""
+    if not isinstance(run.get("model"), dict):
+        return run
+    defaults = {f.name: f.default for f in dataclasses.fields(GPTConfig)}
+    return {**run, "model": {**defaults, **run["model"]}}
+
+
 def checkpoint_snapshots(ckpt) -> Snapshots:
     """The snapshots of the run a loaded checkpoint (formats/checkpoint.py's Checkpoint) comes from."""
     if not (ckpt.path.parent / FILE).is_file():  # named by the checkpoint, not by a folder such as "."
@@ -220,6 +230,6 @@ def read_snapshots(run_dir: Path, run: dict | None = None) -> Snapshots:
     except Exception as e:  # a truncated zip, a missing key, a wrong shape: all the same to the user
         reason = str(e).splitlines()[0] if str(e) else type(e).__name__
         raise UsageError(f"{path}: the snapshots file is damaged or incomplete ({reason})") from None
-    if run is not None and snapshots.run != run:
+    if run is not None and with_later_keys(snapshots.run) != run:
         raise UsageError(f"{path}: the snapshots are from another run (other names, seed or model)")
     return snapshots

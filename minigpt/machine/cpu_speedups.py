@@ -55,7 +55,7 @@ def bfloat16_by_formula(attn: CausalSelfAttention):
     fused = attn.attend
 
     def attend(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
-        if q.dtype != torch.bfloat16:
+        if q.dtype != torch.bfloat16 or not attn.causal:  # the formula is the causal one
             return fused(q, k, v)
         return causal_attention(q, k, v, attn.attn_dropout if attn.training else 0.0)[0]
     return attend

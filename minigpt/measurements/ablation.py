@@ -34,7 +34,8 @@ from minigpt.model import GPT
 from minigpt.common.eval_mode import eval_mode
 from minigpt.attention import causal_attention
 from minigpt.measurements.logit_lens import embedded, read_off
-from minigpt.measurements.prefix_forest import PrefixForest, embedded_nodes, forest_nats, node_attention, prefix_forests
+from minigpt.measurements.prefix_forest import (PrefixForest, embedded_nodes, forest_nats, node_attention, prefix_forests,
+                                                read_by_prefixes)
 
 MODES = ("zero", "mean")
 BATCH = 128  # names scored at once (smaller batches of names of like length pad less)
@@ -248,6 +249,7 @@ def ablate_modes(model: GPT, tokenizer: Tokenizer, names: list[str], modes=MODES
     (the explorer page measures both at every training snapshot). `forests`: the names' prefix_forests,
     when they are already made."""
     check_model_and_names(model, tokenizer, names)
+    read_by_prefixes(model, "ablation")
     for mode in modes:
         if mode not in MODES:
             raise UsageError(f"--mode {mode!r} is not one of {', '.join(MODES)}")

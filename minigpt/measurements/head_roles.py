@@ -16,7 +16,7 @@ import torch
 
 from minigpt.data import Tokenizer
 from minigpt.model import GPT
-from minigpt.measurements.prefix_forest import PrefixForest, path_weights, prefix_forests
+from minigpt.measurements.prefix_forest import PrefixForest, path_weights, prefix_forests, read_by_prefixes
 
 OFFSETS = ["the boundary token", "itself", "1 back", "2 back", "3 or more back"]
 STRONG, LEANS, SPREAD = 2.0, 1.5, 0.65
@@ -62,6 +62,7 @@ def head_roles(model: GPT, tokenizer: Tokenizer, names: list[str], forests: list
     The means are over every row of every name, each distinct prefix read once and counted as often
     as names share it (`counted_rows`); `forests`: the names' prefix forests, when already made.
     """
+    read_by_prefixes(model, "what each head tends to do")
     L, H = model.config.n_layer, model.config.n_head
     forests = prefix_forests(names, tokenizer, model.config.block_size) if forests is None else forests
     shares, even, spread = torch.zeros(L, H, 5), torch.zeros(5), torch.zeros(L, H)

@@ -28,6 +28,7 @@ from dataclasses import dataclass
 import torch
 import torch.nn.functional as F
 
+from minigpt.common.errors import UsageError
 from minigpt.data import Tokenizer
 from minigpt.model import GPT
 from minigpt.attention import causal_attention
@@ -36,6 +37,14 @@ NODES = 8192  # the most nodes in one forest: names are grouped by first charact
 PATH_GROUPS = 4  # paths of like length are attended to together: fewer padded positions
 LOGITS = 1 << 22  # logits worked out at once when scoring (32 MB in float64), whatever the vocabulary
 PAIRED = 2  # paths read as one sequence by the fused kernel: its work per sequence is the slow part (docs/explorer.md)
+
+
+def read_by_prefixes(model: GPT, what: str) -> None:
+    """Refuse a model trained without the causal mask (model.causal = false): its position t reads the
+    positions after it too, so a prefix alone does not give its numbers, and `what` is measured by prefixes."""
+    if not model.config.causal:
+        raise UsageError(f"{what} reads a model under the causal mask, and this one was trained without it "
+                         f"(model.causal = false); its attention maps and losses are in inspect-attention and eval")
 
 
 @dataclass

@@ -17,6 +17,7 @@ from minigpt.common.text import token_label
 from minigpt.data import Tokenizer
 from minigpt.model import GPT
 from minigpt.common.eval_mode import eval_mode
+from minigpt.measurements.prefix_forest import read_by_prefixes
 
 TOP = 10  # prefixes kept per unit
 
@@ -62,6 +63,7 @@ def firing_prefixes(model: GPT, tokenizer: Tokenizer, names: list[str], top: int
 
     {"prefixes": [text, ...], "layers": [[[prefix index, ...], ...] per unit], "values": same shape}
     """
+    read_by_prefixes(model, "what MLP units fire on")
     prefixes = distinct_prefixes(names, tokenizer, model.config.block_size)
     if not prefixes:
         return {"prefixes": [], "layers": [], "values": []}

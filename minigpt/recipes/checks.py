@@ -102,6 +102,9 @@ def validate(config: Config) -> None:
         raise UsageError(f"model.n_embd ({m.n_embd}) must be divisible by model.n_head ({m.n_head})")
     if t.min_lr > t.lr:
         raise UsageError(f"train.min_lr ({t.min_lr}) must not exceed train.lr ({t.lr})")
+    if t.pack_names and not m.causal:  # packed names are kept apart by a mask of their own, a causal one
+        raise UsageError("train.pack_names needs the causal mask: with model.causal = false a packed name would "
+                         "read the names beside it; drop one of the two")
     check_model_size(m)
 
 

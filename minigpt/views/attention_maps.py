@@ -7,6 +7,7 @@ ones before it. `attention_report` collects those weights; the rest shows them.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -38,6 +39,7 @@ class AttentionReport:
     predictions: list[list[tuple[str, float]]]  # per position, the likeliest next tokens
     lens: dict  # each sublayer's guess (measurements/logit_lens.py)
     attribution: dict  # what each part writes toward the actual next token (measurements/attribution.py)
+    causal: bool = True  # False: a model trained without the mask, whose rows read every position
 
     @property
     def boundary(self) -> str:
@@ -52,13 +54,19 @@ class AttentionReport:
         return self.weights.size(1)
 
 
+def unmasked_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """The formula without the mask (a model trained with model.causal = false): every position reads all."""
+    weights = torch.softmax(q @ k.transpose(-2, -1) / math.sqrt(q.size(-1)), dim=-1)
+    return weights @ v, weights
+
+
 @torch.no_grad()
 def forward_with_weights(model: GPT, tokens: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
     """The model's logits [B, T, vocab] and every layer's attention weights [n_layer, B, n_head, T, T]."""
     maps: list[torch.Tensor] = []
 
     def attend_and_record(q, k, v):  # a layer's attention step, the formula written out, keeping its weights
-        y, weights = causal_attention(q, k, v)
+        y, weights = causal_attention(q, k, v) if model.config.causal else unmasked_attention(q, k, v)
         maps.append(weights)
         return y
 
@@ -87,7 +95,8 @@ def attention_report(model: GPT, tokenizer: Tokenizer, name: str, top: int = 3) 
     weights = maps[:, 0].float().cpu()  # [n_layer, n_head, T, T]
     lens = logit_lens(model, tokenizer, ids, top)
     attribution = logit_attribution(model, tokenizer, ids)
-    return AttentionReport(name, [token_label(tokenizer, i) for i in ids], weights, predictions, lens, attribution)
+    return AttentionReport(name, [token_label(tokenizer, i) for i in ids], weights, predictions, lens, attribution,
+                           model.config.causal)
 
 
 def select(report: AttentionReport, layer: int | None, head: int | None) -> list[tuple[int, int]]:
@@ -120,8 +129,9 @@ def heatmap(report: AttentionReport, layer: int, head: int) -> Table:
     for token in report.tokens:
         table.add_column(Text(token_text(token)), justify="center", min_width=5)  # Text: a name's "[" is not markup
     for i, token in enumerate(report.tokens):
-        cells = [Text(f"{w:.2f}", style=heat_style(w)) for w in report.weights[layer, head, i, : i + 1].tolist()]
-        table.add_row(Text(f"{token_text(token)} "), *cells, *[""] * (len(report.tokens) - i - 1))
+        read = i + 1 if report.causal else len(report.tokens)  # the positions row i reads
+        cells = [Text(f"{w:.2f}", style=heat_style(w)) for w in report.weights[layer, head, i, :read].tolist()]
+        table.add_row(Text(f"{token_text(token)} "), *cells, *[""] * (len(report.tokens) - read))
     return table
 
 
@@ -130,7 +140,7 @@ def position_bars(report: AttentionReport, layer: int, head: int, position: int,
     check_position(report, position)
     lines = [Text(f"layer {layer}, head {head}: position {position} ('{token_text(report.tokens[position])}') attends to", style="bold")]
     for j, token in enumerate(report.tokens):
-        if j > position:  # the future: the causal mask hides it, which is not a weight of 0 it chose
+        if j > position and report.causal:  # the future: the causal mask hides it, which is not a weight of 0 it chose
             lines.append(Text(f"{j:>3} {token_text(token):>6} ") + Text("masked (a later position)", style="dim"))
             continue
         w = report.weights[layer, head, position, j].item()
@@ -197,6 +207,7 @@ def to_json(report: AttentionReport) -> dict:
         "name": report.name,
         "tokens": report.tokens,
         "boundary": report.boundary,
+        "causal": report.causal,
         "attention": [
             {"layer": l, "head": h, "weights": report.weights[l, h].tolist()}
             for l in range(report.n_layer) for h in range(report.n_head)
@@ -229,7 +240,7 @@ def draw_grid(report: AttentionReport, target, pairs: list[tuple[int, int]]) -> 
     size = 0.35 * len(report.tokens) + 1.2
     fig, axes = plt.subplots(len(layers), len(heads), figsize=(size * len(heads), size * len(layers)), squeeze=False)
     labels = report.tokens
-    future = torch.ones(len(labels), len(labels), dtype=torch.bool).triu(1)
+    future = torch.ones(len(labels), len(labels), dtype=torch.bool).triu(1) & report.causal
     for r, l in enumerate(layers):
         for c, h in enumerate(heads):
             ax = axes[r][c]

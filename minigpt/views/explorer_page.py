@@ -72,6 +72,10 @@ def write_page(checkpoint: str | Path | Checkpoint, out: str | Path, text: str |
         raise cannot_write(out, "it is a directory")
     refuse_existing(out, overwrite)
     ckpt = as_checkpoint(checkpoint)
+    if not ckpt.config.model.causal:  # its head roles, costs and lessons are all measured under the mask
+        raise UsageError(f"{ckpt.path} was trained without the causal mask (model.causal = false), and the explorer "
+                         f"page reads a model under it; put it beside a masked run on the page of two models: "
+                         f"minigpt inspect-attention MASKED_RUN {ckpt.path.parent} --html PAGE")
     data = page_data(ckpt, text, progress)
     data["start_view"] = f"lesson={lesson}" if lesson else ""
     return save_page(render_page(data), out, overwrite)

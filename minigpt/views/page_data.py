@@ -213,7 +213,7 @@ def snapshots_data(ckpt: Checkpoint, names: list[str], progress=None, forests=No
             roles.append(None), costs.append(None)
         else:
             load_microgpt_weights(model, decoded)
-            found = head_roles(model, ckpt.tokenizer, names, forests)
+            found = head_roles(model, ckpt.tokenizer, names, forests) if names else {}
             roles.append({"shares": found.get("shares"), "labels": found.get("labels"),
                           "chars": weights_base64(found["chars"]) if found else None})
             costs.append(step_ablation(model, ckpt.tokenizer, names, forests) if names else None)

@@ -22,9 +22,11 @@ from minigpt.formats.checkpoint import Checkpoint, as_checkpoint, validation_nam
 from minigpt.measurements.name_losses import name_losses
 from minigpt.recipes.differences import flat_config, recipe_differences
 from minigpt.views.explorer_page import script_json
-from minigpt.views.page_data import PAGE_VOCABULARY, card, default_text, loss_curve, measured, weights_blob
+from minigpt.views.page_data import (PAGE_VOCABULARY, card, default_text, loss_curve, measured, snapshots_data,
+                                     weights_blob)
 from minigpt.views.web_files import web_file
 
+ROLE_KEYS = ("shares", "even", "labels", "names")  # what the page carries of views/page_data.py's head roles
 COMPARED_NAMES = 2000  # the most names both models' losses are carried for (strided through the validation names)
 
 
@@ -68,14 +70,18 @@ def name_table(a: Checkpoint, b: Checkpoint) -> dict:
 
 
 def model_data(ckpt: Checkpoint, progress=None) -> dict:
-    """What the page carries of one model: its weights, recipe, card, loss curve, head roles and snapshots."""
-    found = measured(ckpt, progress)
+    """What the page carries of one model: its weights, recipe, card, loss curve, head roles and snapshots.
+    A model trained without the causal mask has no head roles (they are measured under the mask), and its
+    snapshots carry their weights alone."""
     weights, tensors = weights_blob(ckpt.model)
-    roles = {key: found["roles"].get(key) for key in ("shares", "even", "labels", "names")}
-    snapshots = found["snapshots"]
+    if ckpt.config.model.causal:
+        found = measured(ckpt, progress)
+        roles, snapshots = {key: found["roles"].get(key) for key in ROLE_KEYS}, found["snapshots"]
+    else:
+        roles, snapshots = dict.fromkeys(ROLE_KEYS), snapshots_data(ckpt, [], progress)
     if snapshots:  # the roles at each step, without the character pictures and costs this page does not show
-        snapshots = {**snapshots, "roles": [role and {"shares": role["shares"], "labels": role["labels"]}
-                                            for role in snapshots["roles"]], "ablation": None}
+        snapshots = {**snapshots, "ablation": None, "roles": [role and {"shares": role["shares"], "labels": role["labels"]}
+                                                              for role in snapshots["roles"]]}
     return {"config": ckpt.config.to_dict(), "weights": weights, "tensors": tensors, "card": card(ckpt),
             "curve": loss_curve(ckpt.path.parent), "roles": roles, "snapshots": snapshots,
             "run": as_text(ckpt.path.parent.name if ckpt.path.name == "best.pt" else ckpt.path.name)}

@@ -18,6 +18,16 @@ from minigpt.common.text import CUT, as_shown, is_cut
 from minigpt.views.loss_curve import sparkline
 
 
+# what every view of a model trained with model.causal = false says of it
+UNMASKED = ("trained without the causal mask (model.causal = false): each position reads the whole name, the "
+            "character it is to predict too, so its losses are no measure of prediction and its samples are garbage")
+
+
+def unmasked_note(config) -> str | None:
+    """UNMASKED for a recipe whose model reads ahead, else None."""
+    return None if config.model.causal else UNMASKED
+
+
 def markup_safe(text) -> str:
     """Text from a file or a path (a name, a path, a checkpoint's notes) as rich should print it: never
     markup (`[link=…]`, `a[/]b`), never raw control characters (escape sequences, right-to-left overrides)."""
@@ -57,6 +67,8 @@ def start_panel(out: Console, trainer, run_dir: Path, notes: list[str] = (), thr
                   f"{t.weight_decay:g}, grad clip {t.grad_clip:g}; all of it in {run_dir / 'config.toml'}")
     for note in notes:
         table.add_row("recipe", note)
+    if not m.causal:
+        table.add_row("no mask", UNMASKED)
     if t.patience:
         table.add_row("stopping", f"early after {plural(t.patience, 'evaluation')} (every {plural(t.eval_interval, 'step')}) "
                       f"without a better validation loss")
@@ -145,6 +157,8 @@ def checkpoint_info(out: Console, ckpt) -> None:
                  f"boundary token {ckpt.tokenizer.bos}")
     if "train_names" in ckpt.data or "imported_from" in ckpt.data:
         head.add_row("data", markup_safe(describe_data(ckpt.data)))
+    if unmasked_note(ckpt.config):
+        head.add_row("no mask", UNMASKED)
     for section, values in ckpt.config.to_dict().items():
         head.add_row(section, markup_safe(", ".join(f"{k} {v}" for k, v in values.items())))
     if not ckpt.config.train.auto_scale:

@@ -195,8 +195,9 @@ function drawHeads() {
     drawThumb(ca, state.runs[0], l, h);
     drawThumb(cb, state.runs[1], l, h);
     button.querySelector("span").textContent = `${l}.${h} · ${fixed(distance)}`;
-    const roleText = (roles) => (roles.labels && roles.labels[l] && roles.labels[l][h]) || "not in this model";
-    button.setAttribute("aria-label", `layer ${l} head ${h}: A ${roleText(rolesA)}, B ${roleText(rolesB)}; ` +
+    const roleText = (side, roles) => (side.config.causal === false ? "trained without the mask"
+      : (roles.labels && roles.labels[l] && roles.labels[l][h]) || "not in this model");
+    button.setAttribute("aria-label", `layer ${l} head ${h}: A ${roleText(A, rolesA)}, B ${roleText(B, rolesB)}; ` +
       `rows apart ${fixed(distance)}`);
     button.setAttribute("aria-pressed", String(l === state.layer && h === state.head));
   }
@@ -284,8 +285,10 @@ function drawNames() {
     button.addEventListener("click", () => setName(names[i]));
     return element("li", {}, button, ` A ${fixed(a[i], 3)}, B ${fixed(b[i], 3)}`);
   });
-  $("easier-a").replaceChildren(...list(order.slice(0, 8).filter((i) => b[i] > a[i])));
-  $("easier-b").replaceChildren(...list(order.slice(-8).reverse().filter((i) => a[i] > b[i])));
+  const none = (other) => [element("li", { textContent: `none: ${other} does at least as well on every name` })];
+  const forA = order.slice(0, 8).filter((i) => b[i] > a[i]), forB = order.slice(-8).reverse().filter((i) => a[i] > b[i]);
+  $("easier-a").replaceChildren(...(forA.length ? list(forA) : none("B")));
+  $("easier-b").replaceChildren(...(forB.length ? list(forB) : none("A")));
 }
 
 // Each of A's heads and the head of B that does most nearly what it does (their shares of weight by how
@@ -312,7 +315,10 @@ function drawRoles() {
   $("roles-note").textContent = matched.length
     ? `Measured on ${rolesOf(A).names} (A) and ${rolesOf(B).names} (B), at the steps shown. A pair's distance is half ` +
       `the summed difference of their shares of weight on the boundary, itself, 1, 2 and 3 or more back.`
-    : "The head descriptions need validation or training names, and one of the runs has none.";
+    : sides.some((side) => side.config.causal === false)
+      ? "A head's role is measured under the causal mask, and a model trained without it has none to match."
+      : "The head descriptions need validation or training names, and one of the runs has none.";
+  $("roles").hidden = !matched.length;
   $("roles").replaceChildren(element("tr", {}, ...["A's head", "what it does", "B's head", "what it does", "distance"]
     .map((text) => element("th", { scope: "col", textContent: text }))),
     ...matched.map((m) => element("tr", {}, ...[`${m.la}.${m.ha}`, m.labelA, `${m.lb}.${m.hb}`, m.labelB, fixed(m.distance)]
