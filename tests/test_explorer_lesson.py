@@ -738,3 +738,41 @@ def test_a_page_written_at_a_lesson_opens_there_and_the_course_is_the_one_the_co
     assert page.eval_on_selector_all("#lesson-select option", "o => o.length") == LESSONS + 1
     refused = CliRunner().invoke(app, ["inspect-attention", str(lesson[0].path.parent), "emma", "--lesson", "2"])
     assert refused.exit_code == 2 and "give it with --html" in refused.output
+
+
+def test_the_mask_lesson_measures_the_validation_names_both_ways_as_torch_does(chromium, lesson):
+    """Lesson 2's answer: the loss on the name with the mask and without (the page's arithmetic), and over the
+    validation names (carried): both equal torch's forward with every position reading every other."""
+    import torch.nn.functional as F
+
+    from minigpt.formats.checkpoint import validation_names
+    from minigpt.measurements.name_losses import evaluate_names, loss_with_mask_off, name_losses
+
+    ckpt, path = lesson
+    names = validation_names(ckpt)
+    model = ckpt.model.eval()
+    reads_all = [lambda q, k, v: F.scaled_dot_product_attention(q, k, v)] * model.config.n_layer
+    by_hand, tokens = 0.0, 0
+    for name in names:  # one name at a time: nothing but the name is read
+        ids = [ckpt.tokenizer.bos] + ckpt.tokenizer.encode(name)[: model.config.block_size - 1]
+        targets = ids[1:] + ([ckpt.tokenizer.bos] if len(name) < model.config.block_size else [])
+        with torch.no_grad():
+            logits = model(torch.tensor([ids]), attend=reads_all)[0][0][: len(targets)]
+        by_hand += F.cross_entropy(logits, torch.tensor(targets), reduction="sum").item()
+        tokens += len(targets)
+    assert loss_with_mask_off(model, ckpt.tokenizer, names) == pytest.approx(by_hand / tokens, abs=1e-5)
+    page = browser.open_page(chromium, path, hash="#lesson=2")
+    carried = page.evaluate("JSON.parse(document.getElementById('minigpt-data').textContent).mask_off")
+    assert carried["unmasked"] == pytest.approx(by_hand / tokens, abs=1e-5)
+    assert carried["masked"] == pytest.approx(evaluate_names(model, ckpt.tokenizer, names)["loss"], abs=1e-6)
+    page.locator("#lesson-answer-box summary").click()
+    answer = page.inner_text("#lesson-answer")
+    assert f"{carried['masked']:.3f} with the mask, {carried['unmasked']:.3f} without" in answer
+    assert "model.causal=false" in page.inner_text("#lesson-text")
+    with torch.no_grad():  # and the name's own figure without the mask is torch's
+        ids = torch.tensor([[ckpt.tokenizer.bos] + ckpt.tokenizer.encode("emma")])
+        logits = model(ids, attend=reads_all)[0][0]
+    unmasked = F.cross_entropy(logits, torch.tensor(ids[0, 1:].tolist() + [ckpt.tokenizer.bos])).item()
+    [(_, _, masked)] = name_losses(model, ckpt.tokenizer, ["emma"])
+    assert f"with the mask, {masked:.3f} nats per character; without it, {unmasked:.3f}" in answer
+    assert page.watched.errors == []

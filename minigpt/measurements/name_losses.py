@@ -89,3 +89,23 @@ def name_losses_as_scored(model: GPT, tokenizer: Tokenizer, names: list[str], wh
     tokenizer.check_names(names, what)
     return (row for start in range(0, len(names), chunk)
             for row in scored_rows(model, tokenizer, names[start:start + chunk]))
+
+
+@torch.no_grad()
+def loss_with_mask_off(model: GPT, tokenizer: Tokenizer, names: list[str], batch_size: int = 256) -> float:
+    """The mean loss a token on `names` with the causal mask taken away: every position reads every position
+    of its name, the later ones too (what the explorer's "mask off" switch does). Names are read in batches of
+    one length, so that no position reads another name's padding."""
+    check_model_and_names(model, tokenizer, names)
+    tokenizer.check_names(names, "names")
+    data = TokenizedNames(names, tokenizer, model.config.block_size).to(model.lm_head.weight.device)
+    reads_all = [lambda q, k, v: F.scaled_dot_product_attention(q, k, v)] * model.config.n_layer
+    nats, tokens = 0.0, 0
+    with eval_mode(model):
+        for length in data.lengths.unique().tolist():
+            for rows in (data.lengths == length).nonzero().squeeze(1).split(batch_size):
+                x, y = data.batch(rows)
+                logits, _ = model(x, attend=reads_all)
+                nats += F.cross_entropy(logits.flatten(0, 1), y.flatten(), ignore_index=IGNORE, reduction="sum").item()
+                tokens += int((y != IGNORE).sum())
+    return nats / tokens

@@ -24,6 +24,7 @@ from minigpt.formats.snapshots import checkpoint_snapshots, dequantize, six_bit
 from minigpt.common.text import as_text, boundary_mark
 from minigpt.measurements.ablation import ablate_modes, all_parts
 from minigpt.measurements.head_roles import head_roles, unigram_loss
+from minigpt.measurements.name_losses import evaluate_names, loss_with_mask_off
 from minigpt.measurements.prefix_forest import prefix_forests
 from minigpt.measurements.units import firing_prefixes
 from minigpt.sampling import generate
@@ -223,7 +224,16 @@ def snapshots_data(ckpt: Checkpoint, names: list[str], progress=None, forests=No
             "tensors": tensors, "roles": roles, "ablation": costs, "checkpoint_step": ckpt.step}
 
 
-MEASURED = {"roles": dict, "ablation": dict, "units": dict, "snapshots": (dict, type(None))}  # what `measured` returns
+def mask_off(ckpt: Checkpoint, names: list[str], what: str) -> dict | None:
+    """The model's loss on the names with the causal mask and without it (the mask lesson's figures)."""
+    if not names:
+        return None
+    return {"masked": evaluate_names(ckpt.model, ckpt.tokenizer, names)["loss"],
+            "unmasked": loss_with_mask_off(ckpt.model, ckpt.tokenizer, names), "names": f"{len(names):,} {what}"}
+
+
+MEASURED = {"roles": dict, "ablation": dict, "units": dict, "snapshots": (dict, type(None)),
+            "mask_off": (dict, type(None))}  # what `measured` returns
 
 
 def measured(ckpt: Checkpoint, progress=None, snapshots: bool = True) -> dict:
@@ -238,7 +248,8 @@ def measured(ckpt: Checkpoint, progress=None, snapshots: bool = True) -> dict:
         forests = prefix_forests(names, ckpt.tokenizer, ckpt.model.config.block_size)  # made once, read by all three
         found = {"roles": roles(ckpt, names, what, forests), "ablation": ablation(ckpt, names, what, forests),
                  "units": {**firing_prefixes(ckpt.model, ckpt.tokenizer, names), "names": f"{len(names):,} {what}"},
-                 "snapshots": snapshots_data(ckpt, names, progress, forests) if snapshots else None}
+                 "snapshots": snapshots_data(ckpt, names, progress, forests) if snapshots else None,
+                 "mask_off": mask_off(ckpt, names, what)}
         write_cached(key, found)
     return found
 

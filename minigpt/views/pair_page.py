@@ -21,13 +21,15 @@ from minigpt.files.atomic_file import refuse_existing, write_text
 from minigpt.formats.checkpoint import Checkpoint, as_checkpoint, validation_names
 from minigpt.measurements.name_losses import name_losses
 from minigpt.recipes.differences import flat_config, recipe_differences
+from minigpt.sampling import generate
 from minigpt.views.explorer_page import script_json
 from minigpt.views.page_data import (PAGE_VOCABULARY, card, default_text, loss_curve, measured, snapshots_data,
                                      weights_blob)
 from minigpt.views.web_files import web_file
 
 ROLE_KEYS = ("shares", "even", "labels", "names")  # what the page carries of views/page_data.py's head roles
-COMPARED_NAMES = 2000  # the most names both models' losses are carried for (strided through the validation names)
+COMPARED_NAMES = 2000
+SAMPLES = 10  # names each model generates for the page (the same seed for both)  # the most names both models' losses are carried for (strided through the validation names)
 
 
 def same_reading(a: Checkpoint, b: Checkpoint) -> None:
@@ -84,6 +86,7 @@ def model_data(ckpt: Checkpoint, progress=None) -> dict:
                                                               for role in snapshots["roles"]]}
     return {"config": ckpt.config.to_dict(), "weights": weights, "tensors": tensors, "card": card(ckpt),
             "curve": loss_curve(ckpt.path.parent), "roles": roles, "snapshots": snapshots,
+            "samples": generate(ckpt.model, ckpt.tokenizer, SAMPLES, seed=0),
             "run": as_text(ckpt.path.parent.name if ckpt.path.name == "best.pt" else ckpt.path.name)}
 
 

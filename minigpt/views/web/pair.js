@@ -161,6 +161,33 @@ function drawReading(read) {
   if (bothSnapshots) $("step-value").textContent = `A at step ${stepOf(A)}, B at step ${stepOf(B)}`;
 }
 
+// With one model trained without the mask: the two side by side, in the numbers that show what the mask is for
+function drawMask(read) {
+  const unmasked = sides.map((side) => side.config.causal === false);
+  $("mask-section").hidden = unmasked[0] === unmasked[1];
+  if (unmasked[0] === unmasked[1]) return;
+  const lastTrain = (side) => (side.data.curve && side.data.curve.train.length ? side.data.curve.train.at(-1)[1] : null);
+  // the share of a row's weight on positions after its own, averaged over every row, head and layer
+  const ahead = (steps) => {
+    let sum = 0, rows = 0;
+    steps.forEach((s, i) => s.weights.forEach((layer) => layer.forEach((w) => {
+      sum += w.slice(i + 1).reduce((a, b) => a + b, 0);
+      rows += 1;
+    })));
+    return sum / rows;
+  };
+  const row = (name, [a, b]) => element("tr", {}, element("th", { scope: "row", textContent: name }),
+    element("td", { textContent: a }), element("td", { textContent: b }));
+  $("mask-table").replaceChildren(
+    element("tr", {}, ...["", `A: ${A.data.run}`, `B: ${B.data.run}`].map((text) => element("th", { scope: "col", textContent: text }))),
+    row("trained with the mask", unmasked.map((u) => (u ? "no" : "yes"))),
+    row("training loss at the end", sides.map((side) => fixed(lastTrain(side), 4))),
+    row("best validation loss", sides.map((side) => fixed(side.data.card.best_val_loss, 4))),
+    row(`loss on “${read.kept.join("")}”`, state.runs.map((steps) => fixed(meanLoss(steps), 4))),
+    row("weight on later positions", state.runs.map((steps) => `${fixed(100 * ahead(steps), 1)}%`)),
+    row("names it generates", sides.map((side) => side.data.samples.join(", "))));
+}
+
 function drawThumb(canvas, steps, l, h) {
   const T = steps.length, size = canvas.width = canvas.height = 48, cell = size / T, ctx = canvas.getContext("2d");
   ctx.clearRect(0, 0, size, size);
@@ -277,8 +304,8 @@ function drawNames() {
   const mean = (xs) => xs.reduce((s, x) => s + x, 0) / xs.length;
   const order = names.map((_, i) => i).sort((i, j) => (b[j] - a[j]) - (b[i] - a[i]));
   const wins = names.filter((_, i) => a[i] < b[i]).length;
-  $("names-summary").textContent = `On ${names.length.toLocaleString("en")} of ${what}: A's mean loss ${fixed(mean(a), 4)}, ` +
-    `B's ${fixed(mean(b), 4)}; A is better on ${wins.toLocaleString("en")} of them, B on ${(names.length - wins).toLocaleString("en")}. ` +
+  $("names-summary").textContent = `On ${names.length.toLocaleString("en")} of ${what}: a name's loss is A's ${fixed(mean(a), 4)} ` +
+    `and B's ${fixed(mean(b), 4)} on average (each name counted once); A is better on ${wins.toLocaleString("en")} of them, B on ${(names.length - wins).toLocaleString("en")}. ` +
     `Pick a name to read it in both.`;
   const list = (indices) => indices.map((i) => {
     const button = element("button", { type: "button", textContent: names[i] });
@@ -358,6 +385,7 @@ function update(push = false) {
   const read = readName(state.name);
   state.runs = [run(A, read), run(B, read)];
   drawReading(read);
+  drawMask(read);
   drawHeads();
   drawMaps(read);
   drawNext(read);

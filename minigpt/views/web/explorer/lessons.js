@@ -27,16 +27,23 @@ const LESSONS = [
     } },
   { title: "The causal mask", section: "head", view: { show: "scores", mask: false },
     text: "A row may read its own position and the ones before it, never the ones after: before the softmax the later " +
-      "positions' scores are set to −∞, so their weights are 0. That is what lets a model trained to predict the next " +
-      "character not simply read it. Click a masked cell, then tick “mask off”: the model reads the future, as it never " +
-      "learned to, and the whole page follows.",
+      "positions' scores are set to −∞, so their weights are 0. Without the mask a model trained to predict the next " +
+      "character would learn to read it. Click a masked cell, then tick “mask off”: this model reads the future, as it " +
+      "never learned to, and the whole page follows. To see a model that did learn to read it, train one without the " +
+      "mask, in seconds (minigpt train --set model.causal=false --steps 300 --out runs/nomask), and put the two side by " +
+      "side: minigpt inspect-attention RUN runs/nomask --html mask.html, where RUN is this page's run.",
     look: "The upper triangle of raw scores (−∞), then the same matrix and the predictions with the mask off.",
-    question: "With the mask off, does this model's loss on the name fall or rise?",
+    question: "With the mask off, does this model's loss on the name fall or rise? And on the validation names?",
     answer() {
       const masked = nameLoss({ ...state.off, unmasked: false }), open = nameLoss({ ...state.off, unmasked: true });
-      return `With the mask, ${fmt(masked, 3)} nats per character; without it, ${fmt(open, 3)}: it ${open < masked ? "falls" : "rises"}. ` +
-        (open < masked ? "Reading the answer helps even a model that never learned to." :
-          "A model trained with the mask never learned what to do with the future: it reads it as noise.");
+      const over = DATA.mask_off;
+      const names = over ? ` Over the ${over.names}: ${fmt(over.masked, 3)} with the mask, ${fmt(over.unmasked, 3)} without ` +
+        `it: it ${over.unmasked < over.masked ? "falls" : "rises"}.` : "";
+      return `On this name, with the mask, ${fmt(masked, 3)} nats per character; without it, ${fmt(open, 3)}: it ` +
+        `${open < masked ? "falls" : "rises"}.${names} ` +
+        "A model trained with the mask never learned what to do with the future: shown it, it mostly reads noise. " +
+        "A model trained without the mask learns to read the answer: its loss falls far below this one's, and its " +
+        "names are garbage, for when it generates there is no answer yet to read. The page of two models shows both.";
     } },
   { title: "Many heads", section: "type", view: { mask: false },
     text: "The heads of a layer are slices of one projection: W_Q, W_K and W_V make q, k and v for all heads at once, " +
