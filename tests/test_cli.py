@@ -57,6 +57,10 @@ def test_sample_json_and_marks(trained_run):
         (["sample", "{run}", "--temperature", "-1"], "temperature"),
         (["sample", "{run}", "--prefix", "Q"], "never saw: 'Q'"),
         (["eval", "{run}", "--data", "{empty}"], "no names"),
+        (["inspect-attention", "{run}", "--name", "emma"], "NAME is an argument, given by its place: "
+                                                            "[a-z]+ inspect-attention CHECKPOINT NAME"),
+        (["sample", "--checkpoint", "{run}"], "CHECKPOINT is an argument"),
+        (["inspect-attention", "{run}", "--layr", "1"], "No such option: --layr \\(Possible options: --layer\\)"),
     ],
 )
 def test_bad_input_is_one_line_exit_2(args, message, tmp_path, trained_run):

@@ -695,7 +695,7 @@ def test_the_lessons_set_a_view_ask_and_answer_from_the_model_and_link_back(chro
     page.click("#lesson-answer-box summary")
     expect(page.locator("#lesson-answer")).to_contain_text("without it")
     answer = page.text_content("#lesson-answer")
-    got = [float(re.search(pattern, answer).group(1)) for pattern in (r"With the mask, (\d+\.\d{3})", r"without it, (\d+\.\d{3})")]
+    got = [float(re.search(pattern, answer).group(1)) for pattern in (r"with the mask, (\d+\.\d{3})", r"without it, (\d+\.\d{3})")]
     ckpt = lesson[0]
     ids = torch.tensor([[ckpt.tokenizer.bos] + ckpt.tokenizer.encode("emma")])
     targets = torch.tensor([ckpt.tokenizer.encode("emma") + [ckpt.tokenizer.bos]])

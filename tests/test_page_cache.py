@@ -50,7 +50,7 @@ def test_a_changed_model_or_a_broken_cache_file_is_measured_again(trained_run, t
     assert page_cache.read_cached("0" * 64, page_data.MEASURED) is None
 
 
-WHOLE = {"roles": {}, "ablation": {}, "units": {}, "snapshots": None}  # the shape of a whole entry
+WHOLE = {"roles": {}, "ablation": {}, "units": {}, "snapshots": None, "mask_off": None}  # the shape of a whole entry
 
 
 def test_the_cache_keeps_a_bounded_number_of_pages_and_removes_only_its_own(tmp_path, monkeypatch):

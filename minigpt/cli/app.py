@@ -55,8 +55,23 @@ class OneLineUsageErrors(typer.core.TyperGroup):
 def usage_error(e) -> int:
     """One line for a usage error click found, naming where the help is; its exit code."""
     where = f" (see '{e.ctx.command_path} --help')" if getattr(e, "ctx", None) is not None else ""
-    print(f"minigpt: error: {one_line(e.format_message().strip().rstrip('.'))}{where}", file=DroppedOnFailure(sys.stderr))
+    message = argument_as_option(e) or e.format_message().strip().rstrip(".")
+    print(f"minigpt: error: {one_line(message)}{where}", file=DroppedOnFailure(sys.stderr))
     return e.exit_code
+
+
+def argument_as_option(e) -> str | None:
+    """`--name emma` where NAME is an argument: say that it is given by its place, not as an option."""
+    if not isinstance(e, click.exceptions.NoSuchOption) or getattr(e, "ctx", None) is None:
+        return None
+    word = e.option_name.lstrip("-").replace("-", "_").lower()
+    arguments = [p for p in e.ctx.command.params
+                 if getattr(p, "param_type_name", "") == "argument" and not getattr(p, "hidden", False)]
+    shown = [(p.metavar or p.name.upper()) for p in arguments]
+    if not any(word in (p.name.lower(), (p.metavar or "").lower()) for p in arguments):
+        return None
+    return (f"there is no option {e.option_name}: {word.upper()} is an argument, given by its place: "
+            f"{e.ctx.command_path} {' '.join(shown)}")
 
 
 app = typer.Typer(
