@@ -220,8 +220,11 @@ def test_the_keyboard_reaches_and_moves_everything(chromium, lesson):
     reached = set(page.evaluate("[...window.reached]"))
     assert {"show-weights", "cell", "temperature", "top-k", "top-p", "seed", "next-char", "ten-names", "thumb.selected",
             "head-card"} <= reached
-    page.focus("#name-input")  # the grid of heads is one Tab stop (arrows inside): past it, what the matrix shows and
-    for _ in range(4):  # whether it is masked, then the matrix, four away
+    # the grid of heads is one Tab stop (arrows inside), then its switches (each layer's attention and MLP, each
+    # head); past them, what the matrix shows and whether it is masked, then the matrix
+    c = lesson[0].config.model
+    page.focus("#name-input")
+    for _ in range(1 + 2 * c.n_layer + c.n_layer * c.n_head + 3):
         page.keyboard.press("Tab")
     assert page.evaluate("document.activeElement.matches('#big-matrix .cell')")
     page.focus("#grid button.thumb >> nth=0")

@@ -24,7 +24,7 @@ const bothSnapshots = Boolean(A.data.snapshots && B.data.snapshots);
 
 // the page's one state: the name, a head, a row (null: the last), the snapshot index on the slider (of A's
 // steps; null: the checkpoints), and both models' runs on the name
-const state = { name: "", layer: 0, head: 0, row: null, step: null, runs: null };
+const state = { name: "", layer: 0, head: 0, row: null, step: null, runs: null, rolesAt: undefined };
 
 // ---- the models at the step shown ----------------------------------------------------------------
 
@@ -74,8 +74,16 @@ function readName(text) {
 
 // One model's run: per position its attention ([layer][head][key] weights), its probabilities of the next
 // token, and its loss on the target there
+// (the positions the side's last run shares with this one, same weights and tokens up to there, are not
+// computed again: typing at the end of a name runs one position of a causal model)
 function run(side, read) {
-  const steps = MiniGPTModel.forward(modelOf(side), read.tokens, { reads: readsOf(side) });
+  const model = modelOf(side), last = side.last;
+  let shared = 0;
+  if (last && last.model === model && !readsOf(side)) {
+    while (shared < read.tokens.length && last.tokens[shared] === read.tokens[shared]) shared++;
+  }
+  const steps = MiniGPTModel.forward(model, read.tokens, { reads: readsOf(side), known: shared ? last.steps.slice(0, shared) : [] });
+  side.last = { model, tokens: read.tokens, steps };
   return steps.map((s, t) => {
     const probs = MiniGPTModel.softmax(Array.from(s.logits)), target = read.targets[t];
     return { logits: Array.from(s.logits), probs, weights: s.layers.map((layer) => layer.weights),
@@ -389,7 +397,8 @@ function update(push = false) {
   drawHeads();
   drawMaps(read);
   drawNext(read);
-  drawRoles();
+  if (state.rolesAt !== state.step) drawRoles(); // the roles do not depend on the name
+  state.rolesAt = state.step;
   writeAddress(push);
 }
 

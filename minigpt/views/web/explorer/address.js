@@ -42,14 +42,19 @@ function viewAddress() {
   return `#${view.toString()}`;
 }
 
-// After every change of view: typing in a box, or a playing slider, rewrites the current entry of the
-// browser's history; any other change (a head, a row, a switch) adds one, so that back undoes it.
+// After every change of view: a change (a head, a row, a switch) adds an entry to the browser's history,
+// so that back undoes it; typing in a box adds one at its first key and rewrites it at the next ones (a
+// name typed is one entry, and the view before it, a switch just toggled, keeps its own); a playing
+// slider rewrites the current entry.
+let typedLast = false;
 function writeAddress() {
   const address = viewAddress();
   if (address === location.hash) return;
   const typing = ["name-input", "patch-input"].includes(document.activeElement && document.activeElement.id);
+  const rewrite = state.playing || !location.hash || (typing && typedLast);
+  typedLast = typing;
   try { // the first view replaces the bare address; in a notebook's frame (about:srcdoc) there may be none to write
-    history[typing || state.playing || !location.hash ? "replaceState" : "pushState"](null, "", address);
+    history[rewrite ? "replaceState" : "pushState"](null, "", address);
   } catch (error) { /* the view stays as it is, unlinked */ }
 }
 

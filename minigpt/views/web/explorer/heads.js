@@ -75,13 +75,12 @@ const gridPicture = { canvas: null, ctx: null, scratch: null, image: null, faces
 
 function buildGrid() {
   const grid = $("grid");
-  $("grid-keys").textContent = "The arrow keys move between heads. " + (DATA.ablation
-    ? "The table of what each part costs, below, switches parts on and off." : "Tab reaches each head's switch.");
+  $("grid-keys").textContent = "The arrow keys move between heads; Tab reaches each switch under them.";
   grid.style.gridTemplateColumns = `auto repeat(${config.n_head}, minmax(0, 1fr))`;
   grid.append(el("div"), ...Array.from({ length: config.n_head }, (_, h) => el("div", { class: "axis" }, `head ${h}`)));
   for (let l = 0; l < config.n_layer; l++) {
     // the layer's label, with a switch for its whole attention and one for its MLP
-    grid.append(el("div", { class: "axis layer" }, `layer ${l}`, gridSwitch("attention", l, null, "attn"), gridSwitch("mlp", l, null, "MLP")));
+    grid.append(el("div", { class: "axis layer" }, `layer ${l}`, partSwitch("attention", l, null, "attn"), partSwitch("mlp", l, null, "MLP")));
     thumbs.push([]);
     for (let h = 0; h < config.n_head; h++) {
       const role = headLabel(l, h);
@@ -90,7 +89,7 @@ function buildGrid() {
         "aria-label": `layer ${l}, head ${h}${role ? `: ${role}` : ""}`, title: `layer ${l}, head ${h}${role ? `: ${role}` : ""}`,
         onclick: () => selectHead(l, h) }, face);
       thumbs[l].push({ button, face });
-      grid.append(el("div", { class: "thumb-cell" }, button, gridSwitch("head", l, h, "on")));
+      grid.append(el("div", { class: "thumb-cell" }, button, partSwitch("head", l, h, "on")));
     }
   }
   gridPicture.canvas = el("canvas", { id: "grid-canvas", "aria-hidden": "true" });
@@ -111,15 +110,6 @@ function buildGrid() {
 }
 
 const clamp = (x, low, high) => Math.min(Math.max(x, low), high);
-
-// The grid is one Tab stop, the selected head, and the arrow keys move between heads; its switches
-// are for the mouse and the finger where the table of costs below has the same switches for the
-// keyboard (every head, attention and MLP), and Tab stops of their own where it has none.
-function gridSwitch(kind, l, h, text) {
-  const label = partSwitch(kind, l, h, text);
-  if (DATA.ablation) label.querySelector("input").tabIndex = -1;
-  return label;
-}
 
 function markSwitches() {
   markPartSwitches();

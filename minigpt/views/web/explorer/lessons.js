@@ -4,7 +4,7 @@
 // lesson. A part of the explorer page (state.js lists the parts).
 
 const Lessons = (() => {
-const { $, BOS, BOUNDARY, DATA, analyse, changed, config, label, rowOf, state, switchedOff } = State;
+const { $, BOS, BOUNDARY, D, DATA, analyse, changed, config, label, rowOf, state, switchedOff } = State;
 const { el, fmt, hide, write } = Drawing;
 const { nameLoss, patchedRun, probsOf, restoredBy, totalVariation } = Measures;
 
@@ -47,8 +47,10 @@ const LESSONS = [
     } },
   { title: "Many heads", section: "type", view: { mask: false },
     text: "The heads of a layer are slices of one projection: W_Q, W_K and W_V make q, k and v for all heads at once, " +
-      "and each head reads its own d numbers of them. Each head's output is joined to the others' and mixed by attn_wo " +
-      "(the tutorials' W_O) before it joins the residual stream. Every square is one head.",
+      `and each head reads its own d = ${D} numbers of them. The heads' outputs are joined side by side, ` +
+      `${config.n_head} × ${D} = ${config.n_embd} numbers, and mixed by attn_wo (the tutorials' W_O), one ` +
+      `${config.n_embd} × ${config.n_embd} matrix: attn_wo · [head 0's output, …, head ${config.n_head - 1}'s] is what ` +
+      "the layer's attention adds to the residual stream. Every square is one head.",
     look: "The squares of one layer side by side: heads that look at different places.",
     question: "In the selected row, which head of this layer puts the most weight on the character just before?",
     answer() {
@@ -62,12 +64,14 @@ const LESSONS = [
     text: "Generating, a model computes each new position once: the keys and values of the positions before it are " +
       "kept (the key/value cache) and read again, and only the new query, key and value are made. Because of the mask " +
       "an earlier position never changes when a later one comes, so the cache is exact: the cached keys and values are " +
-      "the ones a whole pass computes. “next character” (above) adds one position this way.",
+      "the ones a whole pass computes. “next character” (below, with the generated names) adds one position this way.",
     look: "The cache's rows, one a position, and the newest query's weights over them; then type a character: one more row.",
-    question: "When the model writes the character after your name, how many keys does its query read in each head?",
-    answer() {
-      const n = state.view.tokens.length;
-      return `${n + 1}: ${n} from the cache (the boundary token and ${n - 1} character${n === 2 ? "" : "s"}) and its own.`;
+    question: "When the model writes the character after your name, how many keys does the query that predicts it read in each head?",
+    answer() { // the last position's query predicts the character after the name: the cache panel's count
+      const n = state.view.tokens.length, last = label(state.view.tokens[n - 1]);
+      return `${n}: the query of the last position (“${last}”), which predicts the character after the name, reads ` +
+        `${n - 1} key${n === 2 ? "" : "s"} from the cache (the boundary token${n > 2 ? ` and ${n - 2} character${n === 3 ? "" : "s"}` : ""}) ` +
+        "and its own.";
     } },
   { title: "The whole model", section: "walk", view: { mask: false },
     text: "Around attention: the character's embedding plus its position's, normed (RMSNorm divides a vector by its " +
@@ -84,13 +88,14 @@ const LESSONS = [
     text: "The stream lm_head reads is a sum: the embeddings (the character and its position themselves), what each " +
       "head wrote and what each MLP wrote. So a character's logit splits exactly into one term per part, and against a " +
       "rival character into what each part adds to the difference.",
-    look: "The terms toward the likeliest character, and against the runner-up.",
-    question: "Which part writes the most toward the character predicted after the whole name?",
+    look: "The terms toward the character explained at the selected row, and against the runner-up.",
+    question: "At the selected row, which part writes the most toward the character explained there?",
     answer() {
-      const s = lastStep(), found = MiniGPTModel.attribution(state.model, s, switchedOff());
-      const t = MiniGPTModel.argmax(Array.from(s.logits));
+      const i = rowOf(state.view), s = state.view.steps[i], found = MiniGPTModel.attribution(state.model, s, switchedOff());
+      const t = state.why.target !== null ? state.why.target : MiniGPTModel.argmax(Array.from(s.logits));
       const best = found.parts.reduce((a, b) => (b.terms[t] > a.terms[t] ? b : a));
-      return `${best.name}: ${fmt(best.terms[t], 3)} of ${charOf(t)}'s logit.`;
+      return `At row ${i} (${charOf(state.view.tokens[i])}), ${best.name} writes the most toward ${charOf(t)}: ` +
+        `${fmt(best.terms[t], 3)} of its logit.`;
     } },
   { title: "Two names", section: "patch", view: { mask: false },
     text: "Set a second name beside yours: where do the two differ inside the model? Copying one part's output at one " +
@@ -110,11 +115,13 @@ const LESSONS = [
         }
       }
       ranked.sort((x, y) => y.share - x.share);
-      return "Copied alone, the parts that close the most: " +
+      return { text: "Copied alone, the parts that close the most: " +
         ranked.slice(0, 3).map((r) => `${r.name} at position ${r.t}, ${fmt(100 * r.share, 1)}%`).join("; ") +
-        ` (of ${ranked.length} heads and MLPs at ${common} positions).`;
+        ` (of ${ranked.length} heads and MLPs at ${common} positions). The ten that close the most:`,
+               table: [["part", "position", "share closed"],
+                       ...ranked.slice(0, 10).map((r) => [r.name, String(r.t), `${fmt(100 * r.share, 1)}%`])] };
     } },
-  { title: "Over training", section: "head", view: { mask: false },
+  { title: "Over training", section: "head", view: { mask: false }, keepSlider: true,
     text: "The run kept its weights at a few steps. Drag “watch it train” (or play it): the heads begin spread out and " +
       "take their patterns as the loss falls, and every number on the page follows the step.",
     look: "The selected head's square and its label as the slider moves.",
@@ -133,6 +140,14 @@ const LESSONS = [
 function buildLessons() {
   const select = $("lesson-select");
   LESSONS.forEach((l, n) => select.append(el("option", { value: String(n + 1) }, `${n + 1}. ${l.title}`)));
+  // the contents, in a corner of the screen: a lesson (or the free page) opens from anywhere on the page
+  const fromContents = (n) => { $("contents").open = false; openLesson(n); };
+  LESSONS.forEach((l, n) => {
+    const button = el("button", { type: "button" }, l.title);
+    button.addEventListener("click", () => fromContents(n));
+    $("lesson-list").append(el("li", {}, button));
+  });
+  $("contents-free").addEventListener("click", () => fromContents(null));
   select.addEventListener("change", () => openLesson(select.value ? Number(select.value) - 1 : null));
   $("lesson-prev").addEventListener("click", () => openLesson(state.lesson - 1));
   $("lesson-next").addEventListener("click", () => openLesson(state.lesson + 1));
@@ -146,6 +161,9 @@ function openLesson(n, scroll = true, setView = true) {
   const panel = $("lesson-panel");
   hide(panel, state.lesson === null);
   $("lesson-select").value = state.lesson === null ? "" : String(state.lesson + 1);
+  [$("contents-free"), ...$("lesson-list").querySelectorAll("button")].forEach((button, k) =>
+    button.setAttribute("aria-current", String(k === (state.lesson === null ? 0 : state.lesson + 1))));
+  $("training-steps").classList.toggle("floating", state.lesson !== null && Boolean(LESSONS[state.lesson].keepSlider));
   if (state.lesson !== null) {
     const lesson = LESSONS[state.lesson];
     if (setView) Object.assign(state, { show: lesson.view.show || "weights" });
@@ -167,8 +185,18 @@ function openLesson(n, scroll = true, setView = true) {
 
 // The answer, from the numbers on the page now: redrawn with everything else while it is open (some take
 // hundreds of forward passes, which a keystroke should not wait for while the answer is folded).
+// An answer is a line, or a line and a table ({text, table: [heading, ...rows]}).
 function drawLesson() {
-  if (state.lesson !== null && $("lesson-answer-box").open) write($("lesson-answer"), LESSONS[state.lesson].answer());
+  if (state.lesson === null || !$("lesson-answer-box").open) return;
+  const answer = LESSONS[state.lesson].answer(), box = $("lesson-answer");
+  if (typeof answer === "string") {
+    write(box, answer);
+    return;
+  }
+  const [heading, ...rows] = answer.table;
+  box.replaceChildren(answer.text, el("table", { class: "numbers lesson-table" },
+    el("tr", {}, ...heading.map((t) => el("th", { scope: "col" }, t))),
+    ...rows.map((row) => el("tr", {}, ...row.map((t) => el("td", {}, t))))));
 }
 
 // a panel's own lesson (its registry line's `lesson`), after the course's

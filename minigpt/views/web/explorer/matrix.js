@@ -14,7 +14,6 @@ const section = `<section id="head" aria-labelledby="matrix-title">
     <label><input type="radio" name="show" id="show-scores" value="scores"> raw scores q·k/√d</label>
   </div>
   <p class="mask-switch"><label><input type="checkbox" id="mask-off"> mask off: every position reads the later ones too</label></p>
-  <p id="mask-note" class="note" role="status"></p>
   <div class="scale" aria-hidden="true" id="matrix-scale"></div>
   <p class="muted" id="matrix-how"><span class="by-mouse">Click</span><span class="by-touch">Tap</span> a cell, or move with the arrow keys:
   its row is worked out <span class="wide">on the right</span><span class="narrow">below</span>. <span class="by-mouse">Click</span><span class="by-touch">Tap</span> it again to close its details.</p>
@@ -23,6 +22,7 @@ const section = `<section id="head" aria-labelledby="matrix-title">
     <div class="scroll" id="matrix-box"><div id="big-matrix" class="matrix" role="grid" aria-labelledby="matrix-title"></div></div>
     <div id="cell-info" role="status" hidden></div>
   </div>
+  <p id="mask-note" class="note" role="status"></p>
 </section>`;
 
 // Rows of fixed height (CELL_H) hold cells of fixed width (CELL_W), side by side in the page's
@@ -82,10 +82,11 @@ function buildMatrix() {
     const cell = event.target.closest(".cell"), head = event.target.closest(".row-head");
     const [i, j] = cell ? [+cell.dataset.i, +cell.dataset.j] : [null, null];
     if (cell && (j <= i || state.off.unmasked)) clickCell(i, j);
-    else if (cell) write($("mask-note"), `Position ${j} comes after position ${i}: the causal mask hides it from row ${i} ` +
+    else if (cell) { // the note is below the matrix, so nothing under the pointer moves
+      write($("mask-note"), `Position ${j} comes after position ${i}: the causal mask hides it from row ${i} ` +
       `(its score becomes −∞ before the softmax, so its weight is 0). Tick “mask off” to see what row ${i} would read ` +
       "without it, and what the model predicts when it can read the answer.");
-    else if (head) selectCell(matrix.heads.indexOf(head), null);
+    } else if (head) selectCell(matrix.heads.indexOf(head), null);
   });
   grid.addEventListener("keydown", cellKeys);
   grid.addEventListener("mouseover", (event) => { // a cell of the worked row lights its line of the arithmetic

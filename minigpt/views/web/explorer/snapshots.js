@@ -41,6 +41,10 @@ function drawStep() {
   $("step-slider").value = index;
   $("step-value").textContent = `step ${step.toLocaleString("en")}${exact ? " (the checkpoint)" : ""}, ` +
     `snapshot ${index + 1} of ${snaps.steps.length}`;
+  // the run keeps snapshots in 8 bits a number and the page carries them in 6: its numbers at a snapshot are
+  // near the terminal's (inspect-attention --step), not equal to them
+  $("step-precision").textContent = exact ? "" : "This step's weights are carried in 6 bits a number (the run keeps 8): " +
+    "its figures here can differ from inspect-attention --step's in the second or third decimal.";
   $("ablation-note").textContent = exact ? "" : `The costs, the switches' mean outputs and the labels are this step's; ` +
     `the rows keep the checkpoint's order (step ${snaps.checkpoint_step.toLocaleString("en")}).`;
 }

@@ -20,6 +20,7 @@ const section = `<section id="row" aria-labelledby="math-title">
   <h2 id="math-title">One row, worked out</h2>
   <p class="formula">weights = softmax(q·kⱼ / √d, with −∞ for every later j) &nbsp; out = Σⱼ weightⱼ vⱼ</p>
   <p class="muted" id="math-legend"></p>
+  <p class="muted scroll-hint" id="math-scroll">The table is wider than the screen: scroll it sideways; the position column stays.</p>
   <div class="scroll" tabindex="0" role="region" aria-label="the worked row, scrolls sideways"><div class="painted"><table id="math-table" class="math"></table></div></div>
 </section>`;
 

@@ -1,0 +1,162 @@
+"""Where a learner tripped on the explorer page, mended: the course's contents on screen wherever one is, the
+answers following the view, the lessons' words matching the page, and the controls that misled.
+
+One page, of the default recipe trained for 2 steps with its weights redrawn (tests/browser.py).
+"""
+
+import re
+
+import pytest
+from playwright.sync_api import expect
+
+import browser
+from minigpt.common.bundled import BUNDLED_NAMES
+from minigpt.formats.checkpoint import load_checkpoint
+from minigpt.recipes.loading import load_config
+from minigpt.runs.run import train
+from minigpt.views.explorer_page import write_page
+
+pytestmark = pytest.mark.xdist_group("mends")  # one worker builds the module's page, once
+
+
+@pytest.fixture(scope="module")
+def page_path(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("mends")
+    data = tmp / "names.txt"
+    data.write_text("\n".join(BUNDLED_NAMES.read_text().split()[::11]) + "\n")
+    config = load_config("default", ["train.steps=4", "train.eval_interval=2", "train.time_limit=0"])
+    run_dir = train(config, data, out_dir=tmp / "run", quiet=True).run_dir
+    browser.redraw_weights(run_dir / "best.pt", seed=5)
+    return write_page(run_dir, tmp / "page.html", text="emma")
+
+
+def on_screen(page, selector: str) -> bool:
+    box = page.locator(selector).bounding_box()
+    view = page.viewport_size
+    return box is not None and box["y"] >= 0 and box["y"] + box["height"] <= view["height"] and box["x"] >= 0 \
+        and box["x"] + box["width"] <= view["width"]
+
+
+def open_answer(page, lesson: int) -> None:
+    page.evaluate("(n) => { location.hash = 'lesson=' + n; }", lesson)
+    expect(page.locator("#lesson-title")).to_contain_text(f"Lesson {lesson} of")
+    if not page.locator("#lesson-answer-box").evaluate("box => box.open"):
+        page.click("#lesson-answer-box summary")
+
+
+@pytest.mark.parametrize("width, height", [(1280, 800), (390, 844)])
+def test_the_lessons_are_a_list_on_screen_wherever_one_has_scrolled(chromium, page_path, width, height):
+    page = browser.open_page(chromium, page_path, width=width, height=height)
+    page.evaluate("window.scrollTo(0, document.body.scrollHeight)")
+    assert on_screen(page, "#contents summary")
+    page.click("#contents summary")
+    items = page.locator("#lesson-list button")
+    assert items.count() == 8 and items.nth(1).inner_text() == "The causal mask"
+    assert on_screen(page, "#lesson-list li:last-child button")
+    items.nth(4).click()
+    expect(page.locator("#lesson-title")).to_have_text(re.compile("^Lesson 5 of 8: The whole model"))
+    assert not page.locator("#contents").evaluate("box => box.open")  # it folds away once a lesson is chosen
+    assert items.nth(4).get_attribute("aria-current") == "true" and items.nth(0).get_attribute("aria-current") == "false"
+    page.click("#contents summary")
+    page.click("#contents-free")
+    expect(page.locator("#lesson-panel")).to_be_hidden()
+    assert page.watched.errors == []
+
+
+def test_an_open_answer_follows_the_head_the_row_and_the_name(chromium, page_path):
+    page = browser.open_page(chromium, page_path)
+    open_answer(page, 1)
+    page.locator("#grid button.thumb").nth(5).click()  # layer 1, head 1
+    expect(page.locator("#lesson-answer")).to_contain_text("of layer 1, head 1 puts")
+    page.locator("#big-matrix .cell[data-i='2'][data-j='1']").click()
+    expect(page.locator("#lesson-answer")).to_contain_text("Row 2 (“m”)")
+    page.fill("#name-input", "anna")  # a new name: the row follows its end again
+    expect(page.locator("#lesson-answer")).to_contain_text("Row 4 (“a”)")
+    open_answer(page, 6)  # why this character: at the row shown, as the bars under it are
+    page.locator("#big-matrix .cell[data-i='1'][data-j='0']").click()
+    expect(page.locator("#lesson-answer")).to_contain_text("At row 1 (“a”)")
+    target = page.eval_on_selector("#why-target", "s => s.options[s.selectedIndex].text")
+    assert target.split()[0].strip("“”") in page.inner_text("#lesson-answer")
+    assert page.watched.errors == []
+
+
+def test_the_lessons_words_match_the_page(chromium, page_path):
+    ckpt = load_checkpoint(page_path.parent / "run")
+    c = ckpt.config.model
+    page = browser.open_page(chromium, page_path)
+    open_answer(page, 3)
+    assert f"one {c.n_embd} × {c.n_embd} matrix" in page.inner_text("#lesson-text")
+    assert f"{c.n_head} × {c.n_embd // c.n_head} = {c.n_embd} numbers" in page.inner_text("#lesson-text")
+    open_answer(page, 4)
+    assert "(below, with the generated names)" in page.inner_text("#lesson-text")
+    browser.show(page, "#cache")
+    count = re.search(r"reads all (\d+) of them", page.inner_text("#cache-check")).group(1)
+    assert page.inner_text("#lesson-answer").startswith(f"{count}: ")  # the panel and the answer count alike
+    page.fill("#patch-input", "anna")
+    open_answer(page, 7)
+    rows = page.locator("#lesson-answer table tr")
+    expect(rows).to_have_count(11)  # the ranked table: a heading and the ten parts that close the most
+    shares = [float(rows.nth(n).locator("td").nth(2).inner_text().rstrip("%")) for n in range(1, 11)]
+    assert shares == sorted(shares, reverse=True)
+    page.set_viewport_size({"width": 390, "height": 844})
+    open_answer(page, 8)
+    assert on_screen(page, "#step-slider")  # lesson 8's slider stays in sight as its lesson opens
+    page.evaluate("window.scrollBy(0, 1500)")
+    assert on_screen(page, "#step-slider")
+    open_answer(page, 1)
+    page.evaluate("window.scrollTo(0, 2000)")
+    assert not on_screen(page, "#step-slider")  # only while lesson 8 is open
+    assert page.watched.errors == []
+
+
+def test_the_controls_do_what_they_look_like(chromium, page_path):
+    page = browser.open_page(chromium, page_path)
+    open_answer(page, 1)
+    style = "b => [getComputedStyle(b).color, getComputedStyle(b).cursor]"
+    disabled, enabled = page.eval_on_selector("#lesson-prev", style), page.eval_on_selector("#lesson-next", style)
+    assert page.is_disabled("#lesson-prev") and disabled[0] != enabled[0] and disabled[1] == "not-allowed"
+    # a masked cell, clicked, moves nothing under the pointer
+    cell = page.locator("#big-matrix .cell[data-i='1'][data-j='3']")
+    before = cell.bounding_box()
+    cell.click()
+    expect(page.locator("#mask-note")).to_contain_text("the causal mask hides it")
+    assert cell.bounding_box() == before
+    # the switches under the squares are Tab stops
+    page.locator("#grid button.thumb[tabindex='0']").focus()
+    page.keyboard.press("Tab")
+    assert page.evaluate("document.activeElement.closest('#grid') !== null && document.activeElement.type === 'checkbox'")
+    # a snapshot's figures say they are carried in fewer bits than the run keeps
+    page.locator("#step-slider").fill("0")
+    expect(page.locator("#step-precision")).to_contain_text("6 bits a number")
+    assert page.watched.errors == []
+
+
+def test_the_worked_row_on_a_phone_says_it_scrolls_and_keeps_its_positions(chromium, page_path):
+    page = browser.open_page(chromium, page_path, width=390, height=844)
+    browser.show(page, "#row")
+    assert page.is_visible("#math-scroll")
+    holder = page.locator("#row .scroll")
+    first = page.locator("#math-table tbody tr[data-j='0'] th")
+    left = first.bounding_box()["x"]
+    holder.evaluate("box => { box.scrollLeft = 200; }")
+    page.wait_for_function("document.querySelector('#row .scroll').scrollLeft > 0")
+    assert first.bounding_box()["x"] == pytest.approx(left, abs=1)  # the position column stayed
+    wide = browser.open_page(chromium, page_path, width=1280, height=900)
+    assert not wide.is_visible("#math-scroll")
+
+
+def test_typing_a_name_after_a_toggle_keeps_the_toggle_in_the_history(chromium, page_path):
+    page = browser.open_page(chromium, page_path)
+    page.check("#mask-off")
+    page.wait_for_function("location.hash.includes('mask=off')")
+    page.click("#name-input")
+    page.keyboard.press("End")
+    page.keyboard.type("nuel")
+    page.wait_for_function("location.hash.includes('name=emmanuel')")
+    page.go_back()  # the name typed is one entry: back returns to the toggle, with the name it had
+    page.wait_for_function("location.hash.includes('name=emma&')")
+    assert page.is_checked("#mask-off") and page.input_value("#name-input") == "emma"
+    page.go_back()
+    page.wait_for_function("!location.hash.includes('mask=off')")
+    assert not page.is_checked("#mask-off")
+    assert page.watched.errors == []
