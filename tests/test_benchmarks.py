@@ -96,3 +96,17 @@ def test_a_busy_or_drifting_machine_marks_the_figures_untrusted(monkeypatch):
                         {"load_1min": 2.3, "cores": 2}, usual_peak=190.0)
     assert len(reasons) == 4 and "busy" in reasons[0] and "moved from 120.0 to 60.0" in reasons[1]
     assert "far below this machine's usual 190.0" in reasons[2] and "a: repeats" in reasons[3]
+
+
+def test_the_readmes_terminal_examples_are_found_and_a_changed_figure_is_caught(monkeypatch):
+    """benchmarks/docs_examples.py runs the README's inspect-attention examples on the run they describe: here,
+    that it finds them, and that one figure changed in the run's output is named by its line."""
+    monkeypatch.syspath_prepend(str(BENCHMARKS))
+    from docs_examples import ROOT, differs, examples
+
+    found = examples((ROOT / "README.md").read_text(encoding="utf-8"))
+    assert [command for command, _ in found] == ["minigpt inspect-attention runs/names emma --layer 0 --head 1"]
+    output = found[0][1]
+    assert differs(output, output.replace(" \n", "\n")) is None  # trailing spaces aside
+    changed = output.replace("0.67", "0.66", 1)
+    assert differs(output, changed).startswith("line 8:")

@@ -38,10 +38,17 @@ def write_explorer_page(checkpoint: Path, out: Path, text: str | None, open_page
         warn("no browser could be opened here")
 
 
+def names_a_path(word: str) -> bool:
+    try:
+        return Path(word).exists()
+    except (OSError, ValueError):  # too long to be a file's name, or a NUL in it: a name to read
+        return False
+
+
 def second_run(name: str | None, then: str | None, html: Path | None) -> tuple[Path | None, str | None]:
     """inspect-attention RUN_A RUN_B --html PAGE [NAME]: the second run (None when NAME is a name) and the name.
     A word that names an existing file or directory is a run; anything else is the name to read."""
-    if name is not None and Path(name).exists():
+    if name is not None and names_a_path(name):
         if html is None:
             raise UsageError(f"{name} is a run: two runs go on one page, so give --html PAGE (or one run and a NAME)")
         return Path(name), then
