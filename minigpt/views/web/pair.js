@@ -104,9 +104,19 @@ function apart(p, q) {
 }
 
 // a head's rows as a T x T matrix (0 where the mask hides a key)
+// (made once for each run and head: the squares, their distances and the large maps all read them)
+const madeMaps = new WeakMap();
 function mapOf(steps, l, h) {
-  const T = steps.length;
-  return steps.map((s) => Array.from({ length: T }, (_, j) => (s.weights[l] && s.weights[l][h] ? s.weights[l][h][j] || 0 : NaN)));
+  if (!madeMaps.has(steps)) madeMaps.set(steps, new Map());
+  const made = madeMaps.get(steps), key = `${l}.${h}`, T = steps.length;
+  if (!made.has(key)) {
+    made.set(key, steps.map((s) => {
+      const w = s.weights[l] && s.weights[l][h], row = new Array(T);
+      for (let j = 0; j < T; j++) row[j] = w ? w[j] || 0 : NaN;
+      return row;
+    }));
+  }
+  return made.get(key);
 }
 
 function headDistance(l, h) {
@@ -196,15 +206,19 @@ function drawMask(read) {
     row("names it generates", sides.map((side) => side.data.samples.join(", "))));
 }
 
+// A head's square: a pixel a cell (the stylesheet scales it up, unsmoothed), its colours from a table
+// of 256 made once
+const WEIGHT_COLOURS = Array.from({ length: 256 }, (_, k) => weightColour(k / 255));
 function drawThumb(canvas, steps, l, h) {
-  const T = steps.length, size = canvas.width = canvas.height = 48, cell = size / T, ctx = canvas.getContext("2d");
-  ctx.clearRect(0, 0, size, size);
-  const map = mapOf(steps, l, h);
-  if (map[0].some(Number.isNaN)) return;
+  const T = steps.length, map = mapOf(steps, l, h), ctx = canvas.getContext("2d");
+  if (canvas.width !== T) canvas.width = canvas.height = T;
+  if (map[0].some(Number.isNaN)) return ctx.clearRect(0, 0, T, T); // a head only the other model has
+  const image = ctx.createImageData(T, T);
   map.forEach((row, i) => row.forEach((w, j) => {
-    ctx.fillStyle = rgb(weightColour(w));
-    ctx.fillRect(j * cell, i * cell, Math.ceil(cell), Math.ceil(cell));
+    const [r, g, b] = WEIGHT_COLOURS[Math.round(Math.min(Math.max(w, 0), 1) * 255)], at = 4 * (i * T + j);
+    image.data[at] = r, image.data[at + 1] = g, image.data[at + 2] = b, image.data[at + 3] = 255;
   }));
+  ctx.putImageData(image, 0, 0);
 }
 
 function drawHeads() {
@@ -238,69 +252,128 @@ function drawHeads() {
   }
 }
 
-function mapTable(title, matrix, tokens, colour, format) {
-  const table = element("table", { className: "numbers map" }, element("caption", { textContent: title }));
-  const head = element("tr", {}, element("th", { scope: "col", textContent: "" }));
-  tokens.forEach((t) => head.append(element("th", { scope: "col", textContent: label(t) })));
-  table.append(head);
-  matrix.forEach((row, i) => {
-    const button = element("button", { type: "button", textContent: `${i} ${label(tokens[i])}` });
-    button.setAttribute("aria-pressed", String(i === rowOf()));
-    button.addEventListener("click", () => { state.row = i === tokens.length - 1 ? null : i; update(true); });
-    const tr = element("tr", {}, element("th", { scope: "row" }, button));
-    row.forEach((x) => {
-      const fill = colour(x), cell = element("td", { textContent: Number.isNaN(x) ? "" : format(x) });
-      if (!Number.isNaN(x)) Object.assign(cell.style, { background: rgb(fill), color: inkOn(fill) });
-      tr.append(cell);
-    });
-    table.append(tr);
-  });
-  const scroll = element("div", { className: "scroll", tabIndex: 0 }, table); // a long name's map scrolls on a phone
-  scroll.setAttribute("role", "region");
-  scroll.setAttribute("aria-label", `${title}, scrolls sideways`);
-  return scroll;
+// What never changes is built once, at the longest name both read (the maps' cells, the positions' rows);
+// a redraw writes numbers and colours into it, and hides what the current name does not use: a key
+// redraws a few hundred cells' text and colour, and the browser lays out nothing new.
+const written = (node, text) => { if (node.textContent !== text) node.textContent = text; };
+const shown = (node, on) => { if (node.hidden === on) node.hidden = !on; };
+const pressed = (node, on) => { if (node.getAttribute("aria-pressed") !== String(on)) node.setAttribute("aria-pressed", String(on)); };
+
+function pickRow(i) {
+  state.row = i === state.runs[0].length - 1 ? null : i;
+  update(true);
 }
 
+function buildMap(holder) {
+  const caption = element("caption"), head = element("tr", {}, element("th", { scope: "col" }));
+  const table = element("table", { className: "numbers map" }, caption, head);
+  const columns = [], rows = [];
+  for (let j = 0; j < longest; j++) head.append(columns[j] = element("th", { scope: "col" }));
+  for (let i = 0; i < longest; i++) {
+    const button = element("button", { type: "button" });
+    button.addEventListener("click", () => pickRow(i));
+    const cells = Array.from({ length: longest }, () => element("td"));
+    const tr = element("tr", {}, element("th", { scope: "row" }, button), ...cells);
+    rows.push({ tr, button, cells });
+    table.append(tr);
+  }
+  const scroll = element("div", { className: "scroll", tabIndex: 0 }, table); // a long name's map scrolls on a phone
+  scroll.setAttribute("role", "region");
+  holder.append(scroll);
+  return { scroll, table, caption, columns, rows };
+}
+
+function drawMap(map, title, matrix, tokens, colour, format) {
+  written(map.caption, title);
+  map.scroll.setAttribute("aria-label", `${title}, scrolls sideways`);
+  const T = tokens.length, row = rowOf();
+  const width = `${44 + 26 * T}px`; // the fixed layout's width: the row heads' column and T cells
+  if (map.table.style.width !== width) map.table.style.width = width;
+  map.columns.forEach((th, j) => { shown(th, j < T); if (j < T) written(th, label(tokens[j])); });
+  map.rows.forEach(({ tr, button, cells }, i) => {
+    shown(tr, i < T);
+    if (i >= T) return;
+    written(button, `${i} ${label(tokens[i])}`);
+    pressed(button, i === row);
+    cells.forEach((cell, j) => {
+      shown(cell, j < T);
+      if (j >= T) return;
+      const x = matrix[i][j], fill = Number.isNaN(x) ? null : colour(x);
+      written(cell, fill ? format(x) : "");
+      const background = fill ? rgb(fill) : "", ink = fill ? inkOn(fill) : "";
+      if (cell.dataset.fill !== background) {
+        Object.assign(cell.style, { background, color: ink });
+        cell.dataset.fill = background;
+      }
+    });
+  });
+}
+
+const maps = [];
 function drawMaps(read) {
+  if (!maps.length) maps.push(...[0, 1, 2].map(() => buildMap($("maps"))));
   const { layer: l, head: h } = state, [a, b] = state.runs.map((steps) => mapOf(steps, l, h));
   const both = !a[0].some(Number.isNaN) && !b[0].some(Number.isNaN);
   const difference = a.map((row, i) => row.map((x, j) => (both ? b[i][j] - x : NaN)));
-  $("maps-title").textContent = `Layer ${l}, head ${h}: A, B, and B − A`;
-  const percent = (x) => Math.round(x * 100);
+  written($("maps-title"), `Layer ${l}, head ${h}: A, B, and B − A`);
+  const percent = (x) => String(Math.round(x * 100));
   const signed = (x) => (Math.round(x * 100) === 0 ? "0" : `${x > 0 ? "+" : "−"}${Math.abs(Math.round(x * 100))}`);
-  $("maps").replaceChildren(
-    mapTable("A: weights in percent", a, read.tokens, weightColour, percent),
-    mapTable("B: weights in percent", b, read.tokens, weightColour, percent),
-    mapTable("B − A, in points", difference, read.tokens, differenceColour, signed));
+  drawMap(maps[0], "A: weights in percent", a, read.tokens, weightColour, percent);
+  drawMap(maps[1], "B: weights in percent", b, read.tokens, weightColour, percent);
+  drawMap(maps[2], "B − A, in points", difference, read.tokens, differenceColour, signed);
+}
+
+const positions = [], bars = [];
+function buildNext() {
+  const table = $("positions");
+  table.append(element("tr", {}, ...["position", "next", "p A", "p B", "loss A", "loss B", "apart"]
+    .map((text) => element("th", { scope: "col", textContent: text }))));
+  for (let t = 0; t < longest; t++) {
+    const button = element("button", { type: "button" });
+    button.addEventListener("click", () => pickRow(t));
+    const cells = Array.from({ length: 6 }, () => element("td"));
+    const tr = element("tr", {}, element("th", { scope: "row" }, button), ...cells);
+    positions.push({ tr, button, cells });
+    table.append(tr);
+  }
+  $("row-bars").append(element("tr", {}, ...["next", "A", "", "B", ""].map((text) => element("th", { scope: "col", textContent: text }))));
+  for (let k = 0; k < Math.min(8, vocab.length + 1); k++) {
+    const cells = [element("td"), element("td"), element("td", {}, element("span", { className: "bar a" })),
+                   element("td"), element("td", {}, element("span", { className: "bar b" }))];
+    bars.push(cells);
+    $("row-bars").append(element("tr", {}, ...cells));
+  }
 }
 
 function drawNext(read) {
+  if (!positions.length) buildNext();
   const [a, b] = state.runs, T = read.tokens.length;
   const gaps = a.map((s, t) => apart(s.probs, b[t].probs));
   const most = gaps.indexOf(Math.max(...gaps)), likeliest = (s) => MiniGPTModel.argmax(s.probs);
   const guess = (s) => `“${label(likeliest(s))}” (${fixed(s.probs[likeliest(s)])})`;
-  $("disagree").textContent = `They disagree most at position ${most}, after “${read.kept.slice(0, most).join("")}”: ` +
-    `A expects ${guess(a[most])}, B expects ${guess(b[most])} (distributions ${fixed(gaps[most])} apart).`;
-  const table = $("positions");
-  table.replaceChildren(element("tr", {}, ...["position", "next", "p A", "p B", "loss A", "loss B", "apart"]
-    .map((text) => element("th", { scope: "col", textContent: text }))));
-  for (let t = 0; t < T; t++) {
-    const target = read.targets[t], button = element("button", { type: "button", textContent: `${t} ${label(read.tokens[t])}` });
-    button.addEventListener("click", () => { state.row = t === T - 1 ? null : t; update(true); });
-    const p = (s) => (target === null ? "–" : fixed(s.probs[target], 3));
-    const tr = element("tr", { className: [t === rowOf() ? "selected" : "", t === most ? "most" : ""].join(" ").trim() },
-      element("th", { scope: "row" }, button),
-      ...[target === null ? "(cut)" : label(target), p(a[t]), p(b[t]), fixed(a[t].loss, 3), fixed(b[t].loss, 3), fixed(gaps[t])]
-        .map((text) => element("td", { textContent: text })));
-    table.append(tr);
-  }
-  const i = rowOf(), shown = [...a[i].probs.keys()].sort((x, y) => Math.max(b[i].probs[y], a[i].probs[y]) - Math.max(b[i].probs[x], a[i].probs[x])).slice(0, 8);
-  $("row-title").textContent = `After “${read.kept.slice(0, i).join("")}” (position ${i}): the likeliest next characters`;
-  const bar = (cls, p) => element("span", { className: `bar ${cls}`, style: `width:${Math.round(p * 120)}px` });
-  $("row-bars").replaceChildren(element("tr", {}, ...["next", "A", "", "B", ""].map((text) => element("th", { scope: "col", textContent: text }))),
-    ...shown.map((token) => element("tr", {}, element("td", { textContent: label(token) }),
-      element("td", { textContent: fixed(a[i].probs[token], 3) }), element("td", {}, bar("a", a[i].probs[token])),
-      element("td", { textContent: fixed(b[i].probs[token], 3) }), element("td", {}, bar("b", b[i].probs[token])))));
+  written($("disagree"), `They disagree most at position ${most}, after “${read.kept.slice(0, most).join("")}”: ` +
+    `A expects ${guess(a[most])}, B expects ${guess(b[most])} (distributions ${fixed(gaps[most])} apart).`);
+  positions.forEach(({ tr, button, cells }, t) => {
+    shown(tr, t < T);
+    if (t >= T) return;
+    const target = read.targets[t], p = (s) => (target === null ? "–" : fixed(s.probs[target], 3));
+    written(button, `${t} ${label(read.tokens[t])}`);
+    tr.classList.toggle("selected", t === rowOf());
+    tr.classList.toggle("most", t === most);
+    [target === null ? "(cut)" : label(target), p(a[t]), p(b[t]), fixed(a[t].loss, 3), fixed(b[t].loss, 3), fixed(gaps[t])]
+      .forEach((text, k) => written(cells[k], text));
+  });
+  const i = rowOf(), top = (probs) => Math.max(probs[0], probs[1]);
+  const order = [...a[i].probs.keys()].sort((x, y) => top([b[i].probs[y], a[i].probs[y]]) - top([b[i].probs[x], a[i].probs[x]]));
+  written($("row-title"), `After “${read.kept.slice(0, i).join("")}” (position ${i}): the likeliest next characters`);
+  bars.forEach((cells, k) => {
+    const token = order[k], pa = a[i].probs[token], pb = b[i].probs[token];
+    written(cells[0], label(token));
+    written(cells[1], fixed(pa, 3));
+    cells[2].firstChild.style.width = `${Math.round(pa * 120)}px`;
+    written(cells[3], fixed(pb, 3));
+    cells[4].firstChild.style.width = `${Math.round(pb * 120)}px`;
+  });
 }
 
 function drawNames() {
@@ -409,6 +482,7 @@ function setName(name) {
 }
 
 function start() {
+  document.documentElement.style.setProperty("--longest", longest);
   drawCards();
   if (bothSnapshots) {
     const slider = $("step-slider");
