@@ -103,17 +103,18 @@ def test_one_head_row_and_step_are_shown_in_both_and_kept_in_the_address(chromiu
     assert page.input_value("#name-input") == "anna"
     assert page.inner_text("#maps-title").startswith("Layer 1, head 1")
     assert page.locator("#heads button[aria-pressed=true]").get_attribute("data-layer") == "1"
-    tables = page.locator("#maps table")
-    assert tables.count() == 3
+    maps = page.locator("#maps .map-box")
+    assert maps.count() == 3
     for n in range(3):  # the same row picked in A, B and their difference
-        assert tables.nth(n).locator("th button[aria-pressed=true]").inner_text() == "2 n"
-    # B - A is the difference of the two maps shown, in points
+        assert maps.nth(n).locator(".map-rows button[aria-pressed=true]").inner_text() == "2 n"
+    # B - A is the difference of the two maps shown, in points; a screen reader hears the picked row's numbers
     got = page.evaluate("() => minigpt.forward('anna')")
     a, b = (got[side][2]["weights"][1][1] + [0, 0] for side in "ab")
-    shown = [cell.inner_text() for cell in tables.nth(2).locator("tr").nth(3).locator("td:not([hidden])").all()]
-    assert len(shown) == 5
-    for text, x, y in zip(shown, a, b):
+    shown = page.evaluate("() => minigpt.shownMaps()")
+    assert len(shown[2][2]) == 5 and shown[0][2][:3] == [str(round(100 * x)) for x in a[:3]]
+    for text, x, y in zip(shown[2][2], a, b):
         assert abs(float(text.replace("−", "-")) - (y - x) * 100) <= 0.5 + 1e-9
+    assert page.locator("#maps .visually-hidden").nth(2).inner_text().startswith("B − A, in points, row 2 (n): ")
     # the step slider moves both models to their snapshots, and the address keeps the step
     slider = page.locator("#step-slider")
     slider.fill("0")

@@ -206,19 +206,35 @@ function drawMask(read) {
     row("names it generates", sides.map((side) => side.data.samples.join(", "))));
 }
 
-// A head's square: a pixel a cell (the stylesheet scales it up, unsmoothed), its colours from a table
-// of 256 made once
+// A head's two squares, A's and B's, on one canvas a pixel a cell with a column between them (the
+// stylesheet scales it up, unsmoothed), their colours from a table of 256 made once;
 const WEIGHT_COLOURS = Array.from({ length: 256 }, (_, k) => weightColour(k / 255));
-function drawThumb(canvas, steps, l, h) {
-  const T = steps.length, map = mapOf(steps, l, h), ctx = canvas.getContext("2d");
-  if (canvas.width !== T) canvas.width = canvas.height = T;
-  if (map[0].some(Number.isNaN)) return ctx.clearRect(0, 0, T, T); // a head only the other model has
-  const image = ctx.createImageData(T, T);
-  map.forEach((row, i) => row.forEach((w, j) => {
-    const [r, g, b] = WEIGHT_COLOURS[Math.round(Math.min(Math.max(w, 0), 1) * 255)], at = 4 * (i * T + j);
-    image.data[at] = r, image.data[at + 1] = g, image.data[at + 2] = b, image.data[at + 3] = 255;
+// every head's pair on one sheet, a strip of T rows each, put at once; each button's canvas copies its strip
+const sheet = document.createElement("canvas");
+function drawPairs(canvases) {
+  const T = state.runs[0].length, W = 2 * T + 1, ctx = sheet.getContext("2d");
+  if (sheet.width !== W || sheet.height !== T * canvases.length) {
+    Object.assign(sheet, { width: W, height: T * canvases.length });
+    sheet.image = ctx.createImageData(W, T * canvases.length);
+  }
+  const data = sheet.image.data;
+  data.fill(0);
+  canvases.forEach(({ l, h }, n) => state.runs.forEach((steps, side) => {
+    const map = mapOf(steps, l, h);
+    if (map[0].some(Number.isNaN)) return; // a head only the other model has
+    map.forEach((row, i) => row.forEach((w, j) => {
+      const [r, g, b] = WEIGHT_COLOURS[Math.round(Math.min(Math.max(w, 0), 1) * 255)];
+      const at = 4 * ((n * T + i) * W + side * (T + 1) + j);
+      data[at] = r, data[at + 1] = g, data[at + 2] = b, data[at + 3] = 255;
+    }));
   }));
-  ctx.putImageData(image, 0, 0);
+  ctx.putImageData(sheet.image, 0, 0);
+  canvases.forEach(({ canvas }, n) => {
+    if (canvas.width !== W || canvas.height !== T) Object.assign(canvas, { width: W, height: T });
+    const into = canvas.getContext("2d");
+    into.globalCompositeOperation = "copy"; // the strip's pixels replace the canvas's, transparent ones too
+    into.drawImage(sheet, 0, n * T, W, T, 0, 0, W, T);
+  });
 }
 
 function drawHeads() {
@@ -227,8 +243,7 @@ function drawHeads() {
     for (let l = 0; l < layers; l++) {
       const row = element("div", { className: "layer-row" }, element("span", { textContent: `layer ${l}` }));
       for (let h = 0; h < heads; h++) {
-        const button = element("button", { type: "button", className: "pair-head" },
-          element("canvas"), element("canvas"), element("span"));
+        const button = element("button", { type: "button", className: "pair-head" }, element("canvas"), element("span"));
         button.dataset.layer = l;
         button.dataset.head = h;
         button.addEventListener("click", () => { Object.assign(state, { layer: l, head: h }); update(true); });
@@ -237,18 +252,16 @@ function drawHeads() {
       box.append(row);
     }
   }
-  const [rolesA, rolesB] = [rolesOf(A), rolesOf(B)];
-  for (const button of box.querySelectorAll("button")) {
+  const [rolesA, rolesB] = [rolesOf(A), rolesOf(B)], buttons = [...box.querySelectorAll("button")];
+  drawPairs(buttons.map((button) => ({ canvas: button.firstChild, l: +button.dataset.layer, h: +button.dataset.head })));
+  for (const button of buttons) {
     const l = +button.dataset.layer, h = +button.dataset.head, distance = headDistance(l, h);
-    const [ca, cb] = button.querySelectorAll("canvas");
-    drawThumb(ca, state.runs[0], l, h);
-    drawThumb(cb, state.runs[1], l, h);
-    button.querySelector("span").textContent = `${l}.${h} · ${fixed(distance)}`;
+    written(button.lastChild, `${l}.${h} · ${fixed(distance)}`);
     const roleText = (side, roles) => (side.config.causal === false ? "trained without the mask"
       : (roles.labels && roles.labels[l] && roles.labels[l][h]) || "not in this model");
-    button.setAttribute("aria-label", `layer ${l} head ${h}: A ${roleText(A, rolesA)}, B ${roleText(B, rolesB)}; ` +
-      `rows apart ${fixed(distance)}`);
-    button.setAttribute("aria-pressed", String(l === state.layer && h === state.head));
+    const said = `layer ${l} head ${h}: A ${roleText(A, rolesA)}, B ${roleText(B, rolesB)}; rows apart ${fixed(distance)}`;
+    if (button.getAttribute("aria-label") !== said) button.setAttribute("aria-label", said);
+    pressed(button, l === state.layer && h === state.head);
   }
 }
 
@@ -257,6 +270,7 @@ function drawHeads() {
 // redraws a few hundred cells' text and colour, and the browser lays out nothing new.
 const written = (node, text) => { if (node.textContent !== text) node.textContent = text; };
 const shown = (node, on) => { if (node.hidden === on) node.hidden = !on; };
+const seen = (node, on) => { const v = on ? "" : "hidden"; if (node.style.visibility !== v) node.style.visibility = v; };
 const pressed = (node, on) => { if (node.getAttribute("aria-pressed") !== String(on)) node.setAttribute("aria-pressed", String(on)); };
 
 function pickRow(i) {
@@ -264,50 +278,95 @@ function pickRow(i) {
   update(true);
 }
 
+// A map is painted on a canvas (its letters, cells and numbers), beside a column of buttons, a row each, that
+// pick the row; what a screen reader hears is the picked row's numbers, in a line of text. Painting a canvas
+// again costs the browser a picture, where hundreds of cells of text would cost it each cell's text.
+const CELL_W = 26, CELL_H = 22;
 function buildMap(holder) {
-  const caption = element("caption"), head = element("tr", {}, element("th", { scope: "col" }));
-  const table = element("table", { className: "numbers map" }, caption, head);
-  const columns = [], rows = [];
-  for (let j = 0; j < longest; j++) head.append(columns[j] = element("th", { scope: "col" }));
-  for (let i = 0; i < longest; i++) {
+  const n = holder.childElementCount, title = element("p", { className: "map-title", id: `map-${n}` });
+  const buttons = element("div", { className: "map-rows" }, element("span"));
+  const rows = Array.from({ length: longest }, (_, i) => {
     const button = element("button", { type: "button" });
     button.addEventListener("click", () => pickRow(i));
-    const cells = Array.from({ length: longest }, () => element("td"));
-    const tr = element("tr", {}, element("th", { scope: "row" }, button), ...cells);
-    rows.push({ tr, button, cells });
-    table.append(tr);
-  }
-  const scroll = element("div", { className: "scroll", tabIndex: 0 }, table); // a long name's map scrolls on a phone
+    buttons.append(button);
+    return button;
+  });
+  const canvas = element("canvas", { className: "map-picture" });
+  canvas.setAttribute("aria-hidden", "true");
+  const ratio = window.devicePixelRatio || 1;
+  canvas.width = Math.round(CELL_W * longest * ratio);
+  canvas.height = Math.round(CELL_H * (longest + 1) * ratio);
+  Object.assign(canvas.style, { width: `${CELL_W * longest}px`, height: `${CELL_H * (longest + 1)}px` });
+  const ctx = canvas.getContext("2d");
+  ctx.scale(ratio, ratio);
+  const said = element("p", { className: "visually-hidden" });
+  const scroll = element("div", { className: "scroll map-box", tabIndex: 0 }, element("div", { className: "map-grid" }, buttons, canvas));
   scroll.setAttribute("role", "region");
-  holder.append(scroll);
-  return { scroll, table, caption, columns, rows };
+  scroll.setAttribute("aria-labelledby", title.id);
+  holder.append(element("div", {}, title, scroll, said));
+  return { title, rows, ctx, said, numbers: [] };
 }
 
+// Each cell is painted only when what it shows changed (typing at the end of a name changes the last row
+// and column): `map.painted` keeps what each cell and heading shows.
 function drawMap(map, title, matrix, tokens, colour, format) {
-  written(map.caption, title);
-  map.scroll.setAttribute("aria-label", `${title}, scrolls sideways`);
-  const T = tokens.length, row = rowOf();
-  const width = `${44 + 26 * T}px`; // the fixed layout's width: the row heads' column and T cells
-  if (map.table.style.width !== width) map.table.style.width = width;
-  map.columns.forEach((th, j) => { shown(th, j < T); if (j < T) written(th, label(tokens[j])); });
-  map.rows.forEach(({ tr, button, cells }, i) => {
-    shown(tr, i < T);
-    if (i >= T) return;
-    written(button, `${i} ${label(tokens[i])}`);
-    pressed(button, i === row);
-    cells.forEach((cell, j) => {
-      shown(cell, j < T);
-      if (j >= T) return;
-      const x = matrix[i][j], fill = Number.isNaN(x) ? null : colour(x);
-      written(cell, fill ? format(x) : "");
-      const background = fill ? rgb(fill) : "", ink = fill ? inkOn(fill) : "";
-      if (cell.dataset.fill !== background) {
-        Object.assign(cell.style, { background, color: ink });
-        cell.dataset.fill = background;
+  written(map.title, title);
+  const T = tokens.length, row = rowOf(), ctx = map.ctx;
+  if (!map.painted) map.painted = { heads: [], cells: Array.from({ length: longest }, () => []), row: null };
+  const painted = map.painted;
+  ctx.font = "10px ui-monospace, Menlo, Consolas, monospace";
+  ctx.textAlign = "center";
+  ctx.textBaseline = "middle";
+  for (let j = 0; j < longest; j++) { // the letters over the columns
+    const text = j < T ? label(tokens[j]) : "";
+    if (painted.heads[j] === text) continue;
+    ctx.clearRect(j * CELL_W, 0, CELL_W, CELL_H);
+    ctx.fillStyle = "#1d1d27";
+    ctx.fillText(text, (j + 0.5) * CELL_W, CELL_H / 2);
+    painted.heads[j] = text;
+  }
+  if (painted.row !== null && painted.row !== row) painted.cells[painted.row] = []; // its outline goes: paint it again
+  map.numbers = [];
+  for (let i = 0; i < longest; i++) {
+    const numbers = [];
+    for (let j = 0; j < longest; j++) {
+      const x = i < T && j < T ? matrix[i][j] : NaN, fill = Number.isNaN(x) ? null : colour(x);
+      const text = fill ? format(x) : "", key = fill ? `${text}|${fill.css}` : "";
+      if (i < T && j < T) numbers.push(text);
+      if (painted.cells[i][j] === key) continue;
+      ctx.clearRect(j * CELL_W, (i + 1) * CELL_H, CELL_W, CELL_H);
+      if (fill) {
+        ctx.fillStyle = fill.css;
+        ctx.fillRect(j * CELL_W, (i + 1) * CELL_H, CELL_W, CELL_H);
+        ctx.fillStyle = fill.ink;
+        ctx.fillText(text, (j + 0.5) * CELL_W, (i + 1.5) * CELL_H);
       }
-    });
+      painted.cells[i][j] = key;
+    }
+    if (i < T) map.numbers.push(numbers);
+  }
+  ctx.strokeStyle = "#d9480f";
+  ctx.lineWidth = 2;
+  ctx.strokeRect(1, (row + 1) * CELL_H + 1, T * CELL_W - 2, CELL_H - 2); // the picked row
+  painted.cells[row] = []; // its outline is over its cells: they are painted again next time
+  painted.row = row;
+  map.rows.forEach((button, i) => {
+    seen(button, i < T);
+    written(button, i < T ? `${i} ${label(tokens[i])}` : "");
+    pressed(button, i === row);
   });
+  written(map.said, `${title}, row ${row} (${label(tokens[row])}): ` +
+    map.numbers[row].map((text, j) => `${text || "none"} on ${j} ${label(tokens[j])}`).join(", "));
 }
+
+// the maps' colours, 256 of each made once: a colour as CSS and the ink that reads on it
+const palette = (colour) => Array.from({ length: 256 }, (_, k) => {
+  const fill = colour(k / 255);
+  return { css: rgb(fill), ink: inkOn(fill) };
+});
+const WEIGHTS_PALETTE = palette(weightColour), DIFFERENCE_PALETTE = palette((x) => differenceColour(2 * x - 1));
+const byte = (x) => Math.round(Math.min(Math.max(x, 0), 1) * 255);
+const weightFill = (w) => WEIGHTS_PALETTE[byte(w)], differenceFill = (d) => DIFFERENCE_PALETTE[byte((d + 1) / 2)];
 
 const maps = [];
 function drawMaps(read) {
@@ -318,9 +377,9 @@ function drawMaps(read) {
   written($("maps-title"), `Layer ${l}, head ${h}: A, B, and B − A`);
   const percent = (x) => String(Math.round(x * 100));
   const signed = (x) => (Math.round(x * 100) === 0 ? "0" : `${x > 0 ? "+" : "−"}${Math.abs(Math.round(x * 100))}`);
-  drawMap(maps[0], "A: weights in percent", a, read.tokens, weightColour, percent);
-  drawMap(maps[1], "B: weights in percent", b, read.tokens, weightColour, percent);
-  drawMap(maps[2], "B − A, in points", difference, read.tokens, differenceColour, signed);
+  drawMap(maps[0], "A: weights in percent", a, read.tokens, weightFill, percent);
+  drawMap(maps[1], "B: weights in percent", b, read.tokens, weightFill, percent);
+  drawMap(maps[2], "B − A, in points", difference, read.tokens, differenceFill, signed);
 }
 
 const positions = [], bars = [];
@@ -469,11 +528,40 @@ function update(push = false) {
   drawMask(read);
   drawHeads();
   drawMaps(read);
-  drawNext(read);
+  drawNextWhenSeen();
   if (state.rolesAt !== state.step) drawRoles(); // the roles do not depend on the name
   state.rolesAt = state.step;
-  writeAddress(push);
+  addressSoon(push);
 }
+
+// The address is written after the frame that shows the view (writing history takes a few milliseconds a
+// key); several changes before it are one write, which adds a history entry if any of them would.
+let addressPending = null;
+function addressSoon(push) {
+  if (addressPending !== null) {
+    addressPending = addressPending || push;
+    return;
+  }
+  addressPending = push;
+  requestAnimationFrame(() => setTimeout(() => {
+    const adds = addressPending;
+    addressPending = null;
+    writeAddress(adds);
+  }));
+}
+
+// The next characters' panel, below the first screen, is drawn when it is in sight (and marked aria-busy
+// until then): a key redraws what can be seen.
+const nextPanel = { seen: false, stale: true };
+function drawNextWhenSeen() {
+  nextPanel.stale = !nextPanel.seen;
+  if (nextPanel.seen) drawNext(readName(state.name));
+  $("next-section").setAttribute("aria-busy", String(nextPanel.stale));
+}
+new IntersectionObserver(([entry]) => {
+  nextPanel.seen = entry.isIntersecting;
+  if (nextPanel.seen && nextPanel.stale && state.runs) drawNextWhenSeen();
+}).observe($("next-section"));
 
 function setName(name) {
   state.name = $("name-input").value = name;
@@ -502,6 +590,9 @@ function start() {
 }
 
 // the console's view of the page, and the tests': both models' run on a text
+// the numbers each map shows now, row by row (the tests read them)
+const shownMaps = () => maps.map((map) => map.numbers);
+
 function forward(text) {
   const read = readName(text);
   const one = (side) => run(side, read).map(({ logits, weights, loss }) => ({ logits, weights, loss }));
@@ -509,6 +600,6 @@ function forward(text) {
 }
 
 start();
-return { forward, matchedHeads, state };
+return { forward, matchedHeads, shownMaps, state };
 })();
-const minigpt = { forward: Pair.forward, matchedHeads: Pair.matchedHeads };
+const minigpt = { forward: Pair.forward, matchedHeads: Pair.matchedHeads, shownMaps: Pair.shownMaps };
