@@ -34,7 +34,7 @@ PARTS = {  # screenshots of each part of the page, as a learner meets them
 # path), timed inside the page from the keydown event to the first frame painted after it: the
 # frame is the requestAnimationFrame after the redraw, and a message posted from it runs once the
 # frame has been produced. Typing alternates a character and Backspace so the name stays 14-15 long.
-KEY_TO_FRAME_SETUP = """() => {
+KEY_TO_FRAME_SETUP = """(name) => {
     const box = document.getElementById("name-input");
     window.__frames = [];
     box.addEventListener("keydown", (event) => {
@@ -45,10 +45,22 @@ KEY_TO_FRAME_SETUP = """() => {
             channel.port2.postMessage(null);
         });
     });
-    box.value = "abcdefghijklmn".slice(0, minigpt.config.model.block_size - 2);
+    box.value = name;
     box.dispatchEvent(new Event("input"));
     box.focus();
 }"""
+
+
+def key_to_frame(page, name: str = "abcdefghijklmn", keys: int = 100) -> dict:
+    """A real key press's time to the next frame on a page with a #name-input box (a character and
+    Backspace in turn at the end of `name`, after 20 that warm up): its median and 95th percentile."""
+    page.evaluate(KEY_TO_FRAME_SETUP, name)
+    for n in range(20 + keys):
+        page.keyboard.press("o" if n % 2 == 0 else "Backspace")
+        page.wait_for_function(f"window.__frames.length > {n}")
+    frames = sorted(page.evaluate("window.__frames.slice(20)"))
+    return {"key_to_frame_ms": round(frames[len(frames) // 2], 1), "key_to_frame_p95_ms": round(frames[int(len(frames) * 0.95)], 1)}
+
 
 TIME_IN_PAGE = """([what, repeats]) => {
     const name = "abcdefghijklmno".slice(0, minigpt.config.model.block_size - 1);
@@ -128,13 +140,7 @@ def main() -> None:
                 results["step_slider_ms"] = round(statistics.median(moves), 1)
                 results["step_slider_p95_ms"] = round(moves[int(len(moves) * 0.95)], 1)
                 page.evaluate("minigpt.showSnapshot(+document.getElementById('step-slider').max)")
-            page.evaluate(KEY_TO_FRAME_SETUP)
-            for n in range(20 + 100):  # the first 20 warm up
-                page.keyboard.press("o" if n % 2 == 0 else "Backspace")
-                page.wait_for_function(f"window.__frames.length > {n}")
-            frames = sorted(page.evaluate("window.__frames.slice(20)"))
-            results["key_to_frame_ms"] = round(frames[len(frames) // 2], 1)
-            results["key_to_frame_p95_ms"] = round(frames[int(len(frames) * 0.95)], 1)
+            results.update(key_to_frame(page, "abcdefghijklmn"[: page.evaluate("minigpt.config.model.block_size") - 2]))
             if args.trace:
                 results.update(trace_keys(chromium, page, first=20 + 100))
             results["errors"] = page.watched.errors

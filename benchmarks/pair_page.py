@@ -22,25 +22,9 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 import browser  # noqa: E402
 
+from explorer import key_to_frame  # noqa: E402
 from minigpt.views.explorer_page import write_page  # noqa: E402
 from minigpt.views.pair_page import write_pair_page  # noqa: E402
-
-KEY_TO_FRAME_SETUP = """() => {
-    const box = document.getElementById("name-input");
-    window.__frames = [];
-    box.addEventListener("keydown", (event) => {
-        const start = event.timeStamp;
-        requestAnimationFrame(() => {
-            const channel = new MessageChannel();
-            channel.port1.onmessage = () => window.__frames.push(performance.now() - start);
-            channel.port2.postMessage(null);
-        });
-    });
-    box.value = "abcdefghijklmn";
-    box.dispatchEvent(new Event("input"));
-    box.focus();
-}"""
-
 
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -69,13 +53,7 @@ def main() -> None:
                 page.close()
             results["open_ms"] = round(statistics.median(loads), 1)
             page = browser.open_page(chromium, pair)
-            page.evaluate(KEY_TO_FRAME_SETUP)
-            for n in range(20 + args.keys):  # the first 20 warm up
-                page.keyboard.press("o" if n % 2 == 0 else "Backspace")
-                page.wait_for_function(f"window.__frames.length > {n}")
-            frames = sorted(page.evaluate("window.__frames.slice(20)"))
-            results["key_to_frame_ms"] = round(frames[len(frames) // 2], 1)
-            results["key_to_frame_p95_ms"] = round(frames[int(len(frames) * 0.95)], 1)
+            results.update(key_to_frame(page, keys=args.keys))
             results["errors"] = page.watched.errors
     for key, value in results.items():
         print(f"{key:>22}  {value}")

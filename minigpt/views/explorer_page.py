@@ -49,7 +49,7 @@ def explorer_script() -> str:
 def render_page(data: dict) -> str:
     """The template with its stylesheet, data and scripts put in place (in one pass, so no part is read twice)."""
     parts = {
-        "CSS": web_file("explorer.css"),
+        "CSS": web_file("base.css") + web_file("explorer.css"),
         "DATA": script_json(data),
         "MODEL_JS": web_file("model.js"),
         "EXPLORER_JS": explorer_script(),
