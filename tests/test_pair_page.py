@@ -140,7 +140,9 @@ def test_a_model_beside_itself_matches_every_head_to_itself(chromium, pair):
     matched = page.evaluate("() => minigpt.matchedHeads()")
     assert matched and all((m["la"], m["ha"]) == (m["lb"], m["hb"]) and m["distance"] == 0 for m in matched)
     assert "are the same" in page.inner_text("#differences")
-    assert all(button.inner_text().endswith("· 0.00") for button in page.locator("#heads button").all())
+    page.wait_for_function("document.querySelectorAll('#heads button span').length === 4 && "
+                           "[...document.querySelectorAll('#heads button span')].every((s) => s.textContent)")
+    assert [button.inner_text() for button in page.locator("#heads button").all()] == [f"{l}.{h} · 0.00" for l in range(2) for h in range(2)]
     assert page.watched.errors == []
 
 

@@ -85,11 +85,15 @@ function run(side, read) {
   const steps = MiniGPTModel.forward(model, read.tokens, { reads: readsOf(side), known: shared ? last.steps.slice(0, shared) : [] });
   side.last = { model, tokens: read.tokens, steps };
   return steps.map((s, t) => {
-    const probs = MiniGPTModel.softmax(Array.from(s.logits)), target = read.targets[t];
-    return { logits: Array.from(s.logits), probs, weights: s.layers.map((layer) => layer.weights),
-             loss: target === null ? null : -Math.log(probs[target]) };
+    if (!derived.has(s)) { // a position computed once is read once: its probabilities and weights kept with it
+      const logits = Array.from(s.logits);
+      derived.set(s, { logits, probs: MiniGPTModel.softmax(logits), weights: s.layers.map((layer) => layer.weights) });
+    }
+    const { logits, probs, weights } = derived.get(s), target = read.targets[t];
+    return { logits, probs, weights, loss: target === null ? null : -Math.log(probs[target]) };
   });
 }
+const derived = new WeakMap(); // a forward pass's position -> what the page reads of it
 
 const meanLoss = (steps) => {
   const losses = steps.map((s) => s.loss).filter((x) => x !== null);
@@ -526,12 +530,21 @@ function update(push = false) {
   state.runs = [run(A, read), run(B, read)];
   drawReading(read);
   drawMask(read);
-  drawHeads();
   drawMaps(read);
+  headsSoon();
   drawNextWhenSeen();
   if (state.rolesAt !== state.step) drawRoles(); // the roles do not depend on the name
   state.rolesAt = state.step;
   addressSoon(push);
+}
+
+// The squares of every head follow in the frame after the one that shows the name and the maps: a key's own
+// frame holds what was typed and the head looked at, and several keys before the next frame are one redraw.
+let headsPending = false;
+function headsSoon() {
+  if (headsPending) return;
+  headsPending = true;
+  requestAnimationFrame(() => setTimeout(() => { headsPending = false; drawHeads(); })); // after the frame is made
 }
 
 // The address is written after the frame that shows the view (writing history takes a few milliseconds a
