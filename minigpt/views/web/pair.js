@@ -198,16 +198,18 @@ function drawMask(read) {
     })));
     return sum / rows;
   };
-  const row = (name, [a, b]) => element("tr", {}, element("th", { scope: "row", textContent: name }),
-    element("td", { textContent: a }), element("td", { textContent: b }));
-  $("mask-table").replaceChildren(
-    element("tr", {}, ...["", `A: ${A.data.run}`, `B: ${B.data.run}`].map((text) => element("th", { scope: "col", textContent: text }))),
-    row("trained with the mask", unmasked.map((u) => (u ? "no" : "yes"))),
-    row("training loss at the end", sides.map((side) => fixed(lastTrain(side), 4))),
-    row("best validation loss", sides.map((side) => fixed(side.data.card.best_val_loss, 4))),
-    row(`loss on “${read.kept.join("")}”`, state.runs.map((steps) => fixed(meanLoss(steps), 4))),
-    row("weight on later positions", state.runs.map((steps) => `${fixed(100 * ahead(steps), 1)}%`)),
-    row("names it generates", sides.map((side) => side.data.samples.join(", "))));
+  const rows = [["trained with the mask", unmasked.map((u) => (u ? "no" : "yes"))],
+    ["training loss at the end", sides.map((side) => fixed(lastTrain(side), 4))],
+    ["best validation loss", sides.map((side) => fixed(side.data.card.best_val_loss, 4))],
+    [`loss on “${read.kept.join("")}”`, state.runs.map((steps) => fixed(meanLoss(steps), 4))],
+    ["weight on later positions", state.runs.map((steps) => `${fixed(100 * ahead(steps), 1)}%`)],
+    ["names it generates", sides.map((side) => side.data.samples.join(", "))]];
+  const table = $("mask-table");
+  if (!table.rows.length) { // built once; a key writes its numbers into it
+    table.append(element("tr", {}, ...["", `A: ${A.data.run}`, `B: ${B.data.run}`].map((text) => element("th", { scope: "col", textContent: text }))),
+      ...rows.map(() => element("tr", {}, element("th", { scope: "row" }), element("td"), element("td"))));
+  }
+  rows.forEach(([name, values], k) => [name, ...values].forEach((text, n) => written(table.rows[k + 1].cells[n], text)));
 }
 
 // A head's two squares, A's and B's, on one canvas a pixel a cell with a column between them (the
