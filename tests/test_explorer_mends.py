@@ -160,3 +160,12 @@ def test_typing_a_name_after_a_toggle_keeps_the_toggle_in_the_history(chromium, 
     page.wait_for_function("!location.hash.includes('mask=off')")
     assert not page.is_checked("#mask-off")
     assert page.watched.errors == []
+
+
+def test_the_worked_rows_formula_follows_the_mask(chromium, page_path):
+    page = browser.open_page(chromium, page_path)
+    expect(page.locator("#math-formula")).to_contain_text("with −∞ for every later j")
+    page.check("#mask-off")
+    expect(page.locator("#math-formula")).to_contain_text("every j: the mask is off")
+    assert "−∞" not in page.inner_text("#math-formula")
+    assert page.watched.errors == []

@@ -90,3 +90,24 @@ def test_explore_says_what_is_wrong_in_one_line_and_how_to_keep_the_page(trained
     assert saved.read_text(encoding="utf-8") == explorer.page and '"snapshots":null' in explorer.page
     with pytest.raises(UsageError, match="already exists"):
         explorer.save(saved)
+
+
+def test_explore_checks_its_arguments_and_takes_the_free_cores_as_the_commands_do(trained_run, monkeypatch):
+    import os
+
+    from minigpt import explore
+    from minigpt.common.errors import UsageError
+
+    for wrong in ({"text": 5}, {"text": b"emma"}, {"text": ["emma"]}, {"snapshots": "no"}):
+        with pytest.raises(UsageError, match="explore's"):
+            explore(trained_run[0], **wrong)
+    if (os.cpu_count() or 1) < 2:
+        pytest.skip("one core: nothing to choose")
+    monkeypatch.delenv("OMP_NUM_THREADS", raising=False)  # the suite sets it; a notebook has none
+    monkeypatch.setattr("minigpt.machine.threads.busy_cores", lambda seconds: os.cpu_count() - 1.0)  # one core free
+    torch.set_num_threads(2)
+    try:
+        explore(trained_run[0], snapshots=False)
+        assert torch.get_num_threads() == 1
+    finally:
+        torch.set_num_threads(1)

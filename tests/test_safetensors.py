@@ -144,6 +144,9 @@ def test_a_plain_export_works_on_every_model(tmp_path):
     result = runner.invoke(app, ["export", str(default_like.run_dir), str(tmp_path / "names.json")])
     assert result.exit_code == 0 and "writing safetensors into" in result.stderr
     assert sorted(p.name for p in (tmp_path / "names").iterdir()) == ["config.json", "model.safetensors"]
+    # the import a user types next, of the name they gave, says where the export went
+    missed = runner.invoke(app, ["import", str(tmp_path / "names.json"), str(tmp_path / "back.pt")])
+    assert missed.exit_code == 2 and f"writes safetensors into {tmp_path / 'names'} instead" in missed.stderr
     refused = runner.invoke(app, ["export", str(default_like.run_dir), str(tmp_path / "x.json"), "--format", "microgpt"])
     assert refused.exit_code == 2 and "microgpt cannot run this architecture" in refused.stderr
     from minigpt.recipes.loading import load_config

@@ -77,7 +77,10 @@ def export_microgpt(checkpoint: str | Path, out: str | Path, overwrite: bool = F
 
 def read_microgpt_json(path: Path) -> dict:
     if not path.exists() or path.is_dir():  # a pipe or a device is read, up to a JSON file's bound
-        raise UsageError(f"microgpt JSON file not found: {path}")
+        beside = path.with_suffix("")
+        hint = (f"; a plain export of a model microgpt cannot run writes safetensors into {beside} instead: "
+                f"import {beside}") if path.suffix.lower() == ".json" and (beside / "model.safetensors").is_file() else ""
+        raise UsageError(f"microgpt JSON file not found: {path}{hint}")
     try:
         document = json.loads(read_text(path, "JSON file"))
     except (json.JSONDecodeError, UnicodeDecodeError) as e:

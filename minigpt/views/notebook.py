@@ -17,6 +17,7 @@ import html
 import io
 from pathlib import Path
 
+from minigpt.common.errors import UsageError
 from minigpt.common.text import as_text
 from minigpt.files.atomic_file import refuse_existing, write_bytes
 from minigpt.formats.checkpoint import Checkpoint, as_checkpoint
@@ -51,10 +52,17 @@ def explore(run_or_checkpoint: str | Path | Checkpoint, text: str | None = "emma
     """The explorer page of a run directory, a checkpoint file or a loaded Checkpoint, to show inline.
     `text`: the name it starts with (None: a name the model can read); `snapshots=False` leaves the
     training snapshots (the step slider) out, for a smaller notebook."""
+    from minigpt.machine.threads import QUICK_LOOK, use_free_cores
     from minigpt.views.explorer_page import render_page
     from minigpt.views.page_data import page_data
 
+    if text is not None and not isinstance(text, str):
+        raise UsageError(f"explore's text is the name the page starts with (a string, or None), got {type(text).__name__}")
+    if type(snapshots) is not bool:
+        raise UsageError(f"explore's snapshots is True or False, got {snapshots!r}")
     ckpt = as_checkpoint(run_or_checkpoint)
+    if ckpt.model.lm_head.weight.device.type == "cpu":
+        use_free_cores(QUICK_LOOK)  # as the commands do: one thread per free core, not one per core on a busy machine
     if text is not None and ckpt.tokenizer.unseen(text):
         text = None  # the page says what it skipped; start it on a name it reads whole
     data = page_data(ckpt, text, progress, snapshots=snapshots)

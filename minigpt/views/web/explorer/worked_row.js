@@ -18,7 +18,7 @@ const flowSection = `<section id="flow" aria-labelledby="flow-title">
 // its section of the page (the registry puts it in place)
 const section = `<section id="row" aria-labelledby="math-title">
   <h2 id="math-title">One row, worked out</h2>
-  <p class="formula">weights = softmax(q·kⱼ / √d, with −∞ for every later j) &nbsp; out = Σⱼ weightⱼ vⱼ</p>
+  <p class="formula" id="math-formula"></p>
   <p class="muted" id="math-legend"></p>
   <p class="muted scroll-hint" id="math-scroll">The table is wider than the screen: scroll it sideways; the position column stays.</p>
   <div class="scroll" tabindex="0" role="region" aria-label="the worked row, scrolls sideways"><div class="painted"><table id="math-table" class="math"></table></div></div>
@@ -110,6 +110,8 @@ function drawMath() {
   const slice = (v) => v.subarray(start, start + D);
   const at = view.steps[i].layers[l], q = slice(at.q);
   const read = state.off.unmasked ? T : i + 1; // the positions the row reads: all of them with the mask off
+  write($("math-formula"), `weights = softmax(q·kⱼ / √d${state.off.unmasked ? ", every j: the mask is off" :
+    ", with −∞ for every later j"})\u00a0\u00a0 out = Σⱼ weightⱼ vⱼ`);
   const keys = view.steps.slice(0, read).map((s) => slice(s.layers[l].k));
   const values = view.steps.slice(0, read).map((s) => slice(s.layers[l].v));
   const products = keys.map((k) => k.map((x, n) => x * q[n]));
