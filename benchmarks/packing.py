@@ -1,6 +1,6 @@
 """Packed rows against a name a row: training steps of one run alternated between the two layouts.
 
-    python benchmarks/packing.py --data ../shared/data/names.txt [--device cuda] [--batch-sizes 72,575]
+    python benchmarks/packing.py --data names.txt [--device cuda] [--batch-sizes 72,575]
 
 A packed row holds as many names as fit in block_size positions, each as long as the batch's longest
 (train.pack_names: machine/packing.py's packed_batch, which hands the model positions and attention); the other layout is a

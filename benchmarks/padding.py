@@ -4,7 +4,7 @@ A batch is as long as its longest name; with train.length_window > 1 (the defaul
 share a batch, so little of it is padding. Packing several names into a row (issue 49) can only win back
 what this measures, plus whatever a longer row buys.
 
-    python benchmarks/padding.py --data ../shared/data/names.txt
+    python benchmarks/padding.py --data names.txt
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """minigpt against nanoGPT (and makemore) on the same model, side by side in one run, at matched tokens a step.
 
-    python benchmarks/peers.py --nanogpt NANOGPT_DIR [--makemore MAKEMORE_DIR] --data ../shared/data/names.txt
+    python benchmarks/peers.py --nanogpt NANOGPT_DIR [--makemore MAKEMORE_DIR] --data names.txt
 
 NANOGPT_DIR is a checkout of karpathy/nanoGPT the user fetched (likewise makemore's); nothing
 of either is copied: their own train.py / makemore.py run from where they are, on files this

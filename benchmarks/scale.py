@@ -1,7 +1,7 @@
 """Large corpora: how long until training starts, peak memory, checkpoint size and speed.
 
-    python benchmarks/scale.py --names 1000000 --source ../shared/data/names.txt
-    python benchmarks/scale.py --names 10000000 --source ../shared/data/names.txt
+    python benchmarks/scale.py --names 1000000 --source names.txt
+    python benchmarks/scale.py --names 10000000 --source names.txt
 
 Makes a synthetic corpus of N names (names from --source with seeded random suffixes of
 up to four letters), then runs `minigpt train` on it for a few steps, evaluating and

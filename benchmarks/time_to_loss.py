@@ -1,6 +1,6 @@
 """Time to quality: the validation loss a recipe reaches within a time budget.
 
-    python benchmarks/time_to_loss.py --data ../shared/data/names.txt --config default --seconds 180
+    python benchmarks/time_to_loss.py --data names.txt --config default --seconds 180
 
 Holds out 1000 names (a seeded split, written to --workdir), trains each recipe with
 `minigpt train --time-limit SECONDS`, and reports the validation loss over time (from the

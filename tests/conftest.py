@@ -1,4 +1,6 @@
+import atexit
 import os
+import shutil
 import tempfile
 
 import pytest
@@ -12,6 +14,7 @@ torch.set_num_threads(1)  # tiny models run fastest on one thread, and the suite
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 # the explorer page's measurements are cached between writes (views/page_cache.py): in a folder of the suite's own
 os.environ["MINIGPT_CACHE_DIR"] = tempfile.mkdtemp(prefix="minigpt-page-cache-")
+atexit.register(shutil.rmtree, os.environ["MINIGPT_CACHE_DIR"], ignore_errors=True)  # each process removes its own
 
 
 @pytest.fixture
