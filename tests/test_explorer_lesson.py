@@ -769,6 +769,9 @@ def test_the_mask_lesson_measures_the_validation_names_both_ways_as_torch_does(c
     assert carried["unmasked"] == pytest.approx(by_hand / tokens, abs=1e-5)
     assert carried["masked"] == pytest.approx(evaluate_names(model, ckpt.tokenizer, names)["loss"], abs=1e-6)
     page.locator("#lesson-answer-box summary").click()
+    from playwright.sync_api import expect
+
+    expect(page.locator("#lesson-answer")).to_contain_text("without it")  # the answer is drawn as its box opens
     answer = page.inner_text("#lesson-answer")
     assert f"{carried['masked']:.3f} with the mask, {carried['unmasked']:.3f} without" in answer
     assert "model.causal=false" in page.inner_text("#lesson-text")

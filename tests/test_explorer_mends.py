@@ -41,7 +41,9 @@ def open_answer(page, lesson: int) -> None:
     page.evaluate("(n) => { location.hash = 'lesson=' + n; }", lesson)
     expect(page.locator("#lesson-title")).to_contain_text(f"Lesson {lesson} of")
     if not page.locator("#lesson-answer-box").evaluate("box => box.open"):
+        page.evaluate("document.getElementById('lesson-answer').textContent = ''")  # the last lesson's answer: gone
         page.click("#lesson-answer-box summary")
+    page.wait_for_function("document.getElementById('lesson-answer').textContent.length > 0")  # drawn as it opens
 
 
 @pytest.mark.parametrize("width, height", [(1280, 800), (390, 844)])
