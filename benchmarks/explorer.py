@@ -51,6 +51,16 @@ KEY_TO_FRAME_SETUP = """(name) => {
 }"""
 
 
+def open_ms(chromium, path: Path, repeats: int) -> float:
+    """The median time from navigation to the end of the load event, over `repeats` fresh tabs."""
+    loads = []
+    for _ in range(repeats):
+        page = browser.open_page(chromium, path)
+        loads.append(page.evaluate("performance.getEntriesByType('navigation')[0].loadEventEnd"))
+        page.close()
+    return round(statistics.median(loads), 1)
+
+
 def key_to_frame(page, name: str = "abcdefghijklmn", keys: int = 100) -> dict:
     """A real key press's time to the next frame on a page with a #name-input box (a character and
     Backspace in turn at the end of `name`, after 20 that warm up): its median and 95th percentile."""
@@ -107,16 +117,11 @@ def main() -> None:
         page_path = args.page or write_page(args.checkpoint, Path(tmp) / "page.html", text=args.text)
         results = {"checkpoint": str(args.checkpoint), "page_mb": round(page_path.stat().st_size / 1e6, 2)}
         with browser.chromium() as chromium:
-            loads = []
-            for _ in range(args.repeats):
-                page = browser.open_page(chromium, page_path)
-                loads.append(page.evaluate("performance.getEntriesByType('navigation')[0].loadEventEnd"))
-                page.close()
+            results["open_ms"] = open_ms(chromium, page_path, args.repeats)
             page = browser.open_page(chromium, page_path)
             if args.hide:
                 page.add_style_tag(content=f"{args.hide} {{ display: none !important; }}")
                 results["hidden"] = args.hide
-            results["open_ms"] = round(statistics.median(loads), 1)
             results["forward_15_chars_ms"] = round(page.evaluate(TIME_IN_PAGE, ["forward", 50])[0], 2)
             results["sample_100_names_ms"] = round(page.evaluate(TIME_IN_PAGE, ["sample", args.repeats])[0], 1)
             # one keystroke's whole redraw (the model and every panel; the browser's painting not included)

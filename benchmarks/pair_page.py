@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import statistics
 import sys
 import tempfile
 from pathlib import Path
@@ -22,7 +21,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 import browser  # noqa: E402
 
-from explorer import key_to_frame  # noqa: E402
+from explorer import key_to_frame, open_ms  # noqa: E402
 from minigpt.views.explorer_page import write_page  # noqa: E402
 from minigpt.views.pair_page import write_pair_page  # noqa: E402
 
@@ -46,12 +45,7 @@ def main() -> None:
             except Exception as e:  # a model trained without the mask has no page of its own
                 results[f"own_page_{'ab'[n]}_mb"] = f"none ({str(e).splitlines()[0][:60]}...)"
         with browser.chromium() as chromium:
-            loads = []
-            for _ in range(args.repeats):
-                page = browser.open_page(chromium, pair)
-                loads.append(page.evaluate("performance.getEntriesByType('navigation')[0].loadEventEnd"))
-                page.close()
-            results["open_ms"] = round(statistics.median(loads), 1)
+            results["open_ms"] = open_ms(chromium, pair, args.repeats)
             page = browser.open_page(chromium, pair)
             results.update(key_to_frame(page, keys=args.keys))
             results["errors"] = page.watched.errors

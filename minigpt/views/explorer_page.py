@@ -65,12 +65,7 @@ def write_page(checkpoint: str | Path | Checkpoint, out: str | Path, text: str |
     lessons = lesson_count()
     if lesson is not None and not (type(lesson) is int and 1 <= lesson <= lessons):
         raise UsageError(f"the explorer page's course has lessons 1 to {lessons}, got lesson {lesson!r}")
-    out = Path(out)
-    if not out.parent.is_dir():
-        raise cannot_write(out, f"the directory {out.parent} does not exist")
-    if out.is_dir():
-        raise cannot_write(out, "it is a directory")
-    refuse_existing(out, overwrite)
+    out = page_destination(out, overwrite)
     ckpt = as_checkpoint(checkpoint)
     if not ckpt.config.model.causal:  # its head roles, costs and lessons are all measured under the mask
         raise UsageError(f"{ckpt.path} was trained without the causal mask (model.causal = false), and the explorer "
@@ -79,6 +74,18 @@ def write_page(checkpoint: str | Path | Checkpoint, out: str | Path, text: str |
     data = page_data(ckpt, text, progress)
     data["start_view"] = f"lesson={lesson}" if lesson else ""
     return save_page(render_page(data), out, overwrite)
+
+
+def page_destination(out: str | Path, overwrite: bool) -> Path:
+    """Where a page is to be written, checked before any work: its folder exists, it is no folder, and a file
+    there stays unless `overwrite`."""
+    out = Path(out)
+    if not out.parent.is_dir():
+        raise cannot_write(out, f"the directory {out.parent} does not exist")
+    if out.is_dir():
+        raise cannot_write(out, "it is a directory")
+    refuse_existing(out, overwrite)
+    return out
 
 
 def save_page(page: str, out: Path, overwrite: bool = False) -> Path:

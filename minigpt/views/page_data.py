@@ -257,14 +257,19 @@ def measured(ckpt: Checkpoint, progress=None, snapshots: bool = True) -> dict:
 PAGE_VOCABULARY = 50_000  # characters: the most a page is written for (measured in docs/explorer.md)
 
 
-def page_data(ckpt: Checkpoint, text: str | None = None, progress=None, snapshots: bool = True) -> dict:
-    """Everything the page carries. `progress(done, total)` follows the training snapshots, the slow part;
-    `snapshots=False` leaves them out (no step slider, a page a quarter the size)."""
+def check_page_vocabulary(ckpt: Checkpoint) -> None:
+    """Refused before measuring: a page's time and memory grow with the vocabulary."""
     chars = len(ckpt.tokenizer.chars)
-    if chars > PAGE_VOCABULARY:  # refused before measuring: the page's time and memory grow with the vocabulary
+    if chars > PAGE_VOCABULARY:
         raise UsageError(f"the explorer page is written for vocabularies of up to {PAGE_VOCABULARY:,} characters, and "
                          f"this model has {chars:,}: it would carry its embeddings and a bar a character, take minutes "
                          f"and gigabytes to write and be slow to read; inspect-attention NAME shows it in the terminal")
+
+
+def page_data(ckpt: Checkpoint, text: str | None = None, progress=None, snapshots: bool = True) -> dict:
+    """Everything the page carries. `progress(done, total)` follows the training snapshots, the slow part;
+    `snapshots=False` leaves them out (no step slider, a page a quarter the size)."""
+    check_page_vocabulary(ckpt)
     weights, tensors = weights_blob(ckpt.model)
     return {
         **measured(ckpt, progress, snapshots),

@@ -15,15 +15,14 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from minigpt.common.errors import UsageError, cannot_write
+from minigpt.common.errors import UsageError
 from minigpt.common.text import as_text, boundary_mark, one_line
-from minigpt.files.atomic_file import refuse_existing, write_text
 from minigpt.formats.checkpoint import Checkpoint, as_checkpoint, validation_names
 from minigpt.measurements.name_losses import name_losses
 from minigpt.recipes.differences import flat_config, recipe_differences
 from minigpt.sampling import generate
-from minigpt.views.explorer_page import script_json
-from minigpt.views.page_data import (PAGE_VOCABULARY, card, default_text, loss_curve, measured, snapshots_data,
+from minigpt.views.explorer_page import page_destination, save_page, script_json
+from minigpt.views.page_data import (card, check_page_vocabulary, default_text, loss_curve, measured, snapshots_data,
                                      weights_blob)
 from minigpt.views.web_files import web_file
 
@@ -93,8 +92,7 @@ def model_data(ckpt: Checkpoint, progress=None) -> dict:
 def pair_data(a: Checkpoint, b: Checkpoint, text: str | None = None, progress=None) -> dict:
     """Everything the two-model page carries. `progress(done, total)` follows both runs' snapshots."""
     same_reading(a, b)
-    if len(a.tokenizer.chars) > PAGE_VOCABULARY:
-        raise UsageError(f"the two-model page is written for vocabularies of up to {PAGE_VOCABULARY:,} characters")
+    check_page_vocabulary(a)  # b's is the same
     both = [model_data(ckpt, progress) for ckpt in (a, b)]
     differences = recipe_differences([flat_config(a.config), flat_config(b.config)])
     return {"a": both[0], "b": both[1], "vocab": a.tokenizer.chars, "boundary": boundary_mark(a.tokenizer.stoi),
@@ -111,15 +109,8 @@ def render_pair_page(data: dict) -> str:
 def write_pair_page(first: str | Path | Checkpoint, second: str | Path | Checkpoint, out: str | Path,
                     text: str | None = None, overwrite: bool = False, progress=None) -> Path:
     """Write the page of two models (each a checkpoint file, a run directory or a loaded Checkpoint) to `out`."""
-    out = Path(out)
-    if not out.parent.is_dir():
-        raise cannot_write(out, f"the directory {out.parent} does not exist")
-    if out.is_dir():
-        raise cannot_write(out, "it is a directory")
     if text is not None and not isinstance(text, str):
         raise UsageError(f"the page's first name must be text, got {type(text).__name__}")
-    refuse_existing(out, overwrite)
+    out = page_destination(out, overwrite)
     a, b = as_checkpoint(first), as_checkpoint(second)
-    page = render_pair_page(pair_data(a, b, text, progress))
-    refuse_existing(out, overwrite)
-    return write_text(out, page)
+    return save_page(render_pair_page(pair_data(a, b, text, progress)), out, overwrite)

@@ -213,8 +213,7 @@ function drawMask(read) {
 }
 
 // A head's two squares, A's and B's, on one canvas a pixel a cell with a column between them (the
-// stylesheet scales it up, unsmoothed), their colours from a table of 256 made once;
-const WEIGHT_COLOURS = Array.from({ length: 256 }, (_, k) => weightColour(k / 255));
+// stylesheet scales it up, unsmoothed), their colours the maps' (WEIGHTS_PALETTE);
 // every head's pair on one sheet, a strip of T rows each, put at once; each button's canvas copies its strip
 const sheet = document.createElement("canvas");
 function drawPairs(canvases) {
@@ -229,7 +228,7 @@ function drawPairs(canvases) {
     const map = mapOf(steps, l, h);
     if (map[0].some(Number.isNaN)) return; // a head only the other model has
     map.forEach((row, i) => row.forEach((w, j) => {
-      const [r, g, b] = WEIGHT_COLOURS[Math.round(Math.min(Math.max(w, 0), 1) * 255)];
+      const [r, g, b] = weightFill(w).rgb;
       const at = 4 * ((n * T + i) * W + side * (T + 1) + j);
       data[at] = r, data[at + 1] = g, data[at + 2] = b, data[at + 3] = 255;
     }));
@@ -368,7 +367,7 @@ function drawMap(map, title, matrix, tokens, colour, format) {
 // the maps' colours, 256 of each made once: a colour as CSS and the ink that reads on it
 const palette = (colour) => Array.from({ length: 256 }, (_, k) => {
   const fill = colour(k / 255);
-  return { css: rgb(fill), ink: inkOn(fill) };
+  return { rgb: fill, css: rgb(fill), ink: inkOn(fill) };
 });
 const WEIGHTS_PALETTE = palette(weightColour), DIFFERENCE_PALETTE = palette((x) => differenceColour(2 * x - 1));
 const byte = (x) => Math.round(Math.min(Math.max(x, 0), 1) * 255);
@@ -428,8 +427,8 @@ function drawNext(read) {
     [target === null ? "(cut)" : label(target), p(a[t]), p(b[t]), fixed(a[t].loss, 3), fixed(b[t].loss, 3), fixed(gaps[t])]
       .forEach((text, k) => written(cells[k], text));
   });
-  const i = rowOf(), top = (probs) => Math.max(probs[0], probs[1]);
-  const order = [...a[i].probs.keys()].sort((x, y) => top([b[i].probs[y], a[i].probs[y]]) - top([b[i].probs[x], a[i].probs[x]]));
+  const i = rowOf(), likelier = (t) => Math.max(a[i].probs[t], b[i].probs[t]); // as likely as either model finds it
+  const order = [...a[i].probs.keys()].sort((x, y) => likelier(y) - likelier(x));
   written($("row-title"), `After “${read.kept.slice(0, i).join("")}” (position ${i}): the likeliest next characters`);
   bars.forEach((cells, k) => {
     const token = order[k], pa = a[i].probs[token], pb = b[i].probs[token];
@@ -540,13 +539,16 @@ function update(push = false) {
   addressSoon(push);
 }
 
+// `work` once the next frame is made (a frame's callback, then a task after it)
+const afterFrame = (work) => requestAnimationFrame(() => setTimeout(work));
+
 // The squares of every head follow in the frame after the one that shows the name and the maps: a key's own
 // frame holds what was typed and the head looked at, and several keys before the next frame are one redraw.
 let headsPending = false;
 function headsSoon() {
   if (headsPending) return;
   headsPending = true;
-  requestAnimationFrame(() => setTimeout(() => { headsPending = false; drawHeads(); })); // after the frame is made
+  afterFrame(() => { headsPending = false; drawHeads(); });
 }
 
 // The address is written after the frame that shows the view (writing history takes a few milliseconds a
@@ -558,11 +560,11 @@ function addressSoon(push) {
     return;
   }
   addressPending = push;
-  requestAnimationFrame(() => setTimeout(() => {
+  afterFrame(() => {
     const adds = addressPending;
     addressPending = null;
     writeAddress(adds);
-  }));
+  });
 }
 
 // The next characters' panel, below the first screen, is drawn when it is in sight (and marked aria-busy
