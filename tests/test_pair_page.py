@@ -140,9 +140,14 @@ def test_a_model_beside_itself_matches_every_head_to_itself(chromium, pair):
     matched = page.evaluate("() => minigpt.matchedHeads()")
     assert matched and all((m["la"], m["ha"]) == (m["lb"], m["hb"]) and m["distance"] == 0 for m in matched)
     assert "are the same" in page.inner_text("#differences")
-    page.wait_for_function("document.querySelectorAll('#heads button span').length === 4 && "
-                           "[...document.querySelectorAll('#heads button span')].every((s) => s.textContent)")
+    labels = "[...document.querySelectorAll('#heads button span:not(.pair-picture)')]"
+    page.wait_for_function(f"{labels}.length === 4 && {labels}.every((s) => s.textContent)")
     assert [button.inner_text() for button in page.locator("#heads button").all()] == [f"{l}.{h} · 0.00" for l in range(2) for h in range(2)]
+    # every head shows its own strip of one picture of all the heads
+    pictures = page.evaluate("[...document.querySelectorAll('#heads .pair-picture')].map((p) => "
+                             "[p.style.backgroundImage.slice(0, 26), p.style.backgroundPosition])")
+    assert [image for image, _ in pictures] == ['url("data:image/png;base64'] * 4
+    assert [position for _, position in pictures] == ["0px 0%", "0px 33.3333%", "0px 66.6667%", "0px 100%"]
     assert page.watched.errors == []
 
 

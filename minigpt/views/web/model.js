@@ -122,7 +122,7 @@ const MiniGPTModel = (() => {
       const afterAttention = x;
       const m = x.map((xt) => rmsnorm(xt, c.norm_eps, layer.mlp_norm));
       const fc1 = linearAll(layer.mlp_fc1, m); // kept for the page's walk: the nonlinearity works in place on a copy
-      const hidden = fc1.map((h) => (c.activation === "gelu" ? gelu(Float64Array.from(h)) : relu(Float64Array.from(h))));
+      const hidden = fc1.map((h) => (c.activation === "gelu" ? gelu(h.slice()) : relu(h.slice())));
       const mlpOut = changed("mlp", l, linearAll(layer.mlp_fc2, hidden));
       x = x.map((xt, t) => add(xt, mlpOut[t]));
       layers.push({ residual, a, q, k, v, heads, attnOut, afterAttention, m, fc1, hidden, mlpOut, afterMLP: x });
@@ -430,18 +430,20 @@ const MiniGPTModel = (() => {
   }
 
   // y_t = W x_t for every position t at once: the same dot products as `linear`, grouped so
-  // that each weight read serves four positions and each input read two rows. A speed-up:
-  // in plain JavaScript the reads cost more than the multiply-adds (see docs/explorer.md).
+  // that each weight read serves four positions and each input read two rows (positions left
+  // over, fewer than four, one at a time). A speed-up: in plain JavaScript the reads cost more
+  // than the multiply-adds (see docs/explorer.md). Every sum runs over i in order, so a position
+  // gets the same bits whichever group it falls in; the outputs are views into one buffer.
   function linearAll(W, xs) {
     const { data: w, rows: out, cols: n } = W;
-    const T = xs.length, x = new Float64Array(T * n); // the positions side by side
-    xs.forEach((xt, t) => x.set(xt, t * n));
-    const ys = Array.from({ length: T }, () => new Float64Array(out));
-    const last = (i, count) => Math.min(i, count - 1); // a block past the end repeats the last row
-    for (let t = 0; t < T; t += 4) {
-      const x0 = t * n, x1 = last(t + 1, T) * n, x2 = last(t + 2, T) * n, x3 = last(t + 3, T) * n;
+    const T = xs.length, x = new Float64Array(T * n), y = new Float64Array(T * out);
+    for (let t = 0; t < T; t++) x.set(xs[t], t * n); // the positions side by side
+    let t = 0;
+    for (; t + 4 <= T; t += 4) {
+      const x0 = t * n, x1 = x0 + n, x2 = x1 + n, x3 = x2 + n;
+      const y0 = t * out, y1 = y0 + out, y2 = y1 + out, y3 = y2 + out;
       for (let o = 0; o < out; o += 2) {
-        const w0 = o * n, w1 = last(o + 1, out) * n;
+        const o1 = Math.min(o + 1, out - 1), w0 = o * n, w1 = o1 * n; // an odd last row is done twice
         let a0 = 0, a1 = 0, a2 = 0, a3 = 0, b0 = 0, b1 = 0, b2 = 0, b3 = 0;
         for (let i = 0; i < n; i++) {
           const u = w[w0 + i], v = w[w1 + i];
@@ -449,17 +451,25 @@ const MiniGPTModel = (() => {
           a0 += u * p0; a1 += u * p1; a2 += u * p2; a3 += u * p3;
           b0 += v * p0; b1 += v * p1; b2 += v * p2; b3 += v * p3;
         }
-        const y0 = ys[t], y1 = ys[last(t + 1, T)], y2 = ys[last(t + 2, T)], y3 = ys[last(t + 3, T)];
-        y0[o] = a0; y1[o] = a1; y2[o] = a2; y3[o] = a3; // a repeated row gets its own value again
-        if (o + 1 < out) { y0[o + 1] = b0; y1[o + 1] = b1; y2[o + 1] = b2; y3[o + 1] = b3; }
+        y[y0 + o] = a0; y[y1 + o] = a1; y[y2 + o] = a2; y[y3 + o] = a3;
+        y[y0 + o1] = b0; y[y1 + o1] = b1; y[y2 + o1] = b2; y[y3 + o1] = b3;
       }
     }
-    return ys;
+    for (; t < T; t++) {
+      const x0 = t * n, y0 = t * out;
+      for (let o = 0; o < out; o += 2) {
+        const o1 = Math.min(o + 1, out - 1), w0 = o * n, w1 = o1 * n;
+        let a0 = 0, b0 = 0;
+        for (let i = 0; i < n; i++) { const p = x[x0 + i]; a0 += w[w0 + i] * p; b0 += w[w1 + i] * p; }
+        y[y0 + o] = a0; y[y0 + o1] = b0;
+      }
+    }
+    return Array.from({ length: T }, (_, s) => y.subarray(s * out, (s + 1) * out));
   }
 
   // row `i` of an embedding table
   function embedding(W, i) {
-    return Float64Array.from(W.data.subarray(i * W.cols, (i + 1) * W.cols));
+    return W.data.slice(i * W.cols, (i + 1) * W.cols);
   }
 
   function add(a, b) {

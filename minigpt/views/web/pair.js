@@ -212,19 +212,20 @@ function drawMask(read) {
   rows.forEach(([name, values], k) => [name, ...values].forEach((text, n) => written(table.rows[k + 1].cells[n], text)));
 }
 
-// A head's two squares, A's and B's, on one canvas a pixel a cell with a column between them (the
-// stylesheet scales it up, unsmoothed), their colours the maps' (WEIGHTS_PALETTE);
-// every head's pair on one sheet, a strip of T rows each, put at once; each button's canvas copies its strip
+// A head's two squares, A's and B's, a pixel a cell with a column between them, their colours the maps'
+// (WEIGHTS_PALETTE): every head's pair on one sheet, a strip of T rows each, made into one picture that each
+// button shows its strip of (the stylesheet scales it up, unsmoothed). One picture, not a canvas a head:
+// the browser hands every canvas on the page to its compositor again with each frame, a picture once.
 const sheet = document.createElement("canvas");
-function drawPairs(canvases) {
+function drawPairs(pictures) {
   const T = state.runs[0].length, W = 2 * T + 1, ctx = sheet.getContext("2d");
-  if (sheet.width !== W || sheet.height !== T * canvases.length) {
-    Object.assign(sheet, { width: W, height: T * canvases.length });
-    sheet.image = ctx.createImageData(W, T * canvases.length);
+  if (sheet.width !== W || sheet.height !== T * pictures.length) {
+    Object.assign(sheet, { width: W, height: T * pictures.length });
+    sheet.image = ctx.createImageData(W, T * pictures.length);
   }
   const data = sheet.image.data;
   data.fill(0);
-  canvases.forEach(({ l, h }, n) => state.runs.forEach((steps, side) => {
+  pictures.forEach(({ l, h }, n) => state.runs.forEach((steps, side) => {
     const map = mapOf(steps, l, h);
     if (map[0].some(Number.isNaN)) return; // a head only the other model has
     map.forEach((row, i) => row.forEach((w, j) => {
@@ -234,12 +235,11 @@ function drawPairs(canvases) {
     }));
   }));
   ctx.putImageData(sheet.image, 0, 0);
-  canvases.forEach(({ canvas }, n) => {
-    if (canvas.width !== W || canvas.height !== T) Object.assign(canvas, { width: W, height: T });
-    const into = canvas.getContext("2d");
-    into.globalCompositeOperation = "copy"; // the strip's pixels replace the canvas's, transparent ones too
-    into.drawImage(sheet, 0, n * T, W, T, 0, 0, W, T);
-  });
+  const url = `url(${sheet.toDataURL()})`, count = pictures.length;
+  pictures.forEach(({ picture }, n) => Object.assign(picture.style, {
+    backgroundImage: url, backgroundSize: `100% ${100 * count}%`,
+    backgroundPosition: `0 ${count > 1 ? (100 * n) / (count - 1) : 0}%`,
+  }));
 }
 
 function drawHeads() {
@@ -248,7 +248,7 @@ function drawHeads() {
     for (let l = 0; l < layers; l++) {
       const row = element("div", { className: "layer-row" }, element("span", { textContent: `layer ${l}` }));
       for (let h = 0; h < heads; h++) {
-        const button = element("button", { type: "button", className: "pair-head" }, element("canvas"), element("span"));
+        const button = element("button", { type: "button", className: "pair-head" }, element("span", { className: "pair-picture" }), element("span"));
         button.dataset.layer = l;
         button.dataset.head = h;
         button.addEventListener("click", () => { Object.assign(state, { layer: l, head: h }); update(true); });
@@ -258,7 +258,7 @@ function drawHeads() {
     }
   }
   const [rolesA, rolesB] = [rolesOf(A), rolesOf(B)], buttons = [...box.querySelectorAll("button")];
-  drawPairs(buttons.map((button) => ({ canvas: button.firstChild, l: +button.dataset.layer, h: +button.dataset.head })));
+  drawPairs(buttons.map((button) => ({ picture: button.firstChild, l: +button.dataset.layer, h: +button.dataset.head })));
   for (const button of buttons) {
     const l = +button.dataset.layer, h = +button.dataset.head, distance = headDistance(l, h);
     written(button.lastChild, `${l}.${h} · ${fixed(distance)}`);
