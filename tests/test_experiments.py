@@ -359,6 +359,37 @@ def test_a_spec_is_checked_before_any_trial_runs(tmp_path, space, says):
     assert not (tmp_path / "out" / "study.journal").exists()
 
 
+DROPOUT = '"model.dropout" = {low = 0.0, high = 0.4}'
+
+
+@pytest.mark.parametrize("text, says", [
+    (f'sweep = 5\n[space]\n{DROPOUT}', "sweep is a section, [sweep], not 5"),
+    ("space = 5", "space is a section, [space], not 5"),
+    ('[space]\n"model.dropout" = {low = {a = {b = {c = 1}}}, high = 0.4}', "low and high are numbers"),
+    ('[space]\n"model.dropout" = {low = "a", high = 0.4}', "low and high are numbers"),
+    ('[space]\n"train.lr" = {low = 0.001, high = 0.01, log = "yes"}', "log is true or false, got 'yes'"),
+    ("x = " + "[" * 50_000 + "]" * 50_000, "nested too deeply"),
+    (f"[sweep]\ntrials = {10**29}\n[space]\n{DROPOUT}", "trials must be a whole number from 1 to 100,000"),
+    (f"[sweep]\nseeds = {10**29}\n[space]\n{DROPOUT}", "seeds must be a whole number from 1 to 1,000"),
+    (f'[sweep]\nname = "{"x" * 100_000}"\n[space]\n{DROPOUT}', "name is at most 200 printable characters"),
+    (f'[set]\n"model.dropout" = 0.1\n[space]\n{DROPOUT}', "'model.dropout' is both fixed in [set] and searched in [space]"),
+    (f'[sweep]\nsteps = 100\n[set]\n"train.steps" = 50\n[space]\n{DROPOUT}', "[set] train.steps and [sweep] steps"),
+    (f'[sweep]\ntime_limit = 9\n[space]\n{DROPOUT}\n"train.steps" = {{low = 10, high = 99}}',
+     "[space] train.steps and [sweep] time_limit"),
+])
+def test_a_spec_is_read_as_data_within_the_projects_limits(tmp_path, text, says):
+    """Every section and value of a spec has its type and range checked (59 §3), and a key given twice,
+    where the later one would win without a word, is refused (59 §2)."""
+    from minigpt.common.errors import UsageError
+    from minigpt.experiments.sweep_spec import read_spec
+
+    spec = tmp_path / "bad.toml"
+    spec.write_text(text + "\n", encoding="utf-8")
+    with pytest.raises(UsageError) as refused:
+        read_spec(spec)
+    assert says in str(refused.value) and len(str(refused.value)) < 300
+
+
 def test_sweep_without_optuna_says_how_to_get_it(tmp_path, monkeypatch):
     from conftest import hide_package
 
@@ -393,6 +424,25 @@ def test_a_database_study_is_found_by_show_and_a_look_writes_nothing(tmp_path, n
     assert len(trials_of(out)) == 1 and not (out / "study.journal").exists()
 
 
+def test_two_specs_of_one_name_in_one_storage_are_two_questions_and_the_second_is_refused(tmp_path, names_file):
+    """A spec of the same [sweep] name with another recipe, in another folder on the same database, neither runs
+    nothing and reports the first study's best as its own, nor leaves a folder behind (59 §2)."""
+    url = f"sqlite:///{tmp_path / 'x.db'}"
+    first = tmp_path / "first.toml"
+    first.write_text('[sweep]\nname = "same"\nconfig = "tiny"\ntrials = 1\nsteps = 3\n[space]\n'
+                     '"train.lr" = {low = 0.003, high = 0.03, log = true}\n', encoding="utf-8")
+    assert run("sweep", first, "--out", tmp_path / "a", "--data", names_file, "--storage", url).exit_code == 0
+    second = tmp_path / "second.toml"
+    second.write_text(first.read_text(encoding="utf-8").replace('"tiny"', '"microgpt"'), encoding="utf-8")
+    refused = run("sweep", second, "--out", tmp_path / "b", "--data", names_file, "--storage", url)
+    assert refused.exit_code == 2 and "study 'same'" in refused.output and "its recipe differ" in refused.output
+    assert len(refused.output.splitlines()) == 1 and not (tmp_path / "b").exists()
+    fewer = tmp_path / "fewer.txt"
+    fewer.write_text("\n".join(names_file.read_text(encoding="utf-8").split()[:50]) + "\n", encoding="utf-8")
+    other_data = run("sweep", first, "--out", tmp_path / "c", "--data", fewer, "--storage", url)
+    assert other_data.exit_code == 2 and "its names (another data file) differ" in other_data.output
+
+
 def test_a_study_whose_every_trial_fails_uses_no_budget_and_exits_non_zero(tmp_path, names_file):
     spec = tmp_path / "odd.toml"  # each value is fine alone; 18 dimensions do not split into 4 heads
     spec.write_text('[sweep]\nconfig = "tiny"\ntrials = 2\nsteps = 3\n[space]\n"model.n_embd" = {choices = [18]}\n'
@@ -420,12 +470,12 @@ def test_a_storage_password_is_never_shown(tmp_path):
     assert "secretpw" not in str(refused.value) and "***" in str(refused.value)
 
 
-@pytest.mark.parametrize("jobs", [0, -5, 1.5, "2"])
+@pytest.mark.parametrize("jobs", [0, -5, 1.5, "2", 10**6])
 def test_the_api_refuses_jobs_no_sweep_can_have(tmp_path, jobs):
     from minigpt.common.errors import UsageError
     from minigpt.experiments.sweep import run_sweep
 
-    with pytest.raises(UsageError, match="jobs must be a whole number"):
+    with pytest.raises(UsageError, match="jobs must be from 1 to"):
         run_sweep(spec_file(tmp_path), tmp_path / "out", jobs=jobs)
     assert not (tmp_path / "out").exists()
 

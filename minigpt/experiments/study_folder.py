@@ -1,14 +1,17 @@
-"""Which study a sweep's folder belongs to, and where that study lives.
+"""Which study a sweep's folder belongs to, where that study lives, and what question it asks.
 
     DIR/sweep.toml    the spec the study runs (another spec in DIR is refused)
     DIR/study.json    the study's name, its storage (the URL without its password) and the digest of the
                       names its trials train on: another study, or other names, in DIR is refused
+    the study itself  its recipe, budget, seeds, trials, space, fixed keys and names, kept in the storage:
+                      another spec of the same name, in any folder, is refused
 
 A password in a storage URL is never shown: `masked` writes it as ***.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 
@@ -93,3 +96,27 @@ def read_study_record(out_dir: Path) -> dict | None:
     if not isinstance(record, dict) or not all(isinstance(record.get(k), str) for k in ("study", "storage")):
         raise UsageError(f"{path} is damaged: it should say which study the folder belongs to")
     return record
+
+
+def question(spec: SweepSpec, seeds: int | None, names: str) -> dict:
+    """What makes a study one question, as JSON keeps it: two specs that differ here are two studies."""
+    budget = f"steps = {spec.steps}" if spec.steps else f"time_limit = {spec.time_limit}" if spec.time_limit \
+        else "the recipe's"
+    asked = {"recipe": spec.config, "budget": budget, "seeds": seeds if seeds is not None else spec.seeds,
+             "trials": spec.trials, "space": [dataclasses.asdict(d) for d in spec.space], "set": spec.fixed,
+             "names": names}
+    return json.loads(json.dumps(asked))
+
+
+def claim_study(study, asked: dict, where: str) -> None:
+    """The first sweep of a study records its question in the storage; a later one asking another (a spec of
+    the same name with another recipe, space, budget or data) is refused, naming the first difference."""
+    kept = study.user_attrs.get("question")
+    if kept is None:
+        study.set_user_attr("question", asked)
+        return
+    for key, value in asked.items():
+        if kept.get(key) != value:
+            shown = {"space": "search space", "set": "fixed keys", "names": "names (another data file)"}.get(key, key)
+            raise UsageError(f"study {study.study_name!r} in {where} asks another question: its {shown} differ from "
+                             f"this spec's; give this spec another [sweep] name, or run that study's spec")

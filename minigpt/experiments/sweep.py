@@ -15,6 +15,7 @@ the same values when the study goes on; on a database, Optuna's heartbeat finds 
 from __future__ import annotations
 
 import os
+import shutil
 import socket
 import time
 import warnings
@@ -24,11 +25,10 @@ from pathlib import Path
 from typing import Callable
 
 from minigpt.common.errors import Interrupted, RunError, UsageError
-from minigpt.common.ranges import LARGEST_INTEGER
 from minigpt.experiments.statistics import mean, sd
-from minigpt.experiments.study_folder import (JOURNAL, SPEC_COPY, claim_folder, hide_password, keep_spec, masked,
-                                             names_digest, read_study_record)
-from minigpt.experiments.sweep_spec import SweepSpec, read_spec
+from minigpt.experiments.study_folder import (JOURNAL, SPEC_COPY, claim_folder, claim_study, hide_password, keep_spec,
+                                             masked, names_digest, question, read_study_record)
+from minigpt.experiments.sweep_spec import MOST_SEEDS, SweepSpec, read_spec, shortened
 from minigpt.files.atomic_file import write_text
 from minigpt.recipes.loading import recipe_toml
 from minigpt.training import Reporter
@@ -254,17 +254,16 @@ def run_sweep(spec_path: str | Path, out_dir: str | Path, data: str | Path | Non
     a trial and what the sweep does."""
     spec, out_dir = read_spec(spec_path), Path(out_dir)
     import_optuna()  # without it, nothing is written
-    for value, what in ((seeds, "seeds"), (jobs, "jobs")):
-        if value is not None and (type(value) is not int or not 1 <= value <= LARGEST_INTEGER):
-            raise UsageError(f"--{what} must be a whole number of at least 1, got {value!r}")
+    if seeds is not None and (type(seeds) is not int or not 1 <= seeds <= MOST_SEEDS):
+        raise UsageError(f"--seeds must be a whole number from 1 to {MOST_SEEDS:,}, got {shortened(seeds)}")
+    cores = os.cpu_count() or 1
+    if type(jobs) is not int or not 1 <= jobs <= cores:
+        raise UsageError(f"--jobs must be from 1 to {cores} (a trial a core at most), got {shortened(jobs)}")
     if out_dir.exists() and not out_dir.is_dir():
         raise UsageError(f"--out {out_dir} is a file; the sweep writes a directory of runs")
     data = Path(data) if data is not None else None
     names = names_digest(data)  # before anything is written: a typo spends no trial
-    out_dir.mkdir(parents=True, exist_ok=True)
-    keep_spec(spec, out_dir)
-    claim_folder(out_dir, spec, storage, data, names)
-    study = open_study(spec, out_dir, storage)
+    study = claimed_study(spec, out_dir, storage, data, seeds, names)
     again = run_again_what_stopped(study)
     if again:
         say(f"running again trial{'s' * (len(again) > 1)} {', '.join(map(str, again))}, stopped before it finished")
@@ -278,6 +277,23 @@ def run_sweep(spec_path: str | Path, out_dir: str | Path, data: str | Path | Non
         raise RunError(f"every trial failed (they use none of the study's {spec.trials}); the last: "
                        f"{failed[-1].user_attrs['error']}")
     return result
+
+
+def claimed_study(spec: SweepSpec, out_dir: Path, storage: str | None, data: Path | None, seeds: int | None,
+                  names: str):
+    """The study, its folder and its question claimed for this spec; refused, a folder made for it is taken away."""
+    fresh = not out_dir.exists()
+    try:
+        out_dir.mkdir(parents=True, exist_ok=True)
+        keep_spec(spec, out_dir)
+        claim_folder(out_dir, spec, storage, data, names)
+        study = open_study(spec, out_dir, storage)
+        claim_study(study, question(spec, seeds, names), masked(storage) or str(out_dir / JOURNAL))
+        return study
+    except (UsageError, RunError):
+        if fresh:
+            shutil.rmtree(out_dir, ignore_errors=True)
+        raise
 
 
 def run_workers(jobs: int, *args) -> None:

@@ -27,10 +27,14 @@ from pathlib import Path
 
 from minigpt.config import Config
 from minigpt.common.errors import UsageError
+from minigpt.common.ranges import LARGEST_INTEGER
 from minigpt.files.bounded import read_bytes
 from minigpt.recipes.loading import NOT_SETTABLE, load_config, toml_value
 
 SWEEP_KEYS = {"config", "trials", "seeds", "steps", "time_limit", "prune", "name"}
+BUDGET_KEYS = ("train.steps", "train.time_limit")  # [sweep] steps and time_limit set them for every run
+# a study is a few dozen trials of a few seeds: these bounds only keep a typo from running for ever
+MOST_TRIALS, MOST_SEEDS, LONGEST_NAME = 100_000, 1_000, 200
 
 
 @dataclass
@@ -84,10 +88,16 @@ class SweepSpec:
         return load_config(self.config).train.seed
 
 
-def whole_number(value, what: str) -> int:
-    if type(value) is not int or value < 1:
-        raise UsageError(f"{what} must be a whole number of at least 1, got {value!r}")
+def whole_number(value, what: str, most: int) -> int:
+    if type(value) is not int or not 1 <= value <= most:
+        raise UsageError(f"{what} must be a whole number from 1 to {most:,}, got {shortened(value)}")
     return value
+
+
+def shortened(value, most: int = 60) -> str:
+    """A value as a message quotes it: its repr, cut to `most` characters."""
+    text = repr(value)
+    return text if len(text) <= most else text[: most - 3] + "..."
 
 
 def read_spec(path: str | Path) -> SweepSpec:
@@ -96,39 +106,66 @@ def read_spec(path: str | Path) -> SweepSpec:
     if not path.is_file():
         raise UsageError(f"sweep spec not found: {path} (a TOML file with [sweep], [space] and [set])")
     text = read_bytes(path, "recipe").decode("utf-8-sig", errors="replace")
-    try:
-        table = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as e:
-        raise UsageError(f"{path}: not valid TOML: {e}") from None
-    unknown = set(table) - {"sweep", "space", "set"}
-    if unknown:
-        raise UsageError(f"{path}: unknown section [{sorted(unknown)[0]}] (a spec has [sweep], [space] and [set])")
-    head = table.get("sweep", {})
+    table = parsed(path, text)
+    head, fixed, space = table.get("sweep", {}), table.get("set", {}), table.get("space", {})
     if set(head) - SWEEP_KEYS:
-        raise UsageError(f"{path}: unknown [sweep] key '{sorted(set(head) - SWEEP_KEYS)[0]}' "
+        raise UsageError(f"{path}: unknown [sweep] key {shortened(sorted(set(head) - SWEEP_KEYS)[0])} "
                          f"(known: {', '.join(sorted(SWEEP_KEYS))})")
     spec = SweepSpec(path, text, **{k: v for k, v in head.items()})
-    spec.name = spec.name or "minigpt-" + hashlib.sha256(text.encode()).hexdigest()[:12]
     check_head(spec)
-    spec.fixed = {key: checked_value(spec, key, value) for key, value in table.get("set", {}).items()}
-    spec.space = [dimension(spec, key, value) for key, value in table.get("space", {}).items()]
+    spec.name = spec.name or "minigpt-" + hashlib.sha256(text.encode()).hexdigest()[:12]
+    refuse_contradictions(spec, fixed, space)
+    spec.fixed = {key: checked_value(spec, key, value) for key, value in fixed.items()}
+    spec.space = [dimension(spec, key, value) for key, value in space.items()]
     if not spec.space:
         raise UsageError(f"{path}: [space] names no key to search over")
     return spec
 
 
+def parsed(path: Path, text: str) -> dict:
+    """The spec's TOML as tables: [sweep], [space] and [set], each a table if there."""
+    try:
+        table = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as e:
+        raise UsageError(f"{path}: not valid TOML: {e}") from None
+    except RecursionError:
+        raise UsageError(f"{path}: nested too deeply to be a sweep spec") from None
+    unknown = set(table) - {"sweep", "space", "set"}
+    if unknown:
+        raise UsageError(f"{path}: unknown section [{shortened(sorted(unknown)[0])}] (a spec has [sweep], [space] and [set])")
+    for section, value in table.items():
+        if not isinstance(value, dict):
+            raise UsageError(f"{path}: {section} is a section, [{section}], not {shortened(value)}")
+    return table
+
+
+def refuse_contradictions(spec: SweepSpec, fixed: dict, space: dict) -> None:
+    """A key fixed in [set] and searched in [space], or a run's budget given twice, is refused: the later
+    one would win without a word."""
+    both = sorted(set(fixed) & set(space))
+    if both:
+        raise UsageError(f"{spec.path}: {shortened(both[0])} is both fixed in [set] and searched in [space]; keep one")
+    budget = "steps" if spec.steps is not None else "time_limit" if spec.time_limit is not None else None
+    for key in BUDGET_KEYS:
+        where = "[set]" if key in fixed else "[space]" if key in space else None
+        if budget and where:
+            raise UsageError(f"{spec.path}: {where} {key} and [sweep] {budget} both give each run's budget; keep one")
+
+
 def check_head(spec: SweepSpec) -> None:
     where = f"{spec.path}: [sweep]"
-    whole_number(spec.trials, f"{where} trials")
-    whole_number(spec.seeds, f"{where} seeds")
+    whole_number(spec.trials, f"{where} trials", MOST_TRIALS)
+    whole_number(spec.seeds, f"{where} seeds", MOST_SEEDS)
     if spec.steps is not None:
-        whole_number(spec.steps, f"{where} steps")
+        whole_number(spec.steps, f"{where} steps", LARGEST_INTEGER)
     if spec.time_limit is not None and (type(spec.time_limit) not in (int, float) or not 0 < spec.time_limit < 1e9):
-        raise UsageError(f"{where} time_limit must be a number of seconds above 0, got {spec.time_limit!r}")
+        raise UsageError(f"{where} time_limit must be a number of seconds above 0, got {shortened(spec.time_limit)}")
     if spec.steps is not None and spec.time_limit is not None:
         raise UsageError(f"{where} gives both steps and time_limit; give one budget a run")
     if type(spec.prune) is not bool or not isinstance(spec.config, str) or not isinstance(spec.name, str):
         raise UsageError(f"{where}: prune is true or false, config and name are strings")
+    if len(spec.name) > LONGEST_NAME or not spec.name.isprintable():
+        raise UsageError(f"{where} name is at most {LONGEST_NAME} printable characters, got {shortened(spec.name)}")
     load_config(spec.config)  # a recipe that is not there is said before anything runs
 
 
@@ -139,7 +176,7 @@ def key_type(key: str, where: str):
     names = {f.name for f in dataclasses.fields(part)} if part is not None else set()
     if name not in names or (section, name) in NOT_SETTABLE or key == "train.seed":
         why = " (each trial's seeds come from [sweep] seeds)" if key == "train.seed" else ""
-        raise UsageError(f"{where}: '{key}' is not a recipe key one can set{why}; see docs/configuration.md")
+        raise UsageError(f"{where}: {shortened(key)} is not a recipe key one can set{why}; see docs/configuration.md")
     return type(getattr(part, name))
 
 
@@ -166,8 +203,13 @@ def dimension(spec: SweepSpec, key: str, table) -> Dimension:
                                           f"a {kind.__name__} key takes choices, not a range"))
     low, high, log = table["low"], table["high"], table.get("log", False)
     if kind is int and (type(low) is not int or type(high) is not int):
-        raise UsageError(f"{where} is a whole-number key: low and high must be whole numbers, got {low!r} and {high!r}")
-    if type(log) is not bool or not low < high or (log and low <= 0):
+        raise UsageError(f"{where} is a whole-number key: low and high must be whole numbers, "
+                         f"got {shortened(low)} and {shortened(high)}")
+    if type(low) not in (int, float) or type(high) not in (int, float):
+        raise UsageError(f"{where}: low and high are numbers, got {shortened(low)} and {shortened(high)}")
+    if type(log) is not bool:
+        raise UsageError(f"{where}: log is true or false, got {shortened(log)}")
+    if not low < high or (log and low <= 0):
         raise UsageError(f"{where}: low must be below high (and above 0 on a log scale), got {low!r} to {high!r}")
     for value in (low, high):
         checked_value(spec, key, value)
