@@ -8,6 +8,7 @@ import signal
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import pytest
 import torch
@@ -187,6 +188,26 @@ def test_a_run_is_one_run_however_its_path_is_spelled(four_runs, tmp_path):
     assert twice.exit_code == 2 and "given twice" in twice.output
 
 
+def test_compare_leaves_out_the_runs_of_sweep_trials_that_did_not_finish(four_runs, tmp_path):
+    """A glob of a sweep's runs holds pruned, failed and stopped trials' runs: compare leaves them out and
+    says so (58 §4)."""
+    import shutil
+
+    from minigpt.experiments.study_folder import mark_trial_runs
+
+    runs = [tmp_path / path.name for path in (four_runs[0.01, 1], four_runs[0.01, 2], four_runs[0.03, 1])]
+    for source, copy in zip((four_runs[0.01, 1], four_runs[0.01, 2], four_runs[0.03, 1]), runs):
+        shutil.copytree(source, copy)
+    mark_trial_runs(tmp_path, [runs[2].name], 4, "pruned at step 20 (validation 3.1000)")
+    shown = run("compare", *runs, "--json")
+    assert shown.exit_code == 0, shown.output
+    result = json.loads(shown.stdout)
+    assert [g["label"] for g in result["groups"]] == ["lr0.01"]
+    assert any("left out 1 run of sweep trials that did not finish (lr0.03-s1)" in note for note in result["notes"])
+    alone = run("compare", runs[0], runs[2])
+    assert alone.exit_code == 2 and "pruned at step 20" in alone.output and len(alone.output.splitlines()) == 1
+
+
 def damaged_run(tmp_path, source, metrics=None, **stored):
     """A copy of a run with its metrics.jsonl replaced or best.pt's stored figures changed."""
     import shutil
@@ -343,6 +364,46 @@ def test_a_killed_study_goes_on_and_runs_the_killed_trial_again(tmp_path, names_
     assert trials[1]["params"] == trials[0]["params"]  # the killed trial's values, run again
 
 
+def children_of(pid: int) -> set[int]:
+    found = set()
+    for task in Path(f"/proc/{pid}/task").glob("*"):
+        found |= {int(c) for c in (task / "children").read_text().split()}
+    return found
+
+
+@pytest.mark.skipif(not Path("/proc/self/task").is_dir() or (os.cpu_count() or 1) < 2, reason="needs Linux's /proc and 2 cores")
+def test_workers_end_with_a_sweep_killed_with_minus_nine(tmp_path, names_file):
+    """kill -9 of the sweep's own process (not its group) leaves no worker taking trials (58 §4)."""
+    out = tmp_path / "sweep"
+    spec = spec_file(tmp_path, trials=4, budget="time_limit = 30")
+    with open(tmp_path / "stderr.txt", "wb") as stderr:
+        process = subprocess.Popen(sweep_command(spec, "--out", out, "--data", names_file, "--jobs", 2),
+                                   stdout=subprocess.DEVNULL, stderr=stderr, start_new_session=True)
+    deadline = time.monotonic() + 120
+    while len(list(out.glob("trial-*/metrics.jsonl"))) < 2:  # both workers are training
+        assert time.monotonic() < deadline and process.poll() is None, (tmp_path / "stderr.txt").read_text()
+        time.sleep(0.05)
+    workers = children_of(process.pid)
+    assert len(workers) >= 2
+    process.kill()
+    process.wait()
+    try:
+        deadline = time.monotonic() + 30
+        while any(running(pid) for pid in workers):
+            assert time.monotonic() < deadline, "a worker outlived the sweep that started it"
+            time.sleep(0.1)
+    finally:
+        if any(running(pid) for pid in workers):
+            os.killpg(process.pid, signal.SIGKILL)
+
+
+def running(pid: int) -> bool:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"  # not a zombie
+    except OSError:
+        return False
+
+
 @pytest.mark.parametrize("space, says", [
     ('"model.n_layr" = {low = 1, high = 2}', "'model.n_layr' is not a recipe key"),
     ('"train.lr" = {low = 0.1, high = 0.01}', "low must be below high"),
@@ -388,6 +449,24 @@ def test_a_spec_is_read_as_data_within_the_projects_limits(tmp_path, text, says)
     with pytest.raises(UsageError) as refused:
         read_spec(spec)
     assert says in str(refused.value) and len(str(refused.value)) < 300
+
+
+@pytest.mark.parametrize("section, line, first", [
+    ("sweep", "", 6),  # the tiny recipe's warm-up is 5 steps: the first prune may come after it
+    ("sweep", "prune_after = 40", 41),
+    ("set", '"train.warmup_steps" = 20', 21),
+    ("space", '"train.warmup_steps" = {low = 10, high = 30}', 31),
+])
+def test_no_trial_is_pruned_before_the_warm_up_ends(tmp_path, section, line, first):
+    """The median pruner waits for the recipe's warm-up (or prune_after), where the losses say little (58 §4)."""
+    from minigpt.experiments.sweep import open_study
+    from minigpt.experiments.sweep_spec import read_spec
+
+    text = SPEC.format(trials=2, seeds=1, budget="steps = 20").replace(f"[{section}]\n", f"[{section}]\n{line}\n")
+    (tmp_path / "s.toml").write_text(text, encoding="utf-8")
+    spec = read_spec(tmp_path / "s.toml")
+    assert spec.first_prune_step == first
+    assert open_study(spec, tmp_path, None).pruner._n_warmup_steps == first
 
 
 def test_sweep_without_optuna_says_how_to_get_it(tmp_path, monkeypatch):
@@ -441,6 +520,61 @@ def test_two_specs_of_one_name_in_one_storage_are_two_questions_and_the_second_i
     fewer.write_text("\n".join(names_file.read_text(encoding="utf-8").split()[:50]) + "\n", encoding="utf-8")
     other_data = run("sweep", first, "--out", tmp_path / "c", "--data", fewer, "--storage", url)
     assert other_data.exit_code == 2 and "its names (another data file) differ" in other_data.output
+
+
+def test_a_journal_cut_mid_record_is_mended_before_anything_is_appended(tmp_path, names_file):
+    """A write cut short (a kill, a full disk) leaves a torn last record; the next sweep must not glue its first
+    record onto it, after which no open could read the study (59 §1)."""
+    import json as json_module
+
+    out, spec = tmp_path / "out", spec_file(tmp_path, trials=1, budget="steps = 3")
+    assert run("sweep", spec, "--out", out, "--data", names_file).exit_code == 0
+    journal = out / "study.journal"
+    whole = journal.read_bytes()
+    journal.write_bytes(whole[:-37])  # the last record cut, as an interrupted write leaves it
+    again = run("sweep", spec, "--out", out, "--data", names_file)
+    assert again.exit_code == 0, again.output
+    assert "ended in a cut record" in again.stderr
+    kept = list(out.glob("study.journal.torn-*"))
+    assert len(kept) == 1 and kept[0].read_bytes() == whole[:-37]  # the user's file, kept as it was
+    assert all(json_module.loads(line) for line in journal.read_bytes().splitlines())  # whole records only
+    assert [t["state"] for t in trials_of(out)].count("complete") == 1
+
+
+def test_a_journal_damaged_in_its_middle_is_named_by_a_look_and_set_aside_by_a_run(tmp_path, names_file):
+    out, spec = tmp_path / "out", spec_file(tmp_path, trials=1, budget="steps = 3")
+    assert run("sweep", spec, "--out", out, "--data", names_file).exit_code == 0
+    journal = out / "study.journal"
+    lines = journal.read_bytes().splitlines(keepends=True)
+    journal.write_bytes(b"".join(lines[:2]) + lines[2][:-20] + lines[3] + b"".join(lines[4:]))  # two records glued
+    look = run("sweep", out, "--show")
+    assert look.exit_code == 2 and "is cut or damaged" in look.output and len(look.output.splitlines()) == 1
+    assert run("sweep", spec, "--out", out, "--data", names_file).exit_code == 0
+    assert len(list(out.glob("study.journal.torn-*"))) == 1 and trials_of(out)
+
+
+@pytest.fixture
+def small_disk(tmp_path):
+    """A 512 KB filesystem (tmpfs), where this machine lets the tests mount one: room for one tiny trial."""
+    disk = tmp_path / "disk"
+    disk.mkdir()
+    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=512k", "tmpfs", str(disk)], capture_output=True).returncode:
+        pytest.skip("cannot mount a small filesystem here (the full-disk test needs root)")
+    yield disk
+    subprocess.run(["umount", str(disk)], check=True)
+
+
+@pytest.mark.parametrize("room", [8_192, 150_000])  # full at the study's own files, or at a trial's checkpoints
+def test_a_full_disk_is_one_line_and_the_study_goes_on_once_there_is_room(small_disk, tmp_path, names_file, room):
+    out, spec = small_disk / "out", spec_file(tmp_path, trials=1, budget="steps = 3")
+    (small_disk / "filler").write_bytes(bytes(512 * 1024 - room))
+    full = run("sweep", spec, "--out", out, "--data", names_file)
+    assert full.exit_code in (1, 2) and "No space left on device" in full.output
+    assert len(full.output.splitlines()) == 1 and "Traceback" not in full.output
+    (small_disk / "filler").unlink()
+    again = run("sweep", spec, "--out", out, "--data", names_file)
+    assert again.exit_code == 0, again.output
+    assert [t["state"] for t in trials_of(out)].count("complete") == 1
 
 
 def test_a_study_whose_every_trial_fails_uses_no_budget_and_exits_non_zero(tmp_path, names_file):

@@ -29,6 +29,11 @@ class RunError(MiniGPTError):
     exit_code = 1
 
 
+class WriteFailed(RunError):
+    """The machine failed a write (a full disk, a quota, an I/O error, a read-only file system): nothing the user
+    gave was wrong, and the same work may succeed once the machine has room."""
+
+
 class LostProcess(RunError):
     """Under DDP, this process stopped because another one of the run did (the backend lost it)."""
 
@@ -49,10 +54,10 @@ def cannot_write(what, error: OSError | str, kind: type[MiniGPTError] = UsageErr
     """The one error for something that could not be written, whatever wrote it: "cannot write WHAT: why".
 
     One failure, one exit code in every command: a full disk (or a quota, an I/O error, a read-only file system)
-    is a RunError, exit 1; a place that cannot be written (no such directory, no permission) is a UsageError,
+    is a WriteFailed, a RunError, exit 1; a place that cannot be written (no such directory, no permission) is a UsageError,
     exit 2. `kind` says which a reason given in words is."""
     if isinstance(error, OSError):
-        kind = RunError if error.errno in FAILED_WRITES else UsageError
+        kind = WriteFailed if error.errno in FAILED_WRITES else UsageError
     reason = error if isinstance(error, str) else (error.strerror or str(error))
     return kind(f"cannot write {what}: {reason}{then}")
 

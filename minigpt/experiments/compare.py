@@ -23,6 +23,7 @@ import torch
 from minigpt.common.errors import UsageError
 from minigpt.common.text import as_text
 from minigpt.experiments.statistics import mean, paired_interval, sd, welch, welch_p
+from minigpt.experiments.study_folder import trial_state
 from minigpt.files.names_file import read_names
 from minigpt.files.run_records import METRICS, read_metrics, series
 from minigpt.formats.checkpoint import Checkpoint, held_out, load_checkpoint
@@ -199,10 +200,13 @@ def compare(paths: list[str | Path], baseline: str | Path | None = None, data: s
         baseline = listed.get(Path(baseline).resolve(), Path(baseline))
         if baseline not in paths:
             paths.insert(0, baseline)
-    if len(paths) < 2:
-        raise UsageError("compare needs two runs or more")
     if len(set(p.resolve() for p in paths)) < len(paths):
         raise UsageError("a run is given twice; each counts once")
+    unfinished = [p for p in paths if trial_state(p)]  # a sweep's trial that was pruned, failed or stopped
+    paths = [p for p in paths if p not in unfinished]
+    if len(paths) < 2:
+        raise UsageError("compare needs two runs or more" + (f" that a sweep did not prune, fail or stop ("
+                         f"{as_text(unfinished[0])}: {trial_state(unfinished[0])})" if unfinished else ""))
     runs = [read_run(p) for p in paths]
     names, scored, no_interval = score_names(runs, Path(data) if data is not None else None)
     if names is not None:
@@ -215,7 +219,10 @@ def compare(paths: list[str | Path], baseline: str | Path | None = None, data: s
             group.interval = paired_interval(group_mean(group) - group_mean(groups[0]), tokens)
     for group in groups:
         group.samples, group.new_share = group_samples(group)
-    return Comparison(groups, differs, scored, no_interval, caveats(runs, differs, data))
+    left_out = [f"left out {len(unfinished)} run{'s' * (len(unfinished) > 1)} of sweep trials that did not finish "
+                f"({', '.join(as_text(p.name) for p in unfinished[:3])}{', …' * (len(unfinished) > 3)}): "
+                f"a pruned or stopped run's best loss is no trial's score"] if unfinished else []
+    return Comparison(groups, differs, scored, no_interval, left_out + caveats(runs, differs, data))
 
 
 def caveats(runs: list[RunScore], differs: dict, data) -> list[str]:

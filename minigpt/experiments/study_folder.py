@@ -3,6 +3,10 @@
     DIR/sweep.toml    the spec the study runs (another spec in DIR is refused)
     DIR/study.json    the study's name, its storage (the URL without its password) and the digest of the
                       names its trials train on: another study, or other names, in DIR is refused
+    DIR/study.journal the study itself, unless it lives in a database; a record cut by an interrupted write
+                      is set aside (the whole file kept beside it) before anything is appended
+    DIR/trial-N-seed-S/sweep-trial.json   in the run of a trial pruned, failed or stopped: what became of it,
+                      so that `compare` over a glob of the sweep's runs leaves it out
     the study itself  its recipe, budget, seeds, trials, space, fixed keys and names, kept in the storage:
                       another spec of the same name, in any folder, is refused
 
@@ -13,13 +17,15 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import time
 from pathlib import Path
 
-from minigpt.common.errors import UsageError
+from minigpt.common.errors import MiniGPTError, UsageError
 from minigpt.experiments.sweep_spec import SweepSpec
-from minigpt.files.atomic_file import write_text
+from minigpt.files.atomic_file import write_bytes, write_text
 
 JOURNAL = "study.journal"
+TRIAL_MARK = "sweep-trial.json"
 SPEC_COPY = "sweep.toml"
 STUDY_RECORD = "study.json"
 
@@ -57,6 +63,43 @@ def keep_spec(spec: SweepSpec, out_dir: Path) -> None:
         raise UsageError(f"{out_dir} holds a study of another spec ({kept}); choose another --out, or run that spec")
     if not kept.exists():
         write_text(kept, spec.text)
+
+
+def mend_torn_journal(journal: Path) -> Path | None:
+    """A journal whose last record was cut (a kill or a full disk while writing) is cut back to its last whole
+    record, the whole file first copied beside it: Optuna would append the next record straight after the cut,
+    and no later open could read the journal. The copy, or None when the journal is whole."""
+    if not journal.is_file():
+        return None
+    from optuna.storages.journal import JournalFileSymlinkLock
+
+    lock = JournalFileSymlinkLock(str(journal))  # Optuna's own lock: no worker appends while the journal is cut
+    lock.acquire()
+    try:
+        data = journal.read_bytes()
+        whole = whole_records(data)
+        if whole == len(data):
+            return None
+        copy = write_bytes(journal.with_name(f"{journal.name}.torn-{time.strftime('%Y%m%d-%H%M%S')}"), data)
+        with open(journal, "r+b") as f:
+            f.truncate(whole)
+        return copy
+    finally:
+        lock.release()
+
+
+def whole_records(data: bytes) -> int:
+    """How many bytes at the start of a journal are whole records: lines of JSON, each ending in a newline."""
+    end = 0
+    for line in data.splitlines(keepends=True):
+        try:
+            json.loads(line)
+        except (ValueError, RecursionError):
+            break
+        if not line.endswith(b"\n"):
+            break
+        end += len(line)
+    return end
 
 
 def names_digest(data: Path | None) -> str:
@@ -120,3 +163,23 @@ def claim_study(study, asked: dict, where: str) -> None:
             shown = {"space": "search space", "set": "fixed keys", "names": "names (another data file)"}.get(key, key)
             raise UsageError(f"study {study.study_name!r} in {where} asks another question: its {shown} differ from "
                              f"this spec's; give this spec another [sweep] name, or run that study's spec")
+
+
+def mark_trial_runs(out_dir: Path, runs: list[str], trial: int, state: str) -> None:
+    """Say in a trial's runs that it did not finish as a study's result ("pruned at step 200", "failed: why",
+    "stopped"): their best losses are no trial's score. A disk too full for the note leaves a run unmarked."""
+    for name in runs:
+        try:
+            if (out_dir / name).is_dir():
+                write_text(out_dir / name / TRIAL_MARK, json.dumps({"trial": trial, "state": state}) + "\n")
+        except MiniGPTError:
+            pass
+
+
+def trial_state(run_dir: Path) -> str | None:
+    """What became of the trial a run belonged to, if it did not finish: its mark's state."""
+    try:
+        mark = json.loads((Path(run_dir) / TRIAL_MARK).read_text(encoding="utf-8"))
+    except (OSError, ValueError, RecursionError):
+        return None
+    return str(mark.get("state"))[:200] if isinstance(mark, dict) else None

@@ -24,10 +24,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from minigpt.common.errors import Interrupted, RunError, UsageError
+from minigpt.common.errors import Interrupted, RunError, UsageError, WriteFailed, cannot_write
 from minigpt.experiments.statistics import mean, sd
-from minigpt.experiments.study_folder import (JOURNAL, SPEC_COPY, claim_folder, claim_study, hide_password, keep_spec,
-                                             masked, names_digest, question, read_study_record)
+from minigpt.experiments.study_folder import (JOURNAL, SPEC_COPY, TRIAL_MARK, claim_folder, claim_study, hide_password,
+                                             keep_spec, mark_trial_runs, masked, mend_torn_journal, names_digest,
+                                             question, read_study_record, whole_records)
 from minigpt.experiments.sweep_spec import MOST_SEEDS, SweepSpec, read_spec, shortened
 from minigpt.files.atomic_file import write_text
 from minigpt.recipes.loading import recipe_toml
@@ -73,14 +74,18 @@ def open_study(spec: SweepSpec, out_dir: Path, storage: str | None, worker: int 
             backend = database(optuna, storage)
         if not create:
             return optuna.load_study(study_name=spec.name, storage=backend)
+        pruner = optuna.pruners.MedianPruner(n_startup_trials=2, n_warmup_steps=spec.first_prune_step) \
+            if spec.prune else optuna.pruners.NopPruner()
         return optuna.create_study(study_name=spec.name, storage=backend, direction="minimize", load_if_exists=True,
-                                   sampler=sampler(spec, worker),
-                                   pruner=optuna.pruners.MedianPruner(n_startup_trials=2) if spec.prune
-                                   else optuna.pruners.NopPruner())
+                                   sampler=sampler(spec, worker), pruner=pruner)
     except KeyError:  # load_study: no study of that name there
         raise UsageError(f"{masked(storage) or out_dir / JOURNAL} holds no study named {spec.name!r}") from None
     except (ImportError, ValueError, OSError) as e:
-        raise UsageError(f"cannot open the study's storage {masked(storage) or out_dir / JOURNAL}: "
+        journal = out_dir / JOURNAL
+        if storage is None and journal.is_file() and whole_records(journal.read_bytes()) < journal.stat().st_size:
+            raise UsageError(f"{journal} is cut or damaged after its first whole records; run the sweep again "
+                             f"to set the damaged part aside (the whole file is kept beside it)") from None
+        raise UsageError(f"cannot open the study's storage {masked(storage) or journal}: "
                          f"{hide_password(str(e), storage)}") from None
     except Exception as e:  # a database that refuses: SQLAlchemy's and redis's own errors
         reason = hide_password(str(e).splitlines()[0], storage)
@@ -184,17 +189,23 @@ def objective(spec: SweepSpec, out_dir: Path, data: Path | None, seeds: int, say
                 run_dir = out_dir / f"trial-{trial.number}-seed-{seed}"
                 runs.append(run_dir.name)
                 trial.set_user_attr("runs", runs)
+                (run_dir / TRIAL_MARK).unlink(missing_ok=True)  # a folder of an earlier study's trial of this number
                 result = train(config, data, out_dir=run_dir, overwrite=True, quiet=True,
                                report=Pruning(trial) if i == 0 and spec.prune else None)
                 losses.append(result.best_val_loss)
                 if i == 0:
                     trial.set_user_attr("recipe", recipe_toml(config))
-        except Interrupted:
+        except (Interrupted, WriteFailed):  # stopped from outside, or by the machine (a full disk): run it again
+            mark_trial_runs(out_dir, runs, trial.number, "stopped; run again as a later trial")
             trial.set_user_attr("interrupted", True)
             raise
         except UsageError as e:  # values no run can take together (n_embd not divisible by n_head, ...)
+            mark_trial_runs(out_dir, runs, trial.number, f"failed: {e}")
             trial.set_user_attr("error", str(e))
             say(f"trial {trial.number} failed ({values_text(values)}): {e}")
+            raise
+        except import_optuna().TrialPruned as e:
+            mark_trial_runs(out_dir, runs, trial.number, str(e))
             raise
         trial.set_user_attr("losses", losses)
         say(f"trial {trial.number}: {mean(losses):.4f} over {len(losses)} seed{'s' * (len(losses) > 1)}  "
@@ -229,13 +240,19 @@ def work(spec_path: Path, out_dir: Path, data: Path | None, storage: str | None,
         done, waiting, failed = counted(study)
         if done >= spec.trials and not waiting or failed - failed_before >= spec.trials:  # or every try fails
             return
-        study.optimize(run, n_trials=1, catch=(UsageError,))
+        try:
+            study.optimize(run, n_trials=1, catch=(UsageError,))
+        except OSError as e:  # Optuna's own write of the study (its journal or database)
+            raise cannot_write(f"the study in {masked(storage) or out_dir / JOURNAL}", e) from None
+        except WriteFailed as e:
+            raise WriteFailed(f"{e}; once there is room, run the sweep again: it goes on where it stopped") from None
 
 
 def worker_process(*args) -> None:
     """A --jobs process: its errors as one line, its exit code as the command's would be."""
     import sys
 
+    die_with_parent()
     try:
         work(*args)
     except Interrupted as e:
@@ -245,6 +262,22 @@ def worker_process(*args) -> None:
         sys.exit(e.exit_code)
     except KeyboardInterrupt:
         sys.exit(130)
+
+
+def die_with_parent() -> None:
+    """A --jobs process ends when the sweep that started it is gone: killed with -9, the sweep cannot stop its
+    workers, and a worker left running would go on taking trials beside the sweep run again. A thread watches
+    for the parent to change; the trial it leaves is run again, as any whose process is gone."""
+    import threading
+
+    parent = os.getppid()
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(0.2)
+        os._exit(1)
+
+    threading.Thread(target=watch, daemon=True, name="minigpt-parent-watch").start()
 
 
 def run_sweep(spec_path: str | Path, out_dir: str | Path, data: str | Path | None = None, jobs: int = 1,
@@ -263,7 +296,7 @@ def run_sweep(spec_path: str | Path, out_dir: str | Path, data: str | Path | Non
         raise UsageError(f"--out {out_dir} is a file; the sweep writes a directory of runs")
     data = Path(data) if data is not None else None
     names = names_digest(data)  # before anything is written: a typo spends no trial
-    study = claimed_study(spec, out_dir, storage, data, seeds, names)
+    study = claimed_study(spec, out_dir, storage, data, seeds, names, say)
     again = run_again_what_stopped(study)
     if again:
         say(f"running again trial{'s' * (len(again) > 1)} {', '.join(map(str, again))}, stopped before it finished")
@@ -280,13 +313,17 @@ def run_sweep(spec_path: str | Path, out_dir: str | Path, data: str | Path | Non
 
 
 def claimed_study(spec: SweepSpec, out_dir: Path, storage: str | None, data: Path | None, seeds: int | None,
-                  names: str):
+                  names: str, say: Callable[[str], None]):
     """The study, its folder and its question claimed for this spec; refused, a folder made for it is taken away."""
     fresh = not out_dir.exists()
     try:
         out_dir.mkdir(parents=True, exist_ok=True)
         keep_spec(spec, out_dir)
         claim_folder(out_dir, spec, storage, data, names)
+        torn = mend_torn_journal(out_dir / JOURNAL) if storage is None else None
+        if torn:
+            say(f"{out_dir / JOURNAL} ended in a cut record (a write was interrupted): it is cut back to its last "
+                f"whole record, the whole file kept as {torn}")
         study = open_study(spec, out_dir, storage)
         claim_study(study, question(spec, seeds, names), masked(storage) or str(out_dir / JOURNAL))
         return study

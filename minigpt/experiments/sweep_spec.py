@@ -5,6 +5,7 @@
     trials = 8              # finished trials the study runs to
     seeds = 2               # runs of each configuration, seeds train.seed, train.seed + 1, ...
     steps = 400             # or time_limit = 60: each run's budget
+    prune_after = 100       # no trial is pruned at or before this step [default: the recipe's warm-up]
     [space]
     "model.dropout" = {low = 0.0, high = 0.4}
     "train.lr" = {low = 1e-3, high = 1e-2, log = true}
@@ -31,7 +32,7 @@ from minigpt.common.ranges import LARGEST_INTEGER
 from minigpt.files.bounded import read_bytes
 from minigpt.recipes.loading import NOT_SETTABLE, load_config, toml_value
 
-SWEEP_KEYS = {"config", "trials", "seeds", "steps", "time_limit", "prune", "name"}
+SWEEP_KEYS = {"config", "trials", "seeds", "steps", "time_limit", "prune", "prune_after", "name"}
 BUDGET_KEYS = ("train.steps", "train.time_limit")  # [sweep] steps and time_limit set them for every run
 # a study is a few dozen trials of a few seeds: these bounds only keep a typo from running for ever
 MOST_TRIALS, MOST_SEEDS, LONGEST_NAME = 100_000, 1_000, 200
@@ -66,6 +67,7 @@ class SweepSpec:
     steps: int | None = None
     time_limit: float | None = None
     prune: bool = True
+    prune_after: int | None = None  # steps; None: the recipe's warm-up
     name: str = ""
     space: list[Dimension] = field(default_factory=list)
     fixed: dict = field(default_factory=dict)
@@ -86,6 +88,18 @@ class SweepSpec:
     @property
     def base_seed(self) -> int:
         return load_config(self.config).train.seed
+
+    @property
+    def first_prune_step(self) -> int:
+        """The first step at which a trial may be pruned: after `prune_after`, or after the recipe's warm-up (its
+        [set] value, or the longest [space] allows), when a trial's loss says little about where it will end."""
+        if self.prune_after is not None:
+            return self.prune_after + 1
+        searched = {d.key: d for d in self.space}.get("train.warmup_steps")
+        warmup = self.fixed.get("train.warmup_steps", load_config(self.config).train.warmup_steps)
+        if searched is not None:
+            warmup = max(searched.choices) if searched.choices is not None else searched.high
+        return int(warmup) + 1
 
 
 def whole_number(value, what: str, most: int) -> int:
@@ -158,6 +172,8 @@ def check_head(spec: SweepSpec) -> None:
     whole_number(spec.seeds, f"{where} seeds", MOST_SEEDS)
     if spec.steps is not None:
         whole_number(spec.steps, f"{where} steps", LARGEST_INTEGER)
+    if spec.prune_after is not None and (type(spec.prune_after) is not int or not 0 <= spec.prune_after < LARGEST_INTEGER):
+        raise UsageError(f"{where} prune_after must be a whole number of steps, 0 or more, got {shortened(spec.prune_after)}")
     if spec.time_limit is not None and (type(spec.time_limit) not in (int, float) or not 0 < spec.time_limit < 1e9):
         raise UsageError(f"{where} time_limit must be a number of seconds above 0, got {shortened(spec.time_limit)}")
     if spec.steps is not None and spec.time_limit is not None:
