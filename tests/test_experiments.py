@@ -364,6 +364,25 @@ def test_a_killed_study_goes_on_and_runs_the_killed_trial_again(tmp_path, names_
     assert trials[1]["params"] == trials[0]["params"]  # the killed trial's values, run again
 
 
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_ctrl_c_stops_a_sweep_in_one_line_that_says_how_to_go_on(tmp_path, names_file, jobs):
+    """Ctrl-C reaches every process of the sweep (the terminal signals its group); what is said is the sweep's,
+    once: not a trial run's `train --resume`, which would train outside the study, nor a worker's failure (58 §4)."""
+    out = tmp_path / "sweep"
+    spec = spec_file(tmp_path, trials=2, budget="time_limit = 30")
+    process = subprocess.Popen(sweep_command(spec, "--out", out, "--data", names_file, "--jobs", jobs),
+                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    deadline = time.monotonic() + 120
+    while len(list(out.glob("trial-*/metrics.jsonl"))) < jobs:  # every worker is training
+        assert time.monotonic() < deadline and process.poll() is None
+        time.sleep(0.05)
+    os.killpg(process.pid, signal.SIGINT)
+    _, stderr = process.communicate(timeout=60)
+    lines = [line for line in stderr.splitlines() if line.startswith("minigpt:")]
+    assert process.returncode == 130 and len(lines) == 1, stderr
+    assert "run the same command again to go on" in lines[0] and "--resume" not in stderr and "Traceback" not in stderr
+
+
 def children_of(pid: int) -> set[int]:
     found = set()
     for task in Path(f"/proc/{pid}/task").glob("*"):

@@ -37,6 +37,9 @@ from minigpt.training import Reporter
 BEST = "best.toml"
 IMPORTANCE_TRIALS = 5  # finished trials before each key's importance means anything: fewer, and one pair decides it
 
+# what an interrupted sweep says, once, whichever process heard Ctrl-C
+STOPPED = "interrupted: the sweep stopped, its finished trials kept; run the same command again to go on"
+
 
 def import_optuna():
     try:
@@ -195,9 +198,12 @@ def objective(spec: SweepSpec, out_dir: Path, data: Path | None, seeds: int, say
                 losses.append(result.best_val_loss)
                 if i == 0:
                     trial.set_user_attr("recipe", recipe_toml(config))
-        except (Interrupted, WriteFailed):  # stopped from outside, or by the machine (a full disk): run it again
+        except (Interrupted, WriteFailed) as e:  # stopped from outside, or by the machine (a full disk): run again
             mark_trial_runs(out_dir, runs, trial.number, "stopped; run again as a later trial")
             trial.set_user_attr("interrupted", True)
+            if isinstance(e, Interrupted):  # the run's own advice (train --resume) would train outside the study
+                raise Interrupted(f"{STOPPED}; trial {trial.number} runs again from its start",
+                                  e.exit_code - 128) from None
             raise
         except UsageError as e:  # values no run can take together (n_embd not divisible by n_head, ...)
             mark_trial_runs(out_dir, runs, trial.number, f"failed: {e}")
@@ -350,7 +356,7 @@ def run_workers(jobs: int, *args) -> None:
     except KeyboardInterrupt:
         for p in processes:
             p.join()
-        raise Interrupted("interrupted; the trials that finished are kept, and running the sweep again goes on", 2)
+        raise Interrupted(f"{STOPPED}; the trials that were running run again from their start", 2)
     codes = [p.exitcode for p in processes if p.exitcode]
     if codes:
         raise RunError(f"{len(codes)} of {jobs} sweep processes failed (exit {codes[0]}); the trials that finished "
