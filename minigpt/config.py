@@ -74,8 +74,8 @@ class TrainConfig:
     precision: str = setting("auto", '"auto" (bfloat16 on GPUs that have it, else float32), '
                              '"float32" or "bfloat16"', choices=("auto", "float32", "bfloat16"))
     eval_interval: int = setting(250, "steps between evaluations and checkpoints", POSITIVE)
-    auto_scale: bool = setting(True, "on under 20,000 training names, adapt batch, steps, "
-                               "evaluations and dropout for each key not set (SMALL_DATA_RECIPE)")
+    auto_scale: bool = setting(True, "under 20,000 training names, adapt batch, steps, warm-up, "
+                               "evaluations and dropout to the file, for each key not set")
     patience: int = setting(4, "evaluations without a better one before stopping; 0: never",
                             NOT_NEGATIVE)
     keep_best: bool = setting(True, "end on the best weights (by validation loss), not the last")

@@ -98,6 +98,36 @@ def test_auto_scale_adapts_a_small_file_and_leaves_given_keys_alone():
     assert scale_to_data(exact, 100) == [] and exact.train.batch_size == 32
 
 
+@pytest.mark.parametrize("n_train, steps, warmup, every", [(3, 300, 30, 20), (180, 300, 30, 20), (900, 350, 35, 20),
+                                                          (1_800, 700, 70, 40)])
+def test_auto_scale_fits_the_schedule_to_a_very_small_file(n_train, steps, warmup, every):
+    """200 names overfit from the end of a 100-step warm-up on with 2,000 steps: a very small file gets a schedule
+    of about EPOCHS_TO_BEST passes, evaluated often enough to catch its best (58 §5; docs/recipes.md)."""
+    from minigpt.runs.setup import TINY_DATA, scale_to_data
+
+    config = load_config("default")
+    notes = scale_to_data(config, n_train)
+    assert (config.train.steps, config.train.warmup_steps, config.train.eval_interval) == (steps, warmup, every)
+    assert f"a small file (under {TINY_DATA:,})" in notes[0] and f"steps {steps} (was 800)" in notes[0]
+    given = load_config("default", ["train.steps=50"])
+    scale_to_data(given, n_train)
+    assert given.train.steps == 50  # given on the command line: left as the user said
+
+
+def test_a_run_with_no_validation_names_says_it_cannot_stop_early(tmp_path):
+    from typer.testing import CliRunner
+
+    from minigpt.cli.main import app
+
+    three = tmp_path / "three.txt"
+    three.write_text("anna\nbob\ncarla\n", encoding="utf-8")
+    result = CliRunner().invoke(app, ["train", "--data", str(three), "--out", str(tmp_path / "run"), "--steps", "2"])
+    assert result.exit_code == 0, result.output
+    panel = " ".join(result.stderr.replace("│", " ").split())
+    assert "stopping none: the file is too small to hold names back for validation" in panel
+    assert "ends on its last weights" in panel and "early after" not in panel and "best weights" not in panel
+
+
 def test_checkpoints_from_before_early_stopping_resume_without_it():
     from minigpt.recipes.loading import config_from_dict
 

@@ -478,7 +478,7 @@ def test_a_spec_is_read_as_data_within_the_projects_limits(tmp_path, text, says)
 ])
 def test_no_trial_is_pruned_before_the_warm_up_ends(tmp_path, section, line, first):
     """The median pruner waits for the recipe's warm-up (or prune_after), where the losses say little (58 §4)."""
-    from minigpt.experiments.sweep import open_study
+    from minigpt.experiments.study_storage import open_study
     from minigpt.experiments.sweep_spec import read_spec
 
     text = SPEC.format(trials=2, seeds=1, budget="steps = 20").replace(f"[{section}]\n", f"[{section}]\n{line}\n")
@@ -603,7 +603,8 @@ def test_a_study_whose_every_trial_fails_uses_no_budget_and_exits_non_zero(tmp_p
     failed = run("sweep", spec, "--out", tmp_path / "out", "--data", names_file)
     assert failed.exit_code == 1 and "every trial failed" in failed.output and "Traceback" not in failed.output
     assert "trial 0 failed (model.n_embd=18  model.n_head=4): " in failed.output
-    from minigpt.experiments.sweep import counted, open_study
+    from minigpt.experiments.study_storage import open_study
+    from minigpt.experiments.sweep import counted
     from minigpt.experiments.sweep_spec import read_spec
 
     assert counted(open_study(read_spec(spec), tmp_path / "out", None))[0] == 0  # the budget is untouched
@@ -612,7 +613,7 @@ def test_a_study_whose_every_trial_fails_uses_no_budget_and_exits_non_zero(tmp_p
 def test_a_storage_password_is_never_shown(tmp_path):
     from minigpt.common.errors import RunError, UsageError
     from minigpt.experiments.study_folder import masked, without_password
-    from minigpt.experiments.sweep import open_study
+    from minigpt.experiments.study_storage import open_study
     from minigpt.experiments.sweep_spec import read_spec
 
     url = "postgresql://minigpt:secretpw@127.0.0.1:1/study"

@@ -74,3 +74,17 @@ def test_a_wrong_kind_of_file_is_named_for_what_it_is(command, files, trained_ru
         if kind not in said_otherwise:
             assert f"is {kind}" in lines[0], (command, kind, lines[0])
         assert "debug" not in lines[0] and "Error:" not in lines[0], (command, kind, lines[0])  # never a bare Python error
+
+
+def test_prose_is_named_a_text_file_and_names_of_several_words_stay_names(tmp_path, trained_run):
+    """A README handed where a checkpoint belongs is "a text file", not "a names file" (58 §5); its lines may
+    still be trained on, as any text the user chooses."""
+    readme, names = tmp_path / "README", tmp_path / "names"
+    readme.write_text("# minigpt\n\nTrains a tiny GPT on a file of names, one per line.\n\n```bash\npip install -e .\n```\n"
+                      "Then it invents new names with it, in the terminal or on a page.\n", encoding="utf-8")
+    names.write_text("mary ann lee\njo\nanna maria\nzoe\n", encoding="utf-8")
+    assert identify(readme) == "a text file" and identify(names) == "a names file"
+    result = runner.invoke(app, ["sample", str(readme)])
+    assert result.exit_code == 2 and "is a text file, not a checkpoint: a names file has one name a line" in result.output
+    trained = runner.invoke(app, ["train", "--data", str(readme), "-c", "tiny", "--steps", "1", "--out", str(tmp_path / "r")])
+    assert trained.exit_code == 0, trained.output

@@ -75,8 +75,9 @@ def say(line: str) -> None:
 def sweep(
     spec: Path = typer.Argument(..., metavar="SPEC", help="The study: a TOML file of \\[sweep], \\[space] and \\[set] "
                                 "(docs/experiments.md); with --show, a sweep's directory."),
-    out: Optional[Path] = typer.Option(None, "--out", "-o", help="The sweep's directory: a run directory a trial's seed, "
-                                       "the study's journal, best.toml \\[default: runs/SPEC's name]."),
+    out: Optional[Path] = typer.Option(None, "--out", "-o", help="The sweep's directory: the study's journal, "
+                                       "best.toml, and a run directory for each seed of each trial "
+                                       "\\[default: runs/SPEC's name]."),
     data: Optional[Path] = typer.Option(None, "--data", help="Names file every trial trains on \\[default: data/names.txt]."),
     jobs: int = typer.Option(1, "--jobs", "-j", help="Trials run at once, in processes that split the cores."),
     storage: Optional[str] = typer.Option(None, "--storage", help="A database URL for the study (postgresql://, "

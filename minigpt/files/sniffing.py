@@ -92,7 +92,16 @@ def text_kind(text: str, whole: bool) -> str | None:
     if not stripped:
         return "an empty file"
     # names are text: control characters other than line ends and tabs say it is something else
-    return None if CONTROL.search(text.rstrip("\0")) else "a names file"
+    if CONTROL.search(text.rstrip("\0")):
+        return None
+    return "a text file" if is_prose(stripped) else "a names file"
+
+
+def is_prose(text: str) -> bool:
+    """Lines of sentences rather than names: a quarter of them or more four words long or longer (a README, a
+    book). A name of three words is still a name."""
+    lines = [line for line in text.splitlines()[:1000] if line.strip()]
+    return sum(len(line.split()) >= 4 for line in lines) * 4 >= len(lines) > 0
 
 
 def json_kind(text: str, whole: bool) -> str:
@@ -137,15 +146,19 @@ def what_takes(kind: str, path) -> str:
         "a safetensors file": f"minigpt import {where} OUT.pt makes a checkpoint of it",
         "a safetensors export's config.json": f"minigpt import {where} OUT.pt makes a checkpoint of it",
         "a checkpoint": f"minigpt sample {path} reads it",
+        "a text file": "a names file has one name a line; minigpt train --data FILE trains on one",
     }.get(kind, "minigpt reads no file of this kind")
 
 
 # the kinds named when handed where another belongs; an empty file or one of no known kind is left to
 # the reader, which says what is wrong with it as that kind
 KNOWN = ("a checkpoint", "a snapshots file", "a safetensors file", "microgpt's JSON", "a run's metrics (metrics.jsonl)",
-         "a safetensors export's config.json", "a recipe", "a run's samples (samples.txt)", "a names file")
-# what is never read as names: every known kind but names, and files no names file is
-NOT_NAMES = tuple(kind for kind in KNOWN if kind != "a names file") + ("a binary file", "a zip archive", "a JSON file")
+         "a safetensors export's config.json", "a recipe", "a run's samples (samples.txt)", "a names file",
+         "a text file")
+# what is never read as names: every known kind but names and text (its lines are the user's to train on), and
+# files no names file is
+NOT_NAMES = tuple(kind for kind in KNOWN if kind not in ("a names file", "a text file")) + ("a binary file", "a zip archive",
+                                                                                            "a JSON file")
 
 
 def wrong_kind(path, kind: str, wanted: str) -> str:

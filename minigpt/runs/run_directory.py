@@ -98,8 +98,10 @@ def prepare_run_dir(out_dir: str | Path | None, overwrite: bool) -> tuple[Path, 
     if (run_dir / LOCK).exists() or (run_dir / LOCK).is_symlink():
         RunLock(run_dir).release()  # says so when a training holds it, or when it is a link
     if run_dir.is_dir() and any(p.name != LOCK for p in run_dir.iterdir()) and not overwrite:
-        resume = f"--resume {run_dir} to continue it, or " if is_run_dir(run_dir) else ""
-        raise UsageError(f"run directory {run_dir} is not empty; pass {resume}--overwrite to replace its run")
+        resume = f"--resume {run_dir} (alone: a run goes on with its own recipe) to continue it, " \
+            if is_run_dir(run_dir) else ""
+        raise UsageError(f"run directory {run_dir} is not empty; pass {resume}another --out, or --overwrite to "
+                         f"replace its run")
     created = not run_dir.exists()
     try:
         run_dir.mkdir(parents=True, exist_ok=True)

@@ -69,10 +69,13 @@ def start_panel(out: Console, trainer, run_dir: Path, notes: list[str] = (), thr
         table.add_row("recipe", note)
     if not m.causal:
         table.add_row("no mask", UNMASKED)
-    if t.patience:
+    if not data.get("val_names", 1):  # nothing to stop early on, and no best to end on
+        table.add_row("stopping", f"none: the file is too small to hold names back for validation, so the run "
+                      f"trains {length} and ends on its last weights")
+    elif t.patience:
         table.add_row("stopping", f"early after {plural(t.patience, 'evaluation')} (every {plural(t.eval_interval, 'step')}) "
                       f"without a better validation loss")
-    if t.keep_best:
+    if t.keep_best and data.get("val_names", 1):
         table.add_row("", "the run ends on its best weights by validation loss, not its last")
     if resumed_at is not None:
         table.add_row("resuming", f"from step {resumed_at:,}")

@@ -1,0 +1,111 @@
+"""Where a sweep's study lives, opened for this spec: Optuna's journal in the sweep's folder, or a database.
+
+    study = claimed_study(spec, out_dir, storage, data, seeds, names, say)   # folder, journal and question checked
+    study = open_study(spec, out_dir, storage, create=False)                 # a look that changes nothing
+
+A journal cut by an interrupted write is mended before anything is appended (study_folder.py); on a
+database, Optuna's heartbeat finds the trials of machines that went away.
+"""
+
+from __future__ import annotations
+
+import shutil
+import time
+import warnings
+import zlib
+from pathlib import Path
+from typing import Callable
+
+from minigpt.common.errors import RunError, UsageError
+from minigpt.experiments.study_folder import (JOURNAL, claim_folder, claim_study, hide_password, keep_spec, masked,
+                                             mend_torn_journal, question, whole_records)
+from minigpt.experiments.sweep_spec import SweepSpec
+
+
+def import_optuna():
+    try:
+        import optuna
+    except ImportError:
+        raise UsageError("minigpt sweep runs on Optuna: pip install 'minigpt-names[sweep]' (or pip install optuna)") from None
+    optuna.logging.set_verbosity(optuna.logging.ERROR)  # a failed trial is one line of ours, not its traceback
+    warnings.filterwarnings("ignore", category=optuna.exceptions.ExperimentalWarning)  # the heartbeat's, each run
+    return optuna
+
+
+def sampler(spec: SweepSpec, worker: int = 0, trials_before: int = 0):
+    """Optuna's TPE sampler, seeded from the recipe's seed, the worker and how many trials the study had when it
+    joined: workers starting together, or a study going on, do not propose the same values again."""
+    return import_optuna().samplers.TPESampler(seed=zlib.crc32(f"{spec.base_seed} {worker} {trials_before}".encode()))
+
+
+def open_study(spec: SweepSpec, out_dir: Path, storage: str | None, worker: int = 0, create: bool = True):
+    """The study: in DIR/study.journal, or in the database at `storage` (made on first use, unless
+    `create` is False: a look at a study changes nothing, in its files or its database)."""
+    optuna = import_optuna()
+    if not create and storage is None and not (out_dir / JOURNAL).is_file():
+        raise UsageError(f"{out_dir} holds no {JOURNAL}: its study lives in a database; "
+                         f"give it with --storage URL")
+    try:
+        if storage is None:
+            from optuna.storages.journal import JournalFileBackend
+
+            backend = optuna.storages.JournalStorage(JournalFileBackend(str(out_dir / JOURNAL)))
+        elif storage.startswith(("redis://", "rediss://")):
+            from optuna.storages.journal import JournalRedisBackend
+
+            backend = optuna.storages.JournalStorage(JournalRedisBackend(storage))
+        else:
+            backend = database(optuna, storage)
+        if not create:
+            return optuna.load_study(study_name=spec.name, storage=backend)
+        pruner = optuna.pruners.MedianPruner(n_startup_trials=2, n_warmup_steps=spec.first_prune_step) \
+            if spec.prune else optuna.pruners.NopPruner()
+        return optuna.create_study(study_name=spec.name, storage=backend, direction="minimize", load_if_exists=True,
+                                   sampler=sampler(spec, worker), pruner=pruner)
+    except KeyError:  # load_study: no study of that name there
+        raise UsageError(f"{masked(storage) or out_dir / JOURNAL} holds no study named {spec.name!r}") from None
+    except (ImportError, ValueError, OSError) as e:
+        journal = out_dir / JOURNAL
+        if storage is None and journal.is_file() and whole_records(journal.read_bytes()) < journal.stat().st_size:
+            raise UsageError(f"{journal} is cut or damaged after its first whole records; run the sweep again "
+                             f"to set the damaged part aside (the whole file is kept beside it)") from None
+        raise UsageError(f"cannot open the study's storage {masked(storage) or journal}: "
+                         f"{hide_password(str(e), storage)}") from None
+    except Exception as e:  # a database that refuses: SQLAlchemy's and redis's own errors
+        reason = hide_password(str(e).splitlines()[0], storage)
+        raise RunError(f"cannot open the study's storage {masked(storage)}: {reason}") from None
+
+
+def database(optuna, url: str, tries: int = 5):
+    """An RDB storage with Optuna's heartbeat, which finds the trials of machines that went away. Machines
+    that start together race to make its tables, and all but one fail: they try again once the tables are made."""
+    for attempt in range(tries):
+        try:
+            return optuna.storages.RDBStorage(
+                url, heartbeat_interval=30, grace_period=120,
+                heartbeat_stale_trial_callback=optuna.storages.RetryHeartbeatStaleTrialCallback(max_retry=3))
+        except Exception as e:
+            if attempt == tries - 1 or "already exists" not in str(e) and "duplicate key" not in str(e):
+                raise
+            time.sleep(0.2 * (attempt + 1))
+
+
+def claimed_study(spec: SweepSpec, out_dir: Path, storage: str | None, data: Path | None, seeds: int | None,
+                  names: str, say: Callable[[str], None]):
+    """The study, its folder and its question claimed for this spec; refused, a folder made for it is taken away."""
+    fresh = not out_dir.exists()
+    try:
+        out_dir.mkdir(parents=True, exist_ok=True)
+        keep_spec(spec, out_dir)
+        claim_folder(out_dir, spec, storage, data, names)
+        torn = mend_torn_journal(out_dir / JOURNAL) if storage is None else None
+        if torn:
+            say(f"{out_dir / JOURNAL} ended in a cut record (a write was interrupted): it is cut back to its last "
+                f"whole record, the whole file kept as {torn}")
+        study = open_study(spec, out_dir, storage)
+        claim_study(study, question(spec, seeds, names), masked(storage) or str(out_dir / JOURNAL))
+        return study
+    except (UsageError, RunError):
+        if fresh:
+            shutil.rmtree(out_dir, ignore_errors=True)
+        raise
