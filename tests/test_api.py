@@ -137,3 +137,60 @@ def test_sample_refuses_what_the_command_line_would_in_one_line(trained_run, opt
 
     with pytest.raises(UsageError, match=re.escape(says)):
         sample(load_checkpoint(trained_run[0]), **options)
+
+
+WRONG = {"an int": lambda: 5, "None": lambda: None, "bytes": lambda: b"runs/a", "a list of ints": lambda: [1, 2],
+         "a generator": lambda: (x for x in [1]), "a float": lambda: 2.5}
+
+
+def test_every_public_function_refuses_arguments_of_the_wrong_type_in_one_line(trained_run, tmp_path):
+    """Each public function, each of its required arguments in turn given something of the wrong type, raises
+    minigpt's own error, never a builtin TypeError, AttributeError or IndexError from inside (58 §3, 59 §6)."""
+    import inspect
+    import warnings
+
+    import minigpt
+    from minigpt.common.errors import MiniGPTError
+
+    run_dir, names_file = trained_run
+    ckpt = minigpt.load_checkpoint(run_dir)
+    right = {"model": ckpt.model, "tokenizer": ckpt.tokenizer, "names": ["anna"], "ckpt": ckpt, "checkpoint": ckpt,
+             "config": minigpt.load_config("tiny"), "paths": [run_dir, run_dir], "ids": [ckpt.tokenizer.bos],
+             "path": run_dir, "run_dir": run_dir, "spec_path": tmp_path / "no.toml", "out_dir": tmp_path / "out",
+             "name": "anna", "num": 2, "run_or_checkpoint": run_dir}
+    escaped = []
+    for public in minigpt.__all__[1:]:
+        function = getattr(minigpt, public)
+        if inspect.isclass(function):
+            continue
+        required = [p.name for p in inspect.signature(function).parameters.values() if p.default is inspect.Parameter.empty
+                    and p.kind is inspect.Parameter.POSITIONAL_OR_KEYWORD]
+        for wrong_name, wrong in WRONG.items():
+            for given in required:
+                arguments = [wrong() if name == given else right[name] for name in required]
+                try:
+                    with warnings.catch_warnings():
+                        warnings.simplefilter("ignore")
+                        function(*arguments)
+                except MiniGPTError as e:
+                    assert "\n" not in str(e) and len(str(e)) < 400, (public, given, str(e))
+                except Exception as e:  # noqa: BLE001: what the test looks for
+                    escaped.append(f"{public}({given}={wrong_name}): {type(e).__name__}: {e}")
+    assert escaped == []
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_string_is_not_read_as_a_list_and_an_iterator_is_read_once(trained_run):
+    from minigpt import compare, evaluate_names, load_checkpoint, load_config
+    from minigpt.common.errors import UsageError
+
+    ckpt = load_checkpoint(trained_run[0])
+    with pytest.raises(UsageError, match='expected a list of paths, got one str "runs/a-s1"'):
+        compare("runs/a-s1")
+    with pytest.raises(UsageError, match='expected a list of strings, got one str "model.dropout=0.1"'):
+        load_config("tiny", "model.dropout=0.1")
+    assert load_config("tiny", ("model.dropout=0.1",)).model.dropout == 0.1
+    from_list = evaluate_names(ckpt.model, ckpt.tokenizer, ["anna", "bob"])
+    assert evaluate_names(ckpt.model, ckpt.tokenizer, (n for n in ["anna", "bob"])) == from_list
+    with pytest.raises(UsageError, match="each name is a string, got None at position 0"):
+        evaluate_names(ckpt.model, ckpt.tokenizer, [None])

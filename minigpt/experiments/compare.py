@@ -20,6 +20,7 @@ from pathlib import Path
 
 import torch
 
+from minigpt.common.arguments import as_path, as_paths
 from minigpt.common.errors import UsageError
 from minigpt.common.text import as_text
 from minigpt.experiments.statistics import mean, paired_interval, sd, welch, welch_p
@@ -194,7 +195,9 @@ def score_names(runs: list[RunScore], data: Path | None) -> tuple[list[str] | No
 def compare(paths: list[str | Path], baseline: str | Path | None = None, data: str | Path | None = None) -> Comparison:
     """Read, group and test the runs at `paths`; `baseline` (one of them, or another run) is the group every
     other is measured against (default: the first run's)."""
-    paths = [Path(p) for p in paths]
+    paths = as_paths(paths, "compare's runs")
+    baseline = as_path(baseline, "the baseline run") if baseline is not None else None
+    data = as_path(data, "the names file (data)") if data is not None else None
     if baseline is not None:  # a run is one run however its path is spelled: the baseline is the listed one
         listed = {p.resolve(): p for p in paths}
         baseline = listed.get(Path(baseline).resolve(), Path(baseline))

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
+from minigpt.common.arguments import as_path
 from minigpt.common.errors import Interrupted, RunError, UsageError, WriteFailed, cannot_write
 from minigpt.experiments.statistics import mean, sd
 from minigpt.experiments.study_folder import JOURNAL, SPEC_COPY, TRIAL_MARK, mark_trial_runs, masked, names_digest, \
@@ -221,7 +222,7 @@ def run_sweep(spec_path: str | Path, out_dir: str | Path, data: str | Path | Non
               say: Callable[[str], None] = lambda line: None) -> SweepResult:
     """Run the study to its number of trials (going on where it stopped) and sum it up; `say` hears a line
     a trial and what the sweep does."""
-    spec, out_dir = read_spec(spec_path), Path(out_dir)
+    spec, out_dir = read_spec(as_path(spec_path, "a sweep spec")), as_path(out_dir, "the sweep's directory")
     import_optuna()  # without it, nothing is written
     if seeds is not None and (type(seeds) is not int or not 1 <= seeds <= MOST_SEEDS):
         raise UsageError(f"--seeds must be a whole number from 1 to {MOST_SEEDS:,}, got {shortened(seeds)}")
@@ -230,7 +231,7 @@ def run_sweep(spec_path: str | Path, out_dir: str | Path, data: str | Path | Non
         raise UsageError(f"--jobs must be from 1 to {cores} (a trial a core at most), got {shortened(jobs)}")
     if out_dir.exists() and not out_dir.is_dir():
         raise UsageError(f"--out {out_dir} is a file; the sweep writes a directory of runs")
-    data = Path(data) if data is not None else None
+    data = as_path(data, "the names file (data)") if data is not None else None
     names = names_digest(data)  # before anything is written: a typo spends no trial
     study = claimed_study(spec, out_dir, storage, data, seeds, names, say)
     again = run_again_what_stopped(study)

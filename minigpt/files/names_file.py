@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from minigpt.common.arguments import as_path
 from minigpt.common.errors import UsageError
 from minigpt.files.bounded import read_bytes
 from minigpt.files.sniffing import NOT_NAMES, identify, wrong_kind
@@ -33,7 +34,7 @@ LINE_END = re.compile(r"\r\n|\r|\n")
 
 def read_names(path: str | Path) -> list[str]:
     """Names from a UTF-8 file, one per line; surrounding whitespace stripped, blank lines skipped."""
-    path = Path(path)
+    path = as_path(path, "a names file")
     if not path.exists():
         raise UsageError(f"names file not found: {path}")
     if path.is_dir():

@@ -35,6 +35,7 @@ from pathlib import Path
 
 import torch
 
+from minigpt.common.arguments import as_path, kind_of
 from minigpt.common.errors import RunError, UsageError, cannot_write
 from minigpt.config import Config
 from minigpt.recipes.checks import parameter_count
@@ -114,6 +115,8 @@ def describe_data(data: dict, where: str | None = None) -> str:
 def validation_names(ckpt: Checkpoint) -> list[str] | None:
     """The run's held-out names, read again from the files it trained on, or None where they cannot be
     had (`held_out` says why)."""
+    if not isinstance(ckpt, Checkpoint):
+        raise UsageError(f"validation_names takes a loaded checkpoint (minigpt.load_checkpoint(path)), got {kind_of(ckpt)}")
     return held_out(ckpt)[0]
 
 
@@ -216,7 +219,7 @@ def save_checkpoint(path: str | Path, payload: dict) -> None:
 
 def resolve_checkpoint_path(path: str | Path, prefer: tuple[str, ...] = NAMES_IN_DIR) -> Path:
     """A checkpoint file, or a run directory (its best.pt, else its last.pt; or as `prefer` says)."""
-    path = Path(path)
+    path = as_path(path, "a checkpoint")
     if not path.exists():
         raise UsageError(f"checkpoint not found: {path}")
     if path.is_dir():

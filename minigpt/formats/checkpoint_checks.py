@@ -9,11 +9,11 @@ and names handed to the Python API are checked here too (`check_model`, `check_m
 from __future__ import annotations
 
 import math
-from pathlib import Path
 
 import torch
 
 from minigpt.data import Tokenizer
+from minigpt.common.arguments import as_names
 from minigpt.common.errors import UsageError
 from minigpt.files.fields import entry, expect, finite_number, tensors, whole_number
 from minigpt.files.run_records import LARGEST_LOSS
@@ -141,14 +141,14 @@ def known_loss(value, path, name: str) -> float | None:
     return None if loss is None or math.isnan(loss) else loss
 
 
-def check_model_and_names(model, tokenizer, names) -> None:
-    """What the Python API is handed, checked as the command line checks a file: one line naming what is wrong."""
+def check_model_and_names(model, tokenizer, names) -> list[str]:
+    """What the Python API is handed, checked as the command line checks a file: one line naming what is wrong.
+    The names as a list (an iterator is read here, once)."""
     check_model(model, tokenizer)
-    if isinstance(names, (str, Path)) or not all(isinstance(name, str) for name in names):
-        raise UsageError("expected a list of names (minigpt.read_names(path) reads a names file), "
-                         f"got {type(names).__name__}")
+    names = as_names(names)
     if not names:
         raise UsageError("expected a list of names, got an empty one")
+    return names
 
 
 def check_model(model, tokenizer) -> None:

@@ -26,6 +26,7 @@ from pathlib import Path
 
 import torch
 
+from minigpt.common.arguments import as_path
 from minigpt.common.errors import UsageError
 from minigpt.common.ranges import MAX_SNAPSHOTS
 from minigpt.files.bounded import check_archive
@@ -207,7 +208,7 @@ def checkpoint_snapshots(ckpt) -> Snapshots:
 
 def read_snapshots(run_dir: Path, run: dict | None = None) -> Snapshots:
     """A run's snapshots file, checked: its format, that it is whole, and (given `run`) that it is this run's."""
-    path = Path(run_dir) / FILE
+    path = as_path(run_dir, "a run directory") / FILE
     if not path.is_file():
         raise UsageError(f"{run_dir} has no {FILE}: it was trained with train.snapshots = 0, before snapshots "
                          f"were kept, or imported")

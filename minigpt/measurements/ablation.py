@@ -248,7 +248,7 @@ def ablate_modes(model: GPT, tokenizer: Tokenizer, names: list[str], modes=MODES
     """`ablate` in each of `modes` at once, sharing the whole model's pass and the layers above each part
     (the explorer page measures both at every training snapshot). `forests`: the names' prefix_forests,
     when they are already made."""
-    check_model_and_names(model, tokenizer, names)
+    names = check_model_and_names(model, tokenizer, names)
     read_by_prefixes(model, "ablation")
     for mode in modes:
         if mode not in MODES:

@@ -18,6 +18,7 @@ import torch
 
 from minigpt.common.text import token_label
 from minigpt.data import Tokenizer
+from minigpt.common.arguments import as_list
 from minigpt.common.errors import UsageError
 from minigpt.formats.checkpoint_checks import check_model
 from minigpt.model import GPT
@@ -58,7 +59,8 @@ def logit_lens(model: GPT, tokenizer: Tokenizer, ids: list[int], top: int = 3) -
     "next_prob"}]}]}
     """
     check_model(model, tokenizer)
-    if isinstance(ids, str) or not ids or not all(isinstance(i, int) and 0 <= i <= tokenizer.bos for i in ids) \
+    ids = as_list(ids, "logit_lens reads token ids (the boundary token, then tokenizer.encode(name))", "token id")
+    if not ids or not all(isinstance(i, int) and 0 <= i <= tokenizer.bos for i in ids) \
             or len(ids) > model.config.block_size:
         raise UsageError(f"logit_lens reads token ids (the boundary token, then tokenizer.encode(name)), at most "
                          f"{model.config.block_size} of them from 0 to {tokenizer.bos}; got {str(ids)[:40]}")

@@ -41,7 +41,7 @@ def evaluate_names(model: GPT, tokenizer: Tokenizer, names: list[str], what: str
     """Loss of a trained model on a list of names: {"loss", "tokens", "names", "block_size", "truncated",
     "unscored"}: the tokens scored, and those of names cut to fit the block size that were not (a loss
     compares with another only over the same tokens)."""
-    check_model_and_names(model, tokenizer, names)
+    names = check_model_and_names(model, tokenizer, names)
     tokenizer.check_names(names, what)
     device = model.lm_head.weight.device
     data = TokenizedNames(names, tokenizer, model.config.block_size).to(device)
@@ -58,7 +58,7 @@ def evaluate_names(model: GPT, tokenizer: Tokenizer, names: list[str], what: str
 def name_losses(model: GPT, tokenizer: Tokenizer, names: list[str], what: str = "names",
                 batch_size: int = 256) -> list[tuple[str, int, float]]:
     """(name, predicted tokens, mean loss per token) for every name, in the order given."""
-    check_model_and_names(model, tokenizer, names)
+    names = check_model_and_names(model, tokenizer, names)
     tokenizer.check_names(names, what)
     return scored_rows(model, tokenizer, names, batch_size)
 
@@ -85,7 +85,7 @@ def name_losses_as_scored(model: GPT, tokenizer: Tokenizer, names: list[str], wh
                           chunk: int = 8192):
     """name_losses's rows, yielded a chunk of names at a time: every name is checked first, then rows come as
     they are scored, and memory holds one chunk's ids and losses, not every name's (millions of names)."""
-    check_model_and_names(model, tokenizer, names)  # here, before the first row is asked for
+    names = check_model_and_names(model, tokenizer, names)  # here, before the first row is asked for
     tokenizer.check_names(names, what)
     return (row for start in range(0, len(names), chunk)
             for row in scored_rows(model, tokenizer, names[start:start + chunk]))
@@ -96,7 +96,7 @@ def loss_with_mask_off(model: GPT, tokenizer: Tokenizer, names: list[str], batch
     """The mean loss a token on `names` with the causal mask taken away: every position reads every position
     of its name, the later ones too (what the explorer's "mask off" switch does). Names are read in batches of
     one length, so that no position reads another name's padding."""
-    check_model_and_names(model, tokenizer, names)
+    names = check_model_and_names(model, tokenizer, names)
     tokenizer.check_names(names, "names")
     data = TokenizedNames(names, tokenizer, model.config.block_size).to(model.lm_head.weight.device)
     reads_all = [lambda q, k, v: F.scaled_dot_product_attention(q, k, v)] * model.config.n_layer

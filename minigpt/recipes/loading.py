@@ -13,6 +13,7 @@ from pathlib import Path
 
 from minigpt.common.bundled import config_dir, recipe_names
 from minigpt.config import Config, GPTConfig, SampleConfig, TrainConfig
+from minigpt.common.arguments import as_strings
 from minigpt.common.errors import UsageError
 from minigpt.files.bounded import read_bytes
 from minigpt.files.sniffing import NOT_NAMES, identify, wrong_kind
@@ -75,6 +76,7 @@ def set_value(config: Config, section: str, key: str, value: object, where: str)
 def load_config(path: str | Path | None = None, overrides: list[str] = (), base: Config | None = None) -> Config:
     """The defaults (or `base`), then the TOML file at `path`, then `section.key=value` overrides."""
     config = copy.deepcopy(base) if base is not None else Config()
+    overrides = as_strings(overrides, "the overrides (section.key=value)")
     if path is not None:
         path = resolve_config_path(path)
         try:

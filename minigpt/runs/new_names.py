@@ -10,6 +10,7 @@ import torch
 
 from minigpt.config import SampleConfig
 from minigpt.common.errors import UsageError
+from minigpt.formats.checkpoint_checks import check_model
 from minigpt.recipes.checks import check_options
 from minigpt.common.ranges import SEEDS
 from minigpt import sampling
@@ -48,6 +49,7 @@ def check_generation(model, num: int, temperature: float = 1.0, top_k: int | Non
 
 def generate(model, tokenizer, num: int, **options) -> list[str]:
     """`num` names from a model (sampling.py's `generate`), its options checked first."""
+    check_model(model, tokenizer)
     check_generation(model, num, **{k: v for k, v in options.items() if k not in ("batch_size", "use_cache")})
     return sampling.generate(model, tokenizer, num, **options)
 

@@ -1,0 +1,69 @@
+"""What the Python API is handed, checked where it comes in, as the command line checks its options: a path is
+a path, a list is a list (a string where a list belongs is refused rather than read letter by letter, and an
+iterator is read once), and anything else is one line saying what was expected and what came.
+
+    runs = as_paths(paths, "compare's runs")       # ["runs/a", Path("runs/b")] -> [Path, Path]
+    names = as_names(names, "the names")           # a generator of strings -> a list, read once
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from minigpt.common.errors import UsageError
+
+LIST_KINDS = (list, tuple)
+
+
+def kind_of(value) -> str:
+    """A value's kind as a message names it: 'int', 'None', 'str "runs/a"' (shortened)."""
+    if value is None:
+        return "None"
+    if isinstance(value, str):
+        return f'str "{value[:40]}{"..." if len(value) > 40 else ""}"'
+    return type(value).__name__
+
+
+def as_path(value, what: str) -> Path:
+    """A path given as a string or a pathlib.Path (bytes, numbers, None and lists are not paths)."""
+    if isinstance(value, str) or (isinstance(value, os.PathLike) and isinstance(os.fspath(value), str)):
+        return Path(value)
+    raise UsageError(f"{what}: expected a path (a string or a pathlib.Path), got {kind_of(value)}")
+
+
+def as_list(value, what: str, one: str) -> list:
+    """The items of a list, a tuple or any other iterable, read once; a single string or path is refused, since
+    it would be read as its letters."""
+    if isinstance(value, (str, bytes, os.PathLike)):
+        raise UsageError(f"{what}: expected a list of {one}s, got one {kind_of(value)}: put it in a list, [x]")
+    if isinstance(value, LIST_KINDS):
+        return list(value)
+    try:
+        return list(iter(value))
+    except TypeError:
+        raise UsageError(f"{what}: expected a list of {one}s, got {kind_of(value)}") from None
+
+
+def as_paths(value, what: str) -> list[Path]:
+    return [as_path(item, f"each of {what}") for item in as_list(value, what, "path")]
+
+
+def as_names(value, what: str = "names") -> list[str]:
+    """Names as a list of strings (minigpt.read_names(path) reads a names file into one)."""
+    if isinstance(value, os.PathLike):
+        raise UsageError(f"expected a list of names (minigpt.read_names(path) reads a names file), got {kind_of(value)}")
+    names = as_list(value, f"{what} (minigpt.read_names(path) reads a names file)", "name")
+    for n, name in enumerate(names):
+        if not isinstance(name, str):
+            raise UsageError(f"{what}: each name is a string, got {kind_of(name)} at position {n}")
+    return names
+
+
+def as_strings(value, what: str) -> list[str]:
+    """Settings such as ["model.dropout=0.1"]: a list of strings."""
+    items = as_list(value, what, "string")
+    for n, item in enumerate(items):
+        if not isinstance(item, str):
+            raise UsageError(f"{what}: each is a string, got {kind_of(item)} at position {n}")
+    return items
