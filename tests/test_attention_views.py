@@ -112,3 +112,12 @@ def test_a_heatmap_wider_than_the_terminal_says_what_it_left_out(tmp_path, monke
     assert wide.exit_code == 0 and "the last positions are cut off at 80 columns" in wide.stdout
     narrow = CliRunner().invoke(app, ["inspect-attention", str(run), "anna", "--layer", "0", "--head", "0"])
     assert narrow.exit_code == 0 and "cut off" not in narrow.stdout
+
+
+def test_a_map_wider_than_the_terminal_keeps_its_title_and_caption(trained_run):
+    """The map is cut at the terminal's right edge; its title and caption, at the left, are not (58 §5)."""
+    shown = runner.invoke(app, ["inspect-attention", str(trained_run[0]), "annabella", "--layer", "0", "--head", "1"],
+                          env={"COLUMNS": "30"})
+    assert shown.exit_code == 0, shown.output
+    lines = shown.stdout.splitlines()
+    assert lines[0].startswith("layer 0, head 1") and any(line.startswith("· is the boundary token") for line in lines)

@@ -123,8 +123,9 @@ def heat_style(w: float) -> Style:
 
 def heatmap(report: AttentionReport, layer: int, head: int) -> Table:
     """Rows: the position that looks; columns: the positions it looks at. The future stays blank."""
+    # title and caption at the left: a map wider than the terminal is cut at its right edge, they are not
     table = Table(title=f"layer {layer}, head {head}", caption=f"{report.boundary} is the boundary token",
-                  show_edge=False, padding=(0, 0), pad_edge=False)
+                  show_edge=False, padding=(0, 0), pad_edge=False, title_justify="left", caption_justify="left")
     table.add_column("", justify="right", style="bold")
     for token in report.tokens:
         table.add_column(Text(token_text(token)), justify="center", min_width=5)  # Text: a name's "[" is not markup
