@@ -200,3 +200,33 @@ def test_the_launcher_prints_each_processs_error_once(tmp_path):
     assert failures(workers, tmp_path) == ["minigpt (process 1): error: cannot write run/last.pt: No space left on device"]
     (tmp_path / "1.txt").unlink()
     assert failures(workers, tmp_path) == ["minigpt: error: another process of this run stopped, and this one with it"]
+
+
+class EndsAt:
+    """A stand-in for a worker process that ends with `code` at its `at`-th poll."""
+
+    def __init__(self, code, at):
+        self.code, self.at, self.polls, self.returncode = code, at, 0, None
+
+    def poll(self):
+        self.polls += 1
+        if self.polls >= self.at:
+            self.returncode = self.code
+        return self.returncode
+
+    def kill(self):
+        self.returncode = -9
+
+
+def test_a_process_that_aborts_after_another_was_killed_only_followed_it(tmp_path):
+    """Rank 1 killed by SIGKILL, then rank 0 aborting (gloo's C++ runtime on a lost peer, SIGABRT): the exit code
+    and the one line are rank 1's, whatever order the processes are listed in; the abort's report is left out."""
+    from minigpt.machine.torchrun import ABORT_REPORT, failures, wait_for_all
+
+    workers = [EndsAt(-signal.SIGABRT, 4), EndsAt(-signal.SIGKILL, 2)]
+    assert wait_for_all(workers) == 128 + signal.SIGKILL
+    assert failures(workers, tmp_path) == [
+        "minigpt: error: process 1 was killed by SIGKILL (out of memory, or stopped from outside); the others stopped "
+        "with it: minigpt train --resume RUN_DIR continues from the run's last checkpoint"]
+    report = b"step 5\nterminate called after throwing an instance of 'gloo::IoException'\n  what():  [../gloo/x.cc:1] reset\n"
+    assert ABORT_REPORT.sub(b"", report) == b"step 5\n"

@@ -19,11 +19,13 @@ once, and says which process was killed by a signal, if one was.
 from __future__ import annotations
 
 import os
+import re
 import signal
 import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -105,18 +107,43 @@ def wait_for_all(workers: list[subprocess.Popen]) -> int:
     """0 when every process succeeds; else the first failure's exit code (a process killed by a signal before
     any, since the others only followed it: 128 + the signal), the others stopped by then."""
     failed_at = None
-    while any(w.poll() is None for w in workers):
+    while [w for w in workers if w.poll() is None]:  # every one polled each time: the first to fail is known
         if failed_at is None and any(w.returncode not in (None, 0) for w in workers):
             failed_at = time.monotonic()
+            for w in workers:  # whoever ends after the first failure only followed it (gloo aborts on a lost peer)
+                w.followed = w.returncode is None
         if failed_at is not None and time.monotonic() - failed_at > GRACE_SECONDS:
             for w in workers:  # waiting on a process that is gone, in a collective: stop them
                 if w.poll() is None:
                     w.stopped_here = True
                     w.kill()
         time.sleep(0.05)
-    codes = [w.returncode for w in workers if w.returncode and not getattr(w, "stopped_here", False)]
+    codes = [w.returncode for w in workers if w.returncode and not stopped_by_another(w)]
     code = min(codes, key=lambda c: (c > 0, codes.index(c)), default=0)
     return 128 - code if code < 0 else code
+
+
+def stopped_by_another(worker: subprocess.Popen) -> bool:
+    """A process this launcher stopped, or one killed by a signal after another had failed: its end says nothing
+    of its own (a process that loses a peer inside a collective may abort)."""
+    return getattr(worker, "stopped_here", False) or (getattr(worker, "followed", False) and worker.returncode < 0)
+
+
+# what the C++ runtime writes when a process aborts on an exception no one caught (gloo's, on a lost peer)
+ABORT_REPORT = re.compile(rb"terminate called after throwing an instance of [^\n]*\n(?:  what\(\): [^\n]*\n)?")
+
+
+def pass_on_stderr(worker: subprocess.Popen) -> threading.Thread:
+    """A thread that writes what the worker writes to stderr, as it comes (progress lines included), but for the
+    C++ runtime's report of an abort: the launching process says which process stopped, once, in its words."""
+    def forward() -> None:
+        while chunk := os.read(worker.stderr.fileno(), 65536):
+            sys.stderr.buffer.write(ABORT_REPORT.sub(b"", chunk))
+            sys.stderr.buffer.flush()
+
+    thread = threading.Thread(target=forward, daemon=True)
+    thread.start()
+    return thread
 
 
 def run_on_processes(nproc: int) -> int:
@@ -128,7 +155,12 @@ def run_on_processes(nproc: int) -> int:
     command = [sys.executable, "-m", "minigpt", *arguments_without_nproc(sys.argv[1:])]
     with tempfile.TemporaryDirectory(prefix="minigpt-errors-") as errors:
         env[ERRORS_ENV] = errors
-        workers = [subprocess.Popen(command, env={**env, "RANK": str(r), "LOCAL_RANK": str(r)}) for r in range(nproc)]
+        # on a terminal the workers write to it themselves (their progress bars need one); elsewhere (a log, a
+        # pipe) their stderr passes through here, where a C++ abort report is left out
+        piped = None if sys.stderr.isatty() else subprocess.PIPE
+        workers = [subprocess.Popen(command, env={**env, "RANK": str(r), "LOCAL_RANK": str(r)}, stderr=piped)
+                   for r in range(nproc)]
+        forwarding = [pass_on_stderr(worker) for worker in workers] if piped else []
 
         def pass_on(signum, frame):
             for worker in workers:
@@ -141,6 +173,8 @@ def run_on_processes(nproc: int) -> int:
         finally:
             for signum, handler in previous.items():
                 signal.signal(signum, handler)
+        for thread in forwarding:
+            thread.join(timeout=5)
         for line in failures(workers, Path(errors)):
             print(line, file=sys.stderr)
     return code
@@ -167,7 +201,7 @@ def failures(workers: list[subprocess.Popen], errors: Path) -> list[str]:
         if path.is_file():
             lines.setdefault(path.read_text(encoding="utf-8"), []).append(r)
     killed = [(r, -w.returncode) for r, w in enumerate(workers)
-              if w.returncode is not None and w.returncode < 0 and not getattr(w, "stopped_here", False)]
+              if w.returncode is not None and w.returncode < 0 and not stopped_by_another(w)]
     said = [f"minigpt: error: process {r} was killed by {signal.Signals(signum).name}"
             f"{' (out of memory, or stopped from outside)' if signum == signal.SIGKILL else ''}; the others stopped "
             f"with it: minigpt train --resume RUN_DIR continues from the run's last checkpoint" for r, signum in killed]
