@@ -171,3 +171,20 @@ def test_the_worked_rows_formula_follows_the_mask(chromium, page_path):
     expect(page.locator("#math-formula")).to_contain_text("every j: the mask is off")
     assert "−∞" not in page.inner_text("#math-formula")
     assert page.watched.errors == []
+
+
+def test_no_blank_band_where_the_worked_row_sits_below_the_matrix(chromium, page_path):
+    """At 1,100 px the worked row goes below the matrix: the room kept for the longest name's matrix and rows,
+    so that typing moves nothing beside them, would be a blank band there (58 §5). Side by side it is kept."""
+    gaps = {}
+    for width in (1100, 1280):
+        page = browser.open_page(chromium, page_path, width, 800)
+        page.wait_for_function("document.querySelectorAll('#big-matrix .cell').length > 0")
+        gaps[width] = page.evaluate("""() => {
+            const above = Math.max(...['#grid', '#big-matrix'].map((s) => document.querySelector(s).getBoundingClientRect().bottom));
+            const row = document.getElementById('row').getBoundingClientRect();
+            return { below: row.top > above - 1, gap: row.top - above, room: getComputedStyle(document.getElementById('matrix-room')).minHeight };
+        }""")
+        page.close()
+    assert gaps[1100]["below"] and gaps[1100]["gap"] < 120 and gaps[1100]["room"] == "0px", gaps
+    assert gaps[1280]["room"] != "0px" and not gaps[1280]["below"], gaps
