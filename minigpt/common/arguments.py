@@ -12,8 +12,14 @@ import os
 from pathlib import Path
 
 from minigpt.common.errors import UsageError
+from minigpt.common.text import shortened
 
 LIST_KINDS = (list, tuple)
+
+
+def quoted(value, most: int = 60) -> str:
+    """A value as a message quotes it: its repr, a long one shortened (common/text.py's `shortened`)."""
+    return shortened(repr(value), most)
 
 
 def kind_of(value) -> str:
@@ -21,7 +27,7 @@ def kind_of(value) -> str:
     if value is None:
         return "None"
     if isinstance(value, str):
-        return f'str "{value[:40]}{"..." if len(value) > 40 else ""}"'
+        return f'str "{shortened(value, 40)}"'
     return type(value).__name__
 
 

@@ -200,22 +200,23 @@ def compare(paths: list[str | Path], baseline: str | Path | None = None, data: s
     data = as_path(data, "the names file (data)") if data is not None else None
     if baseline is not None:  # a run is one run however its path is spelled: the baseline is the listed one
         listed = {p.resolve(): p for p in paths}
-        baseline = listed.get(Path(baseline).resolve(), Path(baseline))
+        baseline = listed.get(baseline.resolve(), baseline)
         if baseline not in paths:
             paths.insert(0, baseline)
     if len(set(p.resolve() for p in paths)) < len(paths):
         raise UsageError("a run is given twice; each counts once")
-    unfinished = [p for p in paths if trial_state(p)]  # a sweep's trial that was pruned, failed or stopped
-    paths = [p for p in paths if p not in unfinished]
+    states = {p: trial_state(p) for p in paths}  # a sweep's trial that was pruned, failed or stopped: its state
+    unfinished = [p for p in paths if states[p]]
+    paths = [p for p in paths if not states[p]]
     if len(paths) < 2:
         raise UsageError("compare needs two runs or more" + (f" that a sweep did not prune, fail or stop ("
-                         f"{as_text(unfinished[0])}: {trial_state(unfinished[0])})" if unfinished else ""))
+                         f"{as_text(unfinished[0])}: {states[unfinished[0]]})" if unfinished else ""))
     runs = [read_run(p) for p in paths]
-    names, scored, no_interval = score_names(runs, Path(data) if data is not None else None)
+    names, scored, no_interval = score_names(runs, data)
     if names is not None:
         for run in runs:
             tokens = score_run(run, names, scored, rescored=data is not None)
-    groups, differs = group_runs(runs, Path(baseline) if baseline is not None else paths[0])
+    groups, differs = group_runs(runs, baseline if baseline is not None else paths[0])
     for group in groups[1:]:
         group.p = welch_p(group.scores, groups[0].scores)
         if names is not None:

@@ -22,13 +22,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from minigpt.common.arguments import as_path
+from minigpt.common.arguments import as_path, quoted
 from minigpt.common.errors import Interrupted, RunError, UsageError, WriteFailed, cannot_write
 from minigpt.experiments.statistics import mean, sd
 from minigpt.experiments.study_folder import JOURNAL, SPEC_COPY, TRIAL_MARK, mark_trial_runs, masked, names_digest, \
     read_study_record
 from minigpt.experiments.study_storage import claimed_study, import_optuna, open_study, sampler
-from minigpt.experiments.sweep_spec import MOST_SEEDS, SweepSpec, read_spec, shortened
+from minigpt.experiments.sweep_spec import MOST_SEEDS, SweepSpec, read_spec, whole_number
 from minigpt.files.atomic_file import write_text
 from minigpt.recipes.loading import recipe_toml
 from minigpt.training import Reporter
@@ -224,11 +224,11 @@ def run_sweep(spec_path: str | Path, out_dir: str | Path, data: str | Path | Non
     a trial and what the sweep does."""
     spec, out_dir = read_spec(as_path(spec_path, "a sweep spec")), as_path(out_dir, "the sweep's directory")
     import_optuna()  # without it, nothing is written
-    if seeds is not None and (type(seeds) is not int or not 1 <= seeds <= MOST_SEEDS):
-        raise UsageError(f"--seeds must be a whole number from 1 to {MOST_SEEDS:,}, got {shortened(seeds)}")
+    if seeds is not None:
+        whole_number(seeds, "--seeds", MOST_SEEDS)
     cores = os.cpu_count() or 1
     if type(jobs) is not int or not 1 <= jobs <= cores:
-        raise UsageError(f"--jobs must be from 1 to {cores} (a trial a core at most), got {shortened(jobs)}")
+        raise UsageError(f"--jobs must be from 1 to {cores} (a trial a core at most), got {quoted(jobs)}")
     if out_dir.exists() and not out_dir.is_dir():
         raise UsageError(f"--out {out_dir} is a file; the sweep writes a directory of runs")
     data = as_path(data, "the names file (data)") if data is not None else None

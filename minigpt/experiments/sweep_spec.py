@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from minigpt.config import Config
+from minigpt.common.arguments import quoted
 from minigpt.common.errors import UsageError
 from minigpt.common.ranges import LARGEST_INTEGER
 from minigpt.files.bounded import read_bytes
@@ -104,14 +105,8 @@ class SweepSpec:
 
 def whole_number(value, what: str, most: int) -> int:
     if type(value) is not int or not 1 <= value <= most:
-        raise UsageError(f"{what} must be a whole number from 1 to {most:,}, got {shortened(value)}")
+        raise UsageError(f"{what} must be a whole number from 1 to {most:,}, got {quoted(value)}")
     return value
-
-
-def shortened(value, most: int = 60) -> str:
-    """A value as a message quotes it: its repr, cut to `most` characters."""
-    text = repr(value)
-    return text if len(text) <= most else text[: most - 3] + "..."
 
 
 def read_spec(path: str | Path) -> SweepSpec:
@@ -123,7 +118,7 @@ def read_spec(path: str | Path) -> SweepSpec:
     table = parsed(path, text)
     head, fixed, space = table.get("sweep", {}), table.get("set", {}), table.get("space", {})
     if set(head) - SWEEP_KEYS:
-        raise UsageError(f"{path}: unknown [sweep] key {shortened(sorted(set(head) - SWEEP_KEYS)[0])} "
+        raise UsageError(f"{path}: unknown [sweep] key {quoted(sorted(set(head) - SWEEP_KEYS)[0])} "
                          f"(known: {', '.join(sorted(SWEEP_KEYS))})")
     spec = SweepSpec(path, text, **{k: v for k, v in head.items()})
     check_head(spec)
@@ -146,10 +141,10 @@ def parsed(path: Path, text: str) -> dict:
         raise UsageError(f"{path}: nested too deeply to be a sweep spec") from None
     unknown = set(table) - {"sweep", "space", "set"}
     if unknown:
-        raise UsageError(f"{path}: unknown section [{shortened(sorted(unknown)[0])}] (a spec has [sweep], [space] and [set])")
+        raise UsageError(f"{path}: unknown section [{quoted(sorted(unknown)[0])}] (a spec has [sweep], [space] and [set])")
     for section, value in table.items():
         if not isinstance(value, dict):
-            raise UsageError(f"{path}: {section} is a section, [{section}], not {shortened(value)}")
+            raise UsageError(f"{path}: {section} is a section, [{section}], not {quoted(value)}")
     return table
 
 
@@ -158,7 +153,7 @@ def refuse_contradictions(spec: SweepSpec, fixed: dict, space: dict) -> None:
     one would win without a word."""
     both = sorted(set(fixed) & set(space))
     if both:
-        raise UsageError(f"{spec.path}: {shortened(both[0])} is both fixed in [set] and searched in [space]; keep one")
+        raise UsageError(f"{spec.path}: {quoted(both[0])} is both fixed in [set] and searched in [space]; keep one")
     budget = "steps" if spec.steps is not None else "time_limit" if spec.time_limit is not None else None
     for key in BUDGET_KEYS:
         where = "[set]" if key in fixed else "[space]" if key in space else None
@@ -173,15 +168,15 @@ def check_head(spec: SweepSpec) -> None:
     if spec.steps is not None:
         whole_number(spec.steps, f"{where} steps", LARGEST_INTEGER)
     if spec.prune_after is not None and (type(spec.prune_after) is not int or not 0 <= spec.prune_after < LARGEST_INTEGER):
-        raise UsageError(f"{where} prune_after must be a whole number of steps, 0 or more, got {shortened(spec.prune_after)}")
+        raise UsageError(f"{where} prune_after must be a whole number of steps, 0 or more, got {quoted(spec.prune_after)}")
     if spec.time_limit is not None and (type(spec.time_limit) not in (int, float) or not 0 < spec.time_limit < 1e9):
-        raise UsageError(f"{where} time_limit must be a number of seconds above 0, got {shortened(spec.time_limit)}")
+        raise UsageError(f"{where} time_limit must be a number of seconds above 0, got {quoted(spec.time_limit)}")
     if spec.steps is not None and spec.time_limit is not None:
         raise UsageError(f"{where} gives both steps and time_limit; give one budget a run")
     if type(spec.prune) is not bool or not isinstance(spec.config, str) or not isinstance(spec.name, str):
         raise UsageError(f"{where}: prune is true or false, config and name are strings")
     if len(spec.name) > LONGEST_NAME or not spec.name.isprintable():
-        raise UsageError(f"{where} name is at most {LONGEST_NAME} printable characters, got {shortened(spec.name)}")
+        raise UsageError(f"{where} name is at most {LONGEST_NAME} printable characters, got {quoted(spec.name)}")
     load_config(spec.config)  # a recipe that is not there is said before anything runs
 
 
@@ -192,7 +187,7 @@ def key_type(key: str, where: str):
     names = {f.name for f in dataclasses.fields(part)} if part is not None else set()
     if name not in names or (section, name) in NOT_SETTABLE or key == "train.seed":
         why = " (each trial's seeds come from [sweep] seeds)" if key == "train.seed" else ""
-        raise UsageError(f"{where}: {shortened(key)} is not a recipe key one can set{why}; see docs/configuration.md")
+        raise UsageError(f"{where}: {quoted(key)} is not a recipe key one can set{why}; see docs/configuration.md")
     return type(getattr(part, name))
 
 
@@ -220,11 +215,11 @@ def dimension(spec: SweepSpec, key: str, table) -> Dimension:
     low, high, log = table["low"], table["high"], table.get("log", False)
     if kind is int and (type(low) is not int or type(high) is not int):
         raise UsageError(f"{where} is a whole-number key: low and high must be whole numbers, "
-                         f"got {shortened(low)} and {shortened(high)}")
+                         f"got {quoted(low)} and {quoted(high)}")
     if type(low) not in (int, float) or type(high) not in (int, float):
-        raise UsageError(f"{where}: low and high are numbers, got {shortened(low)} and {shortened(high)}")
+        raise UsageError(f"{where}: low and high are numbers, got {quoted(low)} and {quoted(high)}")
     if type(log) is not bool:
-        raise UsageError(f"{where}: log is true or false, got {shortened(log)}")
+        raise UsageError(f"{where}: log is true or false, got {quoted(log)}")
     if not low < high or (log and low <= 0):
         raise UsageError(f"{where}: low must be below high (and above 0 on a log scale), got {low!r} to {high!r}")
     for value in (low, high):
