@@ -50,8 +50,7 @@ class SingleHeadAttention(nn.Module):
         q, k, v = self.query(x), self.key(x), self.value(x)  # each [B, T, C]
         scores = q @ k.transpose(-2, -1) / math.sqrt(k.size(-1))  # [B, T, T]
         if self.causal:
-            seq_len = x.size(1)
-            future = torch.ones(seq_len, seq_len, dtype=torch.bool, device=x.device).triu(1)
+            future = torch.ones(x.size(1), x.size(1), dtype=torch.bool, device=x.device).triu(1)
             scores = scores.masked_fill(future, float("-inf"))
         weights = torch.softmax(scores, dim=-1)  # [B, T, T]
         return weights @ v  # [B, T, C]
@@ -65,15 +64,14 @@ class AttentionHead(nn.Module):
         self.query = nn.Linear(n_embd, head_dim, bias=False)
         self.key = nn.Linear(n_embd, head_dim, bias=False)
         self.value = nn.Linear(n_embd, head_dim, bias=False)
-        tril = torch.tril(torch.ones(block_size, block_size))
-        self.register_buffer("tril", tril, persistent=False)
+        self.register_buffer("tril", torch.ones(block_size, block_size).tril(), persistent=False)
         self.dropout = nn.Dropout(dropout)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        seq_len = x.size(1)
         q, k, v = self.query(x), self.key(x), self.value(x)  # each [B, T, hd]
         scores = q @ k.transpose(-2, -1) / math.sqrt(k.size(-1))  # [B, T, T]
-        scores = scores.masked_fill(self.tril[:seq_len, :seq_len] == 0, float("-inf"))
+        past = self.tril[: x.size(1), : x.size(1)]  # 1 where a position may look
+        scores = scores.masked_fill(past == 0, float("-inf"))
         weights = self.dropout(torch.softmax(scores, dim=-1))  # [B, T, T]
         return weights @ v  # [B, T, hd]
 
@@ -179,13 +177,10 @@ class KVCache:
         self.layers = [LayerKV(batch, c.n_head, c.block_size, c.head_dim, w.device, w.dtype)
                        for _ in range(c.n_layer)]
 
-    @property
-    def length(self) -> int:
-        return self.layers[0].length
-
     def next_positions(self, n: int) -> torch.Tensor:
         """The positions of the next n tokens: after the cached ones."""
-        return torch.arange(self.length, self.length + n, device=self.layers[0].k.device)
+        cached = self.layers[0]
+        return torch.arange(cached.length, cached.length + n, device=cached.k.device)
 
     def keep(self, rows: torch.Tensor) -> None:
         for layer in self.layers:  # as LayerKV.keep

@@ -10,6 +10,8 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass, field
 
+from minigpt.common.arguments import kind_of
+from minigpt.common.errors import UsageError
 from minigpt.common.ranges import A_FRACTION, MAX_BATCH_SIZE, MAX_SNAPSHOTS, NOT_NEGATIVE, POSITIVE
 from minigpt.common.ranges import SEED, UP_TO_ONE, Range, from_to
 
@@ -25,8 +27,7 @@ class GPTConfig:
     n_layer: int = setting(4, "transformer blocks", POSITIVE)
     n_head: int = setting(4, "attention heads per block", POSITIVE)
     n_embd: int = setting(64, "residual stream width; each head gets n_embd / n_head", POSITIVE)
-    block_size: int = setting(16, "positions read: the boundary token and block_size - 1 "
-                              "characters (longer names are cut)", POSITIVE)
+    block_size: int = setting(16, "the boundary and up to block_size - 1 characters", POSITIVE)
     causal: bool = setting(True, "the causal mask: a position reads itself and those before it")
     dropout: float = setting(0.1, "on the attention and MLP outputs", A_FRACTION)
     attn_dropout: float = setting(0.0, "on the attention weights", A_FRACTION)
@@ -41,6 +42,20 @@ class GPTConfig:
     @property
     def head_dim(self) -> int:
         return self.n_embd // self.n_head
+
+
+def checked_shape(config) -> GPTConfig:
+    """A shape a model can be built in (recipes/checks.py checks every key of a recipe)."""
+    if not isinstance(config, GPTConfig):
+        raise UsageError(f"a GPT is built from a GPTConfig, got {kind_of(config)}")
+    for key in ("n_layer", "n_head", "n_embd", "block_size", "vocab_size"):
+        value, least = getattr(config, key), 2 if key == "vocab_size" else 1  # Tokenizer.vocab_size
+        if type(value) is not int or value < least:
+            raise UsageError(f"model.{key} must be a whole number from {least}, got {value!r}")
+    if config.n_embd % config.n_head:
+        raise UsageError(f"model.n_embd ({config.n_embd}) must be divisible by model.n_head "
+                         f"({config.n_head})")
+    return config
 
 
 @dataclass
@@ -61,27 +76,23 @@ class TrainConfig:
     beta2: float = setting(0.99, "Adam's second-moment decay", A_FRACTION)
     eps: float = setting(1e-8, "Adam's epsilon", POSITIVE)
     grad_clip: float = setting(1.0, "the gradients' largest norm; 0: no clipping", NOT_NEGATIVE)
-    shuffle: str = setting("epoch", '"epoch" (a new order every pass) or "once" (microgpt)',
+    shuffle: str = setting("epoch", '"epoch": a new order each pass; "once": microgpt\'s',
                            choices=("epoch", "once"))
     length_window: int = setting(32, "batches grouped by their names' length; 1: none", POSITIVE)
-    pack_names: bool = setting(False, "several short names a row: the same gradients, in fewer "
-                               "rows (docs/speed.md)")
+    pack_names: bool = setting(False, "short names packed in rows: the same gradients, fewer rows")
     seed: int = setting(1337, "seeds the weights, the batch order and dropout", SEED)
     split_seed: int = setting(1337, "seeds which names are held out (not train.seed's)", SEED)
-    device: str = setting("auto", '"auto" (CUDA when there is one, else the CPU), "cpu", "cuda", '
-                          '"cuda:N" or "mps"')
+    device: str = setting("auto", '"auto" (CUDA if there is one), "cpu", "cuda", "cuda:N" or "mps"')
     compile: bool = setting(False, "torch.compile the training step (needs a C++ compiler)")
     precision: str = setting("auto", '"auto" (bfloat16 on GPUs that have it, else float32), '
                              '"float32" or "bfloat16"', choices=("auto", "float32", "bfloat16"))
     eval_interval: int = setting(250, "steps between evaluations and checkpoints", POSITIVE)
     auto_scale: bool = setting(True, "under 20,000 training names, adapt batch, steps, warm-up, "
                                "evaluations and dropout to the file, for each key not set")
-    patience: int = setting(4, "evaluations without a better one before stopping; 0: never",
-                            NOT_NEGATIVE)
+    patience: int = setting(4, "evaluations with no new best, then stop; 0: never", NOT_NEGATIVE)
     keep_best: bool = setting(True, "end on the best weights (by validation loss), not the last")
     log_interval: int = setting(10, "steps per line of metrics.jsonl", POSITIVE)
-    time_limit: float = setting(0.0, "seconds to train, the schedule laid over them; 0: by steps",
-                                NOT_NEGATIVE)
+    time_limit: float = setting(0.0, "seconds to train, scheduled; 0: by steps", NOT_NEGATIVE)
     val_fraction: float = setting(0.1, "share of --data held out (without --val-data)", A_FRACTION)
     val_max: int = setting(1000, "at most this many held-out names", POSITIVE)
     snapshots: int = setting(16, "weights kept at a few steps, to watch attention form (RUN/"
@@ -90,11 +101,9 @@ class TrainConfig:
 
 @dataclass
 class SampleConfig:
-    temperature: float = setting(1.0, "below 1: safer names; above 1: wilder; 0: the likeliest",
-                                 NOT_NEGATIVE)
+    temperature: float = setting(1.0, "<1: safer names; >1: wilder; 0: the likeliest", NOT_NEGATIVE)
     top_k: int = setting(0, "sample from the k likeliest characters; 0: every one", NOT_NEGATIVE)
-    top_p: float = setting(1.0, "sample from the likeliest characters up to this probability",
-                           UP_TO_ONE)
+    top_p: float = setting(1.0, "the likeliest characters up to this probability", UP_TO_ONE)
 
 
 @dataclass

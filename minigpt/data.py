@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 import torch
 
+from minigpt.common.arguments import as_characters
 from minigpt.corpus.many_names import names_not_held_out, seeded_permutation
 from minigpt.files.name_hints import refuse_unseen, refuse_unseen_names
 from minigpt.files.names_file import read_names
@@ -31,7 +32,7 @@ class Tokenizer:
     """Characters get ids 0..n-1 in sorted order; the boundary token is id n (microgpt's)."""
 
     def __init__(self, chars: list[str]):
-        self.chars = list(chars)
+        self.chars = as_characters(chars, "a Tokenizer's characters")
         self.stoi = {c: i for i, c in enumerate(self.chars)}
         self.bos = len(self.chars)
 
@@ -113,8 +114,7 @@ def load_data(data_path, val_path, val_fraction: float, val_max: int,
     names = read_names(data_path)
     tokenizer = Tokenizer.from_names(names)
     if val_path is None:
-        train_names, val_names = split_names(names, val_fraction, val_max, seed)
-        return train_names, val_names, tokenizer
+        return *split_names(names, val_fraction, val_max, seed), tokenizer  # training, validation
     val_names = read_names(val_path)
     tokenizer.check_names(val_names, f"validation file {val_path}")
     return names, val_names, tokenizer

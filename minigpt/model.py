@@ -26,7 +26,7 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-from minigpt.config import GPTConfig
+from minigpt.config import GPTConfig, checked_shape
 
 # attend(q, k, v) -> y, each [B, H, T, hd]: a layer's attention step done otherwise (a cache, ...)
 Attend = Callable[[torch.Tensor, torch.Tensor, torch.Tensor], torch.Tensor]
@@ -43,8 +43,7 @@ class CausalSelfAttention(nn.Module):
 
     def __init__(self, n_embd: int, n_head: int, attn_dropout: float = 0.0, causal: bool = True):
         super().__init__()
-        self.n_head, self.causal = n_head, causal  # causal False: every position reads every other
-        self.attn_dropout = attn_dropout  # on the weights
+        self.n_head, self.causal, self.attn_dropout = n_head, causal, attn_dropout
         self.attn_wq = nn.Linear(n_embd, n_embd, bias=False)
         self.attn_wk = nn.Linear(n_embd, n_embd, bias=False)
         self.attn_wv = nn.Linear(n_embd, n_embd, bias=False)
@@ -106,9 +105,7 @@ class Block(nn.Module):
 class GPT(nn.Module):
     def __init__(self, config: GPTConfig):
         super().__init__()
-        if config.vocab_size < 2:
-            raise ValueError("GPTConfig.vocab_size must be set from the tokenizer")
-        self.config = config
+        self.config = config = checked_shape(config)
         c, eps = config.n_embd, config.norm_eps
         self.wte = nn.Embedding(config.vocab_size, c)
         self.wpe = nn.Embedding(config.block_size, c)

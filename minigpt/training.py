@@ -82,8 +82,7 @@ class Trainer:
         self.step, self.lr = 0, 0.0  # optimizer steps taken; the latest step's learning rate
         self.tokens, self.seconds = 0, 0.0  # predicted tokens trained on; seconds in steps
         self.clock = Clock()
-        self.val_loss: float | None = None
-        self.best_val_loss: float | None = None
+        self.val_loss = self.best_val_loss = None  # the latest and the best validation loss
         self.best_step: int | None = None
         self.evals_since_best = 0  # evaluations since the best one, for train.patience
 

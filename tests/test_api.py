@@ -180,6 +180,40 @@ def test_every_public_function_refuses_arguments_of_the_wrong_type_in_one_line(t
     assert not (tmp_path / "out").exists()
 
 
+@pytest.mark.parametrize("build, says", [
+    (lambda GPT, GPTConfig: GPT(None), "a GPT is built from a GPTConfig, got None"),
+    (lambda GPT, GPTConfig: GPT({"n_layer": 2}), "a GPT is built from a GPTConfig, got dict"),
+    (lambda GPT, GPTConfig: GPT(GPTConfig(n_layer=-1, vocab_size=5)), "model.n_layer must be a whole number from 1, got -1"),
+    (lambda GPT, GPTConfig: GPT(GPTConfig(n_layer=0, vocab_size=5)), "model.n_layer must be a whole number from 1, got 0"),
+    (lambda GPT, GPTConfig: GPT(GPTConfig(n_embd=2.5, vocab_size=5)), "model.n_embd must be a whole number from 1, got 2.5"),
+    (lambda GPT, GPTConfig: GPT(GPTConfig(n_head=3, n_embd=16, vocab_size=5)),
+     r"model.n_embd \(16\) must be divisible by model.n_head \(3\)"),
+    (lambda GPT, GPTConfig: GPT(GPTConfig()), "model.vocab_size must be a whole number from 2, got 0"),
+])
+def test_a_model_of_an_impossible_shape_is_refused_before_it_is_built(build, says):
+    """GPT(config) checks its config's shape up front (59 §6): no model with no layers, no failure at the
+    first forward for heads that do not divide the width."""
+    from minigpt import GPT, GPTConfig
+    from minigpt.common.errors import UsageError
+
+    with pytest.raises(UsageError, match=says):
+        build(GPT, GPTConfig)
+
+
+@pytest.mark.parametrize("chars, says", [
+    (None, "expected a list of characters, got None"), (5, "expected a list of characters, got int"),
+    ("abc", 'got one str "abc": put it in a list'), (["a", "bc"], "expected distinct single characters"),
+    (["a", "a"], "expected distinct single characters"), ([None], "expected distinct single characters"),
+])
+def test_a_tokenizer_takes_distinct_single_characters(chars, says):
+    from minigpt import Tokenizer
+    from minigpt.common.errors import UsageError
+
+    with pytest.raises(UsageError, match=says):
+        Tokenizer(chars)
+    assert Tokenizer(iter(["b", "a"])).chars == ["b", "a"]  # an iterator is read once
+
+
 def test_a_string_is_not_read_as_a_list_and_an_iterator_is_read_once(trained_run):
     from minigpt import compare, evaluate_names, load_checkpoint, load_config
     from minigpt.common.errors import UsageError

@@ -73,3 +73,11 @@ def as_strings(value, what: str) -> list[str]:
         if not isinstance(item, str):
             raise UsageError(f"{what}: each is a string, got {kind_of(item)} at position {n}")
     return items
+
+
+def as_characters(value, what: str) -> list[str]:
+    """A vocabulary: a list of distinct single characters."""
+    chars = as_list(value, what, "character")
+    if not all(isinstance(c, str) and len(c) == 1 for c in chars) or len(set(chars)) < len(chars):
+        raise UsageError(f"{what}: expected distinct single characters, got {quoted(chars)}")
+    return chars

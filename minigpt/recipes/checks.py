@@ -7,7 +7,7 @@ import dataclasses
 import math
 import struct
 
-from minigpt.config import Config, GPTConfig
+from minigpt.config import Config, GPTConfig, checked_shape
 from minigpt.common.errors import UsageError
 from minigpt.common.ranges import LARGEST_INTEGER, NOT_NEGATIVE, SEED, UP_TO_ONE, Range
 
@@ -98,8 +98,7 @@ def validate(config: Config) -> None:
             for allowed in f.metadata.get("ranges", ()):
                 check(value, allowed, name)
             check_64_bits(value, name)  # after the ranges, which name narrower bounds
-    if m.n_embd % m.n_head:
-        raise UsageError(f"model.n_embd ({m.n_embd}) must be divisible by model.n_head ({m.n_head})")
+    checked_shape(dataclasses.replace(m, vocab_size=2))  # the shape alone: vocab_size comes from the data
     if t.min_lr > t.lr:
         raise UsageError(f"train.min_lr ({t.min_lr}) must not exceed train.lr ({t.lr})")
     if t.pack_names and not m.causal:  # packed names are kept apart by a mask of their own, a causal one
