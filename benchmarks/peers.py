@@ -1,6 +1,8 @@
-"""minigpt against nanoGPT (and makemore) on the same model, side by side in one run, at matched tokens a step.
+"""minigpt against nanoGPT (and makemore) on the same model, side by side in one run, at matched tokens a step;
+with --quality SECONDS, which of the two trains the better model of names in that time (peer_quality.py).
 
     python benchmarks/peers.py --nanogpt NANOGPT_DIR [--makemore MAKEMORE_DIR] --data names.txt
+    python benchmarks/peers.py --quality 60 --nanogpt NANOGPT_DIR --data names.txt
 
 NANOGPT_DIR is a checkout of karpathy/nanoGPT the user fetched (likewise makemore's); nothing
 of either is copied: their own train.py / makemore.py run from where they are, on files this
@@ -46,6 +48,8 @@ from pathlib import Path
 import torch
 
 from common import finish, machine_load, matmul_peak, median, parser, say_trust, setup, spread, table, untrusted
+
+from peer_quality import race
 
 from minigpt.data import split_names
 from minigpt.files.names_file import read_names
@@ -141,10 +145,20 @@ def main() -> None:
     p.add_argument("--set", dest="overrides", action="append", default=[],
                    help="a recipe override for minigpt alone, as minigpt train --set (train.precision=bfloat16: "
                         "nanoGPT computes in float32 on a CPU whatever its dtype)")
+    p.add_argument("--quality", type=float, default=None, metavar="SECONDS",
+                   help="compare the models trained in SECONDS instead of tokens a second (peer_quality.py)")
+    p.add_argument("--lrs", default="1e-3,3e-3,1e-2", help="with --quality: nanoGPT's learning rates, widened "
+                   "past an edge where its best sits [default: 1e-3,3e-3,1e-2]")
+    p.add_argument("--dropouts", default="0,0.1", help="with --quality: nanoGPT's dropouts [default: 0,0.1]")
+    p.add_argument("--seeds", type=int, default=1, help="with --quality: minigpt's seeds at each budget [default: 1]")
     args = p.parse_args()
     load = machine_load()
     info = setup(args)
     os.environ["OMP_NUM_THREADS"] = str(torch.get_num_threads())  # the peers' processes get this one's threads
+    if args.quality:
+        train, val = split_names(read_names(args.data), 0.1, 1000, 1337)
+        finish({**info, **race(args, train, val, nanogpt_data)}, args.out)
+        return
     peak = matmul_peak()
     print(f"float32 matmul peak: {peak['gflops']} GFLOP/s; {torch.get_num_threads()} threads each")
     per_gflop = 6 * MATRIX_PARAMS / 1e9

@@ -88,7 +88,8 @@ def test_auto_scale_adapts_a_small_file_and_leaves_given_keys_alone():
     config = load_config("default", ["train.steps=7"])
     notes = scale_to_data(config, 4_647)
     assert config.train.batch_size == SMALL_DATA_RECIPE["train.batch_size"] < Config().train.batch_size
-    assert config.model.dropout == SMALL_DATA_RECIPE["model.dropout"]
+    assert config.train.muon_lr == SMALL_DATA_RECIPE["train.muon_lr"] > Config().train.muon_lr
+    assert config.model.attn_dropout == SMALL_DATA_RECIPE["model.attn_dropout"]
     assert config.train.steps == 7  # given on the command line: left as the user said
     assert len(notes) == 1 and "4,647 training names is a small file" in notes[0] and "batch_size 64 (was 256)" in notes[0]
     assert config.train.auto_scale is False  # what a resumed run or a reread config.toml sees: no second scaling
@@ -103,11 +104,13 @@ def test_auto_scale_adapts_a_small_file_and_leaves_given_keys_alone():
 def test_auto_scale_fits_the_schedule_to_a_very_small_file(n_train, steps, warmup, every):
     """200 names overfit from the end of a 100-step warm-up on with 2,000 steps: a very small file gets a schedule
     of about EPOCHS_TO_BEST passes, evaluated often enough to catch its best (58 §5; docs/recipes.md)."""
-    from minigpt.runs.setup import TINY_DATA, scale_to_data
+    from minigpt.runs.setup import TINY_DATA, TINY_DATA_RECIPE, scale_to_data
 
     config = load_config("default")
     notes = scale_to_data(config, n_train)
     assert (config.train.steps, config.train.warmup_steps, config.train.eval_interval) == (steps, warmup, every)
+    assert config.model.dropout == TINY_DATA_RECIPE["model.dropout"] > Config().model.dropout  # learned by heart soon
+    assert config.train.lr == Config().train.lr  # not the small file's faster rates
     assert f"a small file (under {TINY_DATA:,})" in notes[0] and f"steps {steps} (was 800)" in notes[0]
     given = load_config("default", ["train.steps=50"])
     scale_to_data(given, n_train)

@@ -112,24 +112,30 @@ def check_step_memory(config: Config, names: list[str]) -> None:
 
 
 SMALL_DATA = 20_000  # training names below which train.auto_scale adapts the recipe
-SMALL_DATA_RECIPE = {  # chosen by runs on the bundled names: docs/recipes.md
+SMALL_DATA_RECIPE = {  # the names speedrun's recipe, each change kept by minigpt compare: docs/speed.md
     "train.batch_size": 64,
-    "train.steps": 2000,
+    "train.steps": 1000,
     "train.eval_interval": 100,
-    "model.dropout": 0.35,
     "model.attn_dropout": 0.1,
+    "train.lr": 0.006,
+    "train.muon_lr": 0.02,
 }
 
 
 TINY_DATA = 2_500  # training names below which the schedule is fitted to the file too: docs/recipes.md
 EPOCHS_TO_BEST = 25  # on files of 200 to 2,000 names the best validation loss came after 20 to 30 passes
+TINY_DATA_RECIPE = {  # a few hundred names are learned by heart soon: more dropout, the default's rates
+    "train.batch_size": 64,
+    "model.dropout": 0.35,
+    "model.attn_dropout": 0.1,
+}
 
 
 def tiny_data_schedule(n_train: int) -> dict:
     """For a very small file, a schedule about as long as the model needs before it learns the names by heart
     (EPOCHS_TO_BEST passes at batch 64, at least 300 steps), warmed up over its first tenth and evaluated often
     enough to catch its best: 2,000 steps overfit 200 names from the end of their warm-up on."""
-    steps = max(300, min(2000, round(EPOCHS_TO_BEST * n_train / SMALL_DATA_RECIPE["train.batch_size"] / 50) * 50))
+    steps = max(300, min(2000, round(EPOCHS_TO_BEST * n_train / TINY_DATA_RECIPE["train.batch_size"] / 50) * 50))
     return {"train.steps": steps, "train.warmup_steps": steps // 10, "train.eval_interval": max(10, steps // 150 * 10)}
 
 
@@ -141,14 +147,15 @@ def scale_to_data(config: Config, n_train: int) -> list[str]:
     """With train.auto_scale, adapt the recipe to a small names file; say what changed and why.
 
     A model that reads a few thousand names 256 at a time sees each one often before it
-    learns much, and then learns them by heart: smaller batches (more steps per pass) and
-    more dropout let it generalise first. Keys given on the command line are left alone,
-    and the changed recipe is what config.toml and the checkpoints record.
+    learns much, and then learns them by heart: smaller batches (more steps per pass), at
+    higher rates decaying to zero, learn them sooner; a file of a few hundred names needs more
+    dropout too. Keys given on the command line are left alone, and the changed recipe is what
+    config.toml and the checkpoints record.
     """
     if not config.train.auto_scale or n_train >= SMALL_DATA:
         return []
     changed = []
-    recipe = {**SMALL_DATA_RECIPE, **(tiny_data_schedule(n_train) if n_train < TINY_DATA else {})}
+    recipe = {**TINY_DATA_RECIPE, **tiny_data_schedule(n_train)} if n_train < TINY_DATA else SMALL_DATA_RECIPE
     for name, value in recipe.items():
         section, key = name.split(".")
         part = getattr(config, section)

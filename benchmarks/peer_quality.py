@@ -1,0 +1,212 @@
+"""The better model of names in the time there is: minigpt against nanoGPT at one wall-clock budget.
+
+    python benchmarks/peers.py --quality 60 --nanogpt NANOGPT_DIR --data names.txt
+
+nanoGPT's own train.py (a checkout the user fetched; nothing of it is copied) trains on the training names
+as one character stream (names joined by newlines, as its shakespeare_char does), the same model size as
+minigpt's default (4 layers, 4 heads, 64 dimensions, block 16), float32, no compile, batch 64, its cosine
+schedule fitted to the budget: a calibration run measures its time an iteration and max_iters is the budget
+over it. It runs at every learning rate and dropout of a grid, and the grid grows past an edge where the best
+sits on one, so its best is not an artefact of where the grid stopped. Its final checkpoint is scored per
+name on the held-out names exactly as minigpt scores them: the boundary (its newline), the name, the
+boundary; every character and the end predicted, the loss a mean over those tokens.
+
+minigpt's default recipe trains with `--time-limit` at the budget, half and a quarter of it, on the same
+training names, validated on the same held-out names. The figure compared is each run's loss at its end (its
+last evaluation), not its best: nanoGPT's final checkpoint is not chosen by the held-out names either, so
+neither side picks its model by the names that score it. minigpt's best is shown beside it.
+
+The clocks cover the same work. nanoGPT's is the sum of its iterations' times as it prints them (each covers
+the step, fetching the next batch, reading the loss, printing the line, and, in its first and last, its
+evaluation and checkpoint), which leaves out its start-up; minigpt's is its run's clock (steps, evaluations
+and checkpoints, not the start-up). Each side runs alone on the machine, with the same torch threads.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+from common import machine_load, matmul_peak, say_trust, table, untrusted
+
+BATCH = 64  # nanoGPT's rows a step: 1,024 characters, about the names minigpt's default reads a step
+CALIBRATION = 60  # iterations of the calibration run; the first SETTLE are not timed
+SETTLE = 10
+BUDGET_MISS = 0.10  # a nanoGPT run whose clock ends further than this from the budget is said to
+
+
+def nanogpt_args(folder: Path, out: Path, iters: int, lr: float, dropout: float) -> list[str]:
+    return [f"--dataset={folder}", f"--out_dir={out}", "--device=cpu", "--dtype=float32", "--compile=False",
+            f"--batch_size={BATCH}", "--block_size=16", "--gradient_accumulation_steps=1", f"--dropout={dropout}",
+            "--n_layer=4", "--n_head=4", "--n_embd=64", "--bias=False", f"--max_iters={iters}",
+            f"--lr_decay_iters={iters}", f"--warmup_iters={max(10, iters // 50)}", f"--learning_rate={lr}",
+            f"--min_lr={lr / 10}", "--beta2=0.99", f"--eval_interval={iters}", "--eval_iters=5", "--log_interval=1",
+            "--always_save_checkpoint=True"]
+
+
+def run_nanogpt(checkout: Path, args: list[str]) -> list[float]:
+    """nanoGPT's train.py; the seconds of each of its iterations."""
+    out = subprocess.run([sys.executable, "train.py", *args], cwd=checkout, capture_output=True, text=True)
+    times = [float(t) / 1000 for t in re.findall(r"^iter \d+: loss [\d.]+, time ([\d.]+)ms", out.stdout, re.M)]
+    if out.returncode or not times:
+        raise SystemExit(f"nanoGPT did not run: {out.stderr.strip().splitlines()[-1:] or out.stdout[-300:]}")
+    return times
+
+
+def fitted_iters(checkout: Path, folder: Path, seconds: float, dropout: float) -> tuple[int, float]:
+    """max_iters for a budget: a short run's median time an iteration (after it settles) into the budget."""
+    times = run_nanogpt(checkout, nanogpt_args(folder, folder / "calibration", CALIBRATION, 1e-3, dropout))
+    per_iter = statistics.median(times[SETTLE:])
+    return max(20, int(seconds / per_iter)), per_iter
+
+
+SCORE = """
+import pickle, sys, torch, torch.nn.functional as F
+sys.path.insert(0, {checkout!r})
+from model import GPT, GPTConfig
+saved = torch.load({ckpt!r}, map_location="cpu", weights_only=False)
+model = GPT(GPTConfig(**saved["model_args"]))
+model.load_state_dict({{k.removeprefix("_orig_mod."): v for k, v in saved["model"].items()}})
+model.eval()
+stoi = pickle.load(open({meta!r}, "rb"))["stoi"]
+names = open({val!r}, encoding="utf-8").read().split("\\n")[:-1]
+total, tokens = 0.0, 0
+with torch.no_grad():
+    for start in range(0, len(names), 256):
+        chunk = names[start : start + 256]
+        ids = [[stoi["\\n"]] + [stoi[c] for c in name] + [stoi["\\n"]] for name in chunk]
+        width = max(map(len, ids)) - 1
+        x = torch.tensor([row[:-1] + [0] * (width + 1 - len(row)) for row in ids])
+        y = torch.tensor([row[1:] + [-1] * (width + 1 - len(row)) for row in ids])
+        logits, _ = model(x, y)
+        total += F.cross_entropy(logits.flatten(0, 1), y.flatten(), ignore_index=-1, reduction="sum").item()
+        tokens += int((y >= 0).sum())
+print(total / tokens)
+"""
+
+
+def score_nanogpt(checkout: Path, out: Path, folder: Path) -> float:
+    """The final checkpoint's mean loss per predicted token on the held-out names, as minigpt scores them."""
+    code = SCORE.format(checkout=str(checkout), ckpt=str(out / "ckpt.pt"), meta=str(folder / "meta.pkl"),
+                        val=str(folder / "val.txt"))
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    if done.returncode:
+        raise SystemExit(f"scoring nanoGPT failed: {done.stderr.strip().splitlines()[-1:]}")
+    return float(done.stdout.strip())
+
+
+def nanogpt_at(checkout: Path, folder: Path, seconds: float, iters: int, lr: float, dropout: float) -> dict:
+    out = folder / f"nanogpt-lr{lr:g}-dropout{dropout:g}"
+    times = run_nanogpt(checkout, nanogpt_args(folder, out, iters, lr, dropout))
+    return {"who": "nanoGPT", "budget": seconds, "lr": lr, "dropout": dropout, "steps": iters,
+            "seconds": round(sum(times), 1), "loss": round(score_nanogpt(checkout, out, folder), 4)}
+
+
+def grid(checkout: Path, folder: Path, seconds: float, lrs: list[float], dropouts: list[float]) -> list[dict]:
+    """nanoGPT at every (lr, dropout); past an edge of the lrs, by factors of 3, while the best sits there."""
+    results = []
+    for dropout in dropouts:
+        iters, per_iter = fitted_iters(checkout, folder, seconds, dropout)
+        print(f"nanoGPT, dropout {dropout:g}: {per_iter * 1000:.1f} ms an iteration, so {iters:,} iterations",
+              flush=True)
+        tried = {}
+        for lr in lrs:
+            tried[lr] = nanogpt_at(checkout, folder, seconds, iters, lr, dropout)
+            print(row_line(tried[lr]), flush=True)
+        for _ in range(3):  # at most three more learning rates past an edge
+            best = min(tried, key=lambda lr: tried[lr]["loss"])
+            if best not in (min(tried), max(tried)):
+                break
+            lr = best * 3 if best == max(tried) else best / 3
+            tried[lr] = nanogpt_at(checkout, folder, seconds, iters, lr, dropout)
+            print(row_line(tried[lr]) + "  (past the grid's edge)", flush=True)
+        results += [tried[lr] for lr in sorted(tried)]
+    return results
+
+
+def minigpt_at(folder: Path, seconds: float, budget: float, seed: int) -> dict:
+    out = folder / f"minigpt-{seconds:g}s-seed{seed}"
+    command = [sys.executable, "-m", "minigpt", "train", "--data", str(folder / "train.txt"), "--val-data",
+               str(folder / "val.txt"), "--time-limit", str(seconds), "--seed", str(seed), "--out", str(out), "--quiet"]
+    done = subprocess.run(command, capture_output=True, text=True)
+    if done.returncode:
+        raise SystemExit(f"minigpt did not run: {done.stderr.strip().splitlines()[-1:]}")
+    records = [json.loads(line) for line in (out / "metrics.jsonl").read_text().splitlines()]
+    evaluations = [r for r in records if r.get("val_loss") is not None]
+    return {"who": "minigpt", "budget": seconds, "seed": seed, "steps": records[-1]["step"],
+            "seconds": round(records[-1]["elapsed"], 1), "loss": round(evaluations[-1]["val_loss"], 4),
+            "best": round(min(r["val_loss"] for r in evaluations), 4), "share": f"{seconds / budget:g}"}
+
+
+def row_line(row: dict) -> str:
+    if row["who"] == "nanoGPT":
+        return (f"nanoGPT  lr {row['lr']:g}, dropout {row['dropout']:g}: {row['loss']:.4f} after {row['steps']:,} "
+                f"steps in {row['seconds']} s")
+    return (f"minigpt  {row['budget']:g} s, seed {row['seed']}: {row['loss']:.4f} at its end (best {row['best']:.4f})"
+            f" after {row['steps']:,} steps in {row['seconds']} s")
+
+
+def write_data(folder: Path, train: list[str], val: list[str], nanogpt_data) -> None:
+    (folder / "train.txt").write_text("\n".join(train) + "\n", encoding="utf-8")
+    (folder / "val.txt").write_text("\n".join(val) + "\n", encoding="utf-8")
+    nanogpt_data(folder, train, val)
+
+
+def race(args, train: list[str], val: list[str], nanogpt_data) -> dict:
+    """The whole comparison: nanoGPT's grid at the budget, minigpt at the budget, a half and a quarter."""
+    seconds, load, peak = args.quality, machine_load(), matmul_peak()
+    print(f"float32 matmul peak: {peak['gflops']} GFLOP/s; load {load['load_1min']} at the start")
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = Path(tmp)
+        write_data(folder, train, val, nanogpt_data)
+        nano = grid(args.nanogpt, folder, seconds, [float(x) for x in args.lrs.split(",")],
+                    [float(x) for x in args.dropouts.split(",")])
+        mini = []
+        for share in (1, 0.5, 0.25):
+            for seed in range(1, args.seeds + 1):
+                mini.append(minigpt_at(folder, seconds * share, seconds, seed))
+                print(row_line(mini[-1]), flush=True)
+    peak_after = matmul_peak()
+    best = min(nano, key=lambda r: r["loss"])
+    summary = summarize(mini, best, seconds)
+    print("\n" + table(nano, NANO_COLUMNS) + "\n\n" + table(summary, MINI_COLUMNS) + "\n")
+    quarter = next(r for r in summary if r["share"] == "0.25")
+    met = quarter["loss"] <= best["loss"]
+    print(f"minigpt in a quarter of the budget ({seconds / 4:g} s): {quarter['loss']:.4f}; nanoGPT's best in the "
+          f"whole budget ({seconds:g} s, lr {best['lr']:g}, dropout {best['dropout']:g}): {best['loss']:.4f}: "
+          f"{'met' if met else 'NOT met'}")
+    spreads = {f"minigpt's seeds at {r['budget']:g} s": r["spread"] for r in summary if r["spread"]}
+    reasons = untrusted(peak, peak_after, spreads, load, args.usual_peak)
+    reasons += [f"nanoGPT's run at lr {r['lr']:g}, dropout {r['dropout']:g} took {r['seconds']} s of a "
+                f"{seconds:g} s budget" for r in nano if abs(r["seconds"] - seconds) > BUDGET_MISS * seconds]
+    say_trust(reasons)
+    return {"budget": seconds, "nanogpt": nano, "minigpt": mini, "summary": summary, "met": met,
+            "matmul_peak": peak, "matmul_peak_after": peak_after, "load_at_start": load, "untrusted": reasons}
+
+
+def summarize(mini: list[dict], best: dict, seconds: float) -> list[dict]:
+    """minigpt's seeds at each share of the budget: the mean end loss, its spread, against nanoGPT's best."""
+    rows = []
+    for share in ("1", "0.5", "0.25"):
+        runs = [r for r in mini if r["share"] == share]
+        losses = [r["loss"] for r in runs]
+        loss = statistics.mean(losses)
+        rows.append({"share": share, "budget": seconds * float(share), "seeds": len(runs), "loss": round(loss, 4),
+                     "sd": f"{statistics.stdev(losses):.4f}" if len(runs) > 1 else "",
+                     "best": round(statistics.mean(r["best"] for r in runs), 4),
+                     "steps": round(statistics.mean(r["steps"] for r in runs)),
+                     "against": f"{loss - best['loss']:+.4f}",
+                     "spread": {"median": loss, "low": min(losses), "high": max(losses),
+                                "spread": (max(losses) - min(losses)) / loss} if len(runs) > 1 else None})
+    return rows
+
+
+NANO_COLUMNS = [("lr", "nanoGPT lr"), ("dropout", "dropout"), ("steps", "steps"), ("seconds", "seconds"),
+                ("loss", "held-out loss")]
+MINI_COLUMNS = [("budget", "minigpt seconds"), ("seeds", "seeds"), ("steps", "steps"), ("loss", "loss at its end"),
+                ("sd", "sd"), ("best", "its best"), ("against", "against nanoGPT's best")]
