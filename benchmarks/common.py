@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import argparse
 import json
+import struct
+import zlib
 import platform
 import statistics
 import time
@@ -131,3 +133,13 @@ def table(rows: list[dict], columns: list[tuple[str, str]]) -> str:
     lines = ["  ".join(c.rjust(w) for c, w in zip(r, widths)) for r in cells]
     lines.insert(1, "  ".join("-" * w for w in widths))
     return "\n".join(lines)
+
+
+def describe_png(path: Path, about: str) -> None:
+    """Keep in a PNG what it shows (a Description text chunk after its header), as minigpt's own loss.png does:
+    tests/test_docs.py checks the docs' pictures against the run the docs quote."""
+    data = path.read_bytes()
+    body = b"Description\0" + about.encode("latin-1")
+    chunk = struct.pack(">I", len(body)) + b"tEXt" + body + struct.pack(">I", zlib.crc32(b"tEXt" + body))
+    header_end = 8 + 8 + 13 + 4  # the signature, then IHDR: its length and type, 13 bytes, its CRC
+    path.write_bytes(data[:header_end] + chunk + data[header_end:])

@@ -22,6 +22,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 import browser  # noqa: E402
+from common import describe_png  # noqa: E402
 
 from minigpt.views.explorer_page import write_page  # noqa: E402
 
@@ -150,7 +151,7 @@ def main() -> None:
                 results.update(trace_keys(chromium, page, first=20 + 100))
             results["errors"] = page.watched.errors
             if args.screenshots:
-                screenshots(chromium, page_path, args.screenshots)
+                screenshots(chromium, page_path, args.screenshots, run_about(args.checkpoint))
     for key, value in results.items():
         print(f"{key:>22}  {value}")
     if args.out:
@@ -178,7 +179,15 @@ def trace_keys(chromium, page, first: int, keys: int = 30) -> dict:
     return {f"per_key_{kind}_ms": round(ms, 1) for kind, ms in spent.items()}
 
 
-def screenshots(chromium, page_path: Path, folder: Path) -> None:
+def run_about(checkpoint) -> str:
+    """The run a picture is of, as its loss curve says it: its name, best validation loss and step."""
+    from minigpt import load_checkpoint
+
+    ckpt = load_checkpoint(checkpoint)
+    return f"{Path(checkpoint).resolve().name}, best validation {ckpt.best_val_loss:.4f} at step {ckpt.step:,}"
+
+
+def screenshots(chromium, page_path: Path, folder: Path, about: str) -> None:
     """At desktop (1280×800) and phone (390×844) width: the first screen as it opens, the whole
     page, and each part; at desktop width also first-screen.png with a cell's details open, for the README."""
     folder.mkdir(parents=True, exist_ok=True)
@@ -189,6 +198,7 @@ def screenshots(chromium, page_path: Path, folder: Path) -> None:
         page.click("#big-matrix [role=row][data-i='5'] .cell[data-j='4']")  # "t" attending to "s": details open
         page.evaluate("window.scrollTo(0, 0)")
         page.screenshot(path=str(folder / f"{tag}-first-screen.png"))
+        describe_png(folder / f"{tag}-first-screen.png", f"the explorer page of {about}")
         page.screenshot(path=str(folder / f"{tag}-page.png"), full_page=True)
         for name, selector in PARTS.items():
             page.locator(selector).scroll_into_view_if_needed()

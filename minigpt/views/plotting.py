@@ -37,10 +37,11 @@ def import_pyplot():
     return plt
 
 
-def save_figure(plt, fig, target) -> None:
-    """The figure as a PNG into `target`: a path (written atomically) or a file object."""
+def save_figure(plt, fig, target, about: str | None = None) -> None:
+    """The figure as a PNG into `target`: a path (written atomically) or a file object. `about` is kept in the
+    file as its Description (a PNG text chunk): what the picture was drawn from, for a reader and for the docs test."""
     def draw(f):
-        fig.savefig(f, format="png", dpi=120, bbox_inches="tight")
+        fig.savefig(f, format="png", dpi=120, bbox_inches="tight", metadata={"Description": about} if about else None)
 
     try:
         write_atomically(target, draw) if isinstance(target, (str, os.PathLike)) else draw(target)
