@@ -97,13 +97,19 @@ def score_nanogpt(checkout: Path, out: Path, folder: Path) -> float:
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     if done.returncode:
         raise SystemExit(f"scoring nanoGPT failed: {done.stderr.strip().splitlines()[-1:]}")
-    return float(done.stdout.strip())
+    return float(done.stdout.strip().splitlines()[-1])  # after the model's own line of its size
+
+
+def refitted(iters: int, took: float, seconds: float) -> int:
+    """The next run's max_iters from the last one's clock: a short calibration misjudges a long run by 10% or
+    more here (its first iterations are slower), so every run corrects the next."""
+    return max(20, round(iters * seconds / took))
 
 
 def nanogpt_at(checkout: Path, folder: Path, seconds: float, iters: int, lr: float, dropout: float) -> dict:
     out = folder / f"nanogpt-lr{lr:g}-dropout{dropout:g}"
     times = run_nanogpt(checkout, nanogpt_args(folder, out, iters, lr, dropout))
-    return {"who": "nanoGPT", "budget": seconds, "lr": lr, "dropout": dropout, "steps": iters,
+    return {"who": "nanoGPT", "budget": seconds, "lr": float(f"{lr:.3g}"), "dropout": dropout, "steps": iters,
             "seconds": round(sum(times), 1), "loss": round(score_nanogpt(checkout, out, folder), 4)}
 
 
@@ -118,6 +124,7 @@ def grid(checkout: Path, folder: Path, seconds: float, lrs: list[float], dropout
         for lr in lrs:
             tried[lr] = nanogpt_at(checkout, folder, seconds, iters, lr, dropout)
             print(row_line(tried[lr]), flush=True)
+            iters = refitted(iters, tried[lr]["seconds"], seconds)
         for _ in range(3):  # at most three more learning rates past an edge
             best = min(tried, key=lambda lr: tried[lr]["loss"])
             if best not in (min(tried), max(tried)):
@@ -125,6 +132,7 @@ def grid(checkout: Path, folder: Path, seconds: float, lrs: list[float], dropout
             lr = best * 3 if best == max(tried) else best / 3
             tried[lr] = nanogpt_at(checkout, folder, seconds, iters, lr, dropout)
             print(row_line(tried[lr]) + "  (past the grid's edge)", flush=True)
+            iters = refitted(iters, tried[lr]["seconds"], seconds)
         results += [tried[lr] for lr in sorted(tried)]
     return results
 
