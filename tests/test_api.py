@@ -228,3 +228,23 @@ def test_a_string_is_not_read_as_a_list_and_an_iterator_is_read_once(trained_run
     assert evaluate_names(ckpt.model, ckpt.tokenizer, (n for n in ["anna", "bob"])) == from_list
     with pytest.raises(UsageError, match="each name is a string, got None at position 0"):
         evaluate_names(ckpt.model, ckpt.tokenizer, [None])
+
+
+def test_a_snapshot_index_and_a_count_of_predictions_are_whole_numbers_in_their_range(trained_run):
+    """Snapshots.load_into and attention_report's top check their numbers up front (59 §6): no IndexError from a
+    list, no RuntimeError from topk, and -1 is not quietly the last snapshot."""
+    from minigpt import attention_report, load_checkpoint, read_snapshots
+    from minigpt.common.errors import UsageError
+
+    ckpt = load_checkpoint(trained_run[0])
+    snapshots = read_snapshots(trained_run[0])
+    last = len(snapshots.steps) - 1
+    for index, says in [(last + 1, f"from 0 to {last}, got {last + 1}"), (-1, f"from 0 to {last}, got -1"),
+                        ("1", 'expected a whole number, got str "1"'), (True, "expected a whole number, got bool")]:
+        with pytest.raises(UsageError, match=says):
+            snapshots.load_into(ckpt.model, index)
+    snapshots.load_into(ckpt.model, last)
+    for top in (0, -1, 2.5, None):
+        with pytest.raises(UsageError, match="attention_report's top"):
+            attention_report(ckpt.model, ckpt.tokenizer, "anna", top=top)
+    assert len(attention_report(ckpt.model, ckpt.tokenizer, "anna", top=1).predictions[0]) == 1

@@ -347,11 +347,13 @@ def test_a_trials_seeds_give_its_loss_and_the_best_recipe_trains_again(tmp_path,
 def test_a_killed_study_goes_on_and_runs_the_killed_trial_again(tmp_path, names_file):
     out = tmp_path / "sweep"
     spec = spec_file(tmp_path, trials=2, budget="time_limit = 2")
-    process = subprocess.Popen(sweep_command(spec, "--out", out, "--data", names_file), stdout=subprocess.DEVNULL,
-                               stderr=subprocess.DEVNULL, start_new_session=True)
+    said = tmp_path / "stderr.txt"
+    with open(said, "w") as stderr:  # what the sweep said, should it end before the kill
+        process = subprocess.Popen(sweep_command(spec, "--out", out, "--data", names_file), stdout=subprocess.DEVNULL,
+                                   stderr=stderr, start_new_session=True)
     deadline = time.monotonic() + 120
     while not (out / "trial-0-seed-1337" / "metrics.jsonl").exists():  # the first trial is training
-        assert time.monotonic() < deadline and process.poll() is None
+        assert time.monotonic() < deadline and process.poll() is None, said.read_text()
         time.sleep(0.05)
     os.killpg(process.pid, signal.SIGKILL)
     process.wait()

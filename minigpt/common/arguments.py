@@ -81,3 +81,13 @@ def as_characters(value, what: str) -> list[str]:
     if not all(isinstance(c, str) and len(c) == 1 for c in chars) or len(set(chars)) < len(chars):
         raise UsageError(f"{what}: expected distinct single characters, got {quoted(chars)}")
     return chars
+
+
+def as_whole_number(value, what: str, least: int = 0, most: int | None = None) -> int:
+    """A whole number from `least` (to `most`): true and false, floats and strings are not."""
+    if type(value) is not int:
+        raise UsageError(f"{what}: expected a whole number, got {kind_of(value)}")
+    if value < least or (most is not None and value > most):
+        within = f"from {least:,} to {most:,}" if most is not None else f"from {least:,}"
+        raise UsageError(f"{what} must be {within}, got {value:,}")
+    return value

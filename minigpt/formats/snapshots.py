@@ -26,7 +26,7 @@ from pathlib import Path
 
 import torch
 
-from minigpt.common.arguments import as_path
+from minigpt.common.arguments import as_path, as_whole_number
 from minigpt.common.errors import UsageError
 from minigpt.common.ranges import MAX_SNAPSHOTS
 from minigpt.files.bounded import check_archive
@@ -109,7 +109,8 @@ class Snapshots:
         })
 
     def load_into(self, model: GPT, index: int) -> None:
-        """Set the model's weights to snapshot `index` (dequantized)."""
+        """Set the model's weights to snapshot `index` (dequantized), 0 to len(steps) - 1 in the order of `steps`."""
+        index = as_whole_number(index, "a snapshot's index", 0, len(self.steps) - 1)
         try:
             load_microgpt_weights(model, {name: dequantize(kept["q"][index], kept["scale"][index], self.shapes[name])
                                           for name, kept in self.weights.items()})

@@ -18,6 +18,7 @@ from rich.style import Style
 from rich.table import Table
 from rich.text import Text
 
+from minigpt.common.arguments import as_whole_number
 from minigpt.common.text import token_label
 from minigpt.data import Tokenizer
 from minigpt.formats.checkpoint_checks import check_model
@@ -79,6 +80,7 @@ def attention_report(model: GPT, tokenizer: Tokenizer, name: str, top: int = 3) 
     check_model(model, tokenizer)
     if not isinstance(name, str):
         raise UsageError(f"attention_report reads a name (a string), got {type(name).__name__}")
+    as_whole_number(top, "attention_report's top (the likeliest characters shown)", 1)
     longest = model.config.block_size - 1
     if len(name) > longest:
         raise UsageError(f"'{name}' is {len(name)} characters; this model reads at most {longest}")
