@@ -32,7 +32,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from common import machine_load, matmul_peak, say_trust, table, untrusted
+from common import machine_load, matmul_peak, say_trust, spread, table, untrusted
 
 BATCH = 64  # nanoGPT's rows a step: 1,024 characters, about the names minigpt's default reads a step
 CALIBRATION = 60  # iterations of the calibration run; the first SETTLE are not timed
@@ -209,8 +209,7 @@ def summarize(mini: list[dict], best: dict, seconds: float) -> list[dict]:
                      "best": round(statistics.mean(r["best"] for r in runs), 4),
                      "steps": round(statistics.mean(r["steps"] for r in runs)),
                      "against": f"{loss - best['loss']:+.4f}",
-                     "spread": {"median": loss, "low": min(losses), "high": max(losses),
-                                "spread": (max(losses) - min(losses)) / loss} if len(runs) > 1 else None})
+                     "spread": spread(losses) if len(runs) > 1 else None})
     return rows
 
 

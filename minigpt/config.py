@@ -10,7 +10,7 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass, field
 
-from minigpt.common.arguments import kind_of
+from minigpt.common.arguments import kind_of, whole_number_within
 from minigpt.common.errors import UsageError
 from minigpt.common.ranges import A_FRACTION, MAX_BATCH_SIZE, MAX_SNAPSHOTS, NOT_NEGATIVE, POSITIVE
 from minigpt.common.ranges import SEED, UP_TO_ONE, Range, from_to
@@ -48,10 +48,8 @@ def checked_shape(config) -> GPTConfig:
     """A shape a model can be built in (recipes/checks.py checks every key of a recipe)."""
     if not isinstance(config, GPTConfig):
         raise UsageError(f"a GPT is built from a GPTConfig, got {kind_of(config)}")
-    for key in ("n_layer", "n_head", "n_embd", "block_size", "vocab_size"):
-        value, least = getattr(config, key), 2 if key == "vocab_size" else 1  # Tokenizer.vocab_size
-        if type(value) is not int or value < least:
-            raise UsageError(f"model.{key} must be a whole number from {least}, got {value!r}")
+    for key in ("n_layer", "n_head", "n_embd", "block_size", "vocab_size"):  # vocab: Tokenizer's
+        whole_number_within(getattr(config, key), f"model.{key}", 2 if key == "vocab_size" else 1)
     if config.n_embd % config.n_head:
         raise UsageError(f"model.n_embd ({config.n_embd}) must be divisible by model.n_head "
                          f"({config.n_head})")

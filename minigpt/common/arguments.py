@@ -60,18 +60,19 @@ def as_names(value, what: str = "names") -> list[str]:
     if isinstance(value, os.PathLike):
         raise UsageError(f"expected a list of names (minigpt.read_names(path) reads a names file), got {kind_of(value)}")
     names = as_list(value, f"{what} (minigpt.read_names(path) reads a names file)", "name")
-    for n, name in enumerate(names):
-        if not isinstance(name, str):
-            raise UsageError(f"{what}: each name is a string, got {kind_of(name)} at position {n}")
-    return names
+    return strings_only(names, what, "each name")
 
 
 def as_strings(value, what: str) -> list[str]:
     """Settings such as ["model.dropout=0.1"]: a list of strings."""
-    items = as_list(value, what, "string")
+    return strings_only(as_list(value, what, "string"), what, "each")
+
+
+def strings_only(items: list, what: str, each: str) -> list[str]:
+    """The items, each a string; the first that is not is named with its position."""
     for n, item in enumerate(items):
         if not isinstance(item, str):
-            raise UsageError(f"{what}: each is a string, got {kind_of(item)} at position {n}")
+            raise UsageError(f"{what}: {each} is a string, got {kind_of(item)} at position {n}")
     return items
 
 
@@ -83,11 +84,17 @@ def as_characters(value, what: str) -> list[str]:
     return chars
 
 
+def whole_number_within(value, what: str, least: int, most: int | None = None) -> int:
+    """A whole number from `least` (to `most`), refused with the range and what came: true and false, floats and
+    strings are not whole numbers."""
+    if type(value) is not int or value < least or (most is not None and value > most):
+        upto = f" to {most:,}" if most is not None else ""
+        raise UsageError(f"{what} must be a whole number from {least:,}{upto}, got {quoted(value)}")
+    return value
+
+
 def as_whole_number(value, what: str, least: int = 0, most: int | None = None) -> int:
-    """A whole number from `least` (to `most`): true and false, floats and strings are not."""
+    """An API argument that is a whole number in a range: one of another type is named by its type."""
     if type(value) is not int:
         raise UsageError(f"{what}: expected a whole number, got {kind_of(value)}")
-    if value < least or (most is not None and value > most):
-        within = f"from {least:,} to {most:,}" if most is not None else f"from {least:,}"
-        raise UsageError(f"{what} must be {within}, got {value:,}")
-    return value
+    return whole_number_within(value, what, least, most)

@@ -22,13 +22,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from minigpt.common.arguments import as_path, quoted
+from minigpt.common.arguments import as_path, quoted, whole_number_within
 from minigpt.common.errors import Interrupted, RunError, UsageError, WriteFailed, cannot_write
 from minigpt.experiments.statistics import mean, sd
 from minigpt.experiments.study_folder import JOURNAL, SPEC_COPY, TRIAL_MARK, mark_trial_runs, masked, names_digest, \
     read_study_record
 from minigpt.experiments.study_storage import claimed_study, import_optuna, open_study, sampler
-from minigpt.experiments.sweep_spec import MOST_SEEDS, SweepSpec, read_spec, whole_number
+from minigpt.experiments.sweep_spec import MOST_SEEDS, SweepSpec, read_spec
 from minigpt.files.atomic_file import write_text
 from minigpt.recipes.loading import recipe_toml
 from minigpt.training import Reporter
@@ -225,7 +225,7 @@ def run_sweep(spec_path: str | Path, out_dir: str | Path, data: str | Path | Non
     spec, out_dir = read_spec(as_path(spec_path, "a sweep spec")), as_path(out_dir, "the sweep's directory")
     import_optuna()  # without it, nothing is written
     if seeds is not None:
-        whole_number(seeds, "--seeds", MOST_SEEDS)
+        whole_number_within(seeds, "--seeds", 1, MOST_SEEDS)
     cores = os.cpu_count() or 1
     if type(jobs) is not int or not 1 <= jobs <= cores:
         raise UsageError(f"--jobs must be from 1 to {cores} (a trial a core at most), got {quoted(jobs)}")

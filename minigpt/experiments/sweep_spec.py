@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from minigpt.config import Config
-from minigpt.common.arguments import quoted
+from minigpt.common.arguments import quoted, whole_number_within
 from minigpt.common.errors import UsageError
 from minigpt.common.ranges import LARGEST_INTEGER
 from minigpt.files.bounded import read_bytes
@@ -103,12 +103,6 @@ class SweepSpec:
         return int(warmup) + 1
 
 
-def whole_number(value, what: str, most: int) -> int:
-    if type(value) is not int or not 1 <= value <= most:
-        raise UsageError(f"{what} must be a whole number from 1 to {most:,}, got {quoted(value)}")
-    return value
-
-
 def read_spec(path: str | Path) -> SweepSpec:
     """The spec at `path`, every key checked; refused in one line naming the file and what is wrong."""
     path = Path(path)
@@ -163,10 +157,10 @@ def refuse_contradictions(spec: SweepSpec, fixed: dict, space: dict) -> None:
 
 def check_head(spec: SweepSpec) -> None:
     where = f"{spec.path}: [sweep]"
-    whole_number(spec.trials, f"{where} trials", MOST_TRIALS)
-    whole_number(spec.seeds, f"{where} seeds", MOST_SEEDS)
+    whole_number_within(spec.trials, f"{where} trials", 1, MOST_TRIALS)
+    whole_number_within(spec.seeds, f"{where} seeds", 1, MOST_SEEDS)
     if spec.steps is not None:
-        whole_number(spec.steps, f"{where} steps", LARGEST_INTEGER)
+        whole_number_within(spec.steps, f"{where} steps", 1, LARGEST_INTEGER)
     if spec.prune_after is not None and (type(spec.prune_after) is not int or not 0 <= spec.prune_after < LARGEST_INTEGER):
         raise UsageError(f"{where} prune_after must be a whole number of steps, 0 or more, got {quoted(spec.prune_after)}")
     if spec.time_limit is not None and (type(spec.time_limit) not in (int, float) or not 0 < spec.time_limit < 1e9):
