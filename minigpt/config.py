@@ -82,7 +82,7 @@ class TrainConfig:
     split_seed: int = setting(1337, "seeds which names are held out (not train.seed's)", SEED)
     device: str = setting("auto", '"auto" (CUDA if there is one), "cpu", "cuda", "cuda:N" or "mps"')
     compile: bool = setting(False, "torch.compile the training step (needs a C++ compiler)")
-    precision: str = setting("auto", '"auto" (bfloat16 on GPUs that have it, else float32), '
+    precision: str = setting("auto", '"auto" (bfloat16 where it measures faster, else float32), '
                              '"float32" or "bfloat16"', choices=("auto", "float32", "bfloat16"))
     eval_interval: int = setting(250, "steps between evaluations and checkpoints", POSITIVE)
     auto_scale: bool = setting(True, "under 20,000 training names, adapt batch, steps, rates, "

@@ -22,7 +22,6 @@ from minigpt.formats.trainer_state import save_trainer
 from minigpt.machine.cpu_speedups import use_cpu_speedups
 from minigpt.machine.packing import packed_batch, plain_batch
 from minigpt.machine.processes import Distributed, PendingLosses, model_for_steps
-from minigpt.machine.processes import uses_bfloat16
 from minigpt.measurements.name_losses import evaluate
 from minigpt.model import GPT
 from minigpt.optimizer import lr_at, make_optimizer
@@ -72,7 +71,7 @@ class Trainer:
             use_cpu_speedups(self.model)  # the same numbers, sooner
         self.model_for_steps = model_for_steps(self.model, self.recipe, dist)  # DDP, compile
         self.optimizer = make_optimizer(self.model, self.recipe)
-        self.bfloat16 = uses_bfloat16(self.recipe.precision, device)
+        self.bfloat16 = self.recipe.precision == "bfloat16"  # "auto" is measured as a run starts
         corpus = tokenize_corpus(train_names, val_names, tokenizer, config.model.block_size,
                                  device, data_path, val_path)
         self.train_data, self.val_data, self.membership, self.data_info = corpus

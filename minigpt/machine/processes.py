@@ -190,13 +190,6 @@ def setup(device: torch.device) -> Distributed:
     return Distributed(rank, world, local_rank, device)
 
 
-def uses_bfloat16(precision: str, device: torch.device) -> bool:
-    """Whether a training step's matrix multiplies run in bfloat16: asked for, or "auto" on a GPU
-    that has it (weights, gradients and the loss stay float32)."""
-    bf16_gpu = device.type == "cuda" and torch.cuda.is_bf16_supported()
-    return precision == "bfloat16" or (precision == "auto" and bf16_gpu)
-
-
 def model_for_steps(model: torch.nn.Module, recipe, dist: Distributed):
     """What a training step calls: the model itself, or DDP around it, compiled or not."""
     wrapped = dist.wrap(model, recipe.batch_size, recipe.seed)
