@@ -153,6 +153,9 @@ SMALL_DATA_RECIPE = {  # the names speedrun's recipe, each change kept by minigp
     "train.lr": 0.006,
     "train.muon_lr": 0.02,
 }
+SHORT_BUDGET = 90  # seconds of time limit at most: a run on a large file is then short of steps too
+# the small file's batch and rates, each kept by minigpt compare at 15 to 90 s on makemore's names: docs/speed.md
+SHORT_BUDGET_RECIPE = {key: SMALL_DATA_RECIPE[key] for key in ("train.batch_size", "train.lr", "train.muon_lr")}
 
 
 TINY_DATA = 2_500  # training names below which the schedule is fitted to the file too: docs/recipes.md
@@ -177,18 +180,28 @@ def shown(value: int | float) -> str:
 
 
 def scale_to_data(config: Config, n_train: int) -> list[str]:
-    """With train.auto_scale, adapt the recipe to a small names file; say what changed and why.
+    """With train.auto_scale, adapt the recipe to a small names file or a short time limit; say what changed
+    and why.
 
     A model that reads a few thousand names 256 at a time sees each one often before it
     learns much, and then learns them by heart: smaller batches (more steps per pass), at
     higher rates decaying to zero, learn them sooner; a file of a few hundred names needs more
-    dropout too. Keys given on the command line are left alone, and the changed recipe is what
+    dropout too. A run of a minute or so on a large file is short of steps in the same way.
+    Keys given on the command line are left alone, and the changed recipe is what
     config.toml and the checkpoints record.
     """
-    if not config.train.auto_scale or n_train >= SMALL_DATA:
+    if not config.train.auto_scale:
+        return []
+    if n_train < TINY_DATA:
+        recipe, why = {**TINY_DATA_RECIPE, **tiny_data_schedule(n_train)}, f"is a small file (under {TINY_DATA:,})"
+    elif n_train < SMALL_DATA:
+        recipe, why = SMALL_DATA_RECIPE, f"is a small file (under {SMALL_DATA:,})"
+    elif 0 < config.train.time_limit <= SHORT_BUDGET:
+        limit = config.train.time_limit
+        recipe, why = SHORT_BUDGET_RECIPE, f"in a time limit of {limit:g} s ({SHORT_BUDGET} s or less) is a short run"
+    else:
         return []
     changed = []
-    recipe = {**TINY_DATA_RECIPE, **tiny_data_schedule(n_train)} if n_train < TINY_DATA else SMALL_DATA_RECIPE
     for name, value in recipe.items():
         section, key = name.split(".")
         part = getattr(config, section)
@@ -199,9 +212,7 @@ def scale_to_data(config: Config, n_train: int) -> list[str]:
     config.train.auto_scale = False  # done: a resumed run or a reread config.toml must not scale again
     if not changed:
         return []
-    under = TINY_DATA if n_train < TINY_DATA else SMALL_DATA
-    return [f"{plural(n_train, 'training name')} is a small file (under {under:,}), so train.auto_scale set "
-            + ", ".join(changed)]
+    return [f"{plural(n_train, 'training name')} {why}, so train.auto_scale set " + ", ".join(changed)]
 
 
 LONGEST_FITTED = 128  # characters train.auto_scale lets the block size grow to: attention's cost grows with its square
