@@ -153,8 +153,8 @@ SMALL_DATA_RECIPE = {  # the names speedrun's recipe, each change kept by minigp
     "train.lr": 0.006,
     "train.muon_lr": 0.02,
 }
-SHORT_BUDGET = 90  # seconds of time limit at most: a run on a large file is then short of steps too
-# the small file's batch and rates, each kept by minigpt compare at 15 to 90 s on makemore's names: docs/speed.md
+SHORT_BUDGET = 45  # seconds of time limit at most: a run on a large file is then short of steps too
+# the small file's batch and rates, each kept by minigpt compare at 15 to 45 s on makemore's names: docs/speed.md
 SHORT_BUDGET_RECIPE = {key: SMALL_DATA_RECIPE[key] for key in ("train.batch_size", "train.lr", "train.muon_lr")}
 
 
@@ -186,7 +186,7 @@ def scale_to_data(config: Config, n_train: int) -> list[str]:
     A model that reads a few thousand names 256 at a time sees each one often before it
     learns much, and then learns them by heart: smaller batches (more steps per pass), at
     higher rates decaying to zero, learn them sooner; a file of a few hundred names needs more
-    dropout too. A run of a minute or so on a large file is short of steps in the same way.
+    dropout too. A run of under a minute on a large file is short of steps in the same way.
     Keys given on the command line are left alone, and the changed recipe is what
     config.toml and the checkpoints record.
     """
