@@ -1,5 +1,5 @@
 """Setting a run up before its first step: signals, the device and its threads, the processes,
-and the Trainer of a new or resumed run."""
+the Trainer of a new or resumed run, its recipe fitted to the data and the budget, and its precision."""
 
 from __future__ import annotations
 
@@ -100,7 +100,6 @@ def start_run(config: Config, dist: Distributed, data_path, val_path, resume_fro
     return trainer, resumed_from, scaled
 
 
-
 def choose_precision(trainer: Trainer) -> list[str]:
     """train.precision "auto": where the device has bfloat16 arithmetic, bfloat16 only if a few passes of the
     run's first batch measure it clearly faster (machine/precision.py), every process taking rank 0's
@@ -108,7 +107,8 @@ def choose_precision(trainer: Trainer) -> list[str]:
     recipe, device = trainer.recipe, trainer.dist.device
     if recipe.precision != "auto" or not bfloat16_hardware(device):
         return []  # "auto" is float32 there: nothing to measure
-    faster, speed = trainer.dist.broadcast(measure_bfloat16(lambda bfloat16: first_batch_pass(trainer, bfloat16), device))
+    measured = measure_bfloat16(lambda bfloat16: first_batch_pass(trainer, bfloat16), device)
+    faster, speed = trainer.dist.broadcast(measured)
     trainer.bfloat16, recipe.precision = faster, "bfloat16" if faster else "float32"
     return [f"precision {recipe.precision}: bfloat16 measured {speed:.2f}× as fast as float32 on this {device.type} "
             f"(train.precision auto)"]
