@@ -152,6 +152,20 @@ def test_compare_groups_seeds_tests_them_and_says_what_differs(four_runs, tmp_pa
     assert (tmp_path / "curves.png").read_bytes()[:4] == b"\x89PNG"
 
 
+def test_whether_auto_scale_changed_a_recipe_does_not_split_its_seeds(four_runs):
+    """A run records the keys it trained with; train.auto_scale is False once it scaled them (even to the same
+    values), so runs of one recipe could carry either: the group is the recipe, not the flag."""
+    from minigpt import load_checkpoint
+    from minigpt.experiments.compare import run_identity
+
+    ckpt = load_checkpoint(four_runs[0.01, 1])
+    before = run_identity(ckpt)
+    ckpt.config.train.auto_scale = not ckpt.config.train.auto_scale
+    assert run_identity(ckpt) == before
+    ckpt.config.train.lr *= 2
+    assert run_identity(ckpt) != before
+
+
 def test_compare_refuses_runs_validated_on_other_names_unless_given_one_file(four_runs, names_file):
     refused = run("compare", four_runs[0.01, 1], four_runs["other"])
     assert refused.exit_code == 2 and "--data FILE" in refused.output and len(refused.output.splitlines()) == 1

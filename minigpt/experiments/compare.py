@@ -139,8 +139,10 @@ def read_run(path: Path) -> RunScore:
 
 def run_identity(ckpt: Checkpoint) -> dict:
     """What makes runs seeds of one experiment: the recipe, flat, without the seed that tells seeds apart, and
-    the names it was trained on (runs of one recipe on other data are never one group)."""
-    recipe = {key: value for key, value in flat_config(ckpt.config).items() if key != "train.seed"}
+    the names it was trained on (runs of one recipe on other data are never one group). train.auto_scale is left
+    out too: a run records the keys it trained with, and the flag only says whether scaling changed any of them."""
+    left_out = ("train.seed", "train.auto_scale")
+    recipe = {key: value for key, value in flat_config(ckpt.config).items() if key not in left_out}
     return {**recipe, "data.trained_on": trained_on(ckpt.data)}
 
 
