@@ -100,7 +100,7 @@ def test_auto_scale_adapts_a_small_file_and_leaves_given_keys_alone():
 
 
 def test_auto_scale_gives_a_large_file_under_a_short_time_limit_the_small_files_batch_and_rates():
-    """At 15 to 45 s on makemore's names batches of 64 at twice the rates won by 0.09 to 0.16 nats (docs/speed.md):
+    """At 15 to 60 s on makemore's names batches of 64 at twice the rates won by 0.05 to 0.16 nats (docs/speed.md):
     a minute's run is short of steps as a small file is; a longer one, or one by steps, keeps the recipe."""
     from minigpt.runs.setup import SHORT_BUDGET, SHORT_BUDGET_RECIPE, SMALL_DATA, scale_to_data
 

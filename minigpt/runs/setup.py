@@ -153,8 +153,8 @@ SMALL_DATA_RECIPE = {  # the names speedrun's recipe, each change kept by minigp
     "train.lr": 0.006,
     "train.muon_lr": 0.02,
 }
-SHORT_BUDGET = 45  # seconds of time limit at most: a run on a large file is then short of steps too
-# the small file's batch and rates, each kept by minigpt compare at 15 to 45 s on makemore's names: docs/speed.md
+SHORT_BUDGET = 60  # seconds of time limit at most: a run on a large file is then short of steps too
+# the small file's batch and rates, each kept by minigpt compare at 15 to 60 s on makemore's names: docs/speed.md
 SHORT_BUDGET_RECIPE = {key: SMALL_DATA_RECIPE[key] for key in ("train.batch_size", "train.lr", "train.muon_lr")}
 
 
