@@ -104,6 +104,13 @@ class Trainer:
             return self.clock.elapsed >= self.recipe.time_limit
         return self.step >= self.recipe.steps
 
+    def batch_loss(self, rows, model, bfloat16: bool) -> torch.Tensor:
+        """Rows `rows`' mean loss by `model`; bfloat16: only matrix multiplies in bfloat16."""
+        batch = packed_batch if self.recipe.pack_names else plain_batch  # packed: several a row
+        x, y, positions, attend = batch(self.train_data, rows, self.model)
+        with torch.autocast(x.device.type, dtype=torch.bfloat16, enabled=bfloat16):
+            return model(x, y, positions=positions, attend=attend)[1]
+
     def train_step(self) -> tuple[torch.Tensor, int]:
         """One optimizer step. Returns this process's summed loss (left on the device) and the
         batch's predicted tokens: summed over the processes and divided, the batch's mean loss."""
@@ -115,11 +122,7 @@ class Trainer:
         my_rows = self.dist.my_share(rows)  # every row, in one process
         batch_tokens = int(self.train_data.lengths[rows].sum())
         my_tokens = int(self.train_data.lengths[my_rows].sum())
-        batch = packed_batch if self.recipe.pack_names else plain_batch  # packed: several a row
-        x, y, positions, attend = batch(self.train_data, my_rows, self.model)
-        # with bfloat16, matrix multiplies run in bfloat16; weights, gradients, the loss float32
-        with torch.autocast(x.device.type, dtype=torch.bfloat16, enabled=self.bfloat16):
-            _, loss = self.model_for_steps(x, y, positions=positions, attend=attend)  # a mean
+        loss = self.batch_loss(my_rows, self.model_for_steps, self.bfloat16)  # a mean
         self.dist.weighted_for_whole_batch(loss, my_tokens, batch_tokens).backward()
         if self.recipe.grad_clip > 0:
             torch.nn.utils.clip_grad_norm_(self.model.parameters(), self.recipe.grad_clip)

@@ -21,7 +21,6 @@ from minigpt.machine.processes import Distributed, resolve_device, setup as setu
 from minigpt.machine.memory import keep_freed_memory
 from minigpt.machine.threads import use_free_cores
 from minigpt.machine.torchrun import launched_by_torchrun
-from minigpt.machine.packing import packed_batch, plain_batch
 from minigpt.machine.precision import bfloat16_hardware, measure_bfloat16
 from minigpt.training import Trainer
 
@@ -117,14 +116,9 @@ def choose_precision(trainer: Trainer) -> list[str]:
 def first_batch_pass(trainer: Trainer, bfloat16: bool) -> None:
     """A forward and backward pass of the run's first batch that leaves no trace: the random state (dropout's)
     and the gradients are as they were, so the run's numbers are those of a run that did not measure."""
-    rows = trainer.order.indices(0)
-    batch = packed_batch if trainer.recipe.pack_names else plain_batch
     cuda = [trainer.dist.device] if trainer.dist.device.type == "cuda" else []
     with torch.random.fork_rng(devices=cuda):
-        x, y, positions, attend = batch(trainer.train_data, rows, trainer.model)
-        with torch.autocast(x.device.type, dtype=torch.bfloat16, enabled=bfloat16):
-            _, loss = trainer.model(x, y, positions=positions, attend=attend)
-        loss.backward()
+        trainer.batch_loss(trainer.order.indices(0), trainer.model, bfloat16).backward()
     trainer.model.zero_grad(set_to_none=True)
 
 
