@@ -76,7 +76,8 @@ def start_run(config: Config, dist: Distributed, data_path, val_path, resume_fro
               overwrite_later: bool = False) -> tuple[Trainer, Path | None, list[str]]:
     """The Trainer of a new run, or of a resumed one with its state restored.
 
-    Returns it with the checkpoint it resumed from (or None) and what train.auto_scale changed.
+    Returns it with the checkpoint it resumed from (or None) and the recipe notes: what train.auto_scale changed,
+    what precision "auto" measured.
     """
     resumed_from, state = read_resume_state(resume_from) if resume_from is not None else (None, None)
     if state is not None and not overwrite_later:
