@@ -122,3 +122,32 @@ def test_samples_txt_keeps_names_with_spaces_apart():
     line = samples_line(250, 2.1095, [("bishop's farngat leaness", False), ("anna", True), ("a\tb", False)])
     assert line.split("\t") == ["step 250  val 2.1095", "bishop's farngat leaness", "anna*", "a\\tb"]
     assert samples_step(line) == 250
+
+
+@pytest.mark.draws_loss_png
+def test_the_pyplot_import_for_loss_png_ends_before_the_first_step(names_file, tmp_path, monkeypatch):
+    """Imported beside the first steps, pyplot held Python's lock and slowed them by its whole length
+    (a time-limited run lost it from its budget): the run waits for it before its clock starts."""
+    import threading
+    import time
+
+    import minigpt
+    from minigpt.views import plotting
+
+    imported = threading.Event()
+
+    def slow_import():
+        time.sleep(1.0)  # longer than a tiny run's setting up
+        imported.set()
+
+    monkeypatch.setattr(plotting, "import_pyplot", slow_import)
+    monkeypatch.setattr("minigpt.runs.recorder.write_loss_png_if_possible", lambda run_dir: None)
+    seen = []
+
+    class FirstStep(minigpt.Reporter):
+        def start(self, trainer):
+            seen.append(imported.is_set())
+
+    config = load_config("tiny", ["train.steps=2", "train.eval_interval=2"])
+    minigpt.train(config, data_path=names_file, out_dir=tmp_path / "r", quiet=True, report=FirstStep())
+    assert seen == [True]

@@ -20,6 +20,7 @@ from minigpt.runs.setup import StopSignals, start_processes, start_run
 from minigpt.machine.processes import lost_a_process
 from minigpt.common.text import is_cut
 from minigpt.training import Reporter, Trainer, train_loop
+from minigpt.views import plotting
 from minigpt.views.training_display import TrainingDisplay
 
 
@@ -50,6 +51,7 @@ def train(
         what = f"the class {report.__name__}" if isinstance(report, type) else type(report).__name__
         raise UsageError(f"report takes a Reporter (an instance of a subclass of minigpt.Reporter), got {what}")
     dist, threads = start_processes(config.train.device)
+    pyplot_import = plotting.import_pyplot_meanwhile() if dist.main else None  # for loss.png, beside the setting up
     lock = run_dir = None
     reporter, result = Reporters(), None
     try:
@@ -66,7 +68,7 @@ def train(
             resumed_at = trainer.step if resumed_from is not None else None
             display = TrainingDisplay(run_dir, quiet, threads=threads, notes=config.notes + scaled,
                                       resumed_at=resumed_at)
-            reporter = Reporters(*reporter.reporters, RunRecords(run_dir, config, resumed_at), display,
+            reporter = Reporters(*reporter.reporters, RunRecords(run_dir, config, resumed_at, pyplot_import), display,
                                  *([report] if report is not None else []))
         try:
             with StopSignals() as signals:

@@ -12,17 +12,20 @@ from minigpt.common.errors import UsageError
 from minigpt.files.atomic_file import write_atomically
 
 
-def import_pyplot_meanwhile() -> None:
+def import_pyplot_meanwhile() -> threading.Thread:
     """Start importing pyplot in the background (most of drawing loss.png at a run's end is the
-    import): its time then falls inside the run, where the progress bar's time left sees it,
-    rather than after the bar ends. Nothing happens without matplotlib."""
+    import), beside a run's setting up, and return the thread: join it before the training clock
+    starts, since an import holds Python's lock and beside the first steps it slows them by its
+    whole length. Nothing happens without matplotlib."""
     def quietly():
         try:
             import_pyplot()
         except Exception:
             pass  # drawing says so, if it is asked for
 
-    threading.Thread(target=quietly, name="import pyplot", daemon=True).start()
+    thread = threading.Thread(target=quietly, name="import pyplot", daemon=True)
+    thread.start()
+    return thread
 
 
 def import_pyplot():
