@@ -99,29 +99,23 @@ def test_auto_scale_adapts_a_small_file_and_leaves_given_keys_alone():
     assert scale_to_data(exact, 100) == [] and exact.train.batch_size == 32
 
 
-def test_auto_scale_gives_a_large_file_under_a_short_time_limit_smaller_batches_at_higher_rates():
-    """On makemore's names batches of 64 at twice the rates won by 0.05 to 0.16 nats at 15 to 60 s, and batches of
-    128 at √2 times by 0.04 at 90 s and 0.013 at 180 s (docs/speed.md): a run of up to three minutes is short of
-    steps as a small file is; a longer one, or one by steps, keeps the recipe."""
-    from minigpt.runs.setup import SHORT_BUDGETS, SMALL_DATA, scale_to_data
+def test_auto_scale_gives_a_large_file_under_a_short_time_limit_the_small_files_batch_and_rates():
+    """At 15 to 60 s on makemore's names batches of 64 at twice the rates won by 0.05 to 0.16 nats (docs/speed.md):
+    a minute's run is short of steps as a small file is; a longer one, or one by steps, keeps the recipe."""
+    from minigpt.runs.setup import SHORT_BUDGET, SHORT_BUDGET_RECIPE, SMALL_DATA, scale_to_data
 
-    (minute, within_minute), (three, within_three) = SHORT_BUDGETS
-    said = {}
-    for limit, recipe in ((minute, within_minute), (minute + 1, within_three), (three, within_three)):
-        short = load_config("default", [f"train.time_limit={limit}"])
-        said[limit] = scale_to_data(short, 31_033)
-        assert (short.train.batch_size, short.train.lr, short.train.muon_lr) == tuple(recipe.values())
-        assert short.train.batch_size < Config().train.batch_size and short.train.steps == Config().train.steps
-    assert said[minute] == [f"31,033 training names in a time limit of {minute} s ({minute} s or less) is a short run, "
-                            "so train.auto_scale set batch_size 64 (was 256), lr 0.006 (was 0.003), muon_lr 0.02 (was 0.01)"]
-    assert said[three] == [f"31,033 training names in a time limit of {three} s ({three} s or less) is a short run, "
-                           "so train.auto_scale set batch_size 128 (was 256), lr 0.0042 (was 0.003), muon_lr 0.014 "
-                           "(was 0.01)"]
-    for longer in (load_config("default", [f"train.time_limit={three + 1}"]), load_config("default")):
+    short = load_config("default", [f"train.time_limit={SHORT_BUDGET}"])
+    notes = scale_to_data(short, 31_033)
+    assert (short.train.batch_size, short.train.lr, short.train.muon_lr) == tuple(SHORT_BUDGET_RECIPE.values())
+    assert short.train.batch_size < Config().train.batch_size and short.train.steps == Config().train.steps
+    assert notes == [f"31,033 training names in a time limit of {SHORT_BUDGET} s ({SHORT_BUDGET} s or less) is a "
+                     "short run, so train.auto_scale set batch_size 64 (was 256), lr 0.006 (was 0.003), muon_lr 0.02 "
+                     "(was 0.01)"]
+    for longer in (load_config("default", [f"train.time_limit={SHORT_BUDGET + 1}"]), load_config("default")):
         assert scale_to_data(longer, SMALL_DATA) == [] and longer.train.batch_size == Config().train.batch_size
     given = load_config("default", ["train.time_limit=30", "train.batch_size=128"])
     scale_to_data(given, SMALL_DATA)
-    assert given.train.batch_size == 128 and given.train.lr == within_minute["train.lr"]
+    assert given.train.batch_size == 128 and given.train.lr == SHORT_BUDGET_RECIPE["train.lr"]
 
 
 @pytest.mark.parametrize("n_train, steps, warmup, every", [(3, 300, 30, 20), (180, 300, 30, 20), (900, 350, 35, 20),

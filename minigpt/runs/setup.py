@@ -148,12 +148,9 @@ SMALL_DATA_RECIPE = {  # the names speedrun's recipe, each change kept by minigp
     "train.lr": 0.006,
     "train.muon_lr": 0.02,
 }
-# a run on a large file with a time limit of at most so many seconds is short of steps too: smaller batches at
-# higher rates, each kept by minigpt compare at 15 to 180 s on makemore's names (docs/speed.md)
-SHORT_BUDGETS = (
-    (60, {key: SMALL_DATA_RECIPE[key] for key in ("train.batch_size", "train.lr", "train.muon_lr")}),  # the small file's
-    (180, {"train.batch_size": 128, "train.lr": 0.0042, "train.muon_lr": 0.014}),  # half the batch, rates × √2
-)
+SHORT_BUDGET = 60  # seconds of time limit at most: a run on a large file is then short of steps too
+# the small file's batch and rates, each kept by minigpt compare at 15 to 60 s on makemore's names: docs/speed.md
+SHORT_BUDGET_RECIPE = {key: SMALL_DATA_RECIPE[key] for key in ("train.batch_size", "train.lr", "train.muon_lr")}
 
 
 TINY_DATA = 2_500  # training names below which the schedule is fitted to the file too: docs/recipes.md
@@ -173,11 +170,6 @@ def tiny_data_schedule(n_train: int) -> dict:
     return {"train.steps": steps, "train.warmup_steps": steps // 10, "train.eval_interval": max(10, steps // 150 * 10)}
 
 
-def short_budget(time_limit: float) -> tuple[int, dict] | None:
-    """The shortest of SHORT_BUDGETS a time limit is within, and its recipe; None without a short limit."""
-    return next(((most, recipe) for most, recipe in SHORT_BUDGETS if 0 < time_limit <= most), None)
-
-
 def shown(value: int | float) -> str:
     return f"{value:,}" if isinstance(value, int) else f"{value:g}"
 
@@ -189,7 +181,7 @@ def scale_to_data(config: Config, n_train: int) -> list[str]:
     A model that reads a few thousand names 256 at a time sees each one often before it
     learns much, and then learns them by heart: smaller batches (more steps per pass), at
     higher rates decaying to zero, learn them sooner; a file of a few hundred names needs more
-    dropout too. A run of three minutes or less on a large file is short of steps in the same way.
+    dropout too. A run of under a minute on a large file is short of steps in the same way.
     Keys given on the command line are left alone, and the changed recipe is what
     config.toml and the checkpoints record.
     """
@@ -199,9 +191,9 @@ def scale_to_data(config: Config, n_train: int) -> list[str]:
         recipe, why = {**TINY_DATA_RECIPE, **tiny_data_schedule(n_train)}, f"is a small file (under {TINY_DATA:,})"
     elif n_train < SMALL_DATA:
         recipe, why = SMALL_DATA_RECIPE, f"is a small file (under {SMALL_DATA:,})"
-    elif (short := short_budget(config.train.time_limit)) is not None:
-        most, recipe = short
-        why = f"in a time limit of {config.train.time_limit:g} s ({most} s or less) is a short run"
+    elif 0 < config.train.time_limit <= SHORT_BUDGET:
+        limit = config.train.time_limit
+        recipe, why = SHORT_BUDGET_RECIPE, f"in a time limit of {limit:g} s ({SHORT_BUDGET} s or less) is a short run"
     else:
         return []
     changed = []
