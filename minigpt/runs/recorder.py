@@ -34,9 +34,8 @@ class RunRecords(Reporter):
     """config.toml, metrics.jsonl (one JSON object a line) and samples.txt, written as the run goes;
     loss.png at its end."""
 
-    def __init__(self, run_dir: Path, config: Config, resumed_at: int | None, pyplot_import=None):
+    def __init__(self, run_dir: Path, config: Config, resumed_at: int | None):
         self.run_dir, self.config, self.resumed_at = run_dir, config, resumed_at
-        self.pyplot_import = pyplot_import  # views/plotting.py's import_pyplot_meanwhile, when started
         self.files = {}
 
     def start(self, trainer) -> None:
@@ -50,8 +49,6 @@ class RunRecords(Reporter):
             # the checkpoint was written, its evaluation's line was not (the disk filled between them): from the
             # checkpoint, so that the curve has every evaluation the run made
             self.write(METRICS, metrics_line(trainer.step, trainer.clock.elapsed, val_loss=trainer.val_loss))
-        if self.pyplot_import is not None:
-            self.pyplot_import.join()  # before the clock starts, not beside the first steps
         self.write(METRICS, metrics_line(trainer.step, trainer.clock.elapsed, torch=torch.__version__,
                                          threads=torch.get_num_threads(), device=str(trainer.dist.device),
                                          processes=trainer.dist.world))

@@ -68,8 +68,10 @@ def train(
             resumed_at = trainer.step if resumed_from is not None else None
             display = TrainingDisplay(run_dir, quiet, threads=threads, notes=config.notes + scaled,
                                       resumed_at=resumed_at)
-            reporter = Reporters(*reporter.reporters, RunRecords(run_dir, config, resumed_at, pyplot_import), display,
+            reporter = Reporters(*reporter.reporters, RunRecords(run_dir, config, resumed_at), display,
                                  *([report] if report is not None else []))
+        if pyplot_import is not None:
+            pyplot_import.join()  # before the clock starts: beside the first steps it would slow them
         try:
             with StopSignals() as signals:
                 train_loss = train_loop(trainer, run_dir, reporter, signals)
