@@ -89,14 +89,14 @@ def generate_batches(model: GPT, tokenizer: Tokenizer, num: int, temperature: fl
     """Names that start with `prefix`, a list at a time as each is made. use_cache=False
     recomputes every position for each new character instead of reading the key/value cache:
     slower, and the same names but for a draw within rounding of a boundary between two tokens."""
-    generator = torch.Generator(device=model.lm_head.weight.device)
+    generator = torch.Generator()  # on the CPU wherever the model runs: a seed, the same names
     generator.manual_seed(seed if seed is not None else torch.seed())
     width = rows_at_once(batch_size, 1, tokenizer.vocab_size)  # 2,048 names up to 8,192 characters
 
     def choose(logits, rows):
         # a whole batch's width of draws, one per name computed or not: the k-th name's draws
         # depend neither on when the others ended nor on how many names were asked for
-        draws = torch.rand(width, generator=generator, device=generator.device)[rows]
+        draws = torch.rand(width, generator=generator).to(logits.device)[rows]
         return sample_token(filter_logits(logits, temperature, top_k, top_p), draws)
 
     bos, prompt = tokenizer.bos, [tokenizer.bos] + tokenizer.encode(prefix)

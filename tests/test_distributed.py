@@ -18,7 +18,8 @@ from minigpt.machine.processes import Distributed
 
 pytestmark = pytest.mark.xdist_group("torchrun")  # one worker makes the module's shared fixture once
 
-COMMON = ["-c", "tiny", "--set", "model.dropout=0", "--set", "train.log_interval=1", "--batch-size", "16", "--quiet"]
+# the CPU's processes (gloo) even where there is a GPU: one GPU cannot hold two processes' runs
+COMMON = ["-c", "tiny", "--device", "cpu", "--set", "model.dropout=0", "--set", "train.log_interval=1", "--batch-size", "16", "--quiet"]
 
 
 def env():
@@ -114,7 +115,8 @@ def test_ctrl_c_stops_every_process_after_a_saved_step_and_exits_130(tmp_path):
     names = tmp_path / "names.txt"
     names.write_text("\n".join(BUNDLED_NAMES.read_text().split()[::11]) + "\n")
     cmd = [sys.executable, "-m", "minigpt", "train", "--nproc", "2", "--data", str(names), "--out", str(tmp_path / "run"),
-           "-c", "tiny", "--batch-size", "16", "--steps", "10000000", "--set", "train.eval_interval=1000000"]
+           "-c", "tiny", "--batch-size", "16", "--steps", "10000000", "--device", "cpu",
+           "--set", "train.eval_interval=1000000"]
     # its own process group, which a terminal's Ctrl-C reaches as a whole
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env(),
                             start_new_session=True)
@@ -151,6 +153,17 @@ def test_an_environment_torchrun_could_not_have_set_is_one_line(env, message, na
     assert failing.exit_code == 2 and failing.stderr.startswith("minigpt: error: checkpoint not found")
 
 
+def test_more_processes_on_cuda_than_gpus_is_one_line_before_any_process_waits(monkeypatch):
+    """Each process takes a GPU of its own; on a machine with one, rank 1 would ask for a GPU that is not there."""
+    from minigpt.machine import processes
+
+    monkeypatch.setenv("WORLD_SIZE", "2"), monkeypatch.setenv("RANK", "1"), monkeypatch.setenv("LOCAL_RANK", "1")
+    monkeypatch.setattr(torch.cuda, "device_count", lambda: 1)
+    with pytest.raises(UsageError, match="2 processes on CUDA need a GPU each, and this machine has 1; use --device cpu"):
+        processes.setup(torch.device("cuda"))
+    assert not torch.distributed.is_initialized()
+
+
 def test_nproc_has_a_ceiling():
     result = CliRunner().invoke(app, ["train", "--nproc", "100000"])
     assert result.exit_code == 2 and "--nproc must be from 1 to" in result.stderr
@@ -164,7 +177,8 @@ def test_a_process_killed_mid_run_is_one_line_naming_it_not_the_backends_words(t
     names = tmp_path / "names.txt"
     names.write_text("\n".join(BUNDLED_NAMES.read_text().split()[::11]) + "\n")
     cmd = [sys.executable, "-m", "minigpt", "train", "--nproc", "2", "--data", str(names), "--out", str(tmp_path / "run"),
-           "-c", "tiny", "--batch-size", "16", "--steps", "10000000", "--set", "train.eval_interval=1000000", "--quiet"]
+           "-c", "tiny", "--batch-size", "16", "--steps", "10000000", "--device", "cpu",
+           "--set", "train.eval_interval=1000000", "--quiet"]
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env())
     metrics = tmp_path / "run" / "metrics.jsonl"
     deadline = time.monotonic() + 60

@@ -80,7 +80,7 @@ def test_metrics_record_what_the_numbers_depend_on(trained_run):
 
     first = json.loads((trained_run[0] / "metrics.jsonl").read_text().splitlines()[0])
     assert first["step"] == 0 and first["torch"] == torch.__version__ and first["threads"] >= 1
-    assert first["device"] == "cpu" and first["processes"] == 1
+    assert first["device"] == ("cuda" if torch.cuda.is_available() else "cpu") and first["processes"] == 1  # "auto"
 
 
 @pytest.mark.parametrize("line, plot_ok", [("null", False), ("[" * 50_000 + "]" * 50_000, False), ('{"step": 0, "train_loss": 3.3}', True)])

@@ -19,6 +19,14 @@ def test_same_seed_same_names(trained_run):
     assert a != generate(ckpt.model, ckpt.tokenizer, 20, seed=6)
 
 
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
+def test_a_seed_gives_the_same_names_on_the_gpu_as_on_the_cpu(trained_run):
+    """The random numbers are drawn on the CPU wherever the model runs (a run's own samples are on its device)."""
+    ckpt = load_checkpoint(trained_run[0])
+    on_cpu = generate(ckpt.model, ckpt.tokenizer, 50, seed=5)
+    assert generate(ckpt.model.to("cuda"), ckpt.tokenizer, 50, seed=5) == on_cpu
+
+
 def test_names_respect_prefix_vocabulary_and_block_size(trained_run):
     ckpt = load_checkpoint(trained_run[0])
     names = generate(ckpt.model, ckpt.tokenizer, 200, temperature=2.0, prefix="ma", seed=0)

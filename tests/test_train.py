@@ -129,7 +129,8 @@ def test_auto_precision_takes_bfloat16_only_where_it_measures_clearly_faster(nam
 
     monkeypatch.setattr(setup, "bfloat16_hardware", lambda device: True)
     monkeypatch.setattr(precision, "time_passes", fake_times)
-    recipe = ("train.steps=6", "model.dropout=0.1")  # dropout draws random numbers: the measuring must not
+    # dropout draws random numbers: the measuring must not; the CPU's, on a machine with a GPU too
+    recipe = ("train.steps=6", "model.dropout=0.1", "train.device='cpu'")
     run = train(tiny_config(*recipe), data_path=names_file, out_dir=tmp_path / "auto", quiet=True)
     assert timed == ["cpu"]
     assert load_checkpoint(run.run_dir / "last.pt").config.train.precision == chosen

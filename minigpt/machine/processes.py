@@ -182,6 +182,9 @@ def setup(device: torch.device) -> Distributed:
     if found is None:
         return Distributed(device=device)
     rank, world, local_rank = found
+    if device.type == "cuda" and world > torch.cuda.device_count():  # every process, before any waits on another
+        raise UsageError(f"{world} processes on CUDA need a GPU each, and this machine has {torch.cuda.device_count()}; "
+                         f"use --device cpu to run them on the CPU")
     if device.type == "cuda":
         device = torch.device("cuda", local_rank)
         torch.cuda.set_device(device)
