@@ -127,7 +127,7 @@ def test_non_finite_loss_stops_with_the_step_and_keeps_the_last_good_checkpoint(
 
     def train_step(self):
         loss, tokens = original(self)
-        return (torch.tensor(float("nan")), tokens) if self.step == 13 else (loss, tokens)
+        return (torch.full_like(loss, float("nan")), tokens) if self.step == 13 else (loss, tokens)
 
     monkeypatch.setattr(Trainer, "train_step", train_step)
     with pytest.raises(RunError, match=r"loss became nan at step 13; the last good checkpoint is .*last.pt"):
