@@ -85,8 +85,8 @@ class TrainConfig:
     precision: str = setting("auto", '"auto" (bfloat16 where it measures faster, else float32), '
                              '"float32" or "bfloat16"', choices=("auto", "float32", "bfloat16"))
     eval_interval: int = setting(250, "steps between evaluations and checkpoints", POSITIVE)
-    auto_scale: bool = setting(True, "under 20,000 training names or a time limit of 60 s or "
-                               "less, adapt batch, steps, rates, warm-up, evaluations, dropout")
+    auto_scale: bool = setting(True, "under 20,000 training names or a time limit of 60 s or less, "
+                               "adapt batch, steps, rates, warm-up, evaluations, dropout, depth")
     patience: int = setting(4, "evaluations with no new best, then stop; 0: never", NOT_NEGATIVE)
     keep_best: bool = setting(True, "end on the best weights (by validation loss), not the last")
     log_interval: int = setting(10, "steps per line of metrics.jsonl", POSITIVE)

@@ -118,6 +118,23 @@ def test_auto_scale_gives_a_large_file_under_a_short_time_limit_the_small_files_
     assert given.train.batch_size == 128 and given.train.lr == SHORT_BUDGET_RECIPE["train.lr"]
 
 
+def test_auto_scale_gives_a_run_of_45_s_or_less_on_a_large_file_two_layers_unless_the_depth_was_given():
+    """At 15, 30 and 45 s two layers beat four by 0.02 to 0.03 nats at two threads, at 60 s within seed noise
+    (docs/speed.md): the depth changes up to SHALLOW_BUDGET alone, and never a depth set on the command line."""
+    from minigpt.runs.setup import SHALLOW_BUDGET, SHORT_BUDGET, SMALL_DATA, scale_to_data
+
+    shallow = load_config("default", [f"train.time_limit={SHALLOW_BUDGET}"])
+    notes = scale_to_data(shallow, SMALL_DATA)
+    assert shallow.model.n_layer == 2 and notes[0].endswith(f"({SHALLOW_BUDGET} s or less) is a short run, so "
+                                                            "train.auto_scale set batch_size 64 (was 256), lr 0.006 "
+                                                            "(was 0.003), muon_lr 0.02 (was 0.01), n_layer 2 (was 4)")
+    for kept in (load_config("default", [f"train.time_limit={SHORT_BUDGET}"]),
+                 load_config("default", ["train.time_limit=15", "model.n_layer=3"])):
+        scale_to_data(kept, SMALL_DATA)
+        assert kept.model.n_layer == (3 if "model.n_layer" in kept.given else Config().model.n_layer)
+        assert kept.train.batch_size == 64  # the rest of the short-run rule still applies
+
+
 @pytest.mark.parametrize("n_train, steps, warmup, every", [(3, 300, 30, 20), (180, 300, 30, 20), (900, 350, 35, 20),
                                                           (1_800, 700, 70, 40)])
 def test_auto_scale_fits_the_schedule_to_a_very_small_file(n_train, steps, warmup, every):

@@ -151,6 +151,8 @@ SMALL_DATA_RECIPE = {  # the names speedrun's recipe, each change kept by minigp
 SHORT_BUDGET = 60  # seconds of time limit at most: a run on a large file is then short of steps too
 # the small file's batch and rates, each kept by minigpt compare at 15 to 60 s on makemore's names: docs/speed.md
 SHORT_BUDGET_RECIPE = {key: SMALL_DATA_RECIPE[key] for key in ("train.batch_size", "train.lr", "train.muon_lr")}
+SHALLOW_BUDGET = 45  # seconds at most: two layers take twice the steps and learn more in them than four do
+SHALLOW_RECIPE = {"model.n_layer": 2}  # kept by minigpt compare at 15 to 45 s on makemore's names: docs/speed.md
 
 
 TINY_DATA = 2_500  # training names below which the schedule is fitted to the file too: docs/recipes.md
@@ -181,7 +183,8 @@ def scale_to_data(config: Config, n_train: int) -> list[str]:
     A model that reads a few thousand names 256 at a time sees each one often before it
     learns much, and then learns them by heart: smaller batches (more steps per pass), at
     higher rates decaying to zero, learn them sooner; a file of a few hundred names needs more
-    dropout too. A run of under a minute on a large file is short of steps in the same way.
+    dropout too. A run of under a minute on a large file is short of steps in the same way, and in
+    45 s or less two layers, twice as fast a step, learn more than four.
     Keys given on the command line are left alone, and the changed recipe is what
     config.toml and the checkpoints record.
     """
@@ -193,7 +196,9 @@ def scale_to_data(config: Config, n_train: int) -> list[str]:
         recipe, why = SMALL_DATA_RECIPE, f"is a small file (under {SMALL_DATA:,})"
     elif 0 < config.train.time_limit <= SHORT_BUDGET:
         limit = config.train.time_limit
-        recipe, why = SHORT_BUDGET_RECIPE, f"in a time limit of {limit:g} s ({SHORT_BUDGET} s or less) is a short run"
+        shallow = limit <= SHALLOW_BUDGET
+        recipe = {**SHORT_BUDGET_RECIPE, **(SHALLOW_RECIPE if shallow else {})}
+        why = f"in a time limit of {limit:g} s ({SHALLOW_BUDGET if shallow else SHORT_BUDGET} s or less) is a short run"
     else:
         return []
     changed = []
