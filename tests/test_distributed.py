@@ -19,7 +19,8 @@ from minigpt.machine.processes import Distributed
 pytestmark = pytest.mark.xdist_group("torchrun")  # one worker makes the module's shared fixture once
 
 # the CPU's processes (gloo) even where there is a GPU: one GPU cannot hold two processes' runs
-COMMON = ["-c", "tiny", "--device", "cpu", "--set", "model.dropout=0", "--set", "train.log_interval=1", "--batch-size", "16", "--quiet"]
+COMMON = ["-c", "tiny", "--device", "cpu", "--set", "model.dropout=0", "--set", "train.log_interval=1",
+          "--batch-size", "16", "--quiet"]
 
 
 def env():

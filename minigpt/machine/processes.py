@@ -182,10 +182,10 @@ def setup(device: torch.device) -> Distributed:
     if found is None:
         return Distributed(device=device)
     rank, world, local_rank = found
-    if device.type == "cuda" and world > torch.cuda.device_count():  # every process, before any waits on another
-        raise UsageError(f"{world} processes on CUDA need a GPU each, and this machine has {torch.cuda.device_count()}; "
-                         f"use --device cpu to run them on the CPU")
     if device.type == "cuda":
+        if world > torch.cuda.device_count():  # every process says so, before any waits on another
+            raise UsageError(f"{world} processes on CUDA need a GPU each, and this machine has "
+                             f"{torch.cuda.device_count()}; use --device cpu to run them on the CPU")
         device = torch.device("cuda", local_rank)
         torch.cuda.set_device(device)
     if not dist.is_initialized():
