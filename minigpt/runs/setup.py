@@ -152,7 +152,8 @@ SHORT_BUDGET = 60  # seconds of time limit at most: a run on a large file is the
 # the small file's batch and rates, each kept by minigpt compare at 15 to 60 s on makemore's names: docs/speed.md
 SHORT_BUDGET_RECIPE = {key: SMALL_DATA_RECIPE[key] for key in ("train.batch_size", "train.lr", "train.muon_lr")}
 SHALLOW_BUDGET = 45  # seconds at most: two layers take twice the steps and learn more in them than four do
-SHALLOW_RECIPE = {"model.n_layer": 2}  # kept by minigpt compare at 15 to 45 s on makemore's names: docs/speed.md
+# the short run's recipe in two layers, kept by minigpt compare at 15 to 45 s on makemore's names: docs/speed.md
+SHALLOW_BUDGET_RECIPE = {**SHORT_BUDGET_RECIPE, "model.n_layer": 2}
 
 
 TINY_DATA = 2_500  # training names below which the schedule is fitted to the file too: docs/recipes.md
@@ -176,6 +177,10 @@ def shown(value: int | float) -> str:
     return f"{value:,}" if isinstance(value, int) else f"{value:g}"
 
 
+def short_run(limit: float, budget: int) -> str:
+    return f"in a time limit of {limit:g} s ({budget} s or less) is a short run"
+
+
 def scale_to_data(config: Config, n_train: int) -> list[str]:
     """With train.auto_scale, adapt the recipe to a small names file or a short time limit; say what changed
     and why.
@@ -194,11 +199,10 @@ def scale_to_data(config: Config, n_train: int) -> list[str]:
         recipe, why = {**TINY_DATA_RECIPE, **tiny_data_schedule(n_train)}, f"is a small file (under {TINY_DATA:,})"
     elif n_train < SMALL_DATA:
         recipe, why = SMALL_DATA_RECIPE, f"is a small file (under {SMALL_DATA:,})"
+    elif 0 < config.train.time_limit <= SHALLOW_BUDGET:
+        recipe, why = SHALLOW_BUDGET_RECIPE, short_run(config.train.time_limit, SHALLOW_BUDGET)
     elif 0 < config.train.time_limit <= SHORT_BUDGET:
-        limit = config.train.time_limit
-        shallow = limit <= SHALLOW_BUDGET
-        recipe = {**SHORT_BUDGET_RECIPE, **(SHALLOW_RECIPE if shallow else {})}
-        why = f"in a time limit of {limit:g} s ({SHALLOW_BUDGET if shallow else SHORT_BUDGET} s or less) is a short run"
+        recipe, why = SHORT_BUDGET_RECIPE, short_run(config.train.time_limit, SHORT_BUDGET)
     else:
         return []
     changed = []
