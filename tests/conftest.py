@@ -1,7 +1,10 @@
 import atexit
 import os
 import shutil
+import signal
 import tempfile
+import time
+from pathlib import Path
 
 import pytest
 import torch
@@ -23,6 +26,40 @@ def names_file(tmp_path):
     path = tmp_path / "names.txt"
     path.write_text("\n".join(BUNDLED_NAMES.read_text().split()[::17][:300]) + "\n", encoding="utf-8")
     return path
+
+
+def wait_for_command(proc, ready, timeout=180, stderr_file=None):
+    """Wait until `ready()` says a started command got where the test needs it. Should the command end first, or
+    not get there in `timeout` seconds (generous: the suite must pass on a busy machine too), stop it and every
+    process it started and fail with what it said (on its stderr pipe, or in `stderr_file`), rather than wait on a command that would run for ever."""
+    deadline = time.monotonic() + timeout
+    while not ready():
+        ended = proc.poll() is not None
+        if ended or time.monotonic() > deadline:
+            stop_with_what_it_started(proc)
+            said = proc.communicate()[1] if stderr_file is None else Path(stderr_file).read_text()
+            pytest.fail(f"the command {'ended' if ended else f'was not ready in {timeout} s'}; it said: {said!r}")
+        time.sleep(0.05)
+
+
+def stop_with_what_it_started(proc) -> None:
+    """SIGKILL to a started command and to the processes it started (a sweep's workers, torchrun's ranks)."""
+    kill_children_of(proc.pid)
+    proc.kill()
+
+
+def kill_children_of(pid: int) -> None:
+    for task in Path(f"/proc/{pid}/task").glob("*"):  # Linux's /proc; elsewhere, the command alone is stopped
+        try:
+            children = [int(child) for child in (task / "children").read_text().split()]
+        except OSError:  # the thread or the process ended meanwhile
+            continue
+        for child in children:
+            kill_children_of(child)
+            try:
+                os.kill(child, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
 
 
 def hide_package(monkeypatch, package: str) -> None:

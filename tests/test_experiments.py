@@ -14,6 +14,7 @@ import pytest
 import torch
 from typer.testing import CliRunner
 
+from conftest import wait_for_command
 from minigpt.cli.main import app
 from minigpt.experiments.statistics import paired_interval, regularized_beta, welch_p
 
@@ -365,10 +366,7 @@ def test_a_killed_study_goes_on_and_runs_the_killed_trial_again(tmp_path, names_
     with open(said, "w") as stderr:  # what the sweep said, should it end before the kill
         process = subprocess.Popen(sweep_command(spec, "--out", out, "--data", names_file), stdout=subprocess.DEVNULL,
                                    stderr=stderr, start_new_session=True)
-    deadline = time.monotonic() + 120
-    while not (out / "trial-0-seed-1337" / "metrics.jsonl").exists():  # the first trial is training
-        assert time.monotonic() < deadline and process.poll() is None, said.read_text()
-        time.sleep(0.05)
+    wait_for_command(process, (out / "trial-0-seed-1337" / "metrics.jsonl").exists, stderr_file=said)  # training
     os.killpg(process.pid, signal.SIGKILL)
     process.wait()
     done = run("sweep", spec, "--out", out, "--data", names_file)
@@ -388,10 +386,7 @@ def test_ctrl_c_stops_a_sweep_in_one_line_that_says_how_to_go_on(tmp_path, names
     spec = spec_file(tmp_path, trials=2, budget="time_limit = 30")
     process = subprocess.Popen(sweep_command(spec, "--out", out, "--data", names_file, "--jobs", jobs),
                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, start_new_session=True)
-    deadline = time.monotonic() + 120
-    while len(list(out.glob("trial-*/metrics.jsonl"))) < jobs:  # every worker is training
-        assert time.monotonic() < deadline and process.poll() is None
-        time.sleep(0.05)
+    wait_for_command(process, lambda: len(list(out.glob("trial-*/metrics.jsonl"))) >= jobs)  # every worker trains
     os.killpg(process.pid, signal.SIGINT)
     _, stderr = process.communicate(timeout=60)
     lines = [line for line in stderr.splitlines() if line.startswith("minigpt:")]
@@ -414,10 +409,8 @@ def test_workers_end_with_a_sweep_killed_with_minus_nine(tmp_path, names_file):
     with open(tmp_path / "stderr.txt", "wb") as stderr:
         process = subprocess.Popen(sweep_command(spec, "--out", out, "--data", names_file, "--jobs", 2),
                                    stdout=subprocess.DEVNULL, stderr=stderr, start_new_session=True)
-    deadline = time.monotonic() + 120
-    while len(list(out.glob("trial-*/metrics.jsonl"))) < 2:  # both workers are training
-        assert time.monotonic() < deadline and process.poll() is None, (tmp_path / "stderr.txt").read_text()
-        time.sleep(0.05)
+    wait_for_command(process, lambda: len(list(out.glob("trial-*/metrics.jsonl"))) >= 2,  # both workers train
+                     stderr_file=tmp_path / "stderr.txt")
     workers = children_of(process.pid)
     assert len(workers) >= 2
     process.kill()
