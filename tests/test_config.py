@@ -99,23 +99,27 @@ def test_auto_scale_adapts_a_small_file_and_leaves_given_keys_alone():
     assert scale_to_data(exact, 100) == [] and exact.train.batch_size == 32
 
 
-def test_auto_scale_gives_a_large_file_under_a_short_time_limit_the_small_files_batch_and_rates():
-    """At 15 to 60 s on makemore's names batches of 64 at twice the rates won by 0.05 to 0.16 nats (docs/speed.md):
-    a minute's run is short of steps as a small file is; a longer one, or one by steps, keeps the recipe."""
+def test_auto_scale_gives_a_large_file_under_a_short_time_limit_the_small_files_batch_and_rates_and_no_dropout():
+    """At 15 to 60 s on makemore's names batches of 64 at twice the rates won by 0.05 to 0.16 nats, and then no
+    dropout by 0.02 to 0.05 more (docs/speed.md): a minute's run is short of steps as a small file is, and too short
+    to learn its names by heart; a longer one, or one by steps, keeps the recipe."""
     from minigpt.runs.setup import SHORT_BUDGET, SHORT_BUDGET_RECIPE, SMALL_DATA, scale_to_data
 
     short = load_config("default", [f"train.time_limit={SHORT_BUDGET}"])
     notes = scale_to_data(short, 31_033)
-    assert (short.train.batch_size, short.train.lr, short.train.muon_lr) == tuple(SHORT_BUDGET_RECIPE.values())
+    assert (short.train.batch_size, short.train.lr, short.train.muon_lr, short.model.dropout) == \
+        tuple(SHORT_BUDGET_RECIPE.values()) == (64, 0.006, 0.02, 0.0)
     assert short.train.batch_size < Config().train.batch_size and short.train.steps == Config().train.steps
     assert notes == [f"31,033 training names in a time limit of {SHORT_BUDGET} s ({SHORT_BUDGET} s or less) is a "
                      "short run, so train.auto_scale set batch_size 64 (was 256), lr 0.006 (was 0.003), muon_lr 0.02 "
-                     "(was 0.01)"]
+                     "(was 0.01), dropout 0 (was 0.1)"]
     for longer in (load_config("default", [f"train.time_limit={SHORT_BUDGET + 1}"]), load_config("default")):
         assert scale_to_data(longer, SMALL_DATA) == [] and longer.train.batch_size == Config().train.batch_size
-    given = load_config("default", ["train.time_limit=30", "train.batch_size=128"])
+        assert longer.model.dropout == Config().model.dropout > 0
+    given = load_config("default", ["train.time_limit=30", "train.batch_size=128", "model.dropout=0.2"])
     scale_to_data(given, SMALL_DATA)
-    assert given.train.batch_size == 128 and given.train.lr == SHORT_BUDGET_RECIPE["train.lr"]
+    assert (given.train.batch_size, given.model.dropout) == (128, 0.2)  # as given
+    assert given.train.lr == SHORT_BUDGET_RECIPE["train.lr"]
 
 
 def test_auto_scale_gives_a_run_of_45_s_or_less_on_a_large_file_two_layers_unless_the_depth_was_given():
@@ -127,7 +131,8 @@ def test_auto_scale_gives_a_run_of_45_s_or_less_on_a_large_file_two_layers_unles
     notes = scale_to_data(shallow, SMALL_DATA)
     assert shallow.model.n_layer == 2 and notes[0].endswith(f"({SHALLOW_BUDGET} s or less) is a short run, so "
                                                             "train.auto_scale set batch_size 64 (was 256), lr 0.006 "
-                                                            "(was 0.003), muon_lr 0.02 (was 0.01), n_layer 2 (was 4)")
+                                                            "(was 0.003), muon_lr 0.02 (was 0.01), dropout 0 (was 0.1), "
+                                                            "n_layer 2 (was 4)")
     for kept in (load_config("default", [f"train.time_limit={SHORT_BUDGET}"]),
                  load_config("default", ["train.time_limit=15", "model.n_layer=3"])):
         scale_to_data(kept, SMALL_DATA)

@@ -149,8 +149,10 @@ SMALL_DATA_RECIPE = {  # the names speedrun's recipe, each change kept by minigp
     "train.muon_lr": 0.02,
 }
 SHORT_BUDGET = 60  # seconds of time limit at most: a run on a large file is then short of steps too
-# the small file's batch and rates, each kept by minigpt compare at 15 to 60 s on makemore's names: docs/speed.md
-SHORT_BUDGET_RECIPE = {key: SMALL_DATA_RECIPE[key] for key in ("train.batch_size", "train.lr", "train.muon_lr")}
+# the small file's batch and rates, and no dropout (a short run sees too few names to learn them by heart),
+# each kept by minigpt compare at 15 to 60 s on makemore's names: docs/speed.md
+SHORT_BUDGET_RECIPE = {**{key: SMALL_DATA_RECIPE[key] for key in ("train.batch_size", "train.lr", "train.muon_lr")},
+                       "model.dropout": 0.0}
 SHALLOW_BUDGET = 45  # seconds at most: two layers take twice the steps and learn more in them than four do
 # the short run's recipe in two layers, kept by minigpt compare at 15 to 45 s on makemore's names: docs/speed.md
 SHALLOW_BUDGET_RECIPE = {**SHORT_BUDGET_RECIPE, "model.n_layer": 2}
@@ -188,8 +190,9 @@ def scale_to_data(config: Config, n_train: int) -> list[str]:
     A model that reads a few thousand names 256 at a time sees each one often before it
     learns much, and then learns them by heart: smaller batches (more steps per pass), at
     higher rates decaying to zero, learn them sooner; a file of a few hundred names needs more
-    dropout too. A run of under a minute on a large file is short of steps in the same way, and in
-    45 s or less two layers, twice as fast a step, learn more than four.
+    dropout too. A run of under a minute on a large file is short of steps in the same way, and
+    too short to learn its names by heart, so it needs no dropout; in 45 s or less two layers,
+    twice as fast a step, learn more than four.
     Keys given on the command line are left alone, and the changed recipe is what
     config.toml and the checkpoints record.
     """
