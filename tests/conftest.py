@@ -31,7 +31,8 @@ def names_file(tmp_path):
 def wait_for_command(proc, ready, timeout=180, stderr_file=None):
     """Wait until `ready()` says a started command got where the test needs it. Should the command end first, or
     not get there in `timeout` seconds (generous: the suite must pass on a busy machine too), stop it and every
-    process it started and fail with what it said (on its stderr pipe, or in `stderr_file`), rather than wait on a command that would run for ever."""
+    process it started and fail with what it said (on its stderr pipe, or in `stderr_file`), rather than wait
+    on a command that would run for ever."""
     deadline = time.monotonic() + timeout
     while not ready():
         ended = proc.poll() is not None
@@ -49,17 +50,23 @@ def stop_with_what_it_started(proc) -> None:
 
 
 def kill_children_of(pid: int) -> None:
-    for task in Path(f"/proc/{pid}/task").glob("*"):  # Linux's /proc; elsewhere, the command alone is stopped
+    for child in children_of(pid):
+        kill_children_of(child)
         try:
-            children = [int(child) for child in (task / "children").read_text().split()]
+            os.kill(child, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+
+
+def children_of(pid: int) -> set[int]:
+    """The processes `pid` started that still run, from Linux's /proc (elsewhere, none are found)."""
+    found = set()
+    for task in Path(f"/proc/{pid}/task").glob("*"):
+        try:
+            found |= {int(child) for child in (task / "children").read_text().split()}
         except OSError:  # the thread or the process ended meanwhile
             continue
-        for child in children:
-            kill_children_of(child)
-            try:
-                os.kill(child, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
+    return found
 
 
 def hide_package(monkeypatch, package: str) -> None:

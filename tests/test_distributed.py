@@ -61,7 +61,7 @@ def runs(tmp_path_factory):
     the schedule as it was. One of the suite's two launches of several processes: they start slowly."""
     tmp = tmp_path_factory.mktemp("ddp")
     names = tmp / "names.txt"
-    from conftest import BUNDLED_NAMES, wait_for_command
+    from conftest import BUNDLED_NAMES
 
     names.write_text("\n".join(BUNDLED_NAMES.read_text().split()[::11]) + "\n")
     constant = ["--set", "train.lr_schedule='constant'", "--set", "train.eval_interval=4"]

@@ -14,7 +14,7 @@ import pytest
 import torch
 from typer.testing import CliRunner
 
-from conftest import wait_for_command
+from conftest import children_of, wait_for_command
 from minigpt.cli.main import app
 from minigpt.experiments.statistics import paired_interval, regularized_beta, welch_p
 
@@ -392,13 +392,6 @@ def test_ctrl_c_stops_a_sweep_in_one_line_that_says_how_to_go_on(tmp_path, names
     lines = [line for line in stderr.splitlines() if line.startswith("minigpt:")]
     assert process.returncode == 130 and len(lines) == 1, stderr
     assert "run the same command again to go on" in lines[0] and "--resume" not in stderr and "Traceback" not in stderr
-
-
-def children_of(pid: int) -> set[int]:
-    found = set()
-    for task in Path(f"/proc/{pid}/task").glob("*"):
-        found |= {int(c) for c in (task / "children").read_text().split()}
-    return found
 
 
 @pytest.mark.skipif(not Path("/proc/self/task").is_dir() or (os.cpu_count() or 1) < 2, reason="needs Linux's /proc and 2 cores")
