@@ -43,6 +43,11 @@ def wait_for_command(proc, ready, timeout=180, stderr_file=None):
         time.sleep(0.05)
 
 
+def written(path):
+    """For wait_for_command: whether the command has written something to `path`."""
+    return lambda: path.exists() and path.stat().st_size > 0
+
+
 def stop_with_what_it_started(proc) -> None:
     """SIGKILL to a started command and to the processes it started (a sweep's workers, torchrun's ranks)."""
     kill_children_of(proc.pid)

@@ -13,7 +13,7 @@ import pytest
 import torch
 from typer.testing import CliRunner
 
-from conftest import tiny_config, wait_for_command
+from conftest import tiny_config, wait_for_command, written
 from minigpt.files import atomic_file
 from minigpt.formats import checkpoint as checkpoint_module
 from minigpt.formats.checkpoint import load_checkpoint
@@ -82,14 +82,10 @@ def start_training(names_file, out, *extra):
     return subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
 
-def wait_for(path, proc):
-    wait_for_command(proc, lambda: path.exists() and path.stat().st_size > 0)
-
-
 @pytest.mark.parametrize("signum, code", [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
 def test_a_real_process_stops_cleanly_on_a_signal(names_file, tmp_path, signum, code):
     proc = start_training(names_file, tmp_path / "run", "--set", "train.eval_interval=1000000")
-    wait_for(tmp_path / "run" / "metrics.jsonl", proc)
+    wait_for_command(proc, written(tmp_path / "run" / "metrics.jsonl"))
     proc.send_signal(signum)
     _, err = proc.communicate(timeout=60)
     assert proc.returncode == code
@@ -108,7 +104,7 @@ def test_kill_9_at_any_moment_leaves_loadable_checkpoints(names_file, tmp_path):
         else:
             proc = subprocess.Popen([sys.executable, "-m", "minigpt", "train", "--resume", str(run), "--quiet"],
                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        wait_for(run / "last.pt", proc)
+        wait_for_command(proc, written(run / "last.pt"))
         time.sleep(rng.uniform(0.2, 0.6))
         proc.kill()
         proc.communicate()

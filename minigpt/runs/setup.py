@@ -151,11 +151,11 @@ SMALL_DATA_RECIPE = {  # the names speedrun's recipe, each change kept by minigp
 SHORT_BUDGET = 60  # seconds of time limit at most: a run on a large file is then short of steps too
 # the small file's batch and rates, and no dropout (a short run sees too few names to learn them by heart),
 # each kept by minigpt compare at 15 to 60 s on makemore's names: docs/speed.md
-SHORT_BUDGET_RECIPE = {**{key: SMALL_DATA_RECIPE[key] for key in ("train.batch_size", "train.lr", "train.muon_lr")},
-                       "model.dropout": 0.0}
+SHORT_BUDGET_RECIPE = {key: SMALL_DATA_RECIPE[key] for key in ("train.batch_size", "train.lr", "train.muon_lr")} \
+    | {"model.dropout": 0.0}
 SHALLOW_BUDGET = 45  # seconds at most: two layers take twice the steps and learn more in them than four do
 # the short run's recipe in two layers, kept by minigpt compare at 15 to 45 s on makemore's names: docs/speed.md
-SHALLOW_BUDGET_RECIPE = {**SHORT_BUDGET_RECIPE, "model.n_layer": 2}
+SHALLOW_BUDGET_RECIPE = SHORT_BUDGET_RECIPE | {"model.n_layer": 2}
 
 
 TINY_DATA = 2_500  # training names below which the schedule is fitted to the file too: docs/recipes.md
