@@ -64,6 +64,7 @@ class TrainConfig:
                              '"adamw" or "adam"', choices=("adam", "adamw", "muon"))
     lr: float = setting(3e-3, "peak learning rate of AdamW (or Adam)", POSITIVE)
     muon_lr: float = setting(0.01, "with muon: the hidden matrices' peak learning rate", POSITIVE)
+    embedding_lr_scale: float = setting(1.0, "wte's and wpe's learning rate, times lr", POSITIVE)
     muon_momentum: float = setting(0.95, "with muon: its momentum", A_FRACTION)
     lr_schedule: str = setting("cosine", '"cosine" (to min_lr), "linear" (to 0) or "constant", '
                                'after the warmup', choices=("constant", "linear", "cosine"))

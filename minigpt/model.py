@@ -113,13 +113,11 @@ class GPT(nn.Module):
         self.layers = nn.ModuleList(Block(config) for _ in range(config.n_layer))
         self.final_norm = RMSNorm(c, eps, config.norm_scale) if config.final_norm else None
         self.lm_head = nn.Linear(c, config.vocab_size, bias=False)
-        for p in self.parameters():
+        for name, p in self.named_parameters():
             if p.dim() == 2:  # every matrix from N(0, init_std); norm gains stay at 1
                 nn.init.normal_(p, mean=0.0, std=config.init_std)
-        if config.zero_init_out:
-            for block in self.layers:
-                nn.init.zeros_(block.attn.attn_wo.weight)
-                nn.init.zeros_(block.mlp.mlp_fc2.weight)
+                if config.zero_init_out and name.endswith(("attn_wo.weight", "mlp_fc2.weight")):
+                    nn.init.zeros_(p)
 
     def num_params(self) -> int:
         return sum(p.numel() for p in self.parameters())
@@ -138,6 +136,5 @@ class GPT(nn.Module):
         if self.final_norm is not None:
             x = self.final_norm(x)
         logits = self.lm_head(x)  # [B, T, vocab]
-        if targets is None:
-            return logits, None
-        return logits, F.cross_entropy(logits.flatten(0, 1), targets.flatten())
+        loss = None if targets is None else F.cross_entropy(logits.flatten(0, 1), targets.flatten())
+        return logits, loss

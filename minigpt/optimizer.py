@@ -90,17 +90,20 @@ class Optimizers:
 
 def make_optimizer(model: GPT, t: TrainConfig):
     """AdamW (or Adam) for every parameter, or Muon for the hidden matrices and AdamW for the rest.
-    Weight decay applies to matrices only. Each group's learning rate is the schedule's times its
-    lr_scale. Fused AdamW: one kernel updates every parameter, not a handful of ops per tensor."""
+    Decay on matrices only. A group's rate is the schedule's times its lr_scale, the embeddings'
+    train.embedding_lr_scale. Fused AdamW: one kernel for every parameter, not ops per tensor."""
     muon = t.optimizer == "muon"
-    hidden, matrices, others = [], [], []
+    hidden, embeddings, matrices, others = [], [], [], []
     for name, p in model.named_parameters():
         if muon and name.startswith("layers.") and p.dim() == 2:
             hidden.append(p)
+        elif name in ("wte.weight", "wpe.weight"):
+            embeddings.append(p)
         else:
             (matrices if p.dim() >= 2 else others).append(p)
-    groups = [{"params": matrices, "weight_decay": t.weight_decay, "lr_scale": 1.0},
-              {"params": others, "weight_decay": 0.0, "lr_scale": 1.0}]
+    groups = [dict(params=embeddings, weight_decay=t.weight_decay, lr_scale=t.embedding_lr_scale),
+              dict(params=matrices, weight_decay=t.weight_decay, lr_scale=1.0),
+              dict(params=others, weight_decay=0.0, lr_scale=1.0)]
     kind = torch.optim.Adam if t.optimizer == "adam" else torch.optim.AdamW
     adam = kind(groups, lr=t.lr, betas=(t.beta1, t.beta2), eps=t.eps, fused=True)
     if not muon:

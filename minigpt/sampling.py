@@ -64,10 +64,9 @@ def generate_batch(model: GPT, bos: int, prompt: list[int], batch: int, choose,
         if 2 * int(ended.sum()) >= len(rows):  # once half have ended, stop computing them
             going = (~ended).nonzero().squeeze(1)  # positions in the batch as it is now
             rows, token, ended = rows[going], token[going], ended[going]
+            tokens = tokens[going]  # read only without the cache
             if use_cache:
                 cache.keep(going)
-            else:
-                tokens = tokens[going]
         if use_cache:  # the new token reads the cache
             positions = cache.next_positions(1)
             logits = model(token[:, None], positions=positions, attend=cache.layers)[0][:, -1]

@@ -235,3 +235,18 @@ def test_auto_scale_fits_the_block_size_to_the_longest_name_unless_given():
     assert fit_block_size(short, ["anna"]) == [] and short.model.block_size == 16  # only ever larger
     huge = load_config("default")
     assert "still cut" in fit_block_size(huge, ["y" * 500])[0] and huge.model.block_size == LONGEST_FITTED + 1
+
+
+def test_auto_scale_gives_a_run_of_15_s_or_less_on_a_large_file_slower_embeddings_and_no_weight_decay():
+    """At 15 s the embeddings at a tenth of the rate with no weight decay won by 0.010 nats over 8 seeds, and at 30
+    and 45 s were within seed noise (docs/speed.md): the rule stops at QUARTER_MINUTE."""
+    from minigpt.runs.setup import QUARTER_MINUTE, SMALL_DATA, scale_to_data
+
+    quarter = load_config("default", [f"train.time_limit={QUARTER_MINUTE}"])
+    notes = scale_to_data(quarter, SMALL_DATA)
+    assert (quarter.train.embedding_lr_scale, quarter.train.weight_decay, quarter.model.n_layer) == (0.1, 0.0, 2)
+    assert notes[0].endswith("n_layer 2 (was 4), embedding_lr_scale 0.1 (was 1), weight_decay 0 (was 0.1)")
+    longer = load_config("default", [f"train.time_limit={QUARTER_MINUTE + 1}"])
+    scale_to_data(longer, SMALL_DATA)
+    assert longer.train.embedding_lr_scale == 1.0 and longer.train.weight_decay == Config().train.weight_decay
+    assert longer.model.n_layer == 2

@@ -21,7 +21,8 @@ def test_orthogonalize_is_close_to_u_v_transposed(shape):
 
 
 def test_muon_takes_the_hidden_matrices_and_adamw_the_rest():
-    config = tiny_config("train.optimizer=\"muon\"", "train.lr=0.002", "train.muon_lr=0.02")
+    config = tiny_config("train.optimizer=\"muon\"", "train.lr=0.002", "train.muon_lr=0.02",
+                         "train.embedding_lr_scale=0.1")
     config.model.vocab_size = 27
     model = GPT(config.model)
     optimizer = make_optimizer(model, config.train)
@@ -32,7 +33,9 @@ def test_muon_takes_the_hidden_matrices_and_adamw_the_rest():
                                                       "mlp.mlp_fc1", "mlp.mlp_fc2")}
     adam = {id(p) for g in optimizer.named["adamw"].param_groups for p in g["params"]}
     assert adam | hidden == {id(p) for p in model.parameters()} and not adam & hidden
-    assert [g["lr_scale"] for g in optimizer.param_groups] == [1.0, 1.0, 10.0]  # muon_lr / lr
+    assert [g["lr_scale"] for g in optimizer.param_groups] == [0.1, 1.0, 1.0, 10.0]  # embeddings, ..., muon_lr / lr
+    embeddings = {n for n, p in model.named_parameters() if any(p is q for q in optimizer.param_groups[0]["params"])}
+    assert embeddings == {"wte.weight", "wpe.weight"}
 
 
 def test_muon_lowers_the_loss_on_a_batch():

@@ -69,6 +69,7 @@ def load_state(optimizer: torch.optim.Optimizer, saved) -> None:
             or not isinstance(saved.get("param_groups"), list):
         raise ValueError("the optimizer state is not a table of 'state' and 'param_groups'")
     fresh = optimizer.state_dict()
+    saved = with_embeddings_group(saved, fresh)
     if len(saved["param_groups"]) != len(fresh["param_groups"]):
         raise ValueError(f"it has {plural(len(saved['param_groups']), 'parameter group')}, and the optimizer "
                          f"{len(fresh['param_groups'])}")
@@ -91,6 +92,18 @@ def load_state(optimizer: torch.optim.Optimizer, saved) -> None:
                 raise ValueError(f"{name} of parameter {index} holds values no step makes (nan, inf, or a "
                                  f"negative square)")
     optimizer.load_state_dict(saved)
+
+
+def with_embeddings_group(saved: dict, fresh: dict) -> dict:
+    """A state saved before wte and wpe had a group of their own (train.embedding_lr_scale), with one
+    group fewer: they were the first parameters of its first group, so that group is split in two."""
+    groups, wanted = saved["param_groups"], fresh["param_groups"]
+    if len(groups) != len(wanted) - 1 or not groups or not isinstance(groups[0], dict) \
+            or not isinstance(groups[0].get("params"), list):
+        return saved
+    first, n = groups[0], len(wanted[0]["params"])
+    embeddings = {**first, "params": first["params"][:n], "lr_scale": 1.0}  # the rate they had
+    return {**saved, "param_groups": [embeddings, {**first, "params": first["params"][n:]}, *groups[1:]]}
 
 
 def same_kind(value, expected) -> bool:

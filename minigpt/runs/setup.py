@@ -156,6 +156,9 @@ SHORT_BUDGET_RECIPE = {key: SMALL_DATA_RECIPE[key] for key in ("train.batch_size
 SHALLOW_BUDGET = 45  # seconds at most: two layers take twice the steps and learn more in them than four do
 # the short run's recipe in two layers, kept by minigpt compare at 15 to 45 s on makemore's names: docs/speed.md
 SHALLOW_BUDGET_RECIPE = SHORT_BUDGET_RECIPE | {"model.n_layer": 2}
+QUARTER_MINUTE = 15  # seconds at most: the embeddings at a tenth of the rate and no weight decay, kept at 15 s
+# by minigpt compare, within seed noise at 30 and 45 s (docs/speed.md)
+QUARTER_MINUTE_RECIPE = SHALLOW_BUDGET_RECIPE | {"train.embedding_lr_scale": 0.1, "train.weight_decay": 0.0}
 
 
 TINY_DATA = 2_500  # training names below which the schedule is fitted to the file too: docs/recipes.md
@@ -202,6 +205,8 @@ def scale_to_data(config: Config, n_train: int) -> list[str]:
         recipe, why = {**TINY_DATA_RECIPE, **tiny_data_schedule(n_train)}, f"is a small file (under {TINY_DATA:,})"
     elif n_train < SMALL_DATA:
         recipe, why = SMALL_DATA_RECIPE, f"is a small file (under {SMALL_DATA:,})"
+    elif 0 < config.train.time_limit <= QUARTER_MINUTE:
+        recipe, why = QUARTER_MINUTE_RECIPE, short_run(config.train.time_limit, QUARTER_MINUTE)
     elif 0 < config.train.time_limit <= SHALLOW_BUDGET:
         recipe, why = SHALLOW_BUDGET_RECIPE, short_run(config.train.time_limit, SHALLOW_BUDGET)
     elif 0 < config.train.time_limit <= SHORT_BUDGET:
