@@ -297,6 +297,6 @@ def test_a_hint_about_a_file_names_its_names_never_a_join_of_them(trained_run, t
 def test_a_scaled_recipe_says_where_it_is_shown_that_it_is_the_one_after_scaling(names_file, tmp_path):
     out = tmp_path / "r"
     assert run("train", "--data", names_file, "--out", out, "--steps", 3, "-q").exit_code == 0  # 300 names: scaled
-    info = CliRunner().invoke(app, ["info", str(out)], env={"COLUMNS": "400"}).stdout
+    info = CliRunner().invoke(app, ["info", str(out)], env={"COLUMNS": "600"}).stdout
     assert "auto_scale False" in info and "the recipe as the run trained" in info and "batch_size 64" in info
     assert (out / "config.toml").read_text().startswith("# The recipe as this run trained it")
