@@ -102,7 +102,7 @@ def with_embeddings_group(saved: dict, fresh: dict) -> dict:
             or not isinstance(groups[0].get("params"), list):
         return saved
     first, n = groups[0], len(wanted[0]["params"])
-    embeddings = {**first, "params": first["params"][:n], "lr_scale": 1.0}  # the rate they had
+    embeddings = {**first, "params": first["params"][:n]}  # at the rate they had: the group's
     return {**saved, "param_groups": [embeddings, {**first, "params": first["params"][n:]}, *groups[1:]]}
 
 
