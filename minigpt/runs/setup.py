@@ -156,9 +156,12 @@ SHORT_BUDGET_RECIPE = {key: SMALL_DATA_RECIPE[key] for key in ("train.batch_size
 SHALLOW_BUDGET = 45  # seconds at most: two layers take twice the steps and learn more in them than four do
 # the short run's recipe in two layers, kept by minigpt compare at 15 to 45 s on makemore's names: docs/speed.md
 SHALLOW_BUDGET_RECIPE = SHORT_BUDGET_RECIPE | {"model.n_layer": 2}
+HALF_MINUTE = 30  # seconds at most: the rate straight down to 0 after 10 warm-up steps (100 are a sixth of a
+# 15-s run), kept at 15 and 30 s by minigpt compare, within seed noise at 45 and 60 s (docs/speed.md)
+HALF_MINUTE_RECIPE = SHALLOW_BUDGET_RECIPE | {"train.lr_schedule": "linear", "train.warmup_steps": 10}
 QUARTER_MINUTE = 15  # seconds at most: the embeddings at a tenth of the rate and no weight decay, kept at 15 s
 # by minigpt compare, within seed noise at 30 and 45 s (docs/speed.md)
-QUARTER_MINUTE_RECIPE = SHALLOW_BUDGET_RECIPE | {"train.embedding_lr_scale": 0.1, "train.weight_decay": 0.0}
+QUARTER_MINUTE_RECIPE = HALF_MINUTE_RECIPE | {"train.embedding_lr_scale": 0.1, "train.weight_decay": 0.0}
 
 
 TINY_DATA = 2_500  # training names below which the schedule is fitted to the file too: docs/recipes.md
@@ -178,8 +181,8 @@ def tiny_data_schedule(n_train: int) -> dict:
     return {"train.steps": steps, "train.warmup_steps": steps // 10, "train.eval_interval": max(10, steps // 150 * 10)}
 
 
-def shown(value: int | float) -> str:
-    return f"{value:,}" if isinstance(value, int) else f"{value:g}"
+def shown(value: int | float | str) -> str:
+    return f"{value:,}" if isinstance(value, int) else f"{value:g}" if isinstance(value, float) else value
 
 
 def short_run(limit: float, budget: int) -> str:
@@ -195,7 +198,8 @@ def scale_to_data(config: Config, n_train: int) -> list[str]:
     higher rates decaying to zero, learn them sooner; a file of a few hundred names needs more
     dropout too. A run of under a minute on a large file is short of steps in the same way, and
     too short to learn its names by heart, so it needs no dropout; in 45 s or less two layers,
-    twice as fast a step, learn more than four.
+    twice as fast a step, learn more than four; in 30 s or less 100 steps of warm-up are too
+    many, and the rate goes straight down to zero.
     Keys given on the command line are left alone, and the changed recipe is what
     config.toml and the checkpoints record.
     """
@@ -207,6 +211,8 @@ def scale_to_data(config: Config, n_train: int) -> list[str]:
         recipe, why = SMALL_DATA_RECIPE, f"is a small file (under {SMALL_DATA:,})"
     elif 0 < config.train.time_limit <= QUARTER_MINUTE:
         recipe, why = QUARTER_MINUTE_RECIPE, short_run(config.train.time_limit, QUARTER_MINUTE)
+    elif 0 < config.train.time_limit <= HALF_MINUTE:
+        recipe, why = HALF_MINUTE_RECIPE, short_run(config.train.time_limit, HALF_MINUTE)
     elif 0 < config.train.time_limit <= SHALLOW_BUDGET:
         recipe, why = SHALLOW_BUDGET_RECIPE, short_run(config.train.time_limit, SHALLOW_BUDGET)
     elif 0 < config.train.time_limit <= SHORT_BUDGET:
