@@ -162,6 +162,8 @@ HALF_MINUTE_RECIPE = SHALLOW_BUDGET_RECIPE | {"train.lr_schedule": "linear", "tr
 QUARTER_MINUTE = 15  # seconds at most: the embeddings at a tenth of the rate and no weight decay, kept at 15 s
 # by minigpt compare, within seed noise at 30 and 45 s (docs/speed.md)
 QUARTER_MINUTE_RECIPE = HALF_MINUTE_RECIPE | {"train.embedding_lr_scale": 0.1, "train.weight_decay": 0.0}
+SHORT_RUN_RECIPES = ((QUARTER_MINUTE, QUARTER_MINUTE_RECIPE), (HALF_MINUTE, HALF_MINUTE_RECIPE),  # shortest first
+                     (SHALLOW_BUDGET, SHALLOW_BUDGET_RECIPE), (SHORT_BUDGET, SHORT_BUDGET_RECIPE))
 
 
 TINY_DATA = 2_500  # training names below which the schedule is fitted to the file too: docs/recipes.md
@@ -209,14 +211,9 @@ def scale_to_data(config: Config, n_train: int) -> list[str]:
         recipe, why = {**TINY_DATA_RECIPE, **tiny_data_schedule(n_train)}, f"is a small file (under {TINY_DATA:,})"
     elif n_train < SMALL_DATA:
         recipe, why = SMALL_DATA_RECIPE, f"is a small file (under {SMALL_DATA:,})"
-    elif 0 < config.train.time_limit <= QUARTER_MINUTE:
-        recipe, why = QUARTER_MINUTE_RECIPE, short_run(config.train.time_limit, QUARTER_MINUTE)
-    elif 0 < config.train.time_limit <= HALF_MINUTE:
-        recipe, why = HALF_MINUTE_RECIPE, short_run(config.train.time_limit, HALF_MINUTE)
-    elif 0 < config.train.time_limit <= SHALLOW_BUDGET:
-        recipe, why = SHALLOW_BUDGET_RECIPE, short_run(config.train.time_limit, SHALLOW_BUDGET)
     elif 0 < config.train.time_limit <= SHORT_BUDGET:
-        recipe, why = SHORT_BUDGET_RECIPE, short_run(config.train.time_limit, SHORT_BUDGET)
+        budget, recipe = next((b, r) for b, r in SHORT_RUN_RECIPES if config.train.time_limit <= b)
+        why = short_run(config.train.time_limit, budget)
     else:
         return []
     changed = []
