@@ -15,6 +15,7 @@ the same values when the study goes on; on a database, Optuna's heartbeat finds 
 from __future__ import annotations
 
 import os
+import signal
 import socket
 import time
 import zlib
@@ -37,6 +38,7 @@ BEST = "best.toml"
 IMPORTANCE_TRIALS = 5  # finished trials before each key's importance means anything: fewer, and one pair decides it
 
 # what an interrupted sweep says, once, whichever process heard Ctrl-C
+STOP_SIGNALS = {signal.SIGINT, signal.SIGTERM}  # what a worker exits 128 + for when it saved and stopped
 STOPPED = "interrupted: the sweep stopped, its finished trials kept; run the same command again to go on"
 
 
@@ -266,8 +268,12 @@ def run_workers(jobs: int, *args) -> None:
     except KeyboardInterrupt:
         for p in processes:
             p.join()
-        raise Interrupted(f"{STOPPED}; the trials that were running run again from their start", 2)
+        raise Interrupted(f"{STOPPED}; the trials that were running run again from their start", signal.SIGINT)
     codes = [p.exitcode for p in processes if p.exitcode]
+    # workers stopped by a signal the sweep itself did not see (it can land on another of its threads, or be
+    # sent to the workers alone) stopped the sweep all the same: say so, not that they failed
+    if codes and all(code - 128 in STOP_SIGNALS for code in codes):
+        raise Interrupted(f"{STOPPED}; the trials that were running run again from their start", codes[0] - 128)
     if codes:
         raise RunError(f"{len(codes)} of {jobs} sweep processes failed (exit {codes[0]}); the trials that finished "
                        f"are kept, and running the sweep again goes on")
