@@ -135,7 +135,7 @@ def grid(checkout: Path, folder: Path, seconds: float, lrs: list[float], dropout
         for lr in lrs:
             tried[lr] = nanogpt_at(checkout, folder, seconds, iters, lr, dropout)
             print(row_line(tried[lr]), flush=True)
-            iters = refitted(iters, tried[lr]["seconds"], seconds)
+            iters = refitted(tried[lr]["steps"], tried[lr]["seconds"], seconds)
         for _ in range(3):  # at most three more learning rates past an edge
             best = min(tried, key=lambda lr: tried[lr]["loss"])
             if best not in (min(tried), max(tried)):
@@ -143,7 +143,7 @@ def grid(checkout: Path, folder: Path, seconds: float, lrs: list[float], dropout
             lr = best * 3 if best == max(tried) else best / 3
             tried[lr] = nanogpt_at(checkout, folder, seconds, iters, lr, dropout)
             print(row_line(tried[lr]) + "  (past the grid's edge)", flush=True)
-            iters = refitted(iters, tried[lr]["seconds"], seconds)
+            iters = refitted(tried[lr]["steps"], tried[lr]["seconds"], seconds)
         results += [tried[lr] for lr in sorted(tried)]
     return results
 
