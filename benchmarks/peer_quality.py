@@ -200,12 +200,27 @@ def race(args, train: list[str], val: list[str], nanogpt_data) -> dict:
           f"whole budget ({seconds:g} s, lr {best['lr']:g}, dropout {best['dropout']:g}): {best['loss']:.4f}: "
           f"{'met' if met else 'NOT met'}")
     spreads = {f"minigpt's seeds at {r['budget']:g} s": r["spread"] for r in summary if r["spread"]}
+    spreads |= speed_spreads(nano, mini)
     reasons = untrusted(peak, peak_after, spreads, load, args.usual_peak)
     reasons += [f"nanoGPT's run at lr {r['lr']:g}, dropout {r['dropout']:g} took {r['seconds']} s of a "
                 f"{seconds:g} s budget" for r in nano if abs(r["seconds"] - seconds) > BUDGET_MISS * seconds]
     say_trust(reasons)
     return {"budget": seconds, "nanogpt": nano, "minigpt": mini, "summary": summary, "met": met,
             "matmul_peak": peak, "matmul_peak_after": peak_after, "load_at_start": load, "untrusted": reasons}
+
+
+def speed_spreads(nano: list[dict], mini: list[dict]) -> dict[str, dict]:
+    """How far the machine's speed moved during the race, as each side saw it: nanoGPT's time a step
+    over its runs (the learning rate does not change a step's work) and minigpt's steps over the seeds of
+    one budget. Where they are far apart the two sides did not race on the same machine."""
+    found = {}
+    if len(nano) > 1:
+        found["nanoGPT's milliseconds a step"] = spread([1000 * r["seconds"] / r["steps"] for r in nano])
+    for share in ("1", "0.5", "0.25"):
+        runs = [r for r in mini if r["share"] == share]
+        if len(runs) > 1:
+            found[f"minigpt's steps at {runs[0]['budget']:g} s"] = spread([r["steps"] for r in runs])
+    return found
 
 
 def summarize(mini: list[dict], best: dict, seconds: float) -> list[dict]:
