@@ -110,3 +110,24 @@ def test_the_readmes_terminal_examples_are_found_and_a_changed_figure_is_caught(
     assert differs(output, output.replace(" \n", "\n")) is None  # trailing spaces aside
     changed = output.replace("0.76", "0.75", 1)
     assert differs(output, changed).startswith("line 8:")
+
+
+def test_the_race_refits_a_nanogpt_run_that_misses_its_budget_and_sees_the_machine_slow_down(monkeypatch, tmp_path):
+    monkeypatch.syspath_prepend(str(BENCHMARKS))
+    import peer_quality
+
+    ran = []
+
+    def run_nanogpt(checkout, args):  # the machine at half speed for the first run: 0.1 s a step, then 0.05
+        iters = int(next(a for a in args if a.startswith("--max_iters=")).split("=")[1])
+        ran.append(iters)
+        return [0.1 if len(ran) == 1 else 0.05] * iters
+
+    monkeypatch.setattr(peer_quality, "run_nanogpt", run_nanogpt)
+    monkeypatch.setattr(peer_quality, "score_nanogpt", lambda checkout, out, folder: 2.0)
+    row = peer_quality.nanogpt_at(tmp_path, tmp_path, 60.0, 1200, 1e-2, 0.0)
+    assert ran == [1200, 600, 1200] and row["steps"] == 1200 and row["seconds"] == 60.0  # refitted twice, then fits
+    nano = [{"seconds": 60.0, "steps": 1200}, {"seconds": 60.0, "steps": 600}]
+    mini = [{"share": "1", "budget": 60.0, "steps": s} for s in (2000, 2040)]
+    spreads = peer_quality.speed_spreads(nano, mini)
+    assert spreads["nanoGPT's milliseconds a step"]["spread"] > 0.15 > spreads["minigpt's steps at 60 s"]["spread"]
