@@ -7,8 +7,9 @@ as one character stream (names joined by newlines, as its shakespeare_char does)
 minigpt's default (4 layers, 4 heads, 64 dimensions, block 16), float32, no compile, batch 64, its cosine
 schedule fitted to the budget: a calibration run measures its time an iteration and max_iters is the budget
 over it, and a run whose clock misses the budget by more than a tenth runs again refitted (twice at most;
-the machine's speed can move by half from one run to the next). It runs at every learning rate and dropout of a grid, and the grid grows past an edge where the best
-sits on one, so its best is not an artefact of where the grid stopped. Its final checkpoint is scored per
+the machine's speed can move by half from one run to the next). It runs at every learning rate and dropout
+of a grid, and the grid grows past an edge where the best sits on one, so its best is not an artefact of
+where the grid stopped. Its final checkpoint is scored per
 name on the held-out names exactly as minigpt scores them: the boundary (its newline), the name, the
 boundary; every character and the end predicted, the loss a mean over those tokens.
 

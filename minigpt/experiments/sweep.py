@@ -38,8 +38,9 @@ BEST = "best.toml"
 IMPORTANCE_TRIALS = 5  # finished trials before each key's importance means anything: fewer, and one pair decides it
 
 # what an interrupted sweep says, once, whichever process heard Ctrl-C
-STOP_SIGNALS = {signal.SIGINT, signal.SIGTERM}  # what a worker exits 128 + for when it saved and stopped
 STOPPED = "interrupted: the sweep stopped, its finished trials kept; run the same command again to go on"
+STOPPED_WORKERS = f"{STOPPED}; the trials that were running run again from their start"  # with --jobs
+STOP_SIGNALS = {signal.SIGINT, signal.SIGTERM}  # what a worker exits 128 + for when it saved and stopped
 
 
 def this_worker() -> str:
@@ -268,12 +269,12 @@ def run_workers(jobs: int, *args) -> None:
     except KeyboardInterrupt:
         for p in processes:
             p.join()
-        raise Interrupted(f"{STOPPED}; the trials that were running run again from their start", signal.SIGINT)
+        raise Interrupted(STOPPED_WORKERS, signal.SIGINT)
     codes = [p.exitcode for p in processes if p.exitcode]
-    # workers stopped by a signal the sweep itself did not see (it can land on another of its threads, or be
-    # sent to the workers alone) stopped the sweep all the same: say so, not that they failed
+    # workers stopped by a signal that the sweep's own process did not see (sent to them alone; or, in three
+    # full test-suite runs, Ctrl-C to the whole group, for a reason not found) stopped the sweep all the same
     if codes and all(code - 128 in STOP_SIGNALS for code in codes):
-        raise Interrupted(f"{STOPPED}; the trials that were running run again from their start", codes[0] - 128)
+        raise Interrupted(STOPPED_WORKERS, codes[0] - 128)
     if codes:
         raise RunError(f"{len(codes)} of {jobs} sweep processes failed (exit {codes[0]}); the trials that finished "
                        f"are kept, and running the sweep again goes on")
