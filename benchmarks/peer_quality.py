@@ -9,9 +9,9 @@ schedule fitted to the budget: a calibration run measures its time an iteration 
 over it, and a run whose clock misses the budget by more than a tenth runs again refitted (twice at most;
 the machine's speed can move by half from one run to the next). It runs at every learning rate and dropout
 of a grid, and the grid grows past an edge where the best sits on one, so its best is not an artefact of
-where the grid stopped. Its final checkpoint is scored per
-name on the held-out names exactly as minigpt scores them: the boundary (its newline), the name, the
-boundary; every character and the end predicted, the loss a mean over those tokens.
+where the grid stopped. Its final checkpoint is scored per name on the held-out names exactly as minigpt
+scores them: the boundary (its newline), the name, the boundary; every character and the end predicted, the
+loss a mean over those tokens.
 
 minigpt's default recipe trains with `--time-limit` at the budget, half and a quarter of it, on the same
 training names, validated on the same held-out names. The figure compared is each run's loss at its end (its
@@ -109,6 +109,10 @@ def refitted(iters: int, took: float, seconds: float) -> int:
     return max(20, round(iters * seconds / took))
 
 
+def missed(took: float, seconds: float) -> bool:
+    return abs(took - seconds) > BUDGET_MISS * seconds
+
+
 def nanogpt_at(checkout: Path, folder: Path, seconds: float, iters: int, lr: float, dropout: float) -> dict:
     """nanoGPT at one (lr, dropout), run again with its iterations refitted while its clock misses the budget
     (the machine's speed can move by half between one run and the next): its schedule is fixed by
@@ -116,11 +120,12 @@ def nanogpt_at(checkout: Path, folder: Path, seconds: float, iters: int, lr: flo
     out = folder / f"nanogpt-lr{lr:g}-dropout{dropout:g}"
     for attempt in range(1 + REFITS):
         took = sum(run_nanogpt(checkout, nanogpt_args(folder, out, iters, lr, dropout)))
-        if abs(took - seconds) <= BUDGET_MISS * seconds or attempt == REFITS:
+        if not missed(took, seconds) or attempt == REFITS:
             break
+        again = refitted(iters, took, seconds)
         print(f"nanoGPT  lr {lr:g}, dropout {dropout:g}: {iters:,} steps took {took:.1f} s of {seconds:g}; "
-              f"again with {refitted(iters, took, seconds):,}", flush=True)
-        iters = refitted(iters, took, seconds)
+              f"again with {again:,}", flush=True)
+        iters = again
     return {"who": "nanoGPT", "budget": seconds, "lr": float(f"{lr:.3g}"), "dropout": dropout, "steps": iters,
             "seconds": round(took, 1), "loss": round(score_nanogpt(checkout, out, folder), 4)}
 
@@ -204,7 +209,7 @@ def race(args, train: list[str], val: list[str], nanogpt_data) -> dict:
     spreads |= speed_spreads(nano, mini)
     reasons = untrusted(peak, peak_after, spreads, load, args.usual_peak)
     reasons += [f"nanoGPT's run at lr {r['lr']:g}, dropout {r['dropout']:g} took {r['seconds']} s of a "
-                f"{seconds:g} s budget" for r in nano if abs(r["seconds"] - seconds) > BUDGET_MISS * seconds]
+                f"{seconds:g} s budget" for r in nano if missed(r["seconds"], seconds)]
     say_trust(reasons)
     return {"budget": seconds, "nanogpt": nano, "minigpt": mini, "summary": summary, "met": met,
             "matmul_peak": peak, "matmul_peak_after": peak_after, "load_at_start": load, "untrusted": reasons}
@@ -217,19 +222,22 @@ def speed_spreads(nano: list[dict], mini: list[dict]) -> dict[str, dict]:
     found = {}
     if len(nano) > 1:
         found["nanoGPT's milliseconds a step"] = spread([1000 * r["seconds"] / r["steps"] for r in nano])
-    for share in ("1", "0.5", "0.25"):
-        runs = [r for r in mini if r["share"] == share]
+    for runs in by_share(mini):
         if len(runs) > 1:
             found[f"minigpt's steps at {runs[0]['budget']:g} s"] = spread([r["steps"] for r in runs])
     return found
 
 
+def by_share(mini: list[dict]) -> list[list[dict]]:
+    """minigpt's runs grouped by their share of the budget: the whole, a half, a quarter."""
+    return [[r for r in mini if r["share"] == share] for share in ("1", "0.5", "0.25")]
+
+
 def summarize(mini: list[dict], best: dict, seconds: float) -> list[dict]:
     """minigpt's seeds at each share of the budget: the mean end loss, its spread, against nanoGPT's best."""
     rows = []
-    for share in ("1", "0.5", "0.25"):
-        runs = [r for r in mini if r["share"] == share]
-        losses = [r["loss"] for r in runs]
+    for runs in by_share(mini):
+        share, losses = runs[0]["share"], [r["loss"] for r in runs]
         loss = statistics.mean(losses)
         rows.append({"share": share, "budget": seconds * float(share), "seeds": len(runs), "loss": round(loss, 4),
                      "sd": f"{statistics.stdev(losses):.4f}" if len(runs) > 1 else "",

@@ -382,8 +382,8 @@ def test_a_killed_study_goes_on_and_runs_the_killed_trial_again(tmp_path, names_
 def test_ctrl_c_stops_a_sweep_in_one_line_that_says_how_to_go_on(tmp_path, names_file, jobs, workers_only):
     """Ctrl-C reaches every process of the sweep (the terminal signals its group); what is said is the sweep's,
     once: not a trial run's `train --resume`, which would train outside the study, nor a worker's failure (58 §4).
-    The same when the signal reaches the workers and not the sweep's own process (it may land on a thread of
-    the sweep that is not the one waiting)."""
+    The same when the signal reaches the workers and not the sweep's own process (sent to them alone; in three
+    full-suite runs the group's Ctrl-C did so too, for a reason not found)."""
     if workers_only and not Path("/proc/self/task").is_dir():
         pytest.skip("needs Linux's /proc to find the workers")
     out = tmp_path / "sweep"
