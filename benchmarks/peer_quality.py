@@ -22,16 +22,22 @@ The clocks cover the same work. nanoGPT's is the sum of its iterations' times as
 the step, fetching the next batch, reading the loss, printing the line, and, in its first and last, its
 evaluation and checkpoint), which leaves out its start-up; minigpt's is its run's clock (steps, evaluations
 and checkpoints, not the start-up). Each side runs alone on the machine, with the same torch threads.
+
+The two sides take turns: minigpt's runs are spread among nanoGPT's (seed by seed, each seed's whole,
+half and quarter budget together), so that both see the same minutes of a machine whose speed can halve and
+recover within them, rather than one side a slow stretch and the other a fast one.
 """
 
 from __future__ import annotations
 
 import json
+import math
 import re
 import statistics
 import subprocess
 import sys
 import tempfile
+from collections import deque
 from pathlib import Path
 
 from common import machine_load, matmul_peak, say_trust, spread, table, untrusted
@@ -130,8 +136,10 @@ def nanogpt_at(checkout: Path, folder: Path, seconds: float, iters: int, lr: flo
             "seconds": round(took, 1), "loss": round(score_nanogpt(checkout, out, folder), 4)}
 
 
-def grid(checkout: Path, folder: Path, seconds: float, lrs: list[float], dropouts: list[float]) -> list[dict]:
-    """nanoGPT at every (lr, dropout); past an edge of the lrs, by factors of 3, while the best sits there."""
+def grid(checkout: Path, folder: Path, seconds: float, lrs: list[float], dropouts: list[float],
+         between=lambda: None) -> list[dict]:
+    """nanoGPT at every (lr, dropout); past an edge of the lrs, by factors of 3, while the best sits there.
+    `between()` runs after each of its runs: the other side's turn."""
     results = []
     for dropout in dropouts:
         iters, per_iter = fitted_iters(checkout, folder, seconds, dropout)
@@ -141,6 +149,7 @@ def grid(checkout: Path, folder: Path, seconds: float, lrs: list[float], dropout
         for lr in lrs:
             tried[lr] = nanogpt_at(checkout, folder, seconds, iters, lr, dropout)
             print(row_line(tried[lr]), flush=True)
+            between()
             iters = refitted(tried[lr]["steps"], tried[lr]["seconds"], seconds)
         for _ in range(3):  # at most three more learning rates past an edge
             best = min(tried, key=lambda lr: tried[lr]["loss"])
@@ -149,12 +158,13 @@ def grid(checkout: Path, folder: Path, seconds: float, lrs: list[float], dropout
             lr = best * 3 if best == max(tried) else best / 3
             tried[lr] = nanogpt_at(checkout, folder, seconds, iters, lr, dropout)
             print(row_line(tried[lr]) + "  (past the grid's edge)", flush=True)
+            between()
             iters = refitted(tried[lr]["steps"], tried[lr]["seconds"], seconds)
         results += [tried[lr] for lr in sorted(tried)]
     return results
 
 
-def minigpt_at(folder: Path, seconds: float, budget: float, seed: int) -> dict:
+def minigpt_at(folder: Path, seconds: float, seed: int, budget: float) -> dict:
     out = folder / f"minigpt-{seconds:g}s-seed{seed}"
     command = [sys.executable, "-m", "minigpt", "train", "--data", str(folder / "train.txt"), "--val-data",
                str(folder / "val.txt"), "--time-limit", str(seconds), "--seed", str(seed), "--out", str(out), "--quiet"]
@@ -189,13 +199,18 @@ def race(args, train: list[str], val: list[str], nanogpt_data) -> dict:
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
         write_data(folder, train, val, nanogpt_data)
-        nano = grid(args.nanogpt, folder, seconds, [float(x) for x in args.lrs.split(",")],
-                    [float(x) for x in args.dropouts.split(",")])
+        lrs, dropouts = [float(x) for x in args.lrs.split(",")], [float(x) for x in args.dropouts.split(",")]
+        turns = deque((seconds * share, seed) for seed in range(1, args.seeds + 1) for share in (1, 0.5, 0.25))
+        per_turn = math.ceil(len(turns) / (len(lrs) * len(dropouts)))  # the grid's runs, before any past an edge
         mini = []
-        for share in (1, 0.5, 0.25):
-            for seed in range(1, args.seeds + 1):
-                mini.append(minigpt_at(folder, seconds * share, seconds, seed))
+
+        def minigpt_turn(runs: int = per_turn):
+            for _ in range(min(runs, len(turns))):
+                mini.append(minigpt_at(folder, *turns.popleft(), budget=seconds))
                 print(row_line(mini[-1]), flush=True)
+
+        nano = grid(args.nanogpt, folder, seconds, lrs, dropouts, between=minigpt_turn)
+        minigpt_turn(len(turns))  # what is left, when the grid ran fewer runs than it might
     peak_after = matmul_peak()
     best = min(nano, key=lambda r: r["loss"])
     summary = summarize(mini, best, seconds)

@@ -131,3 +131,36 @@ def test_the_race_refits_a_nanogpt_run_that_misses_its_budget_and_sees_the_machi
     mini = [{"share": "1", "budget": 60.0, "steps": s} for s in (2000, 2040)]
     spreads = peer_quality.speed_spreads(nano, mini)
     assert spreads["nanoGPT's milliseconds a step"]["spread"] > 0.15 > spreads["minigpt's steps at 60 s"]["spread"]
+
+
+def test_the_race_takes_turns_so_both_sides_see_the_same_minutes(monkeypatch):
+    """minigpt's runs are spread among nanoGPT's, each seed's three budgets together, not all after them: on a
+    machine whose speed halves and recovers within minutes, a race run one side then the other was unfair."""
+    monkeypatch.syspath_prepend(str(BENCHMARKS))
+    import argparse
+
+    import peer_quality
+
+    order = []
+
+    def nanogpt_at(checkout, folder, seconds, iters, lr, dropout):
+        order.append(f"nanoGPT {lr:g}")
+        return {"who": "nanoGPT", "budget": seconds, "lr": lr, "dropout": dropout, "steps": iters,
+                "seconds": seconds, "loss": 2.0 + abs(lr - 1e-2)}  # its best inside the grid: no run past an edge
+
+    def minigpt_at(folder, seconds, seed, budget):
+        order.append(f"minigpt {seconds:g} s seed {seed}")
+        return {"who": "minigpt", "budget": seconds, "seed": seed, "steps": 1000, "seconds": seconds,
+                "loss": 1.9, "best": 1.9, "share": f"{seconds / budget:g}"}
+
+    for name, fake in [("nanogpt_at", nanogpt_at), ("minigpt_at", minigpt_at), ("write_data", lambda *a: None),
+                       ("fitted_iters", lambda *a: (1000, 0.06)), ("machine_load", lambda: {"load_1min": 0.0,
+                       "cores": 2}), ("matmul_peak", lambda: {"gflops": 190.0})]:
+        monkeypatch.setattr(peer_quality, name, fake)
+    args = argparse.Namespace(quality=60.0, nanogpt=Path("."), seeds=2, lrs="3e-3,1e-2,3e-2", dropouts="0",
+                              usual_peak=190.0)
+    result = peer_quality.race(args, ["ann"], ["bob"], None)
+    assert order == ["nanoGPT 0.003", "minigpt 60 s seed 1", "minigpt 30 s seed 1",
+                     "nanoGPT 0.01", "minigpt 15 s seed 1", "minigpt 60 s seed 2",
+                     "nanoGPT 0.03", "minigpt 30 s seed 2", "minigpt 15 s seed 2"]
+    assert [row["seeds"] for row in result["summary"]] == [2, 2, 2] and result["met"]
