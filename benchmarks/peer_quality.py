@@ -210,7 +210,7 @@ def race(args, train: list[str], val: list[str], nanogpt_data) -> dict:
                 print(row_line(mini[-1]), flush=True)
 
         nano = grid(args.nanogpt, folder, seconds, lrs, dropouts, between=minigpt_turn)
-        minigpt_turn(len(turns))  # what is left, when the grid ran fewer runs than it might
+        minigpt_turn(len(turns))  # none left (per_turn rounds up), unless the grid ran fewer runs than planned
     peak_after = matmul_peak()
     best = min(nano, key=lambda r: r["loss"])
     summary = summarize(mini, best, seconds)
