@@ -145,21 +145,16 @@ def grid(checkout: Path, folder: Path, seconds: float, lrs: list[float], dropout
         iters, per_iter = fitted_iters(checkout, folder, seconds, dropout)
         print(f"nanoGPT, dropout {dropout:g}: {per_iter * 1000:.1f} ms an iteration, so {iters:,} iterations",
               flush=True)
-        tried = {}
-        for lr in lrs:
+        tried, pending = {}, list(lrs)
+        while pending:
+            lr = pending.pop(0)
             tried[lr] = nanogpt_at(checkout, folder, seconds, iters, lr, dropout)
-            print(row_line(tried[lr]), flush=True)
+            print(row_line(tried[lr]) + ("" if lr in lrs else "  (past the grid's edge)"), flush=True)
             between()
             iters = refitted(tried[lr]["steps"], tried[lr]["seconds"], seconds)
-        for _ in range(3):  # at most three more learning rates past an edge
             best = min(tried, key=lambda lr: tried[lr]["loss"])
-            if best not in (min(tried), max(tried)):
-                break
-            lr = best * 3 if best == max(tried) else best / 3
-            tried[lr] = nanogpt_at(checkout, folder, seconds, iters, lr, dropout)
-            print(row_line(tried[lr]) + "  (past the grid's edge)", flush=True)
-            between()
-            iters = refitted(tried[lr]["steps"], tried[lr]["seconds"], seconds)
+            if not pending and len(tried) < len(lrs) + 3 and best in (min(tried), max(tried)):  # 3 past an edge
+                pending.append(best * 3 if best == max(tried) else best / 3)
         results += [tried[lr] for lr in sorted(tried)]
     return results
 
