@@ -337,9 +337,12 @@ const MiniGPTModel = (() => {
 
   // ---- the weights, as the page carries them ---------------------------------------------------
 
-  // The bytes of a base64 string, as the page carries every buffer
+  // The bytes of a base64 string, as the page carries every buffer. A plain loop: Uint8Array.from with a
+  // function per character took a tenth of the page's opening
   function base64Bytes(base64) {
-    return Uint8Array.from(atob(base64), (ch) => ch.charCodeAt(0));
+    const text = atob(base64), bytes = new Uint8Array(text.length);
+    for (let i = 0; i < text.length; i++) bytes[i] = text.charCodeAt(i);
+    return bytes;
   }
 
   // A little-endian float32 buffer, base64 encoded, as the page carries numbers
