@@ -325,6 +325,16 @@ def trials_of(out, *storage):
     return json.loads(shown.stdout)["trials"]
 
 
+def test_a_sweeps_own_process_and_its_look_need_no_torch():
+    """The process that starts a sweep's workers, and `--show`, read text and Optuna's study alone: importing torch
+    there (seconds) would only delay the workers, which import it themselves."""
+    code = ("import sys, minigpt.experiments.sweep, minigpt.experiments.tables; "
+            "from minigpt.experiments.study_folder import names_digest; names_digest(None); "
+            "print('torch' in sys.modules)")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0 and done.stdout.strip() == "False", done.stdout + done.stderr
+
+
 def test_a_study_with_two_processes_runs_each_trial_once(tmp_path, names_file):
     out = tmp_path / "sweep"
     done = subprocess.run(sweep_command(spec_file(tmp_path, trials=2, budget="steps = 5"), "--out", out, "--data",

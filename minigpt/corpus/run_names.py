@@ -4,20 +4,14 @@ size), and the digests a resumed run checks its names against."""
 
 from __future__ import annotations
 
-import hashlib
 from pathlib import Path
 from typing import NamedTuple
 
 import torch
 
-
 from minigpt.corpus.tokenized import TokenizedNames
 from minigpt.corpus.membership import NameSet, fingerprints
-
-
-def digest(names: list[str]) -> str:
-    """A names list's fingerprint, which a resumed run checks: resuming needs the same names."""
-    return hashlib.sha256("\n".join(names).encode("utf-8")).hexdigest()
+from minigpt.files.names_file import digest
 
 
 class Corpus(NamedTuple):

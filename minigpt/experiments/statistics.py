@@ -9,8 +9,6 @@ from __future__ import annotations
 
 import math
 
-import torch
-
 
 def mean(values: list[float]) -> float:
     return sum(values) / len(values)
@@ -82,6 +80,8 @@ DRAWN_AT_ONCE = 2**22  # names drawn in one chunk of resamples: about 100 MB of 
 
 def resample(differences: torch.Tensor, tokens: torch.Tensor, count: int, generator) -> torch.Tensor:
     """`count` bootstrap statistics: the names drawn with replacement, the statistic of each draw."""
+    import torch
+
     drawn = torch.randint(len(differences), (count, len(differences)), generator=generator)
     return differences[drawn].sum(1) / tokens[drawn].sum(1)
 
@@ -94,6 +94,8 @@ def paired_interval(differences: torch.Tensor, tokens: torch.Tensor, resamples: 
     the statistic is the difference of the two token-weighted mean losses, and pairing by name removes the
     names' own difficulty from the noise. Seeded, so the same runs give the same interval.
     """
+    import torch  # here, not above: a sweep's own process needs mean and sd alone, and starts its workers sooner
+
     generator = torch.Generator().manual_seed(seed)
     n = len(differences)
     differences, tokens = differences.double(), tokens.double()

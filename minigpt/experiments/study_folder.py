@@ -105,8 +105,7 @@ def whole_records(data: bytes) -> int:
 def names_digest(data: Path | None) -> str:
     """The fingerprint of the names every trial trains on, read (and so checked) once before any trial."""
     from minigpt.common.bundled import BUNDLED_NAMES
-    from minigpt.corpus.run_names import digest
-    from minigpt.files.names_file import read_names
+    from minigpt.files.names_file import digest, read_names
 
     return digest(read_names(data if data is not None else BUNDLED_NAMES))
 

@@ -32,7 +32,6 @@ from minigpt.experiments.study_storage import claimed_study, import_optuna, open
 from minigpt.experiments.sweep_spec import MOST_SEEDS, SweepSpec, read_spec
 from minigpt.files.atomic_file import write_text
 from minigpt.recipes.loading import recipe_toml
-from minigpt.training import Reporter
 
 BEST = "best.toml"
 IMPORTANCE_TRIALS = 5  # finished trials before each key's importance means anything: fewer, and one pair decides it
@@ -97,19 +96,21 @@ def counted(study) -> tuple[int, int, int]:
     return counts, waiting, failed
 
 
-class Pruning(Reporter):
-    """Tells the trial each validation loss of its first seed, and stops the run when Optuna prunes it."""
+def pruning(trial):
+    """A Reporter that tells the trial each validation loss of its first seed, and stops the run when Optuna
+    prunes it. Made here, not above, as the run is: the sweep's own process starts its workers without torch."""
+    from minigpt.training import Reporter
 
-    def __init__(self, trial):
-        self.trial = trial
+    class Pruning(Reporter):
+        def evaluation(self, trainer, samples) -> None:
+            if trainer.val_loss is None:
+                return
+            trial.report(trainer.val_loss, trainer.step)
+            if trial.should_prune():
+                trial.set_user_attr("pruned_at", trainer.step)
+                raise import_optuna().TrialPruned(f"pruned at step {trainer.step} (validation {trainer.val_loss:.4f})")
 
-    def evaluation(self, trainer, samples) -> None:
-        if trainer.val_loss is None:
-            return
-        self.trial.report(trainer.val_loss, trainer.step)
-        if self.trial.should_prune():
-            self.trial.set_user_attr("pruned_at", trainer.step)
-            raise import_optuna().TrialPruned(f"pruned at step {trainer.step} (validation {trainer.val_loss:.4f})")
+    return Pruning()
 
 
 def objective(spec: SweepSpec, out_dir: Path, data: Path | None, seeds: int, say: Callable[[str], None]):
@@ -128,7 +129,7 @@ def objective(spec: SweepSpec, out_dir: Path, data: Path | None, seeds: int, say
                 trial.set_user_attr("runs", runs)
                 (run_dir / TRIAL_MARK).unlink(missing_ok=True)  # a folder of an earlier study's trial of this number
                 result = train(config, data, out_dir=run_dir, overwrite=True, quiet=True,
-                               report=Pruning(trial) if i == 0 and spec.prune else None)
+                               report=pruning(trial) if i == 0 and spec.prune else None)
                 losses.append(result.best_val_loss)
                 if i == 0:
                     trial.set_user_attr("recipe", recipe_toml(config))

@@ -3,16 +3,20 @@ samples side by side, the verdicts in words) and `minigpt sweep` (its trials, th
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from rich.console import Console
 from rich.table import Table
 
-from minigpt.experiments.compare import Comparison
 from minigpt.experiments.sweep import IMPORTANCE_TRIALS, SweepResult
 from minigpt.experiments.statistics import sd
 from minigpt.files.run_records import series
 from minigpt.common.text import as_text
-from minigpt.views.panels import markup_safe
+from minigpt.views.terminal_text import markup_safe
 from minigpt.views.loss_curve import sparkline
+
+if TYPE_CHECKING:  # a name for the reader: compare.py imports torch, which a sweep's table does not need
+    from minigpt.experiments.compare import Comparison
 
 
 def show_comparison(out: Console, comparison: Comparison) -> None:

@@ -9,22 +9,32 @@ be and what it holds instead (rather than an AttributeError far from the file).
 from __future__ import annotations
 
 import math
-
-import torch
+import sys
 
 from minigpt.common.errors import UsageError
 from minigpt.common.text import number_text
 
 NAMES = {dict: "a table", list: "a list", str: "text", int: "a whole number", float: "a number",
-         bool: "true or false", type(None): "null", torch.Tensor: "a tensor"}
+         bool: "true or false", type(None): "null"}
+
+
+def tensor_type():
+    """torch.Tensor, or None before torch is imported, when no value can be one: the readers of text files
+    (run records, a sweep's spec) need no torch, and a process without it starts seconds sooner."""
+    torch = sys.modules.get("torch")
+    return torch.Tensor if torch is not None else None
+
+
+def kind_name(kind: type) -> str:
+    return "a tensor" if kind is tensor_type() else NAMES.get(kind, kind.__name__)
 
 
 def what_it_is(value) -> str:
     """A value's kind in words: "a list", "null"."""
-    for kind, name in NAMES.items():
-        if type(value) is kind or (kind is torch.Tensor and isinstance(value, torch.Tensor)):
-            return name
-    return type(value).__name__
+    tensor = tensor_type()
+    if tensor is not None and isinstance(value, tensor):
+        return "a tensor"
+    return NAMES.get(type(value), type(value).__name__)
 
 
 def expect(value, kinds: type | tuple, where, name: str):
@@ -32,8 +42,9 @@ def expect(value, kinds: type | tuple, where, name: str):
     kinds = kinds if isinstance(kinds, tuple) else (kinds,)
     if float in kinds and type(value) is int:
         return value
-    if type(value) not in kinds and not (torch.Tensor in kinds and isinstance(value, torch.Tensor)):
-        wanted = " or ".join(NAMES.get(kind, kind.__name__) for kind in kinds)
+    tensor = tensor_type()
+    if type(value) not in kinds and not (tensor is not None and tensor in kinds and isinstance(value, tensor)):
+        wanted = " or ".join(kind_name(kind) for kind in kinds)
         raise UsageError(f"{where}: {name} should be {wanted}, and it is {what_it_is(value)}")
     return value
 
@@ -67,5 +78,5 @@ def tensors(value, where, name: str) -> dict:
     expect(value, dict, where, name)
     for key, tensor in value.items():
         expect(key, str, where, f"a name in {name}")
-        expect(tensor, torch.Tensor, where, f"{name}[{key!r}]")
+        expect(tensor, tensor_type(), where, f"{name}[{key!r}]")
     return value

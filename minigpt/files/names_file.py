@@ -6,6 +6,7 @@ CRLF or CR line ends, NUL padding), and never more than training on it could hol
 
 from __future__ import annotations
 
+import hashlib
 import re
 from pathlib import Path
 
@@ -67,3 +68,8 @@ def read_names(path: str | Path) -> list[str]:
         raise UsageError(f"{path}: a line holds {longest:,} characters; a name has at most {LONGEST_NAME:,} "
                          f"(is this a names file, one name per line?)")
     return names
+
+
+def digest(names: list[str]) -> str:
+    """A names list's fingerprint, which a resumed run checks: resuming needs the same names."""
+    return hashlib.sha256("\n".join(names).encode("utf-8")).hexdigest()

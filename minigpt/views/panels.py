@@ -12,10 +12,11 @@ from rich.table import Table
 
 from minigpt.common.errors import warn
 from minigpt.files.run_records import read_metrics, series
-from minigpt.common.text import as_text, loss_text, one_line, plural
+from minigpt.common.text import as_text, loss_text, plural
 from minigpt.formats.checkpoint import describe_data, microgpt_weights
 from minigpt.common.text import CUT, as_shown, is_cut
 from minigpt.views.loss_curve import sparkline
+from minigpt.views.terminal_text import markup_safe, natural_width
 
 
 # what every view of a model trained with model.causal = false says of it
@@ -26,17 +27,6 @@ UNMASKED = ("trained without the causal mask (model.causal = false): each positi
 def unmasked_note(config) -> str | None:
     """UNMASKED for a recipe whose model reads ahead, else None."""
     return None if config.model.causal else UNMASKED
-
-
-def markup_safe(text) -> str:
-    """Text from a file or a path (a name, a path, a checkpoint's notes) as rich should print it: never
-    markup (`[link=…]`, `a[/]b`), never raw control characters (escape sequences, right-to-left overrides)."""
-    return escape(one_line(str(text)))
-
-
-def natural_width(renderable) -> int:
-    """The columns a table takes when nothing cuts it (rich cuts one at the console's width)."""
-    return Console(width=100_000).measure(renderable).maximum
 
 
 def has_matplotlib() -> bool:
