@@ -32,9 +32,7 @@ def kind_name(kind: type) -> str:
 def what_it_is(value) -> str:
     """A value's kind in words: "a list", "null"."""
     tensor = tensor_type()
-    if tensor is not None and isinstance(value, tensor):
-        return "a tensor"
-    return NAMES.get(type(value), type(value).__name__)
+    return kind_name(tensor if tensor is not None and isinstance(value, tensor) else type(value))
 
 
 def expect(value, kinds: type | tuple, where, name: str):

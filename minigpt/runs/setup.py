@@ -200,8 +200,8 @@ def scale_to_data(config: Config, n_train: int) -> list[str]:
     learns much, and then learns them by heart: smaller batches (more steps per pass), at
     higher rates decaying to zero, learn them sooner, and two layers, whose step costs about two
     thirds of four's, learn more in the same time; a file of a few hundred names keeps four
-    layers and needs more dropout. A run of under a minute on a large file is short of steps in the same way, and
-    too short to learn its names by heart, so it needs no dropout; in 45 s or less two layers,
+    layers and needs more dropout. A run of under a minute on a large file is short of steps in
+    the same way, and too short to learn its names by heart, so it needs no dropout; in 45 s or less two layers,
     twice as fast a step, learn more than four; in 30 s or less 100 steps of warm-up are too
     many, and the rate goes straight down to zero.
     Keys given on the command line are left alone, and the changed recipe is what
