@@ -89,7 +89,8 @@ def test_auto_scale_adapts_a_small_file_and_leaves_given_keys_alone():
     notes = scale_to_data(config, 4_647)
     assert config.train.batch_size == SMALL_DATA_RECIPE["train.batch_size"] < Config().train.batch_size
     assert config.train.muon_lr == SMALL_DATA_RECIPE["train.muon_lr"] > Config().train.muon_lr
-    assert config.model.attn_dropout == SMALL_DATA_RECIPE["model.attn_dropout"]
+    assert config.model.dropout == SMALL_DATA_RECIPE["model.dropout"] == 0 == config.model.attn_dropout
+    assert (config.train.lr_schedule, config.train.warmup_steps) == ("linear", 10)
     assert config.train.steps == 7  # given on the command line: left as the user said
     assert len(notes) == 1 and "4,647 training names is a small file" in notes[0] and "batch_size 64 (was 256)" in notes[0]
     assert config.train.auto_scale is False  # what a resumed run or a reread config.toml sees: no second scaling

@@ -143,17 +143,19 @@ SMALL_DATA = 20_000  # training names below which train.auto_scale adapts the re
 SMALL_DATA_RECIPE = {  # the names speedrun's recipe, each change kept by minigpt compare: docs/speed.md
     "model.n_layer": 2,
     "train.batch_size": 64,
-    "train.steps": 1200,
+    "train.steps": 700,
     "train.eval_interval": 100,
-    "model.attn_dropout": 0.1,
+    "model.dropout": 0.0,
     "train.lr": 0.006,
     "train.muon_lr": 0.02,
+    "train.lr_schedule": "linear",
+    "train.warmup_steps": 10,
 }
 SHORT_BUDGET = 60  # seconds of time limit at most: a run on a large file is then short of steps too
 # the small file's batch and rates, and no dropout (a short run sees too few names to learn them by heart),
 # each kept by minigpt compare at 15 to 60 s on makemore's names: docs/speed.md
-SHORT_BUDGET_RECIPE = {key: SMALL_DATA_RECIPE[key] for key in ("train.batch_size", "train.lr", "train.muon_lr")} \
-    | {"model.dropout": 0.0}
+SHORT_BUDGET_RECIPE = {key: SMALL_DATA_RECIPE[key] for key in ("train.batch_size", "train.lr", "train.muon_lr",
+                                                               "model.dropout")}
 SHALLOW_BUDGET = 45  # seconds at most: two layers take twice the steps and learn more in them than four do
 # the short run's recipe in two layers, kept by minigpt compare at 15 to 45 s on makemore's names: docs/speed.md
 SHALLOW_BUDGET_RECIPE = SHORT_BUDGET_RECIPE | {"model.n_layer": 2}
@@ -198,9 +200,10 @@ def scale_to_data(config: Config, n_train: int) -> list[str]:
 
     A model that reads a few thousand names 256 at a time sees each one often before it
     learns much, and then learns them by heart: smaller batches (more steps per pass), at
-    higher rates decaying to zero, learn them sooner, and two layers, whose step costs about two
-    thirds of four's, learn more in the same time; a file of a few hundred names keeps four
-    layers and needs more dropout. A run of under a minute on a large file is short of steps in
+    higher rates, learn them sooner, and two layers, whose step costs about two thirds of four's,
+    learn more in the same time; a run that short needs neither dropout nor a long warm-up, and
+    its rate goes straight down to zero. A file of a few hundred names keeps four layers and
+    needs more dropout. A run of under a minute on a large file is short of steps in
     the same way, and too short to learn its names by heart, so it needs no dropout; in 45 s or less two layers,
     twice as fast a step, learn more than four; in 30 s or less 100 steps of warm-up are too
     many, and the rate goes straight down to zero.
