@@ -19,6 +19,7 @@ from collections import defaultdict
 
 import torch
 
+from minigpt.common.param_groups import FusedAdamW, ParamGroups
 from minigpt.config import TrainConfig
 from minigpt.model import GPT
 
@@ -39,7 +40,7 @@ def orthogonalize(m: torch.Tensor, steps: int = 5) -> torch.Tensor:
     return x.mT if tall else x
 
 
-class Muon(torch.optim.Optimizer):
+class Muon(ParamGroups):
     """Muon for 2-D weights, with decoupled weight decay as in AdamW."""
 
     def __init__(self, params, lr: float, momentum: float = 0.95, weight_decay: float = 0.0):
@@ -69,7 +70,7 @@ class Muon(torch.optim.Optimizer):
 class Optimizers:
     """Several optimizers stepped as one; their param_groups are listed together."""
 
-    def __init__(self, **named: torch.optim.Optimizer):
+    def __init__(self, **named: ParamGroups):
         self.named = named
 
     @property
@@ -104,10 +105,9 @@ def make_optimizer(model: GPT, t: TrainConfig):
     groups = [dict(params=embeddings, weight_decay=t.weight_decay, lr_scale=t.embedding_lr_scale),
               dict(params=matrices, weight_decay=t.weight_decay, lr_scale=1.0),
               dict(params=others, weight_decay=0.0, lr_scale=1.0)]
-    kind = torch.optim.Adam if t.optimizer == "adam" else torch.optim.AdamW
-    adam = kind(groups, lr=t.lr, betas=(t.beta1, t.beta2), eps=t.eps, fused=True)
+    adam = FusedAdamW(groups, t.lr, (t.beta1, t.beta2), t.eps, decoupled=t.optimizer != "adam")
     if not muon:
-        return adam  # formats/trainer_state.py checks a saved state before torch loads it
+        return adam  # formats/trainer_state.py checks a saved state before it is loaded
     hidden_group = {"params": hidden, "lr_scale": t.muon_lr / t.lr}
     return Optimizers(adamw=adam, muon=Muon([hidden_group], lr=t.muon_lr, momentum=t.muon_momentum,
                                             weight_decay=t.weight_decay))

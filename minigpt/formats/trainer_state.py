@@ -11,6 +11,7 @@ import torch
 from minigpt.common.errors import UsageError
 from minigpt.common.text import plural
 from minigpt.formats.checkpoint import ResumeState, load_microgpt_weights, payload, save_checkpoint, training_state
+from minigpt.common.param_groups import ParamGroups
 from minigpt.optimizer import Optimizers
 
 
@@ -65,7 +66,7 @@ def load_optimizer_state(trainer, saved: dict, path: Path) -> None:
         raise UsageError(f"{path}: its optimizer state is damaged: {e}") from None
 
 
-def load_state(optimizer: torch.optim.Optimizer, saved) -> None:
+def load_state(optimizer: ParamGroups, saved) -> None:
     """Load a saved state after checking it fits: torch's fused AdamW reads a misshapen moment out of
     bounds (the process dies), and a setting of another type fails only mid-step. A ValueError says why."""
     if not isinstance(saved, dict) or not isinstance(saved.get("state"), dict) \

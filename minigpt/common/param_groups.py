@@ -1,0 +1,105 @@
+"""An optimizer's parameter groups and per-parameter state, held as torch.optim holds them, without
+torch.optim; and AdamW by the kernel torch's fused AdamW runs.
+
+Building any torch.optim optimizer imports torch's compiler (its methods are wrapped to stay out of
+compiled graphs, and the wrapper imports torch._dynamo), which takes seconds of every training
+process: as long as a short run's first hundred steps on a laptop CPU. minigpt's optimizers
+(optimizer.py) build on `ParamGroups` instead. Its state_dict is torch.optim's, key for key, so a
+checkpoint saved with either loads in the other; `FusedAdamW.step` calls the same fused kernel with
+the same arguments as torch.optim.AdamW(fused=True), so every number it computes is torch's.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+import torch
+
+
+class ParamGroups:
+    """param_groups (each a dict of settings and "params"), state (per parameter), zero_grad,
+    state_dict and load_state_dict, as torch.optim.Optimizer has them; a subclass adds step()."""
+
+    def __init__(self, params, defaults: dict):
+        groups = list(params)
+        if groups and not isinstance(groups[0], dict):
+            groups = [{"params": groups}]
+        self.defaults = defaults
+        self.param_groups = [{**defaults, **group, "params": list(group["params"])} for group in groups]
+        self.state: defaultdict = defaultdict(dict)
+
+    def zero_grad(self, set_to_none: bool = True) -> None:
+        for group in self.param_groups:
+            for p in group["params"]:
+                if set_to_none:
+                    p.grad = None
+                elif p.grad is not None:
+                    p.grad.zero_()
+
+    def state_dict(self) -> dict:
+        """{"state": {index: its state}, "param_groups": [settings with "params": indices]}, the
+        parameters numbered in group order, as torch.optim numbers them."""
+        index: dict[int, int] = {}
+        groups = [{**{k: v for k, v in group.items() if k != "params"},
+                   "params": [index.setdefault(id(p), len(index)) for p in group["params"]]}
+                  for group in self.param_groups]
+        return {"state": {index[id(p)]: state for p, state in self.state.items()}, "param_groups": groups}
+
+    def load_state_dict(self, saved: dict) -> None:
+        """The saved groups' settings and each parameter's state, onto this optimizer's parameters (the
+        nth of a saved group is this group's nth); a saved state that does not fit raises ValueError."""
+        if len(saved["param_groups"]) != len(self.param_groups):
+            raise ValueError("the saved state has another number of parameter groups")
+        by_index = {}
+        for group, saved_group in zip(self.param_groups, saved["param_groups"]):
+            if len(group["params"]) != len(saved_group["params"]):
+                raise ValueError("a saved parameter group holds another number of parameters")
+            by_index.update(zip(saved_group["params"], group["params"]))
+        state: defaultdict = defaultdict(dict)
+        for index, values in saved["state"].items():
+            p = by_index[index]
+            fused = any(g.get("fused") and any(p is q for q in g["params"]) for g in self.param_groups)
+            state[p] = {key: as_kept(value, p, fused and key == "step") for key, value in values.items()}
+        self.param_groups = [{**saved_group, "params": group["params"]}
+                             for group, saved_group in zip(self.param_groups, saved["param_groups"])]
+        self.state = state
+
+
+def as_kept(value, p: torch.Tensor, fused_step: bool):
+    """A saved state value as torch.optim keeps it: a fused optimizer's step count a float32 on the
+    parameter's device, a floating-point moment in the parameter's dtype and device."""
+    if not isinstance(value, torch.Tensor):
+        return value
+    if fused_step:
+        return value.to(dtype=torch.float32, device=p.device)
+    return value.to(dtype=p.dtype, device=p.device) if p.is_floating_point() else value.to(device=p.device)
+
+
+class FusedAdamW(ParamGroups):
+    """AdamW (decoupled weight decay), or Adam (the decay added to the gradient) with decoupled=False:
+    one fused kernel for every parameter of a group, as torch.optim.AdamW(fused=True) runs it."""
+
+    def __init__(self, params, lr: float, betas: tuple[float, float], eps: float, decoupled: bool = True):
+        super().__init__(params, {"lr": lr, "betas": betas, "eps": eps, "weight_decay": 0.0, "amsgrad": False,
+                                  "maximize": False, "foreach": None, "capturable": False,
+                                  "differentiable": False, "fused": True, "decoupled_weight_decay": decoupled})
+
+    @torch.no_grad()
+    def step(self) -> None:
+        for group in self.param_groups:
+            params = [p for p in group["params"] if p.grad is not None]
+            for p in params:
+                if not self.state[p]:
+                    self.state[p] = {"step": torch.zeros((), dtype=torch.float32, device=p.device),
+                                     "exp_avg": torch.zeros_like(p), "exp_avg_sq": torch.zeros_like(p)}
+            if not params:
+                continue
+            states = [self.state[p] for p in params]
+            steps = [state["step"] for state in states]
+            torch._foreach_add_(steps, 1)
+            kernel = torch._fused_adamw_ if group["decoupled_weight_decay"] else torch._fused_adam_
+            beta1, beta2 = group["betas"]
+            kernel(params, [p.grad for p in params], [s["exp_avg"] for s in states],
+                   [s["exp_avg_sq"] for s in states], [], steps, amsgrad=False, lr=group["lr"], beta1=beta1,
+                   beta2=beta2, weight_decay=group["weight_decay"], eps=group["eps"], maximize=False,
+                   grad_scale=None, found_inf=None)
