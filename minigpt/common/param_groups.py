@@ -50,15 +50,15 @@ class ParamGroups:
         nth of a saved group is this group's nth); a saved state that does not fit raises ValueError."""
         if len(saved["param_groups"]) != len(self.param_groups):
             raise ValueError("the saved state has another number of parameter groups")
-        by_index = {}
+        by_index = {}  # a saved parameter's number -> the parameter, and whether its group is fused
         for group, saved_group in zip(self.param_groups, saved["param_groups"]):
             if len(group["params"]) != len(saved_group["params"]):
                 raise ValueError("a saved parameter group holds another number of parameters")
-            by_index.update(zip(saved_group["params"], group["params"]))
+            by_index.update((index, (p, group.get("fused", False)))
+                            for index, p in zip(saved_group["params"], group["params"]))
         state: defaultdict = defaultdict(dict)
         for index, values in saved["state"].items():
-            p = by_index[index]
-            fused = any(g.get("fused") and any(p is q for q in g["params"]) for g in self.param_groups)
+            p, fused = by_index[index]
             state[p] = {key: as_kept(value, p, fused and key == "step") for key, value in values.items()}
         self.param_groups = [{**saved_group, "params": group["params"]}
                              for group, saved_group in zip(self.param_groups, saved["param_groups"])]
@@ -88,12 +88,12 @@ class FusedAdamW(ParamGroups):
     def step(self) -> None:
         for group in self.param_groups:
             params = [p for p in group["params"] if p.grad is not None]
-            for p in params:
+            if not params:
+                continue
+            for p in params:  # as torch.optim starts them: a fused optimizer's step count on the device
                 if not self.state[p]:
                     self.state[p] = {"step": torch.zeros((), dtype=torch.float32, device=p.device),
                                      "exp_avg": torch.zeros_like(p), "exp_avg_sq": torch.zeros_like(p)}
-            if not params:
-                continue
             states = [self.state[p] for p in params]
             steps = [state["step"] for state in states]
             torch._foreach_add_(steps, 1)
