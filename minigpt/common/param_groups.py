@@ -3,10 +3,10 @@ torch.optim; and AdamW by the kernel torch's fused AdamW runs.
 
 Building any torch.optim optimizer imports torch's compiler (its methods are wrapped to stay out of
 compiled graphs, and the wrapper imports torch._dynamo), which takes seconds of every training
-process: as long as a short run's first hundred steps on a laptop CPU. minigpt's optimizers
-(optimizer.py) build on `ParamGroups` instead. Its state_dict is torch.optim's, key for key, so a
-checkpoint saved with either loads in the other; `FusedAdamW.step` calls the same fused kernel with
-the same arguments as torch.optim.AdamW(fused=True), so every number it computes is torch's.
+process. minigpt's optimizers (optimizer.py) build on `ParamGroups` instead. Its state_dict is
+torch.optim's, key for key, so a checkpoint saved with either loads in the other; `FusedAdamW.step`
+calls the same fused kernel with the same arguments as torch.optim.AdamW(fused=True), so every
+number it computes is torch's.
 """
 
 from __future__ import annotations
@@ -20,11 +20,7 @@ class ParamGroups:
     """param_groups (each a dict of settings and "params"), state (per parameter), zero_grad,
     state_dict and load_state_dict, as torch.optim.Optimizer has them; a subclass adds step()."""
 
-    def __init__(self, params, defaults: dict):
-        groups = list(params)
-        if groups and not isinstance(groups[0], dict):
-            groups = [{"params": groups}]
-        self.defaults = defaults
+    def __init__(self, groups: list[dict], defaults: dict):
         self.param_groups = [{**defaults, **group, "params": list(group["params"])} for group in groups]
         self.state: defaultdict = defaultdict(dict)
 
@@ -79,8 +75,9 @@ class FusedAdamW(ParamGroups):
     """AdamW (decoupled weight decay), or Adam (the decay added to the gradient) with decoupled=False:
     one fused kernel for every parameter of a group, as torch.optim.AdamW(fused=True) runs it."""
 
-    def __init__(self, params, lr: float, betas: tuple[float, float], eps: float, decoupled: bool = True):
-        super().__init__(params, {"lr": lr, "betas": betas, "eps": eps, "weight_decay": 0.0, "amsgrad": False,
+    def __init__(self, groups: list[dict], lr: float, betas: tuple[float, float], eps: float,
+                 decoupled: bool = True):
+        super().__init__(groups, {"lr": lr, "betas": betas, "eps": eps, "weight_decay": 0.0, "amsgrad": False,
                                   "maximize": False, "foreach": None, "capturable": False,
                                   "differentiable": False, "fused": True, "decoupled_weight_decay": decoupled})
 

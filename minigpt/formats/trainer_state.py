@@ -9,9 +9,9 @@ from pathlib import Path
 import torch
 
 from minigpt.common.errors import UsageError
+from minigpt.common.param_groups import ParamGroups
 from minigpt.common.text import plural
 from minigpt.formats.checkpoint import ResumeState, load_microgpt_weights, payload, save_checkpoint, training_state
-from minigpt.common.param_groups import ParamGroups
 from minigpt.optimizer import Optimizers
 
 

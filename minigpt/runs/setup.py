@@ -203,10 +203,10 @@ def scale_to_data(config: Config, n_train: int) -> list[str]:
     higher rates, learn them sooner, and two layers, whose step costs about two thirds of four's,
     learn more in the same time; a run that short needs neither dropout nor a long warm-up, and
     its rate goes straight down to zero. A file of a few hundred names keeps four layers and
-    needs more dropout. A run of under a minute on a large file is short of steps in
-    the same way, and too short to learn its names by heart, so it needs no dropout; in 45 s or less two layers,
-    twice as fast a step, learn more than four; in 30 s or less 100 steps of warm-up are too
-    many, and the rate goes straight down to zero.
+    needs more dropout. A run of under a minute on a large file is short of steps in the same
+    way, and too short to learn its names by heart, so it needs no dropout; in 45 s or less two
+    layers, twice as fast a step, learn more than four; in 30 s or less 100 steps of warm-up are
+    too many, and the rate goes straight down to zero.
     Keys given on the command line are left alone, and the changed recipe is what
     config.toml and the checkpoints record.
     """
