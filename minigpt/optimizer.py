@@ -29,14 +29,14 @@ NEWTON_SCHULZ = (3.4445, -4.7750, 2.0315)
 
 
 def orthogonalize(m: torch.Tensor, steps: int = 5) -> torch.Tensor:
-    """Approximately U V^T for m = U S V^T; m: [..., rows, cols], a stack of matrices."""
+    """Approximately U V^T for m = U S V^T; m: [stack, rows, cols], a stack of matrices."""
     tall = m.size(-2) > m.size(-1)
     wide = m.mT if tall else m  # iterate on the wide side, where x x^T is the smaller square
     x = wide / (wide.norm(dim=(-2, -1), keepdim=True) + 1e-7)  # every singular value now <= 1
     a, b, c = NEWTON_SCHULZ
     for _ in range(steps):
-        xxt = x @ x.mT
-        x = a * x + (b * xxt + c * xxt @ xxt) @ x  # U (a S + b S^3 + c S^5) V^T
+        xxt = x @ x.mT  # U (a S + b S^3 + c S^5) V^T, in two fused multiply-adds (each op costs)
+        x = torch.baddbmm(x, torch.baddbmm(xxt, xxt, xxt, beta=b, alpha=c), x, beta=a)
     return x.mT if tall else x
 
 

@@ -12,7 +12,7 @@ from minigpt.model import GPT
 from minigpt.optimizer import Optimizers, make_optimizer, orthogonalize
 
 
-@pytest.mark.parametrize("shape", [(3, 64, 16), (16, 64), (32, 32)])
+@pytest.mark.parametrize("shape", [(3, 64, 16), (1, 16, 64), (1, 32, 32)])
 def test_orthogonalize_is_close_to_u_v_transposed(shape):
     torch.manual_seed(0)
     m = torch.randn(shape) * torch.logspace(-1, 0.5, shape[-1])  # singular values 6x to 300x apart
