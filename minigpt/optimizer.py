@@ -35,7 +35,7 @@ def orthogonalize(m: torch.Tensor, steps: int = 5) -> torch.Tensor:
     x = wide / (wide.norm(dim=(-2, -1), keepdim=True) + 1e-7)  # every singular value now <= 1
     a, b, c = NEWTON_SCHULZ
     for _ in range(steps):
-        xxt = x @ x.mT  # U (a S + b S^3 + c S^5) V^T, in two fused multiply-adds (each op costs)
+        xxt = x @ x.mT  # U (a S + b S^3 + c S^5) V^T in two fused multiply-adds: fewer ops
         x = torch.baddbmm(x, torch.baddbmm(xxt, xxt, xxt, beta=b, alpha=c), x, beta=a)
     return x.mT if tall else x
 
