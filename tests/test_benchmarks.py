@@ -164,3 +164,17 @@ def test_the_race_takes_turns_so_both_sides_see_the_same_minutes(monkeypatch):
                      "nanoGPT 0.01", "minigpt 15 s seed 1", "minigpt 60 s seed 2",
                      "nanoGPT 0.03", "minigpt 30 s seed 2", "minigpt 15 s seed 2"]
     assert [row["seeds"] for row in result["summary"]] == [2, 2, 2] and result["met"]
+
+
+def test_interleaved_steps_runs_the_other_checkouts_function_and_says_which_step_is_quicker(monkeypatch, tmp_path):
+    """benchmarks/interleaved_steps.py: the other version is the other checkout's copy of the function,
+    and the verdict compares the medians of the two versions' steps."""
+    monkeypatch.syspath_prepend(str(BENCHMARKS))
+    from interleaved_steps import other_version, summary
+
+    (tmp_path / "minigpt").mkdir()
+    (tmp_path / "minigpt" / "optimizer.py").write_text("def orthogonalize(m, steps=5):\n    return ('other', m)\n")
+    assert other_version("minigpt.optimizer", "orthogonalize", tmp_path)(3) == ("other", 3)
+    lines = summary({"other": [0.010, 0.012, 0.010], "this": [0.009, 0.009, 0.030]})
+    assert lines[0].startswith("   other: median 10.00 ms, mean 10.67 ms, 3 steps")
+    assert lines[-1] == "this checkout's median step is -10.0% against the other's"
