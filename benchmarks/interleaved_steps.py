@@ -57,9 +57,12 @@ def main() -> None:
     module_name, function = args.swap.split(":")
     module = importlib.import_module(module_name)
     versions = {"this": getattr(module, function), "other": other_version(module_name, function, args.against)}
-    order = ["other", "this"]  # stretch 0 runs the other version
     step = {"n": 0}
-    setattr(module, function, lambda *a, **k: versions[order[(step["n"] // args.every) % 2]](*a, **k))
+
+    def running() -> str:  # the version of the stretch the run is in: stretch 0 runs the other one
+        return ("other", "this")[(step["n"] // args.every) % 2]
+
+    setattr(module, function, lambda *a, **k: versions[running()](*a, **k))
 
     import minigpt.training as training
 
@@ -70,7 +73,7 @@ def main() -> None:
         started = time.perf_counter()
         result = train_step(trainer)
         if step["n"] % args.every >= args.skip:
-            times[order[(step["n"] // args.every) % 2]].append(time.perf_counter() - started)
+            times[running()].append(time.perf_counter() - started)
         step["n"] += 1
         return result
 
