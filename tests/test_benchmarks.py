@@ -178,3 +178,20 @@ def test_interleaved_steps_runs_the_other_checkouts_function_and_says_which_step
     lines = summary({"other": [0.010, 0.012, 0.010], "this": [0.009, 0.009, 0.030]})
     assert lines[0].startswith("   other: median 10.00 ms, mean 10.67 ms, 3 steps")
     assert lines[-1] == "this checkout's median step is -10.0% against the other's"
+
+
+def test_suite_cpu_sorts_processes_by_kind_and_counts_each_from_where_it_stood(monkeypatch):
+    """benchmarks/suite_cpu.py: the browser, pytest's workers and a minigpt command by its subcommand are
+    told apart, and a process running before the suite counts only what it used during it."""
+    monkeypatch.syspath_prepend(str(BENCHMARKS))
+    from suite_cpu import kind_of, tally
+
+    assert kind_of("chromium", "/usr/lib/chromium/chromium --type=renderer") == "Chromium (the browser tests)"
+    assert kind_of("python", "python -u -c import sys;exec(eval(sys.stdin.readline()))").startswith("pytest")
+    assert kind_of("python", "/usr/bin/python -m minigpt sweep study.toml --jobs 2") == "minigpt sweep"
+    assert kind_of("python", "python -B -c from multiprocessing.spawn import spawn_main").startswith("a sweep's")
+    assert kind_of("kworker/0:1", "") == "kworker/0:1"
+    before = {("7", "100"): (50.0, "other Python")}
+    last = {("7", "100"): (52.5, "other Python"), ("9", "300"): (4.0, "minigpt train"),
+            ("7", "400"): (1.0, "other Python")}  # pid 7 again, a new process: counted from 0
+    assert tally(before, last) == {"other Python": [2, 3.5], "minigpt train": [1, 4.0]}
