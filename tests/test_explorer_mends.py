@@ -188,3 +188,20 @@ def test_no_blank_band_where_the_worked_row_sits_below_the_matrix(chromium, page
         page.close()
     assert gaps[1100]["below"] and gaps[1100]["gap"] < 120 and gaps[1100]["room"] == "0px", gaps
     assert gaps[1280]["room"] != "0px" and not gaps[1280]["below"], gaps
+
+
+def test_panels_out_of_sight_are_drawn_in_a_browser_never_idle(chromium, page_path):
+    """Panels below the first screen are drawn in the browser's idle time, so that a page captured whole shows
+    them all. A browser never idle (a busy machine, a tab behind others) calls back only at the timeout, with
+    no time to spare; the panels are drawn then too, not left until scrolled to."""
+    page = chromium.new_page(viewport={"width": 1280, "height": 900})
+    page.add_init_script("""window.forcedCallbacks = 0;
+      window.requestIdleCallback = (callback) => setTimeout(() => {
+        window.forcedCallbacks += 1;
+        callback({ didTimeout: true, timeRemaining: () => 0 });
+      }, 10);""")
+    errors = []
+    page.on("pageerror", lambda error: errors.append(str(error)))
+    page.goto(page_path.resolve().as_uri())
+    page.wait_for_function("() => window.forcedCallbacks > 0 && !document.querySelector('[aria-busy=true]')")
+    assert page.evaluate("window.scrollY") == 0 and not errors  # drawn unseen, from the top of the page

@@ -107,17 +107,20 @@ function redrawIfSeen(part) {
 }
 
 // Parts out of sight are drawn too, one at a time when the browser has time to spare, so that a
-// page printed, saved or captured whole shows every panel; and all at once before printing.
+// page printed, saved or captured whole shows every panel; and all at once before printing. A
+// browser that never has time to spare (a busy machine, a tab behind others) calls back only at the
+// timeout, with none left: one part is drawn then all the same, or none would be until seen.
+const IDLE_WAIT = { timeout: 2000 }; // ms at most between one part drawn out of sight and the next
 let idleScheduled = false;
 function drawWhenIdle() {
   if (idleScheduled || !window.requestIdleCallback) return;
   idleScheduled = true;
   requestIdleCallback(function drawOne(deadline) {
     const stale = Object.values(offscreen).find((part) => part.stale);
-    if (stale && deadline.timeRemaining() > 15) { stale.draw(); markStale(stale, false); }
+    if (stale && (deadline.didTimeout || deadline.timeRemaining() > 15)) { stale.draw(); markStale(stale, false); }
     idleScheduled = Object.values(offscreen).some((part) => part.stale);
-    if (idleScheduled) requestIdleCallback(drawOne, { timeout: 2000 });
-  });
+    if (idleScheduled) requestIdleCallback(drawOne, IDLE_WAIT);
+  }, IDLE_WAIT);
 }
 window.addEventListener("beforeprint", () => Object.values(offscreen).forEach((part) => { if (part.stale) { part.draw(); markStale(part, false); } }));
 
