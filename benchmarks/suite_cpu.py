@@ -27,7 +27,7 @@ from common import table
 
 SAMPLE = 0.2  # seconds between readings of /proc
 ROOT = Path(__file__).resolve().parent.parent
-TICK = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+TICK = os.sysconf("SC_CLK_TCK")  # /proc counts CPU time in these
 
 
 def kind_of(comm: str, command: str) -> str:
@@ -73,7 +73,7 @@ def processes(kinds: dict) -> dict[tuple[str, str], tuple[float, str]]:
 
 def machine_cpu() -> float:
     """CPU seconds the whole machine has spent busy (not idle, not waiting for the disk)."""
-    user, nice, system, idle, iowait, irq, softirq, steal = map(int, Path("/proc/stat").read_text().split()[1:9])
+    user, nice, system, _idle, _iowait, irq, softirq = map(int, Path("/proc/stat").read_text().split()[1:8])
     return (user + nice + system + irq + softirq) / TICK
 
 

@@ -48,10 +48,12 @@ def chromium():
             browser.close()
 
 
-def open_page(browser, path: Path, width: int = 1280, height: int = 900, hash: str = ""):
+def open_page(browser, path: Path, width: int = 1280, height: int = 900, hash: str = "", before: str = ""):
     """A new tab showing the file at `path` (at the view `hash` names), with its requests and errors
-    recorded in `page.watched`."""
+    recorded in `page.watched`; `before` is a script run ahead of the page's own (to stand in for a browser API)."""
     page = browser.new_page(viewport={"width": width, "height": height})
+    if before:
+        page.add_init_script(before)
     page.watched = Watched()
     page.on("request", lambda request: page.watched.requests.append(request.url))
     page.on("pageerror", lambda error: page.watched.errors.append(str(error)))

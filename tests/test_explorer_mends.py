@@ -194,14 +194,10 @@ def test_panels_out_of_sight_are_drawn_in_a_browser_never_idle(chromium, page_pa
     """Panels below the first screen are drawn in the browser's idle time, so that a page captured whole shows
     them all. A browser never idle (a busy machine, a tab behind others) calls back only at the timeout, with
     no time to spare; the panels are drawn then too, not left until scrolled to."""
-    page = chromium.new_page(viewport={"width": 1280, "height": 900})
-    page.add_init_script("""window.forcedCallbacks = 0;
+    page = browser.open_page(chromium, page_path, before="""window.forcedCallbacks = 0;
       window.requestIdleCallback = (callback) => setTimeout(() => {
         window.forcedCallbacks += 1;
         callback({ didTimeout: true, timeRemaining: () => 0 });
       }, 10);""")
-    errors = []
-    page.on("pageerror", lambda error: errors.append(str(error)))
-    page.goto(page_path.resolve().as_uri())
     page.wait_for_function("() => window.forcedCallbacks > 0 && !document.querySelector('[aria-busy=true]')")
-    assert page.evaluate("window.scrollY") == 0 and not errors  # drawn unseen, from the top of the page
+    assert page.evaluate("window.scrollY") == 0 and not page.watched.errors  # drawn unseen, from the top of the page
