@@ -23,6 +23,16 @@ def test_importing_the_cli_does_not_import_torch():
     assert out.strip() == "False"
 
 
+def test_a_command_leaves_its_objects_to_no_collection_at_exit():
+    """Every command, on its way out, freezes what is alive, so that Python's exit does not scan torch's
+    objects (about a second): atexit still runs, and sees them frozen."""
+    code = ("import atexit, gc, sys; atexit.register(lambda: print(gc.get_freeze_count())); "
+            "sys.argv = ['minigpt', 'plot', '--help']; from minigpt.cli.main import main; main()")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert int(done.stdout.split()[-1]) > 0
+
+
 def test_the_python_api_checks_what_it_is_handed_as_the_command_line_does(trained_run, tmp_path):
     """minigpt's own errors, in one line, for what a notebook might hand it: a Config past its ranges, a path
     where a loaded checkpoint belongs, a names file where a list of names belongs."""
