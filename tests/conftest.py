@@ -1,4 +1,5 @@
 import atexit
+import gc
 import os
 import shutil
 import signal
@@ -102,7 +103,7 @@ def no_loss_png_unless_asked(request, monkeypatch):
 
 
 @pytest.fixture(scope="module")
-def chromium():
+def module_chromium():
     """Headless Chromium for the explorer page's tests (tests/browser.py), one per test module."""
     import browser
 
@@ -111,6 +112,15 @@ def chromium():
         browser.skip_or_fail(reason)
     with browser.chromium() as chromium:
         yield chromium
+
+
+@pytest.fixture
+def chromium(module_chromium):
+    """The module's Chromium, with the tabs a test opened closed after it: a tab left open goes on
+    drawing its page, beside every later test's."""
+    yield module_chromium
+    for context in module_chromium.contexts:
+        context.close()
 
 
 @pytest.fixture(scope="session")
@@ -137,3 +147,9 @@ def pytest_configure(config):
     settings.register_profile("ci", max_examples=100, **relaxed)
     settings.register_profile("thorough", max_examples=2000, **relaxed)
     settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
+
+
+def pytest_unconfigure(config):
+    """Every pytest process (each worker too) freezes what is alive as it ends: Python's exit would
+    otherwise run the garbage collector over torch's objects and the suite's, seconds a process."""
+    gc.freeze()
