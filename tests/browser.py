@@ -77,7 +77,17 @@ def show(page, selector: str) -> None:
     they are seen (an IntersectionObserver tells them), and a part not yet redrawn is aria-busy, the page's
     own mark of it."""
     page.locator(selector).scroll_into_view_if_needed()
-    page.wait_for_function("(selector) => !document.querySelector(selector).closest('[aria-busy=true]')", arg=selector)
+    wait_until(page, "(selector) => !document.querySelector(selector).closest('[aria-busy=true]')", arg=selector)
+
+
+POLL_MS = 50
+
+
+def wait_until(page, predicate: str, arg=None, **options) -> None:
+    """Wait until the page's `predicate` (JavaScript) holds, asking it every POLL_MS. Playwright's own
+    default asks at every animation frame, and a page asked for frames without end is never idle: its
+    parts out of sight then wait for their idle callback's timeout, one part every two seconds."""
+    page.wait_for_function(predicate, arg=arg, polling=POLL_MS, **options)
 
 
 def redraw_weights(checkpoint: Path, seed: int) -> None:

@@ -197,7 +197,7 @@ def test_the_sliders_redraw_the_bars_as_sampling_filters(chromium, lesson):
     expect(page.locator("#predictions .choice.removed").first).to_be_attached()
     expected = page.evaluate("minigpt.nextDistribution('emma', {temperature: 0.5, topK: 3, topP: 1})")
     page.fill("#temperature", "0.5")
-    page.wait_for_function("""(expected) => {
+    browser.wait_until(page, """(expected) => {
         const got = [...document.querySelectorAll('#next-chart .next-bar')].map((b) => +b.dataset.p).sort((a, b) => a - b);
         const want = [...expected].sort((a, b) => a - b);
         return got.length === want.length && got.every((p, n) => Math.abs(p - want[n]) <= 1e-12);
@@ -519,7 +519,7 @@ def test_at_phone_width_the_words_and_the_costs_fit(chromium, lesson):
 
 def test_every_panel_is_drawn_without_scrolling_to_it_for_a_whole_page_capture(chromium, lesson):
     page = browser.open_page(chromium, lesson[1], 1280, 800)
-    page.wait_for_function("document.querySelectorAll('#lens-table td:not([hidden])')[0].textContent !== ''", timeout=10000)
+    browser.wait_until(page, "document.querySelectorAll('#lens-table td:not([hidden])')[0].textContent !== ''", timeout=10000)
     assert page.evaluate("getComputedStyle(document.getElementById('lens')).contentVisibility") != "auto"
     assert page.evaluate("document.querySelector('#walk .walk-step .note-text').textContent") != ""
     assert page.watched.errors == []
@@ -592,9 +592,9 @@ def test_a_view_lives_in_the_address_and_a_link_restores_it(chromium, lesson):
     assert page.evaluate("minigpt.worked().i") == 3
     expect(page.locator("#parts-off")).to_have_text("2 parts switched off (zeroed).")
     page.fill("#name-input", "zoe")
-    page.wait_for_function("location.hash.includes('name=zoe&')")
+    browser.wait_until(page, "location.hash.includes('name=zoe&')")
     page.click("#grid button.thumb >> nth=0")  # layer 0, head 0: a new entry in the history
-    page.wait_for_function("location.hash.includes('layer=0&head=0')")
+    browser.wait_until(page, "location.hash.includes('layer=0&head=0')")
     linked = page.evaluate("location.href")
     page.go_back()
     expect(page.locator("#matrix-title")).to_have_text("Layer 1, head 0")
@@ -691,7 +691,7 @@ def test_the_lessons_set_a_view_ask_and_answer_from_the_model_and_link_back(chro
     page.fill("#name-input", "emma")
     page.select_option("#lesson-select", "1")
     expect(page.locator("#lesson-title")).to_have_text("Lesson 1 of 8: One head")
-    page.wait_for_function("location.hash.includes('lesson=1')")
+    browser.wait_until(page, "location.hash.includes('lesson=1')")
     page.click("#lesson-answer-box summary")  # an answer is worked out when it is opened
     worked = page.evaluate("minigpt.worked()")
     j = max(range(len(worked["weights"])), key=lambda n: worked["weights"][n])

@@ -43,7 +43,7 @@ def open_answer(page, lesson: int) -> None:
     if not page.locator("#lesson-answer-box").evaluate("box => box.open"):
         page.evaluate("document.getElementById('lesson-answer').textContent = ''")  # the last lesson's answer: gone
         page.click("#lesson-answer-box summary")
-    page.wait_for_function("document.getElementById('lesson-answer').textContent.length > 0")  # drawn as it opens
+    browser.wait_until(page, "document.getElementById('lesson-answer').textContent.length > 0")  # drawn as it opens
 
 
 @pytest.mark.parametrize("width, height", [(1280, 800), (390, 844)])
@@ -141,7 +141,7 @@ def test_the_worked_row_on_a_phone_says_it_scrolls_and_keeps_its_positions(chrom
     first = page.locator("#math-table tbody tr[data-j='0'] th")
     left = first.bounding_box()["x"]
     holder.evaluate("box => { box.scrollLeft = 200; }")
-    page.wait_for_function("document.querySelector('#row .scroll').scrollLeft > 0")
+    browser.wait_until(page, "document.querySelector('#row .scroll').scrollLeft > 0")
     assert first.bounding_box()["x"] == pytest.approx(left, abs=1)  # the position column stayed
     wide = browser.open_page(chromium, page_path, width=1280, height=900)
     assert not wide.is_visible("#math-scroll")
@@ -150,16 +150,16 @@ def test_the_worked_row_on_a_phone_says_it_scrolls_and_keeps_its_positions(chrom
 def test_typing_a_name_after_a_toggle_keeps_the_toggle_in_the_history(chromium, page_path):
     page = browser.open_page(chromium, page_path)
     page.check("#mask-off")
-    page.wait_for_function("location.hash.includes('mask=off')")
+    browser.wait_until(page, "location.hash.includes('mask=off')")
     page.click("#name-input")
     page.keyboard.press("End")
     page.keyboard.type("nuel")
-    page.wait_for_function("location.hash.includes('name=emmanuel')")
+    browser.wait_until(page, "location.hash.includes('name=emmanuel')")
     page.go_back()  # the name typed is one entry: back returns to the toggle, with the name it had
-    page.wait_for_function("location.hash.includes('name=emma&')")
+    browser.wait_until(page, "location.hash.includes('name=emma&')")
     assert page.is_checked("#mask-off") and page.input_value("#name-input") == "emma"
     page.go_back()
-    page.wait_for_function("!location.hash.includes('mask=off')")
+    browser.wait_until(page, "!location.hash.includes('mask=off')")
     assert not page.is_checked("#mask-off")
     assert page.watched.errors == []
 
@@ -179,7 +179,7 @@ def test_no_blank_band_where_the_worked_row_sits_below_the_matrix(chromium, page
     gaps = {}
     for width in (1100, 1280):
         page = browser.open_page(chromium, page_path, width, 800)
-        page.wait_for_function("document.querySelectorAll('#big-matrix .cell').length > 0")
+        browser.wait_until(page, "document.querySelectorAll('#big-matrix .cell').length > 0")
         gaps[width] = page.evaluate("""() => {
             const above = Math.max(...['#grid', '#big-matrix'].map((s) => document.querySelector(s).getBoundingClientRect().bottom));
             const row = document.getElementById('row').getBoundingClientRect();
@@ -199,5 +199,5 @@ def test_panels_out_of_sight_are_drawn_in_a_browser_never_idle(chromium, page_pa
         window.forcedCallbacks += 1;
         callback({ didTimeout: true, timeRemaining: () => 0 });
       }, 10);""")
-    page.wait_for_function("() => window.forcedCallbacks > 0 && !document.querySelector('[aria-busy=true]')")
+    browser.wait_until(page, "() => window.forcedCallbacks > 0 && !document.querySelector('[aria-busy=true]')")
     assert page.evaluate("window.scrollY") == 0 and not page.watched.errors  # drawn unseen, from the top of the page

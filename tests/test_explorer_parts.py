@@ -102,13 +102,13 @@ def test_a_new_panel_is_its_part_file_and_one_line_in_the_registry(chromium, tra
     page = browser.open_page(chromium, path)
     page.fill("#name-input", "zoe")
     browser.show(page, "#hello")
-    page.wait_for_function("document.getElementById('hello-text').textContent === '4 tokens'")
+    browser.wait_until(page, "document.getElementById('hello-text').textContent === '4 tokens'")
     assert page.evaluate("document.getElementById('hello').previousElementSibling.id") == "lens"
     page.check("#hello-loud")  # the control: the state, the panel and the address follow it
-    page.wait_for_function("document.getElementById('hello-text').textContent === '4 tokens!' && location.hash.includes('loud=yes')")
+    browser.wait_until(page, "document.getElementById('hello-text').textContent === '4 tokens!' && location.hash.includes('loud=yes')")
     again = browser.open_page(chromium, path, hash=page.evaluate("location.hash"))  # the address opens the view as it was
     browser.show(again, "#hello")
-    again.wait_for_function("document.getElementById('hello-text').textContent === '4 tokens!'")
+    browser.wait_until(again, "document.getElementById('hello-text').textContent === '4 tokens!'")
     assert again.is_checked("#hello-loud")
     again.select_option("#lesson-select", "9")  # the panel's lesson, after the course's eight
     expect(again.locator("#lesson-title")).to_have_text("Lesson 9 of 9: Counting")
@@ -120,9 +120,9 @@ def test_a_new_panel_is_its_part_file_and_one_line_in_the_registry(chromium, tra
 def test_both_names_live_in_the_one_state_and_the_address_follows_them(chromium, trained_run, tmp_path):
     page = browser.open_page(chromium, write_page(trained_run[0], tmp_path / "page.html", text="emma"))
     page.fill("#patch-input", "anna")
-    page.wait_for_function("location.hash.includes('second=anna')")
+    browser.wait_until(page, "location.hash.includes('second=anna')")
     page.fill("#name-input", "ella")
-    page.wait_for_function("location.hash.includes('name=ella&')")
+    browser.wait_until(page, "location.hash.includes('name=ella&')")
     assert page.evaluate("State.state.name") == "ella" and page.evaluate("State.state.second") == "anna"
     assert page.watched.errors == []
 

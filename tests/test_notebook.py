@@ -58,7 +58,7 @@ def test_the_inline_explorer_runs_as_torch_does_and_asks_nothing_of_the_network(
     page = browser.open_page(chromium, cell)
     inner = [f for f in page.frames if f.url == "about:srcdoc"]
     assert len(inner) == 2  # two explorers on one page, each its own document
-    inner[0].wait_for_function("window.minigpt !== undefined")
+    browser.wait_until(inner[0], "window.minigpt !== undefined")
     ckpt = load_checkpoint(folder / "runs" / "tutorial")
     tokens = [ckpt.tokenizer.bos] + ckpt.tokenizer.encode("xavier")
     logits, _ = forward_with_weights(ckpt.model, torch.tensor([tokens]))
@@ -68,7 +68,7 @@ def test_the_inline_explorer_runs_as_torch_does_and_asks_nothing_of_the_network(
     assert inner[0].evaluate("minigpt.shown().tokens.length") == 5 and inner[1].evaluate("minigpt.shown().tokens.length") == 4
     # each frame is as tall as its page: no scroll bar inside it
     # (the frame follows its page after a redraw, at the next frame: waited for, not read at once)
-    page.wait_for_function("[...document.querySelectorAll('iframe')].every(f => f.contentDocument.documentElement.scrollHeight <= f.clientHeight + 2)",
+    browser.wait_until(page, "[...document.querySelectorAll('iframe')].every(f => f.contentDocument.documentElement.scrollHeight <= f.clientHeight + 2)",
                            timeout=10_000)
     assert page.watched.requests == [cell.resolve().as_uri()] and page.watched.errors == []
     assert html.unescape(re.search(r'srcdoc="(.*?)"', frame, re.S).group(1)).startswith("<!doctype html>")

@@ -92,7 +92,7 @@ def test_the_names_each_finds_easier_are_eval_per_names_and_open_in_the_view(chr
     assert link.inner_text() == easiest
     link.click()
     assert page.input_value("#name-input") == easiest
-    page.wait_for_function("name => decodeURIComponent(location.hash).includes('name=' + name)", arg=easiest)
+    browser.wait_until(page, "name => decodeURIComponent(location.hash).includes('name=' + name)", arg=easiest)
     assert f"“{easiest}”" in page.inner_text("#losses")
     assert page.watched.errors == []
 
@@ -120,7 +120,7 @@ def test_one_head_row_and_step_are_shown_in_both_and_kept_in_the_address(chromiu
     slider.fill("0")
     steps = [checkpoint_snapshots(load_checkpoint(run)).steps[0] for run in runs]
     assert page.inner_text("#step-value") == f"A at step {steps[0]}, B at step {steps[1]}"
-    page.wait_for_function("() => location.hash.includes('step=')")
+    browser.wait_until(page, "() => location.hash.includes('step=')")
     got = page.evaluate("() => minigpt.forward('anna')")
     for side, run_dir in zip("ab", runs):
         ckpt = load_checkpoint(run_dir)
@@ -141,7 +141,7 @@ def test_a_model_beside_itself_matches_every_head_to_itself(chromium, pair):
     assert matched and all((m["la"], m["ha"]) == (m["lb"], m["hb"]) and m["distance"] == 0 for m in matched)
     assert "are the same" in page.inner_text("#differences")
     labels = "[...document.querySelectorAll('#heads button span:not(.pair-picture)')]"
-    page.wait_for_function(f"{labels}.length === 4 && {labels}.every((s) => s.textContent)")
+    browser.wait_until(page, f"{labels}.length === 4 && {labels}.every((s) => s.textContent)")
     assert [button.inner_text() for button in page.locator("#heads button").all()] == [f"{l}.{h} · 0.00" for l in range(2) for h in range(2)]
     # every head shows its own strip of one picture of all the heads
     pictures = page.evaluate("[...document.querySelectorAll('#heads .pair-picture')].map((p) => "
