@@ -72,14 +72,6 @@ def add_readers(page) -> None:
     page.add_init_script(path=str(READERS))
 
 
-def show(page, selector: str) -> None:
-    """Scroll a part of the page into view and wait until it is drawn: parts below the first screen draw when
-    they are seen (an IntersectionObserver tells them), and a part not yet redrawn is aria-busy, the page's
-    own mark of it."""
-    page.locator(selector).scroll_into_view_if_needed()
-    wait_until(page, "(selector) => !document.querySelector(selector).closest('[aria-busy=true]')", arg=selector)
-
-
 POLL_MS = 50
 
 
@@ -88,6 +80,14 @@ def wait_until(page, predicate: str, arg=None, **options) -> None:
     default asks at every animation frame, and a page asked for frames without end is never idle: its
     parts out of sight then wait for their idle callback's timeout, one part every two seconds."""
     page.wait_for_function(predicate, arg=arg, polling=POLL_MS, **options)
+
+
+def show(page, selector: str) -> None:
+    """Scroll a part of the page into view and wait until it is drawn: parts below the first screen draw when
+    they are seen (an IntersectionObserver tells them), and a part not yet redrawn is aria-busy, the page's
+    own mark of it."""
+    page.locator(selector).scroll_into_view_if_needed()
+    wait_until(page, "(selector) => !document.querySelector(selector).closest('[aria-busy=true]')", arg=selector)
 
 
 def redraw_weights(checkpoint: Path, seed: int) -> None:
