@@ -42,6 +42,26 @@ def test_muon_takes_the_hidden_matrices_and_adamw_the_rest():
     assert embeddings == {"wte.weight", "wpe.weight"}
 
 
+def test_muon_updates_each_matrix_as_if_alone_with_a_tall_one_stacked_as_its_transpose(monkeypatch):
+    """Muon orthogonalizes matrices of one shape together, a tall one beside the wide ones of its transposed
+    shape; each still moves by its own orthogonalized direction, a tall one by sqrt(rows / cols) of it."""
+    import minigpt.optimizer as optimizer
+
+    torch.manual_seed(0)
+    shapes = [(8, 8), (32, 8), (8, 32), (8, 8)]
+    params = [torch.nn.Parameter(torch.randn(shape)) for shape in shapes]
+    for p in params:
+        p.grad = torch.randn_like(p)
+    expected = [p.detach() - 0.1 * max(1.0, p.size(0) / p.size(1)) ** 0.5 * orthogonalize(p.grad[None] * 1.95)[0]
+                for p in params]  # the first step's direction: the gradient plus momentum times the gradient
+    stacks = []
+    monkeypatch.setattr(optimizer, "orthogonalize", lambda m: stacks.append(m.shape) or orthogonalize(m))
+    optimizer.Muon([{"params": params}], lr=0.1, momentum=0.95).step()
+    assert sorted(stacks) == [(2, 8, 8), (2, 8, 32)]  # two stacks for four matrices of three shapes
+    for p, want in zip(params, expected):
+        torch.testing.assert_close(p.detach(), want, atol=1e-5, rtol=1e-4)
+
+
 def test_muon_lowers_the_loss_on_a_batch():
     config = tiny_config("train.optimizer=\"muon\"")
     config.model.vocab_size = 5
