@@ -53,21 +53,18 @@ class Muon(ParamGroups):
             params = [p for p in group["params"] if p.grad is not None]
             grads = [p.grad for p in params]
             momenta = [self.state[p].setdefault("momentum", torch.zeros_like(p)) for p in params]
-            # each op one call for every matrix (a loop of small ops costs more than the arithmetic)
-            torch._foreach_mul_(momenta, beta)
-            torch._foreach_add_(momenta, grads)
+            torch._foreach_mul_(momenta, beta)  # each op one call for every matrix: a loop of
+            torch._foreach_add_(momenta, grads)  # small ops costs more than their arithmetic
             directions = torch._foreach_add(grads, momenta, alpha=beta)
             torch._foreach_mul_(params, 1 - lr * group["weight_decay"])
-            # matrices of one shape are orthogonalized together, a tall one as its transpose: so
-            # mlp_fc1 [4C, C] joins mlp_fc2 [C, 4C] in one stack, one call fewer of each multiply
-            by_shape = defaultdict(list)
-            for p, direction in zip(params, directions):
+            by_shape = defaultdict(list)  # one stack a shape, a tall matrix as its transpose:
+            for p, direction in zip(params, directions):  # so mlp_fc1 joins mlp_fc2's stack
                 tall = p.size(0) > p.size(1)
                 by_shape[(direction.mT if tall else direction).shape].append((p, direction, tall))
             for triples in by_shape.values():
-                updates = orthogonalize(torch.stack([d.mT if tall else d for _, d, tall in triples]))
-                for (p, _, tall), update in zip(triples, updates):  # a tall one by sqrt(rows / cols)
-                    p.add_(update.mT if tall else update, alpha=-lr * max(1.0, p.size(0) / p.size(1)) ** 0.5)
+                updates = orthogonalize(torch.stack([d.mT if t else d for _, d, t in triples]))
+                for (p, _, tall), u in zip(triples, updates):  # a tall one by sqrt(rows / cols)
+                    p.add_(u.mT if tall else u, alpha=-lr * max(1.0, p.size(0) / p.size(1)) ** 0.5)
 
 
 class Optimizers:
