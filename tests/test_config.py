@@ -1,4 +1,5 @@
 import pytest
+import torch
 
 from minigpt.config import Config
 from minigpt.recipes.checks import validate
@@ -82,81 +83,55 @@ def test_non_finite_values_are_refused_from_files_and_from_code(tmp_path):
         validate(config)
 
 
-def test_auto_scale_adapts_a_small_file_and_leaves_given_keys_alone():
-    from minigpt.runs.setup import SMALL_DATA, SMALL_DATA_RECIPE, scale_to_data
+@pytest.mark.parametrize("n_train, time_limit, recipe", [
+    (3, 0, "few"), (2_499, 60, "few"), (2_500, 0, "small"), (19_999, 15, "small"), (20_000, 15, "sprint"),
+    (31_033, 15.5, "short"), (31_033, 60, "short"), (31_033, 61, "default"), (31_033, 0, "default")])
+def test_auto_scale_trains_the_bundled_recipe_that_fits_the_data_and_the_time_limit(n_train, time_limit, recipe):
+    """With no recipe named, one rule picks a file in configs/ by the training names and the time limit
+    (docs/recipes.md): the run is that file's recipe, key for key, and the notes name its path and why."""
+    from minigpt.recipes.loading import fit_recipe_to_data
 
-    config = load_config("default", ["train.steps=7"])
-    notes = scale_to_data(config, 4_647)
-    assert config.train.batch_size == SMALL_DATA_RECIPE["train.batch_size"] < Config().train.batch_size
-    assert config.train.muon_lr == SMALL_DATA_RECIPE["train.muon_lr"] > Config().train.muon_lr
-    assert config.model.dropout == SMALL_DATA_RECIPE["model.dropout"] == 0 == config.model.attn_dropout
-    assert (config.train.lr_schedule, config.train.warmup_steps) == ("linear", 10)
-    assert config.train.steps == 7  # given on the command line: left as the user said
-    assert len(notes) == 1 and "4,647 training names is a small file" in notes[0] and "batch_size 64 (was 256)" in notes[0]
-    assert config.train.auto_scale is False  # what a resumed run or a reread config.toml sees: no second scaling
-    large = load_config("default")
-    assert scale_to_data(large, SMALL_DATA) == [] and large.train == Config().train
-    exact = load_config("makemore")
-    assert scale_to_data(exact, 100) == [] and exact.train.batch_size == 32
-
-
-def test_auto_scale_gives_a_large_file_under_a_short_time_limit_the_small_files_batch_and_rates_and_no_dropout():
-    """At 15 to 60 s on makemore's names batches of 64 at twice the rates won by 0.05 to 0.16 nats, and then no
-    dropout by 0.02 to 0.05 more (docs/speed.md): a minute's run is short of steps as a small file is, and too short
-    to learn its names by heart; a longer one, or one by steps, keeps the recipe."""
-    from minigpt.runs.setup import SHORT_BUDGET, SHORT_BUDGET_RECIPE, SMALL_DATA, scale_to_data
-
-    short = load_config("default", [f"train.time_limit={SHORT_BUDGET}"])
-    notes = scale_to_data(short, 31_033)
-    assert (short.train.batch_size, short.train.lr, short.train.muon_lr, short.model.dropout) == \
-        tuple(SHORT_BUDGET_RECIPE.values()) == (64, 0.006, 0.02, 0.0)
-    assert short.train.batch_size < Config().train.batch_size and short.train.steps == Config().train.steps
-    assert notes == [f"31,033 training names in a time limit of {SHORT_BUDGET} s ({SHORT_BUDGET} s or less) is a "
-                     "short run, so train.auto_scale set batch_size 64 (was 256), lr 0.006 (was 0.003), muon_lr 0.02 "
-                     "(was 0.01), dropout 0 (was 0.1)"]
-    for longer in (load_config("default", [f"train.time_limit={SHORT_BUDGET + 1}"]), load_config("default")):
-        assert scale_to_data(longer, SMALL_DATA) == [] and longer.train.batch_size == Config().train.batch_size
-        assert longer.model.dropout == Config().model.dropout > 0
-    given = load_config("default", ["train.time_limit=30", "train.batch_size=128", "model.dropout=0.2"])
-    scale_to_data(given, SMALL_DATA)
-    assert (given.train.batch_size, given.model.dropout) == (128, 0.2)  # as given
-    assert given.train.lr == SHORT_BUDGET_RECIPE["train.lr"]
+    config = load_config(None, [f"train.time_limit={time_limit}"] if time_limit else [])
+    notes = fit_recipe_to_data(config, n_train)
+    expected = load_config(recipe, [f"train.time_limit={time_limit}"] if time_limit else [])
+    assert (config.model, config.train, config.sample) == (expected.model, expected.train, expected.sample)
+    assert config.recipe == resolve_config_path(recipe)
+    assert notes[0].split(":")[0].endswith(f"configs/{recipe}.toml")
+    assert f"{n_train:,} training name" in notes[0]
 
 
-def test_auto_scale_gives_a_run_of_45_s_or_less_on_a_large_file_two_layers_unless_the_depth_was_given():
-    """At 15, 30 and 45 s two layers beat four by 0.02 to 0.03 nats at two threads, at 60 s within seed noise
-    (docs/speed.md): the depth changes up to SHALLOW_BUDGET alone, and never a depth set on the command line."""
-    from minigpt.runs.setup import SHALLOW_BUDGET, SHORT_BUDGET, SMALL_DATA, scale_to_data
-
-    shallow = load_config("default", [f"train.time_limit={SHALLOW_BUDGET}"])
-    notes = scale_to_data(shallow, SMALL_DATA)
-    assert shallow.model.n_layer == 2 and notes[0].endswith(f"({SHALLOW_BUDGET} s or less) is a short run, so "
-                                                            "train.auto_scale set batch_size 64 (was 256), lr 0.006 "
-                                                            "(was 0.003), muon_lr 0.02 (was 0.01), dropout 0 (was 0.1), "
-                                                            "n_layer 2 (was 4)")
-    for kept in (load_config("default", [f"train.time_limit={SHORT_BUDGET}"]),
-                 load_config("default", ["train.time_limit=15", "model.n_layer=3"])):
-        scale_to_data(kept, SMALL_DATA)
-        assert kept.model.n_layer == (3 if "model.n_layer" in kept.given else Config().model.n_layer)
-        assert kept.train.batch_size == 64  # the rest of the short-run rule still applies
+def test_no_recipe_dict_is_left_in_the_code_every_fitted_recipe_is_a_file():
+    """The small file's, the short run's and the sprint's recipes differ from the default only as their files say:
+    the sprint is the short run with slower embeddings and no weight decay (kept at 15 s by minigpt compare)."""
+    short, sprint = load_config("short"), load_config("sprint")
+    assert (sprint.train.embedding_lr_scale, sprint.train.weight_decay) == (0.1, 0.0)
+    sprint.train.embedding_lr_scale, sprint.train.weight_decay = short.train.embedding_lr_scale, short.train.weight_decay
+    assert sprint == short
+    small = load_config("small")
+    assert (small.model.n_layer, small.train.batch_size, small.model.dropout) == (2, 64, 0.0)
+    assert load_config("few").model.n_layer == small.model.n_layer  # fewer names never get a deeper model
+    import minigpt.runs.setup as setup
+    assert not any(name.endswith("_RECIPE") for name in vars(setup))
 
 
-@pytest.mark.parametrize("n_train, steps, warmup, every", [(3, 300, 30, 20), (180, 300, 30, 20), (900, 350, 35, 20),
-                                                          (1_800, 700, 70, 40)])
-def test_auto_scale_fits_the_schedule_to_a_very_small_file(n_train, steps, warmup, every):
-    """200 names overfit from the end of a 100-step warm-up on with 2,000 steps: a very small file gets a schedule
-    of about EPOCHS_TO_BEST passes, evaluated often enough to catch its best (58 §5; docs/recipes.md)."""
-    from minigpt.runs.setup import TINY_DATA, TINY_DATA_RECIPE, scale_to_data
+def test_a_users_recipe_file_and_every_key_given_are_never_overridden(tmp_path):
+    """A recipe named with --config trains as written, however small the file or short the time limit; keys given
+    on the command line stay over a chosen recipe too, and one that the recipe holds already is said to change
+    nothing."""
+    from minigpt.recipes.loading import fit_recipe_to_data
+    from minigpt.runs.setup import fit_to_data
 
-    config = load_config("default")
-    notes = scale_to_data(config, n_train)
-    assert (config.train.steps, config.train.warmup_steps, config.train.eval_interval) == (steps, warmup, every)
-    assert config.model.dropout == TINY_DATA_RECIPE["model.dropout"] > Config().model.dropout  # learned by heart soon
-    assert config.train.lr == Config().train.lr  # not the small file's faster rates
-    assert f"a small file (under {TINY_DATA:,})" in notes[0] and f"steps {steps} (was 800)" in notes[0]
-    given = load_config("default", ["train.steps=50"])
-    scale_to_data(given, n_train)
-    assert given.train.steps == 50  # given on the command line: left as the user said
+    mine = tmp_path / "mine.toml"
+    mine.write_text("[model]\nn_layer = 4\n[train]\nbatch_size = 128\nlr = 0.004\n")
+    config = load_config(mine, ["train.time_limit=30"])
+    notes = fit_to_data(config, ["anna"] * 31_033)
+    assert (config.model.n_layer, config.train.batch_size, config.train.lr) == (4, 128, 0.004)
+    assert notes == [str(mine)] and config.train.auto_scale is False
+    given = load_config(None, ["train.time_limit=30", "train.batch_size=128", "model.dropout=0.2"])
+    fit_recipe_to_data(given, 31_033)
+    assert (given.train.batch_size, given.model.dropout, given.train.lr) == (128, 0.2, load_config("short").train.lr)
+    in_vain = load_config(None, ["model.dropout=0"])
+    assert fit_recipe_to_data(in_vain, 4_647)[1] == "model.dropout = 0.0 changes nothing: the recipe has it already"
 
 
 def test_a_run_with_no_validation_names_says_it_cannot_stop_early(tmp_path):
@@ -192,9 +167,16 @@ def test_the_start_panel_says_what_auto_scale_chose_and_the_run_records_it(names
     result = CliRunner().invoke(app, ["train", "--data", str(names_file), "--out", str(tmp_path / "run"), "--steps", "2"])
     assert result.exit_code == 0, result.output
     panel = " ".join(result.stderr.replace("│", " ").split())  # the panel wraps its lines between borders
-    assert "is a small file" in panel and "batch_size 64 (was 256)" in panel
+    assert "recipe configs/few.toml: 270 training names, fewer than 2,500" in panel
+    written = (tmp_path / "run" / "config.toml").read_text()
+    assert "configs/few.toml, chosen by train.auto_scale for 270 training names" in written.splitlines()[0]
     recorded = load_config(tmp_path / "run" / "config.toml")
     assert recorded.train.batch_size == 64 and recorded.train.steps == 2 and recorded.train.auto_scale is False
+    again = CliRunner().invoke(app, ["train", "--data", str(names_file), "--out", str(tmp_path / "again"), "--steps",
+                                     "2", "--config", str(resolve_config_path("few")), "--set", "train.auto_scale=false"])
+    assert again.exit_code == 0, again.output  # the file that was named, with auto_scale off: the same run
+    weights = [torch.load(tmp_path / run / "best.pt", weights_only=True)["model"] for run in ("run", "again")]
+    assert weights[0].keys() == weights[1].keys() and all(torch.equal(weights[0][k], weights[1][k]) for k in weights[0])
 
 
 def test_steps_given_turn_a_recipes_time_limit_off_and_both_given_is_an_error():
@@ -236,38 +218,3 @@ def test_auto_scale_fits_the_block_size_to_the_longest_name_unless_given():
     assert fit_block_size(short, ["anna"]) == [] and short.model.block_size == 16  # only ever larger
     huge = load_config("default")
     assert "still cut" in fit_block_size(huge, ["y" * 500])[0] and huge.model.block_size == LONGEST_FITTED + 1
-
-
-def test_auto_scale_gives_a_run_of_30_s_or_less_on_a_large_file_a_short_warmup_and_the_rate_linear_to_0():
-    """At 15 and 30 s the rate linear to 0 after 10 warm-up steps beat the cosine after 100 by 0.012 and 0.014 nats,
-    at 45 and 60 s within seed noise (docs/speed.md): the rule stops at HALF_MINUTE, and keys given stay."""
-    from minigpt.runs.setup import HALF_MINUTE, SMALL_DATA, scale_to_data
-
-    half = load_config("default", [f"train.time_limit={HALF_MINUTE}"])
-    notes = scale_to_data(half, SMALL_DATA)
-    assert (half.train.lr_schedule, half.train.warmup_steps, half.model.n_layer) == ("linear", 10, 2)
-    assert notes[0].endswith(f"({HALF_MINUTE} s or less) is a short run, so train.auto_scale set batch_size 64 "
-                             "(was 256), lr 0.006 (was 0.003), muon_lr 0.02 (was 0.01), dropout 0 (was 0.1), "
-                             "n_layer 2 (was 4), lr_schedule linear (was cosine), warmup_steps 10 (was 100)")
-    longer = load_config("default", [f"train.time_limit={HALF_MINUTE + 1}"])
-    scale_to_data(longer, SMALL_DATA)
-    assert (longer.train.lr_schedule, longer.train.warmup_steps) == (Config().train.lr_schedule, 100)
-    given = load_config("default", ["train.time_limit=20", "train.warmup_steps=50"])
-    scale_to_data(given, SMALL_DATA)
-    assert (given.train.lr_schedule, given.train.warmup_steps) == ("linear", 50)
-
-
-def test_auto_scale_gives_a_run_of_15_s_or_less_on_a_large_file_slower_embeddings_and_no_weight_decay():
-    """At 15 s the embeddings at a tenth of the rate with no weight decay won by 0.010 nats over 8 seeds, and at 30
-    and 45 s were within seed noise (docs/speed.md): the rule stops at QUARTER_MINUTE."""
-    from minigpt.runs.setup import QUARTER_MINUTE, SMALL_DATA, scale_to_data
-
-    quarter = load_config("default", [f"train.time_limit={QUARTER_MINUTE}"])
-    notes = scale_to_data(quarter, SMALL_DATA)
-    assert (quarter.train.embedding_lr_scale, quarter.train.weight_decay, quarter.model.n_layer) == (0.1, 0.0, 2)
-    assert notes[0].endswith("n_layer 2 (was 4), lr_schedule linear (was cosine), warmup_steps 10 (was 100), "
-                             "embedding_lr_scale 0.1 (was 1), weight_decay 0 (was 0.1)")
-    longer = load_config("default", [f"train.time_limit={QUARTER_MINUTE + 1}"])
-    scale_to_data(longer, SMALL_DATA)
-    assert longer.train.embedding_lr_scale == 1.0 and longer.train.weight_decay == Config().train.weight_decay
-    assert longer.model.n_layer == 2

@@ -56,7 +56,7 @@ def train(
     json_out: bool = typer.Option(False, "--json", metavar="", help="Print the final summary as JSON on stdout."),
 ) -> None:
     """Train a model on a names file and write best.pt and last.pt into a run directory."""
-    from minigpt.recipes.loading import default_config_path, load_config
+    from minigpt.recipes.loading import load_config
 
     if not 1 <= nproc <= most_processes():
         raise UsageError(f"--nproc must be from 1 to {most_processes()} (one process per core of this machine, two at "
@@ -72,10 +72,9 @@ def train(
             raise UsageError("--resume continues a run with its own recipe; drop --config (--set changes its [train] keys)")
         from minigpt.formats.checkpoint import resume_config
 
-        cfg, started_from = resume_config(resume, overrides), resume_config(resume)
-    else:
-        recipe = config if config is not None else default_config_path()
-        cfg, started_from = load_config(recipe, overrides), load_config(recipe)
+        cfg = resume_config(resume, overrides)
+    else:  # with no --config, train.auto_scale picks the bundled recipe that fits the data
+        cfg = load_config(config, overrides)
     if nproc > 1 and rank() is None:  # checked here, before any process starts
         check_batch_splits(cfg.train.batch_size, nproc, "--nproc")
         raise typer.Exit(run_on_processes(nproc))
@@ -84,11 +83,12 @@ def train(
     result = run_training(cfg, data, val_data, out, overwrite=overwrite, quiet=quiet or json_out, resume_from=resume,
                           overwrite_later=overwrite_later)
     if json_out and not rank():
+        started_from = resume_config(resume) if resume is not None else load_config(cfg.recipe)
         print(strict_json.dumps({**result.to_json(), "differs_from_recipe": changed_keys(started_from, cfg)}))
 
 
 def changed_keys(recipe, run) -> dict:
-    """Each recipe key the run trained with another value (--set, a shortcut, train.auto_scale): both values."""
+    """Each recipe key the run trained with another value (--set, a shortcut, the block size fitted): both values."""
     from minigpt.recipes.differences import flat_config, recipe_differences
 
     differs = recipe_differences([flat_config(recipe), flat_config(run)])

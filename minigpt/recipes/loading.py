@@ -15,6 +15,7 @@ from minigpt.common.bundled import config_dir, recipe_names
 from minigpt.config import Config, GPTConfig, SampleConfig, TrainConfig
 from minigpt.common.arguments import as_strings
 from minigpt.common.errors import UsageError
+from minigpt.common.text import plural
 from minigpt.files.bounded import read_bytes
 from minigpt.files.sniffing import NOT_NAMES, identify, wrong_kind
 from minigpt.recipes.checks import validate
@@ -79,6 +80,7 @@ def load_config(path: str | Path | None = None, overrides: list[str] = (), base:
     overrides = as_strings(overrides, "the overrides (section.key=value)")
     if path is not None:
         path = resolve_config_path(path)
+        config.recipe, config.fits_data = path, False
         try:
             # a byte-order mark (an editor's) is not part of the recipe, nor NUL padding at its end
             table = tomllib.loads(read_bytes(path, "recipe").rstrip(b"\0").decode("utf-8-sig"))
@@ -96,6 +98,57 @@ def load_config(path: str | Path | None = None, overrides: list[str] = (), base:
     steps_or_time_limit(config)
     validate(config)
     return config
+
+
+# train.auto_scale, when no recipe is named: the bundled recipe for the data and the time limit (docs/recipes.md)
+FEW_NAMES = 2_500  # training names below which configs/few.toml trains
+SMALL_FILE = 20_000  # training names below which configs/small.toml trains
+SPRINT = 15  # seconds of time limit at most for configs/sprint.toml, on a larger file
+SHORT_RUN = 60  # seconds of time limit at most for configs/short.toml, on a larger file
+
+
+def fitting_recipe(n_train: int, time_limit: float) -> tuple[str, str]:
+    """The bundled recipe for a run on `n_train` names within `time_limit` seconds (0: by steps), and why."""
+    names = plural(n_train, "training name")
+    if n_train < FEW_NAMES:
+        return "few", f"{names}, fewer than {FEW_NAMES:,}"
+    if n_train < SMALL_FILE:
+        return "small", f"{names}, fewer than {SMALL_FILE:,}"
+    for name, most in (("sprint", SPRINT), ("short", SHORT_RUN)):
+        if 0 < time_limit <= most:
+            return name, f"a time limit of {time_limit:g} s, {most} s or less, on {names}"
+    return "default", f"{names} and no time limit of {SHORT_RUN} s or less"
+
+
+def fit_recipe_to_data(config: Config, n_train: int) -> list[str]:
+    """With train.auto_scale and no recipe named, train on the bundled recipe that `fitting_recipe` picks, with
+    every key given on the command line kept. Says which file and why, and which given keys change nothing."""
+    if config.fits_data and config.train.auto_scale:
+        name, why = fitting_recipe(n_train, config.train.time_limit)
+        chosen = load_config(name)
+        for key in config.given:
+            section, field = key.split(".")
+            setattr(getattr(chosen, section), field, getattr(getattr(config, section), field))
+        config.model, config.train, config.sample = chosen.model, chosen.train, chosen.sample
+        config.recipe, config.fits_data, config.why = chosen.recipe, False, why
+    notes = [shown_path(config.recipe) + (f": {config.why}" if config.why else "")] if config.recipe else []
+    return notes + given_in_vain(config)
+
+
+def given_in_vain(config: Config) -> list[str]:
+    """The keys given on the command line that the recipe holds already: the run is the recipe's own."""
+    recipe = load_config(config.recipe) if config.recipe is not None else Config()
+    flat = lambda c, key: getattr(getattr(c, key.split(".")[0]), key.split(".")[1])
+    same = sorted(key for key in config.given if flat(config, key) == flat(recipe, key))
+    return [f"{key} = {toml_value(flat(config, key))} changes nothing: the recipe has it already" for key in same]
+
+
+def shown_path(path: Path) -> str:
+    """A recipe's path as a user would type it: relative to the current directory when it is below it."""
+    try:
+        return str(path.resolve().relative_to(Path.cwd().resolve()))
+    except ValueError:
+        return str(path)
 
 
 def steps_or_time_limit(config: Config) -> None:
@@ -124,6 +177,7 @@ def config_from_dict(data, where: str = "the stored recipe") -> Config:
     if not isinstance(data, dict) or not all(isinstance(values, dict) for values in data.values()):
         raise UsageError(f"{where}: the recipe is not a table of sections")
     config = Config()
+    config.fits_data = False  # a stored recipe is the one its run trained on
     for (section, key), value in LATER_KEYS.items():
         if key not in data.get(section, {}):
             setattr(getattr(config, section), key, value)

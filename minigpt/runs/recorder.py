@@ -16,14 +16,20 @@ from minigpt.common.errors import RunError, UsageError, cannot_write
 from minigpt.files.atomic_file import write_text
 from minigpt.files.run_records import (METRICS, SAMPLES, lines_up_to, metrics_line, metrics_step, read_metrics,
                                          samples_line, samples_step)
-from minigpt.recipes.loading import recipe_toml
+from minigpt.recipes.loading import recipe_toml, shown_path
 from minigpt.runs.run_directory import open_own
 from minigpt.common.text import as_shown
 from minigpt.training import Reporter
 
 
-RECIPE_AS_TRAINED = ("# The recipe as this run trained it (minigpt train --config takes it). Where train.auto_scale\n"
-                     "# adapted it to a small file, the keys it set hold their new values and auto_scale is off.\n\n")
+def recipe_header(config: Config) -> str:
+    """config.toml's first lines: which recipe file the run started from, why, and what the command line changed."""
+    source = "the default recipe" if config.recipe is None else shown_path(config.recipe)
+    lines = [f"The recipe as this run trained it (minigpt train --config takes it): {source}"
+             + (f", chosen by train.auto_scale for {config.why}" if config.why else ""),
+             *([f"with {', '.join(sorted(config.given))} given on the command line"] if config.given else []),
+             "auto_scale is stored off: a resumed run keeps the recipe as it is."]
+    return "".join(f"# {line}\n" for line in lines) + "\n"
 
 
 def cannot_write_record(path, e: OSError) -> RunError:
@@ -62,7 +68,7 @@ class RunRecords(Reporter):
         if self.resumed_at is not None:
             kept[METRICS] = lines_up_to(self.run_dir / METRICS, self.resumed_at, metrics_step)
             kept[SAMPLES] = lines_up_to(self.run_dir / SAMPLES, self.resumed_at, samples_step)
-        write_text(self.run_dir / "config.toml", RECIPE_AS_TRAINED + recipe_toml(self.config), failed=cannot_write_record)
+        write_text(self.run_dir / "config.toml", recipe_header(self.config) + recipe_toml(self.config), failed=cannot_write_record)
         for name, text in kept.items():
             if text is not None:
                 write_text(self.run_dir / name, text, failed=cannot_write_record)

@@ -12,9 +12,9 @@ import torch
 from minigpt.config import Config
 from minigpt.common.bundled import BUNDLED_NAMES
 from minigpt.data import load_data
+from minigpt.recipes.loading import fit_recipe_to_data
 from minigpt.files.names_file import available_memory
 from minigpt.common.errors import Interrupted, UsageError
-from minigpt.common.text import plural
 from minigpt.formats.checkpoint import read_resume_state, refuse_to_go_back
 from minigpt.formats.trainer_state import restore_trainer
 from minigpt.machine.processes import Distributed, resolve_device, setup as setup_distributed
@@ -87,8 +87,8 @@ def start_run(config: Config, dist: Distributed, data_path, val_path, resume_fro
     data_path = data_path or BUNDLED_NAMES
     recipe = config.train
     train_names, val_names, tokenizer = load_data(data_path, val_path, recipe.val_fraction, recipe.val_max, recipe.split_seed)
-    # a resumed run keeps the recipe it was scaled to
-    scaled = fit_block_size(config, train_names) + scale_to_data(config, len(train_names)) if state is None else []
+    # a resumed run keeps the recipe it was fitted to
+    scaled = fit_to_data(config, train_names) if state is None else []
     config.model.vocab_size = tokenizer.vocab_size
     check_step_memory(config, train_names)
     trainer = Trainer(config, train_names, val_names, tokenizer, dist.device, data_path, val_path, dist)
@@ -139,103 +139,16 @@ def check_step_memory(config: Config, names: list[str]) -> None:
                          f"{available / 1e9:.1f} GB is available: lower train.batch_size (or model.block_size)")
 
 
-SMALL_DATA = 20_000  # training names below which train.auto_scale adapts the recipe
-SMALL_DATA_RECIPE = {  # the names speedrun's recipe, each change kept by minigpt compare: docs/speed.md
-    "model.n_layer": 2,
-    "train.batch_size": 64,
-    "train.steps": 700,
-    "train.eval_interval": 100,
-    "model.dropout": 0.0,
-    "train.lr": 0.006,
-    "train.muon_lr": 0.02,
-    "train.lr_schedule": "linear",
-    "train.warmup_steps": 10,
-}
-SHORT_BUDGET = 60  # seconds of time limit at most: a run on a large file is then short of steps too
-# the small file's batch and rates, and no dropout (a short run sees too few names to learn them by heart),
-# each kept by minigpt compare at 15 to 60 s on makemore's names: docs/speed.md
-SHORT_BUDGET_RECIPE = {key: SMALL_DATA_RECIPE[key] for key in ("train.batch_size", "train.lr", "train.muon_lr",
-                                                               "model.dropout")}
-SHALLOW_BUDGET = 45  # seconds at most: two layers take twice the steps and learn more in them than four do
-# the short run's recipe in two layers, kept by minigpt compare at 15 to 45 s on makemore's names: docs/speed.md
-SHALLOW_BUDGET_RECIPE = SHORT_BUDGET_RECIPE | {"model.n_layer": 2}
-HALF_MINUTE = 30  # seconds at most: the rate straight down to 0 after 10 warm-up steps (100 are a sixth of a
-# 15-s run), kept at 15 and 30 s by minigpt compare, within seed noise at 45 and 60 s (docs/speed.md)
-HALF_MINUTE_RECIPE = SHALLOW_BUDGET_RECIPE | {"train.lr_schedule": "linear", "train.warmup_steps": 10}
-QUARTER_MINUTE = 15  # seconds at most: the embeddings at a tenth of the rate and no weight decay, kept at 15 s
-# by minigpt compare, within seed noise at 30 and 45 s (docs/speed.md)
-QUARTER_MINUTE_RECIPE = HALF_MINUTE_RECIPE | {"train.embedding_lr_scale": 0.1, "train.weight_decay": 0.0}
-SHORT_RUN_RECIPES = ((QUARTER_MINUTE, QUARTER_MINUTE_RECIPE), (HALF_MINUTE, HALF_MINUTE_RECIPE),  # shortest first
-                     (SHALLOW_BUDGET, SHALLOW_BUDGET_RECIPE), (SHORT_BUDGET, SHORT_BUDGET_RECIPE))
-
-
-TINY_DATA = 2_500  # training names below which the schedule is fitted to the file too: docs/recipes.md
-EPOCHS_TO_BEST = 25  # on files of 200 to 2,000 names the best validation loss came after 20 to 30 passes
-TINY_DATA_RECIPE = {  # a few hundred names are learned by heart soon: more dropout, the default's rates
-    "train.batch_size": 64,
-    "model.dropout": 0.35,
-    "model.attn_dropout": 0.1,
-}
-
-
-def tiny_data_schedule(n_train: int) -> dict:
-    """For a very small file, a schedule about as long as the model needs before it learns the names by heart
-    (EPOCHS_TO_BEST passes at batch 64, at least 300 steps), warmed up over its first tenth and evaluated often
-    enough to catch its best: 2,000 steps overfit 200 names from the end of their warm-up on."""
-    steps = max(300, min(2000, round(EPOCHS_TO_BEST * n_train / TINY_DATA_RECIPE["train.batch_size"] / 50) * 50))
-    return {"train.steps": steps, "train.warmup_steps": steps // 10, "train.eval_interval": max(10, steps // 150 * 10)}
-
-
-def shown(value: int | float | str) -> str:
-    return f"{value:,}" if isinstance(value, int) else f"{value:g}" if isinstance(value, float) else value
-
-
-def short_run(limit: float, budget: int) -> str:
-    return f"in a time limit of {limit:g} s ({budget} s or less) is a short run"
-
-
-def scale_to_data(config: Config, n_train: int) -> list[str]:
-    """With train.auto_scale, adapt the recipe to a small names file or a short time limit; say what changed
-    and why.
-
-    A model that reads a few thousand names 256 at a time sees each one often before it
-    learns much, and then learns them by heart: smaller batches (more steps per pass), at
-    higher rates, learn them sooner, and two layers, whose step costs about two thirds of four's,
-    learn more in the same time; a run that short needs neither dropout nor a long warm-up, and
-    its rate goes straight down to zero. A file of a few hundred names keeps four layers and
-    needs more dropout. A run of under a minute on a large file is short of steps in the same
-    way, and too short to learn its names by heart, so it needs no dropout; in 45 s or less two
-    layers, twice as fast a step, learn more than four; in 30 s or less 100 steps of warm-up are
-    too many, and the rate goes straight down to zero.
-    Keys given on the command line are left alone, and the changed recipe is what
-    config.toml and the checkpoints record.
-    """
-    if not config.train.auto_scale:
-        return []
-    if n_train < TINY_DATA:
-        recipe, why = {**TINY_DATA_RECIPE, **tiny_data_schedule(n_train)}, f"is a small file (under {TINY_DATA:,})"
-    elif n_train < SMALL_DATA:
-        recipe, why = SMALL_DATA_RECIPE, f"is a small file (under {SMALL_DATA:,})"
-    elif 0 < config.train.time_limit <= SHORT_BUDGET:
-        budget, recipe = next((b, r) for b, r in SHORT_RUN_RECIPES if config.train.time_limit <= b)
-        why = short_run(config.train.time_limit, budget)
-    else:
-        return []
-    changed = []
-    for name, value in recipe.items():
-        section, key = name.split(".")
-        part = getattr(config, section)
-        if name in config.given or getattr(part, key) == value:
-            continue
-        changed.append(f"{key} {shown(value)} (was {shown(getattr(part, key))})")
-        setattr(part, key, value)
-    config.train.auto_scale = False  # done: a resumed run or a reread config.toml must not scale again
-    if not changed:
-        return []
-    return [f"{plural(n_train, 'training name')} {why}, so train.auto_scale set " + ", ".join(changed)]
-
-
 LONGEST_FITTED = 128  # characters train.auto_scale lets the block size grow to: attention's cost grows with its square
+
+
+def fit_to_data(config: Config, names: list[str]) -> list[str]:
+    """train.auto_scale: the bundled recipe for this many names and this time limit, when none was named, and a
+    block size that reads the longest name whole; then auto_scale is off, so that a resumed run or a reread
+    config.toml is not fitted again. Says what it chose."""
+    notes = fit_recipe_to_data(config, len(names)) + fit_block_size(config, names)
+    config.train.auto_scale = False
+    return notes
 
 
 def fit_block_size(config: Config, names: list[str]) -> list[str]:

@@ -134,9 +134,8 @@ def summary_panel(out: Console, result) -> None:
     out.print(Panel(table, title="done", expand=False))
 
 
-AUTO_SCALE_STORED = ("the recipe as the run trained: when train.auto_scale adapted it to a small file, the keys it set "
-                     "are above with their new values, and auto_scale is stored off so that a resumed run does not "
-                     "adapt it again")
+AUTO_SCALE_STORED = ("the recipe as the run trained: the file train.auto_scale chose, or the one given, with the keys "
+                     "given on the command line; auto_scale is stored off so that a resumed run keeps it")
 
 
 def checkpoint_info(out: Console, ckpt) -> None:
