@@ -40,13 +40,6 @@ def test_sampling_and_startup(run, trained_run, tmp_path):
     assert "minigpt --help" in run("startup.py", "--checkpoint", run_dir, "--repeats", "1")
 
 
-def test_packing_measures_both_layouts(run, tmp_path):
-    out = tmp_path / "packing.json"
-    run("packing.py", "--config", "tiny", "--batch-sizes", "8", "--stretches", "1", "--steps", "2", "--out", out)
-    row = json.loads(out.read_text())["rows"][0]
-    assert row["packed"] > 0 and row["a name a row"] > 0 and row["ratio"] > 0
-
-
 def test_peers_writes_the_names_as_nanogpts_character_stream(monkeypatch, tmp_path):
     monkeypatch.syspath_prepend(str(BENCHMARKS))
     import numpy as np
@@ -164,34 +157,3 @@ def test_the_race_takes_turns_so_both_sides_see_the_same_minutes(monkeypatch):
                      "nanoGPT 0.01", "minigpt 15 s seed 1", "minigpt 60 s seed 2",
                      "nanoGPT 0.03", "minigpt 30 s seed 2", "minigpt 15 s seed 2"]
     assert [row["seeds"] for row in result["summary"]] == [2, 2, 2] and result["met"]
-
-
-def test_interleaved_steps_runs_the_other_checkouts_function_and_says_which_step_is_quicker(monkeypatch, tmp_path):
-    """benchmarks/interleaved_steps.py: the other version is the other checkout's copy of the function,
-    and the verdict compares the medians of the two versions' steps."""
-    monkeypatch.syspath_prepend(str(BENCHMARKS))
-    from interleaved_steps import other_version, summary
-
-    (tmp_path / "minigpt").mkdir()
-    (tmp_path / "minigpt" / "optimizer.py").write_text("def orthogonalize(m, steps=5):\n    return ('other', m)\n")
-    assert other_version("minigpt.optimizer", "orthogonalize", tmp_path)(3) == ("other", 3)
-    lines = summary({"other": [0.010, 0.012, 0.010], "this": [0.009, 0.009, 0.030]})
-    assert lines[0].startswith("   other: median 10.00 ms, mean 10.67 ms, 3 steps")
-    assert lines[-1] == "this checkout's median step is -10.0% against the other's"
-
-
-def test_suite_cpu_sorts_processes_by_kind_and_counts_each_from_where_it_stood(monkeypatch):
-    """benchmarks/suite_cpu.py: the browser, pytest's workers and a minigpt command by its subcommand are
-    told apart, and a process running before the suite counts only what it used during it."""
-    monkeypatch.syspath_prepend(str(BENCHMARKS))
-    from suite_cpu import kind_of, tally
-
-    assert kind_of("chromium", "/usr/lib/chromium/chromium --type=renderer") == "Chromium (the browser tests)"
-    assert kind_of("python", "python -u -c import sys;exec(eval(sys.stdin.readline()))").startswith("pytest")
-    assert kind_of("python", "/usr/bin/python -m minigpt sweep study.toml --jobs 2") == "minigpt sweep"
-    assert kind_of("python", "python -B -c from multiprocessing.spawn import spawn_main").startswith("a sweep's")
-    assert kind_of("kworker/0:1", "") == "kworker/0:1"
-    before = {("7", "100"): (50.0, "other Python")}
-    last = {("7", "100"): (52.5, "other Python"), ("9", "300"): (4.0, "minigpt train"),
-            ("7", "400"): (1.0, "other Python")}  # pid 7 again, a new process: counted from 0
-    assert tally(before, last) == {"other Python": [2, 3.5], "minigpt train": [1, 4.0]}

@@ -3,7 +3,7 @@
 - a faster dropout: what nn.Dropout computes (with p rounded to a multiple of 1/256), with a
   cheaper random mask; docs/speed.md has what it buys;
 - attention in bfloat16 by its formula (attention.py's causal_attention), where torch's fused
-  kernel is the slower of the two (benchmarks/attention.py measures both).
+  kernel is the slower of the two.
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@
 torch's CPU kernels split each operation over its threads (OpenMP), and every thread waits,
 spinning, for the others at the end of each one. When another process holds one of the
 cores, the thread on it is descheduled and the rest spin until it runs again, and training
-slows to a fraction of its quiet speed (docs/speed.md measures it: benchmarks/contention.py).
+slows to a fraction of its quiet speed (dev/LOG.md has the measurements).
 So before the work
 starts, minigpt looks at how busy the cores are (a quarter of a second of the kernel's
 counts, which draws no random numbers) and uses one thread per free core, at least one and

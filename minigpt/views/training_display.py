@@ -86,7 +86,7 @@ def progress_bar(trainer, hidden: bool) -> tqdm:
     """Steps (or seconds, with a time limit) done out of the run's whole, on stderr. Its time left is
     the run's average rate so far (tqdm's smoothing 0), not the last few steps': the evaluations,
     checkpoints and snapshots between steps are spread through a run, and an estimate from the
-    steps alone left them out (benchmarks/time_left.py measures how close it comes)."""
+    steps alone left them out."""
     t, timed = trainer.recipe, trainer.recipe.time_limit > 0
     return (notebook_bar() or tqdm)(
         smoothing=0,
