@@ -86,8 +86,9 @@ class TrainConfig:
     precision: str = setting("auto", '"auto" (bfloat16 where it measures faster, else float32), '
                              '"float32" or "bfloat16"', choices=("auto", "float32", "bfloat16"))
     eval_interval: int = setting(250, "steps between evaluations and checkpoints", POSITIVE)
-    auto_scale: bool = setting(True, "with no --config, train on the bundled recipe that fits the data and "
-                               "the time limit (docs/recipes.md); fit block_size to the longest name")
+    auto_scale: bool = setting(True, "with no --config, train on the bundled recipe that fits the "
+                               "data and the time limit (docs/recipes.md); fit block_size to the "
+                               "longest name")
     patience: int = setting(4, "evaluations with no new best, then stop; 0: never", NOT_NEGATIVE)
     keep_best: bool = setting(True, "end on the best weights (by validation loss), not the last")
     log_interval: int = setting(10, "steps per line of metrics.jsonl", POSITIVE)
@@ -114,8 +115,8 @@ class Config:
     def __post_init__(self):
         self.given: set[str] = set()  # "section.key" set on the command line: auto_scale keeps them
         self.notes: list[str] = []  # what was changed because of them, for the start panel
-        self.recipe = None  # the recipe file it was read from (None: the defaults, which equal default.toml)
-        self.fits_data = True  # no recipe was named: train.auto_scale may choose the bundled one that fits
+        self.recipe = None  # the recipe file it was read from (None: the defaults)
+        self.fits_data = True  # no recipe named: train.auto_scale picks the bundled one that fits
         self.why = ""  # why train.auto_scale chose the recipe it did
 
     def to_dict(self) -> dict:
