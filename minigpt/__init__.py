@@ -34,6 +34,10 @@ _EXPORTS = {
     "read_snapshots": "minigpt.formats.snapshots",
     "explore": "minigpt.views.notebook",
     "attention_grid": "minigpt.views.notebook",
+    "MiniGPTError": "minigpt.common.errors",
+    "UsageError": "minigpt.common.errors",
+    "RunError": "minigpt.common.errors",
+    "Interrupted": "minigpt.common.errors",
 }
 
 __all__ = ["__version__", *_EXPORTS]

@@ -258,3 +258,14 @@ def test_a_snapshot_index_and_a_count_of_predictions_are_whole_numbers_in_their_
         with pytest.raises(UsageError, match="attention_report's top"):
             attention_report(ckpt.model, ckpt.tokenizer, "anna", top=top)
     assert len(attention_report(ckpt.model, ckpt.tokenizer, "anna", top=1).predictions[0]) == 1
+
+
+def test_the_errors_a_user_catches_are_importable_from_the_package():
+    """The README promises minigpt's own errors; a user catches them from `minigpt`, not from an internal path."""
+    import minigpt
+    from minigpt.common import errors
+
+    for name in ("MiniGPTError", "UsageError", "RunError", "Interrupted"):
+        assert getattr(minigpt, name) is getattr(errors, name) and name in minigpt.__all__
+    with pytest.raises(minigpt.UsageError):
+        minigpt.load_config("no-such-recipe")

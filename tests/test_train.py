@@ -224,6 +224,19 @@ def test_patience_survives_a_resume(few_names, tmp_path):
     assert resumed.stopped_early and resumed.steps == whole.steps and resumed.best_step == whole.best_step
 
 
+def test_a_run_resumed_into_a_new_folder_after_its_best_step_ends_on_that_best(few_names, tmp_path):
+    """Resumed past its best step into a new --out, a run that finds nothing better there ends on the best
+    weights of the run it continued, and their best.pt is in the new folder (it said "checkpoint not found")."""
+    whole = train(overfitting_config("train.patience=3"), few_names, out_dir=tmp_path / "whole", quiet=True)
+    half = whole.best_step + 20
+    train(overfitting_config("train.patience=3", f"train.steps={half}"), few_names, out_dir=tmp_path / "split",
+          quiet=True)
+    resumed = train(resume_config(tmp_path / "split", ["train.steps=400"]), out_dir=tmp_path / "more", quiet=True,
+                    resume_from=tmp_path / "split")
+    assert resumed.stopped_early and resumed.ended_on_best and resumed.best_step == whole.best_step
+    assert (tmp_path / "more" / "best.pt").read_bytes() == (tmp_path / "split" / "best.pt").read_bytes()
+
+
 def test_seeds_are_scored_on_the_same_held_out_names(names_file, tmp_path):
     """train.split_seed, not train.seed, picks the validation names: seeds compare on the same ones."""
     from minigpt.recipes.loading import config_from_dict

@@ -15,7 +15,7 @@ from minigpt.common.errors import UsageError
 from minigpt.common.text import as_text
 from minigpt.runs.keepers import KeepBest, KeepSnapshots, end_on_best
 from minigpt.runs.recorder import RunRecords
-from minigpt.runs.run_directory import discard_if_no_checkpoint, open_run_dir
+from minigpt.runs.run_directory import carry_best_checkpoint, discard_if_no_checkpoint, open_run_dir
 from minigpt.runs.setup import StopSignals, start_processes, start_run
 from minigpt.machine.processes import lost_a_process
 from minigpt.common.text import is_cut
@@ -75,6 +75,8 @@ def train(
         try:
             with StopSignals() as signals:
                 train_loss = train_loop(trainer, run_dir, reporter, signals)
+            if resumed_from is not None and out_dir is not None and dist.main:
+                carry_best_checkpoint(resumed_from, run_dir)
             went_back = end_on_best(trainer, run_dir, best, snapshots)  # the samples come from them
             result = finish_run(trainer, run_dir, train_loss, went_back)
         except BaseException:

@@ -142,6 +142,17 @@ def open_run_dir(resumed_from: Path | None, out_dir, overwrite: bool) -> tuple[P
     return prepare_run_dir(out_dir, overwrite)
 
 
+def carry_best_checkpoint(resumed_from: Path, run_dir: Path) -> None:
+    """A run continued in a new directory that found no better weights there ends on the best ones of
+    the run it continued: their checkpoint is copied in, so that the new directory is a whole run."""
+    source, kept = resumed_from.parent / "best.pt", run_dir / "best.pt"
+    if kept.exists() or not source.is_file() or source.resolve() == kept.resolve():
+        return
+    partial = run_dir / ".best.pt.tmp"  # the glob of a write in progress (files/atomic_file.PARTIAL)
+    shutil.copyfile(source, partial)
+    os.replace(partial, kept)
+
+
 def discard_if_no_checkpoint(run_dir: Path) -> None:
     """A new run that ends before its first checkpoint (a full disk, an error) holds nothing to
     use or resume: remove what it wrote, and its directory when that is left empty."""
