@@ -300,3 +300,17 @@ def test_a_scaled_recipe_says_where_it_is_shown_that_it_is_the_one_after_scaling
     info = CliRunner().invoke(app, ["info", str(out)], env={"COLUMNS": "600"}).stdout
     assert "auto_scale False" in info and "the recipe as the run trained" in info and "batch_size 64" in info
     assert (out / "config.toml").read_text().startswith("# The recipe as this run trained it")
+
+
+def test_a_name_is_read_as_a_run_only_when_it_holds_a_checkpoint(trained_run, tmp_path, monkeypatch):
+    """The empty name (the boundary alone) and a folder that shares a name's spelling are names to read, not a
+    second run (they were refused as "is a run"); a run directory beside the first is still a second run."""
+    run_dir = str(trained_run[0])
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "emma").mkdir()
+    for name, tokens in (("", ["·"]), ("emma", ["·", "e", "m", "m", "a"])):
+        printed = CliRunner().invoke(app, ["inspect-attention", run_dir, name, "--json"])
+        assert printed.exit_code == 0, printed.output
+        assert json.loads(printed.stdout)["tokens"] == tokens
+    two = CliRunner().invoke(app, ["inspect-attention", run_dir, run_dir])
+    assert two.exit_code == 2 and "is a run: two runs go on one page" in two.stderr

@@ -38,17 +38,26 @@ def write_explorer_page(checkpoint: Path, out: Path, text: str | None, open_page
         warn("no browser could be opened here")
 
 
-def names_a_path(word: str) -> bool:
+def names_a_run(word: str) -> bool:
+    """Whether a word names a run: a directory with a checkpoint in it, or a checkpoint file. The empty
+    name (the boundary alone) and a folder that merely shares a name's spelling are names to read."""
+    from minigpt.files.sniffing import is_checkpoint_file
+    from minigpt.runs.run_directory import is_run_dir
+
+    if not word:
+        return False
     try:
-        return Path(word).exists()
+        path = Path(word)
+        return is_run_dir(path) if path.is_dir() else path.is_file() and is_checkpoint_file(path)
     except (OSError, ValueError):  # too long to be a file's name, or a NUL in it: a name to read
         return False
 
 
 def second_run(name: str | None, then: str | None, html: Path | None) -> tuple[Path | None, str | None]:
     """inspect-attention RUN_A RUN_B --html PAGE [NAME]: the second run (None when NAME is a name) and the name.
-    A word that names an existing file or directory is a run; anything else is the name to read."""
-    if name is not None and names_a_path(name):
+    A word that names a run (a checkpoint, or a directory holding one) is a run; anything else is the name
+    to read."""
+    if name is not None and names_a_run(name):
         if html is None:
             raise UsageError(f"{name} is a run: two runs go on one page, so give --html PAGE (or one run and a NAME)")
         return Path(name), then
