@@ -15,7 +15,7 @@ from minigpt.common.bundled import config_dir, recipe_names
 from minigpt.config import Config, GPTConfig, SampleConfig, TrainConfig
 from minigpt.common.arguments import as_strings
 from minigpt.common.errors import UsageError
-from minigpt.common.text import plural
+from minigpt.common.text import as_text, plural
 from minigpt.files.bounded import read_bytes
 from minigpt.files.sniffing import NOT_NAMES, identify, wrong_kind
 from minigpt.recipes.checks import validate
@@ -146,9 +146,9 @@ def given_in_vain(config: Config) -> list[str]:
 def shown_path(path: Path) -> str:
     """A recipe's path as a user would type it: relative to the current directory when it is below it."""
     try:
-        return str(path.resolve().relative_to(Path.cwd().resolve()))
+        return as_text(path.resolve().relative_to(Path.cwd().resolve()))
     except ValueError:
-        return str(path)
+        return as_text(path)
 
 
 def steps_or_time_limit(config: Config) -> None:
