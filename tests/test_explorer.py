@@ -540,7 +540,9 @@ def test_why_this_character_shows_the_likeliest_and_follows_a_choice(chromium, p
     bar = page.locator("#next-chart .next-bar").nth(3)
     token = bar.get_attribute("data-token")
     bar.click()
-    assert page.evaluate("minigpt.whyShown()")["target"] == (len(ckpt.tokenizer.chars) if token == "·" else ckpt.tokenizer.chars.index(token))
+    clicked = len(ckpt.tokenizer.chars) if token == "·" else ckpt.tokenizer.chars.index(token)
+    browser.wait_until(page, "target => minigpt.whyShown().target === target", clicked)  # drawn after the click
+    assert page.evaluate("minigpt.whyShown()")["target"] == clicked
     page.evaluate("minigpt.setPart('head', 0, 1, false)")
     browser.show(page, "#why")
     assert "←" in page.text_content("#why-toward") and "every part on" in page.text_content("#why-note")

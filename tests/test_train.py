@@ -130,12 +130,12 @@ def test_auto_precision_takes_bfloat16_only_where_it_measures_clearly_faster(nam
     monkeypatch.setattr(setup, "bfloat16_hardware", lambda device: True)
     monkeypatch.setattr(precision, "time_passes", fake_times)
     # dropout draws random numbers: the measuring must not; the CPU's, on a machine with a GPU too
-    recipe = ("train.steps=6", "model.dropout=0.1", "train.device='cpu'")
+    recipe = ("train.steps=6", "model.dropout=0.1", "train.device='cpu'", "train.precision='auto'")
     run = train(tiny_config(*recipe), data_path=names_file, out_dir=tmp_path / "auto", quiet=True)
     assert timed == ["cpu"]
     assert load_checkpoint(run.run_dir / "last.pt").config.train.precision == chosen
     assert f'precision = "{chosen}"' in (run.run_dir / "config.toml").read_text()
-    fixed = train(tiny_config(*recipe, f"train.precision='{chosen}'"), data_path=names_file,
+    fixed = train(tiny_config(*recipe[:-1], f"train.precision='{chosen}'"), data_path=names_file,
                   out_dir=tmp_path / "fixed", quiet=True)
     assert timed == ["cpu"]  # a recipe that names its precision is not measured
     assert [r.get("train_loss") for r in losses(run.run_dir)] == [r.get("train_loss") for r in losses(fixed.run_dir)]
