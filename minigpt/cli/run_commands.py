@@ -70,7 +70,7 @@ def train(
     if resume is not None:
         if config is not None:
             raise UsageError("--resume continues a run with its own recipe; drop --config (--set changes its [train] keys)")
-        from minigpt.formats.checkpoint import resume_config
+        from minigpt.formats.checkpoint import resume_config  # torch: not for a launching process
 
         cfg = resume_config(resume, overrides)
     else:  # with no --config, train.auto_scale picks the bundled recipe that fits the data
@@ -83,6 +83,8 @@ def train(
     result = run_training(cfg, data, val_data, out, overwrite=overwrite, quiet=quiet or json_out, resume_from=resume,
                           overwrite_later=overwrite_later)
     if json_out and not rank():
+        from minigpt.formats.checkpoint import resume_config
+
         started_from = resume_config(resume) if resume is not None else load_config(cfg.recipe)
         print(strict_json.dumps({**result.to_json(), "differs_from_recipe": changed_keys(started_from, cfg)}))
 

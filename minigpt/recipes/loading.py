@@ -124,23 +124,30 @@ def fit_recipe_to_data(config: Config, n_train: int) -> list[str]:
     """With train.auto_scale and no recipe named, train on the bundled recipe that `fitting_recipe` picks, with
     every key given on the command line kept. Says which file and why, and which given keys change nothing."""
     if config.fits_data and config.train.auto_scale:
-        name, why = fitting_recipe(n_train, config.train.time_limit)
-        chosen = load_config(name)
+        name, config.why = fitting_recipe(n_train, config.train.time_limit)
+        recipe = load_config(name)
+        chosen = copy.deepcopy(recipe)
         for key in config.given:
-            section, field = key.split(".")
-            setattr(getattr(chosen, section), field, getattr(getattr(config, section), field))
+            set_key(chosen, key, key_value(config, key))
         config.model, config.train, config.sample = chosen.model, chosen.train, chosen.sample
-        config.recipe, config.fits_data, config.why = chosen.recipe, False, why
+        config.recipe, config.fits_data = recipe.recipe, False
+    else:
+        recipe = load_config(config.recipe) if config.recipe is not None else Config()
     notes = [shown_path(config.recipe) + (f": {config.why}" if config.why else "")] if config.recipe else []
-    return notes + given_in_vain(config)
+    in_vain = sorted(key for key in config.given if key_value(config, key) == key_value(recipe, key))
+    return notes + [f"{key} = {toml_value(key_value(config, key))} changes nothing: the recipe has it already"
+                    for key in in_vain]
 
 
-def given_in_vain(config: Config) -> list[str]:
-    """The keys given on the command line that the recipe holds already: the run is the recipe's own."""
-    recipe = load_config(config.recipe) if config.recipe is not None else Config()
-    flat = lambda c, key: getattr(getattr(c, key.split(".")[0]), key.split(".")[1])
-    same = sorted(key for key in config.given if flat(config, key) == flat(recipe, key))
-    return [f"{key} = {toml_value(flat(config, key))} changes nothing: the recipe has it already" for key in same]
+def key_value(config: Config, key: str):
+    """The value of "section.key" in a Config."""
+    section, name = key.split(".")
+    return getattr(getattr(config, section), name)
+
+
+def set_key(config: Config, key: str, value) -> None:
+    section, name = key.split(".")
+    setattr(getattr(config, section), name, value)
 
 
 def shown_path(path: Path) -> str:

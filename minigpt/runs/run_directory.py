@@ -15,8 +15,8 @@ import shutil
 from datetime import datetime
 from pathlib import Path
 
-from minigpt.common.errors import UsageError, cannot_write
-from minigpt.files.atomic_file import PARTIAL
+from minigpt.common.errors import RunError, UsageError, cannot_write
+from minigpt.files.atomic_file import PARTIAL, write_atomically
 from minigpt.files.sniffing import is_checkpoint_file
 
 
@@ -148,9 +148,9 @@ def carry_best_checkpoint(resumed_from: Path, run_dir: Path) -> None:
     source, kept = resumed_from.parent / "best.pt", run_dir / "best.pt"
     if kept.exists() or not source.is_file() or source.resolve() == kept.resolve():
         return
-    partial = run_dir / ".best.pt.tmp"  # the glob of a write in progress (files/atomic_file.PARTIAL)
-    shutil.copyfile(source, partial)
-    os.replace(partial, kept)
+    with open(source, "rb") as best:
+        write_atomically(kept, lambda out: shutil.copyfileobj(best, out), failed=lambda path, e: cannot_write(
+            path, e, RunError))
 
 
 def discard_if_no_checkpoint(run_dir: Path) -> None:
