@@ -108,10 +108,10 @@ def run_makemore(checkout: Path, names_file: Path, batch: int, steps: int, skip:
 def run_minigpt(train_file: Path, names: int, steps: int, skip: int, overrides: list[str]) -> float:
     code = f"""
 import json, time, torch
-from minigpt.recipes.loading import load_config
+from minigpt.formats.recipes import load_config
 from minigpt.data import Tokenizer
 from minigpt.files.names_file import read_names
-from minigpt.machine.memory import keep_freed_memory
+from minigpt.machine.threads import keep_freed_memory
 from minigpt.training import Trainer
 keep_freed_memory()
 names = read_names({str(train_file)!r})

@@ -20,10 +20,10 @@ import time
 
 import torch
 from common import finish, matmul_peak, median, parser, setup, table
-from minigpt.recipes.loading import load_config
+from minigpt.formats.recipes import load_config
 from minigpt.data import Tokenizer
 from minigpt.files.names_file import read_names
-from minigpt.machine.memory import keep_freed_memory
+from minigpt.machine.threads import keep_freed_memory
 from minigpt.machine.processes import resolve_device
 from minigpt.training import Trainer
 

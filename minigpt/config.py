@@ -1,7 +1,7 @@
 """Recipes: a model, a training run and sampling defaults, every key declared once with its
 default, its description (docs/configuration.md is made from them) and the values it may take.
 A recipe (a TOML file in configs/, or `--set section.key=value`) has three sections, [model],
-[train] and [sample], each optional; recipes/ reads and checks it. The defaults are the
+[train] and [sample], each optional; formats/recipes.py reads and checks it. The defaults are the
 recommended recipe and equal configs/default.toml.
 """
 
@@ -45,7 +45,7 @@ class GPTConfig:
 
 
 def checked_shape(config) -> GPTConfig:
-    """A shape a model can be built in (recipes/checks.py checks every key of a recipe)."""
+    """A shape a model can be built in (formats/recipe_checks.py checks every key of a recipe)."""
     if not isinstance(config, GPTConfig):
         raise UsageError(f"a GPT is built from a GPTConfig, got {kind_of(config)}")
     for key in ("n_layer", "n_head", "n_embd", "block_size", "vocab_size"):  # vocab: Tokenizer's

@@ -20,6 +20,7 @@ Shapes: B batch, T positions, C = n_embd, H heads, hd = C / H per head.
 
 from __future__ import annotations
 
+import contextlib
 from typing import Callable, Sequence
 
 import torch
@@ -138,3 +139,14 @@ class GPT(nn.Module):
         logits = self.lm_head(x)  # [B, T, vocab]
         loss = None if targets is None else F.cross_entropy(logits.flatten(0, 1), targets.flatten())
         return logits, loss
+
+
+@contextlib.contextmanager  # measuring a model mid-training leaves it training
+def eval_mode(model):
+    """Within: the model in eval mode (no dropout); after: back in the mode it was in."""
+    was_training = model.training
+    model.eval()
+    try:
+        yield model
+    finally:
+        model.train(was_training)

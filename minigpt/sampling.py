@@ -8,8 +8,7 @@ import torch
 from minigpt.attention import KVCache
 from minigpt.common.ranges import rows_at_once
 from minigpt.data import Tokenizer
-from minigpt.model import GPT
-from minigpt.common.eval_mode import eval_mode
+from minigpt.model import GPT, eval_mode
 
 def filter_logits(logits: torch.Tensor, temperature: float, top_k: int | None,
                   top_p: float) -> torch.Tensor:

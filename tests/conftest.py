@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from minigpt.recipes.loading import load_config
+from minigpt.formats.recipes import load_config
 from minigpt.common.bundled import BUNDLED_NAMES
 
 torch.set_num_threads(1)  # tiny models run fastest on one thread, and the suite stays predictable

@@ -9,8 +9,8 @@ import torch.nn.functional as F
 from typer.testing import CliRunner
 
 from minigpt.cli.main import app
-from minigpt.recipes.loading import load_config
-from minigpt.corpus.tokenized import TokenizedNames
+from minigpt.formats.recipes import load_config
+from minigpt.files.tokenized import TokenizedNames
 from minigpt.data import Tokenizer
 from minigpt.model import GPT
 from minigpt.measurements.ablation import Part, ablate, all_parts, forward_without, loss_without, mean_outputs, whole_pass

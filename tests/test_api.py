@@ -117,7 +117,7 @@ def test_an_imported_number_past_a_floats_range_is_one_line(trained_run, tmp_pat
     from minigpt.common.errors import UsageError
     from minigpt.formats.microgpt_json import import_microgpt
     from minigpt.runs.run import train
-    from minigpt.recipes.loading import load_config
+    from minigpt.formats.recipes import load_config
 
     run = train(load_config("microgpt", ["train.steps=1"]), out_dir=tmp_path / "mg", quiet=True)
     from minigpt.formats.microgpt_json import export_microgpt

@@ -101,7 +101,7 @@ def test_the_boundary_token_has_one_name_in_the_terminal_json_page_and_docs(trai
 
 
 def test_a_heatmap_wider_than_the_terminal_says_what_it_left_out(tmp_path, monkeypatch):
-    from minigpt.recipes.loading import load_config
+    from minigpt.formats.recipes import load_config
     from minigpt.runs.run import train
 
     names = tmp_path / "places.txt"

@@ -8,7 +8,7 @@ import torch
 from typer.testing import CliRunner
 
 from minigpt.cli.main import app
-from minigpt.recipes.loading import load_config
+from minigpt.formats.recipes import load_config
 from minigpt.data import Tokenizer
 from minigpt.measurements.attribution import attribution, logit_attribution, part_names
 from minigpt.model import GPT

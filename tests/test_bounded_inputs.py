@@ -94,7 +94,7 @@ def test_a_small_archive_that_unpacks_huge_is_refused_before_torch_reads_it(trai
 
 
 def test_a_recipe_saved_with_a_byte_order_mark_and_crlf_is_read(tmp_path):
-    from minigpt.recipes.loading import load_config
+    from minigpt.formats.recipes import load_config
 
     recipe = tmp_path / "recipe.toml"
     recipe.write_bytes(b"\xef\xbb\xbf[model]\r\nn_layer = 2\r\n[train]\r\nsteps = 7\r\n")
@@ -104,7 +104,7 @@ def test_a_recipe_saved_with_a_byte_order_mark_and_crlf_is_read(tmp_path):
 
 @pytest.mark.parametrize("ending", [b"\x00", b"\x00" * 512, b"\r\n\x00\x00"])
 def test_recipes_and_names_files_padded_with_nul_read_as_written(tmp_path, ending):
-    from minigpt.recipes.loading import load_config
+    from minigpt.formats.recipes import load_config
     from minigpt.files.names_file import read_names
 
     recipe, names = tmp_path / "recipe.toml", tmp_path / "names.txt"

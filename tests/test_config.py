@@ -2,8 +2,8 @@ import pytest
 import torch
 
 from minigpt.config import Config
-from minigpt.recipes.checks import validate
-from minigpt.recipes.loading import load_config, recipe_toml, resolve_config_path
+from minigpt.formats.recipe_checks import validate
+from minigpt.formats.recipes import load_config, recipe_toml, resolve_config_path
 from minigpt.common.errors import UsageError
 
 
@@ -89,7 +89,7 @@ def test_non_finite_values_are_refused_from_files_and_from_code(tmp_path):
 def test_auto_scale_trains_the_bundled_recipe_that_fits_the_data_and_the_time_limit(n_train, time_limit, recipe):
     """With no recipe named, one rule picks a file in configs/ by the training names and the time limit
     (docs/recipes.md): the run is that file's recipe, key for key, and the notes name its path and why."""
-    from minigpt.recipes.loading import fit_recipe_to_data
+    from minigpt.formats.recipes import fit_recipe_to_data
 
     config = load_config(None, [f"train.time_limit={time_limit}"] if time_limit else [])
     notes = fit_recipe_to_data(config, n_train)
@@ -118,7 +118,7 @@ def test_a_users_recipe_file_and_every_key_given_are_never_overridden(tmp_path):
     """A recipe named with --config trains as written, however small the file or short the time limit; keys given
     on the command line stay over a chosen recipe too, and one that the recipe holds already is said to change
     nothing."""
-    from minigpt.recipes.loading import fit_recipe_to_data
+    from minigpt.formats.recipes import fit_recipe_to_data
     from minigpt.runs.setup import fit_to_data
 
     mine = tmp_path / "mine.toml"
@@ -149,7 +149,7 @@ def test_a_run_with_no_validation_names_says_it_cannot_stop_early(tmp_path):
 
 
 def test_checkpoints_from_before_early_stopping_resume_without_it():
-    from minigpt.recipes.loading import config_from_dict
+    from minigpt.formats.recipes import config_from_dict
 
     old = Config().to_dict()
     for key in ("patience", "auto_scale"):

@@ -8,7 +8,7 @@ import torch
 
 from minigpt.formats import checkpoint
 from minigpt.common.bundled import recipe_names
-from minigpt.recipes.loading import keys_markdown
+from minigpt.formats.recipes import keys_markdown
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -55,7 +55,7 @@ def test_readme_map_names_the_lesson_and_every_folder_and_only_what_exists():
 
 
 def test_the_readme_recipes_table_gives_the_parameters_the_code_builds():
-    from minigpt.recipes.loading import load_config
+    from minigpt.formats.recipes import load_config
     from minigpt.common.bundled import BUNDLED_NAMES
     from minigpt.data import Tokenizer
     from minigpt.files.names_file import read_names

@@ -16,7 +16,7 @@ from typer.testing import CliRunner
 
 from conftest import children_of, wait_for_command
 from minigpt.cli.main import app
-from minigpt.experiments.statistics import paired_interval, regularized_beta, welch_p
+from minigpt.runs.statistics import paired_interval, regularized_beta, welch_p
 
 pytestmark = pytest.mark.xdist_group("experiments")  # the runs compared are made once, by one worker
 
@@ -53,7 +53,7 @@ def test_a_paired_interval_covers_the_difference_and_narrows_with_more_names():
 
 
 def test_the_interval_draws_names_in_chunks_whose_size_is_bounded(monkeypatch):
-    import minigpt.experiments.statistics as statistics
+    import minigpt.runs.statistics as statistics
 
     g = torch.Generator().manual_seed(1)
     tokens = torch.randint(3, 10, (500,), generator=g).double()
@@ -157,7 +157,7 @@ def test_whether_auto_scale_changed_a_recipe_does_not_split_its_seeds(four_runs)
     """A run records the keys it trained with; train.auto_scale is False once it scaled them (even to the same
     values), so runs of one recipe could carry either: the group is the recipe, not the flag."""
     from minigpt import load_checkpoint
-    from minigpt.experiments.compare import run_identity
+    from minigpt.runs.compare import run_identity
 
     ckpt = load_checkpoint(four_runs[0.01, 1])
     before = run_identity(ckpt)
@@ -208,7 +208,7 @@ def test_compare_leaves_out_the_runs_of_sweep_trials_that_did_not_finish(four_ru
     says so (58 §4)."""
     import shutil
 
-    from minigpt.experiments.study_folder import mark_trial_runs
+    from minigpt.runs.study_folder import mark_trial_runs
 
     runs = [tmp_path / path.name for path in (four_runs[0.01, 1], four_runs[0.01, 2], four_runs[0.03, 1])]
     for source, copy in zip((four_runs[0.01, 1], four_runs[0.01, 2], four_runs[0.03, 1]), runs):
@@ -260,8 +260,8 @@ def test_every_record_is_checked_before_it_is_counted(four_runs, tmp_path, metri
 
 
 def test_a_verdict_says_what_its_spread_is_and_calls_nothing_better_within_noise():
-    from minigpt.experiments.compare import Group, verdict
-    from minigpt.experiments.statistics import welch_p
+    from minigpt.runs.compare import Group, verdict
+    from minigpt.runs.statistics import welch_p
 
     def group(label, scores):
         return Group(label, [type("Run", (), {"score": s})() for s in scores])
@@ -328,8 +328,8 @@ def trials_of(out, *storage):
 def test_a_sweeps_own_process_and_its_look_need_no_torch():
     """The process that starts a sweep's workers, and `--show`, read text and Optuna's study alone: importing torch
     there (seconds) would only delay the workers, which import it themselves."""
-    code = ("import sys, minigpt.experiments.sweep, minigpt.experiments.tables; "
-            "from minigpt.experiments.study_folder import names_digest; names_digest(None); "
+    code = ("import sys, minigpt.runs.sweep, minigpt.runs.tables; "
+            "from minigpt.runs.study_folder import names_digest; names_digest(None); "
             "print('torch' in sys.modules)")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0 and done.stdout.strip() == "False", done.stdout + done.stderr
@@ -357,7 +357,7 @@ def test_a_trials_seeds_give_its_loss_and_the_best_recipe_trains_again(tmp_path,
     trials = json.loads(done.stdout)["trials"]
     best = min((t for t in trials if t["state"] == "complete"), key=lambda t: t["value"])
     assert best["value"] == pytest.approx(sum(best["losses"]) / 2) and len(best["runs"]) == 2
-    from minigpt.recipes.loading import load_config
+    from minigpt.formats.recipes import load_config
 
     recipe = load_config(out / "best.toml")
     assert recipe.train.lr == pytest.approx(best["params"]["train.lr"]) and recipe.model.n_layer == best["params"]["model.n_layer"]
@@ -481,7 +481,7 @@ def test_a_spec_is_read_as_data_within_the_projects_limits(tmp_path, text, says)
     """Every section and value of a spec has its type and range checked (59 §3), and a key given twice,
     where the later one would win without a word, is refused (59 §2)."""
     from minigpt.common.errors import UsageError
-    from minigpt.experiments.sweep_spec import read_spec
+    from minigpt.runs.sweep_spec import read_spec
 
     spec = tmp_path / "bad.toml"
     spec.write_text(text + "\n", encoding="utf-8")
@@ -498,8 +498,8 @@ def test_a_spec_is_read_as_data_within_the_projects_limits(tmp_path, text, says)
 ])
 def test_no_trial_is_pruned_before_the_warm_up_ends(tmp_path, section, line, first):
     """The median pruner waits for the recipe's warm-up (or prune_after), where the losses say little (58 §4)."""
-    from minigpt.experiments.study_storage import open_study
-    from minigpt.experiments.sweep_spec import read_spec
+    from minigpt.runs.study_storage import open_study
+    from minigpt.runs.sweep_spec import read_spec
 
     text = SPEC.format(trials=2, seeds=1, budget="steps = 20").replace(f"[{section}]\n", f"[{section}]\n{line}\n")
     (tmp_path / "s.toml").write_text(text, encoding="utf-8")
@@ -623,18 +623,18 @@ def test_a_study_whose_every_trial_fails_uses_no_budget_and_exits_non_zero(tmp_p
     failed = run("sweep", spec, "--out", tmp_path / "out", "--data", names_file)
     assert failed.exit_code == 1 and "every trial failed" in failed.output and "Traceback" not in failed.output
     assert "trial 0 failed (model.n_embd=18  model.n_head=4): " in failed.output
-    from minigpt.experiments.study_storage import open_study
-    from minigpt.experiments.sweep import counted
-    from minigpt.experiments.sweep_spec import read_spec
+    from minigpt.runs.study_storage import open_study
+    from minigpt.runs.sweep import counted
+    from minigpt.runs.sweep_spec import read_spec
 
     assert counted(open_study(read_spec(spec), tmp_path / "out", None))[0] == 0  # the budget is untouched
 
 
 def test_a_storage_password_is_never_shown(tmp_path):
     from minigpt.common.errors import RunError, UsageError
-    from minigpt.experiments.study_folder import masked, without_password
-    from minigpt.experiments.study_storage import open_study
-    from minigpt.experiments.sweep_spec import read_spec
+    from minigpt.runs.study_folder import masked, without_password
+    from minigpt.runs.study_storage import open_study
+    from minigpt.runs.sweep_spec import read_spec
 
     url = "postgresql://minigpt:secretpw@127.0.0.1:1/study"
     assert masked(url) == "postgresql://minigpt:***@127.0.0.1:1/study"
@@ -647,7 +647,7 @@ def test_a_storage_password_is_never_shown(tmp_path):
 @pytest.mark.parametrize("jobs", [0, -5, 1.5, "2", 10**6])
 def test_the_api_refuses_jobs_no_sweep_can_have(tmp_path, jobs):
     from minigpt.common.errors import UsageError
-    from minigpt.experiments.sweep import run_sweep
+    from minigpt.runs.sweep import run_sweep
 
     with pytest.raises(UsageError, match="jobs must be from 1 to"):
         run_sweep(spec_file(tmp_path), tmp_path / "out", jobs=jobs)

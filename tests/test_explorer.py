@@ -19,7 +19,7 @@ import browser
 from minigpt.formats.checkpoint import load_checkpoint
 from minigpt.formats.snapshots import dequantize
 from minigpt.cli.main import app
-from minigpt.recipes.loading import load_config
+from minigpt.formats.recipes import load_config
 from minigpt.views.attention_maps import forward_with_weights
 from minigpt.views.explorer_page import write_page
 from minigpt.views.page_data import BASE64
@@ -232,8 +232,8 @@ def test_names_in_the_data_cannot_end_the_script_early(tmp_path):
 def test_a_bloom_filter_marks_names_in_the_page_as_in_python(chromium, names_file, tmp_path, monkeypatch):
     import random
 
-    from minigpt.corpus import membership
-    from minigpt.recipes.loading import load_config as recipe
+    from minigpt.files import membership
+    from minigpt.formats.recipes import load_config as recipe
 
     monkeypatch.setattr(membership, "EXACT_CHARACTERS", 100)  # a "large" corpus: the checkpoint carries a filter
     run_dir = train(recipe("tiny", ["train.steps=5"]), names_file, out_dir=tmp_path / "run", quiet=True).run_dir

@@ -13,7 +13,7 @@ import pytest
 import torch
 
 import browser
-from minigpt.recipes.loading import load_config
+from minigpt.formats.recipes import load_config
 from minigpt.common.bundled import BUNDLED_NAMES
 from minigpt.formats.checkpoint import load_checkpoint
 from minigpt.attention import causal_attention

@@ -12,7 +12,7 @@ from playwright.sync_api import expect
 import browser
 from minigpt.common.bundled import BUNDLED_NAMES
 from minigpt.formats.checkpoint import load_checkpoint
-from minigpt.recipes.loading import load_config
+from minigpt.formats.recipes import load_config
 from minigpt.runs.run import train
 from minigpt.views.explorer_page import write_page
 

@@ -6,7 +6,7 @@ import pytest
 from typer.testing import CliRunner
 
 from minigpt.cli.main import app
-from minigpt.recipes.loading import load_config
+from minigpt.formats.recipes import load_config
 from minigpt.runs.run import train
 
 runner = CliRunner()

@@ -131,14 +131,14 @@ def test_the_lesson_files_at_the_root_are_an_evenings_reading():
 
 def test_the_model_has_no_mode_and_the_data_no_machinery():
     """model.py imports its config alone and its forward takes no switch; data.py reads names through
-    files/ and corpus/, nothing of the machine."""
+    files/, nothing of the machine."""
     known = modules()
     assert imported(PACKAGE / "model.py", known) == {"minigpt.config"}
     forward = next(node for node in ast.walk(ast.parse((PACKAGE / "model.py").read_text(encoding="utf-8")))
                    if isinstance(node, ast.FunctionDef) and node.name == "forward"
                    and [a.arg for a in node.args.args][:2] == ["self", "idx"])
     assert [a.arg for a in forward.args.args] == ["self", "idx", "targets", "positions", "attend"]
-    assert {folder(other) for other in imported(PACKAGE / "data.py", known)} <= {"common", "files", "corpus"}
+    assert {folder(other) for other in imported(PACKAGE / "data.py", known)} <= {"common", "files"}
 
 
 def test_a_folder_is_one_layer():

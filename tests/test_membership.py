@@ -6,13 +6,13 @@ import torch
 from conftest import tiny_config
 from typer.testing import CliRunner
 
-from minigpt.corpus import membership
+from minigpt.files import membership
 from minigpt.formats.checkpoint import load_checkpoint
 from minigpt.cli.main import app
-from minigpt.corpus.tokenized import TokenizedNames
+from minigpt.files.tokenized import TokenizedNames
 from minigpt.data import Tokenizer, split_names
 from minigpt.files.names_file import read_names
-from minigpt.corpus.membership import (
+from minigpt.files.membership import (
     FALSE_POSITIVE_RATE,
     NameSet,
     as_signed,

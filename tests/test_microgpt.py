@@ -9,9 +9,9 @@ import torch
 from microgpt_reference import name_logits_and_loss
 from minigpt.attention import KVCache
 from minigpt.formats.checkpoint import load_checkpoint, microgpt_weights
-from minigpt.recipes.loading import load_config
+from minigpt.formats.recipes import load_config
 from minigpt.data import BatchOrder, Tokenizer
-from minigpt.corpus.tokenized import TokenizedNames
+from minigpt.files.tokenized import TokenizedNames
 from minigpt.common.errors import UsageError
 from minigpt.formats.microgpt_json import export_microgpt, import_microgpt
 from minigpt.model import GPT

@@ -9,7 +9,7 @@ from typer.testing import CliRunner
 
 import browser
 from minigpt.cli.main import app
-from minigpt.recipes.loading import load_config
+from minigpt.formats.recipes import load_config
 from minigpt.common.text import BOUNDARY, boundary_mark, token_label
 from minigpt.data import Tokenizer
 from minigpt.common.text import one_line, token_text

@@ -10,7 +10,7 @@ from minigpt.cli.main import app
 from minigpt.formats.checkpoint import load_checkpoint, load_microgpt_weights, validation_names
 from minigpt.formats.snapshots import checkpoint_snapshots, dequantize, six_bit
 from minigpt.measurements.name_losses import name_losses
-from minigpt.recipes.loading import load_config
+from minigpt.formats.recipes import load_config
 from minigpt.runs.run import train
 from minigpt.views.attention_maps import forward_with_weights
 from minigpt.views.explorer_page import write_page

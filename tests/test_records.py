@@ -9,7 +9,7 @@ import pytest
 from typer.testing import CliRunner
 
 from minigpt.cli.main import app
-from minigpt.recipes.loading import load_config
+from minigpt.formats.recipes import load_config
 from minigpt.views.loss_curve import sparkline
 
 runner = CliRunner()

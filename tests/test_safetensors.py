@@ -149,7 +149,7 @@ def test_a_plain_export_works_on_every_model(tmp_path):
     assert missed.exit_code == 2 and f"writes safetensors into {tmp_path / 'names'} instead" in missed.stderr
     refused = runner.invoke(app, ["export", str(default_like.run_dir), str(tmp_path / "x.json"), "--format", "microgpt"])
     assert refused.exit_code == 2 and "microgpt cannot run this architecture" in refused.stderr
-    from minigpt.recipes.loading import load_config
+    from minigpt.formats.recipes import load_config
 
     microgpt = train(load_config("microgpt", ["train.steps=2"]), out_dir=tmp_path / "mg", quiet=True)
     plain = runner.invoke(app, ["export", str(microgpt.run_dir), str(tmp_path / "mg.json")])  # microgpt's own shape

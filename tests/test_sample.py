@@ -162,7 +162,7 @@ def test_a_name_cut_at_the_block_size_is_marked_and_never_counted_as_new(trained
 def test_training_marks_cut_samples_in_its_table_samples_txt_and_summary(tmp_path, capsys):
     """A model whose block size is shorter than its names: the samples it shows while training and at the
     end are marked cut, and the summary counts none of them as new."""
-    from minigpt.recipes.loading import load_config
+    from minigpt.formats.recipes import load_config
     from minigpt.runs.run import train
     from minigpt.common.text import CUT
     from minigpt.views.training_display import TrainingDisplay
@@ -200,7 +200,7 @@ def test_negative_zero_and_the_smallest_top_p_sample_as_zero_and_greedy_do(train
 
 
 def test_a_recipes_floats_are_checked_as_float32_and_shortcuts_by_their_own_names(tmp_path):
-    from minigpt.recipes.loading import load_config
+    from minigpt.formats.recipes import load_config
     from minigpt.common.errors import UsageError
 
     for setting, says in [("train.lr=1e-50", "train.lr must be positive, got 1e-50, which is 0"),

@@ -103,7 +103,7 @@ def test_bad_snapshots_are_refused_in_one_line_and_nothing_is_written(snapshot_r
 @pytest.mark.parametrize("count", [-3, 257, 10**12])
 def test_train_snapshots_outside_its_range_is_a_usage_error(count):
     from minigpt.common.errors import UsageError
-    from minigpt.recipes.loading import load_config
+    from minigpt.formats.recipes import load_config
 
     with pytest.raises(UsageError, match="train.snapshots must be from 0 to 256"):
         load_config("tiny", [f"train.snapshots={count}"])

@@ -43,7 +43,7 @@ def test_freed_memory_is_kept_where_the_c_library_is_glibc(monkeypatch):
     import ctypes
     import platform
 
-    from minigpt.machine.memory import keep_freed_memory
+    from minigpt.machine.threads import keep_freed_memory
 
     assert keep_freed_memory() is (platform.libc_ver()[0] == "glibc")
     assert torch.ones(2**20).sum() == 2**20  # memory is still served as before

@@ -10,7 +10,7 @@ from minigpt.formats.checkpoint import load_checkpoint, read_model_weights, resu
 from minigpt.config import GPTConfig, TrainConfig
 from minigpt.common.bundled import BUNDLED_NAMES
 from minigpt.data import Tokenizer
-from minigpt.corpus.tokenized import TokenizedNames
+from minigpt.files.tokenized import TokenizedNames
 from minigpt.files.names_file import read_names
 from minigpt.common.errors import RunError, UsageError
 from minigpt.model import GPT
@@ -239,7 +239,7 @@ def test_a_run_resumed_into_a_new_folder_after_its_best_step_ends_on_that_best(f
 
 def test_seeds_are_scored_on_the_same_held_out_names(names_file, tmp_path):
     """train.split_seed, not train.seed, picks the validation names: seeds compare on the same ones."""
-    from minigpt.recipes.loading import config_from_dict
+    from minigpt.formats.recipes import config_from_dict
 
     runs = [train(tiny_config("train.steps=2", f"train.seed={seed}"), names_file, out_dir=tmp_path / str(seed), quiet=True)
             for seed in (1, 2)]

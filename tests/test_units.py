@@ -3,7 +3,7 @@ own activations for each prefix read alone."""
 
 import torch
 
-from minigpt.recipes.loading import load_config
+from minigpt.formats.recipes import load_config
 from minigpt.data import Tokenizer
 from minigpt.measurements.units import distinct_prefixes, firing_prefixes
 from minigpt.model import GPT

@@ -1,5 +1,5 @@
 """The commands of experiments: compare runs, sweep a recipe's keys. Options, then one call into
-minigpt/experiments/."""
+minigpt/runs/ (compare.py, sweep.py)."""
 
 from __future__ import annotations
 
@@ -31,8 +31,8 @@ def compare(
     Welch's test and a per-name interval, what differs, curves and samples side by side."""
     from rich.console import Console
 
-    from minigpt.experiments.compare import compare as compare_runs
-    from minigpt.experiments.tables import show_comparison
+    from minigpt.runs.compare import compare as compare_runs
+    from minigpt.runs.tables import show_comparison
 
     for flag, path, kind in (("--png", png, "png"), ("--html", html, "html")):
         if path is not None:
@@ -89,8 +89,8 @@ def sweep(
     """Search recipe keys with Optuna: trials of a few seeds each, pruned when behind, resumed when run again."""
     from rich.console import Console
 
-    from minigpt.experiments.sweep import run_sweep, show_sweep
-    from minigpt.experiments.tables import show_sweep_result
+    from minigpt.runs.sweep import run_sweep, show_sweep
+    from minigpt.runs.tables import show_sweep_result
 
     if show:
         result = show_sweep(spec if out is None else out, storage)

@@ -122,7 +122,7 @@ def inspect_attention(
     from rich.console import Console
 
     from minigpt.views import attention_maps as views
-    from minigpt.views.terminal_text import natural_width
+    from minigpt.common.text import natural_width
 
     for flag, path, kind in (("--html", html, "html"), ("--png", png, "png"), ("--json-file", json_file, "json")):
         ends_as_written(flag, path, kind)

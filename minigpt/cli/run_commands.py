@@ -56,7 +56,7 @@ def train(
     json_out: bool = typer.Option(False, "--json", metavar="", help="Print the final summary as JSON on stdout."),
 ) -> None:
     """Train a model on a names file and write best.pt and last.pt into a run directory."""
-    from minigpt.recipes.loading import load_config
+    from minigpt.formats.recipes import load_config
 
     if not 1 <= nproc <= most_processes():
         raise UsageError(f"--nproc must be from 1 to {most_processes()} (one process per core of this machine, two at "
@@ -91,7 +91,7 @@ def train(
 
 def changed_keys(recipe, run) -> dict:
     """Each recipe key the run trained with another value (--set, a shortcut, the block size fitted): both values."""
-    from minigpt.recipes.differences import flat_config, recipe_differences
+    from minigpt.formats.recipes import flat_config, recipe_differences
 
     differs = recipe_differences([flat_config(recipe), flat_config(run)])
     return {key: {"recipe": before, "run": after} for key, (before, after) in differs.items()}
@@ -115,7 +115,7 @@ def sample(
     json_out: bool = typer.Option(False, "--json", metavar="", help="Print the names as JSON on stdout."),
 ) -> None:
     """Generate names from a trained checkpoint, one per line."""
-    from minigpt.corpus.membership import NameSet
+    from minigpt.files.membership import NameSet
     from minigpt.files.names_file import read_names
     from minigpt.runs.new_names import Tally, name_record, sample_batches
     from minigpt.common.text import CUT, as_shown

@@ -1,4 +1,5 @@
-"""Names, paths and numbers as minigpt writes them in text: on a terminal, in a file, in a message.
+"""Names, paths and numbers as minigpt writes them in text: on a terminal (through rich: never markup, never
+raw control characters), in a file, in a message.
 
 A name or path may hold anything a file can (bytes that are not UTF-8, escape sequences,
 line breaks); what minigpt prints or writes of it is always one line of valid UTF-8.
@@ -10,6 +11,9 @@ import itertools
 import math
 import os
 import unicodedata
+
+from rich.console import Console
+from rich.markup import escape
 
 
 def as_text(name) -> str:
@@ -104,3 +108,14 @@ def boundary_mark(vocabulary) -> str:
 def token_label(tokenizer, token: int) -> str:
     """A token as shown: its character, or the boundary token's mark."""
     return boundary_mark(tokenizer.stoi) if token == tokenizer.bos else tokenizer.chars[token]
+
+
+def markup_safe(text) -> str:
+    """Text from a file or a path (a name, a path, a checkpoint's notes) as rich should print it: never
+    markup (`[link=…]`, `a[/]b`), never raw control characters (escape sequences, right-to-left overrides)."""
+    return escape(one_line(str(text)))
+
+
+def natural_width(renderable) -> int:
+    """The columns a table takes when nothing cuts it (rich cuts one at the console's width)."""
+    return Console(width=100_000).measure(renderable).maximum

@@ -11,7 +11,7 @@ This module alone knows the layout; everything else calls `save_checkpoint`,
     step            optimizer steps taken
     val_loss        the validation loss at that step (None when none was measured)
     best_val_loss   the run's best validation loss so far
-    membership      the training names, or a Bloom filter of them (see corpus/membership.py)
+    membership      the training names, or a Bloom filter of them (see files/membership.py)
     data            where the names came from: paths, counts, digests (or imported_from)
     optimizer       the optimizer's state (training only)
     progress        tokens, seconds, elapsed, best_step, evals_since_best (training only)
@@ -38,11 +38,11 @@ import torch
 from minigpt.common.arguments import as_path, kind_of
 from minigpt.common.errors import RunError, UsageError, cannot_write
 from minigpt.config import Config
-from minigpt.recipes.checks import parameter_count
-from minigpt.recipes.loading import config_from_dict, load_config
+from minigpt.formats.recipe_checks import parameter_count
+from minigpt.formats.recipes import config_from_dict, load_config
 from minigpt.data import Tokenizer, load_data
 from minigpt.files.names_file import read_names
-from minigpt.corpus.run_names import digest
+from minigpt.files.run_names import digest
 from minigpt.files.atomic_file import write_bytes
 from minigpt.files.bounded import check_archive
 from minigpt.formats.checkpoint_checks import (check_layout, check_training_state, checked_vocab, known_loss,
@@ -50,7 +50,7 @@ from minigpt.formats.checkpoint_checks import (check_layout, check_training_stat
 from minigpt.files.sniffing import KNOWN, identify, wrong_kind
 from minigpt.common.text import as_text, plural
 from minigpt.model import GPT
-from minigpt.corpus.membership import NameSet
+from minigpt.files.membership import NameSet
 
 FORMAT = "minigpt"
 VERSION = 1

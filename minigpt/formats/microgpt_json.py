@@ -28,9 +28,9 @@ from minigpt.common.text import number_text
 from minigpt.formats.checkpoint import load_checkpoint, load_microgpt_weights, microgpt_weights, payload, save_checkpoint
 from minigpt.formats.checkpoint_checks import check_weights, checked_vocab
 from minigpt.model import GPT
-from minigpt.recipes.checks import check_model_size, validate
-from minigpt.recipes.loading import load_config
-from minigpt.corpus.membership import NameSet
+from minigpt.formats.recipe_checks import check_model_size, validate
+from minigpt.formats.recipes import load_config
+from minigpt.files.membership import NameSet
 
 MICROGPT_ARCHITECTURE = {"activation": "relu", "final_norm": False, "norm_scale": False, "norm_eps": 1e-5}
 LAYER_KEYS = ("attn_wq", "attn_wk", "attn_wv", "attn_wo", "mlp_fc1", "mlp_fc2")

@@ -23,8 +23,8 @@ from minigpt.formats.checkpoint import load_checkpoint, load_microgpt_weights, m
 from minigpt.formats.checkpoint_checks import check_weights, checked_vocab, known_loss
 from minigpt.formats.microgpt_json import MICROGPT_ARCHITECTURE, SHAPE
 from minigpt.model import GPT
-from minigpt.recipes.loading import config_from_dict
-from minigpt.corpus.membership import NameSet
+from minigpt.formats.recipes import config_from_dict
+from minigpt.files.membership import NameSet
 
 WEIGHTS, CONFIG = "model.safetensors", "config.json"
 HYPERPARAMETERS = SHAPE + tuple(MICROGPT_ARCHITECTURE)  # the shape, and the switches microgpt fixes

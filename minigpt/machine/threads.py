@@ -1,4 +1,5 @@
-"""How many threads torch's CPU work gets: the cores that are free, not all of them.
+"""How torch's CPU work runs: its threads on the cores that are free, not all of them, and the C
+library's allocator tuned to keep large freed blocks (keep_freed_memory, at the end).
 
 torch's CPU kernels split each operation over its threads (OpenMP), and every thread waits,
 spinning, for the others at the end of each one. When another process holds one of the
@@ -16,6 +17,7 @@ says how many and why.
 
 from __future__ import annotations
 
+import ctypes
 import os
 import time
 
@@ -68,3 +70,25 @@ def use_free_cores(look: float = LOOK) -> tuple[int, str]:
     threads, why = choose_threads(look)
     torch.set_num_threads(threads)
     return threads, why
+
+
+# the allocator: a process that frees and allocates the same large blocks over and over (a training step
+# on a CPU, the explorer page's measurements)
+M_TRIM_THRESHOLD, M_MMAP_THRESHOLD = -1, -3  # glibc's mallopt parameter numbers
+
+
+def keep_freed_memory() -> bool:
+    """Ask glibc to keep large freed blocks for reuse instead of returning them to the OS; False
+    (nothing changed) where the C library is not glibc.
+
+    A training step on a CPU allocates and frees the same few multi-megabyte activations
+    every time, and the explorer page's measurements thousands of them. By default glibc serves
+    each with a fresh mmap, and the first touch of every page then faults: thousands of faults a
+    step, a noticeable share of a small model's step (and of the page's writing time).
+    """
+    try:
+        libc = ctypes.CDLL("libc.so.6")
+        # 32 MB: glibc's ceiling for the mmap threshold
+        return bool(libc.mallopt(M_MMAP_THRESHOLD, 32 << 20)) and bool(libc.mallopt(M_TRIM_THRESHOLD, 1 << 30))
+    except (OSError, AttributeError):
+        return False  # not glibc (macOS, Windows, musl): nothing to tune

@@ -27,11 +27,10 @@ import torch
 import torch.nn.functional as F
 
 from minigpt.common.errors import UsageError
-from minigpt.corpus.tokenized import IGNORE, TokenizedNames
+from minigpt.files.tokenized import IGNORE, TokenizedNames
 from minigpt.data import Tokenizer
 from minigpt.formats.checkpoint_checks import check_model_and_names
-from minigpt.model import GPT
-from minigpt.common.eval_mode import eval_mode
+from minigpt.model import GPT, eval_mode
 from minigpt.attention import causal_attention
 from minigpt.measurements.logit_lens import embedded, read_off
 from minigpt.measurements.prefix_forest import (PrefixForest, embedded_nodes, forest_nats, node_attention, prefix_forests,

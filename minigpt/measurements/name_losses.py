@@ -14,12 +14,11 @@ import torch
 import torch.nn.functional as F
 
 from minigpt.common.ranges import rows_at_once
-from minigpt.corpus.tokenized import IGNORE, TokenizedNames
+from minigpt.files.tokenized import IGNORE, TokenizedNames
 from minigpt.data import Tokenizer
 from minigpt.formats.checkpoint_checks import check_model_and_names
 from minigpt.machine.processes import Distributed
-from minigpt.model import GPT
-from minigpt.common.eval_mode import eval_mode
+from minigpt.model import GPT, eval_mode
 
 
 @torch.no_grad()

@@ -15,8 +15,7 @@ import torch
 
 from minigpt.common.text import token_label
 from minigpt.data import Tokenizer
-from minigpt.model import GPT
-from minigpt.common.eval_mode import eval_mode
+from minigpt.model import GPT, eval_mode
 from minigpt.measurements.prefix_forest import read_by_prefixes
 
 TOP = 10  # prefixes kept per unit

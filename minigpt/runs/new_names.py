@@ -11,7 +11,7 @@ import torch
 from minigpt.config import SampleConfig
 from minigpt.common.errors import UsageError
 from minigpt.formats.checkpoint_checks import check_model
-from minigpt.recipes.checks import check_options
+from minigpt.formats.recipe_checks import check_options
 from minigpt.common.ranges import SEEDS
 from minigpt import sampling
 from minigpt.common.text import is_cut

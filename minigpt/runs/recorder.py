@@ -16,7 +16,7 @@ from minigpt.common.errors import RunError, UsageError, cannot_write
 from minigpt.files.atomic_file import write_text
 from minigpt.files.run_records import (METRICS, SAMPLES, lines_up_to, metrics_line, metrics_step, read_metrics,
                                          samples_line, samples_step)
-from minigpt.recipes.loading import recipe_toml, shown_path
+from minigpt.formats.recipes import recipe_toml, shown_path
 from minigpt.runs.run_directory import open_own
 from minigpt.common.text import as_shown
 from minigpt.training import Reporter

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from minigpt.config import Config
-from minigpt.recipes.checks import validate
+from minigpt.formats.recipe_checks import validate
 from minigpt.common.errors import UsageError
 from minigpt.common.text import as_text
 from minigpt.runs.keepers import KeepBest, KeepSnapshots, end_on_best

@@ -12,14 +12,13 @@ import torch
 from minigpt.config import Config
 from minigpt.common.bundled import BUNDLED_NAMES
 from minigpt.data import load_data
-from minigpt.recipes.loading import fit_recipe_to_data
+from minigpt.formats.recipes import fit_recipe_to_data
 from minigpt.files.names_file import available_memory
 from minigpt.common.errors import Interrupted, UsageError
 from minigpt.formats.checkpoint import read_resume_state, refuse_to_go_back
 from minigpt.formats.trainer_state import restore_trainer
 from minigpt.machine.processes import Distributed, resolve_device, setup as setup_distributed
-from minigpt.machine.memory import keep_freed_memory
-from minigpt.machine.threads import use_free_cores
+from minigpt.machine.threads import keep_freed_memory, use_free_cores
 from minigpt.machine.torchrun import launched_by_torchrun
 from minigpt.machine.precision import bfloat16_hardware, measure_bfloat16
 from minigpt.training import Trainer

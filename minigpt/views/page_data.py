@@ -28,7 +28,7 @@ from minigpt.measurements.name_losses import evaluate_names, loss_with_mask_off
 from minigpt.measurements.prefix_forest import prefix_forests
 from minigpt.measurements.units import firing_prefixes
 from minigpt.sampling import generate
-from minigpt.machine.memory import keep_freed_memory
+from minigpt.machine.threads import keep_freed_memory
 from minigpt.views.page_cache import cache_key, read_cached, write_cached
 
 ROLE_NAMES = 1000  # the most names the head descriptions are averaged over

@@ -19,7 +19,7 @@ from minigpt.common.errors import UsageError
 from minigpt.common.text import as_text, boundary_mark, one_line
 from minigpt.formats.checkpoint import Checkpoint, as_checkpoint, validation_names
 from minigpt.measurements.name_losses import name_losses
-from minigpt.recipes.differences import flat_config, recipe_differences
+from minigpt.formats.recipes import flat_config, recipe_differences
 from minigpt.sampling import generate
 from minigpt.views.explorer_page import page_destination, save_page, script_json
 from minigpt.views.page_data import (card, check_page_vocabulary, default_text, loss_curve, measured, snapshots_data,

@@ -12,11 +12,9 @@ from rich.table import Table
 
 from minigpt.common.errors import warn
 from minigpt.files.run_records import read_metrics, series
-from minigpt.common.text import as_text, loss_text, plural
+from minigpt.common.text import CUT, as_shown, as_text, is_cut, loss_text, markup_safe, natural_width, plural
 from minigpt.formats.checkpoint import describe_data, microgpt_weights
-from minigpt.common.text import CUT, as_shown, is_cut
 from minigpt.views.loss_curve import sparkline
-from minigpt.views.terminal_text import markup_safe, natural_width
 
 
 # what every view of a model trained with model.causal = false says of it

@@ -21,7 +21,7 @@ import time
 from pathlib import Path
 
 from minigpt.common.errors import MiniGPTError, UsageError
-from minigpt.experiments.sweep_spec import SweepSpec
+from minigpt.runs.sweep_spec import SweepSpec
 from minigpt.files.atomic_file import write_bytes, write_text
 
 JOURNAL = "study.journal"

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import torch
 
-from minigpt.corpus.many_names import token_ids
+from minigpt.files.many_names import token_ids
 
 IGNORE = -100  # the target of a padding position: torch's cross_entropy skips it by default
 

@@ -9,8 +9,8 @@ from typing import NamedTuple
 
 import torch
 
-from minigpt.corpus.tokenized import TokenizedNames
-from minigpt.corpus.membership import NameSet, fingerprints
+from minigpt.files.tokenized import TokenizedNames
+from minigpt.files.membership import NameSet, fingerprints
 from minigpt.files.names_file import digest
 
 

@@ -17,9 +17,9 @@ from pathlib import Path
 from typing import Callable
 
 from minigpt.common.errors import RunError, UsageError
-from minigpt.experiments.study_folder import (JOURNAL, claim_folder, claim_study, hide_password, keep_spec, masked,
+from minigpt.runs.study_folder import (JOURNAL, claim_folder, claim_study, hide_password, keep_spec, masked,
                                              mend_torn_journal, question, whole_records)
-from minigpt.experiments.sweep_spec import SweepSpec
+from minigpt.runs.sweep_spec import SweepSpec
 
 
 def import_optuna():

@@ -25,13 +25,13 @@ from typing import Callable
 
 from minigpt.common.arguments import as_path, quoted, whole_number_within
 from minigpt.common.errors import Interrupted, RunError, UsageError, WriteFailed, cannot_write
-from minigpt.experiments.statistics import mean, sd
-from minigpt.experiments.study_folder import JOURNAL, SPEC_COPY, TRIAL_MARK, mark_trial_runs, masked, names_digest, \
+from minigpt.runs.statistics import mean, sd
+from minigpt.runs.study_folder import JOURNAL, SPEC_COPY, TRIAL_MARK, mark_trial_runs, masked, names_digest, \
     read_study_record
-from minigpt.experiments.study_storage import claimed_study, import_optuna, open_study, sampler
-from minigpt.experiments.sweep_spec import MOST_SEEDS, SweepSpec, read_spec
+from minigpt.runs.study_storage import claimed_study, import_optuna, open_study, sampler
+from minigpt.runs.sweep_spec import MOST_SEEDS, SweepSpec, read_spec
 from minigpt.files.atomic_file import write_text
-from minigpt.recipes.loading import recipe_toml
+from minigpt.formats.recipes import recipe_toml
 
 BEST = "best.toml"
 IMPORTANCE_TRIALS = 5  # finished trials before each key's importance means anything: fewer, and one pair decides it

@@ -8,15 +8,14 @@ from typing import TYPE_CHECKING
 from rich.console import Console
 from rich.table import Table
 
-from minigpt.experiments.sweep import IMPORTANCE_TRIALS, SweepResult
-from minigpt.experiments.statistics import sd
+from minigpt.runs.sweep import IMPORTANCE_TRIALS, SweepResult
+from minigpt.runs.statistics import sd
 from minigpt.files.run_records import series
-from minigpt.common.text import as_text
-from minigpt.views.terminal_text import markup_safe
+from minigpt.common.text import as_text, markup_safe
 from minigpt.views.loss_curve import sparkline
 
 if TYPE_CHECKING:  # a name for the reader: compare.py imports torch, which a sweep's table does not need
-    from minigpt.experiments.compare import Comparison
+    from minigpt.runs.compare import Comparison
 
 
 def show_comparison(out: Console, comparison: Comparison) -> None:

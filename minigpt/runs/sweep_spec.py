@@ -31,7 +31,7 @@ from minigpt.common.arguments import quoted, whole_number_within
 from minigpt.common.errors import UsageError
 from minigpt.common.ranges import LARGEST_INTEGER
 from minigpt.files.bounded import read_bytes
-from minigpt.recipes.loading import NOT_SETTABLE, load_config, toml_value
+from minigpt.formats.recipes import NOT_SETTABLE, load_config, toml_value
 
 SWEEP_KEYS = {"config", "trials", "seeds", "steps", "time_limit", "prune", "prune_after", "name"}
 BUDGET_KEYS = ("train.steps", "train.time_limit")  # [sweep] steps and time_limit set them for every run

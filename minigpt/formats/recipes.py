@@ -1,6 +1,7 @@
 """A recipe read: the defaults, a TOML file (a bundled recipe by name, or a path), `--set` overrides,
-or a checkpoint's stored recipe, each key checked before anything uses it; a recipe written back as TOML
-(a run's config.toml); and the keys' table that docs/configuration.md holds."""
+or a checkpoint's stored recipe, each key checked before anything uses it; the bundled recipe that fits
+the data; a recipe written back as TOML (a run's config.toml); the keys' table that
+docs/configuration.md holds; and how recipes differ (what `minigpt compare` and `train --json` show)."""
 
 from __future__ import annotations
 
@@ -18,7 +19,7 @@ from minigpt.common.errors import UsageError
 from minigpt.common.text import as_text, plural
 from minigpt.files.bounded import read_bytes
 from minigpt.files.sniffing import NOT_NAMES, identify, wrong_kind
-from minigpt.recipes.checks import validate
+from minigpt.formats.recipe_checks import validate
 
 NOT_SETTABLE = {("model", "vocab_size")}  # from the data, never from a recipe
 
@@ -239,3 +240,16 @@ def recipe_toml(config: Config) -> str:
         lines += [f"{key} = {toml_value(value)}" for key, value in values.items() if (section, key) not in NOT_SETTABLE]
         lines.append("")
     return "\n".join(lines)
+
+
+def flat_config(config) -> dict:
+    """A Config as "section.key" -> value, without the vocabulary size, which comes from the data."""
+    return {f"{section}.{key}": value for section, values in config.to_dict().items() for key, value in values.items()
+            if (section, key) not in NOT_SETTABLE}
+
+
+def recipe_differences(recipes: list[dict]) -> dict[str, list]:
+    """The keys of flat recipes ("section.key" -> value) whose values are not all equal, with each recipe's value."""
+    keys = sorted({key for recipe in recipes for key in recipe})
+    return {key: [recipe.get(key) for recipe in recipes] for key in keys
+            if len({json.dumps(recipe.get(key)) for recipe in recipes}) > 1}

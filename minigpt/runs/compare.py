@@ -23,13 +23,13 @@ import torch
 from minigpt.common.arguments import as_path, as_paths
 from minigpt.common.errors import UsageError
 from minigpt.common.text import as_text
-from minigpt.experiments.statistics import mean, paired_interval, sd, welch, welch_p
-from minigpt.experiments.study_folder import trial_state
+from minigpt.runs.statistics import mean, paired_interval, sd, welch, welch_p
+from minigpt.runs.study_folder import trial_state
 from minigpt.files.names_file import read_names
 from minigpt.files.run_records import METRICS, read_metrics, series
 from minigpt.formats.checkpoint import Checkpoint, held_out, load_checkpoint
 from minigpt.measurements.name_losses import name_losses
-from minigpt.recipes.differences import flat_config, recipe_differences
+from minigpt.formats.recipes import flat_config, recipe_differences
 from minigpt.runs.new_names import is_new, sample
 
 SIGNIFICANT = 0.05  # the p-value below which a verdict calls a difference more than seed noise

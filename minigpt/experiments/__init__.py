@@ -1,1 +1,0 @@
-"""Experiments: runs compared (compare.py), recipes swept with Optuna (sweep.py)."""
