@@ -1,7 +1,7 @@
 """Names, their vocabulary, the split into training and validation names, and which names form
 each batch. A name is trained as `[BOS] + chars + [BOS]`: the model reads the boundary token and
 the characters, and predicts every character and then the end (the boundary token again).
-files/tokenized.py holds the names as one tensor of ids and cuts a batch's rows from it.
+files/corpus.py holds the names as one tensor of ids and cuts a batch's rows from it.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import torch
 
 from minigpt.common.arguments import as_characters
-from minigpt.files.many_names import names_not_held_out, seeded_permutation
+from minigpt.files.corpus import names_not_held_out, seeded_permutation
 from minigpt.files.name_hints import refuse_unseen, refuse_unseen_names
 from minigpt.files.names_file import read_names
 

@@ -16,7 +16,7 @@ import torch
 
 from minigpt.common.errors import Interrupted, RunError
 from minigpt.config import Config
-from minigpt.files.run_names import tokenize_corpus
+from minigpt.files.corpus import tokenize_corpus
 from minigpt.data import BatchOrder, Tokenizer
 from minigpt.formats.trainer_state import save_trainer
 from minigpt.machine.cpu_speedups import use_cpu_speedups

@@ -11,7 +11,7 @@ from minigpt.attention import KVCache
 from minigpt.formats.checkpoint import load_checkpoint, microgpt_weights
 from minigpt.formats.recipes import load_config
 from minigpt.data import BatchOrder, Tokenizer
-from minigpt.files.tokenized import TokenizedNames
+from minigpt.files.corpus import TokenizedNames
 from minigpt.common.errors import UsageError
 from minigpt.formats.microgpt_json import export_microgpt, import_microgpt
 from minigpt.model import GPT

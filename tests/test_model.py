@@ -3,7 +3,7 @@ import torch
 
 from minigpt.attention import KVCache
 from minigpt.config import GPTConfig
-from minigpt.files.tokenized import IGNORE
+from minigpt.files.corpus import IGNORE
 from minigpt.formats.checkpoint import load_microgpt_weights, microgpt_weights
 from minigpt.model import GPT
 

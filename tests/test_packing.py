@@ -4,7 +4,7 @@ import pytest
 import torch
 
 from minigpt.config import GPTConfig
-from minigpt.files.tokenized import IGNORE, TokenizedNames
+from minigpt.files.corpus import IGNORE, TokenizedNames
 from minigpt.data import Tokenizer
 from minigpt.machine.packing import packed_batch
 from minigpt.model import GPT

@@ -10,7 +10,7 @@ from minigpt.formats.checkpoint import load_checkpoint, read_model_weights, resu
 from minigpt.config import GPTConfig, TrainConfig
 from minigpt.common.bundled import BUNDLED_NAMES
 from minigpt.data import Tokenizer
-from minigpt.files.tokenized import TokenizedNames
+from minigpt.files.corpus import TokenizedNames
 from minigpt.files.names_file import read_names
 from minigpt.common.errors import RunError, UsageError
 from minigpt.model import GPT

@@ -42,7 +42,7 @@ from minigpt.formats.recipe_checks import parameter_count
 from minigpt.formats.recipes import config_from_dict, load_config
 from minigpt.data import Tokenizer, load_data
 from minigpt.files.names_file import read_names
-from minigpt.files.run_names import digest
+from minigpt.files.corpus import digest
 from minigpt.files.atomic_file import write_bytes
 from minigpt.files.bounded import check_archive
 from minigpt.formats.checkpoint_checks import (check_layout, check_training_state, checked_vocab, known_loss,

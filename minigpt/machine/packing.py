@@ -13,7 +13,7 @@ from typing import NamedTuple
 import torch
 import torch.nn.functional as F
 
-from minigpt.files.tokenized import IGNORE, TokenizedNames
+from minigpt.files.corpus import IGNORE, TokenizedNames
 from minigpt.model import GPT
 
 

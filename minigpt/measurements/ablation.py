@@ -27,7 +27,7 @@ import torch
 import torch.nn.functional as F
 
 from minigpt.common.errors import UsageError
-from minigpt.files.tokenized import IGNORE, TokenizedNames
+from minigpt.files.corpus import IGNORE, TokenizedNames
 from minigpt.data import Tokenizer
 from minigpt.formats.checkpoint_checks import check_model_and_names
 from minigpt.model import GPT, eval_mode

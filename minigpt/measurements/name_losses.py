@@ -14,7 +14,7 @@ import torch
 import torch.nn.functional as F
 
 from minigpt.common.ranges import rows_at_once
-from minigpt.files.tokenized import IGNORE, TokenizedNames
+from minigpt.files.corpus import IGNORE, TokenizedNames
 from minigpt.data import Tokenizer
 from minigpt.formats.checkpoint_checks import check_model_and_names
 from minigpt.machine.processes import Distributed
