@@ -1,6 +1,6 @@
-"""Attention as the tutorials teach it, each form short and on its own, and the key/value cache.
+"""Attention as the tutorials teach it, each form short and on its own; the key/value cache.
 
-    attention(Q, K, V) = softmax(Q K^T / sqrt(d) + M) V    (M: 0 up to the diagonal, -inf after)
+    attention(Q, K, V) = softmax(Q K^T / sqrt(d) + M) V    M: 0 to the diagonal, -inf after
 
     causal_attention       the formula, step by step, returning the weights too
     SingleHeadAttention    one head over the whole embedding: d = n_embd
@@ -10,9 +10,8 @@
     LayerKV, KVCache       that cache, as sampling uses it: each LayerKV is a layer's `attend`
 
 The model runs none of the first five (model.py reshapes into heads and calls torch's fused
-kernel); given its weights, each computes the same numbers. B batch, T positions, C = n_embd,
-H heads, hd = C / H per head.
-"""
+kernel); given its weights, each computes the same numbers. B batch, T positions, C =
+n_embd, H heads, hd = C / H per head."""
 
 from __future__ import annotations
 
@@ -26,12 +25,14 @@ from minigpt.model import GPT, CausalSelfAttention
 
 
 def causal_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, dropout: float = 0.0):
-    """The formula, step by step. q: [..., Tq, d]; k, v: [..., Tk, d] -> the output [..., Tq, d]
-    and the weights [..., Tq, Tk] (before dropout). With Tq < Tk the queries are the last Tq."""
+    """The formula, step by step. q: [..., Tq, d]; k, v: [..., Tk, d] -> the output [...,
+    Tq, d] and the weights [..., Tq, Tk] (before dropout). With Tq < Tk the queries are the
+    last Tq."""
     scores = q @ k.transpose(-2, -1) / math.sqrt(q.size(-1))  # [..., Tq, Tk]
     t_q, t_k = scores.shape[-2:]
     allowed = torch.ones(t_q, t_k, dtype=torch.bool, device=q.device).tril(t_k - t_q)
-    weights = torch.softmax(scores.masked_fill(~allowed, float("-inf")), dim=-1)  # rows sum to 1
+    # each row sums to 1
+    weights = torch.softmax(scores.masked_fill(~allowed, float("-inf")), dim=-1)
     mixed = F.dropout(weights, dropout) if dropout else weights
     return mixed @ v, weights  # [..., Tq, d]
 
@@ -50,7 +51,8 @@ class SingleHeadAttention(nn.Module):
         q, k, v = self.query(x), self.key(x), self.value(x)  # each [B, T, C]
         scores = q @ k.transpose(-2, -1) / math.sqrt(k.size(-1))  # [B, T, T]
         if self.causal:
-            future = torch.ones(x.size(1), x.size(1), dtype=torch.bool, device=x.device).triu(1)
+            T = x.size(1)
+            future = torch.ones(T, T, dtype=torch.bool, device=x.device).triu(1)
             scores = scores.masked_fill(future, float("-inf"))
         weights = torch.softmax(scores, dim=-1)  # [B, T, T]
         return weights @ v  # [B, T, C]
@@ -64,7 +66,8 @@ class AttentionHead(nn.Module):
         self.query = nn.Linear(n_embd, head_dim, bias=False)
         self.key = nn.Linear(n_embd, head_dim, bias=False)
         self.value = nn.Linear(n_embd, head_dim, bias=False)
-        self.register_buffer("tril", torch.ones(block_size, block_size).tril(), persistent=False)
+        tril = torch.ones(block_size, block_size).tril()
+        self.register_buffer("tril", tril, persistent=False)
         self.dropout = nn.Dropout(dropout)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
@@ -93,7 +96,8 @@ class MultiHeadAttention(nn.Module):
 
     @torch.no_grad()
     def load_from(self, fused: CausalSelfAttention) -> MultiHeadAttention:
-        """Take the fused module's weights: head h owns rows h*hd:(h+1)*hd of attn_wq, _wk, _wv."""
+        """Take the fused module's weights: head h owns rows h*hd:(h+1)*hd of attn_wq, _wk,
+        _wv."""
         head_dim = fused.attn_wq.weight.size(0) // len(self.heads)
         for h, head in enumerate(self.heads):
             rows = slice(h * head_dim, (h + 1) * head_dim)
@@ -105,9 +109,9 @@ class MultiHeadAttention(nn.Module):
 
 
 class IncrementalAttention(nn.Module):
-    """Decoding one position at a time with a CausalSelfAttention's weights: the new token's query
-    meets the keys and values of every position so far, which the cache holds. No mask is
-    needed: positions after this one are not in the cache yet."""
+    """Decoding one position at a time with a CausalSelfAttention's weights: the new token's
+    query meets the keys and values of every position so far, which the cache holds. No mask
+    is needed: positions after this one are not in the cache yet."""
 
     def __init__(self, fused: CausalSelfAttention):
         super().__init__()
@@ -126,9 +130,10 @@ class IncrementalAttention(nn.Module):
 
 
 class LayerKV:
-    """One layer's cached keys and values, filled up to `length` positions; called as the layer's
-    `attend`. Stored position-major, [max_len, B, H, hd]: decoding writes one position for the
-    whole batch in one block, and reads the cache as a stack of [B, H, hd] slabs."""
+    """One layer's cached keys and values, filled up to `length` positions; called as the
+    layer's `attend`. Stored position-major, [max_len, B, H, hd]: decoding writes one
+    position for the whole batch in one block, and reads the cache as a stack of [B, H, hd]
+    slabs."""
 
     def __init__(self, batch: int, n_head: int, max_len: int, head_dim: int, device, dtype):
         self.k = torch.empty(max_len, batch, n_head, head_dim, device=device, dtype=dtype)
@@ -136,8 +141,9 @@ class LayerKV:
         self.length = 0
 
     def append(self, k: torch.Tensor, v: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        """Store the new positions' keys and values [B, H, T, hd]; return all so far [B, H, t, hd].
-        A batch of one fills every row: a prompt that every sequence shares is computed once."""
+        """Store the new positions' keys and values [B, H, T, hd]; return all so far [B, H,
+        t, hd]. A batch of one fills every row: a prompt that every sequence shares is
+        computed once."""
         end = self.length + k.size(2)
         self.k[self.length : end] = k.permute(2, 0, 1, 3)
         self.v[self.length : end] = v.permute(2, 0, 1, 3)
@@ -145,8 +151,9 @@ class LayerKV:
         return self.k[:end].permute(1, 2, 0, 3), self.v[:end].permute(1, 2, 0, 3)
 
     def __call__(self, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
-        """A layer's attention step over the cache: into an empty cache, a prompt's positions
-        each read themselves and the ones before them; then one new position at a time reads all."""
+        """A layer's attention step over the cache: into an empty cache, a prompt's
+        positions each read themselves and the ones before them; then one new position at a
+        time reads all."""
         if not self.length:
             return F.scaled_dot_product_attention(q, *self.append(k, v), is_causal=True)
         if q.size(2) != 1:

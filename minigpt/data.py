@@ -1,21 +1,21 @@
-"""Names, their vocabulary, the split into training and validation names, and which names form
-each batch. A name is trained as `[BOS] + chars + [BOS]`: the model reads the boundary token and
-the characters, and predicts every character and then the end (the boundary token again).
-files/corpus.py holds the names as one tensor of ids and cuts a batch's rows from it.
-"""
+"""Names, their vocabulary, the split into training and validation names, and which names
+form each batch. A name is trained as `[BOS] + chars + [BOS]`: the model reads the boundary
+token and the characters, and predicts every character and then the end (the boundary token
+again). files/corpus.py holds the names as one tensor of ids and cuts a batch's rows from
+it."""
 
 from __future__ import annotations
 
 import functools
 import random
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import torch
 
-from minigpt.common.arguments import as_characters
-from minigpt.files.corpus import names_not_held_out, seeded_permutation
-from minigpt.files.name_hints import refuse_unseen, refuse_unseen_names
-from minigpt.files.names_file import read_names
+from minigpt.files.corpus import TokenizedNames, names_not_held_out, seeded_permutation
+from minigpt.files.names_file import (as_characters, read_names, refuse_unseen,
+                                      refuse_unseen_names)
 
 
 def split_names(names: list[str], fraction: float, at_most: int,
@@ -65,11 +65,11 @@ class Tokenizer:
 
 @dataclass(eq=False)  # hashed as itself: each cache below keeps its latest pass or window
 class BatchOrder:
-    """Which names form the batch of each step: a pure function of (seed, step), so a resumed
-    run goes on with the same batches. The names are read in passes, each a seeded permutation
-    (or the first again, with reshuffle=False, as microgpt does). With `lengths` and window > 1,
-    each run of `window` batches is regrouped so that names of similar length share a batch
-    (less padding), and those batches are taken in a seeded order."""
+    """Which names form the batch of each step: a pure function of (seed, step), so a
+    resumed run goes on with the same batches. The names are read in passes, each a seeded
+    permutation (or the first again, with reshuffle=False, as microgpt does). With `lengths`
+    and window > 1, each run of `window` batches is regrouped so that names of similar
+    length share a batch (less padding), and those batches are taken in a seeded order."""
 
     n: int
     batch_size: int
@@ -114,7 +114,25 @@ def load_data(data_path, val_path, val_fraction: float, val_max: int,
     names = read_names(data_path)
     tokenizer = Tokenizer.from_names(names)
     if val_path is None:
-        return *split_names(names, val_fraction, val_max, seed), tokenizer  # training, validation
+        train_names, val_names = split_names(names, val_fraction, val_max, seed)
+        return train_names, val_names, tokenizer
     val_names = read_names(val_path)
     tokenizer.check_names(val_names, f"validation file {val_path}")
     return names, val_names, tokenizer
+
+
+class Batch(NamedTuple):
+    """Inputs and targets [rows, width], and what the model needs to read them: the tokens'
+    positions and each layer's attention (None for a name a row)."""
+
+    x: torch.Tensor
+    y: torch.Tensor
+    positions: torch.Tensor | None = None
+    attend: list | None = None
+
+
+def plain_batch(data: TokenizedNames, indices: torch.Tensor, model=None) -> Batch:
+    """The names at `indices`, a name a row, cut to the longest of them: inputs from each
+    name's boundary token on, targets one position further (files/corpus.py lays the names
+    out)."""
+    return Batch(*data.batch(indices))

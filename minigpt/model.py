@@ -10,13 +10,13 @@ Attention, for queries Q, keys K and values V with head size d:
 
     attention(Q, K, V) = softmax(Q K^T / sqrt(d) + M) V
 
-M is the causal mask: 0 where a position may look (itself and everything before it), -inf where it
-may not, so no position sees the future (`model.causal = false` drops it). attention.py writes it
-out in the forms tutorials teach; the tests hold them equal to this one. The parameters keep
-microgpt's names (`layers[0].attn.attn_wq`; `layer0.attn_wq` in checkpoints, formats/checkpoint.py).
+M is the causal mask: 0 where a position may look (itself and everything before it), -inf
+where it may not, so no position sees the future (`model.causal = false` drops it).
+attention.py writes it out in the forms tutorials teach; the tests hold them equal to this
+one. The parameters keep microgpt's names (`layers[0].attn.attn_wq`; `layer0.attn_wq` in
+checkpoints, formats/checkpoint.py).
 
-Shapes: B batch, T positions, C = n_embd, H heads, hd = C / H per head.
-"""
+Shapes: B batch, T positions, C = n_embd, H heads, hd = C / H per head."""
 
 from __future__ import annotations
 
@@ -29,12 +29,14 @@ import torch.nn.functional as F
 
 from minigpt.config import GPTConfig, checked_shape
 
-# attend(q, k, v) -> y, each [B, H, T, hd]: a layer's attention step done otherwise (a cache, ...)
+# attend(q, k, v) -> y, each [B, H, T, hd]: a layer's attention step done otherwise (a
+# cache, ...)
 Attend = Callable[[torch.Tensor, torch.Tensor, torch.Tensor], torch.Tensor]
 
 
 def RMSNorm(dim: int, eps: float, learned: bool) -> nn.RMSNorm:
-    """x / sqrt(mean(x^2) + eps), times a learned gain only if `learned` (microgpt has none)."""
+    """x / sqrt(mean(x^2) + eps), times a learned gain only if `learned` (microgpt has
+    none)."""
     return nn.RMSNorm(dim, eps=eps, elementwise_affine=learned)
 
 
@@ -42,7 +44,8 @@ class CausalSelfAttention(nn.Module):
     """Multi-head causal self-attention: heads by reshaping one projection of size n_embd
     into n_head slices of head_dim, and torch's fused kernel for the formula above."""
 
-    def __init__(self, n_embd: int, n_head: int, attn_dropout: float = 0.0, causal: bool = True):
+    def __init__(self, n_embd: int, n_head: int, attn_dropout: float = 0.0,
+                 causal: bool = True):
         super().__init__()
         self.n_head, self.causal, self.attn_dropout = n_head, causal, attn_dropout
         self.attn_wq = nn.Linear(n_embd, n_embd, bias=False)
@@ -60,18 +63,23 @@ class CausalSelfAttention(nn.Module):
         return y.transpose(1, 2).reshape(batch, seq_len, n_head * head_dim)  # [B, T, C]
 
     def forward(self, x: torch.Tensor, attend: Attend | None = None) -> torch.Tensor:
-        """x: [B, T, C] -> [B, T, C]. `attend`, when given, takes the place of `self.attend`."""
+        """x: [B, T, C] -> [B, T, C]. `attend`, when given, takes the place of
+        `self.attend`."""
         n_embd = x.size(-1)
-        # q = x Wq^T, k = x Wk^T, v = x Wv^T as one matrix multiply (faster than three small ones)
+        # q = x Wq^T, k = x Wk^T, v = x Wv^T as one matrix multiply (faster than three small
+        # ones)
         wqkv = torch.cat([self.attn_wq.weight, self.attn_wk.weight, self.attn_wv.weight])
-        q, k, v = map(self.split_heads, F.linear(x, wqkv).split(n_embd, dim=-1))  # [B, H, T, hd]
+        # [B, H, T, hd] each
+        q, k, v = map(self.split_heads, F.linear(x, wqkv).split(n_embd, dim=-1))
         y = (attend or self.attend)(q, k, v)  # [B, H, T, hd]
         return self.attn_wo(self.merge_heads(y))
 
     def attend(self, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
-        """Every position reads itself and the positions before it (causal): [B, H, T, hd] each."""
+        """Every position reads itself and the positions before it (causal): [B, H, T, hd]
+        each."""
         dropout = self.attn_dropout if self.training else 0.0
-        return F.scaled_dot_product_attention(q, k, v, dropout_p=dropout, is_causal=self.causal)
+        return F.scaled_dot_product_attention(q, k, v, dropout_p=dropout,
+                                              is_causal=self.causal)
 
 
 class MLP(nn.Module):
@@ -117,7 +125,8 @@ class GPT(nn.Module):
         for name, p in self.named_parameters():
             if p.dim() == 2:  # every matrix from N(0, init_std); norm gains stay at 1
                 nn.init.normal_(p, mean=0.0, std=config.init_std)
-                if config.zero_init_out and name.endswith(("attn_wo.weight", "mlp_fc2.weight")):
+                out = name.endswith(("attn_wo.weight", "mlp_fc2.weight"))
+                if config.zero_init_out and out:
                     nn.init.zeros_(p)
 
     def num_params(self) -> int:
@@ -125,10 +134,11 @@ class GPT(nn.Module):
 
     def forward(self, idx: torch.Tensor, targets: torch.Tensor | None = None,
                 positions: torch.Tensor | None = None, attend: Sequence[Attend] | None = None):
-        """idx: [B, T] token ids -> logits [B, T, vocab] and the mean loss over the targets (None
-        without them); a target of -100 (padding) is skipped, as cross_entropy does by default.
-        `positions` [T]: the tokens' positions, 0..T-1 unless given (after a cache's). `attend`,
-        one function per layer, replaces each layer's attention step (a cache is read this way)."""
+        """idx: [B, T] token ids -> logits [B, T, vocab] and the mean loss over the targets
+        (None without them); a target of -100 (padding) is skipped, as cross_entropy does by
+        default. `positions` [T]: the tokens' positions, 0..T-1 unless given (after a
+        cache's). `attend`, one function per layer, replaces each layer's attention step (a
+        cache is read this way)."""
         if positions is None:
             positions = torch.arange(idx.size(1), device=idx.device)
         x = self.emb_norm(self.wte(idx) + self.wpe(positions))  # [B, T, n_embd]
@@ -137,7 +147,9 @@ class GPT(nn.Module):
         if self.final_norm is not None:
             x = self.final_norm(x)
         logits = self.lm_head(x)  # [B, T, vocab]
-        loss = None if targets is None else F.cross_entropy(logits.flatten(0, 1), targets.flatten())
+        if targets is None:
+            return logits, None
+        loss = F.cross_entropy(logits.flatten(0, 1), targets.flatten())
         return logits, loss
 
 

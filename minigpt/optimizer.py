@@ -1,16 +1,16 @@
-"""Optimizers: AdamW (or Adam) for every parameter, or Muon for the hidden matrices and AdamW for
-the rest; and the learning rate over a run (`lr_at`).
+"""Optimizers: AdamW (or Adam) for every parameter, or Muon for the hidden matrices and
+AdamW for the rest; and the learning rate over a run (`lr_at`).
 
-Muon (momentum, orthogonalized) updates a weight matrix W with the orthogonal matrix
-nearest to its momentum M = U S V^T, that is U V^T: every direction the gradients point in
-moves W by the same amount, where Adam's update is dominated by a few large ones.
+Muon (momentum, orthogonalized) updates a weight matrix W with the orthogonal matrix nearest
+to its momentum M = U S V^T, that is U V^T: every direction the gradients point in moves W
+by the same amount, where Adam's update is dominated by a few large ones.
 
     M  <- momentum * M + G                       G: this step's gradient of W
     W  <- W - lr * sqrt(max(1, rows/cols)) * orthogonalize(G + momentum * M)   (Nesterov)
 
-orthogonalize() finds U V^T without an SVD, by a Newton-Schulz iteration: a few multiplies that
-push every singular value of M towards 1. AdamW keeps the embeddings, lm_head and norm gains.
-"""
+orthogonalize() finds U V^T without an SVD, by a Newton-Schulz iteration: a few multiplies
+that push every singular value of M towards 1. AdamW keeps the embeddings, lm_head and norm
+gains."""
 
 from __future__ import annotations
 
@@ -44,7 +44,8 @@ class Muon(ParamGroups):
     """Muon for 2-D weights, with decoupled weight decay as in AdamW."""
 
     def __init__(self, params, lr: float, momentum: float = 0.95, weight_decay: float = 0.0):
-        super().__init__(params, {"lr": lr, "momentum": momentum, "weight_decay": weight_decay})
+        defaults = {"lr": lr, "momentum": momentum, "weight_decay": weight_decay}
+        super().__init__(params, defaults)
 
     @torch.no_grad()
     def step(self) -> None:
@@ -52,7 +53,8 @@ class Muon(ParamGroups):
             lr, beta = group["lr"], group["momentum"]
             params = [p for p in group["params"] if p.grad is not None]
             grads = [p.grad for p in params]
-            momenta = [self.state[p].setdefault("momentum", torch.zeros_like(p)) for p in params]
+            momenta = [self.state[p].setdefault("momentum", torch.zeros_like(p))
+                       for p in params]
             torch._foreach_mul_(momenta, beta)  # each op one call for every matrix: a loop of
             torch._foreach_add_(momenta, grads)  # small ops costs more than their arithmetic
             directions = torch._foreach_add(grads, momenta, alpha=beta)
@@ -60,11 +62,14 @@ class Muon(ParamGroups):
             by_shape = defaultdict(list)  # one stack a shape, a tall matrix as its transpose:
             for p, direction in zip(params, directions):  # so mlp_fc1 joins mlp_fc2's stack
                 tall = p.size(0) > p.size(1)
-                by_shape[(direction.mT if tall else direction).shape].append((p, direction, tall))
+                shape = (direction.mT if tall else direction).shape
+                by_shape[shape].append((p, direction, tall))
             for triples in by_shape.values():
                 updates = orthogonalize(torch.stack([d.mT if t else d for _, d, t in triples]))
-                for (p, _, tall), u in zip(triples, updates):  # a tall one by sqrt(rows / cols)
-                    p.add_(u.mT if tall else u, alpha=-lr * max(1.0, p.size(0) / p.size(1)) ** 0.5)
+                for (p, _, tall), u in zip(triples, updates):
+                    # a tall matrix by sqrt(rows / cols)
+                    scale = max(1.0, p.size(0) / p.size(1)) ** 0.5
+                    p.add_(u.mT if tall else u, alpha=-lr * scale)
 
 
 class Optimizers:
@@ -90,9 +95,10 @@ class Optimizers:
 
 
 def make_optimizer(model: GPT, t: TrainConfig):
-    """AdamW (or Adam) for every parameter, or Muon for the hidden matrices and AdamW for the rest.
-    Decay on matrices only. A group's rate is the schedule's times its lr_scale, the embeddings'
-    train.embedding_lr_scale. Fused AdamW: one kernel for every parameter, not ops per tensor."""
+    """AdamW (or Adam) for every parameter, or Muon for the hidden matrices and AdamW for
+    the rest. Decay on matrices only. A group's rate is the schedule's times its lr_scale,
+    the embeddings' train.embedding_lr_scale. Fused AdamW: one kernel for every parameter,
+    not ops per tensor."""
     muon = t.optimizer == "muon"
     hidden, embeddings, matrices, others = [], [], [], []
     for name, p in model.named_parameters():
@@ -102,20 +108,23 @@ def make_optimizer(model: GPT, t: TrainConfig):
             embeddings.append(p)
         else:
             (matrices if p.dim() >= 2 else others).append(p)
-    groups = [dict(params=embeddings, weight_decay=t.weight_decay, lr_scale=t.embedding_lr_scale),
-              dict(params=matrices, weight_decay=t.weight_decay, lr_scale=1.0),
+    decay = t.weight_decay
+    groups = [dict(params=embeddings, weight_decay=decay, lr_scale=t.embedding_lr_scale),
+              dict(params=matrices, weight_decay=decay, lr_scale=1.0),
               dict(params=others, weight_decay=0.0, lr_scale=1.0)]
     adam = FusedAdamW(groups, t.lr, (t.beta1, t.beta2), t.eps, decoupled=t.optimizer != "adam")
     if not muon:
         return adam  # formats/trainer_state.py checks a saved state before it is loaded
     hidden_group = {"params": hidden, "lr_scale": t.muon_lr / t.lr}
-    return Optimizers(adamw=adam, muon=Muon([hidden_group], lr=t.muon_lr, momentum=t.muon_momentum,
-                                            weight_decay=t.weight_decay))
+    for_hidden = Muon([hidden_group], lr=t.muon_lr, momentum=t.muon_momentum,
+                      weight_decay=decay)
+    return Optimizers(adamw=adam, muon=for_hidden)
 
 
 def lr_at(step: int, progress: float, recipe: TrainConfig) -> float:
-    """Linear warmup over warmup_steps, then constant, linear to 0 (microgpt) or cosine to min_lr.
-    `progress`: how much of the run is done, 0 to 1, by steps (or by time with a time limit)."""
+    """Linear warmup over warmup_steps, then constant, linear to 0 (microgpt) or cosine to
+    min_lr. `progress`: how much of the run is done, 0 to 1, by steps (or by time with a
+    time limit)."""
     if step < recipe.warmup_steps:
         return recipe.lr * (step + 1) / recipe.warmup_steps
     if recipe.lr_schedule == "constant":

@@ -1,5 +1,5 @@
-"""Generating names: batched, one token at a time over a key/value cache, with temperature, top-k
-and top-p (runs/new_names.py checks the options)."""
+"""Generating names: batched, one token at a time over a key/value cache, with temperature,
+top-k and top-p (runs/new_names.py checks the options)."""
 
 from __future__ import annotations
 
@@ -12,9 +12,10 @@ from minigpt.model import GPT, eval_mode
 
 def filter_logits(logits: torch.Tensor, temperature: float, top_k: int | None,
                   top_p: float) -> torch.Tensor:
-    """Scale by 1/temperature, keep the top_k tokens (None or 0: all), then the smallest set with
-    probability >= top_p. The likeliest token is moved to 0 before the scaling, so a temperature
-    near 0 sends every other to -inf and leaves it: greedy in the limit, never inf - inf (nan)."""
+    """Scale by 1/temperature, keep the top_k tokens (None or 0: all), then the smallest set
+    with probability >= top_p. The likeliest token is moved to 0 before the scaling, so a
+    temperature near 0 sends every other to -inf and leaves it: greedy in the limit, never
+    inf - inf (nan)."""
     temperature = 0.0 if temperature == 0 else temperature  # -0.0 would flip every sign
     shifted = logits - logits.amax(dim=-1, keepdim=True)
     logits = torch.where(shifted == 0, shifted, shifted / temperature)
@@ -26,15 +27,16 @@ def filter_logits(logits: torch.Tensor, temperature: float, top_k: int | None,
         probs = torch.softmax(sorted_logits, dim=-1)
         # drop a token when the tokens before it already reach top_p
         drop_sorted = probs.cumsum(dim=-1) - probs >= top_p
-        drop_sorted[..., 0] = False  # the first always stays, even for a top_p that rounds to 0
+        drop_sorted[..., 0] = False  # the first stays, even for a top_p that rounds to 0
         drop = drop_sorted.scatter(-1, order, drop_sorted)
         logits = logits.masked_fill(drop, float("-inf"))
     return logits
 
 
 def sample_token(logits: torch.Tensor, draws: torch.Tensor) -> torch.Tensor:
-    """One token per row from softmax(logits): the first whose cumulative probability reaches
-    its uniform draw. One random number per row, where torch.multinomial draws one per token."""
+    """One token per row from softmax(logits): the first whose cumulative probability
+    reaches its uniform draw. One random number per row, where torch.multinomial draws one
+    per token."""
     cumulative = torch.softmax(logits, dim=-1).cumsum(dim=-1)  # [rows, vocab]
     return (cumulative < draws[:, None] * cumulative[:, -1:]).sum(dim=-1)
 
@@ -42,7 +44,8 @@ def sample_token(logits: torch.Tensor, draws: torch.Tensor) -> torch.Tensor:
 def generate_batch(model: GPT, bos: int, prompt: list[int], batch: int, choose,
                    use_cache: bool) -> list[list[int]]:
     """`batch` names' tokens after the prompt; `choose(logits, rows)` picks each next token."""
-    use_cache = use_cache and model.config.causal  # unmasked, earlier keys change as a name grows
+    # unmasked, the earlier positions' keys change as a name grows: no cache holds them
+    use_cache = use_cache and model.config.causal
     device = model.lm_head.weight.device
     prompt = torch.tensor(prompt, device=device)[None]  # [1, len(prompt)]
     cache = KVCache(model, batch) if use_cache else None
@@ -51,7 +54,8 @@ def generate_batch(model: GPT, bos: int, prompt: list[int], batch: int, choose,
     if prompt.size(1) == 1:
         logits[:, bos] = float("-inf")  # a name has at least one character
     logits, tokens = logits.expand(batch, -1), prompt.expand(batch, -1)
-    written = torch.full((batch, model.config.block_size + 1 - prompt.size(1)), bos, device=device)
+    room = model.config.block_size + 1 - prompt.size(1)
+    written = torch.full((batch, room), bos, device=device)
     rows = torch.arange(batch, device=device)  # the names still being computed
     ended = torch.zeros(batch, dtype=torch.bool, device=device)  # ...of which these have ended
     for step in range(written.size(1)):
@@ -77,7 +81,8 @@ def generate_batch(model: GPT, bos: int, prompt: list[int], batch: int, choose,
 
 def generate(model: GPT, tokenizer: Tokenizer, num: int, **options) -> list[str]:
     """`num` names (the options are `generate_batches`'); a name ends at the boundary token."""
-    return [name for batch in generate_batches(model, tokenizer, num, **options) for name in batch]
+    batches = generate_batches(model, tokenizer, num, **options)
+    return [name for batch in batches for name in batch]
 
 
 @torch.no_grad()
@@ -86,10 +91,12 @@ def generate_batches(model: GPT, tokenizer: Tokenizer, num: int, temperature: fl
                      seed: int | None = None, batch_size: int = 2048, use_cache: bool = True):
     """Names that start with `prefix`, a list at a time as each is made. use_cache=False
     recomputes every position for each new character instead of reading the key/value cache:
-    slower, and the same names but for a draw within rounding of a boundary between two tokens."""
+    slower, and the same names but for a draw within rounding of a boundary between two
+    tokens."""
     generator = torch.Generator()  # on the CPU wherever the model runs: a seed, the same names
     generator.manual_seed(seed if seed is not None else torch.seed())
-    width = rows_at_once(batch_size, 1, tokenizer.vocab_size)  # 2,048 names up to 8,192 characters
+    # 2,048 names at once up to a vocabulary of 8,192 characters
+    width = rows_at_once(batch_size, 1, tokenizer.vocab_size)
 
     def choose(logits, rows):
         # a whole batch's width of draws, one per name computed or not: the k-th name's draws
@@ -100,6 +107,7 @@ def generate_batches(model: GPT, tokenizer: Tokenizer, num: int, temperature: fl
     bos, prompt = tokenizer.bos, [tokenizer.bos] + tokenizer.encode(prefix)
     with eval_mode(model):
         for start in range(0, num, width):
-            written = generate_batch(model, bos, prompt, min(width, num - start), choose, use_cache)
+            rows = min(width, num - start)
+            written = generate_batch(model, bos, prompt, rows, choose, use_cache)
             yield [prefix + tokenizer.decode(row[: row.index(bos)] if bos in row else row)
                    for row in written]

@@ -1,9 +1,9 @@
 """The training loop. Read `train_loop` first: one `while True:` that takes a step, logs,
-evaluates and saves, and stops. `Trainer` holds what it works on (the model, the optimizer, the
-data, how far the run has got) and takes one step. The loop tells a `Reporter` what happens;
-runs/run.py sets a run up around it (`minigpt.train`). A run can stop and go on without changing
-a number: the batch order is a function of (seed, step), and a checkpoint holds the rest.
-"""
+evaluates and saves, and stops. `Trainer` holds what it works on (the model, the optimizer,
+the data, how far the run has got) and takes one step. The loop tells a `Reporter` what
+happens; runs/run.py sets a run up around it (`minigpt.train`). A run can stop and go on
+without changing a number: the batch order is a function of (seed, step), and a checkpoint
+holds the rest."""
 
 from __future__ import annotations
 
@@ -13,17 +13,15 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import torch
+import torch.nn.functional as F
 
 from minigpt.common.errors import Interrupted, RunError
 from minigpt.config import Config
-from minigpt.files.corpus import tokenize_corpus
-from minigpt.data import BatchOrder, Tokenizer
+from minigpt.data import BatchOrder, Tokenizer, plain_batch
+from minigpt.files.corpus import IGNORE, TokenizedNames, tokenize_corpus
 from minigpt.formats.trainer_state import save_trainer
-from minigpt.machine.cpu_speedups import use_cpu_speedups
-from minigpt.machine.packing import packed_batch, plain_batch
 from minigpt.machine.processes import Distributed, PendingLosses, model_for_steps
-from minigpt.measurements.name_losses import evaluate
-from minigpt.model import GPT
+from minigpt.model import GPT, eval_mode
 from minigpt.optimizer import lr_at, make_optimizer
 from minigpt.sampling import generate
 
@@ -36,7 +34,8 @@ class Reporter:
         log         every log_interval steps, with the mean training loss since the last log
         saving      just before last.pt is written, for what a resumed run reads beside it
         evaluation  after each evaluation (trainer.val_loss), with Trainer.samples()
-        end         once, however the run ends: with runs/run.py's TrainResult, or None on an error
+        end         once, however the run ends: with runs/run.py's TrainResult, or None on
+                    an error
     """
 
     def start(self, trainer: Trainer) -> None: ...
@@ -60,18 +59,19 @@ class Clock:
 
 
 class Trainer:
-    """A training run's state: model, optimizer, data, and how far it has got; and its one step."""
+    """A run's state (its model, optimizer and data, and how far it has got), and its step."""
 
     def __init__(self, config: Config, train_names, val_names, tokenizer: Tokenizer, device,
                  data_path, val_path=None, dist: Distributed = Distributed()):
-        self.config, self.recipe, self.tokenizer, self.dist = config, config.train, tokenizer, dist
+        self.config, self.recipe = config, config.train
+        self.tokenizer, self.dist = tokenizer, dist
         torch.manual_seed(self.recipe.seed)
         self.model = GPT(config.model).to(device)
-        if device.type == "cpu":
-            use_cpu_speedups(self.model)  # the same numbers, sooner
+        self.make_batch = plain_batch  # a name a row; runs/setup.py may swap in packed rows
         self.model_for_steps = model_for_steps(self.model, self.recipe, dist)  # DDP, compile
         self.optimizer = make_optimizer(self.model, self.recipe)
-        self.bfloat16 = self.recipe.precision == "bfloat16"  # "auto" is measured as a run starts
+        # "auto" is measured as a run starts (runs/setup.py)
+        self.bfloat16 = self.recipe.precision == "bfloat16"
         corpus = tokenize_corpus(train_names, val_names, tokenizer, config.model.block_size,
                                  device, data_path, val_path)
         self.train_data, self.val_data, self.membership, self.data_info = corpus
@@ -106,14 +106,14 @@ class Trainer:
 
     def batch_loss(self, rows, model, bfloat16: bool) -> torch.Tensor:
         """Rows `rows`' mean loss by `model`; bfloat16: only matrix multiplies in bfloat16."""
-        batch = packed_batch if self.recipe.pack_names else plain_batch  # packed: several a row
-        x, y, positions, attend = batch(self.train_data, rows, self.model)
+        x, y, positions, attend = self.make_batch(self.train_data, rows, self.model)
         with torch.autocast(x.device.type, dtype=torch.bfloat16, enabled=bfloat16):
             return model(x, y, positions=positions, attend=attend)[1]
 
     def train_step(self) -> tuple[torch.Tensor, int]:
-        """One optimizer step. Returns this process's summed loss (left on the device) and the
-        batch's predicted tokens: summed over the processes and divided, the batch's mean loss."""
+        """One optimizer step. Returns this process's summed loss (left on the device) and
+        the batch's predicted tokens: summed over the processes and divided, the batch's
+        mean loss."""
         started = time.perf_counter()
         self.lr = lr_at(self.step, self.progress(), self.recipe)
         for group in self.optimizer.param_groups:
@@ -139,16 +139,34 @@ class Trainer:
             return True
         self.val_loss = evaluate(self.model, self.val_data, dist=self.dist)
         if self.best_val_loss is None or self.val_loss < self.best_val_loss:
-            self.best_val_loss, self.best_step, self.evals_since_best = self.val_loss, self.step, 0
+            self.best_val_loss = self.val_loss
+            self.best_step = self.step
+            self.evals_since_best = 0
             return True
         self.evals_since_best += 1
         return False
 
     def samples(self, num: int = 8) -> list[tuple[str, bool]]:
-        """Names the model makes now (the same draws each time), and which are training names."""
+        """Names the model makes now (the same draws each time), and which are training
+        names."""
         names = generate(self.model, self.tokenizer, num,
                          temperature=self.config.sample.temperature, seed=self.recipe.seed)
         return [(name, name in self.membership) for name in names]
+
+
+@torch.no_grad()
+def evaluate(model: GPT, data: TokenizedNames, batch_size: int = 256,
+             dist: Distributed = Distributed()) -> float:
+    """Mean cross-entropy per predicted token (each character and the end) over every name in
+    `data`, without dropout. With several processes, each scores its share and the sums are
+    added up."""
+    total = torch.zeros((), dtype=torch.float64, device=data.flat.device)
+    with eval_mode(model):
+        for x, y in data.in_order(batch_size, dist.my_share, model.config.vocab_size):
+            logits, _ = model(x)
+            total += F.cross_entropy(logits.flatten(0, 1), y.flatten(), ignore_index=IGNORE,
+                                     reduction="sum")
+    return dist.sum(total).item() / int(data.lengths.sum())
 
 
 def finite_mean(losses: list[float], step: int, run_dir: Path) -> float:
@@ -162,8 +180,8 @@ def finite_mean(losses: list[float], step: int, run_dir: Path) -> float:
 
 
 def train_loop(trainer: Trainer, run_dir: Path, report: Reporter, signals) -> float | None:
-    """Step until done, telling `report`; stop on a signal (`signals.requested`, runs/setup.py).
-    Returns the training loss of the last steps logged."""
+    """Step until done, telling `report`; stop on a signal (`signals.requested`,
+    runs/setup.py). Returns the training loss of the last steps logged."""
     recipe, dist = trainer.recipe, trainer.dist
     losses, train_loss = PendingLosses(dist), None  # losses not yet read from the device
     report.start(trainer)
@@ -185,7 +203,8 @@ def train_loop(trainer: Trainer, run_dir: Path, report: Reporter, signals) -> fl
         # evaluate and save: best.pt when the validation loss is the best yet, last.pt always
         if at_eval:
             if trainer.validate():
-                save_trainer(trainer, run_dir / "best.pt")  # by rank 0, with every rank's state
+                # written by rank 0, with every rank's state
+                save_trainer(trainer, run_dir / "best.pt")
             report.saving(trainer, run_dir)
             save_trainer(trainer, run_dir / "last.pt")
             report.evaluation(trainer, trainer.samples() if dist.main else [])
@@ -196,7 +215,8 @@ def train_loop(trainer: Trainer, run_dir: Path, report: Reporter, signals) -> fl
         if signalled and not finished:
             report.saving(trainer, run_dir)
             save_trainer(trainer, run_dir / "last.pt")
-            raise Interrupted(f"interrupted at step {trainer.step}; saved {run_dir / 'last.pt'}. "
+            saved = run_dir / "last.pt"
+            raise Interrupted(f"interrupted at step {trainer.step}; saved {saved}. "
                               f"Resume with: minigpt train --resume {run_dir}", signalled)
         if finished:
             return train_loss

@@ -120,12 +120,14 @@ LESSON_FILES = ["model.py", "attention.py", "data.py", "optimizer.py", "training
 
 def test_the_lesson_files_at_the_root_are_an_evenings_reading():
     """The root's seven files, what a learner reads top to bottom: at most 1,200 lines together (room for
-    the comments that say why, nothing squeezed), none past 100 characters; what runs, scales, stores, measures or shows a model lives in a folder, and
+    the comments that say why), none past 100 characters and few near it (nothing squeezed); what runs, scales, stores, measures or shows a model lives in a folder, and
     the root holds the lesson and the front door alone."""
     texts = {name: (PACKAGE / name).read_text(encoding="utf-8").splitlines() for name in LESSON_FILES}
     assert sum(map(len, texts.values())) <= 1200, {name: len(lines) for name, lines in texts.items()}
     wide = [f"{name}:{i}" for name, lines in texts.items() for i, line in enumerate(lines, 1) if len(line) > 100]
     assert not wide, wide
+    squeezed = [f"{name}:{i}" for name, lines in texts.items() for i, line in enumerate(lines, 1) if len(line) >= 96]
+    assert len(squeezed) <= 0.03 * sum(map(len, texts.values())), squeezed  # nothing squeezed to fit a cap
     assert {path.name for path in PACKAGE.glob("*.py")} - set(LESSON_FILES) == {"__init__.py", "__main__.py"}
 
 
@@ -149,3 +151,13 @@ def test_a_folder_is_one_layer():
             by_folder.setdefault(folder(name), set()).add(layer)
     assert {folder: found for folder, found in by_folder.items() if len(found) > 1} == {}
     assert set(by_folder) == {path.name for path in PACKAGE.iterdir() if path.is_dir() and any(path.glob("*.py"))}
+
+
+def test_the_training_step_is_whole_in_the_lesson_files():
+    """Following a step stays in the lesson: training.py (the loop, the step, the validation loss) imports
+    at most three package modules besides the lesson files and common/errors, data.py (the names and each
+    batch) at most two; what only speeds a step up is swapped in from outside (runs/setup.py)."""
+    known = modules()
+    lesson = {f"minigpt.{name[:-3]}" for name in LESSON_FILES} | {"minigpt.common.errors"}
+    assert len(imported(PACKAGE / "training.py", known) - lesson) <= 3, imported(PACKAGE / "training.py", known)
+    assert len(imported(PACKAGE / "data.py", known) - lesson) <= 2, imported(PACKAGE / "data.py", known)

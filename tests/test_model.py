@@ -125,13 +125,14 @@ def test_the_model_uses_torchs_dropout_and_training_swaps_in_the_fast_one_on_a_c
 
     from minigpt.data import load_data
     from minigpt.machine.cpu_speedups import Dropout
+    from minigpt.runs.setup import fit_to_machine
     from minigpt.training import Trainer
 
     assert all(not isinstance(m, Dropout) for m in make_model(dropout=0.1).modules())
     train, val, tok = load_data(names_file, None, 0.1, 100, 1)
     config = tiny_config()
     config.model.vocab_size = tok.vocab_size
-    trainer = Trainer(config, train, val, tok, torch.device("cpu"), names_file)
+    trainer = fit_to_machine(Trainer(config, train, val, tok, torch.device("cpu"), names_file))  # as a run does
     swapped = [m for m in trainer.model.modules() if isinstance(m, Dropout)]
     assert len(swapped) == config.model.n_layer
     assert not any(type(m) is torch.nn.Dropout for m in trainer.model.modules())

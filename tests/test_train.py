@@ -19,6 +19,7 @@ from minigpt.measurements.name_losses import evaluate
 from minigpt.optimizer import lr_at
 from minigpt.runs.run import train
 from minigpt.machine.processes import Compiled
+from minigpt.runs.setup import fit_to_machine
 from minigpt.training import Trainer
 
 
@@ -97,7 +98,7 @@ def cpu_trainer(names_file, *overrides) -> Trainer:
     tokenizer = Tokenizer.from_names(names)
     config = tiny_config(*overrides)
     config.model.vocab_size = tokenizer.vocab_size
-    return Trainer(config, names, [], tokenizer, torch.device("cpu"), None)
+    return fit_to_machine(Trainer(config, names, [], tokenizer, torch.device("cpu"), None))  # as a run's is
 
 
 @pytest.mark.parametrize("precision, dtype", [("auto", torch.float32), ("bfloat16", torch.bfloat16)])

@@ -76,14 +76,6 @@ def strings_only(items: list, what: str, each: str) -> list[str]:
     return items
 
 
-def as_characters(value, what: str) -> list[str]:
-    """A vocabulary: a list of distinct single characters."""
-    chars = as_list(value, what, "character")
-    if not all(isinstance(c, str) and len(c) == 1 for c in chars) or len(set(chars)) < len(chars):
-        raise UsageError(f"{what}: expected distinct single characters, got {quoted(chars)}")
-    return chars
-
-
 def whole_number_within(value, what: str, least: int, most: int | None = None) -> int:
     """A whole number from `least` (to `most`), refused with the range and what came: true and false, floats and
     strings are not whole numbers."""

@@ -23,6 +23,7 @@ from typing import NamedTuple
 
 import torch
 
+from minigpt.common.ranges import rows_at_once
 from minigpt.files.membership import NameSet, fingerprints
 from minigpt.files.names_file import digest
 
@@ -120,8 +121,10 @@ class TokenizedNames:
         """Inputs and targets of these names, cut to the longest of them: padding costs nothing."""
         return self.padded(indices, int(self.lengths[indices].max()))
 
-    def in_order(self, batch_size: int, shard=lambda names: names):
-        """Every name once (or this rank's share), in batches of names of similar length."""
+    def in_order(self, batch_size: int, shard=lambda names: names, vocab_size: int = 1):
+        """Every name once (or this rank's share), in batches of names of similar length; with the
+        model's vocab_size, batches no larger than their logits may be (common/ranges.py)."""
+        batch_size = rows_at_once(batch_size, self.block_size, vocab_size)
         by_length = shard(torch.argsort(self.lengths, stable=True))
         for start in range(0, len(by_length), batch_size):
             yield self.batch(by_length[start : start + batch_size])

@@ -8,23 +8,12 @@ The model has no mode for this: a packed batch hands it the positions and each l
 
 from __future__ import annotations
 
-from typing import NamedTuple
-
 import torch
 import torch.nn.functional as F
 
+from minigpt.data import Batch
 from minigpt.files.corpus import IGNORE, TokenizedNames
 from minigpt.model import GPT
-
-
-class Batch(NamedTuple):
-    """Inputs and targets [rows, width], and what the model needs to read them: the tokens'
-    positions and each layer's attention (None for a name a row)."""
-
-    x: torch.Tensor
-    y: torch.Tensor
-    positions: torch.Tensor | None = None
-    attend: list | None = None
 
 
 def within_names(width: int, name_length: int, device) -> torch.Tensor:
@@ -33,11 +22,6 @@ def within_names(width: int, name_length: int, device) -> torch.Tensor:
     position = torch.arange(width, device=device)
     same_name = position[:, None] // name_length == position[None, :] // name_length
     return same_name & (position[:, None] >= position[None, :])
-
-
-def plain_batch(data: TokenizedNames, indices: torch.Tensor, model: GPT) -> Batch:
-    """A name a row, cut to the longest of them."""
-    return Batch(*data.batch(indices))
 
 
 def packed_batch(data: TokenizedNames, indices: torch.Tensor, model: GPT) -> Batch:

@@ -1,5 +1,5 @@
-"""The loss on names: over all of them (`evaluate`, the validation loss a run measures), and of
-each name on its own: what a paired comparison of two models needs, and what shows which names a
+"""The loss on names: over all of them (training.py's `evaluate`, the validation loss a run
+measures), and of each name on its own: what a paired comparison of two models needs, and what shows which names a
 model finds hard.
 
     for name, tokens, loss in name_losses(model, tokenizer, names): ...
@@ -17,23 +17,8 @@ from minigpt.common.ranges import rows_at_once
 from minigpt.files.corpus import IGNORE, TokenizedNames
 from minigpt.data import Tokenizer
 from minigpt.formats.checkpoint_checks import check_model_and_names
-from minigpt.machine.processes import Distributed
 from minigpt.model import GPT, eval_mode
-
-
-@torch.no_grad()
-def evaluate(model: GPT, data: TokenizedNames, batch_size: int = 256,
-             dist: Distributed = Distributed()) -> float:
-    """Mean cross-entropy per predicted token (each character and the end) over every name in
-    `data`. With several processes, each scores its share and the sums are added up."""
-    total = torch.zeros((), dtype=torch.float64, device=data.flat.device)
-    batch_size = rows_at_once(batch_size, model.config.block_size, model.config.vocab_size)
-    with eval_mode(model):
-        for x, y in data.in_order(batch_size, dist.my_share):
-            logits, _ = model(x)
-            total += F.cross_entropy(logits.flatten(0, 1), y.flatten(), ignore_index=IGNORE,
-                                     reduction="sum")
-    return dist.sum(total).item() / int(data.lengths.sum())
+from minigpt.training import evaluate
 
 
 def evaluate_names(model: GPT, tokenizer: Tokenizer, names: list[str], what: str = "names") -> dict:

@@ -17,6 +17,8 @@ from minigpt.files.names_file import available_memory
 from minigpt.common.errors import Interrupted, UsageError
 from minigpt.formats.checkpoint import read_resume_state, refuse_to_go_back
 from minigpt.formats.trainer_state import restore_trainer
+from minigpt.machine.cpu_speedups import use_cpu_speedups
+from minigpt.machine.packing import packed_batch
 from minigpt.machine.processes import Distributed, resolve_device, setup as setup_distributed
 from minigpt.machine.threads import keep_freed_memory, use_free_cores
 from minigpt.machine.torchrun import launched_by_torchrun
@@ -90,13 +92,25 @@ def start_run(config: Config, dist: Distributed, data_path, val_path, resume_fro
     scaled = fit_to_data(config, train_names) if state is None else []
     config.model.vocab_size = tokenizer.vocab_size
     check_step_memory(config, train_names)
-    trainer = Trainer(config, train_names, val_names, tokenizer, dist.device, data_path, val_path, dist)
+    trainer = fit_to_machine(Trainer(config, train_names, val_names, tokenizer, dist.device, data_path, val_path,
+                                     dist))
     scaled += choose_precision(trainer)
     if state is not None:
         restore_trainer(trainer, state, resumed_from)  # every number as it was when it was saved
         if trainer.done():
             raise UsageError(f"{resumed_from}: the run is already complete at step {trainer.step:,}: {why_complete(trainer)}")
     return trainer, resumed_from, scaled
+
+
+def fit_to_machine(trainer: Trainer) -> Trainer:
+    """What changes how fast a step runs but no number it computes, swapped into the Trainer from
+    outside the lesson: on a CPU a cheaper dropout mask and attention (machine/cpu_speedups.py), and
+    with train.pack_names several short names a row (machine/packing.py)."""
+    if trainer.dist.device.type == "cpu":
+        use_cpu_speedups(trainer.model)
+    if trainer.recipe.pack_names:
+        trainer.make_batch = packed_batch
+    return trainer
 
 
 def choose_precision(trainer: Trainer) -> list[str]:
