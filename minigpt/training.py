@@ -97,12 +97,14 @@ class Trainer:
         """Whether train.patience evaluations have passed without a better validation loss."""
         return 0 < self.recipe.patience <= self.evals_since_best
 
-    def done(self) -> bool:
-        if self.stopped_early:
-            return True
+    def budget_spent(self) -> bool:
+        """Whether the run has taken its steps (or spent its time limit)."""
         if self.recipe.time_limit > 0:
             return self.clock.elapsed >= self.recipe.time_limit
         return self.step >= self.recipe.steps
+
+    def done(self) -> bool:
+        return self.stopped_early or self.budget_spent()
 
     def batch_loss(self, rows, model, bfloat16: bool) -> torch.Tensor:
         """Rows `rows`' mean loss by `model`; bfloat16: only matrix multiplies in bfloat16."""

@@ -284,3 +284,20 @@ def test_a_trainer_with_packed_rows_takes_the_steps_a_name_a_row_takes(names_fil
     for _ in range(5):
         (a, n), (b, m) = plain.train_step(), packed.train_step()
         assert n == m and abs(a.item() / n - b.item() / m) < 1e-4
+
+
+def test_a_complete_run_says_every_setting_that_holds_it_back_at_once(few_names, tmp_path):
+    """A run whose patience ran out on its last step needs both more steps and more patience to go on: the
+    refusal names both at once (it named one, then the other), and the run did not stop "early"."""
+    from minigpt.common.errors import UsageError
+
+    whole = train(overfitting_config("train.patience=3"), few_names, out_dir=tmp_path / "whole", quiet=True)
+    assert whole.stopped_early
+    last = train(overfitting_config("train.patience=3", f"train.steps={whole.steps}"), few_names,
+                 out_dir=tmp_path / "last", quiet=True)
+    assert last.steps == whole.steps and not last.stopped_early  # patience ran out on its last step
+    with pytest.raises(UsageError) as refused:
+        train(resume_config(tmp_path / "last"), quiet=True, resume_from=tmp_path / "last")
+    said = str(refused.value)
+    assert f"resume with --set train.patience={3 + 3} --steps {2 * whole.steps} to train on" in said, said
+    assert "train.patience" in said and f"it has taken its {whole.steps:,} steps" in said

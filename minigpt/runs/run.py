@@ -121,7 +121,7 @@ def finish_run(trainer: Trainer, run_dir: Path, train_loss: float | None, went_b
         block_size=trainer.config.model.block_size,
         best_step=trainer.best_step,
         went_back_to_best=went_back,
-        stopped_early=trainer.stopped_early,
+        stopped_early=trainer.stopped_early and not trainer.budget_spent(),  # at its last step: not early
     )
 
 

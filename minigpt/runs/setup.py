@@ -50,15 +50,20 @@ class StopSignals:
 
 
 def why_complete(trainer: Trainer) -> str:
-    """What ended a complete run, and the setting that lets it go on (the first that holds it back)."""
+    """What ended a complete run, and every setting that holds it back, said at once."""
     t = trainer.recipe
+    why, settings = [], []
     if trainer.stopped_early:
-        return (f"it stopped early, {t.patience} evaluations without a better validation loss (train.patience); "
-                f"resume with --set train.patience={trainer.evals_since_best + t.patience} to train on, or "
-                f"--set train.patience=0 never to stop early")
-    if t.time_limit > 0:
-        return f"its time limit of {t.time_limit:g} s is spent; resume with --time-limit {2 * t.time_limit:g} to train longer"
-    return f"it has taken its {t.steps:,} steps; resume with --steps {2 * t.steps} to train longer"
+        why.append(f"{t.patience} evaluations passed without a better validation loss (train.patience)")
+        settings.append(f"--set train.patience={trainer.evals_since_best + t.patience}")
+    if trainer.budget_spent() and t.time_limit > 0:
+        why.append(f"its time limit of {t.time_limit:g} s is spent")
+        settings.append(f"--time-limit {2 * t.time_limit:g}")
+    elif trainer.budget_spent():
+        why.append(f"it has taken its {t.steps:,} steps")
+        settings.append(f"--steps {2 * t.steps}")
+    never = " (train.patience=0 never stops early)" if trainer.stopped_early else ""
+    return f"{' and '.join(why)}; resume with {' '.join(settings)} to train on{never}"
 
 
 def start_processes(device_name: str) -> tuple[Distributed, tuple[int, str] | None]:
