@@ -3,15 +3,19 @@
     model.safetensors   the state dict under microgpt's names (wte, layer0.attn_wq, ...; [out, in])
     config.json         the model's hyperparameters, the vocabulary, and minigpt's whole recipe
 
-Export then import gives back the same tensors, bit for bit. safetensors is an optional
-extra (`pip install 'minigpt-names[safetensors]'`, which brings numpy, which safetensors'
-torch functions need); without them these commands say so in one line.
+Export then import gives back the same tensors, bit for bit. The file is written and read here,
+by the format's published layout (an 8-byte little-endian header length, a JSON header naming each
+tensor's dtype, shape and byte range, then the bytes), so export works after a plain install; the
+tests hold it to the safetensors package's own reading and writing.
 """
 
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
+
+import torch
 
 from minigpt.data import Tokenizer
 from minigpt.common.errors import UsageError, cannot_write
@@ -30,18 +34,61 @@ WEIGHTS, CONFIG = "model.safetensors", "config.json"
 HYPERPARAMETERS = SHAPE + tuple(MICROGPT_ARCHITECTURE)  # the shape, and the switches microgpt fixes
 
 
-def safetensors_torch():
+DTYPES = {"F64": torch.float64, "F32": torch.float32, "F16": torch.float16, "BF16": torch.bfloat16}
+NAMES = {dtype: name for name, dtype in DTYPES.items()}
+
+
+def safetensors_bytes(tensors: dict[str, torch.Tensor], metadata: dict[str, str]) -> bytes:
+    """Tensors as a safetensors file, byte for byte as the package writes it: the header (padded
+    with spaces to 8 bytes), then each tensor's bytes, the widest numbers first, then by name."""
+    header, chunks, offset = {"__metadata__": metadata}, [], 0
+    for name in sorted(tensors, key=lambda name: (-tensors[name].element_size(), name)):
+        tensor = tensors[name].detach().cpu().contiguous().clone()  # a storage of its own bytes alone
+        chunks.append(bytes(tensor.untyped_storage()))
+        header[name] = {"dtype": NAMES[tensor.dtype], "shape": list(tensor.shape),
+                        "data_offsets": [offset, offset + len(chunks[-1])]}
+        offset += len(chunks[-1])
+    text = json.dumps(header, separators=(",", ":")).encode("utf-8")
+    text += b" " * (-len(text) % 8)
+    return len(text).to_bytes(8, "little") + text + b"".join(chunks)
+
+
+def read_safetensors(data: bytes, where) -> dict[str, torch.Tensor]:
+    """The tensors of a safetensors file's bytes, every field checked: one line when one does not hold."""
+    def damaged(why: str) -> UsageError:
+        return UsageError(f"{where}: cannot be read as safetensors: {why}")
+
+    size = int.from_bytes(data[:8], "little") if len(data) >= 8 else -1
+    if not 0 < size <= len(data) - 8:
+        raise damaged("its header's length does not fit the file")
     try:
-        import safetensors.torch
-    except ImportError:
-        raise UsageError("the safetensors format needs the safetensors package: "
-                         "pip install 'minigpt-names[safetensors]'") from None
-    return safetensors.torch
+        header = json.loads(data[8:8 + size])
+    except (json.JSONDecodeError, UnicodeDecodeError) as e:
+        raise damaged(f"its header is not JSON ({e})") from None
+    body = memoryview(data)[8 + size:]
+    tensors = {}
+    for name, info in expect(header, dict, where, "the header").items():
+        if name == "__metadata__":
+            continue
+        dtype = DTYPES.get(info.get("dtype")) if isinstance(info, dict) else None
+        shape, offsets = (info.get("shape"), info.get("data_offsets")) if dtype else (None, None)
+        if dtype is None or not is_whole_list(shape) or not is_whole_list(offsets) or len(offsets) != 2:
+            raise damaged(f"tensor {name!r}: a dtype of {', '.join(DTYPES)}, a shape and its byte range")
+        begin, end = offsets
+        count = math.prod(shape)
+        if not 0 <= begin <= end <= len(body) or end - begin != count * dtype.itemsize:
+            raise damaged(f"tensor {name!r}: its byte range does not hold its shape")
+        raw = bytearray(body[begin:end])
+        tensors[name] = (torch.frombuffer(raw, dtype=dtype) if count else torch.empty(0, dtype=dtype)).reshape(shape)
+    return tensors
+
+
+def is_whole_list(value) -> bool:
+    return isinstance(value, list) and all(type(v) is int and v >= 0 for v in value)
 
 
 def export_safetensors(checkpoint: str | Path, out: str | Path, overwrite: bool = False) -> None:
     """Write OUT/model.safetensors and OUT/config.json from a checkpoint."""
-    st = safetensors_torch()
     ckpt = load_checkpoint(checkpoint)
     out = Path(out)
     if out.exists() and not out.is_dir():
@@ -58,13 +105,8 @@ def export_safetensors(checkpoint: str | Path, out: str | Path, overwrite: bool 
         "val_loss": ckpt.val_loss,
         "minigpt_config": ckpt.config.to_dict(),
     }
-    try:
-        # written by Python rather than by safetensors' own file writer, which refuses a path that is not UTF-8
-        files = {WEIGHTS: st.save(microgpt_weights(ckpt.model), metadata={"format": "pt"}),
-                 CONFIG: (json.dumps(config, indent=1) + "\n").encode("utf-8")}
-    except ImportError as e:
-        raise UsageError(f"the safetensors format needs {e.name or 'a package'} too: "
-                         f"pip install 'minigpt-names[safetensors]'") from None
+    files = {WEIGHTS: safetensors_bytes(microgpt_weights(ckpt.model), metadata={"format": "pt"}),
+             CONFIG: (json.dumps(config, indent=1) + "\n").encode("utf-8")}
     created = not out.exists()
     try:
         out.mkdir(parents=True, exist_ok=True)
@@ -83,7 +125,6 @@ def is_safetensors(path: Path) -> bool:
 
 def import_safetensors(source: str | Path, out: str | Path, overwrite: bool = False) -> None:
     """A directory written by `export_safetensors` (or its model.safetensors) -> a checkpoint."""
-    st = safetensors_torch()
     source, out = Path(source), Path(out)
     directory = source if source.is_dir() else source.parent
     weights, config_file = directory / WEIGHTS if source.is_dir() else source, directory / CONFIG
@@ -106,10 +147,7 @@ def import_safetensors(source: str | Path, out: str | Path, overwrite: bool = Fa
     if config.model.vocab_size != tokenizer.vocab_size:
         raise UsageError(f"{config_file}: vocab_size {config.model.vocab_size} disagrees with "
                          f"{len(tokenizer.chars)} characters and the boundary token")
-    try:
-        state = st.load(read_bytes(weights, "checkpoint"))  # read here: safetensors refuses a path that is not UTF-8
-    except Exception as e:  # safetensors raises its own error type for a damaged file
-        raise UsageError(f"{weights}: cannot be read as safetensors: {str(e).splitlines()[0]}") from None
+    state = read_safetensors(read_bytes(weights, "checkpoint"), weights)
     check_weights(tensors(state, weights, "the weights"), weights)
     model = GPT(config.model)
     try:
