@@ -2,6 +2,7 @@
 
 import functools
 import json
+import os
 import re
 import subprocess
 import sys
@@ -314,3 +315,13 @@ def test_a_name_is_read_as_a_run_only_when_it_holds_a_checkpoint(trained_run, tm
         assert json.loads(printed.stdout)["tokens"] == tokens
     two = CliRunner().invoke(app, ["inspect-attention", run_dir, run_dir])
     assert two.exit_code == 2 and "is a run: two runs go on one page" in two.stderr
+
+
+@pytest.mark.parametrize("columns", ["10000000", "0", "wide"])
+def test_help_in_a_terminal_of_any_width_is_drawn_at_a_width_a_table_can_take(columns):
+    """COLUMNS=10000000 drew the help padded to ten million columns a line (15 s, 730 MB; 99999999: past a
+    minute); now a width past 1,000 is taken as 1,000, and one no table can be drawn in is dropped."""
+    done = subprocess.run([sys.executable, "-m", "minigpt", "--help"], capture_output=True, text=True, timeout=300,
+                          env={**os.environ, "COLUMNS": columns})
+    assert done.returncode == 0 and "train" in done.stdout
+    assert max(map(len, done.stdout.splitlines())) <= 1_000

@@ -111,15 +111,19 @@ def reports_errors(command):
 
 
 NARROWEST = 20  # columns: below this no table or map can be drawn at all
+WIDEST = 1_000  # columns: past this rich pads every line of help to millions of spaces, for minutes
 
 
 def drop_unusable_widths() -> None:
     """A COLUMNS or LINES that no table can be drawn in (0, negative, text) is dropped, so that rich asks the
-    terminal or takes 80: with COLUMNS=0 it would print nothing, and a command would end having said nothing."""
+    terminal or takes 80: with COLUMNS=0 it would print nothing, and a command would end having said nothing.
+    One past WIDEST is taken as WIDEST: `COLUMNS=10000000 minigpt --help` took 15 s and 730 MB."""
     for name in ("COLUMNS", "LINES"):
         value = os.environ.get(name)
         if value is not None and not (value.strip().isdigit() and int(value) >= NARROWEST):
             del os.environ[name]
+        elif value is not None and int(value) > WIDEST:
+            os.environ[name] = str(WIDEST)
 
 
 def refuse_integers_past_64_bits(options: dict) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import gc
 import sys
 
-from minigpt.cli.app import app, reports_errors
+from minigpt.cli.app import app, drop_unusable_widths, reports_errors
 from minigpt.cli.experiment_commands import compare, sweep
 from minigpt.cli.inspect_commands import ablate, inspect_attention
 from minigpt.cli.run_commands import eval_, export, import_, info, plot, sample, train
@@ -32,6 +32,7 @@ def old_spellings(args: list[str]) -> list[str]:
 
 
 def main() -> None:
+    drop_unusable_widths()  # before --help is drawn, as before every command
     try:
         app(args=old_spellings(sys.argv[1:]), prog_name="minigpt")
     finally:
