@@ -325,3 +325,20 @@ def test_help_in_a_terminal_of_any_width_is_drawn_at_a_width_a_table_can_take(co
                           env={**os.environ, "COLUMNS": columns})
     assert done.returncode == 0 and "train" in done.stdout
     assert max(map(len, done.stdout.splitlines())) <= 1_000
+
+
+def test_layer_and_head_choose_the_maps_json_carries_and_json_beside_png_does_both(trained_run, tmp_path):
+    """--layer/--head filtered the terminal's maps but --json printed every head; and --json with --png printed
+    the JSON and wrote no picture, exit 0."""
+    pytest.importorskip("matplotlib")
+    run_dir = str(trained_run[0])
+    one = CliRunner().invoke(app, ["inspect-attention", run_dir, "emma", "--layer", "0", "--head", "1", "--json"])
+    assert one.exit_code == 0, one.output
+    assert [(m["layer"], m["head"]) for m in json.loads(one.stdout)["attention"]] == [(0, 1)]
+    from minigpt.formats.checkpoint import load_checkpoint
+
+    model = load_checkpoint(trained_run[0]).config.model
+    every = json.loads(CliRunner().invoke(app, ["inspect-attention", run_dir, "emma", "--json"]).stdout)
+    assert len(every["attention"]) == model.n_layer * model.n_head
+    both = CliRunner().invoke(app, ["inspect-attention", run_dir, "emma", "--json", "--png", str(tmp_path / "x.png")])
+    assert both.exit_code == 0 and json.loads(both.stdout)["name"] == "emma" and (tmp_path / "x.png").is_file()

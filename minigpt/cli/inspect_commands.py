@@ -156,15 +156,15 @@ def inspect_attention(
         at_snapshot(ckpt, step)
     report = views.attention_report(ckpt.model, ckpt.tokenizer, name, top=top)
     pairs = views.select(report, layer, head)
-    if json_out:
-        print(strict_json.dumps(views.to_json(report)))
-        return
-    if json_file is not None or png is not None:  # the files are what was asked for: one line says where
+    if json_out or json_file is not None or png is not None:  # each asked for, and nothing else
+        if json_out:
+            print(strict_json.dumps(views.to_json(report, pairs)))
         if json_file is not None:
-            views.write_json(report, json_file)
+            views.write_json(report, json_file, pairs)
         if png is not None:
             views.write_png(report, png, pairs)
-        wrote(*(f for f in (json_file, png) if f is not None))
+        if json_file is not None or png is not None:  # one line on stderr says where
+            wrote(*(f for f in (json_file, png) if f is not None))
         return
     console = Console(highlight=False)
     if lens:

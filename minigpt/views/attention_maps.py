@@ -205,15 +205,16 @@ def lens_table(report: AttentionReport) -> Table:
     return table
 
 
-def to_json(report: AttentionReport) -> dict:
+def to_json(report: AttentionReport, pairs: list[tuple[int, int]] | None = None) -> dict:
+    """The report as JSON; `pairs`: only these (layer, head) attention maps (`select`'s)."""
+    pairs = pairs if pairs is not None else select(report, None, None)
     return {
         "name": report.name,
         "tokens": report.tokens,
         "boundary": report.boundary,
         "causal": report.causal,
         "attention": [
-            {"layer": l, "head": h, "weights": report.weights[l, h].tolist()}
-            for l in range(report.n_layer) for h in range(report.n_head)
+            {"layer": l, "head": h, "weights": report.weights[l, h].tolist()} for l, h in pairs
         ],
         "predictions": [
             {"position": i, "token": token, "next": [{"token": t, "prob": p} for t, p in best]}
@@ -224,8 +225,8 @@ def to_json(report: AttentionReport) -> dict:
     }
 
 
-def write_json(report: AttentionReport, path: Path) -> None:
-    write_text(path, strict_json.dumps(to_json(report), indent=1))
+def write_json(report: AttentionReport, path: Path, pairs: list[tuple[int, int]] | None = None) -> None:
+    write_text(path, strict_json.dumps(to_json(report, pairs), indent=1))
 
 
 def write_png(report: AttentionReport, path: Path, pairs: list[tuple[int, int]]) -> None:
