@@ -57,6 +57,10 @@ def test_an_unmasked_run_is_named_everywhere_and_refused_where_it_cannot_be_read
                     ["inspect-attention", str(run_dir), "emma"]):
         result = runner.invoke(app, command)
         assert result.exit_code == 0 and "trained without the causal mask" in result.output, command
+    sampled = " ".join(runner.invoke(app, ["sample", str(run_dir), "--num", "3"]).stderr.split())
+    assert "which is not there yet when it generates" in sampled  # why its names are what they are
+    assert "3 names of a model trained without the mask, not counted as new" in sampled
+    assert "not in the training data" not in sampled  # its names are no invention
     heatmap = runner.invoke(app, ["inspect-attention", str(run_dir), "emma", "--layer", "0", "--head", "0"]).output
     assert "masked (a later position)" not in runner.invoke(app, ["inspect-attention", str(run_dir), "emma", "--position", "1"]).output
     assert heatmap.count("0.") > 5 * 3  # every row has all five weights

@@ -19,7 +19,8 @@ from minigpt.views.loss_curve import sparkline
 
 # what every view of a model trained with model.causal = false says of it
 UNMASKED = ("trained without the causal mask (model.causal = false): each position reads the whole name, the "
-            "character it is to predict too, so its losses are no measure of prediction and its samples are garbage")
+            "character it is to predict too, so its losses are no measure of prediction; and its samples are "
+            "garbage, since it learned to copy the next character, which is not there yet when it generates")
 
 
 def unmasked_note(config) -> str | None:
