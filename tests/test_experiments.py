@@ -700,3 +700,35 @@ def test_compare_html_puts_the_two_groups_first_runs_on_one_page(four_runs, tmp_
     refused = tmp_path / "one.html"
     result = run("compare", runs[0], runs[1], "--html", refused)
     assert result.exit_code == 2 and "1 group;" in result.output and not refused.exists()
+
+
+def test_compare_refuses_scores_that_do_not_compare(four_runs, tmp_path):
+    """One rule decides whether two runs' losses compare: each a masked model's loss over the same tokens of the
+    same names. A run whose block size cuts the names elsewhere printed "+0.064 nats" with an interval from
+    other tokens, and an unmasked run was compared with no caveat; both are refused, saying why."""
+    from conftest import tiny_config
+    from minigpt.runs.run import train
+
+    names = tmp_path / "long.txt"
+    names.write_text("\n".join(["alexandrina", "maximiliana", "bob", "evangeline", "anna"] * 30) + "\n")
+    cut = [train(tiny_config("train.steps=4", f"model.block_size={b}", "train.auto_scale=false"), data_path=names,
+                 out_dir=tmp_path / f"block{b}", quiet=True).run_dir for b in (6, 16)]
+    result = run("compare", *cut)
+    assert result.exit_code == 2 and "score different tokens of the same names (block sizes 6 and 16" in result.stderr
+    unmasked = train(tiny_config("train.steps=4", "model.causal=false", "train.seed=3"), out_dir=tmp_path / "nomask",
+                     quiet=True).run_dir
+    result = run("compare", four_runs[0.01, 1], unmasked)
+    assert result.exit_code == 2 and "trained without the causal mask" in result.stderr
+
+
+def test_a_sweep_refuses_to_search_or_fix_a_model_without_the_mask(tmp_path):
+    """A sweep whose space offered model.causal picked false as the best recipe: its loss read the answers."""
+    import minigpt
+    from minigpt.runs.sweep_spec import read_spec
+
+    for space, fixed in (('"model.causal" = {choices = [true, false]}', ""),
+                         ('"train.lr" = {low = 1e-3, high = 1e-2}', '"model.causal" = false')):
+        spec = tmp_path / "s.toml"
+        spec.write_text(f"[sweep]\nconfig = \"tiny\"\ntrials = 2\n\n[space]\n{space}\n\n[set]\n{fixed}\n")
+        with pytest.raises(minigpt.UsageError, match="a study cannot train without the causal mask"):
+            read_spec(spec)

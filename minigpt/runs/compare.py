@@ -214,10 +214,11 @@ def compare(paths: list[str | Path], baseline: str | Path | None = None, data: s
         raise UsageError("compare needs two runs or more" + (f" that a sweep did not prune, fail or stop ("
                          f"{as_text(unfinished[0])}: {states[unfinished[0]]})" if unfinished else ""))
     runs = [read_run(p) for p in paths]
+    refuse_unmasked(runs)
     names, scored, no_interval = score_names(runs, data)
     if names is not None:
-        for run in runs:
-            tokens = score_run(run, names, scored, rescored=data is not None)
+        scored_tokens = {run.path: score_run(run, names, scored, rescored=data is not None) for run in runs}
+        tokens = same_tokens(scored_tokens, runs)
     groups, differs = group_runs(runs, baseline if baseline is not None else paths[0])
     for group in groups[1:]:
         group.p = welch_p(group.scores, groups[0].scores)
@@ -229,6 +230,32 @@ def compare(paths: list[str | Path], baseline: str | Path | None = None, data: s
                 f"({', '.join(as_text(p.name) for p in unfinished[:3])}{', …' * (len(unfinished) > 3)}): "
                 f"a pruned or stopped run's best loss is no trial's score"] if unfinished else []
     return Comparison(groups, differs, scored, no_interval, left_out + caveats(runs, differs, data))
+
+
+# Two runs' scores compare when each is a loss of a model trained with the causal mask, over the same
+# tokens of the same names: refuse_unmasked, score_names (the same names) and same_tokens say why not.
+
+
+def refuse_unmasked(runs: list[RunScore]) -> None:
+    """A model trained without the mask read each character it predicts: its loss measures no prediction."""
+    unmasked = [run for run in runs if not run.checkpoint.config.model.causal]
+    if unmasked:
+        raise UsageError(f"{as_text(unmasked[0].path)} was trained without the causal mask (model.causal = false): "
+                         f"it read each character it was to predict, so its loss measures no prediction and "
+                         f"compares with no other run's")
+
+
+def same_tokens(scored: dict[Path, torch.Tensor], runs: list[RunScore]) -> torch.Tensor:
+    """The scored tokens of each name, the same for every run; runs whose block sizes cut the names differently
+    score other tokens of them, and are refused."""
+    first = runs[0]
+    for run in runs[1:]:
+        if not torch.equal(scored[run.path], scored[first.path]):
+            sizes = (first.checkpoint.config.model.block_size, run.checkpoint.config.model.block_size)
+            raise UsageError(f"{as_text(first.path)} and {as_text(run.path)} score different tokens of the same names "
+                             f"(block sizes {sizes[0]} and {sizes[1]} cut long names at other places), so their "
+                             f"losses do not compare")
+    return scored[first.path]
 
 
 def caveats(runs: list[RunScore], differs: dict, data) -> list[str]:

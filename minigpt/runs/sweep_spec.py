@@ -148,6 +148,10 @@ def refuse_contradictions(spec: SweepSpec, fixed: dict, space: dict) -> None:
     both = sorted(set(fixed) & set(space))
     if both:
         raise UsageError(f"{spec.path}: {quoted(both[0])} is both fixed in [set] and searched in [space]; keep one")
+    if "model.causal" in space or fixed.get("model.causal") is False:  # its loss would win every comparison
+        raise UsageError(f"{spec.path}: a study cannot train without the causal mask (model.causal): such a model "
+                         f"reads each character it is to predict, so its loss measures no prediction and would "
+                         f"win every comparison")
     budget = "steps" if spec.steps is not None else "time_limit" if spec.time_limit is not None else None
     for key in BUDGET_KEYS:
         where = "[set]" if key in fixed else "[space]" if key in space else None
