@@ -732,3 +732,20 @@ def test_a_sweep_refuses_to_search_or_fix_a_model_without_the_mask(tmp_path):
         spec.write_text(f"[sweep]\nconfig = \"tiny\"\ntrials = 2\n\n[space]\n{space}\n\n[set]\n{fixed}\n")
         with pytest.raises(minigpt.UsageError, match="a study cannot train without the causal mask"):
             read_spec(spec)
+
+
+def test_compare_says_when_the_runs_got_unequal_compute_and_compares_them_at_equal_steps(four_runs, tmp_path):
+    """Four seeds a side at --time-limit 30 got 594 to 1,065 steps, and compare said nothing of it (its note said
+    "within 1,065 steps"); runs whose steps differ by more than a tenth are named, with each run's loss at the last
+    step every one of them evaluated."""
+    from conftest import tiny_config
+    from minigpt.runs.run import train
+
+    longer = train(tiny_config("train.steps=80", "train.lr=0.03", "train.seed=3", "train.eval_interval=20"),
+                   out_dir=tmp_path / "lr0.03-s3", quiet=True).run_dir
+    result = run("compare", four_runs[0.01, 1], four_runs[0.01, 2], four_runs[0.03, 1], longer, "--json")
+    assert result.exit_code == 0, result.output
+    notes = " ".join(json.loads(result.stdout)["notes"])
+    assert "the runs took 40 to 80 steps" in notes and "at step 40, which every run reached and evaluated" in notes
+    even = run("compare", four_runs[0.01, 1], four_runs[0.03, 1], "--json")
+    assert "unequal compute" not in " ".join(json.loads(even.stdout)["notes"])

@@ -267,10 +267,29 @@ def caveats(runs: list[RunScore], differs: dict, data) -> list[str]:
                      "validated on the same ones")
     improving = [r for r in runs if still_improving(r.curve)]
     if improving:
-        steps = max(r.steps for r in improving)
+        low, high = min(r.steps for r in improving), max(r.steps for r in improving)
+        steps = f"{low:,} to {high:,}" if low < high else f"{high:,}"
         notes.append(f"{len(improving)} of {len(runs)} runs were still improving at their last evaluation: a verdict "
-                     f"says which is better within {steps:,} steps, not which is better trained longer")
-    return notes
+                     f"says which is better within {steps} steps, not which is better trained longer")
+    return notes + unequal_compute(runs)
+
+
+def unequal_compute(runs: list[RunScore]) -> list[str]:
+    """Runs of a time limit take as many steps as the machine gives them: when their steps differ by more than
+    a tenth, the machine may have decided what the recipe seems to, so say so, with every run's loss at the
+    last evaluation step all of them reached (equal compute, from what their records hold)."""
+    steps = [r.steps for r in runs]
+    if max(steps) <= 1.1 * min(steps):
+        return []
+    evaluated = [dict(series(r.curve, "val_loss")) for r in runs]
+    shared = set.intersection(*(set(losses) for losses in evaluated)) - {0}
+    note = (f"the runs took {min(steps):,} to {max(steps):,} steps (their time limits, or the machine, gave them "
+            f"unequal compute): a difference in loss may be one of steps, not of recipe")
+    if shared:
+        at = max(shared)
+        by_run = ", ".join(f"{as_text(r.path.name)} {losses[at]:.4f}" for r, losses in zip(runs, evaluated))
+        note += f"; at step {at:,}, which every run reached and evaluated: {by_run}"
+    return [note]
 
 
 def still_improving(curve: list[dict]) -> bool:
