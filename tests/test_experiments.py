@@ -410,6 +410,8 @@ def test_ctrl_c_stops_a_sweep_in_one_line_that_says_how_to_go_on(tmp_path, names
     lines = [line for line in stderr.splitlines() if line.startswith("minigpt:")]
     assert process.returncode == 130 and len(lines) == 1, stderr
     assert "run the same command again to go on" in lines[0] and "--resume" not in stderr and "Traceback" not in stderr
+    states = {t["state"] for t in trials_of(out)}  # said "fail" once the sweep was run again
+    assert "stopped" in states and "fail" not in states, states
 
 
 @pytest.mark.skipif(not Path("/proc/self/task").is_dir() or (os.cpu_count() or 1) < 2, reason="needs Linux's /proc and 2 cores")
@@ -749,3 +751,20 @@ def test_compare_says_when_the_runs_got_unequal_compute_and_compares_them_at_equ
     assert "the runs took 40 to 80 steps" in notes and "at step 40, which every run reached and evaluated" in notes
     even = run("compare", four_runs[0.01, 1], four_runs[0.03, 1], "--json")
     assert "unequal compute" not in " ".join(json.loads(even.stdout)["notes"])
+
+
+def test_a_sweep_whose_ranking_follows_compute_says_so_and_shows_each_trials_steps():
+    """Time-limited trials of one study got 358 to 672 steps and the best came from a quiet minute: the table
+    shows each trial's steps, and a note says when the loss follows them."""
+    from types import SimpleNamespace
+
+    from minigpt.runs.tables import compute_note, trial_row
+
+    def trial(number, value, steps):
+        return SimpleNamespace(number=number, value=value, params={}, state=SimpleNamespace(name="COMPLETE"),
+                               user_attrs={"losses": [value], "steps": steps})
+
+    follows = [trial(0, 2.10, [358]), trial(1, 2.07, [500]), trial(2, 2.06, [672])]
+    assert "took 358 to 672 steps and the loss follows them (r = -0.9" in compute_note(follows)
+    assert trial_row(follows[2], [])[4] == "672"
+    assert compute_note([trial(0, 2.10, [400]), trial(1, 2.07, [401]), trial(2, 2.06, [402])]) is None

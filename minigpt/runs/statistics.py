@@ -22,6 +22,14 @@ def sd(values: list[float]) -> float | None:
     return math.sqrt(sum((v - m) ** 2 for v in values) / (len(values) - 1))
 
 
+def correlation(a: list[float], b: list[float]) -> float | None:
+    """Pearson's r of two equally long lists; None where either has no spread."""
+    ma, mb = mean(a), mean(b)
+    da, db = [x - ma for x in a], [y - mb for y in b]
+    norm = math.sqrt(sum(x * x for x in da) * sum(y * y for y in db))
+    return sum(x * y for x, y in zip(da, db)) / norm if norm > 0 else None
+
+
 def welch(a: list[float], b: list[float]) -> tuple[float, float, float] | None:
     """Welch's t statistic of mean(a) - mean(b), its standard error and degrees of freedom (Welch-Satterthwaite);
     None when a side has fewer than two values, or neither has any spread."""

@@ -119,7 +119,7 @@ def objective(spec: SweepSpec, out_dir: Path, data: Path | None, seeds: int, say
     def run_trial(trial) -> float:
         trial.set_user_attr("worker", this_worker())
         values = {d.key: d.suggest(trial) for d in spec.space}
-        losses, runs = [], []
+        losses, runs, steps = [], [], []
         try:
             for i in range(seeds):
                 seed = spec.base_seed + i
@@ -131,6 +131,7 @@ def objective(spec: SweepSpec, out_dir: Path, data: Path | None, seeds: int, say
                 result = train(config, data, out_dir=run_dir, overwrite=True, quiet=True,
                                report=pruning(trial) if i == 0 and spec.prune else None)
                 losses.append(result.best_val_loss)
+                steps.append(result.steps)
                 if i == 0:
                     trial.set_user_attr("recipe", recipe_toml(config))
         except (Interrupted, WriteFailed) as e:  # stopped from outside, or by the machine (a full disk): run again
@@ -149,6 +150,7 @@ def objective(spec: SweepSpec, out_dir: Path, data: Path | None, seeds: int, say
             mark_trial_runs(out_dir, runs, trial.number, str(e))
             raise
         trial.set_user_attr("losses", losses)
+        trial.set_user_attr("steps", steps)  # a time limit's trials take the steps the machine gives them
         say(f"trial {trial.number}: {mean(losses):.4f} over {len(losses)} seed{'s' * (len(losses) > 1)}  "
             + values_text(values))
         return mean(losses)
@@ -295,10 +297,17 @@ class SweepResult:
                 "best_toml": str(self.best_toml) if self.best_toml else None}
 
 
+def state_of(t) -> str:
+    """A trial's state in words: a trial stopped by Ctrl-C or a full disk is "stopped" (it runs again as a
+    later trial), not the "fail" Optuna records for it."""
+    return "stopped" if t.user_attrs.get("interrupted") else t.state.name.lower()
+
+
 def trial_json(t) -> dict:
     losses = t.user_attrs.get("losses", [])
-    return {"number": t.number, "state": t.state.name.lower(), "value": t.value, "params": t.params,
-            "losses": losses, "sd": sd(losses), "runs": t.user_attrs.get("runs", []), "error": t.user_attrs.get("error")}
+    return {"number": t.number, "state": state_of(t), "value": t.value, "params": t.params,
+            "losses": losses, "sd": sd(losses), "steps": t.user_attrs.get("steps", []),
+            "runs": t.user_attrs.get("runs", []), "error": t.user_attrs.get("error")}
 
 
 def summary(spec: SweepSpec, out_dir: Path, storage: str | None, write_best: bool = True) -> SweepResult:

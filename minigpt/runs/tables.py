@@ -8,8 +8,8 @@ from typing import TYPE_CHECKING
 from rich.console import Console
 from rich.table import Table
 
-from minigpt.runs.sweep import IMPORTANCE_TRIALS, SweepResult
-from minigpt.runs.statistics import sd
+from minigpt.runs.sweep import IMPORTANCE_TRIALS, SweepResult, state_of
+from minigpt.runs.statistics import correlation, mean, sd
 from minigpt.files.run_records import series
 from minigpt.common.text import as_text, markup_safe
 from minigpt.views.loss_curve import sparkline
@@ -62,7 +62,7 @@ def show_sweep_result(out: Console, result: SweepResult) -> None:
         short = {key: key for key in keys}
     table = Table(title=f"study {result.spec.name}: {len(result.trials)} trials, each run DIR/trial-N-seed-S",
                   show_edge=False)
-    for heading in ("trial", "state", "loss", "sd", *short.values()):
+    for heading in ("trial", "state", "loss", "sd", "steps", *short.values()):
         table.add_column(heading, justify="left" if heading == "state" else "right")
     for t in result.trials:
         table.add_row(*trial_row(t, keys))
@@ -70,6 +70,9 @@ def show_sweep_result(out: Console, result: SweepResult) -> None:
     if result.best is None:
         out.print("no trial has finished yet")
         return
+    note = compute_note(result.trials)
+    if note:
+        out.print(f"note: {markup_safe(note)}")
     best = result.best
     losses = best.user_attrs.get("losses", [])
     spread = f" ± {sd(losses):.4f}" if len(losses) > 1 else ""
@@ -92,7 +95,7 @@ def value_text(value) -> str:
 
 def trial_row(t, keys: list[str]) -> list[str]:
     losses = t.user_attrs.get("losses", [])
-    state = t.state.name.lower()
+    state = state_of(t)
     if "run_again_from" in t.user_attrs:
         state += f" (trial {t.user_attrs['run_again_from']} again)"
     if "pruned_at" in t.user_attrs:
@@ -100,4 +103,24 @@ def trial_row(t, keys: list[str]) -> list[str]:
     if t.user_attrs.get("error"):
         state += f": {markup_safe(t.user_attrs['error'])}"
     return [str(t.number), state, f"{t.value:.4f}" if t.value is not None else "",
-            f"{sd(losses):.4f}" if len(losses) > 1 else "", *(value_text(t.params[k]) if k in t.params else "" for k in keys)]
+            f"{sd(losses):.4f}" if len(losses) > 1 else "", steps_text(t.user_attrs.get("steps", [])),
+            *(value_text(t.params[k]) if k in t.params else "" for k in keys)]
+
+
+def steps_text(steps: list[int]) -> str:
+    return "" if not steps else f"{min(steps):,}" if min(steps) == max(steps) else f"{min(steps):,}-{max(steps):,}"
+
+
+def compute_note(trials) -> str | None:
+    """When finished trials took unequal steps (a time limit on a busy machine) and the loss follows them, the
+    ranking may be the machine's: say so, with how closely loss and steps go together."""
+    done = [(mean(t.user_attrs["steps"]), t.value) for t in trials
+            if t.state.name == "COMPLETE" and t.value is not None and t.user_attrs.get("steps")]
+    if len(done) < 3 or max(s for s, _ in done) <= 1.1 * min(s for s, _ in done):
+        return None
+    r = correlation([s for s, _ in done], [v for _, v in done])
+    if r is None or r > -0.5:
+        return None
+    return (f"the trials took {min(s for s, _ in done):,.0f} to {max(s for s, _ in done):,.0f} steps and the loss "
+            f"follows them (r = {r:.2f}): the ranking may be the machine's compute, not the recipes'; a budget of "
+            f"steps ([sweep] steps) gives every trial the same")
