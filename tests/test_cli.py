@@ -342,3 +342,9 @@ def test_layer_and_head_choose_the_maps_json_carries_and_json_beside_png_does_bo
     assert len(every["attention"]) == model.n_layer * model.n_head
     both = CliRunner().invoke(app, ["inspect-attention", run_dir, "emma", "--json", "--png", str(tmp_path / "x.png")])
     assert both.exit_code == 0 and json.loads(both.stdout)["name"] == "emma" and (tmp_path / "x.png").is_file()
+
+
+def test_inspect_attentions_help_says_where_the_pages_measurements_are_kept():
+    """The page's cache (about 4 MB a page, eight pages) lives outside the run: --help says where."""
+    shown = CliRunner().invoke(app, ["inspect-attention", "--help"], env={"COLUMNS": "200"}).stdout
+    assert "~/.cache/minigpt/pages" in "".join(shown.replace("│", "").split())  # however the help wraps it

@@ -1,10 +1,13 @@
 """Two processes (gloo, CPU) train exactly as one process with the same global batch, and resume either way."""
 
+import atexit
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 
 import pytest
 import torch
@@ -22,8 +25,14 @@ COMMON = ["-c", "tiny", "--device", "cpu", "--set", "model.dropout=0", "--set", 
           "--batch-size", "16", "--quiet"]
 
 
+# torchrun's own temporary folders (/tmp/torchelastic_*) go here, removed when the tests end, even those of a
+# launch the tests killed, which torchrun never removes itself
+TORCHRUN_TMP = tempfile.mkdtemp(prefix="minigpt-torchrun-")
+atexit.register(shutil.rmtree, TORCHRUN_TMP, ignore_errors=True)
+
+
 def env():
-    return {**os.environ, "OMP_NUM_THREADS": "1"}
+    return {**os.environ, "OMP_NUM_THREADS": "1", "TMPDIR": TORCHRUN_TMP}
 
 
 def one_process(*args):

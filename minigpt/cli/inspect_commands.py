@@ -105,7 +105,8 @@ def inspect_attention(
     json_out: bool = typer.Option(False, "--json", metavar="", help="Print the weights and predictions as JSON on stdout."),
     json_file: Optional[Path] = typer.Option(None, "--json-file", help="Write them as JSON to this file instead."),
     html: Optional[Path] = typer.Option(
-        None, "--html", help="Write the explorer page instead: one HTML file that runs the model in a browser."
+        None, "--html", help="Write the explorer page instead: one HTML file that runs the model in a browser "
+        "(what it measures is cached in ~/.cache/minigpt/pages, the eight latest pages)."
     ),
     lesson: Optional[int] = typer.Option(
         None, "--lesson", help=f"With --html: the page opens at lesson N of its course (1 to {lesson_count()})."
