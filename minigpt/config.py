@@ -117,6 +117,13 @@ class TrainConfig:
                              "snapshots.pt); 0 keeps none", from_to(0, MAX_SNAPSHOTS))
 
 
+def held_out_count(n: int, fraction: float, at_most: int) -> int:
+    """How many of n names are held out for validation: `fraction` of them, at most `at_most`, and one
+    at least from ten names on."""
+    count = min(at_most, int(n * fraction))
+    return 1 if fraction > 0 and count == 0 and n >= 10 else count
+
+
 @dataclass
 class SampleConfig:
     temperature: float = setting(1.0, "<1: safer names; >1: wilder; 0: the likeliest",

@@ -13,6 +13,7 @@ from typing import NamedTuple
 
 import torch
 
+from minigpt.config import held_out_count
 from minigpt.files.corpus import TokenizedNames, names_not_held_out, seeded_permutation
 from minigpt.files.names_file import (as_characters, read_names, refuse_unseen,
                                       refuse_unseen_names)
@@ -21,9 +22,7 @@ from minigpt.files.names_file import (as_characters, read_names, refuse_unseen,
 def split_names(names: list[str], fraction: float, at_most: int,
                 seed: int) -> tuple[list[str], list[str]]:
     """A seeded hold-out: `fraction` of the names (at most `at_most`) for validation."""
-    n_val = min(at_most, int(len(names) * fraction))
-    if fraction > 0 and n_val == 0 and len(names) >= 10:
-        n_val = 1
+    n_val = held_out_count(len(names), fraction, at_most)
     order = seeded_permutation(len(names), seed)
     return names_not_held_out(names, order, n_val), [names[i] for i in order[:n_val].tolist()]
 

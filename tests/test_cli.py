@@ -348,3 +348,28 @@ def test_inspect_attentions_help_says_where_the_pages_measurements_are_kept():
     """The page's cache (about 4 MB a page, eight pages) lives outside the run: --help says where."""
     shown = CliRunner().invoke(app, ["inspect-attention", "--help"], env={"COLUMNS": "200"}).stdout
     assert "~/.cache/minigpt/pages" in "".join(shown.replace("│", "").split())  # however the help wraps it
+
+
+def test_a_path_the_system_refuses_is_said_as_the_problem_not_as_pythons_exception(trained_run, tmp_path, monkeypatch):
+    """A symbolic link that loops, or one to nowhere, given as a run or an output said "RuntimeError: Symlink loop
+    ..." or "FileExistsError: [Errno 17] ..."; now one line names the path and the problem, exit 2."""
+    monkeypatch.chdir(tmp_path)
+    os.symlink("loop", "loop")
+    os.symlink("nowhere", "dangling")
+    run_dir = str(trained_run[0])
+    for args, says in ((["compare", "loop", run_dir], "loop: a symbolic link that loops"),
+                       (["compare", run_dir, run_dir, "--baseline", "loop"], "loop: a symbolic link that loops"),
+                       (["sweep", "spec.toml", "--out", "dangling"], "dangling: a symbolic link to a path that does "
+                                                                     "not exist is in the way")):
+        (tmp_path / "spec.toml").write_text('[sweep]\nconfig = "tiny"\ntrials = 1\n[space]\n'
+                                            '"train.lr" = {low = 1e-3, high = 1e-2}\n')
+        result = CliRunner().invoke(app, args)
+        assert result.exit_code == 2 and says in result.stderr and "Error" not in result.stderr, result.stderr
+
+
+def test_json_with_a_number_past_what_json_reads_is_refused_in_one_line(tmp_path):
+    """A microgpt JSON holding a 100,000-digit integer raised ValueError from Python's int limit."""
+    path = tmp_path / "big.json"
+    path.write_text('{"hyperparameters": {"n_layer": ' + "9" * 100_000 + '}, "uchars": [], "state_dict": {}}')
+    result = CliRunner().invoke(app, ["import", str(path), str(tmp_path / "out.pt")])
+    assert result.exit_code == 2 and "not valid JSON" in result.stderr and "ValueError" not in result.stderr

@@ -768,3 +768,13 @@ def test_a_sweep_whose_ranking_follows_compute_says_so_and_shows_each_trials_ste
     assert "took 358 to 672 steps and the loss follows them (r = -0.9" in compute_note(follows)
     assert trial_row(follows[2], [])[4] == "672"
     assert compute_note([trial(0, 2.10, [400]), trial(1, 2.07, [401]), trial(2, 2.06, [402])]) is None
+
+
+def test_a_sweep_on_names_too_few_to_hold_validation_out_is_refused_before_any_trial(tmp_path):
+    """A sweep on three names trained its first trial and then failed with a TypeError (no validation loss)."""
+    three = tmp_path / "three.txt"
+    three.write_text("anna\nbob\ncarl\n")
+    spec = spec_file(tmp_path, trials=2, budget="steps = 5")
+    result = run("sweep", spec, "--out", tmp_path / "out", "--data", three)
+    assert result.exit_code == 2 and "3 names leave none for validation" in result.stderr
+    assert not (tmp_path / "out").exists()

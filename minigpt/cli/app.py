@@ -7,6 +7,7 @@ click writes them.
 
 from __future__ import annotations
 
+import errno
 import functools
 import os
 import sys
@@ -157,10 +158,40 @@ def reporting_errors(command, *args, **kwargs):
              f"set PYTHONIOENCODING=utf-8", 2)
     except (typer.Exit, typer.Abort):
         raise
+    except (OSError, RuntimeError) as e:  # the system refused a path the user gave: say the problem, not its class
+        if state["debug"] or path_problem(e) is None:
+            raise
+        fail(path_problem(e), 1 if getattr(e, "errno", None) in MACHINE_FAILURES else 2)
     except Exception as e:
         if state["debug"]:
             raise
         fail(f"{first_line(e)} (run with --debug for the traceback)", 1)
+
+
+def loops(path: Path) -> bool:
+    try:
+        os.stat(path)
+    except OSError as e:
+        return e.errno == errno.ELOOP
+    return False
+
+
+MACHINE_FAILURES = (errno.ENOSPC, errno.EIO, errno.EDQUOT)  # the machine failed, not the path given: exit 1
+
+
+def path_problem(e: BaseException) -> str | None:
+    """A path the system refused, in words: a symbolic link that loops (Path.resolve's RuntimeError), a
+    link to nowhere in the way of a new file or folder, a read-only disk, no permission; None for the rest."""
+    if isinstance(e, RuntimeError) and str(e).startswith("Symlink loop from "):
+        return f"{one_line(str(e).removeprefix('Symlink loop from ').strip(chr(39)))}: a symbolic link that loops"
+    if not isinstance(e, OSError) or e.filename is None or e.strerror is None:
+        return None
+    path = Path(os.fsdecode(e.filename))
+    if e.errno == errno.ELOOP or (path.is_symlink() and loops(path)):
+        return f"{one_line(path)}: a symbolic link that loops; remove it or give another path"
+    if isinstance(e, FileExistsError) and path.is_symlink() and not path.exists():
+        return f"{one_line(path)}: a symbolic link to a path that does not exist is in the way; remove it or give another"
+    return f"{one_line(path)}: {e.strerror.lower()}"
 
 
 def reader_gone() -> int:

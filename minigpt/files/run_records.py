@@ -63,7 +63,7 @@ def read_metrics(run_dir: str | Path) -> list[dict]:
     for number, line in enumerate(lines, 1):
         try:
             record = json.loads(line)
-        except (json.JSONDecodeError, RecursionError):
+        except (ValueError, RecursionError):
             if number == len(lines):  # cut short as it was written (a full disk, a killed process)
                 warn(f"{path}: the last line was cut short when it was written; it is left out")
                 break

@@ -87,7 +87,7 @@ def text_kind(text: str, whole: bool) -> str | None:
         try:
             json.loads(stripped)
             return "a JSON file"
-        except (json.JSONDecodeError, RecursionError):
+        except (ValueError, RecursionError):
             pass
     if not stripped:
         return "an empty file"
@@ -110,13 +110,13 @@ def json_kind(text: str, whole: bool) -> str:
         first = json.loads(lines[0])
         if isinstance(first, dict) and "step" in first and len(lines) > 1 or isinstance(first, dict) and "elapsed" in first:
             return "a run's metrics (metrics.jsonl)"
-    except (json.JSONDecodeError, IndexError, RecursionError):
+    except (ValueError, IndexError, RecursionError):
         pass
     if not whole:  # a large JSON document: microgpt's weights, by the keys near its start
         return "microgpt's JSON" if '"state_dict"' in text or '"uchars"' in text else "a JSON file"
     try:
         document = json.loads(text)
-    except (json.JSONDecodeError, RecursionError):
+    except (ValueError, RecursionError):
         return "a JSON file"
     if isinstance(document, dict) and {"hyperparameters", "uchars", "state_dict"} <= document.keys():
         return "microgpt's JSON"

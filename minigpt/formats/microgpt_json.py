@@ -83,7 +83,7 @@ def read_microgpt_json(path: Path) -> dict:
         raise UsageError(f"microgpt JSON file not found: {path}{hint}")
     try:
         document = json.loads(read_text(path, "JSON file"))
-    except (json.JSONDecodeError, UnicodeDecodeError) as e:
+    except (ValueError, RecursionError) as e:  # not JSON, not UTF-8, or numbers past what JSON reads
         raise UsageError(f"{path}: not valid JSON: {e}") from None
     for key, kind in (("hyperparameters", dict), ("uchars", list), ("state_dict", dict)):
         if not isinstance(document, dict) or key not in document:

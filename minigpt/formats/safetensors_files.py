@@ -63,7 +63,7 @@ def read_safetensors(data: bytes, where) -> dict[str, torch.Tensor]:
         raise damaged("its header's length does not fit the file")
     try:
         header = json.loads(data[8:8 + size])
-    except (json.JSONDecodeError, UnicodeDecodeError) as e:
+    except (ValueError, RecursionError) as e:  # not JSON, not UTF-8, or numbers past what JSON reads
         raise damaged(f"its header is not JSON ({e})") from None
     body = memoryview(data)[8 + size:]
     tensors = {}
@@ -134,8 +134,8 @@ def import_safetensors(source: str | Path, out: str | Path, overwrite: bool = Fa
     refuse_existing(out, overwrite, may_replace_checkpoint=True)
     try:
         document = json.loads(read_text(config_file, "JSON file"))
-    except (json.JSONDecodeError, UnicodeDecodeError) as e:
-        raise UsageError(f"{config_file}: not a minigpt safetensors config ({type(e).__name__}: {e})") from None
+    except (ValueError, RecursionError) as e:  # not JSON, not UTF-8, or numbers past what JSON reads
+        raise UsageError(f"{config_file}: not a minigpt safetensors config: not valid JSON: {e}") from None
     expect(document, dict, config_file, "the file")
     recipe = expect(document.get("minigpt_config", {}), dict, config_file, "'minigpt_config'")
     # the top-level keys are what Hugging Face tools read: they win over the recipe's

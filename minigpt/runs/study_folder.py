@@ -102,12 +102,20 @@ def whole_records(data: bytes) -> int:
     return end
 
 
-def names_digest(data: Path | None) -> str:
-    """The fingerprint of the names every trial trains on, read (and so checked) once before any trial."""
+def names_digest(data: Path | None, spec: SweepSpec | None = None) -> str:
+    """The fingerprint of the names every trial trains on, read (and so checked) once before any trial; with
+    the spec, a file too small to hold validation names out is refused, since no trial would have a score."""
     from minigpt.common.bundled import BUNDLED_NAMES
+    from minigpt.config import held_out_count
     from minigpt.files.names_file import digest, read_names
 
-    return digest(read_names(data if data is not None else BUNDLED_NAMES))
+    names = read_names(data if data is not None else BUNDLED_NAMES)
+    train = spec.recipe({}, spec.base_seed).train if spec is not None else None
+    if train is not None and held_out_count(len(names), train.val_fraction, train.val_max) == 0:
+        raise UsageError(f"{data or 'the bundled names'}: {len(names)} names leave none for validation at "
+                         f"train.val_fraction {train.val_fraction:g}, so no trial would have a score; give more "
+                         f"names, or a larger val_fraction in [set]")
+    return digest(names)
 
 
 def claim_folder(out_dir: Path, spec: SweepSpec, storage: str | None, data: Path | None, names: str) -> None:

@@ -238,7 +238,7 @@ def run_sweep(spec_path: str | Path, out_dir: str | Path, data: str | Path | Non
     if out_dir.exists() and not out_dir.is_dir():
         raise UsageError(f"--out {out_dir} is a file; the sweep writes a directory of runs")
     data = as_path(data, "the names file (data)") if data is not None else None
-    names = names_digest(data)  # before anything is written: a typo spends no trial
+    names = names_digest(data, spec)  # before anything is written: a typo spends no trial
     study = claimed_study(spec, out_dir, storage, data, seeds, names, say)
     again = run_again_what_stopped(study)
     if again:
