@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from minigpt.common.arguments import kind_of, whole_number_within
 from minigpt.common.errors import UsageError
 from minigpt.common.ranges import (A_FRACTION, MAX_BATCH_SIZE, MAX_SNAPSHOTS, NOT_NEGATIVE,
-                                   POSITIVE)
+                                   POSITIVE, check_declared, check_model_size)
 from minigpt.common.ranges import SEED, UP_TO_ONE, Range, from_to
 
 
@@ -49,16 +49,18 @@ class GPTConfig:
 
 
 def checked_shape(config) -> GPTConfig:
-    """A shape a model can be built in (formats/recipe_checks.py checks every key of a
-    recipe)."""
+    """A model that can be built: every key as declared above, its shape whole, its size within
+    reach (formats/recipe_checks.py checks a whole recipe)."""
     if not isinstance(config, GPTConfig):
         raise UsageError(f"a GPT is built from a GPTConfig, got {kind_of(config)}")
     for key in ("n_layer", "n_head", "n_embd", "block_size", "vocab_size"):
         least = 2 if key == "vocab_size" else 1  # the vocabulary: a character and the boundary
         whole_number_within(getattr(config, key), f"model.{key}", least)
+    check_declared(config, "model")  # dropout 2.0, init_std nan, activation "evil": each refused
     if config.n_embd % config.n_head:
         raise UsageError(f"model.n_embd ({config.n_embd}) must be divisible by model.n_head "
                          f"({config.n_head})")
+    check_model_size(config)  # n_layer 10**9 would be allocated for minutes before it failed
     return config
 
 
@@ -115,13 +117,6 @@ class TrainConfig:
     val_max: int = setting(1000, "at most this many held-out names", POSITIVE)
     snapshots: int = setting(16, "weights kept at a few steps, to watch attention form (RUN/"
                              "snapshots.pt); 0 keeps none", from_to(0, MAX_SNAPSHOTS))
-
-
-def held_out_count(n: int, fraction: float, at_most: int) -> int:
-    """How many of n names are held out for validation: `fraction` of them, at most `at_most`, and one
-    at least from ten names on."""
-    count = min(at_most, int(n * fraction))
-    return 1 if fraction > 0 and count == 0 and n >= 10 else count
 
 
 @dataclass

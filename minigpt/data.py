@@ -13,9 +13,9 @@ from typing import NamedTuple
 
 import torch
 
-from minigpt.config import held_out_count
+from minigpt.common.errors import UsageError
 from minigpt.files.corpus import TokenizedNames, names_not_held_out, seeded_permutation
-from minigpt.files.names_file import (as_characters, read_names, refuse_unseen,
+from minigpt.files.names_file import (as_characters, held_out_count, read_names, refuse_unseen,
                                       refuse_unseen_names)
 
 
@@ -59,6 +59,13 @@ class Tokenizer:
         return [self.stoi[c] for c in text]
 
     def decode(self, ids: list[int]) -> str:
+        """The text of token ids, the boundary token dropped. An id outside the vocabulary is
+        refused: Python's indexing would read -1 as the last character and True as 1."""
+        ids = list(ids) if not isinstance(ids, (str, bytes)) else [ids]
+        wrong = [i for i in ids if not (type(i) is int and 0 <= i <= self.bos)]
+        if wrong:
+            got = repr(wrong[0])[:40]
+            raise UsageError(f"a token id is a whole number from 0 to {self.bos}, got {got}")
         return "".join(self.chars[i] for i in ids if i != self.bos)
 
 

@@ -4,6 +4,8 @@ import sys
 
 import pytest
 
+from minigpt import GPT, GPTConfig, UsageError, load_config, train
+
 
 def test_public_names_are_the_functions_even_after_the_cli_imported_everything():
     import minigpt
@@ -269,3 +271,40 @@ def test_the_errors_a_user_catches_are_importable_from_the_package():
         assert getattr(minigpt, name) is getattr(errors, name) and name in minigpt.__all__
     with pytest.raises(minigpt.UsageError):
         minigpt.load_config("no-such-recipe")
+
+
+@pytest.mark.parametrize("build, says", [
+    (lambda: GPT(GPTConfig(dropout=2.0, vocab_size=5)), r"model.dropout must be in \[0, 1\), got 2.0"),
+    (lambda: GPT(GPTConfig(init_std=float("nan"), vocab_size=5)), "model.init_std must be a finite number"),
+    (lambda: GPT(GPTConfig(init_std=-1.0, vocab_size=5)), "model.init_std must be positive, got -1.0"),
+    (lambda: GPT(GPTConfig(norm_eps=float("nan"), vocab_size=5)), "model.norm_eps must be a finite number"),
+    (lambda: GPT(GPTConfig(activation="evil", vocab_size=5)), "model.activation must be one of relu, gelu"),
+    (lambda: GPT(GPTConfig(causal="no", vocab_size=5)), "model.causal must be bool, got str 'no'"),
+    (lambda: GPT(GPTConfig(n_layer=10**9, vocab_size=5)), "would have .* parameters; minigpt builds at most"),
+    (lambda: GPT(GPTConfig(n_embd=2**20, n_head=1, vocab_size=5)), "parameters; minigpt builds at most"),
+])
+def test_a_model_is_checked_key_by_key_where_the_api_builds_it(build, says):
+    """GPTConfig values a recipe file would refuse reached torch (a NaN model, a GELU for "evil", minutes of
+    allocation for 10**9 layers); GPT() checks each key against its declaration, in the command line's words."""
+    with pytest.raises(UsageError, match=says):
+        build()
+
+
+@pytest.mark.parametrize("key, value, says", [("steps", True, "train.steps must be int, got bool True"),
+                                              ("steps", 1.5, "train.steps must be int, got float 1.5"),
+                                              ("auto_scale", "yes", "train.auto_scale must be bool, got str")])
+def test_a_config_built_in_python_is_checked_for_its_types_before_training(key, value, says, tmp_path):
+    """train(steps=True) trained one step and auto_scale="yes" was taken as true."""
+    config = load_config("tiny")
+    setattr(config.train, key, value)
+    with pytest.raises(UsageError, match=says):
+        train(config, out_dir=tmp_path / "run", quiet=True)
+
+
+@pytest.mark.parametrize("ids", [[999], "abc", [-1], [True], [1.0]])
+def test_decoding_an_id_outside_the_vocabulary_is_refused(ids):
+    """decode([999]) raised IndexError, decode([-1]) gave the last character and decode([True]) the second."""
+    from minigpt import Tokenizer
+
+    with pytest.raises(UsageError, match="a token id is a whole number from 0 to 3"):
+        Tokenizer(["a", "b", "c"]).decode(ids)

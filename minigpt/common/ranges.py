@@ -3,8 +3,13 @@ and the largest numbers minigpt takes."""
 
 from __future__ import annotations
 
+import dataclasses
+import math
+import struct
 from dataclasses import dataclass
 from typing import Any, Callable
+
+from minigpt.common.errors import UsageError
 
 
 @dataclass(frozen=True)
@@ -37,3 +42,69 @@ def rows_at_once(batch_size: int, positions: int, vocab_size: int) -> int:
     """Names a batch of evaluation or sampling takes: `batch_size`, fewer where a large vocabulary
     would make their logits outgrow LOGITS_AT_ONCE (a million characters: a name at a time)."""
     return max(1, min(batch_size, LOGITS_AT_ONCE // (positions * vocab_size)))
+
+
+# far beyond any model of names (docs/recipes.md gives the recipes' sizes); a stored config past it
+# is refused before anything is allocated, so a small crafted file cannot claim gigabytes
+MAX_PARAMETERS = 100_000_000
+
+
+def as_float32(value: float) -> float:
+    """The value as a float32 holds it, the precision the model's arithmetic uses (past its range: ±inf)."""
+    try:
+        return struct.unpack("f", struct.pack("f", value))[0]
+    except OverflowError:
+        return math.copysign(math.inf, value)
+
+
+def check(value, allowed: Range, name: str) -> None:
+    """One line naming the key (or option) and the value when `value` is outside `allowed`: a number that is not
+    finite says so, and a float is checked as given and as the float32 it becomes where it is used (1e-50 is 0)."""
+    if isinstance(value, float) and not math.isfinite(value):  # nan and inf pass or fail comparisons by accident
+        raise UsageError(f"{name} must be a finite number, got {value}")
+    if not allowed.holds(value):
+        got = f"{value:,}" if "from" in allowed.says and isinstance(value, int) else f"{value}"
+        raise UsageError(f"{name} {allowed.says}, got {got}")
+    if isinstance(value, float) and not (math.isfinite(as_float32(value)) and allowed.holds(as_float32(value))):
+        says = allowed.says if math.isfinite(as_float32(value)) else "must be a finite number"
+        raise UsageError(f"{name} {says}, got {value}, which is {as_float32(value):g} as the float32 the "
+                         f"model computes with")
+
+
+def parameter_count(m) -> int:
+    """The parameters of a model of this shape, by arithmetic (nothing is built)."""
+    c = m.n_embd
+    per_layer = 12 * c * c + (2 * c if m.norm_scale else 0)  # attention 4 C^2, MLP 8 C^2, the gains
+    final = c if m.final_norm and m.norm_scale else 0
+    return (2 * m.vocab_size + m.block_size) * c + m.n_layer * per_layer + final
+
+
+def check_model_size(m, where: str | None = None) -> None:
+    if parameter_count(m) > MAX_PARAMETERS:
+        shape = f"n_layer {m.n_layer:,}, n_embd {m.n_embd:,}, block_size {m.block_size:,}, vocab_size {m.vocab_size:,}"
+        raise UsageError(f"{where + ': ' if where else ''}a model of {shape} would have {parameter_count(m):,} "
+                         f"parameters; minigpt builds at most {MAX_PARAMETERS:,}")
+
+
+def check_64_bits(value, name: str) -> None:
+    """A whole number past 64 bits (a recipe key or a command's option) can mean nothing: one line says so."""
+    if isinstance(value, int) and not isinstance(value, bool) and abs(value) > LARGEST_INTEGER:
+        raise UsageError(f"{name} must be at most {LARGEST_INTEGER:,} (64 bits), got {value}")
+
+
+def check_declared(part, section: str) -> None:
+    """Every key of a recipe's section (a GPTConfig, TrainConfig or SampleConfig) as its declaration in
+    config.py allows: its type, its choices, its ranges, 64 bits; one line naming the first that does not hold."""
+    for f in dataclasses.fields(part):
+        value, name = getattr(part, f.name), f"{section}.{f.name}"
+        expected = type(f.default)
+        if type(value) is not expected and not (expected is float and type(value) is int):
+            shown = f"{type(value).__name__} {value!r}"[:80]
+            raise UsageError(f"{name} must be {expected.__name__}, got {shown}")
+        if isinstance(value, float) and not math.isfinite(value):  # nan and inf pass every comparison
+            raise UsageError(f"{name} must be a finite number, got {value}")
+        if f.metadata.get("choices") and value not in f.metadata["choices"]:
+            raise UsageError(f"{name} must be one of {', '.join(f.metadata['choices'])}, got '{value}'")
+        for allowed in f.metadata.get("ranges", ()):
+            check(value, allowed, name)
+        check_64_bits(value, name)  # after the ranges, which name narrower bounds

@@ -18,6 +18,14 @@ from minigpt.common.text import one_line
 from minigpt.files.bounded import read_bytes
 from minigpt.files.sniffing import NOT_NAMES, identify, wrong_kind
 
+
+def held_out_count(n: int, fraction: float, at_most: int) -> int:
+    """How many of n names are held out for validation: `fraction` of them, at most `at_most`, and one
+    at least from ten names on."""
+    count = min(at_most, int(n * fraction))
+    return 1 if fraction > 0 and count == 0 and n >= 10 else count
+
+
 MEMORY_PER_BYTE = 25  # reading, splitting and tokenising a names file takes about this much memory per byte
 LONGEST_NAME = 10_000  # characters; a longer line is not a name
 

@@ -38,7 +38,7 @@ import torch
 from minigpt.common.arguments import as_path, kind_of
 from minigpt.common.errors import RunError, UsageError, cannot_write
 from minigpt.config import Config
-from minigpt.formats.recipe_checks import parameter_count
+from minigpt.common.ranges import parameter_count
 from minigpt.formats.recipes import config_from_dict, load_config
 from minigpt.data import Tokenizer, load_data
 from minigpt.files.names_file import read_names

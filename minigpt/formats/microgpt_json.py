@@ -28,7 +28,8 @@ from minigpt.common.text import number_text
 from minigpt.formats.checkpoint import load_checkpoint, load_microgpt_weights, microgpt_weights, payload, save_checkpoint
 from minigpt.formats.checkpoint_checks import check_weights, checked_vocab
 from minigpt.model import GPT
-from minigpt.formats.recipe_checks import check_model_size, validate
+from minigpt.common.ranges import check_model_size
+from minigpt.formats.recipe_checks import validate
 from minigpt.formats.recipes import load_config
 from minigpt.files.membership import NameSet
 
