@@ -778,3 +778,22 @@ def test_a_sweep_on_names_too_few_to_hold_validation_out_is_refused_before_any_t
     result = run("sweep", spec, "--out", tmp_path / "out", "--data", three)
     assert result.exit_code == 2 and "3 names leave none for validation" in result.stderr
     assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("url, secret", [("postgresql://minigpt:p/a#b?c@127.0.0.1:1/study", "p/a#b?c"),
+                                         ("postgresql://minigpt@127.0.0.1:1/study?password=qsecret", "qsecret"),
+                                         ("postgresql://minigpt:pw%2Fx@127.0.0.1:1/study", "pw/x"),
+                                         ("postgresql://minigpt:v6secret@[::1/study", "v6secret")])
+def test_a_storage_password_of_any_spelling_is_never_shown_nor_stored(tmp_path, url, secret):
+    """A password holding / # or ?, given as ?password=, or in a URL no parser reads, was printed whole in errors
+    and written to a world-readable study.json; the driver's own parser finds it now, and study.json is the
+    owner's alone."""
+    from urllib.parse import quote
+
+    result = run("sweep", spec_file(tmp_path), "--out", tmp_path / "out", "--storage", url, "--json")
+    said = result.stdout + result.stderr
+    assert result.exit_code != 0 and secret not in said and quote(secret, safe="") not in said, said
+    assert "Error" not in result.stderr.replace("RunError", "")  # one line, not Python's exception names
+    record = tmp_path / "out" / "study.json"
+    if record.exists():
+        assert secret not in record.read_text() and record.stat().st_mode & 0o077 == 0

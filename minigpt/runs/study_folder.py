@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import os
 import time
 from pathlib import Path
 
@@ -30,30 +31,60 @@ SPEC_COPY = "sweep.toml"
 STUDY_RECORD = "study.json"
 
 
+SECRET_KEYS = ("password", "passwd")  # a password may also come as a query parameter (?password=...)
+
+
+def storage_url(url: str):
+    """The URL as the storage driver reads it (SQLAlchemy's parser, which Optuna's storages use), or None
+    when it reads none: then nothing of it is shown, since no part of it can be told from a password."""
+    try:
+        from sqlalchemy.engine import make_url
+
+        return make_url(url)
+    except Exception:  # a malformed host or port: SQLAlchemy raises ValueError, ArgumentError and others
+        return None
+
+
+def secrets(url: str | None) -> list[str]:
+    """The secrets a storage URL holds, as written and as the driver decodes them."""
+    from urllib.parse import quote
+
+    parsed = storage_url(url) if url else None
+    if parsed is None:  # no driver reads it: whatever stands between "user:" and "@" may be a password
+        import re
+
+        return [found for found in re.findall(r"://[^:/@]*:([^@]+)@", url or "") if found]
+    found = [parsed.password] + [v for k, v in parsed.query.items() if k.lower() in SECRET_KEYS]
+    found = [str(value) for value in found if value]  # a query value may be a tuple: a key given twice
+    return sorted({*found, *(quote(value, safe="") for value in found)}, key=len, reverse=True)
+
+
 def masked(url: str | None) -> str | None:
-    """A storage URL as it is shown: its password, if it has one, as ***."""
-    return hide_password(url, url)
+    """A storage URL as it is shown and recorded: every password (in the host part or the query) as ***."""
+    if url is None:
+        return None
+    parsed = storage_url(url)
+    if parsed is None:
+        return "a storage URL that cannot be read as one"
+    shown = parsed.render_as_string(hide_password=True)
+    return hide_password(shown, url)  # a ?password= value too
 
 
 def hide_password(text: str | None, url: str | None) -> str | None:
-    """`text` with the password of `url` (`postgresql://user:PASSWORD@host/db`) replaced by ***."""
-    from urllib.parse import urlsplit
-
-    try:
-        password = urlsplit(url).password if url else None
-    except ValueError:  # a port that is no number: no password can be told apart either
-        password = None
-    return text.replace(password, "***") if text and password else text
+    """`text` with every secret of `url` replaced by ***."""
+    for secret in secrets(url):
+        text = text.replace(secret, "***") if text else text
+    return text
 
 
 def without_password(url: str) -> str:
-    """A storage URL as a study folder records it: no password (the database's own login supplies it)."""
-    from urllib.parse import urlsplit, urlunsplit
-
-    parts = urlsplit(url)
-    if parts.password is None:
-        return url
-    return urlunsplit(parts._replace(netloc=parts.netloc.replace(f":{parts.password}@", "@", 1)))
+    """A storage URL as a study folder records it: no secret at all (the database's own login supplies it)."""
+    parsed = storage_url(url)
+    if parsed is None:
+        return masked(url)
+    parsed = parsed._replace(password=None).difference_update_query(
+        [key for key in parsed.query if key.lower() in SECRET_KEYS])
+    return parsed.render_as_string(hide_password=False)
 
 
 def keep_spec(spec: SweepSpec, out_dir: Path) -> None:
@@ -125,6 +156,7 @@ def claim_folder(out_dir: Path, spec: SweepSpec, storage: str | None, data: Path
     kept = read_study_record(out_dir)
     if kept is None:
         write_text(out_dir / STUDY_RECORD, json.dumps(record, indent=1) + "\n")
+        os.chmod(out_dir / STUDY_RECORD, 0o600)  # where a study lives is its owner's business
         return
     if (kept.get("storage"), kept.get("study")) != (record["storage"], record["study"]):
         raise UsageError(f"{out_dir} holds the runs of study {kept.get('study')!r} in {masked(kept.get('storage'))}, "

@@ -9,6 +9,7 @@ database, Optuna's heartbeat finds the trials of machines that went away.
 
 from __future__ import annotations
 
+import re
 import shutil
 import time
 import warnings
@@ -72,7 +73,8 @@ def open_study(spec: SweepSpec, out_dir: Path, storage: str | None, worker: int 
         raise UsageError(f"cannot open the study's storage {masked(storage) or journal}: "
                          f"{hide_password(str(e), storage)}") from None
     except Exception as e:  # a database that refuses: SQLAlchemy's and redis's own errors
-        reason = hide_password(str(e).splitlines()[0], storage)
+        # SQLAlchemy's "(psycopg.OperationalError) connection failed: ...": the reason, not the class
+        reason = hide_password(re.sub(r"^\([\w.]+\) ", "", str(e).splitlines()[0]), storage)
         raise RunError(f"cannot open the study's storage {masked(storage)}: {reason}") from None
 
 
