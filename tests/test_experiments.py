@@ -797,3 +797,14 @@ def test_a_storage_password_of_any_spelling_is_never_shown_nor_stored(tmp_path, 
     record = tmp_path / "out" / "study.json"
     if record.exists():
         assert secret not in record.read_text() and record.stat().st_mode & 0o077 == 0
+
+
+def test_a_sweep_never_writes_into_a_folder_of_the_users_own(tmp_path):
+    """sweep --out into a folder holding the user's own best.toml and run folders overwrote both."""
+    mine = tmp_path / "mine"
+    (mine / "trial-0-seed-1337").mkdir(parents=True)
+    (mine / "best.toml").write_text("# my recipe\n")
+    result = run("sweep", spec_file(tmp_path), "--out", mine)
+    assert result.exit_code == 2 and "holds files of its own and no study" in result.stderr
+    assert (mine / "best.toml").read_text() == "# my recipe\n" and sorted(p.name for p in mine.iterdir()) == [
+        "best.toml", "trial-0-seed-1337"]

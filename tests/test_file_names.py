@@ -6,6 +6,7 @@ they fail unless written as \\xNN escapes (`as_text` in files/text.py).
 
 import os
 import shutil
+import stat
 from pathlib import Path
 
 import pytest
@@ -66,3 +67,33 @@ def test_a_name_that_is_not_utf8_is_shown_as_its_bytes():
     assert as_text(name) == "runs/caf\\xe9" and as_text(os.fsdecode(b"x\xff")) == "x\\xff"
     assert one_line(f"cannot write {os.fsdecode(b'a/caf' + bytes([0xe9]))}") == "cannot write a/caf\\xe9"
     assert as_text("Émile") == "Émile"
+
+
+def test_one_guard_for_every_output_a_link_a_fifo_or_a_names_file_is_never_replaced_unasked(trained_run, tmp_path):
+    """A dangling link or a link loop at an output path was replaced without --overwrite; --overwrite replaced a
+    FIFO with a file; `import ... names.txt --overwrite` replaced a names file with a checkpoint."""
+    from typer.testing import CliRunner
+
+    from minigpt.cli.main import app
+
+    runner = CliRunner()
+    run_dir = trained_run[0]
+    os.symlink(tmp_path / "nowhere.png", tmp_path / "dangling.png")
+    os.symlink(tmp_path / "loop.json", tmp_path / "loop.json")
+    for args in (["inspect-attention", str(run_dir), "emma", "--png", str(tmp_path / "dangling.png")],
+                 ["inspect-attention", str(run_dir), "emma", "--json-file", str(tmp_path / "loop.json")]):
+        result = runner.invoke(app, args)
+        assert result.exit_code == 2 and "already exists (a symbolic link" in result.stderr, result.stderr
+    assert os.path.islink(tmp_path / "dangling.png") and os.path.islink(tmp_path / "loop.json")
+    os.mkfifo(tmp_path / "pipe.json")
+    result = runner.invoke(app, ["inspect-attention", str(run_dir), "emma", "--json-file", str(tmp_path / "pipe.json"),
+                                 "--overwrite"])
+    assert result.exit_code == 2 and "is not a file (a pipe" in result.stderr
+    assert stat.S_ISFIFO(os.lstat(tmp_path / "pipe.json").st_mode)
+    names = tmp_path / "names.txt"
+    names.write_text("anna\nbob\n")
+    exported = runner.invoke(app, ["export", str(run_dir), str(tmp_path / "hf"), "--format", "safetensors"])
+    assert exported.exit_code == 0, exported.output
+    result = runner.invoke(app, ["import", str(tmp_path / "hf"), str(names), "--overwrite"])
+    assert result.exit_code == 2 and "is not a checkpoint: a checkpoint replaces only a checkpoint" in result.stderr
+    assert names.read_text() == "anna\nbob\n"

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import io
 import os
+import stat
 import tempfile
 from pathlib import Path
 from typing import Callable
@@ -20,12 +21,29 @@ from minigpt.common.errors import UsageError, cannot_write
 from minigpt.files.sniffing import is_checkpoint_file
 
 
-def refuse_existing(path, overwrite: bool, may_replace_checkpoint: bool = False) -> None:
-    """An output file is never replaced unless the user says so, and a checkpoint only by a checkpoint."""
-    if not may_replace_checkpoint and Path(path).is_file() and is_checkpoint_file(path):
+def refuse_existing(path, overwrite: bool, may_replace_checkpoint: bool = False,
+                    only_over_checkpoints: bool = False) -> None:
+    """The one guard of every output: what is at `path` (the entry itself, a link not followed) is replaced
+    only when it is a file or a link, only with --overwrite, a checkpoint only by a checkpoint, and, for a
+    checkpoint written (`only_over_checkpoints`), nothing but a checkpoint (a names file stays one)."""
+    path = Path(path)
+    try:
+        mode = os.lstat(path).st_mode
+    except FileNotFoundError:
+        return
+    except OSError as e:
+        raise cannot_write(path, e) from None
+    if not (stat.S_ISREG(mode) or stat.S_ISLNK(mode)):
+        what = "a folder" if stat.S_ISDIR(mode) else "not a file (a pipe, a device or a socket)"
+        raise UsageError(f"{path} is {what}: minigpt writes over nothing but a file; choose another name")
+    checkpoint = stat.S_ISREG(mode) and is_checkpoint_file(path)
+    if checkpoint and not may_replace_checkpoint:
         raise UsageError(f"{path} is a checkpoint: minigpt never writes anything else over one; choose another file")
-    if Path(path).exists() and not overwrite:
-        raise UsageError(f"{path} already exists; pass --overwrite to replace it")
+    if not overwrite:
+        link = " (a symbolic link, which would be replaced, not followed)" if stat.S_ISLNK(mode) else ""
+        raise UsageError(f"{path} already exists{link}; pass --overwrite to replace it")
+    if only_over_checkpoints and stat.S_ISREG(mode) and not checkpoint:
+        raise UsageError(f"{path} is not a checkpoint: a checkpoint replaces only a checkpoint; choose another file")
 
 
 PARTIAL = ".*.tmp"  # a write in progress beside its place (mkstemp below), as a glob: what a killed process leaves

@@ -134,7 +134,7 @@ def import_microgpt(path: str | Path, out: str | Path, overwrite: bool = False) 
         raise UsageError(wrong_kind(path, kind, "an export (microgpt's JSON, or a safetensors directory)"))
     document = read_microgpt_json(path)
     check_document(path, document)
-    refuse_existing(out, overwrite, may_replace_checkpoint=True)
+    refuse_existing(out, overwrite, may_replace_checkpoint=True, only_over_checkpoints=True)
     h = document["hyperparameters"]
     config = load_config("microgpt")
     config.model = GPTConfig(**{**MICROGPT_ARCHITECTURE, **h, "dropout": 0.0, "init_std": 0.08})

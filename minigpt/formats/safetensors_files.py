@@ -131,7 +131,7 @@ def import_safetensors(source: str | Path, out: str | Path, overwrite: bool = Fa
     for path in (weights, config_file):
         if not path.is_file():
             raise UsageError(f"{path} not found (a safetensors export is a directory with {WEIGHTS} and {CONFIG})")
-    refuse_existing(out, overwrite, may_replace_checkpoint=True)
+    refuse_existing(out, overwrite, may_replace_checkpoint=True, only_over_checkpoints=True)
     try:
         document = json.loads(read_text(config_file, "JSON file"))
     except (ValueError, RecursionError) as e:  # not JSON, not UTF-8, or numbers past what JSON reads

@@ -148,6 +148,11 @@ def names_digest(data: Path | None, spec: SweepSpec | None = None) -> str:
     return digest(names)
 
 
+def is_study_folder(out_dir: Path) -> bool:
+    """Whether a folder holds a sweep's study: what a sweep writes before its first trial."""
+    return any((out_dir / name).exists() for name in (STUDY_RECORD, SPEC_COPY, JOURNAL))
+
+
 def claim_folder(out_dir: Path, spec: SweepSpec, storage: str | None, data: Path | None, names: str) -> None:
     """DIR/study.json: the study the folder's runs belong to. Another study (another storage or study
     name), or the same study on other names, is refused: it would train over these runs or mix its trials in."""

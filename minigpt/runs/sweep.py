@@ -26,8 +26,8 @@ from typing import Callable
 from minigpt.common.arguments import as_path, quoted, whole_number_within
 from minigpt.common.errors import Interrupted, RunError, UsageError, WriteFailed, cannot_write
 from minigpt.runs.statistics import mean, sd
-from minigpt.runs.study_folder import JOURNAL, SPEC_COPY, TRIAL_MARK, mark_trial_runs, masked, names_digest, \
-    read_study_record
+from minigpt.runs.study_folder import JOURNAL, SPEC_COPY, TRIAL_MARK, is_study_folder, mark_trial_runs, masked, \
+    names_digest, read_study_record
 from minigpt.runs.study_storage import claimed_study, import_optuna, open_study, sampler
 from minigpt.runs.sweep_spec import MOST_SEEDS, SweepSpec, read_spec
 from minigpt.files.atomic_file import write_text
@@ -237,6 +237,9 @@ def run_sweep(spec_path: str | Path, out_dir: str | Path, data: str | Path | Non
         raise UsageError(f"--jobs must be from 1 to {cores} (a trial a core at most), got {quoted(jobs)}")
     if out_dir.exists() and not out_dir.is_dir():
         raise UsageError(f"--out {out_dir} is a file; the sweep writes a directory of runs")
+    if out_dir.is_dir() and any(out_dir.iterdir()) and not is_study_folder(out_dir):  # a trial would replace them
+        raise UsageError(f"--out {out_dir} holds files of its own and no study; choose an empty or new folder "
+                         f"(a sweep writes its trials' runs and best.toml there)")
     data = as_path(data, "the names file (data)") if data is not None else None
     names = names_digest(data, spec)  # before anything is written: a typo spends no trial
     study = claimed_study(spec, out_dir, storage, data, seeds, names, say)
