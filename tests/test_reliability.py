@@ -564,3 +564,23 @@ def test_a_checkpoint_whose_evaluation_was_not_logged_logs_it_when_the_run_goes_
     records = [json.loads(line) for line in (tmp_path / "run" / "metrics.jsonl").read_text().splitlines()]
     assert [r["step"] for r in records if "val_loss" in r] == [10, 20]
     assert next(r["val_loss"] for r in records if "val_loss" in r) == pytest.approx(saved.val_loss)
+
+
+def test_an_edited_config_toml_is_kept_when_the_run_resumes(names_file, tmp_path, capsys):
+    """--resume trained the checkpoint's recipe and rewrote config.toml without a word, losing the user's edit."""
+    import os
+    import time
+
+    from conftest import tiny_config
+    from minigpt.formats.checkpoint import resume_config
+    from minigpt.runs.run import train
+
+    run_dir = train(tiny_config("train.steps=4", "train.eval_interval=2"), names_file, out_dir=tmp_path / "run",
+                    quiet=True).run_dir
+    recipe = run_dir / "config.toml"
+    recipe.write_text(recipe.read_text() + "# my note: try lr 0.02\n")
+    later = time.time() + 5
+    os.utime(recipe, (later, later))  # edited after the last checkpoint
+    train(resume_config(run_dir, ["train.steps=6"]), quiet=True, resume_from=run_dir)
+    assert "my note" in (run_dir / "config.toml.edited").read_text()
+    assert "was edited after the run's last checkpoint" in capsys.readouterr().err

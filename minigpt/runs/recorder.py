@@ -12,13 +12,13 @@ from pathlib import Path
 import torch
 
 from minigpt.config import Config
-from minigpt.common.errors import RunError, UsageError, cannot_write
+from minigpt.common.errors import RunError, UsageError, cannot_write, warn
 from minigpt.files.atomic_file import write_text
 from minigpt.files.run_records import (METRICS, SAMPLES, lines_up_to, metrics_line, metrics_step, read_metrics,
                                          samples_line, samples_step)
 from minigpt.formats.recipes import recipe_toml, shown_path
 from minigpt.runs.run_directory import open_own
-from minigpt.common.text import as_shown
+from minigpt.common.text import as_shown, as_text
 from minigpt.training import Reporter
 
 
@@ -30,6 +30,18 @@ def recipe_header(config: Config) -> str:
              *([f"with {', '.join(sorted(config.given))} given on the command line"] if config.given else []),
              "auto_scale is stored off: a resumed run keeps the recipe as it is."]
     return "".join(f"# {line}\n" for line in lines) + "\n"
+
+
+def keep_an_edited_recipe(run_dir: Path) -> None:
+    """A config.toml changed after the run's last checkpoint was edited by hand: a resumed run trains the
+    checkpoint's recipe and rewrites config.toml, so the user's file is kept beside it, and said so."""
+    recipe, last = run_dir / "config.toml", run_dir / "last.pt"
+    if not (recipe.is_file() and last.is_file()) or recipe.stat().st_mtime <= last.stat().st_mtime:
+        return
+    kept = run_dir / "config.toml.edited"
+    write_text(kept, recipe.read_text(encoding="utf-8", errors="replace"), failed=cannot_write_record)
+    warn(f"{as_text(recipe)} was edited after the run's last checkpoint: a resumed run trains the checkpoint's "
+         f"recipe (--set changes its [train] keys), so your file is kept as {as_text(kept)}")
 
 
 def cannot_write_record(path, e: OSError) -> RunError:
@@ -68,6 +80,8 @@ class RunRecords(Reporter):
         if self.resumed_at is not None:
             kept[METRICS] = lines_up_to(self.run_dir / METRICS, self.resumed_at, metrics_step)
             kept[SAMPLES] = lines_up_to(self.run_dir / SAMPLES, self.resumed_at, samples_step)
+        if self.resumed_at is not None:
+            keep_an_edited_recipe(self.run_dir)
         write_text(self.run_dir / "config.toml", recipe_header(self.config) + recipe_toml(self.config), failed=cannot_write_record)
         for name, text in kept.items():
             if text is not None:
