@@ -209,3 +209,21 @@ def test_a_model_trained_without_the_mask_runs_unmasked_beside_the_masked_one(ch
     assert "model.causal true → false" in page.inner_text("#differences")
     assert "has none to match" in page.inner_text("#roles-note")
     assert page.watched.errors == []
+
+
+def test_a_run_beside_its_identical_twin_is_called_one_and_ties_count_for_neither(chromium, pair):
+    """A run beside one that trained the same weights was said to differ by "another seed, or other data", and B
+    was counted better on 516 of 516 equal names; where the two disagree most, at position 0, the page showed
+    empty quotes for the boundary."""
+    runs, _, tmp = pair
+    path = write_pair_page(runs[0], runs[0], tmp / "twin.html", text="emma")
+    page = browser.open_page(chromium, path)
+    assert "same run: identical weights" in page.inner_text("#differences")
+    browser.show(page, "#names-summary")
+    browser.wait_until(page, "document.getElementById('names-summary').textContent.includes('ties')")
+    summary = page.inner_text("#names-summary")
+    assert "A is better on 0 of them, B on 0, and" in summary and "one run" in summary
+    browser.show(page, "#disagree")
+    browser.wait_until(page, "document.getElementById('disagree').textContent.includes('position')")
+    assert "after “”" not in page.inner_text("#disagree")
+    assert page.watched.errors == []

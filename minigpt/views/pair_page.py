@@ -15,9 +15,11 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import torch
+
 from minigpt.common.errors import UsageError
 from minigpt.common.text import as_text, boundary_mark, one_line
-from minigpt.formats.checkpoint import Checkpoint, as_checkpoint, validation_names
+from minigpt.formats.checkpoint import Checkpoint, as_checkpoint, microgpt_weights, validation_names
 from minigpt.measurements.name_losses import name_losses
 from minigpt.formats.recipes import flat_config, recipe_differences
 from minigpt.sampling import generate
@@ -95,8 +97,12 @@ def pair_data(a: Checkpoint, b: Checkpoint, text: str | None = None, progress=No
     check_page_vocabulary(a)  # b's is the same
     both = [model_data(ckpt, progress) for ckpt in (a, b)]
     differences = recipe_differences([flat_config(a.config), flat_config(b.config)])
+    weights = [microgpt_weights(ckpt.model) for ckpt in (a, b)]
+    identical = weights[0].keys() == weights[1].keys() and all(torch.equal(weights[0][k], weights[1][k])
+                                                               for k in weights[0])
+    same_names = a.data.get("train_digest") is not None and a.data.get("train_digest") == b.data.get("train_digest")
     return {"a": both[0], "b": both[1], "vocab": a.tokenizer.chars, "boundary": boundary_mark(a.tokenizer.stoi),
-            "differences": differences, "names": name_table(a, b),
+            "differences": differences, "identical": identical, "same_names": same_names, "names": name_table(a, b),
             "start_text": default_text(a) if text is None else text}
 
 

@@ -167,9 +167,13 @@ function drawCards() {
       `${c.data}.${mask}`;
   }
   const keys = Object.entries(DATA.differences);
-  $("differences").textContent = keys.length
+  $("differences").textContent = DATA.identical
+    ? "The two runs are the same run: identical weights (the same recipe, seed and names), so every difference below is 0."
+    : keys.length
     ? `B's recipe differs from A's in ${keys.map(([key, [a, b]]) => `${key} ${JSON.stringify(a)} → ${JSON.stringify(b)}`).join(", ")}.`
-    : "The two recipes are the same (another seed, or other data).";
+    : DATA.same_names
+    ? "The two recipes are the same, seed included, and so are the names; the weights differ (another machine or number of threads sums floats in another order)."
+    : "The two recipes are the same, seed included; the runs trained on other names.";
 }
 
 function drawReading(read) {
@@ -415,7 +419,8 @@ function drawNext(read) {
   const gaps = a.map((s, t) => apart(s.probs, b[t].probs));
   const most = gaps.indexOf(Math.max(...gaps)), likeliest = (s) => MiniGPTModel.argmax(s.probs);
   const guess = (s) => `“${label(likeliest(s))}” (${fixed(s.probs[likeliest(s)])})`;
-  written($("disagree"), `They disagree most at position ${most}, after “${read.kept.slice(0, most).join("")}”: ` +
+  const before = read.kept.slice(0, most).join("") || BOUNDARY;  // position 0 has read the boundary alone
+  written($("disagree"), `They disagree most at position ${most}, after “${before}”: ` +
     `A expects ${guess(a[most])}, B expects ${guess(b[most])} (distributions ${fixed(gaps[most])} apart).`);
   positions.forEach(({ tr, button, cells }, t) => {
     shown(tr, t < T);
@@ -448,9 +453,13 @@ function drawNames() {
   }
   const mean = (xs) => xs.reduce((s, x) => s + x, 0) / xs.length;
   const order = names.map((_, i) => i).sort((i, j) => (b[j] - a[j]) - (b[i] - a[i]));
-  const wins = names.filter((_, i) => a[i] < b[i]).length;
-  $("names-summary").textContent = `On ${names.length.toLocaleString("en")} of ${what}: a name's loss is A's ${fixed(mean(a), 4)} ` +
-    `and B's ${fixed(mean(b), 4)} on average (each name counted once); A is better on ${wins.toLocaleString("en")} of them, B on ${(names.length - wins).toLocaleString("en")}. ` +
+  const count = (n) => n.toLocaleString("en");
+  const aWins = names.filter((_, i) => a[i] < b[i]).length, bWins = names.filter((_, i) => b[i] < a[i]).length;
+  const ties = names.length - aWins - bWins;  // an equal loss is neither side's
+  $("names-summary").textContent = `On ${count(names.length)} of ${what}: a name's loss is A's ${fixed(mean(a), 4)} ` +
+    `and B's ${fixed(mean(b), 4)} on average (each name counted once); A is better on ${count(aWins)} of them, ` +
+    `B on ${count(bWins)}${ties ? `, and ${count(ties)} are ties` : ""}. Each side is one run: a difference no larger ` +
+    `than the spread between seeds of one recipe is seed noise, which minigpt compare measures over several seeds. ` +
     `Pick a name to read it in both.`;
   const list = (indices) => indices.map((i) => {
     const button = element("button", { type: "button", textContent: names[i] });
