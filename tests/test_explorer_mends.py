@@ -201,3 +201,15 @@ def test_panels_out_of_sight_are_drawn_in_a_browser_never_idle(chromium, page_pa
       }, 10);""")
     browser.wait_until(page, "() => window.forcedCallbacks > 0 && !document.querySelector('[aria-busy=true]')")
     assert page.evaluate("window.scrollY") == 0 and not page.watched.errors  # drawn unseen, from the top of the page
+
+
+def test_with_the_mask_off_the_worked_rows_legend_no_longer_says_a_later_score_is_minus_infinity(chromium, page_path):
+    """The legend said "A later position's score is −∞" with the mask switched off, where every score counts."""
+    page = browser.open_page(chromium, page_path, hash="#mask=off")
+    browser.wait_until(page, "document.getElementById('math-legend').textContent.length > 0")
+    legend = page.inner_text("#math-legend")
+    assert "The mask is off" in legend and "−∞" not in legend
+    masked = browser.open_page(chromium, page_path)
+    browser.wait_until(masked, "document.getElementById('math-legend').textContent.length > 0")
+    assert "A later position's score is −∞" in masked.inner_text("#math-legend")
+    assert page.watched.errors == [] and masked.watched.errors == []

@@ -208,6 +208,19 @@ def test_a_model_trained_without_the_mask_runs_unmasked_beside_the_masked_one(ch
     assert "Trained without the causal mask" in page.inner_text("#card-b")
     assert "model.causal true → false" in page.inner_text("#differences")
     assert "has none to match" in page.inner_text("#roles-note")
+    # the share of weight on later positions leaves out the last row, which cannot read ahead, and each head
+    # that reads ahead is named (the figure averaged every row, and no head was named)
+    browser.show(page, "#mask-table")
+    browser.wait_until(page, "document.getElementById('mask-table').rows.length > 5")
+    rows = {row[0]: row[1:] for row in page.evaluate(
+        "[...document.querySelectorAll('#mask-table tr')].map((tr) => [...tr.cells].map((c) => c.textContent))")}
+    shares = js.triu(1).sum(-1)[:, :, :-1]  # [layer, head, row] weight on later positions, the last row left out
+    expected = f"{100 * shares.mean().item():.1f}%"
+    assert rows["weight on later positions (every row but the last, which has none)"] == ["0.0%", expected]
+    by_head = shares.mean(-1)
+    named = [f"{l}.{h}" for l in range(2) for h in range(2) if by_head[l, h] > 0.5]
+    readers = rows["heads that read ahead (over half a row's weight on later positions)"]
+    assert readers[0] == "none" and [part.split()[0] for part in readers[1].split(", ") if part != "none"] == named
     assert page.watched.errors == []
 
 

@@ -193,20 +193,25 @@ function drawMask(read) {
   $("mask-section").hidden = unmasked[0] === unmasked[1];
   if (unmasked[0] === unmasked[1]) return;
   const lastTrain = (side) => (side.data.curve && side.data.curve.train.length ? side.data.curve.train.at(-1)[1] : null);
-  // the share of a row's weight on positions after its own, averaged over every row, head and layer
+  // the share of a row's weight on positions after its own, over every row but the last (which has no later
+  // position to read): for each head, and averaged over every head and layer
+  const aheadByHead = (steps) => steps[0].weights.map((layer, l) => layer.map((_, h) => {
+    const rows = steps.slice(0, -1).map((s, i) => s.weights[l][h].slice(i + 1).reduce((a, b) => a + b, 0));
+    return rows.length ? rows.reduce((a, b) => a + b, 0) / rows.length : 0;
+  }));
   const ahead = (steps) => {
-    let sum = 0, rows = 0;
-    steps.forEach((s, i) => s.weights.forEach((layer) => layer.forEach((w) => {
-      sum += w.slice(i + 1).reduce((a, b) => a + b, 0);
-      rows += 1;
-    })));
-    return sum / rows;
+    const shares = aheadByHead(steps).flat();
+    return shares.reduce((a, b) => a + b, 0) / shares.length;
   };
+  const readers = (steps) => aheadByHead(steps).flatMap((layer, l) => layer.map((share, h) => [`${l}.${h}`, share]))
+    .filter(([, share]) => share > 0.5).map(([head, share]) => `${head} ${fixed(100 * share, 0)}%`).join(", ") || "none";
   const rows = [["trained with the mask", unmasked.map((u) => (u ? "no" : "yes"))],
     ["training loss at the end", sides.map((side) => fixed(lastTrain(side), 4))],
     ["best validation loss", sides.map((side) => fixed(side.data.card.best_val_loss, 4))],
     [`loss on “${read.kept.join("")}”`, state.runs.map((steps) => fixed(meanLoss(steps), 4))],
-    ["weight on later positions", state.runs.map((steps) => `${fixed(100 * ahead(steps), 1)}%`)],
+    ["weight on later positions (every row but the last, which has none)",
+      state.runs.map((steps) => `${fixed(100 * ahead(steps), 1)}%`)],
+    ["heads that read ahead (over half a row's weight on later positions)", state.runs.map(readers)],
     ["names it generates", sides.map((side) => side.data.samples.join(", "))]];
   const table = $("mask-table");
   if (!table.rows.length) { // built once; a key writes its numbers into it

@@ -153,7 +153,9 @@ function drawMath() {
   });
   paintMath(strips, lines, sum);
   write($("math-legend"), `d = ${D}, so ÷√d divides by ${fmt(Math.sqrt(D))}. Strips: red above 0, blue below; ` +
-    `q and the keys share one scale, the products another, the values a third. A later position's score is −∞, so its weight is 0.`);
+    `q and the keys share one scale, the products another, the values a third. ` + (state.off.unmasked
+      ? "The mask is off: a later position's score counts like any other, so it takes weight too."
+      : "A later position's score is −∞, so its weight is 0."));
   math.numbers = { i, layer: l, head: h, q, keys, products, scores, weights, values, scaledValues, out };
 }
 
