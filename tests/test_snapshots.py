@@ -73,6 +73,8 @@ def test_inspect_attention_reads_the_nearest_snapshot(snapshot_run, tmp_path):
     out = runner.invoke(app, ["inspect-attention", str(result.run_dir), "anna", "--step", str(steps[3] + 1), "--json"])
     assert out.exit_code == 0, out.output
     assert f"reading the snapshot at step {steps[3]} (the nearest to {steps[3] + 1})" in out.stderr
+    said = " ".join(out.stderr.split())
+    assert "8 bits a number" in said and "carries them in 6" in said  # as the page says of its own
     at_zero = runner.invoke(app, ["inspect-attention", str(result.run_dir), "anna", "--step", "0", "--json"])
     assert at_zero.stdout != out.stdout  # other weights, other attention
 

@@ -80,7 +80,9 @@ def at_snapshot(ckpt, step: int) -> None:
     index = snapshots.nearest(step)
     snapshots.load_into(ckpt.model, index)
     exact = "" if snapshots.steps[index] == step else f" (the nearest to {step})"
-    print(f"reading the snapshot at step {snapshots.steps[index]}{exact}", file=sys.stderr)
+    print(f"reading the snapshot at step {snapshots.steps[index]}{exact}, its weights kept in 8 bits a number (the "
+          f"explorer page carries them in 6, so its figures can differ in the second or third decimal)",
+          file=sys.stderr)
 
 
 def inspect_attention(
