@@ -213,3 +213,18 @@ def test_with_the_mask_off_the_worked_rows_legend_no_longer_says_a_later_score_i
     browser.wait_until(masked, "document.getElementById('math-legend').textContent.length > 0")
     assert "A later position's score is −∞" in masked.inner_text("#math-legend")
     assert page.watched.errors == [] and masked.watched.errors == []
+
+
+def test_enter_on_next_keeps_the_focus_on_the_lessons_buttons(chromium, page_path):
+    """Enter on "next →" moved the lesson and dropped the keyboard's focus to the page's body."""
+    page = browser.open_page(chromium, page_path, hash="#lesson=1")
+    browser.wait_until(page, "!document.getElementById('lesson-panel').hidden")
+    page.focus("#lesson-next")
+    page.keyboard.press("Enter")
+    browser.wait_until(page, "document.getElementById('lesson-title').textContent.startsWith('Lesson 2')")
+    assert page.evaluate("document.activeElement.id") == "lesson-next"
+    for _ in range(6):  # to the last lesson, where "next" is disabled: the focus goes to the lesson's title
+        page.keyboard.press("Enter")
+    browser.wait_until(page, "document.getElementById('lesson-title').textContent.startsWith('Lesson 8')")
+    assert page.evaluate("document.activeElement.id") == "lesson-title"
+    assert page.watched.errors == []

@@ -149,8 +149,15 @@ function buildLessons() {
   });
   $("contents-free").addEventListener("click", () => fromContents(null));
   select.addEventListener("change", () => openLesson(select.value ? Number(select.value) - 1 : null));
-  $("lesson-prev").addEventListener("click", () => openLesson(state.lesson - 1));
-  $("lesson-next").addEventListener("click", () => openLesson(state.lesson + 1));
+  // the panel moves into the next lesson's section, taking the focused button out of the page for a moment:
+  // the focus is put back on it (on the lesson's title when it is now disabled), not left on the page's body
+  const step = (button, by) => button.addEventListener("click", () => {
+    openLesson(state.lesson + by);
+    (button.disabled ? $("lesson-title") : button).focus({ preventScroll: true });
+  });
+  $("lesson-title").tabIndex = -1;
+  step($("lesson-prev"), -1);
+  step($("lesson-next"), 1);
   $("lesson-close").addEventListener("click", () => openLesson(null));
   $("lesson-answer-box").addEventListener("toggle", drawLesson);
 }
