@@ -808,3 +808,18 @@ def test_a_sweep_never_writes_into_a_folder_of_the_users_own(tmp_path):
     assert result.exit_code == 2 and "holds files of its own and no study" in result.stderr
     assert (mine / "best.toml").read_text() == "# my recipe\n" and sorted(p.name for p in mine.iterdir()) == [
         "best.toml", "trial-0-seed-1337"]
+
+
+def test_a_journal_a_full_disk_cannot_hold_is_a_failure_exit_1(tmp_path, monkeypatch, names_file):
+    """A journal that could not be created on a full disk exited 2, as if the user could fix the command."""
+    import errno
+
+    import optuna.storages.journal as journal
+
+    def full(*args, **kwargs):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(journal, "JournalFileBackend", full)
+    result = run("sweep", spec_file(tmp_path), "--out", tmp_path / "out", "--data", names_file)
+    assert result.exit_code == 1 and "cannot write the study's journal" in result.stderr
+    assert "No space left on device" in result.stderr

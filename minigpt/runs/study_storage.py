@@ -9,6 +9,7 @@ database, Optuna's heartbeat finds the trials of machines that went away.
 
 from __future__ import annotations
 
+import errno
 import re
 import shutil
 import time
@@ -65,7 +66,12 @@ def open_study(spec: SweepSpec, out_dir: Path, storage: str | None, worker: int 
                                    sampler=sampler(spec, worker), pruner=pruner)
     except KeyError:  # load_study: no study of that name there
         raise UsageError(f"{masked(storage) or out_dir / JOURNAL} holds no study named {spec.name!r}") from None
-    except (ImportError, ValueError, OSError) as e:
+    except OSError as e:
+        if e.errno in (errno.ENOSPC, errno.EIO, errno.EDQUOT):  # the machine failed, not the storage given: exit 1
+            raise RunError(f"cannot write the study's journal {out_dir / JOURNAL}: {e.strerror}") from None
+        raise UsageError(f"cannot open the study's storage {masked(storage) or out_dir / JOURNAL}: "
+                         f"{hide_password(e.strerror or str(e), storage)}") from None
+    except (ImportError, ValueError) as e:
         journal = out_dir / JOURNAL
         if storage is None and journal.is_file() and whole_records(journal.read_bytes()) < journal.stat().st_size:
             raise UsageError(f"{journal} is cut or damaged after its first whole records; run the sweep again "
