@@ -249,7 +249,7 @@ def test_every_number_option_at_its_extremes_means_something_or_is_one_line(args
     monkeypatch.setattr("minigpt.runs.run.train", lambda *a, **k: None)
     args = [str(trained_run[0]) if a == "RUN" else a for a in args]
     if args[0] == "train":
-        args += ["--config", "tiny"]
+        args += ["--config", "tiny", "--no-page"]  # nothing trained: no run to write a page of
     result = CliRunner().invoke(app, args)
     assert result.exit_code in (0, 2), (args, result.output)
     if result.exit_code == 2:
@@ -373,3 +373,18 @@ def test_json_with_a_number_past_what_json_reads_is_refused_in_one_line(tmp_path
     path.write_text('{"hyperparameters": {"n_layer": ' + "9" * 100_000 + '}, "uchars": [], "state_dict": {}}')
     result = CliRunner().invoke(app, ["import", str(path), str(tmp_path / "out.pt")])
     assert result.exit_code == 2 and "not valid JSON" in result.stderr and "ValueError" not in result.stderr
+
+
+def test_a_run_ends_with_its_explorer_page_and_no_page_skips_it(names_file, tmp_path):
+    """The learner's loop: `minigpt train` writes RUN/page.html as it ends, the page inspect-attention --html writes
+    of the same run, byte for byte; --no-page writes none."""
+    result = CliRunner().invoke(app, ["train", "-c", "tiny", "--data", str(names_file), "--out", str(tmp_path / "run"),
+                                      "--steps", "6", "--set", "train.eval_interval=3"])
+    assert result.exit_code == 0, result.output
+    page = tmp_path / "run" / "page.html"
+    assert page.is_file() and "the explorer page: " in result.stderr and "open it in a browser" in result.stderr
+    again = CliRunner().invoke(app, ["inspect-attention", str(tmp_path / "run"), "--html", str(tmp_path / "again.html")])
+    assert again.exit_code == 0 and (tmp_path / "again.html").read_bytes() == page.read_bytes()
+    none = CliRunner().invoke(app, ["train", "-c", "tiny", "--data", str(names_file), "--out", str(tmp_path / "bare"),
+                                    "--steps", "2", "--no-page"])
+    assert none.exit_code == 0 and not (tmp_path / "bare" / "page.html").exists()

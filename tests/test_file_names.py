@@ -52,8 +52,8 @@ def test_every_command_takes_a_name_that_is_not_utf8(odd_names):
                  ["plot", run, "--out", run / "curve.png", "--overwrite"]):
         ok(args)
     assert "run\\xff" in ok(["inspect-attention", run, "ab", "--png", run / "grid.png"])
-    assert "run\\xff" in ok(["inspect-attention", run, "ab", "--html", run / "page.html"])
-    assert r"names\\xfe.txt" in (run / "page.html").read_text(encoding="utf-8")  # as the page's JSON writes \
+    assert "run\\xff" in ok(["inspect-attention", run, "ab", "--html", run / "explored.html"])
+    assert r"names\\xfe.txt" in (run / "explored.html").read_text(encoding="utf-8")  # as the page's JSON writes \
     ok(["export", run, run / "weights.json"])
     ok(["import", run / "weights.json", run / "from-json.pt"])
     assert "imported from" in ok(["info", run / "from-json.pt"])

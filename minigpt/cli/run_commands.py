@@ -52,6 +52,8 @@ def train(
         False, "--overwrite-later", metavar="",
         help="With --resume from a checkpoint older than the run's last.pt: replace the steps after it.",
     ),
+    no_page: bool = typer.Option(False, "--no-page", metavar="", help="Write no explorer page into the run "
+                                 "directory at the end (RUN/page.html, to open in a browser)."),
     quiet: bool = typer.Option(False, "--quiet", "-q", metavar="", help="No progress bar or panels."),
     json_out: bool = typer.Option(False, "--json", metavar="", help="Print the final summary as JSON on stdout."),
 ) -> None:
@@ -87,6 +89,27 @@ def train(
 
         started_from = resume_config(resume) if resume is not None else load_config(cfg.recipe)
         print(strict_json.dumps({**result.to_json(), "differs_from_recipe": changed_keys(started_from, cfg)}))
+        sys.stdout.flush()  # the result first: standard output that cannot take it ends the command here
+    if not no_page and not rank():
+        write_run_page(result.run_dir, hidden=quiet or json_out, said=not quiet)
+
+
+def write_run_page(run_dir: Path, hidden: bool, said: bool) -> None:
+    """The run's explorer page, RUN/page.html, written as the run ends: the learner's next step is to look.
+    A model the page cannot read (one trained without the mask) says why, and the run stands as it is."""
+    from minigpt.common.errors import MiniGPTError
+    from minigpt.views.explorer_page import write_page
+    from minigpt.views.training_display import snapshots_bar
+
+    bar, progress = snapshots_bar(hidden=hidden)
+    try:
+        with bar:
+            path = write_page(run_dir, run_dir / "page.html", overwrite=True, progress=progress)
+    except MiniGPTError as e:
+        warn(f"no explorer page: {e}")
+        return
+    if said:  # --quiet says nothing of it, as of the rest of the run
+        print(f"the explorer page: {one_line(path)}, open it in a browser (--no-page skips it)", file=sys.stderr)
 
 
 def changed_keys(recipe, run) -> dict:

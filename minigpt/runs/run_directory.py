@@ -31,7 +31,8 @@ def new_run_dir() -> Path:
 
 
 LOCK = ".lock"
-RUN_FILES = ("best.pt", "last.pt", "config.toml", "metrics.jsonl", "samples.txt", "loss.png", "snapshots.pt")  # what a run writes
+RUN_FILES = ("best.pt", "last.pt", "config.toml", "metrics.jsonl", "samples.txt", "loss.png", "snapshots.pt",
+             "page.html")  # what a run writes (the page: minigpt train's, at its end)
 
 
 class RunLock:

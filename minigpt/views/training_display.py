@@ -128,11 +128,11 @@ def in_notebook() -> bool:
     return type(shell).__name__ in ("ZMQInteractiveShell", "Shell")  # Shell: Colab's
 
 
-def snapshots_bar() -> tuple[tqdm, Callable[[int, int], None]]:
+def snapshots_bar(hidden: bool = False) -> tuple[tqdm, Callable[[int, int], None]]:
     """A bar for the explorer page's slow part, measuring each training snapshot, and the
     `progress(done, total)` that moves it (the bar appears with the first snapshot)."""
     bar = tqdm(total=0, unit="snapshot", desc="measuring the training snapshots", dynamic_ncols=True, leave=False,
-               disable=not sys.stderr.isatty())
+               disable=hidden or not sys.stderr.isatty())
 
     def progress(done: int, total: int) -> None:
         bar.total = total
