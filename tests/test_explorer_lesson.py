@@ -686,10 +686,11 @@ def test_the_lessons_set_a_view_ask_and_answer_from_the_model_and_link_back(chro
     from playwright.sync_api import expect
 
     page = browser.open_page(chromium, lesson[1])
-    titles = page.eval_on_selector_all("#lesson-select option", "o => o.map(x => x.textContent)")
-    assert titles[0] == "the free page" and len(titles) == 9 and titles[1] == "1. One head" and titles[2] == "2. The causal mask"
+    titles = page.eval_on_selector_all("#course-list button", "b => b.map(x => x.getAttribute('aria-label'))")
+    assert len(titles) == 8 and titles[0] == "1. One head" and titles[1] == "2. The causal mask"
+    assert page.text_content("#contents-free") == "the free page"  # in the corner's contents, and "close" in a lesson
     page.fill("#name-input", "emma")
-    page.select_option("#lesson-select", "1")
+    page.click("#course-list button[data-lesson='1']")
     expect(page.locator("#lesson-title")).to_have_text("Lesson 1 of 8: One head")
     browser.wait_until(page, "location.hash.includes('lesson=1')")
     page.click("#lesson-answer-box summary")  # an answer is worked out when it is opened
@@ -717,7 +718,7 @@ def test_the_lessons_set_a_view_ask_and_answer_from_the_model_and_link_back(chro
     other.goto(linked)
     expect(other.locator("#lesson-title")).to_have_text("Lesson 2 of 8: The causal mask")
     assert other.is_checked("#show-scores") and other.input_value("#name-input") == "emma"
-    page.select_option("#lesson-select", "7")  # two names: the parts that carry the difference, ranked
+    page.click("#course-list button[data-lesson='7']")  # two names: the parts that carry the difference, ranked
     page.click("#lesson-answer-box summary")
     expect(page.locator("#lesson-answer")).to_contain_text("Copied alone, the parts that close the most:")
     shares = [float(x) for x in re.findall(r"at position \d+, (-?\d+\.\d)%", page.text_content("#lesson-answer"))]
@@ -742,7 +743,7 @@ def test_a_page_written_at_a_lesson_opens_there_and_the_course_is_the_one_the_co
     page = browser.open_page(chromium, tmp_path / "l.html")
     assert page.text_content("#lesson-title") == f"Lesson 2 of {LESSONS}: The causal mask"
     assert page.is_checked("#show-scores")  # the lesson's own view
-    assert page.eval_on_selector_all("#lesson-select option", "o => o.length") == LESSONS + 1
+    assert page.eval_on_selector_all("#course-list button", "b => b.length") == LESSONS
     refused = CliRunner().invoke(app, ["inspect-attention", str(lesson[0].path.parent), "emma", "--lesson", "2"])
     assert refused.exit_code == 2 and "give it with --html" in refused.output
 

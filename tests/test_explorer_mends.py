@@ -228,3 +228,21 @@ def test_enter_on_next_keeps_the_focus_on_the_lessons_buttons(chromium, page_pat
     browser.wait_until(page, "document.getElementById('lesson-title').textContent.startsWith('Lesson 8')")
     assert page.evaluate("document.activeElement.id") == "lesson-title"
     assert page.watched.errors == []
+
+
+@pytest.mark.parametrize("width, height", [(1280, 900), (390, 844)])
+def test_the_course_is_a_numbered_list_in_sight_with_the_open_lesson_marked(chromium, page_path, width, height):
+    """The lessons were a drop-down at the top (or a folded list in a corner): now each is a numbered button in
+    the header, on screen when the page opens, the open one marked, at desktop and phone width alike."""
+    page = browser.open_page(chromium, page_path, width=width, height=height)
+    assert page.locator("header select").count() == 0  # no drop-down
+    buttons = page.locator("#course-list button")
+    assert buttons.count() == 8 and buttons.nth(0).inner_text() == "1"
+    for n in range(8):
+        box = buttons.nth(n).bounding_box()
+        assert box and 0 <= box["y"] and box["y"] + box["height"] <= height and box["x"] + box["width"] <= width
+    buttons.nth(2).click()
+    browser.wait_until(page, "document.getElementById('lesson-title').textContent.startsWith('Lesson 3')")
+    current = page.eval_on_selector_all("#course-list button", "b => b.map((x) => x.getAttribute('aria-current'))")
+    assert current == ["false", "false", "true"] + ["false"] * 5
+    assert page.watched.errors == []

@@ -110,7 +110,7 @@ def test_a_new_panel_is_its_part_file_and_one_line_in_the_registry(chromium, tra
     browser.show(again, "#hello")
     browser.wait_until(again, "document.getElementById('hello-text').textContent === '4 tokens!'")
     assert again.is_checked("#hello-loud")
-    again.select_option("#lesson-select", "9")  # the panel's lesson, after the course's eight
+    again.click("#course-list button[data-lesson='9']")  # the panel's lesson, after the course's eight
     expect(again.locator("#lesson-title")).to_have_text("Lesson 9 of 9: Counting")
     again.click("#lesson-answer-box summary")
     expect(again.locator("#lesson-answer")).to_have_text("4.")

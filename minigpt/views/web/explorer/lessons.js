@@ -138,8 +138,14 @@ const LESSONS = [
 ];
 
 function buildLessons() {
-  const select = $("lesson-select");
-  LESSONS.forEach((l, n) => select.append(el("option", { value: String(n + 1) }, `${n + 1}. ${l.title}`)));
+  // the course in the header: every lesson a numbered button, the one open marked, no drop-down to open
+  LESSONS.forEach((l, n) => {
+    const button = el("button", { type: "button", title: `${n + 1}. ${l.title}`, "aria-label": `${n + 1}. ${l.title}`,
+                                  "data-lesson": String(n + 1) },
+                      `${n + 1}`, el("span", { class: "lesson-name" }, `. ${l.title}`));
+    button.addEventListener("click", () => openLesson(n));
+    $("course-list").append(el("li", {}, button));
+  });
   // the contents, in a corner of the screen: a lesson (or the free page) opens from anywhere on the page
   const fromContents = (n) => { $("contents").open = false; openLesson(n); };
   LESSONS.forEach((l, n) => {
@@ -148,7 +154,6 @@ function buildLessons() {
     $("lesson-list").append(el("li", {}, button));
   });
   $("contents-free").addEventListener("click", () => fromContents(null));
-  select.addEventListener("change", () => openLesson(select.value ? Number(select.value) - 1 : null));
   // the panel moves into the next lesson's section, taking the focused button out of the page for a moment:
   // the focus is put back on it (on the lesson's title when it is now disabled), not left on the page's body
   const step = (button, by) => button.addEventListener("click", () => {
@@ -167,9 +172,11 @@ function openLesson(n, scroll = true, setView = true) {
   state.lesson = n === null || n < 0 || n >= LESSONS.length ? null : n;
   const panel = $("lesson-panel");
   hide(panel, state.lesson === null);
-  $("lesson-select").value = state.lesson === null ? "" : String(state.lesson + 1);
-  [$("contents-free"), ...$("lesson-list").querySelectorAll("button")].forEach((button, k) =>
-    button.setAttribute("aria-current", String(k === (state.lesson === null ? 0 : state.lesson + 1))));
+  for (const list of [[$("contents-free"), ...$("lesson-list").querySelectorAll("button")],
+    [null, ...$("course-list").querySelectorAll("button")]]) {
+    list.forEach((button, k) => button && button.setAttribute("aria-current",
+      String(k === (state.lesson === null ? 0 : state.lesson + 1))));
+  }
   $("training-steps").classList.toggle("floating", state.lesson !== null && Boolean(LESSONS[state.lesson].keepSlider));
   if (state.lesson !== null) {
     const lesson = LESSONS[state.lesson];
