@@ -388,3 +388,13 @@ def test_a_run_ends_with_its_explorer_page_and_no_page_skips_it(names_file, tmp_
     none = CliRunner().invoke(app, ["train", "-c", "tiny", "--data", str(names_file), "--out", str(tmp_path / "bare"),
                                     "--steps", "2", "--no-page"])
     assert none.exit_code == 0 and not (tmp_path / "bare" / "page.html").exists()
+
+
+def test_a_mistyped_run_is_not_read_as_a_name(trained_run, tmp_path, monkeypatch):
+    """`inspect-attention runA runs/runZZZ --html p.html` (a typo of a run) wrote a one-model page of the text."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "runs").mkdir()
+    result = CliRunner().invoke(app, ["inspect-attention", str(trained_run[0]), "runs/runZZZ", "--html", "p.html"])
+    assert result.exit_code == 2 and "runs/runZZZ is no run" in result.stderr and not (tmp_path / "p.html").exists()
+    named = CliRunner().invoke(app, ["inspect-attention", str(trained_run[0]), "ac/dc", "--json"])
+    assert named.exit_code == 0  # a name with a slash and no such folder is a name

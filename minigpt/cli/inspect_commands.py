@@ -12,6 +12,7 @@ import typer
 from minigpt.cli.app import (checkpoint_argument, checkpoint_to_read, device_option, ends_as_written,
                              names_to_score_option, on_free_cores, wrote)
 from minigpt.common.errors import UsageError, warn
+from minigpt.common.text import one_line
 from minigpt.files import strict_json
 from minigpt.files.atomic_file import refuse_existing
 from minigpt.views.web_files import lesson_count
@@ -53,6 +54,14 @@ def names_a_run(word: str) -> bool:
         return False
 
 
+def looks_like_a_path(word: str) -> bool:
+    """A word with a slash whose folder exists reads as a path (`runs/typo`), not as a name ("ac/dc")."""
+    try:
+        return "/" in word and Path(word).parent != Path(".") and Path(word).parent.is_dir()
+    except (OSError, ValueError):
+        return False
+
+
 def second_run(name: str | None, then: str | None, html: Path | None) -> tuple[Path | None, str | None]:
     """inspect-attention RUN_A RUN_B --html PAGE [NAME]: the second run (None when NAME is a name) and the name.
     A word that names a run (a checkpoint, or a directory holding one) is a run; anything else is the name
@@ -64,6 +73,9 @@ def second_run(name: str | None, then: str | None, html: Path | None) -> tuple[P
     if then is not None:
         raise UsageError(f"inspect-attention reads one NAME, got {name!r} and {then!r} (a second run must be an "
                          f"existing run directory or checkpoint)")
+    if name is not None and looks_like_a_path(name):  # `runs/typo`: a mistyped run, not a name to read
+        raise UsageError(f"{one_line(name)} is no run (a run is a directory with best.pt or last.pt in it, or a "
+                         f"checkpoint), and its folder {one_line(Path(name).parent)} is there: check the path")
     return None, name
 
 
