@@ -823,3 +823,37 @@ def test_a_journal_a_full_disk_cannot_hold_is_a_failure_exit_1(tmp_path, monkeyp
     result = run("sweep", spec_file(tmp_path), "--out", tmp_path / "out", "--data", names_file)
     assert result.exit_code == 1 and "cannot write the study's journal" in result.stderr
     assert "No space left on device" in result.stderr
+
+
+@pytest.mark.skipif(not Path("/proc/self/task").is_dir(), reason="needs Linux's /proc to find the workers")
+@pytest.mark.parametrize("how", ["SIGTERM to the sweep", "SIGINT to the sweep", "SIGKILL to a worker"])
+def test_a_signal_to_the_sweep_or_a_killed_worker_stops_every_worker_at_once(tmp_path, names_file, how):
+    """SIGTERM to a --jobs sweep killed it with no message (and resource_tracker's warning); SIGINT to its own
+    process alone let every remaining trial run before "interrupted"; a worker killed with SIGKILL left the sweep
+    running to its end before one line. The sweep's process now passes a signal on to its workers, and stops
+    them when one is killed: no trial after the running ones starts, and one line says what happened."""
+    out = tmp_path / "sweep"
+    spec = spec_file(tmp_path, trials=6, budget="time_limit = 30")
+    process = subprocess.Popen(sweep_command(spec, "--out", out, "--data", names_file, "--jobs", 2),
+                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    wait_for_command(process, lambda: len(list(out.glob("trial-*/metrics.jsonl"))) >= 2)  # both workers train
+    if how == "SIGKILL to a worker":
+        workers = [pid for pid in children_of(process.pid) if "resource_tracker" not in
+                   Path(f"/proc/{pid}/cmdline").read_bytes().decode(errors="replace")]
+        os.kill(workers[0], signal.SIGKILL)
+    else:
+        os.kill(process.pid, signal.SIGTERM if how.startswith("SIGTERM") else signal.SIGINT)
+    try:
+        _, stderr = process.communicate(timeout=120)
+    finally:
+        if process.poll() is None:
+            os.killpg(process.pid, signal.SIGKILL)
+    lines = [line for line in stderr.splitlines() if line.startswith("minigpt:")]
+    expected = {"SIGTERM to the sweep": 143, "SIGINT to the sweep": 130, "SIGKILL to a worker": 1}[how]
+    assert process.returncode == expected and len(lines) == 1, stderr
+    assert "Traceback" not in stderr, stderr
+    if not how.startswith("SIGKILL"):  # a killed worker leaves its lock for multiprocessing's tracker to name
+        assert "resource_tracker" not in stderr, stderr
+    assert ("killed by SIGKILL" if how.startswith("SIGKILL") else "run the same command again") in lines[0]
+    started = {p.name.split("-seed-")[0] for p in out.glob("trial-*-seed-*")}
+    assert len(started) <= 3, started  # the running trials (and at most one taken as the signal came), no more

@@ -269,14 +269,15 @@ def run_workers(jobs: int, *args) -> None:
     processes = [context.Process(target=worker_process, args=(*args[:-1], threads, say, i)) for i in range(jobs)]
     for p in processes:
         p.start()
-    try:
-        for p in processes:
-            p.join()
-    except KeyboardInterrupt:
-        for p in processes:
-            p.join()
-        raise Interrupted(STOPPED_WORKERS, signal.SIGINT)
+    stopped = watch_workers(processes)
+    if stopped is not None:
+        raise Interrupted(STOPPED_WORKERS, stopped)
     codes = [p.exitcode for p in processes if p.exitcode]
+    killed = [(i, -code) for i, code in enumerate(codes) if code < 0]  # multiprocessing: a signal's number, negated
+    if killed:
+        name = signal.Signals(killed[0][1]).name
+        raise RunError(f"a sweep process was killed by {name} (out of memory, or stopped from outside); the others "
+                       f"stopped with it, the trials that finished are kept, and running the sweep again goes on")
     # workers stopped by a signal that the sweep's own process did not see (sent to them alone; or, in three
     # full test-suite runs, Ctrl-C to the whole group, for a reason not found) stopped the sweep all the same
     if codes and all(code - 128 in STOP_SIGNALS for code in codes):
@@ -284,6 +285,39 @@ def run_workers(jobs: int, *args) -> None:
     if codes:
         raise RunError(f"{len(codes)} of {jobs} sweep processes failed (exit {codes[0]}); the trials that finished "
                        f"are kept, and running the sweep again goes on")
+
+
+def watch_workers(processes) -> int | None:
+    """Wait for the workers, the sweep's own process standing for them: SIGINT or SIGTERM sent to it alone is
+    passed on to each (they save and stop), and a worker that dies (SIGKILL) stops the others at once rather
+    than after every remaining trial. Returns the signal that stopped the sweep, or None."""
+    from multiprocessing.connection import wait
+
+    received = []
+
+    def pass_on(signum, frame) -> None:
+        received.append(signum)
+        for p in processes:
+            if p.is_alive():
+                os.kill(p.pid, signum)
+
+    previous = {signum: signal.signal(signum, pass_on) for signum in (signal.SIGINT, signal.SIGTERM)}
+    told = False  # the rest told to stop, once, after one was killed
+    try:
+        while any(p.is_alive() for p in processes):
+            ready = wait([p.sentinel for p in processes if p.is_alive()])
+            for p in processes:
+                if p.sentinel in ready:
+                    p.join()  # its exit code: the sentinel can close a moment before the process is reaped
+            if not told and not received and any(p.exitcode is not None and p.exitcode < 0 for p in processes):
+                told = True
+                for p in processes:  # one was killed: the rest save and stop (a signal of the sweep's, not the user's)
+                    if p.is_alive():
+                        os.kill(p.pid, signal.SIGTERM)
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
+    return received[0] if received else None
 
 
 @dataclass
