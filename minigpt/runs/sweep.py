@@ -195,6 +195,7 @@ def worker_process(*args) -> None:
     """A --jobs process: its errors as one line, its exit code as the command's would be."""
     import sys
 
+    os.setpgid(0, 0)  # out of the terminal's group: its Ctrl-C reaches a worker once, passed on by the sweep
     die_with_parent()
     try:
         work(*args)
