@@ -10,7 +10,10 @@ by the same amount, where Adam's update is dominated by a few large ones.
 
 orthogonalize() finds U V^T without an SVD, by a Newton-Schulz iteration: a few multiplies
 that push every singular value of M towards 1. AdamW keeps the embeddings, lm_head and norm
-gains."""
+gains.
+
+Built here on torch.optim; runs/setup.py builds the same optimizers on machine/fast_optimizer.py's
+parts, which compute the same numbers without torch.optim's seconds of imports."""
 
 from __future__ import annotations
 
@@ -19,7 +22,6 @@ from collections import defaultdict
 
 import torch
 
-from minigpt.common.param_groups import FusedAdamW, ParamGroups
 from minigpt.config import TrainConfig
 from minigpt.model import GPT
 
@@ -40,7 +42,7 @@ def orthogonalize(m: torch.Tensor, steps: int = 5) -> torch.Tensor:
     return x.mT if tall else x
 
 
-class Muon(ParamGroups):
+class Muon(torch.optim.Optimizer):
     """Muon for 2-D weights, with decoupled weight decay as in AdamW."""
 
     def __init__(self, params, lr: float, momentum: float = 0.95, weight_decay: float = 0.0):
@@ -50,32 +52,35 @@ class Muon(ParamGroups):
     @torch.no_grad()
     def step(self) -> None:
         for group in self.param_groups:
-            lr, beta = group["lr"], group["momentum"]
-            params = [p for p in group["params"] if p.grad is not None]
-            grads = [p.grad for p in params]
-            momenta = [self.state[p].setdefault("momentum", torch.zeros_like(p))
-                       for p in params]
-            torch._foreach_mul_(momenta, beta)  # each op one call for every matrix: a loop of
-            torch._foreach_add_(momenta, grads)  # small ops costs more than their arithmetic
-            directions = torch._foreach_add(grads, momenta, alpha=beta)
-            torch._foreach_mul_(params, 1 - lr * group["weight_decay"])
-            by_shape = defaultdict(list)  # one stack a shape, a tall matrix as its transpose:
-            for p, direction in zip(params, directions):  # so mlp_fc1 joins mlp_fc2's stack
-                tall = p.size(0) > p.size(1)
-                shape = (direction.mT if tall else direction).shape
-                by_shape[shape].append((p, direction, tall))
-            for triples in by_shape.values():
-                updates = orthogonalize(torch.stack([d.mT if t else d for _, d, t in triples]))
-                for (p, _, tall), u in zip(triples, updates):
-                    # a tall matrix by sqrt(rows / cols)
-                    scale = max(1.0, p.size(0) / p.size(1)) ** 0.5
-                    p.add_(u.mT if tall else u, alpha=-lr * scale)
+            muon_update(group, self.state)
+
+
+def muon_update(group: dict, state: dict) -> None:
+    """One Muon step for a parameter group; `state`: each parameter's momentum."""
+    lr, beta = group["lr"], group["momentum"]
+    params = [p for p in group["params"] if p.grad is not None]
+    grads = [p.grad for p in params]
+    momenta = [state[p].setdefault("momentum", torch.zeros_like(p)) for p in params]
+    torch._foreach_mul_(momenta, beta)  # each op one call for every matrix: a loop of
+    torch._foreach_add_(momenta, grads)  # small ops costs more than their arithmetic
+    directions = torch._foreach_add(grads, momenta, alpha=beta)
+    torch._foreach_mul_(params, 1 - lr * group["weight_decay"])
+    by_shape = defaultdict(list)  # one stack a shape, a tall matrix as its transpose:
+    for p, direction in zip(params, directions):  # so mlp_fc1 joins mlp_fc2's stack
+        tall = p.size(0) > p.size(1)
+        shape = (direction.mT if tall else direction).shape
+        by_shape[shape].append((p, direction, tall))
+    for triples in by_shape.values():
+        updates = orthogonalize(torch.stack([d.mT if t else d for _, d, t in triples]))
+        for (p, _, tall), u in zip(triples, updates):
+            scale = max(1.0, p.size(0) / p.size(1)) ** 0.5  # a tall matrix by sqrt(rows / cols)
+            p.add_(u.mT if tall else u, alpha=-lr * scale)
 
 
 class Optimizers:
     """Several optimizers stepped as one; their param_groups are listed together."""
 
-    def __init__(self, **named: ParamGroups):
+    def __init__(self, **named: torch.optim.Optimizer):
         self.named = named
 
     @property
@@ -94,7 +99,11 @@ class Optimizers:
         return {name: optimizer.state_dict() for name, optimizer in self.named.items()}
 
 
-def make_optimizer(model: GPT, t: TrainConfig):
+# the classes make_optimizer builds: torch's, or machine/fast_optimizer.py's with the same numbers
+TORCH_OPTIMIZERS = {"adamw": torch.optim.AdamW, "adam": torch.optim.Adam, "muon": Muon}
+
+
+def make_optimizer(model: GPT, t: TrainConfig, classes: dict = TORCH_OPTIMIZERS):
     """AdamW (or Adam) for every parameter, or Muon for the hidden matrices and AdamW for
     the rest. Decay on matrices only. A group's rate is the schedule's times its lr_scale,
     the embeddings' train.embedding_lr_scale. Fused AdamW: one kernel for every parameter,
@@ -112,12 +121,13 @@ def make_optimizer(model: GPT, t: TrainConfig):
     groups = [dict(params=embeddings, weight_decay=decay, lr_scale=t.embedding_lr_scale),
               dict(params=matrices, weight_decay=decay, lr_scale=1.0),
               dict(params=others, weight_decay=0.0, lr_scale=1.0)]
-    adam = FusedAdamW(groups, t.lr, (t.beta1, t.beta2), t.eps, decoupled=t.optimizer != "adam")
+    adam_class = classes["adam" if t.optimizer == "adam" else "adamw"]
+    adam = adam_class(groups, lr=t.lr, betas=(t.beta1, t.beta2), eps=t.eps, fused=True)
     if not muon:
         return adam  # formats/trainer_state.py checks a saved state before it is loaded
     hidden_group = {"params": hidden, "lr_scale": t.muon_lr / t.lr}
-    for_hidden = Muon([hidden_group], lr=t.muon_lr, momentum=t.muon_momentum,
-                      weight_decay=decay)
+    for_hidden = classes["muon"]([hidden_group], lr=t.muon_lr, momentum=t.muon_momentum,
+                                 weight_decay=decay)
     return Optimizers(adamw=adam, muon=for_hidden)
 
 

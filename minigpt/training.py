@@ -62,7 +62,8 @@ class Trainer:
     """A run's state (its model, optimizer and data, and how far it has got), and its step."""
 
     def __init__(self, config: Config, train_names, val_names, tokenizer: Tokenizer, device,
-                 data_path, val_path=None, dist: Distributed = Distributed()):
+                 data_path, val_path=None, dist: Distributed = Distributed(),
+                 make_optimizer=make_optimizer):  # runs/setup.py passes a faster build of the same
         self.config, self.recipe = config, config.train
         self.tokenizer, self.dist = tokenizer, dist
         torch.manual_seed(self.recipe.seed)

@@ -9,7 +9,6 @@ from pathlib import Path
 import torch
 
 from minigpt.common.errors import UsageError
-from minigpt.common.param_groups import ParamGroups
 from minigpt.common.text import plural
 from minigpt.formats.checkpoint import ResumeState, load_microgpt_weights, payload, save_checkpoint, training_state
 from minigpt.optimizer import Optimizers
@@ -66,7 +65,7 @@ def load_optimizer_state(trainer, saved: dict, path: Path) -> None:
         raise UsageError(f"{path}: its optimizer state is damaged: {e}") from None
 
 
-def load_state(optimizer: ParamGroups, saved) -> None:
+def load_state(optimizer, saved) -> None:
     """Load a saved state after checking it fits: torch's fused AdamW reads a misshapen moment out of
     bounds (the process dies), and a setting of another type fails only mid-step. A ValueError says why."""
     if not isinstance(saved, dict) or not isinstance(saved.get("state"), dict) \

@@ -18,6 +18,7 @@ from minigpt.common.errors import Interrupted, UsageError
 from minigpt.formats.checkpoint import read_resume_state, refuse_to_go_back
 from minigpt.formats.trainer_state import restore_trainer
 from minigpt.machine.cpu_speedups import use_cpu_speedups
+from minigpt.machine.fast_optimizer import fast_optimizer
 from minigpt.machine.packing import packed_batch
 from minigpt.machine.processes import Distributed, resolve_device, setup as setup_distributed
 from minigpt.machine.threads import keep_freed_memory, use_free_cores
@@ -98,7 +99,7 @@ def start_run(config: Config, dist: Distributed, data_path, val_path, resume_fro
     config.model.vocab_size = tokenizer.vocab_size
     check_step_memory(config, train_names)
     trainer = fit_to_machine(Trainer(config, train_names, val_names, tokenizer, dist.device, data_path, val_path,
-                                     dist))
+                                     dist, make_optimizer=fast_optimizer))
     scaled += choose_precision(trainer)
     if state is not None:
         restore_trainer(trainer, state, resumed_from)  # every number as it was when it was saved
@@ -110,7 +111,8 @@ def start_run(config: Config, dist: Distributed, data_path, val_path, resume_fro
 def fit_to_machine(trainer: Trainer) -> Trainer:
     """What changes how fast a step runs but no number it computes, swapped into the Trainer from
     outside the lesson: on a CPU a cheaper dropout mask and attention (machine/cpu_speedups.py), and
-    with train.pack_names several short names a row (machine/packing.py)."""
+    with train.pack_names several short names a row (machine/packing.py). (The optimizers are built
+    without torch.optim as the Trainer is made: machine/fast_optimizer.py.)"""
     if trainer.dist.device.type == "cpu":
         use_cpu_speedups(trainer.model)
     if trainer.recipe.pack_names:

@@ -1,12 +1,12 @@
-"""An optimizer's parameter groups and per-parameter state, held as torch.optim holds them, without
-torch.optim; and AdamW by the kernel torch's fused AdamW runs.
+"""optimizer.py's optimizers without torch.optim, for a run (runs/setup.py swaps them in): the same numbers,
+a second or more sooner.
 
 Building any torch.optim optimizer imports torch's compiler (its methods are wrapped to stay out of
-compiled graphs, and the wrapper imports torch._dynamo), which takes seconds of every training
-process. minigpt's optimizers (optimizer.py) build on `ParamGroups` instead. Its state_dict is
-torch.optim's, key for key, so a checkpoint saved with either loads in the other; `FusedAdamW.step`
-calls the same fused kernel with the same arguments as torch.optim.AdamW(fused=True), so every
-number it computes is torch's.
+compiled graphs, and the wrapper imports torch._dynamo), which takes a second or more of every training
+process. `ParamGroups` holds an optimizer's parameter groups and per-parameter state as torch.optim holds
+them: its state_dict is torch.optim's, key for key, so a checkpoint saved with either loads in the other.
+`FusedAdamW.step` calls the same fused kernel with the same arguments as torch.optim.AdamW(fused=True), and
+`FastMuon` steps by optimizer.py's own `muon_update`, so every number is the lesson's.
 """
 
 from __future__ import annotations
@@ -14,6 +14,10 @@ from __future__ import annotations
 from collections import defaultdict
 
 import torch
+
+from minigpt.config import TrainConfig
+from minigpt.model import GPT
+from minigpt.optimizer import make_optimizer, muon_update
 
 
 class ParamGroups:
@@ -72,14 +76,16 @@ def as_kept(value, p: torch.Tensor, fused_step: bool):
 
 
 class FusedAdamW(ParamGroups):
-    """AdamW (decoupled weight decay), or Adam (the decay added to the gradient) with decoupled=False:
-    one fused kernel for every parameter of a group, as torch.optim.AdamW(fused=True) runs it."""
+    """AdamW (decoupled weight decay): one fused kernel for every parameter of a group, as
+    torch.optim.AdamW(fused=True) runs it."""
 
-    def __init__(self, groups: list[dict], lr: float, betas: tuple[float, float], eps: float,
-                 decoupled: bool = True):
+    decoupled = True
+
+    def __init__(self, groups: list[dict], lr: float, betas: tuple[float, float], eps: float, fused: bool = True):
         super().__init__(groups, {"lr": lr, "betas": betas, "eps": eps, "weight_decay": 0.0, "amsgrad": False,
                                   "maximize": False, "foreach": None, "capturable": False,
-                                  "differentiable": False, "fused": True, "decoupled_weight_decay": decoupled})
+                                  "differentiable": False, "fused": fused,
+                                  "decoupled_weight_decay": self.decoupled})
 
     @torch.no_grad()
     def step(self) -> None:
@@ -100,3 +106,29 @@ class FusedAdamW(ParamGroups):
                    [s["exp_avg_sq"] for s in states], [], steps, amsgrad=False, lr=group["lr"], beta1=beta1,
                    beta2=beta2, weight_decay=group["weight_decay"], eps=group["eps"], maximize=False,
                    grad_scale=None, found_inf=None)
+
+
+class FusedAdam(FusedAdamW):
+    """Adam: the weight decay added to the gradient, as torch.optim.Adam(fused=True) runs it."""
+
+    decoupled = False
+
+
+class FastMuon(ParamGroups):
+    """optimizer.py's Muon on ParamGroups."""
+
+    def __init__(self, groups: list[dict], lr: float, momentum: float = 0.95, weight_decay: float = 0.0):
+        super().__init__(groups, {"lr": lr, "momentum": momentum, "weight_decay": weight_decay})
+
+    @torch.no_grad()
+    def step(self) -> None:
+        for group in self.param_groups:
+            muon_update(group, self.state)
+
+
+FAST_OPTIMIZERS = {"adamw": FusedAdamW, "adam": FusedAdam, "muon": FastMuon}
+
+
+def fast_optimizer(model: GPT, recipe: TrainConfig):
+    """optimizer.py's make_optimizer, built on the classes above."""
+    return make_optimizer(model, recipe, FAST_OPTIMIZERS)
