@@ -86,18 +86,19 @@ const lesson = { title: "Counting", section: "hello", view: {}, text: "The model
 return { address, build, draw, lesson, section };
 })();
 """
-ENTRY = ('  { id: "hello", section: Hello.section, after: "lens", build: Hello.build, draw: Hello.draw, on: ["text", "loud"], '
+ENTRY = ('  { id: "hello", section: Hello.section, build: Hello.build, draw: Hello.draw, on: ["text", "loud"], '
          'address: Hello.address, lesson: Hello.lesson },\n')
 
 
 def test_a_new_panel_is_its_part_file_and_one_line_in_the_registry(chromium, trained_run, tmp_path):
     """docs/development.md's recipe: the part (its section, its control, its draw, its address key and its
-    lesson) and its line in PANELS, nothing else."""
+    lesson) and its line in PANELS, in its place on the page, nothing else."""
     path = write_page(trained_run[0], tmp_path / "page.html", text="emma")
     page_text = path.read_text(encoding="utf-8")
     wiring = page_text.index("// wiring.js:")
     page_text = page_text[:wiring] + HELLO + page_text[wiring:]
-    page_text = page_text.replace("const PANELS = [\n", "const PANELS = [\n" + ENTRY, 1)
+    lens = page_text.index("\n", page_text.index("{ section: Lens.section")) + 1  # its place: below the lens
+    page_text = page_text[:lens] + ENTRY + page_text[lens:]
     path.write_text(page_text, encoding="utf-8")
     page = browser.open_page(chromium, path)
     page.fill("#name-input", "zoe")

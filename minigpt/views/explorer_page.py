@@ -42,8 +42,8 @@ def explorer_parts() -> list[str]:
 
 
 def explorer_script() -> str:
-    """The page's own script: its parts one after another."""
-    return "\n".join(web_file(f"explorer/{part}") for part in explorer_parts())
+    """The page's own script: paint.js (which the two-run page shares), then its parts one after another."""
+    return "\n".join([web_file("paint.js")] + [web_file(f"explorer/{part}") for part in explorer_parts()])
 
 
 def render_page(data: dict) -> str:

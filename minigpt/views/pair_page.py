@@ -108,7 +108,7 @@ def pair_data(a: Checkpoint, b: Checkpoint, text: str | None = None, progress=No
 
 def render_pair_page(data: dict) -> str:
     parts = {"CSS": web_file("base.css") + web_file("pair.css"), "DATA": script_json(data), "MODEL_JS": web_file("model.js"),
-             "PAIR_JS": web_file("pair.js")}
+             "PAIR_JS": web_file("paint.js") + web_file("pair.js")}
     return re.sub(r"/\*(CSS|DATA|MODEL_JS|PAIR_JS)\*/", lambda m: parts[m.group(1)], web_file("pair.html"))
 
 

@@ -1,6 +1,7 @@
 // pair.js: two models on one page (minigpt/views/pair_page.py writes it). Both run through model.js on
 // the name typed; every panel shows the same layer, head and row of both, and what differs between them.
-// One state, written by the controls and the address, and one draw() that shows it.
+// One state, written by the controls and the address, and one update() that shows it; its colours, ink and
+// writes are the explorer's (paint.js, put before this file).
 "use strict";
 
 const Pair = (() => {
@@ -8,6 +9,7 @@ const DATA = JSON.parse(document.getElementById("minigpt-data").textContent);
 const vocab = DATA.vocab, BOS = vocab.length, BOUNDARY = DATA.boundary;
 const ids = new Map(vocab.map((ch, i) => [ch, i]));
 const $ = (id) => document.getElementById(id);
+const { diverging, divergingRGB, el, hide, inkOn, readableOn, viridis, viridisRGB, write } = Paint; // the explorer's own
 const label = (token) => (token === BOS ? BOUNDARY : vocab[token]);
 
 // the two models: each one's carried data, its checkpoint weights, and its snapshots decoded once
@@ -129,31 +131,8 @@ function headDistance(l, h) {
   return a.reduce((sum, row, i) => sum + apart(row, b[i]), 0) / a.length;
 }
 
-// ---- colours --------------------------------------------------------------------------------------
-
-const VIRIDIS = [[68, 1, 84], [59, 82, 139], [33, 145, 140], [94, 201, 98], [253, 231, 37]];
-function ramp(stops, x) {
-  const at = Math.min(Math.max(x, 0), 1) * (stops.length - 1), i = Math.min(Math.floor(at), stops.length - 2), f = at - i;
-  return stops[i].map((c, k) => Math.round(c + (stops[i + 1][k] - c) * f));
-}
-const DIVERGING = [[33, 102, 172], [255, 255, 255], [178, 24, 43]];
-const weightColour = (w) => ramp(VIRIDIS, w);
-const differenceColour = (d) => ramp(DIVERGING, (d + 1) / 2);
-// black or white text, whichever stands out more on the colour
-function inkOn([r, g, b]) {
-  const lin = (c) => ((c /= 255) <= 0.03928 ? c / 12.92 : ((c + 0.055) / 1.055) ** 2.4);
-  const lum = 0.2126 * lin(r) + 0.7152 * lin(g) + 0.0722 * lin(b);
-  return (lum + 0.05) / 0.05 > 1.05 / (lum + 0.05) ? "#000" : "#fff";
-}
-const rgb = (c) => `rgb(${c.join(",")})`;
-
 // ---- drawing ------------------------------------------------------------------------------------
 
-const element = (tag, props = {}, ...children) => {
-  const made = Object.assign(document.createElement(tag), props);
-  made.append(...children);
-  return made;
-};
 const fixed = (x, digits = 2) => (x === null || Number.isNaN(x) ? "–" : x.toFixed(digits));
 const rowOf = () => (state.row !== null && state.row < state.runs[0].length ? state.row : state.runs[0].length - 1);
 
@@ -215,10 +194,10 @@ function drawMask(read) {
     ["names it generates", sides.map((side) => side.data.samples.join(", "))]];
   const table = $("mask-table");
   if (!table.rows.length) { // built once; a key writes its numbers into it
-    table.append(element("tr", {}, ...["", `A: ${A.data.run}`, `B: ${B.data.run}`].map((text) => element("th", { scope: "col", textContent: text }))),
-      ...rows.map(() => element("tr", {}, element("th", { scope: "row" }), element("td"), element("td"))));
+    table.append(el("tr", {}, ...["", `A: ${A.data.run}`, `B: ${B.data.run}`].map((text) => el("th", { scope: "col" }, text))),
+      ...rows.map(() => el("tr", {}, el("th", { scope: "row" }), el("td"), el("td"))));
   }
-  rows.forEach(([name, values], k) => [name, ...values].forEach((text, n) => written(table.rows[k + 1].cells[n], text)));
+  rows.forEach(([name, values], k) => [name, ...values].forEach((text, n) => write(table.rows[k + 1].cells[n], text)));
 }
 
 // A head's two squares, A's and B's, a pixel a cell with a column between them, their colours the maps'
@@ -255,9 +234,9 @@ function drawHeads() {
   const box = $("heads");
   if (!box.childElementCount) { // built once: a row of buttons a layer
     for (let l = 0; l < layers; l++) {
-      const row = element("div", { className: "layer-row" }, element("span", { textContent: `layer ${l}` }));
+      const row = el("div", { class: "layer-row" }, el("span", {}, `layer ${l}`));
       for (let h = 0; h < heads; h++) {
-        const button = element("button", { type: "button", className: "pair-head" }, element("span", { className: "pair-picture" }), element("span"));
+        const button = el("button", { type: "button", class: "pair-head" }, el("span", { class: "pair-picture" }), el("span"));
         button.dataset.layer = l;
         button.dataset.head = h;
         button.addEventListener("click", () => { Object.assign(state, { layer: l, head: h }); update(true); });
@@ -270,7 +249,7 @@ function drawHeads() {
   drawPairs(buttons.map((button) => ({ picture: button.firstChild, l: +button.dataset.layer, h: +button.dataset.head })));
   for (const button of buttons) {
     const l = +button.dataset.layer, h = +button.dataset.head, distance = headDistance(l, h);
-    written(button.lastChild, `${l}.${h} · ${fixed(distance)}`);
+    write(button.lastChild, `${l}.${h} · ${fixed(distance)}`);
     const roleText = (side, roles) => (side.config.causal === false ? "trained without the mask"
       : (roles.labels && roles.labels[l] && roles.labels[l][h]) || "not in this model");
     const said = `layer ${l} head ${h}: A ${roleText(A, rolesA)}, B ${roleText(B, rolesB)}; rows apart ${fixed(distance)}`;
@@ -282,8 +261,6 @@ function drawHeads() {
 // What never changes is built once, at the longest name both read (the maps' cells, the positions' rows);
 // a redraw writes numbers and colours into it, and hides what the current name does not use: a key
 // redraws a few hundred cells' text and colour, and the browser lays out nothing new.
-const written = (node, text) => { if (node.textContent !== text) node.textContent = text; };
-const shown = (node, on) => { if (node.hidden === on) node.hidden = !on; };
 const seen = (node, on) => { const v = on ? "" : "hidden"; if (node.style.visibility !== v) node.style.visibility = v; };
 const pressed = (node, on) => { if (node.getAttribute("aria-pressed") !== String(on)) node.setAttribute("aria-pressed", String(on)); };
 
@@ -297,15 +274,15 @@ function pickRow(i) {
 // again costs the browser a picture, where hundreds of cells of text would cost it each cell's text.
 const CELL_W = 26, CELL_H = 22;
 function buildMap(holder) {
-  const n = holder.childElementCount, title = element("p", { className: "map-title", id: `map-${n}` });
-  const buttons = element("div", { className: "map-rows" }, element("span"));
+  const n = holder.childElementCount, title = el("p", { class: "map-title", id: `map-${n}` });
+  const buttons = el("div", { class: "map-rows" }, el("span"));
   const rows = Array.from({ length: longest }, (_, i) => {
-    const button = element("button", { type: "button" });
+    const button = el("button", { type: "button" });
     button.addEventListener("click", () => pickRow(i));
     buttons.append(button);
     return button;
   });
-  const canvas = element("canvas", { className: "map-picture" });
+  const canvas = el("canvas", { class: "map-picture" });
   canvas.setAttribute("aria-hidden", "true");
   const ratio = window.devicePixelRatio || 1;
   canvas.width = Math.round(CELL_W * longest * ratio);
@@ -313,18 +290,18 @@ function buildMap(holder) {
   Object.assign(canvas.style, { width: `${CELL_W * longest}px`, height: `${CELL_H * (longest + 1)}px` });
   const ctx = canvas.getContext("2d");
   ctx.scale(ratio, ratio);
-  const said = element("p", { className: "visually-hidden" });
-  const scroll = element("div", { className: "scroll map-box", tabIndex: 0 }, element("div", { className: "map-grid" }, buttons, canvas));
+  const said = el("p", { class: "visually-hidden" });
+  const scroll = el("div", { class: "scroll map-box", tabindex: "0" }, el("div", { class: "map-grid" }, buttons, canvas));
   scroll.setAttribute("role", "region");
   scroll.setAttribute("aria-labelledby", title.id);
-  holder.append(element("div", {}, title, scroll, said));
+  holder.append(el("div", {}, title, scroll, said));
   return { title, rows, ctx, said, numbers: [] };
 }
 
 // Each cell is painted only when what it shows changed (typing at the end of a name changes the last row
 // and column): `map.painted` keeps what each cell and heading shows.
 function drawMap(map, title, matrix, tokens, colour, format) {
-  written(map.title, title);
+  write(map.title, title);
   const T = tokens.length, row = rowOf(), ctx = map.ctx;
   if (!map.painted) map.painted = { heads: [], cells: Array.from({ length: longest }, () => []), row: null };
   const painted = map.painted;
@@ -366,19 +343,19 @@ function drawMap(map, title, matrix, tokens, colour, format) {
   painted.row = row;
   map.rows.forEach((button, i) => {
     seen(button, i < T);
-    written(button, i < T ? `${i} ${label(tokens[i])}` : "");
+    write(button, i < T ? `${i} ${label(tokens[i])}` : "");
     pressed(button, i === row);
   });
-  written(map.said, `${title}, row ${row} (${label(tokens[row])}): ` +
+  write(map.said, `${title}, row ${row} (${label(tokens[row])}): ` +
     map.numbers[row].map((text, j) => `${text || "none"} on ${j} ${label(tokens[j])}`).join(", "));
 }
 
-// the maps' colours, 256 of each made once: a colour as CSS and the ink that reads on it
-const palette = (colour) => Array.from({ length: 256 }, (_, k) => {
-  const fill = colour(k / 255);
-  return { rgb: fill, css: rgb(fill), ink: inkOn(fill) };
+// the maps' colours, the explorer's, 256 of each made once: a colour, as CSS, and the ink that reads on it
+const WEIGHTS_PALETTE = Array.from({ length: 256 }, (_, k) => ({ rgb: viridisRGB(k / 255), css: viridis(k / 255), ink: inkOn(k / 255) }));
+const DIFFERENCE_PALETTE = Array.from({ length: 256 }, (_, k) => {
+  const d = (2 * k) / 255 - 1;
+  return { rgb: divergingRGB(d, 1), css: diverging(d, 1), ink: readableOn(divergingRGB(d, 1)) };
 });
-const WEIGHTS_PALETTE = palette(weightColour), DIFFERENCE_PALETTE = palette((x) => differenceColour(2 * x - 1));
 const byte = (x) => Math.round(Math.min(Math.max(x, 0), 1) * 255);
 const weightFill = (w) => WEIGHTS_PALETTE[byte(w)], differenceFill = (d) => DIFFERENCE_PALETTE[byte((d + 1) / 2)];
 
@@ -388,7 +365,7 @@ function drawMaps(read) {
   const { layer: l, head: h } = state, [a, b] = state.runs.map((steps) => mapOf(steps, l, h));
   const both = !a[0].some(Number.isNaN) && !b[0].some(Number.isNaN);
   const difference = a.map((row, i) => row.map((x, j) => (both ? b[i][j] - x : NaN)));
-  written($("maps-title"), `Layer ${l}, head ${h}: A, B, and B − A`);
+  write($("maps-title"), `Layer ${l}, head ${h}: A, B, and B − A`);
   const percent = (x) => String(Math.round(x * 100));
   const signed = (x) => (Math.round(x * 100) === 0 ? "0" : `${x > 0 ? "+" : "−"}${Math.abs(Math.round(x * 100))}`);
   drawMap(maps[0], "A: weights in percent", a, read.tokens, weightFill, percent);
@@ -399,22 +376,22 @@ function drawMaps(read) {
 const positions = [], bars = [];
 function buildNext() {
   const table = $("positions");
-  table.append(element("tr", {}, ...["position", "next", "p A", "p B", "loss A", "loss B", "apart"]
-    .map((text) => element("th", { scope: "col", textContent: text }))));
+  table.append(el("tr", {}, ...["position", "next", "p A", "p B", "loss A", "loss B", "apart"]
+    .map((text) => el("th", { scope: "col" }, text))));
   for (let t = 0; t < longest; t++) {
-    const button = element("button", { type: "button" });
+    const button = el("button", { type: "button" });
     button.addEventListener("click", () => pickRow(t));
-    const cells = Array.from({ length: 6 }, () => element("td"));
-    const tr = element("tr", {}, element("th", { scope: "row" }, button), ...cells);
+    const cells = Array.from({ length: 6 }, () => el("td"));
+    const tr = el("tr", {}, el("th", { scope: "row" }, button), ...cells);
     positions.push({ tr, button, cells });
     table.append(tr);
   }
-  $("row-bars").append(element("tr", {}, ...["next", "A", "", "B", ""].map((text) => element("th", { scope: "col", textContent: text }))));
+  $("row-bars").append(el("tr", {}, ...["next", "A", "", "B", ""].map((text) => el("th", { scope: "col" }, text))));
   for (let k = 0; k < Math.min(8, vocab.length + 1); k++) {
-    const cells = [element("td"), element("td"), element("td", {}, element("span", { className: "bar a" })),
-                   element("td"), element("td", {}, element("span", { className: "bar b" }))];
+    const cells = [el("td"), el("td"), el("td", {}, el("span", { class: "bar a" })),
+                   el("td"), el("td", {}, el("span", { class: "bar b" }))];
     bars.push(cells);
-    $("row-bars").append(element("tr", {}, ...cells));
+    $("row-bars").append(el("tr", {}, ...cells));
   }
 }
 
@@ -425,27 +402,27 @@ function drawNext(read) {
   const most = gaps.indexOf(Math.max(...gaps)), likeliest = (s) => MiniGPTModel.argmax(s.probs);
   const guess = (s) => `“${label(likeliest(s))}” (${fixed(s.probs[likeliest(s)])})`;
   const before = read.kept.slice(0, most).join("") || BOUNDARY;  // position 0 has read the boundary alone
-  written($("disagree"), `They disagree most at position ${most}, after “${before}”: ` +
+  write($("disagree"), `They disagree most at position ${most}, after “${before}”: ` +
     `A expects ${guess(a[most])}, B expects ${guess(b[most])} (distributions ${fixed(gaps[most])} apart).`);
   positions.forEach(({ tr, button, cells }, t) => {
-    shown(tr, t < T);
+    hide(tr, t >= T);
     if (t >= T) return;
     const target = read.targets[t], p = (s) => (target === null ? "–" : fixed(s.probs[target], 3));
-    written(button, `${t} ${label(read.tokens[t])}`);
+    write(button, `${t} ${label(read.tokens[t])}`);
     tr.classList.toggle("selected", t === rowOf());
     tr.classList.toggle("most", t === most);
     [target === null ? "(cut)" : label(target), p(a[t]), p(b[t]), fixed(a[t].loss, 3), fixed(b[t].loss, 3), fixed(gaps[t])]
-      .forEach((text, k) => written(cells[k], text));
+      .forEach((text, k) => write(cells[k], text));
   });
   const i = rowOf(), likelier = (t) => Math.max(a[i].probs[t], b[i].probs[t]); // as likely as either model finds it
   const order = [...a[i].probs.keys()].sort((x, y) => likelier(y) - likelier(x));
-  written($("row-title"), `After “${read.kept.slice(0, i).join("")}” (position ${i}): the likeliest next characters`);
+  write($("row-title"), `After “${read.kept.slice(0, i).join("")}” (position ${i}): the likeliest next characters`);
   bars.forEach((cells, k) => {
     const token = order[k], pa = a[i].probs[token], pb = b[i].probs[token];
-    written(cells[0], label(token));
-    written(cells[1], fixed(pa, 3));
+    write(cells[0], label(token));
+    write(cells[1], fixed(pa, 3));
     cells[2].firstChild.style.width = `${Math.round(pa * 120)}px`;
-    written(cells[3], fixed(pb, 3));
+    write(cells[3], fixed(pb, 3));
     cells[4].firstChild.style.width = `${Math.round(pb * 120)}px`;
   });
 }
@@ -467,11 +444,11 @@ function drawNames() {
     `than the spread between seeds of one recipe is seed noise, which minigpt compare measures over several seeds. ` +
     `Pick a name to read it in both.`;
   const list = (indices) => indices.map((i) => {
-    const button = element("button", { type: "button", textContent: names[i] });
+    const button = el("button", { type: "button" }, names[i]);
     button.addEventListener("click", () => setName(names[i]));
-    return element("li", {}, button, ` A ${fixed(a[i], 3)}, B ${fixed(b[i], 3)}`);
+    return el("li", {}, button, ` A ${fixed(a[i], 3)}, B ${fixed(b[i], 3)}`);
   });
-  const none = (other) => [element("li", { textContent: `none: ${other} does at least as well on every name` })];
+  const none = (other) => [el("li", {}, `none: ${other} does at least as well on every name`)];
   const forA = order.slice(0, 8).filter((i) => b[i] > a[i]), forB = order.slice(-8).reverse().filter((i) => a[i] > b[i]);
   $("easier-a").replaceChildren(...(forA.length ? list(forA) : none("B")));
   $("easier-b").replaceChildren(...(forB.length ? list(forB) : none("A")));
@@ -505,10 +482,10 @@ function drawRoles() {
       ? "A head's role is measured under the causal mask, and a model trained without it has none to match."
       : "The head descriptions need validation or training names, and one of the runs has none.";
   $("roles").hidden = !matched.length;
-  $("roles").replaceChildren(element("tr", {}, ...["A's head", "what it does", "B's head", "what it does", "distance"]
-    .map((text) => element("th", { scope: "col", textContent: text }))),
-    ...matched.map((m) => element("tr", {}, ...[`${m.la}.${m.ha}`, m.labelA, `${m.lb}.${m.hb}`, m.labelB, fixed(m.distance)]
-      .map((text) => element("td", { textContent: text })))));
+  $("roles").replaceChildren(el("tr", {}, ...["A's head", "what it does", "B's head", "what it does", "distance"]
+    .map((text) => el("th", { scope: "col" }, text))),
+    ...matched.map((m) => el("tr", {}, ...[`${m.la}.${m.ha}`, m.labelA, `${m.lb}.${m.hb}`, m.labelB, fixed(m.distance)]
+      .map((text) => el("td", {}, text)))));
 }
 
 // ---- the address: the view, to link to (the explorer's keys: name, layer, head, row, step) ---------

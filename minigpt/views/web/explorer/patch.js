@@ -10,7 +10,7 @@
 
 const Patch = (() => {
 const { $, analyse, changed, config, ids, label, state, switchedOff, vocab } = State;
-const { diverging, divergingRGB, el, fmt, write } = Drawing;
+const { diverging, divergingRGB, el, fmt, readableOn, write } = Drawing;
 const { patchGrid, patchedRun, probsOf, restoredBy, totalVariation } = Measures;
 
 // its section of the page (the registry puts it in place)
@@ -151,12 +151,6 @@ function drawPatchGrid(grid, a, b) {
 function focusChosenCell() {
   const chosen = $("patch-grid").querySelector(".patch-cell.chosen");
   if (chosen) chosen.focus();
-}
-
-// black or white, whichever reads better on a background (WCAG's relative luminance)
-function readableOn(rgb) {
-  const [r, g, b] = rgb.map((c) => { const x = c / 255; return x <= 0.03928 ? x / 12.92 : ((x + 0.055) / 1.055) ** 2.4; });
-  return 0.2126 * r + 0.7152 * g + 0.0722 * b > 0.179 ? "#000" : "#fff"; // pure: one of them always reaches 4.5:1
 }
 
 return { buildPatch, drawPatch, secondName, section };

@@ -5,68 +5,58 @@
 const { $, DATA, V, analyse, changed, setPart, setText, state, switchedOff, vocab } = State;
 const { buildReadout, write } = Drawing;
 
-// Every panel of the page, in the order they are built: `build` makes what never changes (once),
-// `draw` writes the numbers of the state now, and `on` lists the changes that redraw it, in the words
-// the controls announce (State.changed): "text" (the model ran again: on the text, a new name, other
-// parts off or the step shown), SELECTION (that, or another head or cell), and the rest. A panel with an `id` sits
-// below the first screen: it is drawn when it is in sight, or when the browser has time to spare, and
-// is aria-busy until then. A new panel is its part file and one line here, with its section's HTML
-// (`section`, put `into` an element of explorer.html's frame or `after` the section it names), and,
-// where it has them, its address key (`address`: {key, write, read}) and its lesson (`lesson`).
+// Every panel of the page, top to bottom: its section (`section`) goes into explorer.html's `main`
+// (`into: "lesson"`, the first screen) or below it, in this list's order; `build` makes what never
+// changes (once, in this order), `draw` writes the numbers of the state now, and `on` lists the
+// changes that redraw it, in the words the controls announce (State.changed): "text" (the model ran
+// again: on the text, a new name, other parts off or the step shown), SELECTION (that, or another
+// head or cell), and the rest. A panel with an `id` sits below the first screen: it is drawn when it
+// is in sight, or when the browser has time to spare, and is aria-busy until then. A new panel is its
+// part file and one line here, in its place, with its section's HTML and, where it has them, its
+// address key (`address`: {key, write, read}) and its lesson (`lesson`).
 const SELECTION = ["text", "head", "cell"];
 const PANELS = [
-  { section: Generate.section, after: "ablation", build: Generate.showFilters, draw: Generate.showFilters, on: ["filters"] },
   { section: Heads.section, into: "lesson", build: Heads.buildInput, draw: () => Heads.drawInput(state.view), on: ["text"] },
   { build: Heads.buildGrid, draw: () => { Heads.markSwitches(); Heads.drawGrid(); }, on: ["text"] },
   { draw: Heads.markSelectedHead, on: ["head", "snapshot"] },
-  { section: Matrix.section, after: "type", build: Matrix.buildMatrix, draw: Matrix.drawMatrix, on: [...SELECTION, "show"] },
-  { section: WorkedRow.section, after: "head", build: WorkedRow.buildMath, draw: WorkedRow.drawMath, on: SELECTION },
+  { section: Matrix.section, into: "lesson", build: Matrix.buildMatrix, draw: Matrix.drawMatrix, on: [...SELECTION, "show"] },
+  { section: WorkedRow.section, into: "lesson", build: WorkedRow.buildMath, draw: WorkedRow.drawMath, on: SELECTION },
   { draw: () => { Matrix.drawHover(); WorkedRow.drawHover(); }, on: [...SELECTION, "show", "hover"] },
-  { section: WorkedRow.flowSection, after: "lesson", id: "flow", build: WorkedRow.buildFlow, draw: WorkedRow.drawFlow, on: SELECTION },
-  { section: Walk.section, after: "flow", id: "walk", build: Walk.buildWalk, draw: Walk.drawWalk, on: [...SELECTION, "filters"] },
+  { section: WorkedRow.flowSection, id: "flow", build: WorkedRow.buildFlow, draw: WorkedRow.drawFlow, on: SELECTION },
+  { section: Walk.section, id: "walk", build: Walk.buildWalk, draw: Walk.drawWalk, on: [...SELECTION, "filters"] },
   { build: buildReadout },
-  { section: Predictions.section, after: "walk", build: Predictions.buildPredictions, draw: Predictions.drawLoss, on: ["text"] },
+  { section: Predictions.section, build: Predictions.buildPredictions, draw: Predictions.drawLoss, on: ["text"] },
   { id: "predict", draw: Predictions.drawPredictions, on: ["text", "cell", "filters"] },
-  { section: Why.section, after: "cache", id: "why", build: Why.buildWhy, draw: Why.drawWhy, on: ["text", "cell", "why"] },
-  { section: Units.section, after: "why", id: "units", build: Units.buildUnits, draw: Units.drawUnits, on: ["text", "cell"] },
-  { section: Patch.section, after: "units", id: "patch", build: Patch.buildPatch, draw: Patch.drawPatch, on: ["text", "second"] },
-  { section: HeadRoles.section, after: "generate", build: HeadRoles.buildHeads, draw: HeadRoles.markSelectedCard, on: ["head", "snapshot"] },
+  { section: Cache.section, id: "cache", build: Cache.buildCache, draw: Cache.drawCache, on: SELECTION },
+  { section: Why.section, id: "why", build: Why.buildWhy, draw: Why.drawWhy, on: ["text", "cell", "why"] },
+  { section: Units.section, id: "units", build: Units.buildUnits, draw: Units.drawUnits, on: ["text", "cell"] },
+  { section: Patch.section, id: "patch", build: Patch.buildPatch, draw: Patch.drawPatch, on: ["text", "second"] },
+  { section: Lens.section, id: "lens", build: Lens.buildLens, draw: Lens.drawLens, on: ["text"] },
+  { section: Ablation.section, build: Ablation.buildCosts, draw: Ablation.drawCosts, on: ["snapshot"] },
+  { id: "ablation", draw: Ablation.drawLiveCosts, on: ["text"] },
+  { section: Generate.section, build: Generate.showFilters, draw: Generate.showFilters, on: ["filters"] },
+  { section: HeadRoles.section, build: HeadRoles.buildHeads, draw: HeadRoles.markSelectedCard, on: ["head", "snapshot"] },
   { draw: () => DATA.roles.chars && HeadRoles.drawCharMatrix(), on: ["head", "snapshot"] },
   { draw: HeadRoles.drawHeads, on: ["snapshot"] },
-  { section: Ablation.section, after: "lens", build: Ablation.buildCosts, draw: Ablation.drawCosts, on: ["snapshot"] },
-  { id: "ablation", draw: Ablation.drawLiveCosts, on: ["text"] },
-  { section: Lens.section, after: "patch", id: "lens", build: Lens.buildLens, draw: Lens.drawLens, on: ["text"] },
-  { section: Card.section, after: "heads-section", build: Card.drawCard, draw: () => DATA.snapshots && Card.moveStepMarker(stepShown()), on: ["snapshot"] },
+  { section: Card.section, build: Card.drawCard, draw: () => DATA.snapshots && Card.moveStepMarker(stepShown()), on: ["snapshot"] },
   { build: Snapshots.buildSteps, draw: Snapshots.drawStep, on: ["snapshot"] },
   { build: Lessons.buildLessons, draw: Lessons.drawLesson, on: [...SELECTION, "second"] },
-  { section: Cache.section, after: "predict", id: "cache", build: Cache.buildCache, draw: Cache.drawCache, on: SELECTION },
 ];
 
 // the training step whose weights the page runs
 const stepShown = () => (state.snapshot === null ? DATA.snapshots.checkpoint_step : DATA.snapshots.steps[state.snapshot]);
 
-// Each panel's section goes where its line says: `into` an element of explorer.html's frame, or `after`
-// a section (or a frame's element). The sections after one come in the registry's order, each followed
-// by those after it; then its address key and its lesson join the page's.
-const placed = new Set();
-function follow(anchor) { // places what goes after `anchor`; returns the last element placed
-  let last = anchor;
-  for (const panel of PANELS) {
-    if (!panel.section || panel.after !== anchor.id || placed.has(panel)) continue;
-    placed.add(panel);
-    last.insertAdjacentHTML("afterend", panel.section);
-    last = follow(last.nextElementSibling);
+// The sections in the registry's order: the first screen's into `main`, the rest after it, each below
+// the one before; then each panel's address key and lesson join the page's.
+let below = $("lesson");
+for (const panel of PANELS.filter((p) => p.section)) {
+  if (panel.into) {
+    $(panel.into).insertAdjacentHTML("beforeend", panel.section);
+  } else {
+    below.insertAdjacentHTML("afterend", panel.section);
+    below = below.nextElementSibling;
   }
-  return last;
 }
-for (const panel of PANELS.filter((p) => p.section && p.into)) {
-  placed.add(panel);
-  $(panel.into).insertAdjacentHTML("beforeend", panel.section);
-  follow($(panel.into).lastElementChild);
-}
-for (const panel of PANELS) if (panel.section && !placed.has(panel) && $(panel.after)) follow($(panel.after));
-const lost = PANELS.find((panel) => panel.section && !placed.has(panel));
-if (lost) throw new Error(`no place for a section after #${lost.after}`);
 for (const panel of PANELS) {
   if (panel.address) Address.addKey(panel.address);
   if (panel.lesson) Lessons.addLesson(panel.lesson);
