@@ -27,6 +27,7 @@ _EXPORTS = {
     "compare": "minigpt.runs.compare",
     "run_sweep": "minigpt.runs.sweep",
     "sample": "minigpt.runs.new_names",
+    "sample_batches": "minigpt.runs.new_names",
     "generate": "minigpt.runs.new_names",
     "attention_report": "minigpt.views.attention_maps",
     "ablate": "minigpt.measurements.ablation",

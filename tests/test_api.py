@@ -75,14 +75,18 @@ def test_every_writer_of_the_api_keeps_what_is_there_unless_told(trained_run, tm
     from minigpt.common.errors import UsageError
 
     grid = attention_grid(trained_run[0], "emma")
-    names = tmp_path / "names.txt"
+    names, picture = tmp_path / "names.txt", tmp_path / "grid.png"
     names.write_text("emma\n", encoding="utf-8")
+    picture.write_bytes(b"mine")
     with pytest.raises(UsageError, match="already exists; pass --overwrite"):
-        grid.save(names)
+        grid.save(picture)
+    assert picture.read_bytes() == b"mine"
+    with pytest.raises(UsageError, match=r"would hold a PNG picture in a \.txt file"):
+        grid.save(names, overwrite=True)  # a names file is never replaced by a picture
     assert names.read_text() == "emma\n"
-    with pytest.raises(UsageError, match="is a checkpoint"):
+    with pytest.raises(UsageError, match="is a checkpoint|in a .pt file"):
         grid.save(trained_run[0] / "best.pt", overwrite=True)
-    assert grid.save(names, overwrite=True).read_bytes()[:4] == b"\x89PNG"
+    assert grid.save(picture, overwrite=True).read_bytes()[:4] == b"\x89PNG"
 
 
 @pytest.mark.parametrize("report, says", [(42, "got int"), ("losses", "got str"), (None, None)])
@@ -308,3 +312,28 @@ def test_decoding_an_id_outside_the_vocabulary_is_refused(ids):
 
     with pytest.raises(UsageError, match="a token id is a whole number from 0 to 3"):
         Tokenizer(["a", "b", "c"]).decode(ids)
+
+
+def test_the_last_of_the_hostile_api_calls_are_one_line_each(trained_run, tmp_path):
+    """An unknown option, a model that is None, a storage or reporter of the wrong kind, a page saved as text or to
+    no path, and more names than one list holds: minigpt's own one line each, before any work (83 §20)."""
+    import minigpt
+    from minigpt.common.errors import UsageError
+
+    run_dir, _ = trained_run
+    ckpt = minigpt.load_checkpoint(run_dir)
+    page = minigpt.explore(run_dir, snapshots=False)
+    calls = {
+        "generate takes no option evil": lambda: minigpt.generate(ckpt.model, ckpt.tokenizer, 2, evil=1),
+        "at most 10,000,000 names in one list": lambda: minigpt.sample(ckpt, num=10**12),
+        "at most 10,000,000 names": lambda: minigpt.generate(ckpt.model, ckpt.tokenizer, 10**12),
+        "load_into takes the model to set": lambda: minigpt.read_snapshots(run_dir).load_into(None, 0),
+        "--storage must be a URL": lambda: minigpt.run_sweep(tmp_path / "no.toml", tmp_path / "s", storage=5),
+        "say must be a function": lambda: minigpt.run_sweep(tmp_path / "no.toml", tmp_path / "s", say=None),
+        "expected a path": lambda: page.save(None),
+        "would hold an HTML page in a .txt file": lambda: page.save(tmp_path / "x.txt"),
+    }
+    for says, call in calls.items():
+        with pytest.raises(UsageError, match=re.escape(says)):
+            call()
+    assert sorted(p.name for p in tmp_path.iterdir()) == []

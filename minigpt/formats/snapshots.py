@@ -110,6 +110,9 @@ class Snapshots:
 
     def load_into(self, model: GPT, index: int) -> None:
         """Set the model's weights to snapshot `index` (dequantized), 0 to len(steps) - 1 in the order of `steps`."""
+        if not isinstance(model, GPT):
+            raise UsageError(f"load_into takes the model to set (a minigpt GPT, checkpoint.model), got "
+                             f"{type(model).__name__}")
         index = as_whole_number(index, "a snapshot's index", 0, len(self.steps) - 1)
         try:
             load_microgpt_weights(model, {name: dequantize(kept["q"][index], kept["scale"][index], self.shapes[name])

@@ -11,12 +11,14 @@ import torch
 from minigpt.config import SampleConfig
 from minigpt.common.errors import UsageError
 from minigpt.formats.checkpoint_checks import check_model
-from minigpt.formats.recipe_checks import check_options
+from minigpt.formats.recipe_checks import a_number, check_options
 from minigpt.common.ranges import SEEDS
 from minigpt import sampling
 from minigpt.common.text import is_cut
 
 NEW_AT_ONCE = 1 << 20  # names an attempt of `sample --new-only` draws before the next begins
+MOST_LISTED = 10_000_000  # names `sample` and `generate` return in one list (about a gigabyte of strings)
+GENERATE_OPTIONS = ("temperature", "top_k", "top_p", "prefix", "seed", "batch_size", "use_cache")
 
 
 def recipe_options(recipe: SampleConfig, temperature: float | None = None, top_k: int | None = None,
@@ -47,9 +49,21 @@ def check_generation(model, num: int, temperature: float = 1.0, top_k: int | Non
                          f"{block_size - 1}")
 
 
+def check_listed(num) -> None:
+    """A number of names that one list can hold: more is a stream (`sample_batches`, `minigpt sample -n`)."""
+    a_number(num, "--num", whole=True)
+    if num > MOST_LISTED:
+        raise UsageError(f"num is at most {MOST_LISTED:,} names in one list, got {num:,}; "
+                         f"minigpt.sample_batches yields them a batch at a time")
+
+
 def generate(model, tokenizer, num: int, **options) -> list[str]:
     """`num` names from a model (sampling.py's `generate`), its options checked first."""
+    unknown = sorted(set(options) - set(GENERATE_OPTIONS))
+    if unknown:
+        raise UsageError(f"generate takes no option {', '.join(unknown)}; its options: {', '.join(GENERATE_OPTIONS)}")
     check_model(model, tokenizer)
+    check_listed(num)
     check_generation(model, num, **{k: v for k, v in options.items() if k not in ("batch_size", "use_cache")})
     return sampling.generate(model, tokenizer, num, **options)
 
@@ -60,6 +74,7 @@ def sample(checkpoint, num: int = 10, new_only: bool = False, seed: int | None =
 
     Options left as None take the checkpoint's recipe (its [sample] section).
     """
+    check_listed(num)
     batches = sample_batches(checkpoint, num, new_only, seed, prefix, temperature, top_k, top_p)
     return [name for batch in batches for name in batch]
 

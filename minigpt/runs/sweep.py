@@ -229,6 +229,10 @@ def run_sweep(spec_path: str | Path, out_dir: str | Path, data: str | Path | Non
               say: Callable[[str], None] = lambda line: None) -> SweepResult:
     """Run the study to its number of trials (going on where it stopped) and sum it up; `say` hears a line
     a trial and what the sweep does."""
+    if storage is not None and not isinstance(storage, str):
+        raise UsageError(f"--storage must be a URL (text, such as postgresql://user@host/db), got {type(storage).__name__}")
+    if not callable(say):
+        raise UsageError(f"say must be a function of one line of text (print, say), got {type(say).__name__}")
     spec, out_dir = read_spec(as_path(spec_path, "a sweep spec")), as_path(out_dir, "the sweep's directory")
     import_optuna()  # without it, nothing is written
     if seeds is not None:

@@ -17,6 +17,7 @@ import html
 import io
 from pathlib import Path
 
+from minigpt.common.arguments import as_path
 from minigpt.common.errors import UsageError
 from minigpt.common.text import as_text
 from minigpt.files.atomic_file import refuse_existing, write_bytes
@@ -37,14 +38,23 @@ class Explorer:
 
     def save(self, path: str | Path, overwrite: bool = False) -> Path:
         """Write the page to `path` (an HTML file that opens in any browser, offline)."""
-        from minigpt.views.explorer_page import save_page
+        from minigpt.views.explorer_page import page_destination, save_page
 
-        return save_page(self.page, Path(path), overwrite)
+        path = as_path(path, "the page's file")
+        refuse_other_ending(path, "an HTML page", (".html", ".htm"))
+        return save_page(self.page, page_destination(path, overwrite), overwrite)
 
     def __repr__(self) -> str:
         size = len(self.page.encode("utf-8")) / 1e6
         return (f"<minigpt explorer of {self.source}, {size:.2f} MB: a notebook shows it inline; "
                 f"outside one, .save('page.html') writes it to open in a browser>")
+
+
+def refuse_other_ending(path: Path, what: str, endings: tuple[str, ...]) -> None:
+    """A file named for one format never gets another's bytes (as the command line's --html and --png)."""
+    if path.suffix and path.suffix.lower() not in endings:
+        raise UsageError(f"{as_text(path)} would hold {what} in a {path.suffix} file; give a name that ends in "
+                         f"{' or '.join(endings)}")
 
 
 def explore(run_or_checkpoint: str | Path | Checkpoint, text: str | None = "emma", snapshots: bool = True,
@@ -80,6 +90,8 @@ class AttentionGrid:
 
     def save(self, path: str | Path, overwrite: bool = False) -> Path:
         """Write the PNG to `path`; a file there stays unless `overwrite`, and a checkpoint always does."""
+        path = as_path(path, "the picture's file")
+        refuse_other_ending(path, "a PNG picture", (".png",))
         refuse_existing(path, overwrite)
         return write_bytes(path, self.png)
 
