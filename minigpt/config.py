@@ -64,6 +64,24 @@ def checked_shape(config) -> GPTConfig:
     return config
 
 
+def check_tokens(idx, config: GPTConfig) -> None:
+    """What GPT.forward reads: a [batch, positions] tensor of token ids, at most block_size
+    positions, each id from 0 to vocab_size - 1. torch's own errors for these come from deep
+    in the embedding; the ids' range is read back on a CPU alone, where it costs nothing (on
+    a GPU it would stop the GPU every step, and torch's embedding asserts it there)."""
+    if str(getattr(idx, "dtype", "")) not in ("torch.int64", "torch.int32") or idx.dim() != 2:
+        raise UsageError(f"a GPT reads token ids: a [batch, positions] tensor of whole numbers "
+                         f"(torch.long), got {kind_of(idx)} {getattr(idx, 'dtype', '')}".rstrip())
+    if idx.size(1) > config.block_size:
+        raise UsageError(f"the model reads at most {config.block_size} positions "
+                         f"(model.block_size), got {idx.size(1)}")
+    if idx.device.type == "cpu" and idx.numel():
+        low, high = int(idx.min()), int(idx.max())
+        if low < 0 or high >= config.vocab_size:
+            raise UsageError(f"a token id is a whole number from 0 to {config.vocab_size - 1}, "
+                             f"got {low if low < 0 else high}")
+
+
 @dataclass
 class TrainConfig:
     steps: int = setting(800, "optimizer steps (unless time_limit is set)", POSITIVE)

@@ -27,7 +27,7 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-from minigpt.config import GPTConfig, checked_shape
+from minigpt.config import GPTConfig, check_tokens, checked_shape
 
 # attend(q, k, v) -> y, each [B, H, T, hd]: a layer's attention step done otherwise (a
 # cache, ...)
@@ -139,6 +139,8 @@ class GPT(nn.Module):
         default. `positions` [T]: the tokens' positions, 0..T-1 unless given (after a
         cache's). `attend`, one function per layer, replaces each layer's attention step (a
         cache is read this way)."""
+        if not torch.compiler.is_compiling():  # a compiled step reads a batch it built
+            check_tokens(idx, self.config)
         if positions is None:
             positions = torch.arange(idx.size(1), device=idx.device)
         x = self.emb_norm(self.wte(idx) + self.wpe(positions))  # [B, T, n_embd]

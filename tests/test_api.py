@@ -337,3 +337,50 @@ def test_the_last_of_the_hostile_api_calls_are_one_line_each(trained_run, tmp_pa
         with pytest.raises(UsageError, match=re.escape(says)):
             call()
     assert sorted(p.name for p in tmp_path.iterdir()) == []
+
+
+def test_a_model_reads_only_token_ids_it_has_and_the_tokenizer_it_was_trained_with(trained_run, tmp_path):
+    """GPT.forward on floats, ids past the vocabulary or too many positions; generate and attention_report with
+    another model's tokenizer; train's paths and load_config's base of the wrong kind: one line each (83 §20)."""
+    import torch
+
+    import minigpt
+    from minigpt.common.errors import UsageError
+
+    ckpt = minigpt.load_checkpoint(trained_run[0])
+    model, vocab, block = ckpt.model, ckpt.model.config.vocab_size, ckpt.model.config.block_size
+    other = minigpt.Tokenizer(list("xyz"))
+    calls = {
+        "a GPT reads token ids": lambda: model(torch.tensor([[1.5]])),
+        f"from 0 to {vocab - 1}, got {vocab}": lambda: model(torch.tensor([[vocab]])),
+        f"from 0 to {vocab - 1}, got -1": lambda: model(torch.tensor([[-1]])),
+        f"at most {block} positions": lambda: model(torch.zeros(1, block + 1, dtype=torch.long)),
+        "give the model its own tokenizer": lambda: minigpt.generate(model, other, 2),
+        "its own tokenizer": lambda: minigpt.attention_report(model, other, "xy"),
+        "out_dir: expected a path": lambda: minigpt.train(minigpt.load_config("tiny"), out_dir=5, quiet=True),
+        "load_config's base is a Config": lambda: minigpt.load_config("tiny", base=5),
+    }
+    for says, call in calls.items():
+        with pytest.raises(UsageError, match=re.escape(says)):
+            call()
+
+
+def test_a_microgpt_file_whose_weights_hold_true_or_false_is_refused(trained_run, tmp_path):
+    import json
+
+    from minigpt.formats.microgpt_json import import_microgpt
+
+    document = {"format": "microgpt", "hyperparameters": {"n_layer": 1, "n_embd": 4, "n_head": 2, "block_size": 4,
+                                                          "vocab_size": 3}, "uchars": ["a", "b"], "bos": 2}
+    h = document["hyperparameters"]
+    shapes = {"wte": [3, 4], "wpe": [4, 4], "lm_head": [3, 4], "layer0.attn_wq": [4, 4], "layer0.attn_wk": [4, 4],
+              "layer0.attn_wv": [4, 4], "layer0.attn_wo": [4, 4], "layer0.mlp_fc1": [16, 4], "layer0.mlp_fc2": [4, 16]}
+    assert h["n_embd"] == 4
+    document["state_dict"] = {key: [[0.5] * cols for _ in range(rows)] for key, (rows, cols) in shapes.items()}
+    (tmp_path / "fine.json").write_text(json.dumps(document))
+    import_microgpt(tmp_path / "fine.json", tmp_path / "fine.pt")  # the document itself is whole
+    document["state_dict"]["wte"][0][0] = True
+    (tmp_path / "odd.json").write_text(json.dumps(document))
+    with pytest.raises(UsageError, match="wte is not a table of numbers"):
+        import_microgpt(tmp_path / "odd.json", tmp_path / "odd.pt")
+    assert not (tmp_path / "odd.pt").exists()

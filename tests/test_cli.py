@@ -398,3 +398,50 @@ def test_a_mistyped_run_is_not_read_as_a_name(trained_run, tmp_path, monkeypatch
     assert result.exit_code == 2 and "runs/runZZZ is no run" in result.stderr and not (tmp_path / "p.html").exists()
     named = CliRunner().invoke(app, ["inspect-attention", str(trained_run[0]), "ac/dc", "--json"])
     assert "is no run" not in named.stderr  # a slash and no such folder: a name, read (or refused) as one
+
+
+def test_a_run_mistyped_without_a_slash_is_read_as_a_name_and_said_to_be(trained_run, tmp_path, monkeypatch):
+    """`inspect-attention runA runZZZ --html p.html`: no run is called runZZZ, one beside it nearly is: the page
+    is of the name, and a note says the word was read as a name (83 §16)."""
+    import shutil
+
+    monkeypatch.chdir(tmp_path)
+    shutil.copytree(trained_run[0], tmp_path / "runA", ignore=shutil.ignore_patterns("*.lock"))
+    result = CliRunner().invoke(app, ["inspect-attention", "runA", "runZZZ", "--html", "p.html"])
+    assert result.exit_code == 0 and "runZZZ is read as a name to look at, not as a run" in result.stderr
+    assert "runA" in result.stderr.split("spelled like it:")[1]
+    plain = CliRunner().invoke(app, ["inspect-attention", "runA", "emma", "--html", "q.html"])
+    assert plain.exit_code == 0 and "read as a name" not in plain.stderr
+
+
+def test_a_folder_named_as_a_bundled_recipe_does_not_hide_it(names_file, tmp_path, monkeypatch):
+    """A folder `few` in the current directory is no recipe: --config few and the recipe the rule picks are the
+    bundled file."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "few").mkdir()
+    for picked in ([], ["-c", "few"]):
+        result = CliRunner().invoke(app, ["train", *picked, "--data", str(names_file), "--steps", "2", "--no-page",
+                                          "--out", str(tmp_path / f"run{len(picked)}")])
+        assert result.exit_code == 0, result.output
+        assert "configs/few.toml" in (tmp_path / f"run{len(picked)}" / "config.toml").read_text().splitlines()[0]
+
+
+def test_a_pipe_no_one_writes_to_is_said_to_be_waited_on(tmp_path):
+    """--data a pipe whose writer has not written: the command says what it waits on, and Ctrl-C ends it."""
+    import os
+    import signal
+    import subprocess
+    import sys
+
+    pipe = tmp_path / "names"
+    os.mkfifo(pipe)
+    proc = subprocess.Popen([sys.executable, "-m", "minigpt", "train", "--data", str(pipe), "--out",
+                             str(tmp_path / "run"), "--no-page"], stderr=subprocess.PIPE, text=True)
+    try:
+        line = proc.stderr.readline()  # the note comes once the pipe has kept its names a while
+        assert "is a pipe, and nothing has written to it yet" in line and "Ctrl-C stops" in line
+        proc.send_signal(signal.SIGINT)
+        assert proc.wait(timeout=60) == 130
+    finally:
+        proc.kill()
+        proc.wait()

@@ -582,16 +582,21 @@ def test_a_journal_cut_mid_record_is_mended_before_anything_is_appended(tmp_path
     assert [t["state"] for t in trials_of(out)].count("complete") == 1
 
 
-def test_a_journal_damaged_in_its_middle_is_named_by_a_look_and_set_aside_by_a_run(tmp_path, names_file):
+def test_a_journal_damaged_in_its_middle_is_refused_and_left_as_it_is(tmp_path, names_file):
+    """Damage with whole records after it is no torn tail: cutting back would drop those records and retrain their
+    trials, so a look and a run both refuse it in one line, and the journal stays as it was (83 §17)."""
     out, spec = tmp_path / "out", spec_file(tmp_path, trials=1, budget="steps = 3")
     assert run("sweep", spec, "--out", out, "--data", names_file).exit_code == 0
     journal = out / "study.journal"
     lines = journal.read_bytes().splitlines(keepends=True)
-    journal.write_bytes(b"".join(lines[:2]) + lines[2][:-20] + lines[3] + b"".join(lines[4:]))  # two records glued
+    damaged = b"".join(lines[:2]) + b"garbage\n" + b"".join(lines[2:])  # a line of garbage, whole records after it
+    journal.write_bytes(damaged)
     look = run("sweep", out, "--show")
-    assert look.exit_code == 2 and "is cut or damaged" in look.output and len(look.output.splitlines()) == 1
-    assert run("sweep", spec, "--out", out, "--data", names_file).exit_code == 0
-    assert len(list(out.glob("study.journal.torn-*"))) == 1 and trials_of(out)
+    assert look.exit_code == 2 and len(look.output.splitlines()) == 1
+    again = run("sweep", spec, "--out", out, "--data", names_file)
+    assert again.exit_code == 2 and "line 3 is damaged and whole records follow it" in again.output
+    assert len(again.output.splitlines()) == 1
+    assert journal.read_bytes() == damaged and not list(out.glob("study.journal.torn-*"))
 
 
 @pytest.fixture
@@ -857,3 +862,21 @@ def test_a_signal_to_the_sweep_or_a_killed_worker_stops_every_worker_at_once(tmp
     assert ("killed by SIGKILL" if how.startswith("SIGKILL") else "run the same command again") in lines[0]
     started = {p.name.split("-seed-")[0] for p in out.glob("trial-*-seed-*")}
     assert len(started) <= 3, started  # the running trials (and at most one taken as the signal came), no more
+
+
+def test_two_sweeps_of_one_folder_at_once_are_one_at_a_time(tmp_path, names_file):
+    """A second sweep of a folder a sweep is running in would propose the same values (their samplers are seeded
+    alike) and train every configuration twice: it is refused in one line, naming the first (83 §17)."""
+    from minigpt.runs.run_directory import RunLock
+
+    out, spec = tmp_path / "out", spec_file(tmp_path, trials=1, budget="steps = 3")
+    assert run("sweep", spec, "--out", out, "--data", names_file).exit_code == 0
+    before = trials_of(out)
+    held = RunLock(out, "another sweep")  # as the first sweep holds it while it runs
+    try:
+        second = run("sweep", spec, "--out", out, "--data", names_file)
+    finally:
+        held.release()
+    assert second.exit_code == 2 and "is in use by another sweep" in second.output and "--jobs" in second.output
+    assert len(second.output.strip().splitlines()) == 1 and trials_of(out) == before
+    assert run("sweep", spec, "--out", out, "--data", names_file).exit_code == 0  # once the first has finished

@@ -765,9 +765,7 @@ def test_the_pages_arithmetic_holds_at_every_vocabulary_the_trainer_accepts(chro
     page = chromium.new_page()
     page.set_content('<html><body><div id="bars"></div></body></html>')
     page.add_script_tag(content=web_file("model.js") + "\nwindow.MiniGPTModel = MiniGPTModel;")
-    # drawing.js reads the page's state when it is defined: a stand-in for it, since no model is loaded here
-    page.add_script_tag(content="const State = { config: {}, label: String, state: {} };\n" + web_file("explorer/drawing.js") +
-                        "\nwindow.appendAll = Drawing.appendAll;")
+    page.add_script_tag(content=web_file("paint.js") + "\nwindow.appendAll = Paint.appendAll;")
     found = page.evaluate("""() => {
         const V = 300000, logits = Array.from({ length: V }, (_, i) => Math.sin(i));
         const p = MiniGPTModel.softmax(logits), best = MiniGPTModel.argmax(p);

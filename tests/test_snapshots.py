@@ -143,3 +143,26 @@ def test_with_a_warmup_no_two_snapshots_in_a_row_show_one_picture(names_file, tm
         if name.startswith("layer0.attn_wq"):
             for before, after in zip(kept["q"], kept["q"][1:]):
                 assert not torch.equal(before, after)
+
+
+def test_the_page_says_why_it_has_no_step_slider_and_takes_no_shorter_runs_snapshots(snapshot_run, tmp_path):
+    """A page of a run whose snapshots.pt is cut short, or is a shorter run's of the same names, seed and model (whose
+    run identity is this run's), is written without the slider and says why; so does --step (83 §16)."""
+    result, data = snapshot_run
+    run = tmp_path / "copy"
+    shutil.copytree(result.run_dir, run, ignore=shutil.ignore_patterns(".lock"))
+    shorter = train(tiny_config("train.steps=40", "train.eval_interval=20", "train.snapshots=8"), data,
+                    out_dir=tmp_path / "shorter", quiet=True)
+    assert read_snapshots(shorter.run_dir).val_loss[-1] is not None  # the last step's loss, held to the records
+    shutil.copy(shorter.run_dir / FILE, run / FILE)
+    said = runner.invoke(app, ["inspect-attention", str(run), "anna", "--step", "1", "--json"])
+    assert said.exit_code == 2 and "from another run: at step 40" in said.stderr
+    page = runner.invoke(app, ["inspect-attention", str(run), "--html", str(tmp_path / "p.html")])
+    assert page.exit_code == 0 and "the page has no step slider" in page.stderr and "from another run" in page.stderr
+    data_bytes = (result.run_dir / FILE).read_bytes()
+    (run / FILE).write_bytes(data_bytes[: len(data_bytes) // 2])
+    page = runner.invoke(app, ["inspect-attention", str(run), "--html", str(tmp_path / "q.html")])
+    assert page.exit_code == 0 and "no step slider" in page.stderr and "damaged or incomplete" in page.stderr
+    (run / FILE).unlink()  # a run without snapshots: no note, no slider
+    page = runner.invoke(app, ["inspect-attention", str(run), "--html", str(tmp_path / "r.html")])
+    assert page.exit_code == 0 and "no step slider" not in page.stderr

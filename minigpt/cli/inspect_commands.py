@@ -62,10 +62,26 @@ def looks_like_a_path(word: str) -> bool:
         return False
 
 
-def second_run(name: str | None, then: str | None, html: Path | None) -> tuple[Path | None, str | None]:
+def runs_spelled_like(word: str, beside: Path) -> list[str]:
+    """The runs in the current folder and beside the first run whose names are spelled nearly as `word` is (a run's
+    name mistyped as the second), nearest first."""
+    import difflib
+
+    places = {Path("."), beside.parent}
+    try:
+        runs = {entry.name: entry for place in places if place.is_dir() for entry in place.iterdir()
+                if entry.is_dir() and names_a_run(str(entry))}
+    except OSError:
+        return []
+    close = difflib.get_close_matches(word, runs, n=3, cutoff=0.6)
+    return [one_line(runs[name]) for name in close]
+
+
+def second_run(name: str | None, then: str | None, html: Path | None,
+               first: Path = Path(".")) -> tuple[Path | None, str | None]:
     """inspect-attention RUN_A RUN_B --html PAGE [NAME]: the second run (None when NAME is a name) and the name.
     A word that names a run (a checkpoint, or a directory holding one) is a run; anything else is the name
-    to read."""
+    to read, with a note when it is spelled nearly as a run beside the first is."""
     if name is not None and names_a_run(name):
         if html is None:
             raise UsageError(f"{name} is a run: two runs go on one page, so give --html PAGE (or one run and a NAME)")
@@ -76,6 +92,10 @@ def second_run(name: str | None, then: str | None, html: Path | None) -> tuple[P
     if name is not None and looks_like_a_path(name):  # `runs/typo`: a mistyped run, not a name to read
         raise UsageError(f"{one_line(name)} is no run (a run is a directory with best.pt or last.pt in it, or a "
                          f"checkpoint), and its folder {one_line(Path(name).parent)} is there: check the path")
+    near = runs_spelled_like(name, first) if name else []
+    if near:  # `runs/names runz`: a run mistyped is a name to read, and said to be one
+        warn(f"{one_line(name)} is read as a name to look at, not as a run: no run is called that "
+             f"(runs spelled like it: {', '.join(near)})")
     return None, name
 
 
@@ -143,7 +163,7 @@ def inspect_attention(
         ends_as_written(flag, path, kind)
     if lesson is not None and html is None:  # the lessons' range is write_page's to check
         raise UsageError(f"--lesson opens the explorer page at a lesson: give it with --html, from 1 to {lesson_count()}")
-    second, name = second_run(name, then, html)
+    second, name = second_run(name, then, html, checkpoint)
     if html is not None:
         besides = {"--png": png, "--json-file": json_file, "--json": json_out or None, "--lens": lens or None,
                    "--layer": layer, "--head": head, "--position": position, "--step": step}

@@ -157,3 +157,6 @@ def check_model(model, tokenizer) -> None:
         raise UsageError(f"expected the model (a checkpoint's .model), got {type(model).__name__}")
     if not isinstance(tokenizer, Tokenizer):
         raise UsageError(f"expected the tokenizer (a checkpoint's .tokenizer), got {type(tokenizer).__name__}")
+    if tokenizer.vocab_size != model.config.vocab_size:  # another model's: its ids mean other characters
+        raise UsageError(f"the tokenizer has {tokenizer.vocab_size} tokens and the model reads "
+                         f"{model.config.vocab_size}: give the model its own tokenizer (the same checkpoint's)")

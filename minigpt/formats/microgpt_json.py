@@ -94,11 +94,11 @@ def read_microgpt_json(path: Path) -> dict:
 
 
 def shape_of(value) -> list[int] | None:
-    """The shape of a rectangular nested list of numbers, else None."""
+    """The shape of a rectangular nested list of numbers (true and false are not numbers), else None."""
     if not isinstance(value, list) or not value or not all(isinstance(row, list) for row in value):
         return None
     width = len(value[0])
-    if any(len(row) != width or not all(isinstance(x, (int, float)) for x in row) for row in value):
+    if any(len(row) != width or not all(type(x) in (int, float) for x in row) for row in value):
         return None
     return [len(value), width]
 
@@ -122,6 +122,9 @@ def check_document(path: Path, document: dict) -> None:
         raise UsageError(f"{path}: state_dict keys disagree with the hyperparameters (missing {missing}, extra {extra})")
     for key, shape in expected.items():
         actual = shape_of(state[key])
+        if actual is None:
+            raise UsageError(f"{path}: {key} is not a table of numbers (a list of rows of numbers, no true, false "
+                             f"or text); the hyperparameters need {shape}")
         if actual != shape:
             raise UsageError(f"{path}: {key} has shape {actual}; the hyperparameters need {shape}")
 

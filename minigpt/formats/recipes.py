@@ -27,7 +27,8 @@ NOT_SETTABLE = {("model", "vocab_size")}  # from the data, never from a recipe
 def resolve_config_path(name: str | Path) -> Path:
     """A path to a TOML file, or the bare name of a bundled recipe ("microgpt")."""
     path = Path(name)
-    if not path.exists() and path.suffix == "" and (config_dir() / f"{name}.toml").exists():
+    # a bare name is a bundled recipe unless a file of that name is here (a folder is never a recipe)
+    if not path.is_file() and path.suffix == "" and (config_dir() / f"{name}.toml").exists():
         path = config_dir() / f"{name}.toml"
     if not path.exists():
         raise UsageError(f"config file not found: {name} (bundled recipes: {', '.join(recipe_names())})")
@@ -77,6 +78,8 @@ def set_value(config: Config, section: str, key: str, value: object, where: str)
 
 def load_config(path: str | Path | None = None, overrides: list[str] = (), base: Config | None = None) -> Config:
     """The defaults (or `base`), then the TOML file at `path`, then `section.key=value` overrides."""
+    if base is not None and not isinstance(base, Config):
+        raise UsageError(f"load_config's base is a Config (another load_config's), got {type(base).__name__}")
     config = copy.deepcopy(base) if base is not None else Config()
     overrides = as_strings(overrides, "the overrides (section.key=value)")
     if path is not None:
@@ -126,7 +129,7 @@ def fit_recipe_to_data(config: Config, n_train: int) -> list[str]:
     every key given on the command line kept. Says which file and why, and which given keys change nothing."""
     if config.fits_data and config.train.auto_scale:
         name, config.why = fitting_recipe(n_train, config.train.time_limit)
-        recipe = load_config(name)
+        recipe = load_config(config_dir() / f"{name}.toml")  # the bundled file, whatever is in the current folder
         chosen = copy.deepcopy(recipe)
         for key in config.given:
             set_key(chosen, key, key_value(config, key))

@@ -32,6 +32,7 @@ from minigpt.common.ranges import MAX_SNAPSHOTS
 from minigpt.files.bounded import check_archive
 from minigpt.formats.checkpoint_checks import weight_trouble
 from minigpt.files.fields import entry, expect, whole_number
+from minigpt.files.run_records import read_metrics
 from minigpt.formats.checkpoint import load_microgpt_weights, load_quietly, microgpt_weights, save_checkpoint
 from minigpt.config import GPTConfig
 from minigpt.model import GPT
@@ -140,10 +141,14 @@ class RunSnapshots:
         if step in self.due:
             self.taken.take(step, model)
 
-    def keep(self, step: int, model: GPT) -> None:
-        """The model now, as the snapshot of `step` (the run's last or best), unless it has one."""
+    def keep(self, step: int, model: GPT, val_loss: float | None = None) -> None:
+        """The model now, as the snapshot of `step` (the run's last or best), unless it has one; with
+        its validation loss, which ties the snapshots to the run's own records."""
         if step not in self.taken.steps:
-            self.taken.take(step, model)
+            self.taken.take(step, model, val_loss)
+        elif val_loss is not None and self.taken.val_loss[self.taken.steps.index(step)] != val_loss:
+            self.taken.val_loss[self.taken.steps.index(step)] = val_loss
+            self.written = None  # the file is to be written again
 
     def write(self, run_dir: Path) -> None:
         if self.taken.steps != self.written:
@@ -207,7 +212,23 @@ def checkpoint_snapshots(ckpt) -> Snapshots:
     if not (ckpt.path.parent / FILE).is_file():  # named by the checkpoint, not by a folder such as "."
         raise UsageError(f"{ckpt.path} has no training snapshots: there is no {FILE} beside it (trained with "
                          f"train.snapshots = 0, before snapshots were kept, or imported)")
-    return read_snapshots(ckpt.path.parent, run_identity(ckpt.data, ckpt.config))
+    snapshots = read_snapshots(ckpt.path.parent, run_identity(ckpt.data, ckpt.config))
+    check_losses_agree(snapshots, ckpt.path.parent)
+    return snapshots
+
+
+def check_losses_agree(snapshots: Snapshots, run_dir: Path) -> None:
+    """Another run of the same names, seed and model (a shorter one, say) has snapshots that pass for this
+    run's: their validation losses then disagree with the run's own records, step for step."""
+    try:
+        records = read_metrics(run_dir)
+    except UsageError:
+        return  # no records to hold them to (an import, a copied checkpoint)
+    logged = {record["step"]: record["val_loss"] for record in records if record.get("val_loss") is not None}
+    for step, loss in zip(snapshots.steps, snapshots.val_loss):
+        if loss is not None and step in logged and logged[step] != loss:
+            raise UsageError(f"{run_dir / FILE}: the snapshots are from another run: at step {step:,} they hold a "
+                             f"validation loss of {loss:.4f}, and the run's metrics.jsonl {logged[step]:.4f}")
 
 
 def read_snapshots(run_dir: Path, run: dict | None = None) -> Snapshots:

@@ -51,9 +51,9 @@ class KeepSnapshots(Reporter):
         if self.snapshots and trainer.dist.main:
             self.snapshots.write(run_dir)
 
-    def keep(self, step: int, trainer: Trainer) -> None:
+    def keep(self, step: int, trainer: Trainer, val_loss: float | None = None) -> None:
         if self.snapshots:
-            self.snapshots.keep(step, trainer.model)
+            self.snapshots.keep(step, trainer.model, val_loss)
 
 
 def end_on_best(trainer: Trainer, run_dir: Path, best: KeepBest | None,
@@ -64,8 +64,9 @@ def end_on_best(trainer: Trainer, run_dir: Path, best: KeepBest | None,
     if snapshots:
         snapshots.keep(trainer.step, trainer)
     went_back = best is not None and best.go_back(trainer, run_dir / "best.pt")
-    if went_back and snapshots:
-        snapshots.keep(trainer.best_step, trainer)
+    if snapshots and trainer.best_step is not None and (went_back or trainer.best_step == trainer.step):
+        # the best step's snapshot, with its loss: what ties the snapshots to the run's own records
+        snapshots.keep(trainer.best_step, trainer, trainer.best_val_loss)
     if snapshots:
         snapshots.saving(trainer, run_dir)
     return went_back

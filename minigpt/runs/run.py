@@ -11,6 +11,7 @@ from pathlib import Path
 
 from minigpt.config import Config
 from minigpt.formats.recipe_checks import validate
+from minigpt.common.arguments import as_path
 from minigpt.common.errors import UsageError
 from minigpt.common.text import as_text
 from minigpt.runs.keepers import KeepBest, KeepSnapshots, end_on_best
@@ -47,6 +48,8 @@ def train(
     if not isinstance(config, Config):
         raise UsageError(f"train takes a Config (minigpt.load_config(...)), got {type(config).__name__}")
     validate(config)  # a Config built in Python is checked as a recipe is: batch size, steps, every range
+    data_path, val_path, out_dir, resume_from = (as_path(value, what) if value is not None else None for value, what in (
+        (data_path, "data_path"), (val_path, "val_path"), (out_dir, "out_dir"), (resume_from, "resume_from")))
     if report is not None and not isinstance(report, Reporter):  # before any work, not at the first step
         what = f"the class {report.__name__}" if isinstance(report, type) else type(report).__name__
         raise UsageError(f"report takes a Reporter (an instance of a subclass of minigpt.Reporter), got {what}")

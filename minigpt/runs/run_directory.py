@@ -40,7 +40,8 @@ class RunLock:
     process id of the training that has it. The operating system lets go of it when that process
     ends, however it ends."""
 
-    def __init__(self, run_dir: Path):
+    def __init__(self, run_dir: Path, holder: str = "another training",
+                 advice: str = "wait for it to end, or train into another --out", what: str = "run directory"):
         try:
             import fcntl
         except ImportError:  # not a POSIX system: no lock
@@ -51,10 +52,9 @@ class RunLock:
             fcntl.flock(self.file, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError:
             self.file.seek(0)
-            holder = self.file.read().strip() or "unknown"
+            pid = self.file.read().strip() or "unknown"
             self.file.close()
-            raise UsageError(f"run directory {run_dir} is in use by another training (process {holder}); "
-                             f"wait for it to end, or train into another --out") from None
+            raise UsageError(f"{what} {run_dir} is in use by {holder} (process {pid}); {advice}") from None
         self.file.seek(0)
         self.file.truncate()
         self.file.write(str(os.getpid()))

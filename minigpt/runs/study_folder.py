@@ -111,6 +111,12 @@ def mend_torn_journal(journal: Path) -> Path | None:
         whole = whole_records(data)
         if whole == len(data):
             return None
+        damaged = data[:whole].count(b"\n") + 1
+        if any(line.endswith(b"\n") and is_json(line) for line in data[whole:].splitlines(keepends=True)[1:]):
+            # records after the damage: cutting back would drop them and retrain their trials; the study is refused
+            raise UsageError(f"{journal}: line {damaged:,} is damaged and whole records follow it, so the study cannot "
+                             f"be read as it is; restore the journal from a copy, or delete that line if it is "
+                             f"not a trial's (a torn last line alone is mended by itself)")
         copy = write_bytes(journal.with_name(f"{journal.name}.torn-{time.strftime('%Y%m%d-%H%M%S')}"), data)
         with open(journal, "r+b") as f:
             f.truncate(whole)
@@ -119,15 +125,19 @@ def mend_torn_journal(journal: Path) -> Path | None:
         lock.release()
 
 
+def is_json(line: bytes) -> bool:
+    try:
+        json.loads(line)
+    except (ValueError, RecursionError):
+        return False
+    return True
+
+
 def whole_records(data: bytes) -> int:
     """How many bytes at the start of a journal are whole records: lines of JSON, each ending in a newline."""
     end = 0
     for line in data.splitlines(keepends=True):
-        try:
-            json.loads(line)
-        except (ValueError, RecursionError):
-            break
-        if not line.endswith(b"\n"):
+        if not line.endswith(b"\n") or not is_json(line):
             break
         end += len(line)
     return end

@@ -25,6 +25,7 @@ from typing import Callable
 
 from minigpt.common.arguments import as_path, quoted, whole_number_within
 from minigpt.common.errors import Interrupted, RunError, UsageError, WriteFailed, cannot_write
+from minigpt.runs.run_directory import RunLock
 from minigpt.runs.statistics import mean, sd
 from minigpt.runs.study_folder import JOURNAL, SPEC_COPY, TRIAL_MARK, is_study_folder, mark_trial_runs, masked, \
     names_digest, read_study_record
@@ -248,6 +249,18 @@ def run_sweep(spec_path: str | Path, out_dir: str | Path, data: str | Path | Non
     data = as_path(data, "the names file (data)") if data is not None else None
     names = names_digest(data, spec)  # before anything is written: a typo spends no trial
     study = claimed_study(spec, out_dir, storage, data, seeds, names, say)
+    # two sweeps of one folder would propose the same values (their samplers are seeded alike): one at a time
+    lock = RunLock(out_dir, "another sweep", "let it finish, or run one sweep with --jobs N for trials side by "
+                   "side", what="the sweep's folder")
+    try:
+        return sweep_locked(spec, out_dir, data, jobs, storage, seeds, say, study)
+    finally:
+        lock.release()
+
+
+def sweep_locked(spec, out_dir: Path, data: Path | None, jobs: int, storage: str | None, seeds: int | None,
+                 say: Callable[[str], None], study) -> SweepResult:
+    """run_sweep's work, with the folder to itself."""
     again = run_again_what_stopped(study)
     if again:
         say(f"running again trial{'s' * (len(again) > 1)} {', '.join(map(str, again))}, stopped before it finished")
