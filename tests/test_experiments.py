@@ -752,8 +752,14 @@ def test_compare_says_when_the_runs_got_unequal_compute_and_compares_them_at_equ
                    out_dir=tmp_path / "lr0.03-s3", quiet=True).run_dir
     result = run("compare", four_runs[0.01, 1], four_runs[0.01, 2], four_runs[0.03, 1], longer, "--json")
     assert result.exit_code == 0, result.output
-    notes = " ".join(json.loads(result.stdout)["notes"])
+    found = json.loads(result.stdout)
+    notes = " ".join(found["notes"])
     assert "the runs took 40 to 80 steps" in notes and "at step 40, which every run reached and evaluated" in notes
+    runs = {steps: (tokens, threads) for group in found["groups"]  # each run's compute, as it trained
+            for steps, tokens, threads in zip(group["run_steps"], group["run_tokens"], group["run_threads"])}
+    assert set(runs) == {40, 80} and runs[80][0] > 1.5 * runs[40][0] > 0 and runs[80][1] >= 1
+    shown = run("compare", four_runs[0.01, 1], longer)
+    assert "80 steps, " in shown.stdout + shown.stderr and " tokens, " in shown.stdout + shown.stderr
     even = run("compare", four_runs[0.01, 1], four_runs[0.03, 1], "--json")
     assert "unequal compute" not in " ".join(json.loads(even.stdout)["notes"])
 

@@ -86,6 +86,8 @@ def check_record(record: dict, where: str) -> None:
             record_number(value, where, key)
         elif key in ("threads", "processes"):
             whole_number(value, where, f"'{key}'", least=1)
+        elif key == "tokens":
+            whole_number(value, where, f"'{key}'", least=0)
         elif key in ("torch", "device"):
             expect(value, str, where, f"'{key}'")
 

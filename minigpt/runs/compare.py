@@ -48,6 +48,25 @@ class RunScore:
     curve: list[dict]  # metrics.jsonl
     per_name: torch.Tensor | None = None  # summed loss of each scored name
 
+    @property
+    def tokens(self) -> int | None:
+        """The tokens it trained on (its last logged count; None for a run older than the count)."""
+        counts = [r["tokens"] for r in self.curve if "tokens" in r]
+        return counts[-1] if counts else None
+
+    @property
+    def threads(self) -> int | None:
+        """The torch threads it trained on (as its last start, or resume, recorded them)."""
+        counts = [r["threads"] for r in self.curve if "threads" in r]
+        return counts[-1] if counts else None
+
+    def compute_text(self) -> str:
+        """Its steps, tokens, threads and time, as a table line shows them."""
+        count = self.tokens
+        tokens = "" if count is None else f", {count / 1e6:.2f}M tokens" if count >= 1e6 else f", {count:,} tokens"
+        threads = f", {self.threads} thread{'s' * (self.threads != 1)}" if self.threads is not None else ""
+        return f"{self.steps:,} steps{tokens}{threads}, {self.seconds:.1f} s"
+
 
 @dataclass
 class Group:
@@ -74,6 +93,8 @@ class Group:
         return {"label": self.label, "runs": [as_text(r.path) for r in self.runs], "seeds": [r.checkpoint.config.train.seed
                 for r in self.runs], "scores": self.scores, "mean": self.mean, "sd": self.sd,
                 "steps": mean([r.steps for r in self.runs]), "seconds": mean([r.seconds for r in self.runs]),
+                "run_steps": [r.steps for r in self.runs], "run_tokens": [r.tokens for r in self.runs],
+                "run_threads": [r.threads for r in self.runs],
                 "p": self.p, "interval": list(self.interval) if self.interval else None,
                 "samples": self.samples, "new_share": self.new_share}
 

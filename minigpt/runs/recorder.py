@@ -91,7 +91,8 @@ class RunRecords(Reporter):
 
     def log(self, trainer, train_loss: float) -> None:
         self.write(METRICS, metrics_line(trainer.step, trainer.clock.elapsed, train_loss=train_loss, lr=trainer.lr,
-                                         tokens_per_sec=round(trainer.tokens / trainer.seconds, 1)))
+                                         tokens_per_sec=round(trainer.tokens / trainer.seconds, 1),
+                                         tokens=trainer.tokens))  # trained on so far: compare weighs compute by it
 
     def evaluation(self, trainer, samples) -> None:
         if trainer.val_loss is not None:

@@ -33,13 +33,14 @@ def show_comparison(out: Console, comparison: Comparison) -> None:
         out.print("\n[bold]what differs[/bold]")
         for key, values in comparison.differs.items():
             out.print(f"  {key}: " + " | ".join(markup_safe(repr(v)) for v in values))
-    out.print("\n[bold]validation loss per run[/bold] (its curve, best, steps and time)")
+    out.print("\n[bold]validation loss per run[/bold] (its curve, best, and the compute it had: steps, tokens, "
+              "threads, time)")
     width = max(len(as_text(r.path)) for g in comparison.groups for r in g.runs)
     for g in comparison.groups:
         for r in g.runs:
             curve = [v for _, v in series(r.curve, "val_loss")]
             out.print(f"  {markup_safe(as_text(r.path)):<{width}}  {sparkline(curve, 20)}  {r.score:.4f}  "
-                      f"{r.steps:,} steps  {r.seconds:.1f} s")
+                      f"{r.compute_text()}")
     out.print("\n[bold]samples[/bold] (each group's first run, seed 0; the share of 200 that are new names)")
     for g in comparison.groups:
         out.print(f"  {markup_safe(g.label)}: {markup_safe(', '.join(g.samples))}  ({g.new_share:.0%} new)")
