@@ -21,7 +21,8 @@ neither side picks its model by the names that score it. minigpt's best is shown
 The clocks cover the same work. nanoGPT's is the sum of its iterations' times as it prints them (each covers
 the step, fetching the next batch, reading the loss, printing the line, and, in its first and last, its
 evaluation and checkpoint), which leaves out its start-up; minigpt's is its run's clock (steps, evaluations
-and checkpoints, not the start-up). Each side runs alone on the machine, with the same torch threads.
+and checkpoints, not the start-up). Each side runs alone on the machine, with the threads a plain run would
+take as its turn begins (minigpt train's choice: a torch thread per free core), recorded with each run.
 
 The two sides take turns: minigpt's runs are spread among nanoGPT's (seed by seed, each seed's whole,
 half and quarter budget together), so that both see the same minutes of a machine whose speed can halve and
@@ -32,6 +33,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import re
 import statistics
 import subprocess
@@ -41,6 +43,8 @@ from collections import deque
 from pathlib import Path
 
 from common import machine_load, matmul_peak, say_trust, spread, table, untrusted
+
+from minigpt.machine.threads import choose_threads
 
 BATCH = 64  # nanoGPT's rows a step: 1,024 characters, about the names minigpt's default reads a step
 CALIBRATION = 60  # iterations of the calibration run; the first SETTLE are not timed
@@ -58,9 +62,17 @@ def nanogpt_args(folder: Path, out: Path, iters: int, lr: float, dropout: float)
             "--always_save_checkpoint=True"]
 
 
+def plain_threads() -> dict:
+    """The environment of a run that takes the threads a plain run would take now: on a busy machine one
+    core's worth, where a fixed count would have both sides wait on a core another process holds."""
+    threads = choose_threads()[0]
+    return {**os.environ, "OMP_NUM_THREADS": str(threads)}
+
+
 def run_nanogpt(checkout: Path, args: list[str]) -> list[float]:
     """nanoGPT's train.py; the seconds of each of its iterations."""
-    out = subprocess.run([sys.executable, "train.py", *args], cwd=checkout, capture_output=True, text=True)
+    out = subprocess.run([sys.executable, "train.py", *args], cwd=checkout, capture_output=True, text=True,
+                         env=plain_threads())
     times = [float(t) / 1000 for t in re.findall(r"^iter \d+: loss [\d.]+, time ([\d.]+)ms", out.stdout, re.M)]
     if out.returncode or not times:
         raise SystemExit(f"nanoGPT did not run: {out.stderr.strip().splitlines()[-1:] or out.stdout[-300:]}")
@@ -126,9 +138,9 @@ def nanogpt_at(checkout: Path, folder: Path, seconds: float, iters: int, lr: flo
     out = folder / f"nanogpt-lr{lr:g}-dropout{dropout:g}"
     for attempt in range(1 + REFITS):
         took = sum(run_nanogpt(checkout, nanogpt_args(folder, out, iters, lr, dropout)))
-        if not missed(took, seconds) or attempt == REFITS:
-            break
         again = refitted(iters, took, seconds)
+        if not missed(took, seconds) or attempt == REFITS or again == iters:  # the same run again tells nothing
+            break
         print(f"nanoGPT  lr {lr:g}, dropout {dropout:g}: {iters:,} steps took {took:.1f} s of {seconds:g}; "
               f"again with {again:,}", flush=True)
         iters = again
@@ -163,12 +175,13 @@ def minigpt_at(folder: Path, seconds: float, seed: int, budget: float) -> dict:
     out = folder / f"minigpt-{seconds:g}s-seed{seed}"
     command = [sys.executable, "-m", "minigpt", "train", "--data", str(folder / "train.txt"), "--val-data",
                str(folder / "val.txt"), "--time-limit", str(seconds), "--seed", str(seed), "--out", str(out), "--quiet"]
-    done = subprocess.run(command, capture_output=True, text=True)
+    done = subprocess.run(command, capture_output=True, text=True, env=plain_threads())
     if done.returncode:
         raise SystemExit(f"minigpt did not run: {done.stderr.strip().splitlines()[-1:]}")
     records = [json.loads(line) for line in (out / "metrics.jsonl").read_text().splitlines()]
     evaluations = [r for r in records if r.get("val_loss") is not None]
-    return {"who": "minigpt", "budget": seconds, "seed": seed, "steps": records[-1]["step"],
+    threads = next((r["threads"] for r in records if "threads" in r), None)
+    return {"who": "minigpt", "budget": seconds, "seed": seed, "steps": records[-1]["step"], "threads": threads,
             "seconds": round(records[-1]["elapsed"], 1), "loss": round(evaluations[-1]["val_loss"], 4),
             "best": round(min(r["val_loss"] for r in evaluations), 4), "share": f"{seconds / budget:g}"}
 
@@ -220,6 +233,8 @@ def race(args, train: list[str], val: list[str], nanogpt_data) -> dict:
     reasons = untrusted(peak, peak_after, spreads, load, args.usual_peak)
     reasons += [f"nanoGPT's run at lr {r['lr']:g}, dropout {r['dropout']:g} took {r['seconds']} s of a "
                 f"{seconds:g} s budget" for r in nano if missed(r["seconds"], seconds)]
+    reasons += [f"minigpt's {r['budget']:g}-s run (seed {r['seed']}) took {r['seconds']} s" for r in mini
+                if missed(r["seconds"], r["budget"])]
     say_trust(reasons)
     return {"budget": seconds, "nanogpt": nano, "minigpt": mini, "summary": summary, "met": met,
             "matmul_peak": peak, "matmul_peak_after": peak_after, "load_at_start": load, "untrusted": reasons}

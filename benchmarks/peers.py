@@ -155,11 +155,11 @@ def main() -> None:
     args = p.parse_args()
     load = machine_load()
     info = setup(args)
-    os.environ["OMP_NUM_THREADS"] = str(torch.get_num_threads())  # the peers' processes get this one's threads
-    if args.quality:
+    if args.quality:  # each run takes the threads a plain run would as its turn begins
         train, val = split_names(read_names(args.data), 0.1, 1000, 1337)
         finish({**info, **race(args, train, val, nanogpt_data)}, args.out)
         return
+    os.environ["OMP_NUM_THREADS"] = str(torch.get_num_threads())  # the peers' processes get this one's threads
     peak = matmul_peak()
     print(f"float32 matmul peak: {peak['gflops']} GFLOP/s; {torch.get_num_threads()} threads each")
     per_gflop = 6 * MATRIX_PARAMS / 1e9

@@ -157,3 +157,51 @@ def test_the_race_takes_turns_so_both_sides_see_the_same_minutes(monkeypatch):
                      "nanoGPT 0.01", "minigpt 15 s seed 1", "minigpt 60 s seed 2",
                      "nanoGPT 0.03", "minigpt 30 s seed 2", "minigpt 15 s seed 2"]
     assert [row["seeds"] for row in result["summary"]] == [2, 2, 2] and result["met"]
+
+
+def test_the_race_distrusts_minigpts_overruns_reruns_no_identical_run_and_takes_a_plain_runs_threads(monkeypatch,
+                                                                                                   tmp_path):
+    """83 §11: a 7.5-s minigpt run that took 14.4 s was not among the race's reasons to distrust it; nanoGPT's refit,
+    stuck at its floor of 20 iterations, ran the same run again; both sides were told 2 threads on a busy machine
+    where a plain run takes 1."""
+    monkeypatch.syspath_prepend(str(BENCHMARKS))
+    import argparse
+
+    import peer_quality
+
+    ran = []
+
+    def slow_nanogpt(checkout, args):  # a machine so slow that 20 iterations miss a 1-s budget
+        ran.append(args)
+        return [0.5] * int(next(a for a in args if a.startswith("--max_iters=")).split("=")[1])
+
+    monkeypatch.setattr(peer_quality, "run_nanogpt", slow_nanogpt)
+    monkeypatch.setattr(peer_quality, "score_nanogpt", lambda checkout, out, folder: 2.0)
+    row = peer_quality.nanogpt_at(tmp_path, tmp_path, 1.0, 20, 1e-2, 0.0)
+    assert len(ran) == 1 and row["steps"] == 20  # the refit would be 20 again: no second identical run
+
+    monkeypatch.setattr(peer_quality, "choose_threads", lambda: (1, "one core free"))
+    assert peer_quality.plain_threads()["OMP_NUM_THREADS"] == "1"
+
+    def minigpt_at(folder, seconds, seed, budget):
+        return {"who": "minigpt", "budget": seconds, "seed": seed, "steps": 1000, "threads": 1,
+                "seconds": 14.4 if seconds == 15 else seconds, "loss": 1.9, "best": 1.9, "share": f"{seconds / budget:g}"}
+
+    nanogpt = lambda checkout, folder, seconds, iters, lr, dropout: {  # noqa: E731
+        "who": "nanoGPT", "budget": seconds, "lr": lr, "dropout": dropout, "steps": iters, "seconds": seconds,
+        "loss": 2.0 + abs(lr - 1e-2)}
+    for name, fake in [("nanogpt_at", nanogpt), ("minigpt_at", minigpt_at), ("write_data", lambda *a: None),
+                       ("fitted_iters", lambda *a: (1000, 0.06)), ("machine_load", lambda: {"load_1min": 0.0,
+                       "cores": 2}), ("matmul_peak", lambda: {"gflops": 190.0})]:
+        monkeypatch.setattr(peer_quality, name, fake)
+    args = argparse.Namespace(quality=60.0, nanogpt=Path("."), seeds=1, lrs="3e-3,1e-2,3e-2", dropouts="0",
+                              usual_peak=190.0)
+    result = peer_quality.race(args, ["ann"], ["bob"], None)
+    assert "minigpt's 15-s run (seed 1) took 14.4 s" not in " ".join(result["untrusted"])  # within a tenth: fine
+
+    def overrun(folder, seconds, seed, budget):
+        return {**minigpt_at(folder, seconds, seed, budget), "seconds": 2 * seconds}
+
+    monkeypatch.setattr(peer_quality, "minigpt_at", overrun)
+    result = peer_quality.race(args, ["ann"], ["bob"], None)
+    assert "minigpt's 15-s run (seed 1) took 30.0 s" in " ".join(result["untrusted"])
