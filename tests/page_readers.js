@@ -53,10 +53,11 @@ addEventListener("DOMContentLoaded", () => {
       const o = partsOff(off);
       return Measures.patchedRun(analyse(textA, o), analyse(textB, o), part, o).map((s) => list(s.logits));
     },
-    // the patching grid [stage][position] for two names, as the page draws it, and how long it took (ms)
-    patchGrid(textA, textB) {
-      const started = performance.now(), grid = Measures.patchGrid(analyse(textA, null), analyse(textB, null), null);
-      return { grid, ms: performance.now() - started };
+    // the patching grid [part][position] for two names, as the page draws it ("residual": a stage a row;
+    // "parts": each head and MLP), its rows' names, and how long it took (ms)
+    patchGrid(textA, textB, kind = "residual") {
+      const started = performance.now(), rows = Measures.patchGrid(analyse(textA, null), analyse(textB, null), null, kind);
+      return { grid: rows.map((row) => row.shares), names: rows.map((row) => row.name), ms: performance.now() - started };
     },
     // what the why panel shows now: the position, the two characters, and the parts' terms as drawn, in order
     whyShown: () => ({ target: Number(document.getElementById("why-target").value), rival: Number(document.getElementById("why-rival").value),

@@ -787,3 +787,34 @@ def test_the_mask_lesson_measures_the_validation_names_both_ways_as_torch_does(c
     [(_, _, masked)] = name_losses(model, ckpt.tokenizer, ["emma"])
     assert f"with the mask, {masked:.3f} nats per character; without it, {unmasked:.3f}" in answer
     assert page.watched.errors == []
+
+
+def test_the_two_names_lesson_patches_heads_and_mlps_and_its_names_follow_the_name_box(chromium, lesson):
+    """Lesson 7 asks which head or MLP carries the difference: its grid copies heads' and MLPs' outputs (the same
+    numbers as its answer's ranking); the second name follows the name box until one is typed (82 §3)."""
+    from playwright.sync_api import expect
+
+    page = browser.open_page(chromium, lesson[1])
+    page.click("#course-list button[data-lesson='7']")
+    browser.show(page, "#patch")
+    assert page.is_checked("input[name=patch-grid][value=parts]")
+    config = lesson[0].config.model
+    rows = config.n_layer * (config.n_head + 1)
+    expect(page.locator("#patch-grid tbody tr")).to_have_count(rows)
+    assert "a head's or an MLP's output" in page.text_content("#patch-grid caption")
+    page.fill("#name-input", "zoltan")
+    expect(page.locator("#patch-input")).to_have_value("aoltan")  # the second name went with the first
+    browser.wait_until(page, "location.hash.includes('second=aoltan')")
+    found = page.evaluate("([a, b]) => minigpt.patchGrid(a, b, 'parts')", ["zoltan", "aoltan"])
+    best = max((share, name, t) for name, row in zip(found["names"], found["grid"]) for t, share in enumerate(row)
+               if share is not None)
+    page.click("#lesson-answer-box summary")
+    expect(page.locator("#lesson-answer")).to_contain_text(f"{best[1]} at position {best[2]}, {100 * best[0]:.1f}%")
+    shown = page.locator("#patch-grid .patch-cell").all_text_contents()
+    assert f"{round(100 * best[0])}%" in shown
+    page.fill("#patch-input", "anna")  # a second name of one's own stays
+    page.fill("#name-input", "emma")
+    expect(page.locator("#patch-input")).to_have_value("anna")
+    page.check("input[name=patch-grid][value=residual]")
+    expect(page.locator("#patch-grid tbody tr")).to_have_count(config.n_layer + 1)
+    assert page.watched.errors == []

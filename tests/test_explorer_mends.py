@@ -90,7 +90,8 @@ def test_the_lessons_words_match_the_page(chromium, page_path):
     assert f"one {c.n_embd} × {c.n_embd} matrix" in page.inner_text("#lesson-text")
     assert f"{c.n_head} × {c.n_embd // c.n_head} = {c.n_embd} numbers" in page.inner_text("#lesson-text")
     open_answer(page, 4)
-    assert "(below, with the generated names)" in page.inner_text("#lesson-text")
+    assert "“add the model's next character”, under the table" in page.inner_text("#lesson-text")
+    assert page.inner_text("#cache-next") == "add the model's next character"
     browser.show(page, "#cache")
     count = re.search(r"reads all (\d+) of them", page.inner_text("#cache-check")).group(1)
     assert page.inner_text("#lesson-answer").startswith(f"{count}: ")  # the panel and the answer count alike
@@ -102,9 +103,7 @@ def test_the_lessons_words_match_the_page(chromium, page_path):
     assert shares == sorted(shares, reverse=True)
     page.set_viewport_size({"width": 390, "height": 844})
     open_answer(page, 8)
-    assert on_screen(page, "#step-slider")  # lesson 8's slider stays in sight as its lesson opens
-    page.evaluate("window.scrollBy(0, 1500)")
-    assert on_screen(page, "#step-slider")
+    assert on_screen(page, "#step-slider")  # lesson 8's slider in sight as its lesson opens, in its panel
     open_answer(page, 1)
     page.evaluate("window.scrollTo(0, 2000)")
     assert not on_screen(page, "#step-slider")  # only while lesson 8 is open
@@ -245,4 +244,57 @@ def test_the_course_is_a_numbered_list_in_sight_with_the_open_lesson_marked(chro
     browser.wait_until(page, "document.getElementById('lesson-title').textContent.startsWith('Lesson 3')")
     current = page.eval_on_selector_all("#course-list button", "b => b.map((x) => x.getAttribute('aria-current'))")
     assert current == ["false", "false", "true"] + ["false"] * 5
+    assert page.watched.errors == []
+
+
+SUBJECT_IN_SIGHT = """() => {
+  const e = Lessons.subjectOf(Lessons.LESSONS[State.state.lesson]);
+  if (!e) return false;
+  const r = e.getBoundingClientRect();
+  return r.height > 0 && r.top >= -1 && r.bottom <= innerHeight + 1;
+}"""
+
+# each of the panel's lines in sight is the panel's own at its point: nothing floats over the lesson's words
+TEXT_UNCOVERED = """() => ["lesson-title", "lesson-text", "lesson-look", "lesson-question"].every((id) => {
+  const r = document.getElementById(id).getBoundingClientRect();
+  if (r.bottom <= 0 || r.top >= innerHeight) return true;
+  const y = Math.min(Math.max(r.top + 4, 0), innerHeight - 1), x = r.left + 4;
+  return document.getElementById("lesson-panel").contains(document.elementFromPoint(x, y));
+})"""
+
+
+@pytest.mark.parametrize("width, height", [(1280, 900), (390, 844)])
+def test_every_lesson_opens_with_what_it_asks_about_in_sight_and_nothing_over_its_words(chromium, page_path, width,
+                                                                                        height):
+    """82 §2: lesson 3's head squares were half below the fold, lesson 4's button 2,943 px down, lesson 5's last
+    line below it, lesson 8's floating step bar over its title. Each lesson now opens with its subject (the matrix,
+    the squares, the cache, the walk's last line, the why bars, the patching grid) in the viewport and none of its
+    words covered; lesson 2's answer, opened, leaves the matrix in sight; lesson 8 holds its own slider."""
+    page = browser.open_page(chromium, page_path, width=width, height=height)
+    for n in range(1, 9):
+        page.evaluate("window.scrollTo(0, 0)")
+        page.click(f"#course-list button[data-lesson='{n}']")
+        expect(page.locator("#lesson-title")).to_contain_text(f"Lesson {n} of")
+        browser.wait_until(page, SUBJECT_IN_SIGHT)
+        assert page.evaluate(TEXT_UNCOVERED), f"lesson {n}: something covers its words"
+        if n == 2 and width == 1280:
+            page.click("#lesson-answer-box summary")
+            browser.wait_until(page, "document.getElementById('lesson-answer').textContent.length > 0")
+            assert page.evaluate(SUBJECT_IN_SIGHT), "lesson 2's open answer pushed the matrix out of sight"
+        if n == 4:
+            assert on_screen(page, "#cache-next") or width < 700  # the character is added where its row appears
+    assert page.evaluate("document.getElementById('lesson-panel').contains(document.getElementById('training-steps'))")
+    page.click("#lesson-close")
+    assert page.evaluate("document.querySelector('header').contains(document.getElementById('training-steps'))")
+    assert page.watched.errors == []
+
+
+def test_lesson_fours_button_adds_a_position_to_the_cache_where_it_is_read(chromium, page_path):
+    page = browser.open_page(chromium, page_path, hash="#lesson=4")
+    shown = "document.querySelectorAll('#cache-table tr:not([hidden])').length"
+    browser.wait_until(page, f"{shown} > 1")
+    rows, name = page.evaluate(shown), page.input_value("#name-input")
+    page.click("#cache-next")  # a character drawn as sampling draws it: the name and its cache one longer
+    browser.wait_until(page, f"{shown} === {rows + 1} || document.getElementById('gen-note').textContent.includes('ends')")
+    assert page.input_value("#name-input").startswith(name)
     assert page.watched.errors == []

@@ -240,3 +240,15 @@ def test_a_run_beside_its_identical_twin_is_called_one_and_ties_count_for_neithe
     browser.wait_until(page, "document.getElementById('disagree').textContent.includes('position')")
     assert "after “”" not in page.inner_text("#disagree")
     assert page.watched.errors == []
+
+
+def test_at_phone_width_each_map_is_as_tall_as_the_name_with_no_blank_band_under_it(chromium, pair):
+    """82 §7: at 390 px the maps, one below another, each kept the room of the longest name: about 200 px of blank
+    under each. Below one another, a map is as tall as the name it shows, and grows as the name does."""
+    page = browser.open_page(chromium, pair[1], width=390, height=844, hash="#name=emma")
+    heights = "() => [...document.querySelectorAll('#maps .map-grid')].map((g) => g.getBoundingClientRect().height)"
+    browser.wait_until(page, f"({heights})().length === 3")
+    assert all(h <= (5 + 1) * 22 + 1 for h in page.evaluate(heights))  # the boundary and four characters
+    page.fill("#name-input", "emmanuel")
+    browser.wait_until(page, f"({heights})().every((h) => h >= (9 + 1) * 22 - 1)")
+    assert page.watched.errors == []

@@ -291,11 +291,12 @@ function buildMap(holder) {
   const ctx = canvas.getContext("2d");
   ctx.scale(ratio, ratio);
   const said = el("p", { class: "visually-hidden" });
-  const scroll = el("div", { class: "scroll map-box", tabindex: "0" }, el("div", { class: "map-grid" }, buttons, canvas));
+  const grid = el("div", { class: "map-grid" }, buttons, canvas);
+  const scroll = el("div", { class: "scroll map-box", tabindex: "0" }, grid);
   scroll.setAttribute("role", "region");
   scroll.setAttribute("aria-labelledby", title.id);
   holder.append(el("div", {}, title, scroll, said));
-  return { title, rows, ctx, said, numbers: [] };
+  return { title, rows, ctx, said, grid, numbers: [] };
 }
 
 // Each cell is painted only when what it shows changed (typing at the end of a name changes the last row
@@ -303,6 +304,7 @@ function buildMap(holder) {
 function drawMap(map, title, matrix, tokens, colour, format) {
   write(map.title, title);
   const T = tokens.length, row = rowOf(), ctx = map.ctx;
+  if (map.grid.style.getPropertyValue("--rows") !== String(T)) map.grid.style.setProperty("--rows", String(T));
   if (!map.painted) map.painted = { heads: [], cells: Array.from({ length: longest }, () => []), row: null };
   const painted = map.painted;
   ctx.font = "10px ui-monospace, Menlo, Consolas, monospace";

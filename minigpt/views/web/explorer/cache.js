@@ -11,11 +11,12 @@ const { el, fmt, hide, write } = Drawing;
 // its section of the page (the registry puts it in place)
 const section = `<section id="cache" aria-labelledby="cache-title">
   <h2 id="cache-title">One character at a time: the key/value cache</h2>
-  <p class="muted">Generating, the model computes each new position once: its query, key and value. The keys and
+  <p class="muted intro">Generating, the model computes each new position once: its query, key and value. The keys and
   values of the positions before it are kept, the cache, and the new query reads them all; because a position
   never reads a later one, nothing cached changes when a character is added. Below, the selected head's cache
   after your name, read a position at a time as sampling reads it.</p>
   <div class="scroll"><table id="cache-table" class="numbers"></table></div>
+  <p><button id="cache-next" type="button">add the model's next character</button></p>
   <p id="cache-check" class="note" role="status"></p>
 </section>`;
 

@@ -13,11 +13,12 @@ const charOf = (t) => (t === BOS ? `${BOUNDARY} (the end)` : `“${label(t)}”`
 const lastStep = () => state.view.steps[state.view.steps.length - 1];
 
 const LESSONS = [
-  { title: "One head", section: "head", view: { show: "weights", mask: false },
+  { title: "One head", section: "head", subject: "matrix-box", view: { show: "weights", mask: false },
     text: "Each position asks a question, its query q (“what am I looking for”); every position it may read offers a key k " +
       "(“what do I offer”) and a value v (“what do I pass on”). A score is q·k ÷ √d, d the head size (not the model's " +
       "width); the softmax turns a row of scores into weights that add up to 1, and the head's output is the weights' " +
-      "sum of the values. The row worked out beside the matrix does this for one position, number by number.",
+      "sum of the values. The worked row (beside the matrix, or below it on a narrow screen) does this for one " +
+      "position, number by number.",
     look: "Pick a row of the matrix (a cell, or the arrow keys): its weights, and beside them q, each k, q·k, ÷√d and the softmax.",
     question: "Which earlier character does the selected row look at most, and with what weight?",
     answer() {
@@ -25,7 +26,7 @@ const LESSONS = [
       return `Row ${i} (${charOf(state.view.tokens[i])}) of layer ${state.layer}, head ${state.head} puts ${pct(w[j])} of its ` +
         `weight on position ${j}, ${charOf(state.view.tokens[j])}.`;
     } },
-  { title: "The causal mask", section: "head", view: { show: "scores", mask: false },
+  { title: "The causal mask", section: "head", subject: "matrix-box", view: { show: "scores", mask: false },
     text: "A row may read its own position and the ones before it, never the ones after: before the softmax the later " +
       "positions' scores are set to −∞, so their weights are 0. Without the mask a model trained to predict the next " +
       "character would learn to read it. Click a masked cell, then tick “mask off”: this model reads the future, as it " +
@@ -45,7 +46,7 @@ const LESSONS = [
         "A model trained without the mask learns to read the answer: its loss falls far below this one's, and its " +
         "names are garbage, for when it generates there is no answer yet to read. The page of two models shows both.";
     } },
-  { title: "Many heads", section: "type", view: { mask: false },
+  { title: "Many heads", section: "type", subject: "grid", view: { mask: false },
     text: "The heads of a layer are slices of one projection: W_Q, W_K and W_V make q, k and v for all heads at once, " +
       `and each head reads its own d = ${D} numbers of them. The heads' outputs are joined side by side, ` +
       `${config.n_head} × ${D} = ${config.n_embd} numbers, and mixed by attn_wo (the tutorials' W_O), one ` +
@@ -60,12 +61,12 @@ const LESSONS = [
       return `Head ${h} of layer ${state.layer}: ${pct(weights[h])} of row ${i}'s weight on position ${i - 1}, ` +
         `${charOf(state.view.tokens[i - 1])} (the others: ${weights.map((w) => pct(w)).join(", ")}).`;
     } },
-  { title: "One character at a time", section: "cache", view: { mask: false },
+  { title: "One character at a time", section: "cache", subject: "cache-table", view: { mask: false },
     text: "Generating, a model computes each new position once: the keys and values of the positions before it are " +
       "kept (the key/value cache) and read again, and only the new query, key and value are made. Because of the mask " +
       "an earlier position never changes when a later one comes, so the cache is exact: the cached keys and values are " +
-      "the ones a whole pass computes. “next character” (below, with the generated names) adds one position this way.",
-    look: "The cache's rows, one a position, and the newest query's weights over them; then type a character: one more row.",
+      "the ones a whole pass computes. “add the model's next character”, under the table, adds one position this way.",
+    look: "The cache's rows, one a position, and the newest query's weights over them; then add a character: one more row.",
     question: "When the model writes the character after your name, how many keys does the query that predicts it read in each head?",
     answer() { // the last position's query predicts the character after the name: the cache panel's count
       const n = state.view.tokens.length, last = label(state.view.tokens[n - 1]);
@@ -73,7 +74,7 @@ const LESSONS = [
         `${n - 1} key${n === 2 ? "" : "s"} from the cache (the boundary token${n > 2 ? ` and ${n - 2} character${n === 3 ? "" : "s"}` : ""}) ` +
         "and its own.";
     } },
-  { title: "The whole model", section: "walk", view: { mask: false },
+  { title: "The whole model", section: "walk", subject: () => document.querySelector("#walk-steps [data-key=softmax]"), view: { mask: false },
     text: "Around attention: the character's embedding plus its position's, normed (RMSNorm divides a vector by its " +
       "root mean square, with no learned scale in the default recipe); in each layer attention and an MLP each add " +
       "their output to the residual stream; no layer has a bias, so every number is a sum of weights times inputs. " +
@@ -84,7 +85,7 @@ const LESSONS = [
       const p = MiniGPTModel.softmax(Array.from(lastStep().logits)), t = MiniGPTModel.argmax(p);
       return `${charOf(t)}, with probability ${fmt(p[t], 3)}.`;
     } },
-  { title: "Why this character", section: "why", view: { mask: false },
+  { title: "Why this character", section: "why", subject: "why-toward", view: { mask: false },
     text: "The stream lm_head reads is a sum: the embeddings (the character and its position themselves), what each " +
       "head wrote and what each MLP wrote. So a character's logit splits exactly into one term per part, and against a " +
       "rival character into what each part adds to the difference.",
@@ -97,10 +98,11 @@ const LESSONS = [
       return `At row ${i} (${charOf(state.view.tokens[i])}), ${best.name} writes the most toward ${charOf(t)}: ` +
         `${fmt(best.terms[t], 3)} of its logit.`;
     } },
-  { title: "Two names", section: "patch", view: { mask: false },
+  { title: "Two names", section: "patch", subject: "patch-grid", view: { mask: false, patchGrid: "parts" },
     text: "Set a second name beside yours: where do the two differ inside the model? Copying one part's output at one " +
-      "position from one name into the other (activation patching) shows which part carries the difference.",
-    look: "The grid of layers and positions: each cell, the share of the difference that copying it closes.",
+      "position from one name into the other (activation patching) shows which part carries the difference. The " +
+      "second name follows yours (its first character changed) until you type one.",
+    look: "The grid of heads and MLPs by positions: each cell, the share of the difference that copying that part's output there closes.",
     question: "Which part, copied from the second name into yours at one position, closes most of the difference in what they predict after their last characters?",
     answer() {
       const a = state.view, off = switchedOff(), b = analyse(state.second, off);
@@ -121,8 +123,8 @@ const LESSONS = [
                table: [["part", "position", "share closed"],
                        ...ranked.slice(0, 10).map((r) => [r.name, String(r.t), `${fmt(100 * r.share, 1)}%`])] };
     } },
-  { title: "Over training", section: "head", view: { mask: false }, keepSlider: true,
-    text: "The run kept its weights at a few steps. Drag “watch it train” (or play it): the heads begin spread out and " +
+  { title: "Over training", section: "type", subject: "grid", view: { mask: false }, keepSlider: true,
+    text: "The run kept its weights at a few steps. Drag “watch it train” (here, in the lesson) or play it: the heads begin spread out and " +
       "take their patterns as the loss falls, and every number on the page follows the step.",
     look: "The selected head's square and its label as the slider moves.",
     question: "From which training step on does the selected head have the label it ends with?",
@@ -136,6 +138,8 @@ const LESSONS = [
       return `From step ${snaps.steps[k].toLocaleString("en")}: “${final}”.`;
     } },
 ];
+
+const sliderHome = $("training-steps").parentNode; // the header
 
 function buildLessons() {
   // the course in the header: every lesson a numbered button, the one open marked, no drop-down to open
@@ -177,14 +181,22 @@ function openLesson(n, scroll = true, setView = true) {
     list.forEach((button, k) => button && button.setAttribute("aria-current",
       String(k === (state.lesson === null ? 0 : state.lesson + 1))));
   }
-  $("training-steps").classList.toggle("floating", state.lesson !== null && Boolean(LESSONS[state.lesson].keepSlider));
+  // a lesson that needs the training slider holds it, below its question; it goes back to the header after
+  const slider = $("training-steps"), sliderHere = state.lesson !== null && Boolean(LESSONS[state.lesson].keepSlider);
+  if (sliderHere) $("lesson-question").parentNode.after(slider);
+  else if (slider.parentNode !== sliderHome) sliderHome.append(slider);
   if (state.lesson !== null) {
     const lesson = LESSONS[state.lesson];
     if (setView) Object.assign(state, { show: lesson.view.show || "weights" });
     if (setView) state.off.unmasked = Boolean(lesson.view.mask);
+    if (setView && lesson.view.patchGrid) state.patchGrid = lesson.view.patchGrid;
     for (const radio of document.querySelectorAll("input[name=show]")) radio.checked = radio.value === state.show;
-    const section = $(lesson.section);
-    section.prepend(panel);
+    // on the first screen the panel spans its columns, over the sections (main says which the lesson is about,
+    // for a phone's one column); below it, the panel opens its section
+    const section = $(lesson.section), first = section.parentNode === $("lesson");
+    (first ? $("lesson") : section).prepend(panel);
+    if (first) $("lesson").dataset.lessonAt = lesson.section;
+    else delete $("lesson").dataset.lessonAt;
     write($("lesson-title"), `Lesson ${state.lesson + 1} of ${LESSONS.length}: ${lesson.title}`);
     write($("lesson-text"), lesson.text);
     write($("lesson-look"), lesson.look);
@@ -194,8 +206,22 @@ function openLesson(n, scroll = true, setView = true) {
     $("lesson-answer-box").open = false;
   }
   changed(setView ? "text" : "lesson");
-  if (state.lesson !== null && scroll) $(LESSONS[state.lesson].section).scrollIntoView();
+  if (state.lesson !== null && scroll) bringIntoView(LESSONS[state.lesson]);
 }
+
+// The lesson's panel at the top of the screen, and what its question asks about in sight: a panel drawn when
+// seen is drawn as it comes into view (aria-busy until then), so the subject is measured once its section is
+// drawn, and scrolled up to if the screen ends above it.
+function bringIntoView(lesson, frames = 60) {
+  $("lesson-panel").scrollIntoView({ block: "start" });
+  const settle = (left) => requestAnimationFrame(() => {
+    const section = $(lesson.section), subject = subjectOf(lesson);
+    if (section.getAttribute("aria-busy") === "true" && left > 0) return settle(left - 1);
+    if (subject && subject.getBoundingClientRect().bottom > window.innerHeight) subject.scrollIntoView({ block: "end" });
+  });
+  settle(frames);
+}
+const subjectOf = (lesson) => (typeof lesson.subject === "function" ? lesson.subject() : $(lesson.subject || lesson.section));
 
 // The answer, from the numbers on the page now: redrawn with everything else while it is open (some take
 // hundreds of forward passes, which a keystroke should not wait for while the answer is folded).
@@ -216,5 +242,5 @@ function drawLesson() {
 // a panel's own lesson (its registry line's `lesson`), after the course's
 const addLesson = (lesson) => LESSONS.push(lesson);
 
-return { LESSONS, addLesson, buildLessons, drawLesson, openLesson };
+return { LESSONS, addLesson, bringIntoView, buildLessons, drawLesson, openLesson, subjectOf };
 })();

@@ -51,13 +51,23 @@ function restoredBy(steps, pA, pB) {
   return gap < 1e-12 ? null : 1 - totalVariation(probsOf(steps[steps.length - 1]), pB) / gap;
 }
 
-// every copy of the residual stream: [stage][position] the share restored (the grid)
-function patchGrid(a, b, off) {
+// The patching grid: each part it copies (`grid` "residual": the stream entering each layer and after the
+// last; "parts": each head's and each MLP's output), and at each position the share restored.
+function patchParts(grid) {
+  if (grid === "residual") {
+    return Array.from({ length: config.n_layer + 1 }, (_, l) => ({ kind: "residual", layer: l, head: 0,
+      name: l < config.n_layer ? `entering layer ${l}` : "after the last layer" }));
+  }
+  return Array.from({ length: config.n_layer }, (_, l) => [
+    ...Array.from({ length: config.n_head }, (_, h) => ({ kind: "head", layer: l, head: h, name: `layer ${l} head ${h}` })),
+    { kind: "mlp", layer: l, head: 0, name: `layer ${l} MLP` }]).flat();
+}
+function patchGrid(a, b, off, grid = "residual") {
   const pA = probsOf(a.steps[a.steps.length - 1]), pB = probsOf(b.steps[b.steps.length - 1]);
   const common = Math.min(a.tokens.length, b.tokens.length);
-  return Array.from({ length: config.n_layer + 1 }, (_, l) => Array.from({ length: common }, (_, t) =>
-    restoredBy(patchedRun(a, b, { kind: "residual", layer: l, position: t }, off), pA, pB)));
+  return patchParts(grid).map((part) => ({ ...part, shares: Array.from({ length: common }, (_, t) =>
+    restoredBy(patchedRun(a, b, { ...part, position: t }, off), pA, pB)) }));
 }
 
-return { baselineOf, nameLoss, patchGrid, patchedRun, probsOf, restoredBy, totalVariation };
+return { baselineOf, nameLoss, patchGrid, patchParts, patchedRun, probsOf, restoredBy, totalVariation };
 })();

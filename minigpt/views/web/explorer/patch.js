@@ -19,14 +19,18 @@ const section = `<section id="patch" aria-labelledby="patch-title">
   <div class="controls">
     <label>second name <input id="patch-input" type="text" autocomplete="off" spellcheck="false" autocapitalize="none"></label>
   </div>
-  <div class="scroll" tabindex="0" role="region" aria-label="where the two names differ, scrolls sideways"><table id="patch-compare" class="costs"></table></div>
   <p id="patch-note" class="note" role="status"></p>
+  <fieldset class="controls"><legend>the grid copies</legend>
+    <label><input type="radio" name="patch-grid" value="residual" checked> the residual stream entering each layer</label>
+    <label><input type="radio" name="patch-grid" value="parts"> each head's and each MLP's output</label>
+  </fieldset>
   <div class="scroll" role="region" aria-label="the patching grid, scrolls sideways"><table id="patch-grid" class="patch"></table></div>
   <div class="controls">
     <label>copy <select id="patch-part"></select></label>
     <label>at <select id="patch-position"></select></label>
   </div>
   <p id="patch-detail" class="note" role="status"></p>
+  <div class="scroll" tabindex="0" role="region" aria-label="where the two names differ, scrolls sideways"><table id="patch-compare" class="costs"></table></div>
 </section>`;
 
 const patching = { kind: "residual", layer: 0, head: 0, position: null };
@@ -47,7 +51,13 @@ function buildPatch() {
     drawPatch();
   });
   $("patch-position").addEventListener("change", () => { patching.position = Number($("patch-position").value); drawPatch(); });
-  $("patch-input").addEventListener("input", () => { state.second = $("patch-input").value; changed("second"); });
+  $("patch-input").addEventListener("input", () => {
+    Object.assign(state, { second: $("patch-input").value, secondFollows: false });
+    changed("second");
+  });
+  for (const radio of document.querySelectorAll("input[name=patch-grid]")) {
+    radio.addEventListener("change", () => { state.patchGrid = radio.value; changed("second"); });
+  }
   // the grid is one Tab stop: the arrow keys move inside it, Enter or a click copies
   $("patch-grid").addEventListener("keydown", (event) => {
     const move = { ArrowUp: [-1, 0], ArrowDown: [1, 0], ArrowLeft: [0, -1], ArrowRight: [0, 1] }[event.key];
@@ -86,13 +96,16 @@ function drawPatch() {
     write($("patch-detail"), "");
     return;
   }
+  const copied = state.patchGrid === "residual" ? "the residual stream at one position and layer" :
+    "one head's or one MLP's output at one position";
   write($("patch-note"), `After their last characters, ${nameA} and ${nameB} predict differently: the total variation ` +
-    `between the two distributions is ${fmt(gap, 3)}. Each cell copies the residual stream at one position and layer ` +
-    `from ${nameB} into ${nameA}, runs ${nameA} on from there, and says what share of that difference the copy closes ` +
-    `(100%: ${nameA} now predicts what ${nameB} does). Pick a cell, or any head or MLP below, to see the prediction change.`);
+    `between the two distributions is ${fmt(gap, 3)}. Each cell copies ${copied} from ${nameB} into ${nameA}, runs ` +
+    `${nameA} on from there, and says what share of that difference the copy closes (100%: ${nameA} now predicts ` +
+    `what ${nameB} does). Pick a cell, or any part below, to see the prediction change.`);
+  for (const radio of document.querySelectorAll("input[name=patch-grid]")) radio.checked = radio.value === state.patchGrid;
   const t = patching.position !== null && patching.position < common ? patching.position : common - 1;
   patching.position = t;
-  drawPatchGrid(patchGrid(a, b, off), a, b);
+  drawPatchGrid(patchGrid(a, b, off, state.patchGrid), a, b);
   const position = $("patch-position");
   position.replaceChildren(...Array.from({ length: common }, (_, t) =>
     el("option", { value: String(t) }, `position ${t} (‘${label(a.tokens[t])}’ / ‘${label(b.tokens[t])}’)`)));
@@ -129,22 +142,24 @@ function drawPatchCompare(a, b) {
     el("tbody", {}, ...rows));
 }
 
-function drawPatchGrid(grid, a, b) {
-  const head = el("tr", {}, el("th", { scope: "col" }, "copied"), ...grid[0].map((_, t) =>
+function drawPatchGrid(rows, a, b) {
+  const head = el("tr", {}, el("th", { scope: "col" }, "copied"), ...rows[0].shares.map((_, t) =>
     el("th", { scope: "col" }, `${t}: ${label(a.tokens[t])}/${label(b.tokens[t])}`)));
-  const body = grid.map((row, l) => el("tr", {}, el("th", { scope: "row" }, l < config.n_layer ? `entering layer ${l}` : "after the last layer"),
-    ...row.map((share, t) => {
-      const chosen = patching.kind === "residual" && patching.layer === l && patching.position === t;
+  const body = rows.map((part) => el("tr", {}, el("th", { scope: "row" }, part.name),
+    ...part.shares.map((share, t) => {
+      const chosen = patching.kind === part.kind && patching.layer === part.layer &&
+        (part.kind !== "head" || patching.head === part.head) && patching.position === t;
       const cell = el("button", { type: "button", class: `patch-cell${chosen ? " chosen" : ""}`, "aria-pressed": String(chosen),
-        tabindex: chosen ? "0" : "-1", "aria-label": `copy the residual stream ${l < config.n_layer ? `entering layer ${l}` : "after the last layer"} ` +
+        tabindex: chosen ? "0" : "-1", "aria-label": `copy ${part.kind === "residual" ? `the residual stream ${part.name}` : part.name} ` +
           `at position ${t}: ${share === null ? "no difference" : `${Math.round(100 * share)}% closed`}`,
         style: share === null ? {} : { background: diverging(share, 1), color: readableOn(divergingRGB(share, 1)) },
-        onclick: () => { Object.assign(patching, { kind: "residual", layer: l, position: t }); drawPatch(); focusChosenCell(); } },
+        onclick: () => { Object.assign(patching, { kind: part.kind, layer: part.layer, head: part.head, position: t }); drawPatch(); focusChosenCell(); } },
         share === null ? "–" : `${Math.round(100 * share)}%`);
       return el("td", {}, cell);
     })));
-  $("patch-grid").replaceChildren(el("caption", {}, "Share of the difference each copy of the residual stream closes"),
-    el("thead", {}, head), el("tbody", {}, ...body));
+  const caption = state.patchGrid === "residual" ? "Share of the difference each copy of the residual stream closes" :
+    "Share of the difference each copy of a head's or an MLP's output closes";
+  $("patch-grid").replaceChildren(el("caption", {}, caption), el("thead", {}, head), el("tbody", {}, ...body));
   if (!$("patch-grid").querySelector(".patch-cell[tabindex='0']")) $("patch-grid").querySelector(".patch-cell").setAttribute("tabindex", "0");
 }
 

@@ -48,14 +48,16 @@ const trainingNames = DATA.membership.kind === "exact" ? new Set(DATA.membership
 const bloomBits = DATA.membership.kind === "bloom" ? MiniGPTModel.base64Bytes(DATA.membership.bits) : null;
 
 // The page's one state, which every control, the lessons and the address write: the name and the second
-// name beside it, a head, a row of it (the query position; null follows the last), a cell of that row
+// name beside it (which follows the name, "emma" and "amma", until one is typed), what the patching grid
+// copies ("residual": the stream entering each layer; "parts": each head's and MLP's output), a head, a row of it (the query position; null follows the last), a cell of that row
 // (the key position), whether the cell's details are open, the key position the pointer is on (`hover`),
 // what the matrix shows, the parts switched off and the mask, the sampling filters, the character the why
 // panel explains against a rival and the part whose writing it reads out (each null: the likeliest), the
 // training snapshot shown (an index; null: the checkpoint), the
 // weights the page runs for it and whether the slider plays, the lesson open (0-based; null: the free
 // page), and the model's run on the name (`view`).
-const state = { name: "", second: "", layer: 0, head: 0, row: null, col: null, details: false, hover: null,
+const state = { name: "", second: "", secondFollows: true, patchGrid: "residual",
+                layer: 0, head: 0, row: null, col: null, details: false, hover: null,
                 show: "weights", view: null, off: { heads: [], attention: [], mlp: [], mode: "zero", unmasked: false },
                 filters: { temperature: 1, topK: 0, topP: 1 }, why: { target: null, rival: null, part: null },
                 snapshot: null, model: finalModel, playing: false, lesson: null };

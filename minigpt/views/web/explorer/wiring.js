@@ -135,7 +135,9 @@ const rerun = () => { state.view = analyse(state.name, switchedOff(), true); };
 function onChange(what, detail) {
   if (what === "resized") return redrawIfSeen(offscreen[detail]);
   if (what === "name") Object.assign(state, { row: null, col: null, details: false });
-  const changes = [what, ...(ALSO[what] || [])];
+  const follows = what === "name" && state.secondFollows; // the second name goes with the first until typed
+  if (follows) state.second = $("patch-input").value = Patch.secondName(state.name);
+  const changes = [what, ...(ALSO[what] || []), ...(follows ? ["second"] : [])];
   if (changes.includes("text")) rerun();
   redraw(...changes);
 }
@@ -157,6 +159,7 @@ for (const radio of document.querySelectorAll("input[name=off-mode]")) {
 $("all-on").addEventListener("click", () => { Object.assign(state.off, { heads: [], attention: [], mlp: [], unmasked: false }); changed("text"); });
 $("mask-off").addEventListener("change", () => { state.off.unmasked = $("mask-off").checked; write($("mask-note"), ""); changed("text"); });
 $("next-char").addEventListener("click", Generate.nextCharacter);
+$("cache-next").addEventListener("click", Generate.nextCharacter); // lesson 4's: a position added where it is read
 $("whole-name").addEventListener("click", Generate.wholeName);
 $("ten-names").addEventListener("click", Generate.tenNames);
 $("top-k").max = V;
@@ -168,6 +171,7 @@ $("membership-note").textContent = DATA.membership.note;
 // the view an address names, set into the state, and its lesson opened; false when it names none
 function openAddress(hash) {
   const named = Address.readAddress(hash);
+  state.secondFollows = state.second === Patch.secondName(state.name); // a second name of one's own stays
   if (named) Lessons.openLesson(state.lesson, false, named.lessonSetsView);
   return Boolean(named);
 }
@@ -180,7 +184,7 @@ Object.assign(state, firstHead());
 openAddress(location.hash || (DATA.start_view ? `#${DATA.start_view}` : ""));
 rerun();
 redraw(...SELECTION, "snapshot");
-if (state.lesson !== null) $(Lessons.LESSONS[state.lesson].section).scrollIntoView(); // a lesson's link opens at its text
+if (state.lesson !== null) Lessons.bringIntoView(Lessons.LESSONS[state.lesson]); // a lesson's link opens at it
 // back and forward: the view the address names then (an address typed or edited by hand too)
 const goTo = () => { if (openAddress(location.hash)) { rerun(); redraw(...SELECTION, "snapshot"); } };
 window.addEventListener("popstate", goTo);
