@@ -149,8 +149,11 @@ def trained_run(tmp_path_factory):
 
 
 def pytest_configure(config):
-    """The marker above; and property-based tests (tests/test_properties.py) run the "ci" profile unless HYPOTHESIS_PROFILE names another."""
+    """The markers (the one above, and the two kinds below); and property-based tests (tests/test_properties.py) run
+    the "ci" profile unless HYPOTHESIS_PROFILE names another."""
     config.addinivalue_line("markers", "draws_loss_png: the test's training runs draw loss.png")
+    config.addinivalue_line("markers", "browser: the test opens a page in Chromium")
+    config.addinivalue_line("markers", "processes: the test starts processes (commands, workers, torchrun, a kernel)")
     try:
         from hypothesis import HealthCheck, settings
     except ImportError:
@@ -160,6 +163,34 @@ def pytest_configure(config):
     settings.register_profile("ci", max_examples=100, **relaxed)
     settings.register_profile("thorough", max_examples=2000, **relaxed)
     settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
+
+
+# what starts a process, in a test's own code or its module's fixtures
+STARTS_PROCESSES = ("subprocess.", "Popen", "multiprocessing", "os.fork", "torchrun", "nbclient", "sys.executable")
+
+
+def pytest_collection_modifyitems(config, items):
+    """The two slow kinds, marked by what a test does, so that no mark is forgotten: `browser` for a test that uses
+    Chromium, `processes` for one whose code (or its module's) starts a process. `python -m pytest -m "not browser
+    and not processes"` is the quick part alone."""
+    import inspect
+
+    def source(thing) -> str:
+        try:
+            return inspect.getsource(getattr(thing, "__wrapped__", thing))  # a fixture: the function it wraps
+        except (OSError, TypeError):
+            return ""
+
+    starts = {}
+    for item in items:
+        if "chromium" in item.fixturenames or "module_chromium" in item.fixturenames:
+            item.add_marker("browser")
+        module = item.module
+        if module not in starts:
+            starts[module] = {name for name, thing in vars(module).items() if callable(thing)
+                              and any(word in source(thing) for word in STARTS_PROCESSES)}
+        if {item.originalname, *item.fixturenames} & starts[module]:
+            item.add_marker("processes")
 
 
 def pytest_unconfigure(config):
