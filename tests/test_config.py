@@ -130,8 +130,8 @@ def test_a_users_recipe_file_and_every_key_given_are_never_overridden(tmp_path):
     given = load_config(None, ["train.time_limit=30", "train.batch_size=128", "model.dropout=0.2"])
     fit_recipe_to_data(given, 31_033)
     assert (given.train.batch_size, given.model.dropout, given.train.lr) == (128, 0.2, load_config("short").train.lr)
-    in_vain = load_config(None, ["model.dropout=0"])
-    assert fit_recipe_to_data(in_vain, 4_647)[1] == "model.dropout = 0.0 changes nothing: the recipe has it already"
+    in_vain = load_config(None, ["model.dropout=0.2"])
+    assert fit_recipe_to_data(in_vain, 4_647)[1] == "model.dropout = 0.2 changes nothing: the recipe has it already"
 
 
 def test_a_run_with_no_validation_names_says_it_cannot_stop_early(tmp_path):
