@@ -126,12 +126,24 @@ def test_the_race_refits_a_nanogpt_run_that_misses_its_budget_and_sees_the_machi
     assert spreads["nanoGPT's milliseconds a step"]["spread"] > 0.15 > spreads["minigpt's steps at 60 s"]["spread"]
 
 
+def fake_race(monkeypatch, peer_quality, nanogpt_at, minigpt_at, seeds: int) -> dict:
+    """The race at 60 s over a grid of three learning rates, each side's runs replaced by `nanogpt_at` and
+    `minigpt_at`, on a quiet machine of a steady matmul peak."""
+    import argparse
+
+    for name, fake in [("nanogpt_at", nanogpt_at), ("minigpt_at", minigpt_at), ("write_data", lambda *a: None),
+                       ("fitted_iters", lambda *a: (1000, 0.06)), ("machine_load", lambda: {"load_1min": 0.0,
+                       "cores": 2}), ("matmul_peak", lambda: {"gflops": 190.0})]:
+        monkeypatch.setattr(peer_quality, name, fake)
+    args = argparse.Namespace(quality=60.0, nanogpt=Path("."), seeds=seeds, lrs="3e-3,1e-2,3e-2", dropouts="0",
+                              usual_peak=190.0)
+    return peer_quality.race(args, ["ann"], ["bob"], None)
+
+
 def test_the_race_takes_turns_so_both_sides_see_the_same_minutes(monkeypatch):
     """minigpt's runs are spread among nanoGPT's, each seed's three budgets together, not all after them: on a
     machine whose speed halves and recovers within minutes, a race run one side then the other was unfair."""
     monkeypatch.syspath_prepend(str(BENCHMARKS))
-    import argparse
-
     import peer_quality
 
     order = []
@@ -146,13 +158,7 @@ def test_the_race_takes_turns_so_both_sides_see_the_same_minutes(monkeypatch):
         return {"who": "minigpt", "budget": seconds, "seed": seed, "steps": 1000, "seconds": seconds,
                 "loss": 1.9, "best": 1.9, "share": f"{seconds / budget:g}"}
 
-    for name, fake in [("nanogpt_at", nanogpt_at), ("minigpt_at", minigpt_at), ("write_data", lambda *a: None),
-                       ("fitted_iters", lambda *a: (1000, 0.06)), ("machine_load", lambda: {"load_1min": 0.0,
-                       "cores": 2}), ("matmul_peak", lambda: {"gflops": 190.0})]:
-        monkeypatch.setattr(peer_quality, name, fake)
-    args = argparse.Namespace(quality=60.0, nanogpt=Path("."), seeds=2, lrs="3e-3,1e-2,3e-2", dropouts="0",
-                              usual_peak=190.0)
-    result = peer_quality.race(args, ["ann"], ["bob"], None)
+    result = fake_race(monkeypatch, peer_quality, nanogpt_at, minigpt_at, seeds=2)
     assert order == ["nanoGPT 0.003", "minigpt 60 s seed 1", "minigpt 30 s seed 1",
                      "nanoGPT 0.01", "minigpt 15 s seed 1", "minigpt 60 s seed 2",
                      "nanoGPT 0.03", "minigpt 30 s seed 2", "minigpt 15 s seed 2"]
@@ -165,8 +171,6 @@ def test_the_race_distrusts_minigpts_overruns_reruns_no_identical_run_and_takes_
     stuck at its floor of 20 iterations, ran the same run again; both sides were told 2 threads on a busy machine
     where a plain run takes 1."""
     monkeypatch.syspath_prepend(str(BENCHMARKS))
-    import argparse
-
     import peer_quality
 
     ran = []
@@ -190,18 +194,11 @@ def test_the_race_distrusts_minigpts_overruns_reruns_no_identical_run_and_takes_
     nanogpt = lambda checkout, folder, seconds, iters, lr, dropout: {  # noqa: E731
         "who": "nanoGPT", "budget": seconds, "lr": lr, "dropout": dropout, "steps": iters, "seconds": seconds,
         "loss": 2.0 + abs(lr - 1e-2)}
-    for name, fake in [("nanogpt_at", nanogpt), ("minigpt_at", minigpt_at), ("write_data", lambda *a: None),
-                       ("fitted_iters", lambda *a: (1000, 0.06)), ("machine_load", lambda: {"load_1min": 0.0,
-                       "cores": 2}), ("matmul_peak", lambda: {"gflops": 190.0})]:
-        monkeypatch.setattr(peer_quality, name, fake)
-    args = argparse.Namespace(quality=60.0, nanogpt=Path("."), seeds=1, lrs="3e-3,1e-2,3e-2", dropouts="0",
-                              usual_peak=190.0)
-    result = peer_quality.race(args, ["ann"], ["bob"], None)
+    result = fake_race(monkeypatch, peer_quality, nanogpt, minigpt_at, seeds=1)
     assert "minigpt's 15-s run (seed 1) took 14.4 s" not in " ".join(result["untrusted"])  # within a tenth: fine
 
     def overrun(folder, seconds, seed, budget):
         return {**minigpt_at(folder, seconds, seed, budget), "seconds": 2 * seconds}
 
-    monkeypatch.setattr(peer_quality, "minigpt_at", overrun)
-    result = peer_quality.race(args, ["ann"], ["bob"], None)
+    result = fake_race(monkeypatch, peer_quality, nanogpt, overrun, seeds=1)
     assert "minigpt's 15-s run (seed 1) took 30.0 s" in " ".join(result["untrusted"])
