@@ -286,6 +286,7 @@ def test_every_lesson_opens_with_what_it_asks_about_in_sight_and_nothing_over_it
     assert page.evaluate("document.getElementById('lesson-panel').contains(document.getElementById('training-steps'))")
     page.click("#lesson-close")
     assert page.evaluate("document.querySelector('header').contains(document.getElementById('training-steps'))")
+    assert page.is_visible("#matrix-reading")  # the free page: the matrix's own words again, at either width
     assert page.watched.errors == []
 
 

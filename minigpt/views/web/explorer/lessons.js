@@ -185,6 +185,7 @@ function openLesson(n, scroll = true, setView = true) {
   const slider = $("training-steps"), sliderHere = state.lesson !== null && Boolean(LESSONS[state.lesson].keepSlider);
   if (sliderHere) $("lesson-question").parentNode.after(slider);
   else if (slider.parentNode !== sliderHome) sliderHome.append(slider);
+  if (state.lesson === null) delete $("lesson").dataset.lessonAt; // the free page: every panel's own words
   if (state.lesson !== null) {
     const lesson = LESSONS[state.lesson];
     if (setView) Object.assign(state, { show: lesson.view.show || "weights" });
