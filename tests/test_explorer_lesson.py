@@ -818,3 +818,20 @@ def test_the_two_names_lesson_patches_heads_and_mlps_and_its_names_follow_the_na
     page.check("input[name=patch-grid][value=residual]")
     expect(page.locator("#patch-grid tbody tr")).to_have_count(config.n_layer + 1)
     assert page.watched.errors == []
+
+
+def test_a_grid_of_another_kind_starts_on_its_cell_that_closes_the_most(chromium, lesson):
+    """Switched to heads and MLPs, the grid's part below it said "the residual stream entering layer 0": the copy
+    shown is the grid's own best cell, which the detail line and the cell's mark agree on."""
+    from playwright.sync_api import expect
+
+    page = browser.open_page(chromium, lesson[1])
+    browser.show(page, "#patch")
+    page.check("input[name=patch-grid][value=parts]")
+    expect(page.locator("#patch-grid tbody tr")).to_have_count(lesson[0].config.model.n_layer * (lesson[0].config.model.n_head + 1))
+    chosen = page.locator("#patch-grid .patch-cell.chosen")
+    expect(chosen).to_have_count(1)
+    best = max(int(text.rstrip("%")) for text in page.locator("#patch-grid .patch-cell").all_text_contents() if text != "–")
+    assert chosen.inner_text() == f"{best}%"
+    assert "residual" not in page.locator("#patch-part").evaluate("s => s.selectedOptions[0].textContent")
+    assert page.watched.errors == []

@@ -33,7 +33,7 @@ const section = `<section id="patch" aria-labelledby="patch-title">
   <div class="scroll" tabindex="0" role="region" aria-label="where the two names differ, scrolls sideways"><table id="patch-compare" class="costs"></table></div>
 </section>`;
 
-const patching = { kind: "residual", layer: 0, head: 0, position: null };
+const patching = { kind: "residual", layer: 0, head: 0, position: null, grid: "residual" }; // grid: the kind it was picked in
 const PATCH_STAGES = config.n_layer + 1; // the residual stream entering each layer, and after the last
 
 function buildPatch() {
@@ -103,9 +103,14 @@ function drawPatch() {
     `${nameA} on from there, and says what share of that difference the copy closes (100%: ${nameA} now predicts ` +
     `what ${nameB} does). Pick a cell, or any part below, to see the prediction change.`);
   for (const radio of document.querySelectorAll("input[name=patch-grid]")) radio.checked = radio.value === state.patchGrid;
+  const rows = patchGrid(a, b, off, state.patchGrid);
+  if (patching.grid !== state.patchGrid) { // the grid changed kind: the part below starts on its best cell
+    pickBest(rows);
+    patching.grid = state.patchGrid;
+  }
   const t = patching.position !== null && patching.position < common ? patching.position : common - 1;
   patching.position = t;
-  drawPatchGrid(patchGrid(a, b, off, state.patchGrid), a, b);
+  drawPatchGrid(rows, a, b);
   const position = $("patch-position");
   position.replaceChildren(...Array.from({ length: common }, (_, t) =>
     el("option", { value: String(t) }, `position ${t} (‘${label(a.tokens[t])}’ / ‘${label(b.tokens[t])}’)`)));
@@ -161,6 +166,16 @@ function drawPatchGrid(rows, a, b) {
     "Share of the difference each copy of a head's or an MLP's output closes";
   $("patch-grid").replaceChildren(el("caption", {}, caption), el("thead", {}, head), el("tbody", {}, ...body));
   if (!$("patch-grid").querySelector(".patch-cell[tabindex='0']")) $("patch-grid").querySelector(".patch-cell").setAttribute("tabindex", "0");
+}
+
+// the grid's cell that closes the most, as the part copied below it (what a grid of another kind starts on)
+function pickBest(rows) {
+  let best = null;
+  rows.forEach((part) => part.shares.forEach((share, position) => {
+    if (share !== null && (best === null || share > best.share)) best = { share, position, part };
+  }));
+  const { kind, layer, head } = best ? best.part : rows[0];
+  Object.assign(patching, { kind, layer, head, position: best ? best.position : null });
 }
 
 function focusChosenCell() {
