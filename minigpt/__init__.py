@@ -28,7 +28,7 @@ _EXPORTS = {
     "run_sweep": "minigpt.runs.sweep",
     "sample": "minigpt.runs.new_names",
     "sample_batches": "minigpt.runs.new_names",
-    "generate": "minigpt.runs.new_names",
+    "generate": "minigpt.sampling",
     "attention_report": "minigpt.views.attention_maps",
     "ablate": "minigpt.measurements.ablation",
     "logit_lens": "minigpt.measurements.logit_lens",

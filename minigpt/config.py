@@ -50,7 +50,7 @@ class GPTConfig:
 
 def checked_shape(config) -> GPTConfig:
     """A model that can be built: every key as declared above, its shape whole, its size within
-    reach (formats/recipe_checks.py checks a whole recipe)."""
+    reach (formats/recipes.py validates a whole recipe)."""
     if not isinstance(config, GPTConfig):
         raise UsageError(f"a GPT is built from a GPTConfig, got {kind_of(config)}")
     for key in ("n_layer", "n_head", "n_embd", "block_size", "vocab_size"):

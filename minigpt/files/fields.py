@@ -9,31 +9,10 @@ be and what it holds instead (rather than an AttributeError far from the file).
 from __future__ import annotations
 
 import math
-import sys
 
+from minigpt.common.arguments import kind_name, tensor_type, what_it_is
 from minigpt.common.errors import UsageError
 from minigpt.common.text import number_text
-
-NAMES = {dict: "a table", list: "a list", str: "text", int: "a whole number", float: "a number",
-         bool: "true or false", type(None): "null"}
-
-
-def tensor_type():
-    """torch.Tensor, or None before torch is imported, when no value can be one: the readers of text files
-    (run records, a sweep's spec) need no torch, and a process without it starts seconds sooner."""
-    torch = sys.modules.get("torch")
-    return torch.Tensor if torch is not None else None
-
-
-def kind_name(kind: type) -> str:
-    return "a tensor" if kind is tensor_type() else NAMES.get(kind, kind.__name__)
-
-
-def what_it_is(value) -> str:
-    """A value's kind in words: "a list", "null"."""
-    tensor = tensor_type()
-    return kind_name(tensor if tensor is not None and isinstance(value, tensor) else type(value))
-
 
 def expect(value, kinds: type | tuple, where, name: str):
     """`value` when it is one of `kinds` (true/false is never taken for a number), else one line."""

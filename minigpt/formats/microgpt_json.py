@@ -29,7 +29,7 @@ from minigpt.formats.checkpoint import load_checkpoint, load_microgpt_weights, m
 from minigpt.formats.checkpoint_checks import check_weights, checked_vocab
 from minigpt.model import GPT
 from minigpt.common.ranges import check_model_size
-from minigpt.formats.recipe_checks import validate
+from minigpt.formats.recipes import validate
 from minigpt.formats.recipes import load_config
 from minigpt.files.membership import NameSet
 

@@ -13,13 +13,13 @@ import tomllib
 from pathlib import Path
 
 from minigpt.common.bundled import config_dir, recipe_names
-from minigpt.config import Config, GPTConfig, SampleConfig, TrainConfig
+from minigpt.config import Config, GPTConfig, SampleConfig, TrainConfig, checked_shape
 from minigpt.common.arguments import as_strings
 from minigpt.common.errors import UsageError
+from minigpt.common.ranges import check_declared, check_model_size
 from minigpt.common.text import as_text, plural
 from minigpt.files.bounded import read_bytes
 from minigpt.files.sniffing import NOT_NAMES, identify, wrong_kind
-from minigpt.formats.recipe_checks import validate
 
 NOT_SETTABLE = {("model", "vocab_size")}  # from the data, never from a recipe
 
@@ -38,6 +38,20 @@ def resolve_config_path(name: str | Path) -> Path:
     if kind in NOT_NAMES and kind != "a recipe":  # text that is not TOML is said so when it is read
         raise UsageError(wrong_kind(path, kind, "a recipe"))
     return path
+
+
+def validate(config: Config) -> None:
+    """Every key against what its declaration allows, then what no one key can say alone."""
+    m, t = config.model, config.train
+    for section in ("model", "train", "sample"):
+        check_declared(getattr(config, section), section)
+    checked_shape(dataclasses.replace(m, vocab_size=2))  # the shape alone: vocab_size comes from the data
+    if t.min_lr > t.lr:
+        raise UsageError(f"train.min_lr ({t.min_lr}) must not exceed train.lr ({t.lr})")
+    if t.pack_names and not m.causal:  # packed names are kept apart by a mask of their own, a causal one
+        raise UsageError("train.pack_names needs the causal mask: with model.causal = false a packed name would "
+                         "read the names beside it; drop one of the two")
+    check_model_size(m)
 
 
 def parse_override(item: str) -> tuple[str, str, object]:

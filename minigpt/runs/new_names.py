@@ -1,6 +1,6 @@
 """Names from a trained checkpoint (`minigpt sample`, `minigpt.sample`): the options its recipe's [sample]
 section gives unless given, and with new_only, only names that are not among its training names.
-The options are checked here, in the command line's words, for the Python API alike (`generate`)."""
+Its options are checked as `minigpt.generate` (sampling.py) checks them, in the command line's words."""
 
 from __future__ import annotations
 
@@ -10,15 +10,11 @@ import torch
 
 from minigpt.config import SampleConfig
 from minigpt.common.errors import UsageError
-from minigpt.formats.checkpoint_checks import check_model
-from minigpt.formats.recipe_checks import a_number, check_options
-from minigpt.common.ranges import SEEDS
+from minigpt.common.ranges import SEEDS, check_listed
 from minigpt import sampling
 from minigpt.common.text import is_cut
 
 NEW_AT_ONCE = 1 << 20  # names an attempt of `sample --new-only` draws before the next begins
-MOST_LISTED = 10_000_000  # names `sample` and `generate` return in one list (about a gigabyte of strings)
-GENERATE_OPTIONS = ("temperature", "top_k", "top_p", "prefix", "seed", "batch_size", "use_cache")
 
 
 def recipe_options(recipe: SampleConfig, temperature: float | None = None, top_k: int | None = None,
@@ -35,37 +31,6 @@ def is_new(name: str, checkpoint) -> bool:
     """Not among the checkpoint's training names, and whole: a name cut at the block size is the
     start of one, never a new name."""
     return name not in checkpoint.membership and not is_cut(name, checkpoint.config.model.block_size)
-
-
-def check_generation(model, num: int, temperature: float = 1.0, top_k: int | None = None,
-                     top_p: float = 1.0, prefix: str = "", seed: int | None = None) -> None:
-    """The options of a draw, each in its range, and a prefix the model has room to read."""
-    check_options(num, temperature, top_k, top_p, seed)
-    if not isinstance(prefix, str):
-        raise UsageError(f"--prefix must be text, got {type(prefix).__name__}")
-    block_size = model.config.block_size
-    if len(prefix) >= block_size:
-        raise UsageError(f"--prefix is {len(prefix)} characters; the model's block size allows at most "
-                         f"{block_size - 1}")
-
-
-def check_listed(num) -> None:
-    """A number of names that one list can hold: more is a stream (`sample_batches`, `minigpt sample -n`)."""
-    a_number(num, "--num", whole=True)
-    if num > MOST_LISTED:
-        raise UsageError(f"num is at most {MOST_LISTED:,} names in one list, got {num:,}; "
-                         f"minigpt.sample_batches yields them a batch at a time")
-
-
-def generate(model, tokenizer, num: int, **options) -> list[str]:
-    """`num` names from a model (sampling.py's `generate`), its options checked first."""
-    unknown = sorted(set(options) - set(GENERATE_OPTIONS))
-    if unknown:
-        raise UsageError(f"generate takes no option {', '.join(unknown)}; its options: {', '.join(GENERATE_OPTIONS)}")
-    check_model(model, tokenizer)
-    check_listed(num)
-    check_generation(model, num, **{k: v for k, v in options.items() if k not in ("batch_size", "use_cache")})
-    return sampling.generate(model, tokenizer, num, **options)
 
 
 def sample(checkpoint, num: int = 10, new_only: bool = False, seed: int | None = None, prefix: str = "",
@@ -86,7 +51,7 @@ def sample_batches(checkpoint, num: int = 10, new_only: bool = False, seed: int 
         raise UsageError(f"sample takes a loaded checkpoint (minigpt.load_checkpoint(path)), got {type(checkpoint).__name__}")
     model, tokenizer = checkpoint.model, checkpoint.tokenizer
     options = {"prefix": prefix, **recipe_options(checkpoint.config.sample, temperature, top_k, top_p)}
-    check_generation(model, num, seed=seed, **options)
+    sampling.check_draw(model, tokenizer, num, seed=seed, **options)
     if not new_only:
         yield from sampling.generate_batches(model, tokenizer, num, seed=seed, **options)
         return

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from minigpt.config import Config
-from minigpt.formats.recipe_checks import validate
+from minigpt.formats.recipes import validate
 from minigpt.common.arguments import as_path
 from minigpt.common.errors import UsageError
 from minigpt.common.text import as_text

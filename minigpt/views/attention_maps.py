@@ -21,7 +21,7 @@ from rich.text import Text
 from minigpt.common.arguments import as_whole_number
 from minigpt.common.text import token_label
 from minigpt.data import Tokenizer
-from minigpt.formats.checkpoint_checks import check_model
+from minigpt.sampling import check_model
 from minigpt.common.errors import UsageError
 from minigpt.common.text import one_line, token_text
 from minigpt.model import GPT
