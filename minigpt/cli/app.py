@@ -18,6 +18,7 @@ from typing import Optional
 import typer
 
 from minigpt import __version__
+from minigpt.files.atomic_file import other_ending
 from minigpt.common.errors import Interrupted, LostProcess, MiniGPTError, UsageError, first_line, warn
 from minigpt.common.text import one_line, shortened
 from minigpt.common.ranges import check_64_bits
@@ -258,13 +259,10 @@ def checkpoint_argument():
     return typer.Argument(..., metavar="CHECKPOINT", help="A checkpoint file, or a run directory (uses its best.pt).")
 
 
-# what each kind of output is, and the endings its file may have
-ENDINGS = {"html": ("an HTML page", (".html", ".htm")), "png": ("a PNG picture", (".png",)), "json": ("JSON", (".json",))}
-
-
 def ends_as_written(flag: str, path: Path | None, kind: str) -> None:
     """A file named for one format never gets another's bytes: --html e.png and --png e.html are refused."""
-    what, endings = ENDINGS[kind]
-    if path is not None and path.suffix and path.suffix.lower() not in endings:
+    wrong = other_ending(path, kind) if path is not None else None
+    if wrong:
+        what, endings = wrong
         raise UsageError(f"{flag} {path} would write {what} into a {path.suffix} file; give a name that ends "
                          f"in {' or '.join(endings)}")

@@ -21,6 +21,18 @@ from minigpt.common.errors import UsageError, cannot_write
 from minigpt.files.sniffing import is_checkpoint_file
 
 
+# what each kind of output is, and the endings its file may have: a file named for one format never gets
+# another's bytes (--html e.png, explore(...).save("x.txt"))
+ENDINGS = {"html": ("an HTML page", (".html", ".htm")), "png": ("a PNG picture", (".png",)), "json": ("JSON", (".json",))}
+
+
+def other_ending(path: Path, kind: str) -> tuple[str, tuple[str, ...]] | None:
+    """(what `kind` is, the endings it takes) when `path` ends in another's; None when its name fits (or has no
+    ending)."""
+    what, endings = ENDINGS[kind]
+    return (what, endings) if path.suffix and path.suffix.lower() not in endings else None
+
+
 def refuse_existing(path, overwrite: bool, may_replace_checkpoint: bool = False,
                     only_over_checkpoints: bool = False) -> None:
     """The one guard of every output: what is at `path` (the entry itself, a link not followed) is replaced

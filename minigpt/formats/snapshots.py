@@ -146,8 +146,10 @@ class RunSnapshots:
         its validation loss, which ties the snapshots to the run's own records."""
         if step not in self.taken.steps:
             self.taken.take(step, model, val_loss)
-        elif val_loss is not None and self.taken.val_loss[self.taken.steps.index(step)] != val_loss:
-            self.taken.val_loss[self.taken.steps.index(step)] = val_loss
+            return
+        at = self.taken.steps.index(step)
+        if val_loss is not None and self.taken.val_loss[at] != val_loss:
+            self.taken.val_loss[at] = val_loss
             self.written = None  # the file is to be written again
 
     def write(self, run_dir: Path) -> None:
@@ -207,9 +209,15 @@ def with_later_keys(run: dict) -> dict:
     return {**run, "model": {**defaults, **run["model"]}}
 
 
+def has_snapshots(ckpt) -> bool:
+    """Whether the run a loaded checkpoint comes from kept snapshots: a file beside the checkpoint (named by it,
+    not by a folder such as ".")."""
+    return (ckpt.path.parent / FILE).is_file()
+
+
 def checkpoint_snapshots(ckpt) -> Snapshots:
     """The snapshots of the run a loaded checkpoint (formats/checkpoint.py's Checkpoint) comes from."""
-    if not (ckpt.path.parent / FILE).is_file():  # named by the checkpoint, not by a folder such as "."
+    if not has_snapshots(ckpt):
         raise UsageError(f"{ckpt.path} has no training snapshots: there is no {FILE} beside it (trained with "
                          f"train.snapshots = 0, before snapshots were kept, or imported)")
     snapshots = read_snapshots(ckpt.path.parent, run_identity(ckpt.data, ckpt.config))

@@ -48,17 +48,17 @@ class RunScore:
     curve: list[dict]  # metrics.jsonl
     per_name: torch.Tensor | None = None  # summed loss of each scored name
 
+    def last_recorded(self, key: str):
+        """What its records last say of `key` (None where none does: a run older than the key)."""
+        return next((r[key] for r in reversed(self.curve) if key in r), None)
+
     @property
     def tokens(self) -> int | None:
-        """The tokens it trained on (its last logged count; None for a run older than the count)."""
-        counts = [r["tokens"] for r in self.curve if "tokens" in r]
-        return counts[-1] if counts else None
+        return self.last_recorded("tokens")  # trained on, by its last log
 
     @property
     def threads(self) -> int | None:
-        """The torch threads it trained on (as its last start, or resume, recorded them)."""
-        counts = [r["threads"] for r in self.curve if "threads" in r]
-        return counts[-1] if counts else None
+        return self.last_recorded("threads")  # as its last start, or resume, recorded them
 
     def compute_text(self) -> str:
         """Its steps, tokens, threads and time, as a table line shows them."""

@@ -61,11 +61,11 @@ def end_on_best(trainer: Trainer, run_dir: Path, best: KeepBest | None,
     """End the run: its last step among the snapshots, back to its best weights (with
     train.keep_best), its best step among the snapshots, and the snapshots written. True when it
     went back."""
+    # the best step's snapshot carries its loss: what ties the snapshots to the run's own records
     if snapshots:
-        snapshots.keep(trainer.step, trainer)
+        snapshots.keep(trainer.step, trainer, trainer.best_val_loss if trainer.best_step == trainer.step else None)
     went_back = best is not None and best.go_back(trainer, run_dir / "best.pt")
-    if snapshots and trainer.best_step is not None and (went_back or trainer.best_step == trainer.step):
-        # the best step's snapshot, with its loss: what ties the snapshots to the run's own records
+    if went_back and snapshots:
         snapshots.keep(trainer.best_step, trainer, trainer.best_val_loss)
     if snapshots:
         snapshots.saving(trainer, run_dir)

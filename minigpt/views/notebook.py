@@ -20,7 +20,7 @@ from pathlib import Path
 from minigpt.common.arguments import as_path
 from minigpt.common.errors import UsageError
 from minigpt.common.text import as_text
-from minigpt.files.atomic_file import refuse_existing, write_bytes
+from minigpt.files.atomic_file import other_ending, refuse_existing, write_bytes
 from minigpt.formats.checkpoint import Checkpoint, as_checkpoint
 
 
@@ -41,7 +41,7 @@ class Explorer:
         from minigpt.views.explorer_page import page_destination, save_page
 
         path = as_path(path, "the page's file")
-        refuse_other_ending(path, "an HTML page", (".html", ".htm"))
+        refuse_other_ending(path, "html")
         return save_page(self.page, page_destination(path, overwrite), overwrite)
 
     def __repr__(self) -> str:
@@ -50,9 +50,12 @@ class Explorer:
                 f"outside one, .save('page.html') writes it to open in a browser>")
 
 
-def refuse_other_ending(path: Path, what: str, endings: tuple[str, ...]) -> None:
-    """A file named for one format never gets another's bytes (as the command line's --html and --png)."""
-    if path.suffix and path.suffix.lower() not in endings:
+def refuse_other_ending(path: Path, kind: str) -> None:
+    """A file named for one format never gets another's bytes (files/atomic_file.py's ENDINGS, as the command
+    line's --html and --png)."""
+    wrong = other_ending(path, kind)
+    if wrong:
+        what, endings = wrong
         raise UsageError(f"{as_text(path)} would hold {what} in a {path.suffix} file; give a name that ends in "
                          f"{' or '.join(endings)}")
 
@@ -91,7 +94,7 @@ class AttentionGrid:
     def save(self, path: str | Path, overwrite: bool = False) -> Path:
         """Write the PNG to `path`; a file there stays unless `overwrite`, and a checkpoint always does."""
         path = as_path(path, "the picture's file")
-        refuse_other_ending(path, "a PNG picture", (".png",))
+        refuse_other_ending(path, "png")
         refuse_existing(path, overwrite)
         return write_bytes(path, self.png)
 

@@ -20,7 +20,7 @@ from minigpt.common.errors import UsageError, warn
 from minigpt.formats.checkpoint import (Checkpoint, describe_data, load_microgpt_weights, microgpt_weights,
                                         validation_names)
 from minigpt.files.run_records import read_metrics, series
-from minigpt.formats.snapshots import FILE as SNAPSHOTS_FILE, checkpoint_snapshots, dequantize, six_bit
+from minigpt.formats.snapshots import checkpoint_snapshots, dequantize, has_snapshots, six_bit
 from minigpt.common.text import as_text, boundary_mark
 from minigpt.measurements.ablation import ablate_modes, all_parts
 from minigpt.measurements.head_roles import head_roles, unigram_loss
@@ -193,7 +193,7 @@ def snapshots_data(ckpt: Checkpoint, names: list[str], progress=None, forests=No
     own step, where the page runs the checkpoint. `progress(done, total)` is told after each one;
     `forests`: the names' prefix forests, when already made."""
 
-    if not (ckpt.path.parent / SNAPSHOTS_FILE).is_file():
+    if not has_snapshots(ckpt):
         return None  # a run trained without snapshots, or an import: a page with no step slider
     try:
         snapshots = checkpoint_snapshots(ckpt)

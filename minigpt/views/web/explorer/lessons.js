@@ -6,7 +6,7 @@
 const Lessons = (() => {
 const { $, BOS, BOUNDARY, D, DATA, analyse, changed, config, label, rowOf, state, switchedOff } = State;
 const { el, fmt, hide, write } = Drawing;
-const { nameLoss, patchedRun, probsOf, restoredBy, totalVariation } = Measures;
+const { nameLoss, patchGrid, probsOf, totalVariation } = Measures;
 
 const pct = (x) => `${fmt(100 * x, 1)}%`;
 const charOf = (t) => (t === BOS ? `${BOUNDARY} (the end)` : `“${label(t)}”`);
@@ -108,14 +108,10 @@ const LESSONS = [
       const a = state.view, off = switchedOff(), b = analyse(state.second, off);
       const pA = probsOf(a.steps[a.steps.length - 1]), pB = probsOf(b.steps[b.steps.length - 1]);
       if (b.tokens.length < 2 || totalVariation(pA, pB) < 1e-12) return "Type a second name below that the model reads differently.";
-      const ranked = [], common = Math.min(a.tokens.length, b.tokens.length);
-      for (let t = 0; t < common; t++) {
-        for (let l = 0; l < config.n_layer; l++) {
-          const parts = [...Array.from({ length: config.n_head }, (_, h) => ({ kind: "head", layer: l, head: h, name: `layer ${l} head ${h}` })),
-                         { kind: "mlp", layer: l, name: `layer ${l} MLP` }];
-          for (const part of parts) ranked.push({ ...part, t, share: restoredBy(patchedRun(a, b, { ...part, position: t }, off), pA, pB) });
-        }
-      }
+      // the grid of heads and MLPs the patching panel draws, its cells ranked (position by position, as read)
+      const rows = patchGrid(a, b, off, "parts"), common = rows[0].shares.length;
+      const ranked = [];
+      for (let t = 0; t < common; t++) for (const row of rows) ranked.push({ name: row.name, t, share: row.shares[t] });
       ranked.sort((x, y) => y.share - x.share);
       return { text: "Copied alone, the parts that close the most: " +
         ranked.slice(0, 3).map((r) => `${r.name} at position ${r.t}, ${fmt(100 * r.share, 1)}%`).join("; ") +

@@ -69,5 +69,5 @@ function patchGrid(a, b, off, grid = "residual") {
     restoredBy(patchedRun(a, b, { ...part, position: t }, off), pA, pB)) }));
 }
 
-return { baselineOf, nameLoss, patchGrid, patchParts, patchedRun, probsOf, restoredBy, totalVariation };
+return { baselineOf, nameLoss, patchGrid, patchedRun, probsOf, restoredBy, totalVariation };
 })();
