@@ -206,17 +206,13 @@ function openLesson(n, scroll = true, setView = true) {
   if (state.lesson !== null && scroll) bringIntoView(LESSONS[state.lesson]);
 }
 
-// The lesson's panel at the top of the screen, and what its question asks about in sight: a panel drawn when
-// seen is drawn as it comes into view (aria-busy until then), so the subject is measured once its section is
-// drawn, and scrolled up to if the screen ends above it.
-function bringIntoView(lesson, frames = 60) {
+// The lesson's panel at the top of the screen, and what its question asks about in sight: its section, drawn
+// when seen, is drawn first (its id comes with "lesson"), so that it is measured as it will look: one scroll.
+function bringIntoView(lesson) {
+  changed("lesson", lesson.section);
   $("lesson-panel").scrollIntoView({ block: "start" });
-  const settle = (left) => requestAnimationFrame(() => {
-    const section = $(lesson.section), subject = subjectOf(lesson);
-    if (section.getAttribute("aria-busy") === "true" && left > 0) return settle(left - 1);
-    if (subject && subject.getBoundingClientRect().bottom > window.innerHeight) subject.scrollIntoView({ block: "end" });
-  });
-  settle(frames);
+  const subject = subjectOf(lesson);
+  if (subject && subject.getBoundingClientRect().bottom > window.innerHeight) subject.scrollIntoView({ block: "end" });
 }
 const subjectOf = (lesson) => (typeof lesson.subject === "function" ? lesson.subject() : $(lesson.subject || lesson.section));
 

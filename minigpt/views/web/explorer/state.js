@@ -70,8 +70,8 @@ const $ = (id) => document.getElementById(id);
 // again), "name" (a new name: the row follows its end again, and the model runs again), "second" (the
 // second name), "head", "cell" (the row and its cell), "hover" (the key position pointed at), "show"
 // (weights or scores), "filters" (the sampling sliders), "why" (the character explained), "snapshot"
-// (the weights the page runs), "lesson" (the lesson opened) and "resized" (a panel's drawing changed
-// size; its id comes along).
+// (the weights the page runs), "lesson" (the lesson opened; with the id of the section it scrolls to,
+// drawn now) and "resized" (a panel's drawing changed size; its id comes along).
 const listeners = [];
 const onChange = (listen) => listeners.push(listen);
 const changed = (what, detail) => listeners.forEach((listen) => listen(what, detail));

@@ -134,6 +134,10 @@ const ALSO = { name: ["text"], snapshot: ["text"] };
 const rerun = () => { state.view = analyse(state.name, switchedOff(), true); };
 function onChange(what, detail) {
   if (what === "resized") return redrawIfSeen(offscreen[detail]);
+  if (what === "lesson" && offscreen[detail]) { // the section a lesson scrolls to: drawn now, measured as it will look
+    offscreen[detail].seen = true; // the watcher says otherwise once it has looked, if the reader scrolls away
+    redrawIfSeen(offscreen[detail]);
+  }
   if (what === "name") Object.assign(state, { row: null, col: null, details: false });
   const follows = what === "name" && state.secondFollows; // the second name goes with the first until typed
   if (follows) state.second = $("patch-input").value = Patch.secondName(state.name);
