@@ -129,11 +129,31 @@ def module_chromium():
 
 @pytest.fixture
 def chromium(module_chromium):
-    """The module's Chromium, with the tabs a test opened closed after it: a tab left open goes on
-    drawing its page, beside every later test's."""
+    """The module's Chromium, with the tabs a test opened closed or blanked after it: a tab left on its page goes
+    on drawing it, beside every later test's. A blanked tab is the next test's (browser.open_page)."""
+    import browser
+
     yield module_chromium
-    for context in module_chromium.contexts:
-        context.close()
+    browser.spare_tabs_after_a_test(module_chromium)
+
+
+@pytest.fixture(scope="session")
+def tiny_page(tmp_path_factory):
+    """The page most browser tests read: a model of two layers of two heads (the tiny recipe, one layer more)
+    trained for 2 steps on every 11th bundled name, its weights redrawn so that the numbers compared with torch
+    are far from zero (tests/browser.py), written for "emma". Its checkpoint and the page's path."""
+    import browser
+    from minigpt.formats.checkpoint import load_checkpoint
+    from minigpt.runs.run import train
+    from minigpt.views.explorer_page import write_page
+
+    tmp = tmp_path_factory.mktemp("tiny_page")
+    data = tmp / "names.txt"
+    data.write_text("\n".join(BUNDLED_NAMES.read_text().split()[::11]) + "\n")
+    config = tiny_config("model.n_layer=2", "train.steps=2", "train.eval_interval=2", "train.time_limit=0")
+    run_dir = train(config, data, out_dir=tmp / "run", quiet=True).run_dir
+    browser.redraw_weights(run_dir / "best.pt", seed=2)
+    return load_checkpoint(run_dir), write_page(run_dir, tmp / "page.html", text="emma")
 
 
 @pytest.fixture(scope="session")

@@ -1,7 +1,7 @@
 """Where a learner tripped on the explorer page, mended: the course's contents on screen wherever one is, the
 answers following the view, the lessons' words matching the page, and the controls that misled.
 
-One page, of the default recipe trained for 2 steps with its weights redrawn (tests/browser.py).
+One page, the suite's tiny page (tests/conftest.py).
 """
 
 import re
@@ -16,18 +16,11 @@ from minigpt.formats.recipes import load_config
 from minigpt.runs.run import train
 from minigpt.views.explorer_page import write_page
 
-pytestmark = pytest.mark.xdist_group("mends")  # one worker builds the module's page, once
 
 
-@pytest.fixture(scope="module")
-def page_path(tmp_path_factory):
-    tmp = tmp_path_factory.mktemp("mends")
-    data = tmp / "names.txt"
-    data.write_text("\n".join(BUNDLED_NAMES.read_text().split()[::11]) + "\n")
-    config = load_config("default", ["train.steps=4", "train.eval_interval=2", "train.time_limit=0"])
-    run_dir = train(config, data, out_dir=tmp / "run", quiet=True).run_dir
-    browser.redraw_weights(run_dir / "best.pt", seed=5)
-    return write_page(run_dir, tmp / "page.html", text="emma")
+@pytest.fixture
+def page_path(tiny_page):
+    return tiny_page[1]
 
 
 def on_screen(page, selector: str) -> bool:
@@ -68,7 +61,7 @@ def test_the_lessons_are_a_list_on_screen_wherever_one_has_scrolled(chromium, pa
 def test_an_open_answer_follows_the_head_the_row_and_the_name(chromium, page_path):
     page = browser.open_page(chromium, page_path)
     open_answer(page, 1)
-    page.locator("#grid button.thumb").nth(5).click()  # layer 1, head 1
+    page.locator("#grid button.thumb").nth(3).click()  # layer 1, head 1
     expect(page.locator("#lesson-answer")).to_contain_text("of layer 1, head 1 puts")
     page.locator("#big-matrix .cell[data-i='2'][data-j='1']").click()
     expect(page.locator("#lesson-answer")).to_contain_text("Row 2 (“m”)")
