@@ -50,7 +50,7 @@ def test_the_installed_command_starts(venv_bin, elsewhere):
 
 def test_the_wheel_carries_the_names_and_recipes_and_every_command_runs_from_it(venv_bin, elsewhere):
     """One interpreter of the venv runs the command's entry point for each recipe on the bundled names
-    (no --data), then samples and inspects one of the runs (torch loads once)."""
+    (no --data; the page at the end of one run), then samples and inspects one of the runs (torch loads once)."""
     cwd, env = elsewhere
     code = """
 import sys
@@ -66,8 +66,9 @@ def minigpt(*args):
 
 print(names_file())
 for recipe in recipe_names():
+    page = [] if recipe == "tiny" else ["--no-page"]  # one run's page shows the wheel carries the page's files
     minigpt("train", "-c", recipe, "--steps", "2", "--set", "train.time_limit=0", "--set", "train.eval_interval=2",
-            "--out", recipe, "--quiet")
+            "--out", recipe, "--quiet", *page)
     print(recipe)
 minigpt("sample", "tiny", "-n", "3", "--seed", "1")
 minigpt("inspect-attention", "tiny", "emma", "--layer", "0", "--head", "0")
@@ -77,4 +78,5 @@ minigpt("inspect-attention", "tiny", "emma", "--layer", "0", "--head", "0")
     names_file, trained, samples = Path(lines[0]), lines[1 : 1 + len(recipes)], lines[1 + len(recipes) : 4 + len(recipes)]
     assert names_file.is_relative_to(venv_bin.parent) and names_file.is_file()
     assert trained == recipes and all((cwd / recipe / "last.pt").is_file() for recipe in recipes)
+    assert (cwd / "tiny" / "page.html").stat().st_size > 100_000  # the page, its model and scripts inside
     assert len(samples) == 3 and "layer 0, head 0" in "\n".join(lines[4 + len(recipes) :])
