@@ -191,26 +191,29 @@ STARTS_PROCESSES = ("subprocess.", "Popen", "multiprocessing", "os.fork", "torch
 
 def pytest_collection_modifyitems(config, items):
     """The two slow kinds, marked by what a test does, so that no mark is forgotten: `browser` for a test that uses
-    Chromium, `processes` for one whose code (or its module's) starts a process. `python -m pytest -m "not browser
-    and not processes"` is the quick part alone."""
-    import inspect
-
-    def source(thing) -> str:
-        try:
-            return inspect.getsource(getattr(thing, "__wrapped__", thing))  # a fixture: the function it wraps
-        except (OSError, TypeError):
-            return ""
-
+    Chromium, `processes` for one whose code (or its module's fixtures') starts a process. `python -m pytest -m "not
+    browser and not processes"` is the quick part alone."""
     starts = {}
     for item in items:
         if "chromium" in item.fixturenames or "module_chromium" in item.fixturenames:
             item.add_marker("browser")
-        module = item.module
-        if module not in starts:
-            starts[module] = {name for name, thing in vars(module).items() if callable(thing)
-                              and any(word in source(thing) for word in STARTS_PROCESSES)}
-        if {item.originalname, *item.fixturenames} & starts[module]:
+        path = Path(item.module.__file__)
+        if path not in starts:
+            starts[path] = functions_that_start_processes(path)
+        if {item.originalname, *item.fixturenames} & starts[path]:
             item.add_marker("processes")
+
+
+def functions_that_start_processes(path: Path) -> set[str]:
+    """The names of a test module's functions (tests and fixtures) whose code says one of STARTS_PROCESSES: read
+    from the module's text once (asking inspect for each function's source took seconds a worker)."""
+    import ast
+
+    text = path.read_text(encoding="utf-8")
+    lines = text.splitlines()
+    code = lambda node: "\n".join(lines[node.lineno - 1 : node.end_lineno])  # noqa: E731
+    return {node.name for node in ast.parse(text).body if isinstance(node, ast.FunctionDef)
+            and any(word in code(node) for word in STARTS_PROCESSES)}
 
 
 def pytest_unconfigure(config):
