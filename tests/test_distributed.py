@@ -21,7 +21,7 @@ from minigpt.machine.processes import Distributed
 pytestmark = pytest.mark.xdist_group("torchrun")  # one worker makes the module's shared fixture once
 
 # the CPU's processes (gloo) even where there is a GPU: one GPU cannot hold two processes' runs
-COMMON = ["-c", "tiny", "--device", "cpu", "--set", "model.dropout=0", "--set", "train.log_interval=1",
+COMMON = ["-c", "tiny", "--device", "cpu", "--no-page", "--set", "model.dropout=0", "--set", "train.log_interval=1",
           "--batch-size", "16", "--quiet"]
 
 
@@ -78,10 +78,10 @@ def runs(tmp_path_factory):
     assert reference.exit_code == 0, reference.output
     first = one_process("--data", names, "--out", tmp / "mixed", *COMMON, "--steps", "12", *constant)
     assert first.exit_code == 0, first.output
-    middle = two_processes("--resume", tmp / "mixed", "--steps", "20", "--quiet")
+    middle = two_processes("--resume", tmp / "mixed", "--steps", "20", "--quiet", "--no-page")
     assert middle.returncode == 0, middle.stderr
     written_by_two = {p.name: p.read_bytes() for p in (tmp / "mixed").iterdir()}
-    last = one_process("--resume", tmp / "mixed", "--steps", "30", "--quiet")
+    last = one_process("--resume", tmp / "mixed", "--steps", "30", "--quiet", "--no-page")
     assert last.exit_code == 0, last.output
     return tmp, written_by_two
 
