@@ -72,9 +72,9 @@ def open_page(browser, path: Path, width: int = 1280, height: int = 900, hash: s
 
 
 def spare_tabs_after_a_test(browser, keep: int = 2) -> None:
-    """Close what a test opened, except up to `keep` tabs open_page made, which go back to the page they came
-    from, blank (a whole new document for the next test: nothing of this test's page is left in it), into
-    `browser.spare_tabs`."""
+    """After a test: up to `keep` of the tabs open_page made are blanked (about:blank: the next test's page is a
+    new document, with nothing of this test's left in it) and kept in `browser.spare_tabs`; every other tab the
+    test opened is closed."""
     spare = browser.__dict__.setdefault("spare_tabs", [])
     for context in browser.contexts:
         pages = context.pages

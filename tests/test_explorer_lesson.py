@@ -14,8 +14,6 @@ import torch
 
 import browser
 from minigpt.formats.recipes import load_config
-from minigpt.common.bundled import BUNDLED_NAMES
-from minigpt.formats.checkpoint import load_checkpoint
 from minigpt.attention import causal_attention
 from minigpt.runs.run import train
 from minigpt.views.explorer_page import write_page

@@ -10,12 +10,7 @@ import pytest
 from playwright.sync_api import expect
 
 import browser
-from minigpt.common.bundled import BUNDLED_NAMES
 from minigpt.formats.checkpoint import load_checkpoint
-from minigpt.formats.recipes import load_config
-from minigpt.runs.run import train
-from minigpt.views.explorer_page import write_page
-
 
 
 @pytest.fixture
