@@ -33,7 +33,8 @@ class TrainingDisplay(Reporter):
         self.line = ""  # the progress line of the latest log, printed at the evaluation that follows it
 
     def start(self, trainer) -> None:
-        start_panel(self.console, trainer, self.run_dir, self.notes, self.threads, self.resumed_at)
+        if not self.quiet:  # rich lays out a panel even for a quiet console, which then drops it
+            start_panel(self.console, trainer, self.run_dir, self.notes, self.threads, self.resumed_at)
         self.bar = progress_bar(trainer, hidden=self.quiet or self.one_line_an_evaluation)
 
     def log(self, trainer, train_loss: float) -> None:
@@ -55,7 +56,7 @@ class TrainingDisplay(Reporter):
     def end(self, trainer, result) -> None:
         if self.bar is not None:
             self.bar.close()
-        if result is not None:
+        if result is not None and not self.quiet:
             summary_panel(self.console, result)
 
 
