@@ -69,9 +69,14 @@ def start_panel(out: Console, trainer, run_dir: Path, notes: list[str] = (), thr
     if resumed_at is not None:
         table.add_row("resuming", f"from step {resumed_at:,}")
     out.print(Panel(table, title="minigpt train", expand=False))
-    if data["truncated"]:
-        warn(f"{plural(data['truncated'], 'training name')} {'is' if data['truncated'] == 1 else 'are'} longer than the block size allows "
-             f"({m.block_size - 1} characters) and were cut to fit; --set model.block_size=N reads names of up to "
+
+
+def note_cut_names(trainer) -> None:
+    """The line a run says as it starts, quiet or not, when some of its names do not fit the block size."""
+    cut, block_size = trainer.data_info["truncated"], trainer.config.model.block_size
+    if cut:
+        warn(f"{plural(cut, 'training name')} {'is' if cut == 1 else 'are'} longer than the block size allows "
+             f"({block_size - 1} characters) and were cut to fit; --set model.block_size=N reads names of up to "
              f"N - 1 characters whole")
 
 

@@ -18,7 +18,7 @@ from tqdm import tqdm
 
 from minigpt.common.text import loss_text
 from minigpt.training import Reporter
-from minigpt.views.panels import samples_table, start_panel, summary_panel
+from minigpt.views.panels import note_cut_names, samples_table, start_panel, summary_panel
 
 
 class TrainingDisplay(Reporter):
@@ -35,6 +35,7 @@ class TrainingDisplay(Reporter):
     def start(self, trainer) -> None:
         if not self.quiet:  # rich lays out a panel even for a quiet console, which then drops it
             start_panel(self.console, trainer, self.run_dir, self.notes, self.threads, self.resumed_at)
+        note_cut_names(trainer)
         self.bar = progress_bar(trainer, hidden=self.quiet or self.one_line_an_evaluation)
 
     def log(self, trainer, train_loss: float) -> None:
