@@ -115,9 +115,10 @@ def no_loss_png_unless_asked(request, monkeypatch):
         monkeypatch.setattr("minigpt.views.plotting.import_pyplot_meanwhile", lambda: None)
 
 
-@pytest.fixture(scope="module")
-def module_chromium():
-    """Headless Chromium for the explorer page's tests (tests/browser.py), one per test module."""
+@pytest.fixture(scope="session")
+def shared_chromium():
+    """Headless Chromium for the explorer page's tests (tests/browser.py), one per pytest process: a launch
+    costs more than most tests."""
     import browser
 
     reason = browser.missing()
@@ -128,13 +129,13 @@ def module_chromium():
 
 
 @pytest.fixture
-def chromium(module_chromium):
-    """The module's Chromium, with the tabs a test opened closed or blanked after it: a tab left on its page goes
+def chromium(shared_chromium):
+    """The shared Chromium, with the tabs a test opened closed or blanked after it: a tab left on its page goes
     on drawing it, beside every later test's. A blanked tab is the next test's (browser.open_page)."""
     import browser
 
-    yield module_chromium
-    browser.spare_tabs_after_a_test(module_chromium)
+    yield shared_chromium
+    browser.spare_tabs_after_a_test(shared_chromium)
 
 
 @pytest.fixture(scope="session")
@@ -195,7 +196,7 @@ def pytest_collection_modifyitems(config, items):
     browser and not processes"` is the quick part alone."""
     starts = {}
     for item in items:
-        if "chromium" in item.fixturenames or "module_chromium" in item.fixturenames:
+        if "chromium" in item.fixturenames or "shared_chromium" in item.fixturenames:
             item.add_marker("browser")
         path = Path(item.module.__file__)
         if path not in starts:
