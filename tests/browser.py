@@ -42,6 +42,7 @@ def chromium():
 
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=FLAGS)
+        browser.spare_tabs = []  # blanked tabs for open_page to load the next page in (spare_tabs_after_a_test)
         try:
             yield browser
         finally:
@@ -53,9 +54,8 @@ def open_page(browser, path: Path, width: int = 1280, height: int = 900, hash: s
     recorded in `page.watched`; `before` is a script run ahead of the page's own (to stand in for a browser API).
     The tab is one an earlier test left in `browser.spare_tabs` where there is one (tests/conftest.py's
     `chromium` puts them there): loading the page again in it is about half the cost of a new tab."""
-    spare = getattr(browser, "spare_tabs", [])
-    if spare and not before:
-        page = spare.pop()
+    if browser.spare_tabs and not before:
+        page = browser.spare_tabs.pop()
         page.set_viewport_size({"width": width, "height": height})
     else:
         page = browser.new_page(viewport={"width": width, "height": height})
@@ -75,7 +75,7 @@ def spare_tabs_after_a_test(browser, keep: int = 2) -> None:
     """After a test: up to `keep` of the tabs open_page made are blanked (about:blank: the next test's page is a
     new document, with nothing of this test's left in it) and kept in `browser.spare_tabs`; every other tab the
     test opened is closed."""
-    spare = browser.__dict__.setdefault("spare_tabs", [])
+    spare = browser.spare_tabs
     for context in browser.contexts:
         pages = context.pages
         if len(spare) < keep and len(pages) == 1 and getattr(pages[0], "reusable", False) and pages[0] not in spare:

@@ -29,8 +29,7 @@ from minigpt.formats.checkpoint import load_checkpoint, load_microgpt_weights, m
 from minigpt.formats.checkpoint_checks import check_weights, checked_vocab
 from minigpt.model import GPT
 from minigpt.common.ranges import check_model_size
-from minigpt.formats.recipes import validate
-from minigpt.formats.recipes import load_config
+from minigpt.formats.recipes import load_config, validate
 from minigpt.files.membership import NameSet
 
 MICROGPT_ARCHITECTURE = {"activation": "relu", "final_norm": False, "norm_scale": False, "norm_eps": 1e-5}
