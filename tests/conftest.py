@@ -1,3 +1,10 @@
+import sys
+
+# Write compiled modules (into __pycache__, which git ignores) even where PYTHONDONTWRITEBYTECODE is set: each
+# xdist worker imports every test module, and the suite starts dozens of interpreters that import minigpt; with
+# the compiled files written once, none of them compiles the same source again.
+sys.dont_write_bytecode = False
+
 import atexit
 import gc
 import os
