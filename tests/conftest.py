@@ -213,15 +213,20 @@ def pytest_collection_modifyitems(config, items):
 
 
 def functions_that_start_processes(path: Path) -> set[str]:
-    """The names of a test module's functions (tests and fixtures) whose code says one of STARTS_PROCESSES: read
+    """The names of a test module's functions (tests, fixtures, helpers) whose code says one of STARTS_PROCESSES, or
+    calls a function of the module that does (a test that starts its command through the module's helper): read
     from the module's text once (asking inspect for each function's source took seconds a worker)."""
     import ast
 
     text = path.read_text(encoding="utf-8")
     lines = text.splitlines()
-    code = lambda node: "\n".join(lines[node.lineno - 1 : node.end_lineno])  # noqa: E731
-    return {node.name for node in ast.parse(text).body if isinstance(node, ast.FunctionDef)
-            and any(word in code(node) for word in STARTS_PROCESSES)}
+    functions = {node.name: node for node in ast.parse(text).body if isinstance(node, ast.FunctionDef)}
+    says = lambda node, word: word in "\n".join(lines[node.lineno - 1 : node.end_lineno])  # noqa: E731
+    starting = {name for name, node in functions.items() if any(says(node, word) for word in STARTS_PROCESSES)}
+    uses = {name: {n.id for n in ast.walk(node) if isinstance(n, ast.Name)} for name, node in functions.items()}
+    while more := {name for name in functions if uses[name] & starting} - starting:
+        starting |= more
+    return starting
 
 
 def pytest_unconfigure(config):

@@ -33,6 +33,7 @@ def test_throughput_reports_every_batch_size(run, tmp_path):
     assert "tokens/s" in printed and "GFLOP/s" in printed  # the table
 
 
+@pytest.mark.processes  # startup.py times the commands it starts: no word of that is in this module
 def test_sampling_and_startup(run, trained_run, tmp_path):
     run_dir, _ = trained_run
     out = run("sampling.py", "--checkpoint", run_dir, "--num", "40", "--batch-sizes", "16", "--repeats", "1")
