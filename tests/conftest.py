@@ -15,13 +15,11 @@ import time
 from pathlib import Path
 
 import pytest
-import torch
 
 from minigpt.formats.recipes import load_config
 from minigpt.common.bundled import BUNDLED_NAMES
 
-torch.set_num_threads(1)  # tiny models run fastest on one thread, and the suite stays predictable
-# the commands the tests start run on one thread too: two test workers share the cores with them
+# the commands the tests start run on one thread, as the tests do (one_torch_thread): two workers share the cores
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 # the explorer page's measurements are cached between writes (views/page_cache.py): in a folder of the suite's own
 os.environ["MINIGPT_CACHE_DIR"] = tempfile.mkdtemp(prefix="minigpt-page-cache-")
@@ -98,6 +96,15 @@ def hide_package(monkeypatch, package: str) -> None:
 
 def tiny_config(*overrides):
     return load_config("tiny", list(overrides))
+
+
+@pytest.fixture(scope="session", autouse=True)
+def one_torch_thread():
+    """Tiny models run fastest on one thread, and the suite stays predictable. Set here rather than on importing
+    this file: pytest's own process, which under xdist runs no test, then starts its workers without torch."""
+    import torch
+
+    torch.set_num_threads(1)
 
 
 @pytest.fixture(scope="session", autouse=True)
