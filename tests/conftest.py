@@ -228,8 +228,8 @@ def functions_that_start_processes(path: Path) -> set[str]:
     text = path.read_text(encoding="utf-8")
     lines = text.splitlines()
     functions = {node.name: node for node in ast.parse(text).body if isinstance(node, ast.FunctionDef)}
-    says = lambda node, word: word in "\n".join(lines[node.lineno - 1 : node.end_lineno])  # noqa: E731
-    starting = {name for name, node in functions.items() if any(says(node, word) for word in STARTS_PROCESSES)}
+    code = {name: "\n".join(lines[node.lineno - 1 : node.end_lineno]) for name, node in functions.items()}
+    starting = {name for name in functions if any(word in code[name] for word in STARTS_PROCESSES)}
     uses = {name: {n.id for n in ast.walk(node) if isinstance(n, ast.Name)} for name, node in functions.items()}
     while more := {name for name in functions if uses[name] & starting} - starting:
         starting |= more
