@@ -6,6 +6,7 @@ numbers compared with torch are far from zero.
 """
 
 import math
+import re
 
 from pathlib import Path
 
@@ -104,6 +105,11 @@ def test_the_worked_row_is_drawn_from_the_models_numbers(chromium, lesson):
     page.fill("#name-input", "xavier")
     page.evaluate("minigpt.select(1, 1)")
     page.evaluate("minigpt.selectCell(4, 2)")
+    from playwright.sync_api import Error as PlaywrightError
+
+    for call, says in (("select(1, 2)", "2 heads a layer, 0 to 1"), ("select(2, 0)", "2 layers, 0 to 1")):
+        with pytest.raises(PlaywrightError, match=fr"RangeError: minigpt\.{re.escape(call)}: this model has {says}"):
+            page.evaluate(f"minigpt.{call}")  # from the console: said in one line, and the head stays as it was
     worked = page.evaluate("minigpt.worked()")
     assert (worked["i"], worked["layer"], worked["head"]) == (4, 1, 1)
     seen = torch_internals(ckpt, "xavier")[1]

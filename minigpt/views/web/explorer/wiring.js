@@ -209,6 +209,16 @@ function fitFrame() {
   fit();
 }
 
+// A head named from the console, where a learner types its numbers: one the model does not have is said so in
+// one line, rather than failing later inside a drawing.
+function checkHead(layer, head) {
+  const { n_layer, n_head } = State.config;
+  const within = (n, count) => Number.isInteger(n) && n >= 0 && n < count;
+  const has = within(layer, n_layer) ? within(head, n_head) ? null : `${n_head} head${n_head > 1 ? "s" : ""} a layer, 0 to ${n_head - 1}`
+    : `${n_layer} layer${n_layer > 1 ? "s" : ""}, 0 to ${n_layer - 1}`;
+  if (has) throw new RangeError(`minigpt.select(${layer}, ${head}): this model has ${has}`);
+}
+
 // For the curious, from the browser console: minigpt.forward("emma"), minigpt.sampleNames(10). (The tests
 // read more of the page through tests/page_readers.js, which they add to it.)
 window.minigpt = {
@@ -227,7 +237,7 @@ window.minigpt = {
   showSnapshot: State.showSnapshot,
   setText,
   setPart,
-  select: State.selectHead,
+  select(layer, head) { checkHead(layer, head); State.selectHead(layer, head); },
   selectCell: State.selectCell,
 };
 })();
