@@ -214,9 +214,9 @@ function fitFrame() {
 function checkHead(layer, head) {
   const { n_layer, n_head } = State.config;
   const within = (n, count) => Number.isInteger(n) && n >= 0 && n < count;
-  const has = within(layer, n_layer) ? within(head, n_head) ? null : `${n_head} head${n_head > 1 ? "s" : ""} a layer, 0 to ${n_head - 1}`
-    : `${n_layer} layer${n_layer > 1 ? "s" : ""}, 0 to ${n_layer - 1}`;
-  if (has) throw new RangeError(`minigpt.select(${layer}, ${head}): this model has ${has}`);
+  const refuse = (has) => { throw new RangeError(`minigpt.select(${layer}, ${head}): this model has ${has}`); };
+  if (!within(layer, n_layer)) refuse(`${n_layer} layer${n_layer > 1 ? "s" : ""}, 0 to ${n_layer - 1}`);
+  if (!within(head, n_head)) refuse(`${n_head} head${n_head > 1 ? "s" : ""} a layer, 0 to ${n_head - 1}`);
 }
 
 // For the curious, from the browser console: minigpt.forward("emma"), minigpt.sampleNames(10). (The tests
