@@ -2,8 +2,7 @@ import pytest
 import torch
 
 from minigpt.config import Config
-from minigpt.formats.recipes import validate
-from minigpt.formats.recipes import load_config, recipe_toml, resolve_config_path
+from minigpt.formats.recipes import load_config, recipe_toml, resolve_config_path, validate
 from minigpt.common.errors import UsageError
 
 

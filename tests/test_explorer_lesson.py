@@ -22,12 +22,6 @@ from minigpt.views.explorer_page import write_page
 LONG = "christophersen"[:14] + "a"  # 15 characters: the most the default recipe reads
 
 
-@pytest.fixture
-def lesson(tiny_page):
-    """The suite's tiny page (tests/conftest.py): its checkpoint and its path."""
-    return tiny_page
-
-
 def torch_internals(ckpt, text):
     """Every layer's q and k per head [B=1, H, T, d] and raw scores q·k/√d [1, H, T, T], from torch."""
     tokens = [ckpt.tokenizer.bos] + ckpt.tokenizer.encode(text)
@@ -46,9 +40,9 @@ def box(page, selector):
     return page.locator(selector).bounding_box()
 
 
-def test_the_first_screen_is_the_lesson(chromium, lesson):
+def test_the_first_screen_is_the_lesson(chromium, tiny_page):
     """At 1280×800, with the longest name: the text box, every head, the head large and its worked row, unscrolled."""
-    page = browser.open_page(chromium, lesson[1], 1280, 800)
+    page = browser.open_page(chromium, tiny_page[1], 1280, 800)
     page.fill("#name-input", LONG)
     for selector in ["#name-input", "#grid", "#big-matrix", "#math-table"]:
         b = box(page, selector)
@@ -57,8 +51,8 @@ def test_the_first_screen_is_the_lesson(chromium, lesson):
     assert page.watched.errors == []
 
 
-def test_at_phone_width_nothing_scrolls_sideways(chromium, lesson):
-    page = browser.open_page(chromium, lesson[1], 390, 844)
+def test_at_phone_width_nothing_scrolls_sideways(chromium, tiny_page):
+    page = browser.open_page(chromium, tiny_page[1], 390, 844)
     for text in ["emma", LONG]:
         page.fill("#name-input", text)
         page.locator("button.head-card").last.click()  # the character × character picture, the widest part
@@ -85,8 +79,8 @@ def test_a_long_block_size_puts_the_worked_row_below_the_matrix_whole(chromium, 
     assert "below" in page.inner_text("#matrix-how") and page.watched.errors == []
 
 
-def test_a_click_works_out_a_row_and_a_second_closes_its_details(chromium, lesson):
-    page = browser.open_page(chromium, lesson[1])
+def test_a_click_works_out_a_row_and_a_second_closes_its_details(chromium, tiny_page):
+    page = browser.open_page(chromium, tiny_page[1])
     page.locator("#big-matrix [data-i='3'][role=row] .cell").nth(1).click()  # position 3 "m" → position 1 "e"
     assert "Row 3 (“m”)" in page.inner_text("#math-title")
     assert page.locator("#math-table tr.chosen th").inner_text().startswith("1")
@@ -98,9 +92,9 @@ def test_a_click_works_out_a_row_and_a_second_closes_its_details(chromium, lesso
     assert page.watched.errors == []
 
 
-def test_the_worked_row_is_drawn_from_the_models_numbers(chromium, lesson):
+def test_the_worked_row_is_drawn_from_the_models_numbers(chromium, tiny_page):
     """q, k, q⊙k, the scores and weights of the worked row: torch's, and the matrix's, and adding up."""
-    ckpt, path = lesson
+    ckpt, path = tiny_page
     page = browser.open_page(chromium, path)
     page.fill("#name-input", "xavier")
     page.evaluate("minigpt.select(1, 1)")
@@ -138,10 +132,10 @@ STRIP_PIXELS = """([selector, n]) => {
 }"""
 
 
-def test_the_worked_rows_canvas_paints_each_strip_in_its_frame(chromium, lesson):
+def test_the_worked_rows_canvas_paints_each_strip_in_its_frame(chromium, tiny_page):
     """The strips are painted on a canvas over the table: inside each frame, cell by cell, red where the
     number is above 0 and blue below, as the frame's aria-label says; nothing between the frames."""
-    page = browser.open_page(chromium, lesson[1])
+    page = browser.open_page(chromium, tiny_page[1])
     for text in ["xavier", LONG, "emma"]:  # the lines shown change: the canvas does not move
         page.fill("#name-input", text)
         worked = page.evaluate("minigpt.worked()")
@@ -162,8 +156,8 @@ def test_the_worked_rows_canvas_paints_each_strip_in_its_frame(chromium, lesson)
     assert page.watched.errors == []
 
 
-def test_the_scores_view_shows_torchs_raw_scores(chromium, lesson):
-    ckpt, path = lesson
+def test_the_scores_view_shows_torchs_raw_scores(chromium, tiny_page):
+    ckpt, path = tiny_page
     page = browser.open_page(chromium, path)
     page.fill("#name-input", "xavier")
     page.check("#show-scores")
@@ -179,12 +173,12 @@ def test_the_scores_view_shows_torchs_raw_scores(chromium, lesson):
     assert page.watched.errors == []
 
 
-def test_the_sliders_redraw_the_bars_as_sampling_filters(chromium, lesson):
+def test_the_sliders_redraw_the_bars_as_sampling_filters(chromium, tiny_page):
     """Each read waits for the state it checks (Playwright's expect retries it): the chart is redrawn when it is
     seen, which a busy machine reports a frame or more after the slider moved."""
     from playwright.sync_api import expect
 
-    page = browser.open_page(chromium, lesson[1])
+    page = browser.open_page(chromium, tiny_page[1])
     kept = page.locator("#next-chart .next-bar:not(.removed)")
     vocab = len(page.evaluate("minigpt.vocab")) + 1
     page.fill("#top-p", "1")
@@ -208,8 +202,8 @@ def test_the_sliders_redraw_the_bars_as_sampling_filters(chromium, lesson):
     assert page.watched.errors == []
 
 
-def test_the_keyboard_reaches_and_moves_everything(chromium, lesson):
-    page = browser.open_page(chromium, lesson[1])
+def test_the_keyboard_reaches_and_moves_everything(chromium, tiny_page):
+    page = browser.open_page(chromium, tiny_page[1])
     page.focus("#name-input")
     page.evaluate("""() => { window.path = []; document.addEventListener("focusin", (event) => { const a = event.target;
         window.path.push(a.id || (a.matches('.cell') ? 'cell' : '') || [...a.classList].join('.') || a.tagName); }); }""")
@@ -224,7 +218,7 @@ def test_the_keyboard_reaches_and_moves_everything(chromium, lesson):
             "head-card"} <= set(path), " ".join(path)
     # the grid of heads is one Tab stop (arrows inside), then its switches (each layer's attention and MLP, each
     # head); past them, what the matrix shows and whether it is masked, then the matrix
-    c = lesson[0].config.model
+    c = tiny_page[0].config.model
     page.focus("#name-input")
     for _ in range(1 + 2 * c.n_layer + c.n_layer * c.n_head + 3):
         page.keyboard.press("Tab")
@@ -251,10 +245,10 @@ def test_the_keyboard_reaches_and_moves_everything(chromium, lesson):
     assert page.watched.errors == []
 
 
-def test_no_serious_accessibility_violation(chromium, lesson):
+def test_no_serious_accessibility_violation(chromium, tiny_page):
     from axe_playwright_python.sync_playwright import Axe
 
-    page = browser.open_page(chromium, lesson[1])
+    page = browser.open_page(chromium, tiny_page[1])
     for width, height in [(1280, 800), (390, 844)]:
         page.set_viewport_size({"width": width, "height": height})
         violations = Axe().run(page).response["violations"]
@@ -262,8 +256,8 @@ def test_no_serious_accessibility_violation(chromium, lesson):
         assert serious == [], serious
 
 
-def test_heads_are_described_with_their_rules(chromium, lesson):
-    ckpt, path = lesson
+def test_heads_are_described_with_their_rules(chromium, tiny_page):
+    ckpt, path = tiny_page
     page = browser.open_page(chromium, path)
     assert page.locator("button.head-card").count() == ckpt.config.model.n_layer * ckpt.config.model.n_head
     assert "validation names" in page.text_content("#roles-note")
@@ -275,11 +269,11 @@ def test_heads_are_described_with_their_rules(chromium, lesson):
     assert page.watched.errors == []
 
 
-def test_head_roles_add_up_and_labels_follow_their_rules(lesson):
+def test_head_roles_add_up_and_labels_follow_their_rules(tiny_page):
     from minigpt.formats.checkpoint import validation_names
     from minigpt.measurements.head_roles import head_roles, label
 
-    ckpt, _ = lesson
+    ckpt, _ = tiny_page
     names = validation_names(ckpt)
     assert names and len(names) == ckpt.data["val_names"]
     roles = head_roles(ckpt.model, ckpt.tokenizer, names)
@@ -298,14 +292,14 @@ def test_head_roles_add_up_and_labels_follow_their_rules(lesson):
     assert label([0.3, 0.3, 0.2, 0.1, 0.1], even, 0.5) == "mixed: the boundary token 30%, itself 30%"
 
 
-def test_head_roles_are_the_means_over_every_row_of_every_name(lesson):
+def test_head_roles_are_the_means_over_every_row_of_every_name(tiny_page):
     """head_roles reads each distinct prefix once (the names' prefix forests) and counts it as often as
     names share it: its numbers are those of reading the names one by one."""
     from minigpt.formats.checkpoint import validation_names
     from minigpt.views.attention_maps import forward_with_weights
     from minigpt.measurements.head_roles import head_roles, offset_masks
 
-    ckpt, _ = lesson
+    ckpt, _ = tiny_page
     names = validation_names(ckpt)[:60]
     roles = head_roles(ckpt.model, ckpt.tokenizer, names)
     tok, longest = ckpt.tokenizer, ckpt.config.model.block_size - 1
@@ -330,10 +324,10 @@ def test_head_roles_are_the_means_over_every_row_of_every_name(lesson):
     assert torch.allclose(roles["chars"], chars / reads.clamp_min(1)[None, None, :, None], atol=1e-5)
 
 
-def test_validation_names_are_none_when_the_file_changed(lesson):
+def test_validation_names_are_none_when_the_file_changed(tiny_page):
     from minigpt.formats.checkpoint import validation_names
 
-    ckpt, _ = lesson
+    ckpt, _ = tiny_page
     data = ckpt.data["path"]
     original = open(data).read()
     try:
@@ -348,10 +342,10 @@ def readout(page) -> str:
     return page.inner_text("#readout") if page.is_visible("#readout") else ""
 
 
-def test_a_strips_numbers_show_on_hover_and_focus_and_check_by_hand(chromium, lesson):
+def test_a_strips_numbers_show_on_hover_and_focus_and_check_by_hand(chromium, tiny_page):
     """Hover a cell of the q⊙kⱼ strip: its number, and the two it is the product of; focus a strip and
     step through its numbers with the arrow keys; click one of the walk's strips (a tap) to read it."""
-    page = browser.open_page(chromium, lesson[1])
+    page = browser.open_page(chromium, tiny_page[1])
     page.fill("#name-input", "xavier")
     page.evaluate("minigpt.select(1, 1)")  # head 1: its slice of q starts at number d, not 0
     page.evaluate("minigpt.selectCell(4, 1)")
@@ -387,11 +381,11 @@ def test_a_strips_numbers_show_on_hover_and_focus_and_check_by_hand(chromium, le
     assert page.watched.errors == []
 
 
-def test_the_first_tap_on_a_strip_reads_the_number_under_the_finger(chromium, lesson):
+def test_the_first_tap_on_a_strip_reads_the_number_under_the_finger(chromium, tiny_page):
     context = chromium.new_context(viewport={"width": 390, "height": 844}, has_touch=True, is_mobile=True)
     try:
         page = context.new_page()
-        page.goto(Path(lesson[1]).resolve().as_uri())
+        page.goto(Path(tiny_page[1]).resolve().as_uri())
         browser.show(page, "#walk")
         logits = page.locator("#walk .walk-step[data-key='lm_head'] .vec").first
         logits.scroll_into_view_if_needed()
@@ -402,8 +396,8 @@ def test_the_first_tap_on_a_strip_reads_the_number_under_the_finger(chromium, le
         context.close()
 
 
-def test_with_a_part_off_every_view_says_so_and_shows_what_changed(chromium, lesson):
-    page = browser.open_page(chromium, lesson[1])
+def test_with_a_part_off_every_view_says_so_and_shows_what_changed(chromium, tiny_page):
+    page = browser.open_page(chromium, tiny_page[1])
     page.evaluate("minigpt.select(1, 1)")
     page.evaluate("minigpt.setPart('head', 1, 1, false)")
     assert page.inner_text("#matrix-title") == "Layer 1, head 1 (switched off)"
@@ -414,7 +408,7 @@ def test_with_a_part_off_every_view_says_so_and_shows_what_changed(chromium, les
     assert all(x == 0 for x in walk["numbers"]["layer1.heads"][1 * 8: 2 * 8])  # its slice of the joined heads
     assert "the first change" in page.inner_text("#walk .walk-step[data-key='layer1.heads']")
     browser.show(page, "#next-chart")
-    assert page.locator("#next-chart .ghost:visible").count() == len(lesson[0].tokenizer.chars) + 1
+    assert page.locator("#next-chart .ghost:visible").count() == len(tiny_page[0].tokenizer.chars) + 1
     assert "every part on" in page.inner_text("#loss")
     page.evaluate("minigpt.setPart('attention', 1, null, false)")
     assert page.inner_text("#matrix-title") == "Layer 1, head 1 (its layer's attention is off)"
@@ -428,8 +422,8 @@ def test_with_a_part_off_every_view_says_so_and_shows_what_changed(chromium, les
     assert page.watched.errors == []
 
 
-def test_the_step_slider_moves_the_curve_and_the_character_picture_and_says_which_loss(chromium, lesson):
-    page = browser.open_page(chromium, lesson[1])
+def test_the_step_slider_moves_the_curve_and_the_character_picture_and_says_which_loss(chromium, tiny_page):
+    page = browser.open_page(chromium, tiny_page[1])
     marker = lambda: float(page.get_attribute("#step-marker", "x1") or 0)  # noqa: E731
     # before the slider first moves: the marker at the checkpoint's step, right of the axis, and the run's loss there
     assert marker() > 44 and page.inner_text("#step-loss").startswith("the run's validation loss here")
@@ -446,8 +440,8 @@ def test_the_step_slider_moves_the_curve_and_the_character_picture_and_says_whic
     assert page.watched.errors == []
 
 
-def test_one_unit_no_loss_for_the_empty_name_and_the_row_follows_a_new_name(chromium, lesson):
-    page = browser.open_page(chromium, lesson[1])
+def test_one_unit_no_loss_for_the_empty_name_and_the_row_follows_a_new_name(chromium, tiny_page):
+    page = browser.open_page(chromium, tiny_page[1])
     browser.show(page, "#predict")
     assert "nats per token" in page.inner_text("#loss")
     assert "per character" not in page.inner_text("body")
@@ -464,19 +458,19 @@ def test_one_unit_no_loss_for_the_empty_name_and_the_row_follows_a_new_name(chro
     assert page.watched.errors == []
 
 
-def test_an_accented_capital_gets_the_same_advice_on_the_command_line(lesson):
+def test_an_accented_capital_gets_the_same_advice_on_the_command_line(tiny_page):
     from minigpt.common.errors import UsageError
 
     with pytest.raises(UsageError, match='no accented letters: try "emile"'):
-        lesson[0].tokenizer.check("Émile", "the text")
+        tiny_page[0].tokenizer.check("Émile", "the text")
 
 
-def test_raw_scores_fit_their_cells_and_the_page_opens_on_the_costliest_named_head(chromium, lesson):
+def test_raw_scores_fit_their_cells_and_the_page_opens_on_the_costliest_named_head(chromium, tiny_page):
     from minigpt.measurements.ablation import ablate
     from minigpt.views.page_data import names_for_roles
     from minigpt.measurements.head_roles import head_roles
 
-    ckpt, path = lesson
+    ckpt, path = tiny_page
     names = names_for_roles(ckpt)[0]
     labels = head_roles(ckpt.model, ckpt.tokenizer, names)["labels"]
     costs = ablate(ckpt.model, ckpt.tokenizer, names).costs  # largest first
@@ -490,8 +484,8 @@ def test_raw_scores_fit_their_cells_and_the_page_opens_on_the_costliest_named_he
     assert page.watched.errors == []
 
 
-def test_at_phone_width_the_words_and_the_costs_fit(chromium, lesson):
-    page = browser.open_page(chromium, lesson[1], 390, 844)
+def test_at_phone_width_the_words_and_the_costs_fit(chromium, tiny_page):
+    page = browser.open_page(chromium, tiny_page[1], 390, 844)
     how = page.inner_text("#matrix-how")
     assert how.startswith("Tap a cell") and "worked out below" in how
     page.fill("#name-input", LONG)  # the matrix scrolls sideways in its box; its row labels stay in view
@@ -506,7 +500,7 @@ def test_at_phone_width_the_words_and_the_costs_fit(chromium, lesson):
     browser.show(page, "#predictions")
     nxt = page.locator("#predictions .prediction .next").first.bounding_box()
     assert nxt["x"] + nxt["width"] <= 390
-    wide = browser.open_page(chromium, lesson[1], 1280, 800)
+    wide = browser.open_page(chromium, tiny_page[1], 1280, 800)
     assert wide.inner_text("#matrix-how").startswith("Click a cell") and "on the right" in wide.inner_text("#matrix-how")
     width, left = wide.evaluate("[document.getElementById('play').offsetWidth, document.getElementById('step-slider').getBoundingClientRect().left]")
     wide.click("#play")
@@ -515,20 +509,20 @@ def test_at_phone_width_the_words_and_the_costs_fit(chromium, lesson):
     assert page.watched.errors == [] and wide.watched.errors == []
 
 
-def test_every_panel_is_drawn_without_scrolling_to_it_for_a_whole_page_capture(chromium, lesson):
-    page = browser.open_page(chromium, lesson[1], 1280, 800)
+def test_every_panel_is_drawn_without_scrolling_to_it_for_a_whole_page_capture(chromium, tiny_page):
+    page = browser.open_page(chromium, tiny_page[1], 1280, 800)
     browser.wait_until(page, "document.querySelectorAll('#lens-table td:not([hidden])')[0].textContent !== ''", timeout=10000)
     assert page.evaluate("getComputedStyle(document.getElementById('lens')).contentVisibility") != "auto"
     assert page.evaluate("document.querySelector('#walk .walk-step .note-text').textContent") != ""
     assert page.watched.errors == []
 
 
-def test_a_projection_reads_as_the_sum_it_is_down_to_the_weights(chromium, lesson):
+def test_a_projection_reads_as_the_sum_it_is_down_to_the_weights(chromium, tiny_page):
     """q[n] = Σⱼ a[j]·W_Q[n, j], and a logit = Σⱼ x[j]·lm_head[t, j]: the readout names the largest terms, with
     the weights themselves, and their sum; the numbers are torch's."""
     import re
 
-    ckpt, path = lesson
+    ckpt, path = tiny_page
     page = browser.open_page(chromium, path)
     page.evaluate("minigpt.select(0, 1)")
     browser.show(page, "#flow")
@@ -548,10 +542,10 @@ def test_a_projection_reads_as_the_sum_it_is_down_to_the_weights(chromium, lesso
     assert page.watched.errors == []
 
 
-def test_what_learners_ask_is_answered_beside_the_matrix_and_the_loss(chromium, lesson):
+def test_what_learners_ask_is_answered_beside_the_matrix_and_the_loss(chromium, tiny_page):
     """Which axis is the query, why √(head size), that heads are slices of one projection, how much weight goes
     to the boundary token (measured over the names, as the head roles are), and the loss against its baselines."""
-    ckpt, path = lesson
+    ckpt, path = tiny_page
     page = browser.open_page(chromium, path)
     page.evaluate("minigpt.select(1, 1)")
     reading = page.text_content("#matrix-reading")
@@ -564,10 +558,10 @@ def test_what_learners_ask_is_answered_beside_the_matrix_and_the_loss(chromium, 
     assert page.watched.errors == []
 
 
-def test_the_lens_writes_the_number_its_colour_shows(chromium, lesson):
+def test_the_lens_writes_the_number_its_colour_shows(chromium, tiny_page):
     """A number only in a title reaches neither a keyboard nor a finger: each lens cell writes the actual next
     token's probability, the one its colour shows, under the likeliest."""
-    page = browser.open_page(chromium, lesson[1])
+    page = browser.open_page(chromium, tiny_page[1])
     browser.show(page, "#lens")
     probs = page.evaluate("minigpt.lens('emma')")  # [stage][position][token]
     ids = {c: i for i, c in enumerate(page.evaluate("minigpt.vocab"))}
@@ -576,12 +570,12 @@ def test_the_lens_writes_the_number_its_colour_shows(chromium, lesson):
     assert page.watched.errors == []
 
 
-def test_a_view_lives_in_the_address_and_a_link_restores_it(chromium, lesson):
+def test_a_view_lives_in_the_address_and_a_link_restores_it(chromium, tiny_page):
     """page.html#name=zoltan&layer=1&head=2&row=3&...: opening it shows that view; changing the view changes the
     address; back goes to the view before; the address a view writes opens that view again."""
     from playwright.sync_api import expect
 
-    url = lesson[1].resolve().as_uri()
+    url = tiny_page[1].resolve().as_uri()
     page = chromium.new_page(viewport={"width": 1280, "height": 900})
     browser.add_readers(page)
     page.goto(url + "#name=zoltan&layer=1&head=0&row=3&off=0.1,m1&second=zolten")
@@ -609,8 +603,8 @@ def test_a_view_lives_in_the_address_and_a_link_restores_it(chromium, lesson):
     other.close()
 
 
-def test_an_address_the_page_cannot_read_leaves_the_page_as_it_opens(chromium, lesson):
-    url = lesson[1].resolve().as_uri()
+def test_an_address_the_page_cannot_read_leaves_the_page_as_it_opens(chromium, tiny_page):
+    url = tiny_page[1].resolve().as_uri()
     page = chromium.new_page()
     browser.add_readers(page)
     errors = []
@@ -621,13 +615,13 @@ def test_an_address_the_page_cannot_read_leaves_the_page_as_it_opens(chromium, l
     page.close()
 
 
-def test_the_boundary_tokens_share_follows_the_training_slider(chromium, lesson):
+def test_the_boundary_tokens_share_follows_the_training_slider(chromium, tiny_page):
     """"This head puts N% of a row's weight on the boundary token" is the step's, not the checkpoint's."""
     import re
 
     from playwright.sync_api import expect
 
-    page = browser.open_page(chromium, lesson[1])
+    page = browser.open_page(chromium, tiny_page[1])
     data = page.evaluate("JSON.parse(document.getElementById('minigpt-data').textContent)")
     if not (data["snapshots"] and data["snapshots"]["roles"][1]):
         pytest.skip("the run has no snapshots")
@@ -640,11 +634,11 @@ def test_the_boundary_tokens_share_follows_the_training_slider(chromium, lesson)
     expect(page.locator("#matrix-reading")).to_contain_text(f"puts {early}% of a row's weight")
 
 
-def test_the_cost_table_sorts_by_any_cost_column(chromium, lesson):
+def test_the_cost_table_sorts_by_any_cost_column(chromium, tiny_page):
     """The head that matters for this name is found by sorting on the name's own cost, not by reading 24 rows."""
     from playwright.sync_api import expect
 
-    page = browser.open_page(chromium, lesson[1])
+    page = browser.open_page(chromium, tiny_page[1])
     page.fill("#name-input", "christopher")
     browser.show(page, "#ablation")
     costs = lambda column: page.eval_on_selector_all(  # noqa: E731
@@ -660,10 +654,10 @@ def test_the_cost_table_sorts_by_any_cost_column(chromium, lesson):
     assert page.watched.errors == []
 
 
-def test_a_masked_cell_says_why_and_the_mask_can_be_switched_off(chromium, lesson):
+def test_a_masked_cell_says_why_and_the_mask_can_be_switched_off(chromium, tiny_page):
     from playwright.sync_api import expect
 
-    page = browser.open_page(chromium, lesson[1])
+    page = browser.open_page(chromium, tiny_page[1])
     page.fill("#name-input", "emma")
     page.click("#big-matrix .cell[data-i='1'][data-j='3']")
     expect(page.locator("#mask-note")).to_contain_text("Position 3 comes after position 1: the causal mask hides it")
@@ -675,7 +669,7 @@ def test_a_masked_cell_says_why_and_the_mask_can_be_switched_off(chromium, lesso
     assert page.watched.errors == []
 
 
-def test_the_lessons_set_a_view_ask_and_answer_from_the_model_and_link_back(chromium, lesson):
+def test_the_lessons_set_a_view_ask_and_answer_from_the_model_and_link_back(chromium, tiny_page):
     """Eight lessons along the tutorials, from the contents list or previous/next; each answer is computed from
     this model (lesson 2's losses are torch's, with the mask and without); a lesson's address reopens it."""
     import re
@@ -683,7 +677,7 @@ def test_the_lessons_set_a_view_ask_and_answer_from_the_model_and_link_back(chro
     import torch.nn.functional as F
     from playwright.sync_api import expect
 
-    page = browser.open_page(chromium, lesson[1])
+    page = browser.open_page(chromium, tiny_page[1])
     titles = page.eval_on_selector_all("#course-list button", "b => b.map(x => x.getAttribute('aria-label'))")
     assert len(titles) == 8 and titles[0] == "1. One head" and titles[1] == "2. The causal mask"
     assert page.text_content("#contents-free") == "the free page"  # in the corner's contents, and "close" in a lesson
@@ -702,7 +696,7 @@ def test_the_lessons_set_a_view_ask_and_answer_from_the_model_and_link_back(chro
     expect(page.locator("#lesson-answer")).to_contain_text("without it")
     answer = page.text_content("#lesson-answer")
     got = [float(re.search(pattern, answer).group(1)) for pattern in (r"with the mask, (\d+\.\d{3})", r"without it, (\d+\.\d{3})")]
-    ckpt = lesson[0]
+    ckpt = tiny_page[0]
     ids = torch.tensor([[ckpt.tokenizer.bos] + ckpt.tokenizer.encode("emma")])
     targets = torch.tensor([ckpt.tokenizer.encode("emma") + [ckpt.tokenizer.bos]])
     seeing_all = [lambda q, k, v: F.scaled_dot_product_attention(q, k, v)] * ckpt.config.model.n_layer
@@ -727,7 +721,7 @@ def test_the_lessons_set_a_view_ask_and_answer_from_the_model_and_link_back(chro
     other.close()
 
 
-def test_a_page_written_at_a_lesson_opens_there_and_the_course_is_the_one_the_command_counts(chromium, lesson, tmp_path):
+def test_a_page_written_at_a_lesson_opens_there_and_the_course_is_the_one_the_command_counts(chromium, tiny_page, tmp_path):
     from typer.testing import CliRunner
 
     from minigpt.views.web_files import lesson_count
@@ -735,18 +729,18 @@ def test_a_page_written_at_a_lesson_opens_there_and_the_course_is_the_one_the_co
     LESSONS = lesson_count()
     from minigpt.cli.main import app
 
-    result = CliRunner().invoke(app, ["inspect-attention", str(lesson[0].path.parent), "--html", str(tmp_path / "l.html"),
+    result = CliRunner().invoke(app, ["inspect-attention", str(tiny_page[0].path.parent), "--html", str(tmp_path / "l.html"),
                                       "--lesson", "2"])
     assert result.exit_code == 0, result.output
     page = browser.open_page(chromium, tmp_path / "l.html")
     assert page.text_content("#lesson-title") == f"Lesson 2 of {LESSONS}: The causal mask"
     assert page.is_checked("#show-scores")  # the lesson's own view
     assert page.eval_on_selector_all("#course-list button", "b => b.length") == LESSONS
-    refused = CliRunner().invoke(app, ["inspect-attention", str(lesson[0].path.parent), "emma", "--lesson", "2"])
+    refused = CliRunner().invoke(app, ["inspect-attention", str(tiny_page[0].path.parent), "emma", "--lesson", "2"])
     assert refused.exit_code == 2 and "give it with --html" in refused.output
 
 
-def test_the_mask_lesson_measures_the_validation_names_both_ways_as_torch_does(chromium, lesson):
+def test_the_mask_lesson_measures_the_validation_names_both_ways_as_torch_does(chromium, tiny_page):
     """Lesson 2's answer: the loss on the name with the mask and without (the page's arithmetic), and over the
     validation names (carried): both equal torch's forward with every position reading every other."""
     import torch.nn.functional as F
@@ -754,7 +748,7 @@ def test_the_mask_lesson_measures_the_validation_names_both_ways_as_torch_does(c
     from minigpt.formats.checkpoint import validation_names
     from minigpt.measurements.name_losses import evaluate_names, loss_with_mask_off, name_losses
 
-    ckpt, path = lesson
+    ckpt, path = tiny_page
     names = validation_names(ckpt)
     model = ckpt.model.eval()
     reads_all = [lambda q, k, v: F.scaled_dot_product_attention(q, k, v)] * model.config.n_layer
@@ -787,16 +781,16 @@ def test_the_mask_lesson_measures_the_validation_names_both_ways_as_torch_does(c
     assert page.watched.errors == []
 
 
-def test_the_two_names_lesson_patches_heads_and_mlps_and_its_names_follow_the_name_box(chromium, lesson):
+def test_the_two_names_lesson_patches_heads_and_mlps_and_its_names_follow_the_name_box(chromium, tiny_page):
     """Lesson 7 asks which head or MLP carries the difference: its grid copies heads' and MLPs' outputs (the same
     numbers as its answer's ranking); the second name follows the name box until one is typed (82 §3)."""
     from playwright.sync_api import expect
 
-    page = browser.open_page(chromium, lesson[1])
+    page = browser.open_page(chromium, tiny_page[1])
     page.click("#course-list button[data-lesson='7']")
     browser.show(page, "#patch")
     assert page.is_checked("input[name=patch-grid][value=parts]")
-    config = lesson[0].config.model
+    config = tiny_page[0].config.model
     rows = config.n_layer * (config.n_head + 1)
     expect(page.locator("#patch-grid tbody tr")).to_have_count(rows)
     assert "a head's or an MLP's output" in page.text_content("#patch-grid caption")
@@ -818,15 +812,16 @@ def test_the_two_names_lesson_patches_heads_and_mlps_and_its_names_follow_the_na
     assert page.watched.errors == []
 
 
-def test_a_grid_of_another_kind_starts_on_its_cell_that_closes_the_most(chromium, lesson):
+def test_a_grid_of_another_kind_starts_on_its_cell_that_closes_the_most(chromium, tiny_page):
     """Switched to heads and MLPs, the grid's part below it said "the residual stream entering layer 0": the copy
     shown is the grid's own best cell, which the detail line and the cell's mark agree on."""
     from playwright.sync_api import expect
 
-    page = browser.open_page(chromium, lesson[1])
+    ckpt, path = tiny_page
+    page = browser.open_page(chromium, path)
     browser.show(page, "#patch")
     page.check("input[name=patch-grid][value=parts]")
-    expect(page.locator("#patch-grid tbody tr")).to_have_count(lesson[0].config.model.n_layer * (lesson[0].config.model.n_head + 1))
+    expect(page.locator("#patch-grid tbody tr")).to_have_count(ckpt.config.model.n_layer * (ckpt.config.model.n_head + 1))
     chosen = page.locator("#patch-grid .patch-cell.chosen")
     expect(chosen).to_have_count(1)
     best = max(int(text.rstrip("%")) for text in page.locator("#patch-grid .patch-cell").all_text_contents() if text != "–")

@@ -13,11 +13,6 @@ import browser
 from minigpt.formats.checkpoint import load_checkpoint
 
 
-@pytest.fixture
-def page_path(tiny_page):
-    return tiny_page[1]
-
-
 def on_screen(page, selector: str) -> bool:
     box = page.locator(selector).bounding_box()
     view = page.viewport_size
@@ -35,8 +30,8 @@ def open_answer(page, lesson: int) -> None:
 
 
 @pytest.mark.parametrize("width, height", [(1280, 800), (390, 844)])
-def test_the_lessons_are_a_list_on_screen_wherever_one_has_scrolled(chromium, page_path, width, height):
-    page = browser.open_page(chromium, page_path, width=width, height=height)
+def test_the_lessons_are_a_list_on_screen_wherever_one_has_scrolled(chromium, tiny_page, width, height):
+    page = browser.open_page(chromium, tiny_page[1], width=width, height=height)
     page.evaluate("window.scrollTo(0, document.body.scrollHeight)")
     assert on_screen(page, "#contents summary")
     page.click("#contents summary")
@@ -53,8 +48,8 @@ def test_the_lessons_are_a_list_on_screen_wherever_one_has_scrolled(chromium, pa
     assert page.watched.errors == []
 
 
-def test_an_open_answer_follows_the_head_the_row_and_the_name(chromium, page_path):
-    page = browser.open_page(chromium, page_path)
+def test_an_open_answer_follows_the_head_the_row_and_the_name(chromium, tiny_page):
+    page = browser.open_page(chromium, tiny_page[1])
     open_answer(page, 1)
     page.locator("#grid button.thumb").nth(3).click()  # layer 1, head 1
     expect(page.locator("#lesson-answer")).to_contain_text("of layer 1, head 1 puts")
@@ -70,10 +65,10 @@ def test_an_open_answer_follows_the_head_the_row_and_the_name(chromium, page_pat
     assert page.watched.errors == []
 
 
-def test_the_lessons_words_match_the_page(chromium, page_path):
-    ckpt = load_checkpoint(page_path.parent / "run")
+def test_the_lessons_words_match_the_page(chromium, tiny_page):
+    ckpt = load_checkpoint(tiny_page[1].parent / "run")
     c = ckpt.config.model
-    page = browser.open_page(chromium, page_path)
+    page = browser.open_page(chromium, tiny_page[1])
     open_answer(page, 3)
     assert f"one {c.n_embd} × {c.n_embd} matrix" in page.inner_text("#lesson-text")
     assert f"{c.n_head} × {c.n_embd // c.n_head} = {c.n_embd} numbers" in page.inner_text("#lesson-text")
@@ -98,8 +93,8 @@ def test_the_lessons_words_match_the_page(chromium, page_path):
     assert page.watched.errors == []
 
 
-def test_the_controls_do_what_they_look_like(chromium, page_path):
-    page = browser.open_page(chromium, page_path)
+def test_the_controls_do_what_they_look_like(chromium, tiny_page):
+    page = browser.open_page(chromium, tiny_page[1])
     open_answer(page, 1)
     style = "b => [getComputedStyle(b).color, getComputedStyle(b).cursor]"
     disabled, enabled = page.eval_on_selector("#lesson-prev", style), page.eval_on_selector("#lesson-next", style)
@@ -120,8 +115,8 @@ def test_the_controls_do_what_they_look_like(chromium, page_path):
     assert page.watched.errors == []
 
 
-def test_the_worked_row_on_a_phone_says_it_scrolls_and_keeps_its_positions(chromium, page_path):
-    page = browser.open_page(chromium, page_path, width=390, height=844)
+def test_the_worked_row_on_a_phone_says_it_scrolls_and_keeps_its_positions(chromium, tiny_page):
+    page = browser.open_page(chromium, tiny_page[1], width=390, height=844)
     browser.show(page, "#row")
     assert page.is_visible("#math-scroll")
     holder = page.locator("#row .scroll")
@@ -130,12 +125,12 @@ def test_the_worked_row_on_a_phone_says_it_scrolls_and_keeps_its_positions(chrom
     holder.evaluate("box => { box.scrollLeft = 200; }")
     browser.wait_until(page, "document.querySelector('#row .scroll').scrollLeft > 0")
     assert first.bounding_box()["x"] == pytest.approx(left, abs=1)  # the position column stayed
-    wide = browser.open_page(chromium, page_path, width=1280, height=900)
+    wide = browser.open_page(chromium, tiny_page[1], width=1280, height=900)
     assert not wide.is_visible("#math-scroll")
 
 
-def test_typing_a_name_after_a_toggle_keeps_the_toggle_in_the_history(chromium, page_path):
-    page = browser.open_page(chromium, page_path)
+def test_typing_a_name_after_a_toggle_keeps_the_toggle_in_the_history(chromium, tiny_page):
+    page = browser.open_page(chromium, tiny_page[1])
     page.check("#mask-off")
     browser.wait_until(page, "location.hash.includes('mask=off')")
     page.click("#name-input")
@@ -151,8 +146,8 @@ def test_typing_a_name_after_a_toggle_keeps_the_toggle_in_the_history(chromium, 
     assert page.watched.errors == []
 
 
-def test_the_worked_rows_formula_follows_the_mask(chromium, page_path):
-    page = browser.open_page(chromium, page_path)
+def test_the_worked_rows_formula_follows_the_mask(chromium, tiny_page):
+    page = browser.open_page(chromium, tiny_page[1])
     expect(page.locator("#math-formula")).to_contain_text("with −∞ for every later j")
     page.check("#mask-off")
     expect(page.locator("#math-formula")).to_contain_text("every j: the mask is off")
@@ -160,12 +155,12 @@ def test_the_worked_rows_formula_follows_the_mask(chromium, page_path):
     assert page.watched.errors == []
 
 
-def test_no_blank_band_where_the_worked_row_sits_below_the_matrix(chromium, page_path):
+def test_no_blank_band_where_the_worked_row_sits_below_the_matrix(chromium, tiny_page):
     """At 1,100 px the worked row goes below the matrix: the room kept for the longest name's matrix and rows,
     so that typing moves nothing beside them, would be a blank band there (58 §5). Side by side it is kept."""
     gaps = {}
     for width in (1100, 1280):
-        page = browser.open_page(chromium, page_path, width, 800)
+        page = browser.open_page(chromium, tiny_page[1], width, 800)
         browser.wait_until(page, "document.querySelectorAll('#big-matrix .cell').length > 0")
         gaps[width] = page.evaluate("""() => {
             const above = Math.max(...['#grid', '#big-matrix'].map((s) => document.querySelector(s).getBoundingClientRect().bottom));
@@ -177,11 +172,11 @@ def test_no_blank_band_where_the_worked_row_sits_below_the_matrix(chromium, page
     assert gaps[1280]["room"] != "0px" and not gaps[1280]["below"], gaps
 
 
-def test_panels_out_of_sight_are_drawn_in_a_browser_never_idle(chromium, page_path):
+def test_panels_out_of_sight_are_drawn_in_a_browser_never_idle(chromium, tiny_page):
     """Panels below the first screen are drawn in the browser's idle time, so that a page captured whole shows
     them all. A browser never idle (a busy machine, a tab behind others) calls back only at the timeout, with
     no time to spare; the panels are drawn then too, not left until scrolled to."""
-    page = browser.open_page(chromium, page_path, before="""window.forcedCallbacks = 0;
+    page = browser.open_page(chromium, tiny_page[1], before="""window.forcedCallbacks = 0;
       window.requestIdleCallback = (callback) => setTimeout(() => {
         window.forcedCallbacks += 1;
         callback({ didTimeout: true, timeRemaining: () => 0 });
@@ -190,21 +185,21 @@ def test_panels_out_of_sight_are_drawn_in_a_browser_never_idle(chromium, page_pa
     assert page.evaluate("window.scrollY") == 0 and not page.watched.errors  # drawn unseen, from the top of the page
 
 
-def test_with_the_mask_off_the_worked_rows_legend_no_longer_says_a_later_score_is_minus_infinity(chromium, page_path):
+def test_with_the_mask_off_the_worked_rows_legend_no_longer_says_a_later_score_is_minus_infinity(chromium, tiny_page):
     """The legend said "A later position's score is −∞" with the mask switched off, where every score counts."""
-    page = browser.open_page(chromium, page_path, hash="#mask=off")
+    page = browser.open_page(chromium, tiny_page[1], hash="#mask=off")
     browser.wait_until(page, "document.getElementById('math-legend').textContent.length > 0")
     legend = page.inner_text("#math-legend")
     assert "The mask is off" in legend and "−∞" not in legend
-    masked = browser.open_page(chromium, page_path)
+    masked = browser.open_page(chromium, tiny_page[1])
     browser.wait_until(masked, "document.getElementById('math-legend').textContent.length > 0")
     assert "A later position's score is −∞" in masked.inner_text("#math-legend")
     assert page.watched.errors == [] and masked.watched.errors == []
 
 
-def test_enter_on_next_keeps_the_focus_on_the_lessons_buttons(chromium, page_path):
+def test_enter_on_next_keeps_the_focus_on_the_lessons_buttons(chromium, tiny_page):
     """Enter on "next →" moved the lesson and dropped the keyboard's focus to the page's body."""
-    page = browser.open_page(chromium, page_path, hash="#lesson=1")
+    page = browser.open_page(chromium, tiny_page[1], hash="#lesson=1")
     browser.wait_until(page, "!document.getElementById('lesson-panel').hidden")
     page.focus("#lesson-next")
     page.keyboard.press("Enter")
@@ -218,10 +213,10 @@ def test_enter_on_next_keeps_the_focus_on_the_lessons_buttons(chromium, page_pat
 
 
 @pytest.mark.parametrize("width, height", [(1280, 900), (390, 844)])
-def test_the_course_is_a_numbered_list_in_sight_with_the_open_lesson_marked(chromium, page_path, width, height):
+def test_the_course_is_a_numbered_list_in_sight_with_the_open_lesson_marked(chromium, tiny_page, width, height):
     """The lessons were a drop-down at the top (or a folded list in a corner): now each is a numbered button in
     the header, on screen when the page opens, the open one marked, at desktop and phone width alike."""
-    page = browser.open_page(chromium, page_path, width=width, height=height)
+    page = browser.open_page(chromium, tiny_page[1], width=width, height=height)
     assert page.locator("header select").count() == 0  # no drop-down
     buttons = page.locator("#course-list button")
     assert buttons.count() == 8 and buttons.nth(0).inner_text() == "1"
@@ -252,13 +247,13 @@ TEXT_UNCOVERED = """() => ["lesson-title", "lesson-text", "lesson-look", "lesson
 
 
 @pytest.mark.parametrize("width, height", [(1280, 900), (390, 844)])
-def test_every_lesson_opens_with_what_it_asks_about_in_sight_and_nothing_over_its_words(chromium, page_path, width,
+def test_every_lesson_opens_with_what_it_asks_about_in_sight_and_nothing_over_its_words(chromium, tiny_page, width,
                                                                                         height):
     """82 §2: lesson 3's head squares were half below the fold, lesson 4's button 2,943 px down, lesson 5's last
     line below it, lesson 8's floating step bar over its title. Each lesson now opens with its subject (the matrix,
     the squares, the cache, the walk's last line, the why bars, the patching grid) in the viewport and none of its
     words covered; lesson 2's answer, opened, leaves the matrix in sight; lesson 8 holds its own slider."""
-    page = browser.open_page(chromium, page_path, width=width, height=height)
+    page = browser.open_page(chromium, tiny_page[1], width=width, height=height)
     for n in range(1, 9):
         page.evaluate("window.scrollTo(0, 0)")
         page.click(f"#course-list button[data-lesson='{n}']")
@@ -278,8 +273,8 @@ def test_every_lesson_opens_with_what_it_asks_about_in_sight_and_nothing_over_it
     assert page.watched.errors == []
 
 
-def test_lesson_fours_button_adds_a_position_to_the_cache_where_it_is_read(chromium, page_path):
-    page = browser.open_page(chromium, page_path, hash="#lesson=4")
+def test_lesson_fours_button_adds_a_position_to_the_cache_where_it_is_read(chromium, tiny_page):
+    page = browser.open_page(chromium, tiny_page[1], hash="#lesson=4")
     shown = "document.querySelectorAll('#cache-table tr:not([hidden])').length"
     browser.wait_until(page, f"{shown} > 1")
     rows, name = page.evaluate(shown), page.input_value("#name-input")
