@@ -206,8 +206,8 @@ STARTS_PROCESSES = ("subprocess.", "Popen", "multiprocessing", "os.fork", "torch
 
 def pytest_collection_modifyitems(config, items):
     """The two slow kinds, marked by what a test does, so that no mark is forgotten: `browser` for a test that uses
-    Chromium, `processes` for one whose code (or a fixture or helper of its module) starts a process. `python -m pytest -m "not
-    browser and not processes"` is the quick part alone."""
+    Chromium, `processes` for one whose code (or a fixture or helper of its module) starts a process. `python -m
+    pytest -m "not browser and not processes"` is the quick part alone."""
     starts = {}
     for item in items:
         if "chromium" in item.fixturenames or "shared_chromium" in item.fixturenames:
