@@ -112,14 +112,13 @@ from minigpt.formats.recipes import load_config
 from minigpt.data import Tokenizer
 from minigpt.files.names_file import read_names
 from minigpt.machine.threads import keep_freed_memory
-from minigpt.runs.setup import fit_to_machine
 from minigpt.training import Trainer
 keep_freed_memory()
 names = read_names({str(train_file)!r})
 tokenizer = Tokenizer.from_names(names)
 config = load_config("makemore", ["train.batch_size={names}", "train.device='cpu'", *{overrides!r}])
 config.model.vocab_size = tokenizer.vocab_size
-trainer = fit_to_machine(Trainer(config, names, [], tokenizer, torch.device("cpu"), None))
+trainer = Trainer.from_names(config, names, [], tokenizer)
 for _ in range({skip}):
     trainer.train_step()
 tokens, seconds = trainer.tokens, trainer.seconds

@@ -25,7 +25,6 @@ from minigpt.data import Tokenizer
 from minigpt.files.names_file import read_names
 from minigpt.machine.threads import keep_freed_memory
 from minigpt.machine.processes import resolve_device
-from minigpt.runs.setup import fit_to_machine
 from minigpt.training import Trainer
 
 
@@ -41,7 +40,7 @@ def measure(config, names, device, seconds: float) -> dict:
     keep_freed_memory()
     tokenizer = Tokenizer.from_names(names)
     config.model.vocab_size = tokenizer.vocab_size
-    trainer = fit_to_machine(Trainer(config, names, [], tokenizer, device, None))  # as a run builds it
+    trainer = Trainer.from_names(config, names, [], tokenizer, device=device)
     for _ in range(60):  # past the first steps, while the allocator's heap is still growing
         trainer.train_step()
     rates, padded, real = [], 0, 0

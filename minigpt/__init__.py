@@ -28,17 +28,17 @@ _EXPORTS = {
     "run_sweep": "minigpt.runs.sweep",
     "sample": "minigpt.runs.new_names",
     "sample_batches": "minigpt.runs.new_names",
-    "generate": "minigpt.sampling",
+    "generate": "minigpt.runs.new_names",
     "attention_report": "minigpt.views.attention_maps",
     "ablate": "minigpt.measurements.ablation",
     "logit_lens": "minigpt.measurements.logit_lens",
     "read_snapshots": "minigpt.formats.snapshots",
     "explore": "minigpt.views.notebook",
     "attention_grid": "minigpt.views.notebook",
-    "MiniGPTError": "minigpt.common.errors",
-    "UsageError": "minigpt.common.errors",
-    "RunError": "minigpt.common.errors",
-    "Interrupted": "minigpt.common.errors",
+    "MiniGPTError": "minigpt.errors",
+    "UsageError": "minigpt.errors",
+    "RunError": "minigpt.errors",
+    "Interrupted": "minigpt.errors",
 }
 
 __all__ = ["__version__", *_EXPORTS]

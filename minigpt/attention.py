@@ -2,15 +2,16 @@
 
     attention(Q, K, V) = softmax(Q K^T / sqrt(d) + M) V    M: 0 to the diagonal, -inf after
 
-    causal_attention       the formula, step by step, returning the weights too
+    causal_attention       the formula, step by step, returning the weights too (model.py's)
     SingleHeadAttention    one head over the whole embedding: d = n_embd
     AttentionHead          one of several heads: the embedding projected down to head_dim
     MultiHeadAttention     a list of AttentionHeads, concatenated, then an output projection
     IncrementalAttention   decoding: one new query against a cache of earlier keys and values
     LayerKV, KVCache       that cache, as sampling uses it: each LayerKV is a layer's `attend`
 
-The model runs none of the first five (model.py reshapes into heads and calls torch's fused
-kernel); given its weights, each computes the same numbers. B batch, T positions, C =
+The model runs none of the next four (model.py reshapes into heads and calls torch's fused
+kernel, or causal_attention in bfloat16 on a CPU); given its weights, each computes the same
+numbers. B batch, T positions, C =
 n_embd, H heads, hd = C / H per head."""
 
 from __future__ import annotations
@@ -21,20 +22,8 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-from minigpt.model import GPT, CausalSelfAttention
-
-
-def causal_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, dropout: float = 0.0):
-    """The formula, step by step. q: [..., Tq, d]; k, v: [..., Tk, d] -> the output [...,
-    Tq, d] and the weights [..., Tq, Tk] (before dropout). With Tq < Tk the queries are the
-    last Tq."""
-    scores = q @ k.transpose(-2, -1) / math.sqrt(q.size(-1))  # [..., Tq, Tk]
-    t_q, t_k = scores.shape[-2:]
-    allowed = torch.ones(t_q, t_k, dtype=torch.bool, device=q.device).tril(t_k - t_q)
-    # each row sums to 1
-    weights = torch.softmax(scores.masked_fill(~allowed, float("-inf")), dim=-1)
-    mixed = F.dropout(weights, dropout) if dropout else weights
-    return mixed @ v, weights  # [..., Tq, d]
+# causal_attention is the model's own (model.py), and the first form here
+from .model import GPT, CausalSelfAttention, causal_attention  # noqa: F401
 
 
 class SingleHeadAttention(nn.Module):

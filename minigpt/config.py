@@ -7,13 +7,38 @@ defaults are the recommended recipe and equal configs/default.toml."""
 from __future__ import annotations
 
 import dataclasses
+import math
+import struct
 from dataclasses import dataclass, field
+from typing import Any, Callable
 
-from minigpt.common.arguments import kind_of, whole_number_within
-from minigpt.common.errors import UsageError
-from minigpt.common.ranges import (A_FRACTION, MAX_BATCH_SIZE, MAX_SNAPSHOTS, NOT_NEGATIVE,
-                                   POSITIVE, check_declared, check_model_size)
-from minigpt.common.ranges import SEED, UP_TO_ONE, Range, from_to
+from .errors import UsageError
+
+
+@dataclass(frozen=True)
+class Range:
+    """The values a key may take beyond its type, and how a refusal says so."""
+
+    holds: Callable[[Any], bool]
+    says: str  # "must be positive": the refusal reads "train.lr must be positive, got -1"
+
+
+POSITIVE = Range(lambda v: v > 0, "must be positive")
+NOT_NEGATIVE = Range(lambda v: v >= 0, "must not be negative")
+# a probability, or a decay that must stay below 1
+A_FRACTION = Range(lambda v: 0 <= v < 1, "must be in [0, 1)")
+UP_TO_ONE = Range(lambda v: 0 < v <= 1, "must be in (0, 1]")
+
+
+def from_to(low: int, high: int, what: str = "") -> Range:
+    return Range(lambda v: low <= v <= high, f"must be {what}from {low:,} to {high:,}")
+
+
+LARGEST_INTEGER = 2**63 - 1  # every whole-number key: what a checkpoint and torch hold
+SEEDS = LARGEST_INTEGER + 1  # a seed: 0 up to LARGEST_INTEGER, what torch's generators take
+SEED = from_to(0, SEEDS - 1, "a whole number ")
+MAX_BATCH_SIZE = 65_536  # names a step: past this, a step outgrows any machine's memory
+MAX_SNAPSHOTS = 256  # copies of the weights: the explorer's slider, not a history
 
 
 def setting(default, about: str, *ranges: Range, choices: tuple[str, ...] = ()):
@@ -48,14 +73,92 @@ class GPTConfig:
         return self.n_embd // self.n_head
 
 
+# far beyond any model of names (docs/recipes.md gives the recipes' sizes); a stored config past it
+# is refused before anything is allocated, so a small crafted file cannot claim gigabytes
+MAX_PARAMETERS = 100_000_000
+
+
+def as_float32(value: float) -> float:
+    """The value as a float32 holds it, the precision the model's arithmetic uses (past its
+    range: ±inf)."""
+    try:
+        return struct.unpack("f", struct.pack("f", value))[0]
+    except OverflowError:
+        return math.copysign(math.inf, value)
+
+
+def check(value, allowed: Range, name: str) -> None:
+    """One line naming the key (or option) and the value when `value` is outside `allowed`: a
+    number that is not finite says so, and a float is checked as given and as the float32 it
+    becomes where it is used (1e-50 is 0)."""
+    # nan and inf pass or fail comparisons by accident
+    if isinstance(value, float) and not math.isfinite(value):
+        raise UsageError(f"{name} must be a finite number, got {value}")
+    if not allowed.holds(value):
+        got = f"{value:,}" if "from" in allowed.says and isinstance(value, int) else f"{value}"
+        raise UsageError(f"{name} {allowed.says}, got {got}")
+    single = as_float32(value) if isinstance(value, float) else None
+    if single is not None and not (math.isfinite(single) and allowed.holds(single)):
+        says = allowed.says if math.isfinite(single) else "must be a finite number"
+        raise UsageError(f"{name} {says}, got {value}, which is {single:g} as the float32 "
+                         f"the model computes with")
+
+
+def parameter_count(m) -> int:
+    """The parameters of a model of this shape, by arithmetic (nothing is built)."""
+    c = m.n_embd
+    per_layer = 12 * c * c + (2 * c if m.norm_scale else 0)  # attention 4 C^2, MLP 8 C^2, the gains
+    final = c if m.final_norm and m.norm_scale else 0
+    return (2 * m.vocab_size + m.block_size) * c + m.n_layer * per_layer + final
+
+
+def check_model_size(m, where: str | None = None) -> None:
+    if parameter_count(m) > MAX_PARAMETERS:
+        shape = (f"n_layer {m.n_layer:,}, n_embd {m.n_embd:,}, block_size {m.block_size:,}, "
+                 f"vocab_size {m.vocab_size:,}")
+        raise UsageError(f"{where + ': ' if where else ''}a model of {shape} would have "
+                         f"{parameter_count(m):,} parameters; minigpt builds at most "
+                         f"{MAX_PARAMETERS:,}")
+
+
+def check_64_bits(value, name: str) -> None:
+    """A whole number past 64 bits (a recipe key or a command's option) can mean nothing: one
+    line says so."""
+    if isinstance(value, int) and not isinstance(value, bool) and abs(value) > LARGEST_INTEGER:
+        raise UsageError(f"{name} must be at most {LARGEST_INTEGER:,} (64 bits), got {value}")
+
+
+def check_declared(part, section: str) -> None:
+    """Every key of a recipe's section (a GPTConfig, TrainConfig or SampleConfig) as its
+    declaration allows: its type, its choices, its ranges, 64 bits; one line naming the first
+    that does not hold."""
+    for f in dataclasses.fields(part):
+        value, name = getattr(part, f.name), f"{section}.{f.name}"
+        expected = type(f.default)
+        if type(value) is not expected and not (expected is float and type(value) is int):
+            shown = f"{type(value).__name__} {value!r}"[:80]
+            raise UsageError(f"{name} must be {expected.__name__}, got {shown}")
+        if isinstance(value, float) and not math.isfinite(value):  # nan passes every comparison
+            raise UsageError(f"{name} must be a finite number, got {value}")
+        choices = f.metadata.get("choices")
+        if choices and value not in choices:
+            raise UsageError(f"{name} must be one of {', '.join(choices)}, got '{value}'")
+        for allowed in f.metadata.get("ranges", ()):
+            check(value, allowed, name)
+        check_64_bits(value, name)  # after the ranges, which name narrower bounds
+
+
 def checked_shape(config) -> GPTConfig:
     """A model that can be built: every key as declared above, its shape whole, its size within
     reach (formats/recipes.py validates a whole recipe)."""
     if not isinstance(config, GPTConfig):
-        raise UsageError(f"a GPT is built from a GPTConfig, got {kind_of(config)}")
+        raise UsageError(f"a GPT is built from a GPTConfig, got {type(config).__name__}")
     for key in ("n_layer", "n_head", "n_embd", "block_size", "vocab_size"):
         least = 2 if key == "vocab_size" else 1  # the vocabulary: a character and the boundary
-        whole_number_within(getattr(config, key), f"model.{key}", least)
+        value = getattr(config, key)
+        if type(value) is not int or value < least:
+            raise UsageError(f"model.{key} must be a whole number from {least:,}, "
+                             f"got {value!r:.60}")
     check_declared(config, "model")  # dropout 2.0, init_std nan, activation "evil": each refused
     if config.n_embd % config.n_head:
         raise UsageError(f"model.n_embd ({config.n_embd}) must be divisible by model.n_head "
@@ -71,7 +174,8 @@ def check_tokens(idx, config: GPTConfig) -> None:
     a GPU it would stop the GPU every step, and torch's embedding asserts it there)."""
     if str(getattr(idx, "dtype", "")) not in ("torch.int64", "torch.int32") or idx.dim() != 2:
         raise UsageError(f"a GPT reads token ids: a [batch, positions] tensor of whole numbers "
-                         f"(torch.long), got {kind_of(idx)} {getattr(idx, 'dtype', '')}".rstrip())
+                         f"(torch.long), got {type(idx).__name__} "
+                         f"{getattr(idx, 'dtype', '')}".rstrip())
     if idx.size(1) > config.block_size:
         raise UsageError(f"the model reads at most {config.block_size} positions "
                          f"(model.block_size), got {idx.size(1)}")
@@ -110,8 +214,6 @@ class TrainConfig:
                            choices=("epoch", "once"))
     length_window: int = setting(32, "batches grouped by their names' length; 1: none",
                                  POSITIVE)
-    pack_names: bool = setting(False, "short names packed in rows: the same gradients, "
-                                      "fewer rows")
     seed: int = setting(1337, "seeds the weights, the batch order and dropout", SEED)
     split_seed: int = setting(1337, "seeds which names are held out (not train.seed's)", SEED)
     device: str = setting("auto", '"auto" (CUDA if there is one), "cpu", "cuda", "cuda:N" '
@@ -137,6 +239,13 @@ class TrainConfig:
                              "snapshots.pt); 0 keeps none", from_to(0, MAX_SNAPSHOTS))
 
 
+def held_out_count(n: int, fraction: float, at_most: int) -> int:
+    """How many of n names are held out for validation (train.val_fraction, train.val_max):
+    `fraction` of them, at most `at_most`, and one at least from ten names on."""
+    count = min(at_most, int(n * fraction))
+    return 1 if fraction > 0 and count == 0 and n >= 10 else count
+
+
 @dataclass
 class SampleConfig:
     temperature: float = setting(1.0, "<1: safer names; >1: wilder; 0: the likeliest",
@@ -155,7 +264,11 @@ class Config:
     def __post_init__(self):
         # "section.key" set on the command line: a recipe auto_scale picks keeps them
         self.given: set[str] = set()
+        # "section.key" written in the recipe file the user named: no fitting changes them
+        self.written: set[str] = set()
         self.notes: list[str] = []  # what was changed because of them, for the start panel
+        # every change fitting made to the recipe as a run started: said even under --quiet
+        self.changes: list[str] = []
         self.recipe = None  # the recipe file it was read from (None: the defaults)
         # no recipe named: train.auto_scale picks the bundled one that fits the data
         self.fits_data = True

@@ -1,22 +1,60 @@
-"""Names, their vocabulary, the split into training and validation names, and which names
-form each batch. A name is trained as `[BOS] + chars + [BOS]`: the model reads the boundary
-token and the characters, and predicts every character and then the end (the boundary token
-again). files/corpus.py holds the names as one tensor of ids and cuts a batch's rows from
-it."""
+"""Names, their vocabulary, the split into training and validation names, and the batches. A
+name is trained as `[BOS] + chars + [BOS]`: the model reads the boundary token and the
+characters, and predicts every character and then the end (the boundary token again).
+
+    tokenizer = Tokenizer.from_names(names)
+    train, val = split_names(names, fraction=0.1, at_most=1000, seed=1337)
+    data = TokenizedNames(train, tokenizer, block_size=16)    # every name as one tensor of ids
+    x, y = data.batch(BatchOrder(len(data), 64, seed=1337).indices(step))
+
+Every name of a corpus is held once, in one flat tensor of ids:
+
+    [BOS] name0 [BOS] name1 [BOS] ... [BOS]
+
+name i's inputs are the positions from starts[i] (its boundary token) on, its targets the
+positions one further, so the next name's boundary token is its end; nothing is stored padded,
+so memory grows with the characters, not with names times block_size. Names by the million
+take no Python object each where one would cost seconds (the shuffle, the ids)."""
 
 from __future__ import annotations
 
 import functools
 import random
 from dataclasses import dataclass
-from typing import NamedTuple
 
 import torch
 
-from minigpt.common.errors import UsageError
-from minigpt.files.corpus import TokenizedNames, names_not_held_out, seeded_permutation
-from minigpt.files.names_file import (as_characters, held_out_count, read_names, refuse_unseen,
-                                      refuse_unseen_names)
+from .config import held_out_count
+from .errors import UsageError
+
+
+# names; past this the split uses torch's permutation (Python's takes seconds)
+PYTHON_SHUFFLE_UP_TO = 2_000_000
+
+
+def seeded_permutation(n: int, seed) -> torch.Tensor:
+    """A permutation of range(n) that depends only on `seed`: Python's shuffle, as earlier
+    versions made it, up to PYTHON_SHUFFLE_UP_TO; past that torch's (Python's takes seconds on
+    ten million)."""
+    if n > PYTHON_SHUFFLE_UP_TO:
+        generator = torch.Generator().manual_seed(random.Random(seed).getrandbits(63))
+        return torch.randperm(n, generator=generator)
+    order = list(range(n))
+    random.Random(seed).shuffle(order)
+    return torch.tensor(order, dtype=torch.int64)
+
+
+def names_not_held_out(names: list[str], order: torch.Tensor, n_val: int) -> list[str]:
+    """The names a split trains on (all but order[:n_val]): in the seeded order, or past
+    PYTHON_SHUFFLE_UP_TO names in the file's order (a shuffled copy of ten million costs
+    seconds, and batches are shuffled anyway)."""
+    if len(names) <= PYTHON_SHUFFLE_UP_TO:
+        return [names[i] for i in order[n_val:].tolist()]
+    train, after_last = [], 0
+    for i in sorted(order[:n_val].tolist()):  # the runs of names between the held-out ones
+        train += names[after_last:i]
+        after_last = i + 1
+    return train + names[after_last:]
 
 
 def split_names(names: list[str], fraction: float, at_most: int,
@@ -31,7 +69,19 @@ class Tokenizer:
     """Characters get ids 0..n-1 in sorted order; the boundary token is id n (microgpt's)."""
 
     def __init__(self, chars: list[str]):
-        self.chars = as_characters(chars, "a Tokenizer's characters")
+        what = "a Tokenizer's characters: expected"
+        if isinstance(chars, str):  # read letter by letter, it would look like a list
+            raise UsageError(f'{what} a list of characters, got one str "{chars:.40}": '
+                             f'put it in a list, [x]')
+        try:
+            chars = list(chars)
+        except TypeError:
+            kind = type(chars).__name__ if chars is not None else None
+            raise UsageError(f"{what} a list of characters, got {kind}") from None
+        single = all(isinstance(c, str) and len(c) == 1 for c in chars)
+        if not single or len(set(chars)) < len(chars):
+            raise UsageError(f"{what} distinct single characters, got {chars!r:.60}")
+        self.chars = chars
         self.stoi = {c: i for i, c in enumerate(self.chars)}
         self.bos = len(self.chars)
 
@@ -46,16 +96,11 @@ class Tokenizer:
     def unseen(self, text: str) -> list[str]:
         return sorted(set(text) - self.stoi.keys())
 
-    def check(self, text: str, what: str) -> None:
-        """Refuse text with characters outside the vocabulary, in one line with advice."""
-        refuse_unseen(text, self.unseen, what)
-
-    def check_names(self, names: list[str], what: str) -> None:
-        """`check` for a list of names: the error names the first names concerned."""
-        refuse_unseen_names(names, self.unseen, what)
-
     def encode(self, text: str) -> list[int]:
-        self.check(text, f"'{text}'")
+        unseen = self.unseen(text)
+        if unseen:  # files/names_file.py's refuse_unseen says it with advice, before text gets here
+            listed = ", ".join(map(repr, unseen[:10]))
+            raise UsageError(f"{text!r:.60} has characters the vocabulary lacks: {listed}")
         return [self.stoi[c] for c in text]
 
     def decode(self, ids: list[int]) -> str:
@@ -67,6 +112,94 @@ class Tokenizer:
             got = repr(wrong[0])[:40]
             raise UsageError(f"a token id is a whole number from 0 to {self.bos}, got {got}")
         return "".join(self.chars[i] for i in ids if i != self.bos)
+
+
+def token_ids(names: list[str], tokenizer, chunk: int = 1 << 20) -> torch.Tensor:
+    """[BOS] name0 [BOS] name1 ... [BOS] as one tensor of ids, made without a Python list per name.
+
+    The names are joined with a separator that no name holds, read as UTF-32 code points, and
+    mapped through a lookup table (the separator to the boundary token), a million at a time.
+    """
+    separator = next(c for c in "\n\x00\uffff" if c not in tokenizer.stoi)
+    codes = [ord(c) for c in tokenizer.chars] + [ord(separator)]
+    table = torch.full((max(codes) + 1,), -1, dtype=torch.int32)
+    # the separator gets id len(chars), the boundary token's
+    table[torch.tensor(codes)] = torch.arange(len(codes), dtype=torch.int32)
+    dtype = torch.int16 if tokenizer.vocab_size < 2**15 else torch.int32
+    parts = []
+    for start in range(0, len(names), chunk):
+        text = separator + separator.join(names[start : start + chunk])
+        points = torch.frombuffer(bytearray(text.encode("utf-32-le")), dtype=torch.int32).long()
+        ids = table[points.clamp(max=len(table) - 1)].masked_fill_(points >= len(table), -1)
+        if bool((ids < 0).any()):  # a character the vocabulary lacks: encode says which
+            for name in names[start : start + chunk]:
+                tokenizer.encode(name)
+        parts.append(ids.to(dtype))
+    parts.append(torch.tensor([tokenizer.bos], dtype=dtype))
+    return torch.cat(parts)
+
+
+IGNORE = -100  # the target of a padding position: torch's cross_entropy skips it by default
+
+
+class TokenizedNames:
+    """The names as ids; lengths[i] is name i's predicted tokens (its characters and the end), cut
+    to block_size."""
+
+    def __init__(self, names: list[str], tokenizer, block_size: int):
+        self.bos, self.block_size = tokenizer.bos, block_size
+        self.flat = token_ids(names, tokenizer)
+        bounds = (self.flat == self.bos).nonzero().squeeze(1)  # len(names) + 1 boundary tokens
+        self.starts = bounds[:-1]
+        self.characters = bounds[1:] - bounds[:-1] - 1  # of each name, before any cut
+        self.truncated = int((self.characters + 1 > block_size).sum())
+        self.lengths = (self.characters + 1).clamp(max=block_size)
+        self.steps = torch.arange(block_size)
+        self.device_starts, self.device_lengths = self.starts, self.lengths  # on the ids' device
+
+    def __len__(self) -> int:
+        return len(self.lengths)
+
+    def to(self, device: torch.device) -> TokenizedNames:
+        """Move the ids to `device`; lengths stay on the CPU too, so batching never waits on it."""
+        self.flat, self.steps = self.flat.to(device), self.steps.to(device)
+        self.device_starts, self.device_lengths = self.starts.to(device), self.lengths.to(device)
+        return self
+
+    def padded(self, indices: torch.Tensor, width: int) -> tuple[torch.Tensor, torch.Tensor]:
+        """Inputs and targets [len(indices), width]: BOS pads the inputs, IGNORE the targets."""
+        device = self.flat.device
+        if device.type == "cuda":
+            indices = indices.pin_memory()  # a copy from pinned memory need not wait for the GPU
+        rows = indices.to(device, non_blocking=True)
+        starts, lengths = self.device_starts[rows], self.device_lengths[rows]
+        steps = self.steps[:width]
+        positions = (starts[:, None] + steps).clamp(max=len(self.flat) - 2)  # [B, width]
+        pad = steps >= lengths[:, None]
+        x = self.flat[positions].long().masked_fill_(pad, self.bos)
+        y = self.flat[positions + 1].long().masked_fill_(pad, IGNORE)
+        return x, y
+
+    def batch(self, indices: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """Inputs and targets of these names, cut to the longest of them: padding costs nothing."""
+        return self.padded(indices, int(self.lengths[indices].max()))
+
+    def in_order(self, batch_size: int, shard=lambda names: names, vocab_size: int = 1):
+        """Every name once (or this rank's share), in batches of names of similar length; with the
+        model's vocab_size, batches no larger than their logits may be (rows_at_once)."""
+        batch_size = rows_at_once(batch_size, self.block_size, vocab_size)
+        by_length = shard(torch.argsort(self.lengths, stable=True))
+        for start in range(0, len(by_length), batch_size):
+            yield self.batch(by_length[start : start + batch_size])
+
+
+LOGITS_AT_ONCE = 2**24  # numbers (64 MB of float32) of [names, positions, vocabulary] at once
+
+
+def rows_at_once(batch_size: int, positions: int, vocab_size: int) -> int:
+    """Names a batch of evaluation or sampling takes: `batch_size`, fewer where a large vocabulary
+    would make their logits outgrow LOGITS_AT_ONCE (a million characters: a name at a time)."""
+    return max(1, min(batch_size, LOGITS_AT_ONCE // (positions * vocab_size)))
 
 
 @dataclass(eq=False)  # hashed as itself: each cache below keeps its latest pass or window
@@ -112,33 +245,3 @@ class BatchOrder:
         batches = list(names.split(self.batch_size))
         random.Random(f"{self.seed}-window-{window}").shuffle(batches)
         return batches
-
-
-def load_data(data_path, val_path, val_fraction: float, val_max: int,
-              seed: int) -> tuple[list[str], list[str], Tokenizer]:
-    """Training and validation names, and the vocabulary of the training file."""
-    names = read_names(data_path)
-    tokenizer = Tokenizer.from_names(names)
-    if val_path is None:
-        train_names, val_names = split_names(names, val_fraction, val_max, seed)
-        return train_names, val_names, tokenizer
-    val_names = read_names(val_path)
-    tokenizer.check_names(val_names, f"validation file {val_path}")
-    return names, val_names, tokenizer
-
-
-class Batch(NamedTuple):
-    """Inputs and targets [rows, width], and what the model needs to read them: the tokens'
-    positions and each layer's attention (None for a name a row)."""
-
-    x: torch.Tensor
-    y: torch.Tensor
-    positions: torch.Tensor | None = None
-    attend: list | None = None
-
-
-def plain_batch(data: TokenizedNames, indices: torch.Tensor, model=None) -> Batch:
-    """The names at `indices`, a name a row, cut to the longest of them: inputs from each
-    name's boundary token on, targets one position further (files/corpus.py lays the names
-    out)."""
-    return Batch(*data.batch(indices))

@@ -12,26 +12,41 @@ Attention, for queries Q, keys K and values V with head size d:
 
 M is the causal mask: 0 where a position may look (itself and everything before it), -inf
 where it may not, so no position sees the future (`model.causal = false` drops it).
-attention.py writes it out in the forms tutorials teach; the tests hold them equal to this
-one. The parameters keep microgpt's names (`layers[0].attn.attn_wq`; `layer0.attn_wq` in
-checkpoints, formats/checkpoint.py).
+causal_attention below writes it out step by step, and attention.py in the forms tutorials
+teach; the tests hold them equal to this one. The parameters keep microgpt's names
+(`layers[0].attn.attn_wq`; `layer0.attn_wq` in checkpoints: `microgpt_weights` below).
 
 Shapes: B batch, T positions, C = n_embd, H heads, hd = C / H per head."""
 
 from __future__ import annotations
 
 import contextlib
+import math
+import re
 from typing import Callable, Sequence
 
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-from minigpt.config import GPTConfig, check_tokens, checked_shape
+from .config import GPTConfig, check_tokens, checked_shape
 
 # attend(q, k, v) -> y, each [B, H, T, hd]: a layer's attention step done otherwise (a
 # cache, ...)
 Attend = Callable[[torch.Tensor, torch.Tensor, torch.Tensor], torch.Tensor]
+
+
+def causal_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, dropout: float = 0.0):
+    """The formula, step by step. q: [..., Tq, d]; k, v: [..., Tk, d] -> the output [...,
+    Tq, d] and the weights [..., Tq, Tk] (before dropout). With Tq < Tk the queries are the
+    last Tq."""
+    scores = q @ k.transpose(-2, -1) / math.sqrt(q.size(-1))  # [..., Tq, Tk]
+    t_q, t_k = scores.shape[-2:]
+    allowed = torch.ones(t_q, t_k, dtype=torch.bool, device=q.device).tril(t_k - t_q)
+    # each row sums to 1
+    weights = torch.softmax(scores.masked_fill(~allowed, float("-inf")), dim=-1)
+    mixed = F.dropout(weights, dropout) if dropout else weights
+    return mixed @ v, weights  # [..., Tq, d]
 
 
 def RMSNorm(dim: int, eps: float, learned: bool) -> nn.RMSNorm:
@@ -78,6 +93,9 @@ class CausalSelfAttention(nn.Module):
         """Every position reads itself and the positions before it (causal): [B, H, T, hd]
         each."""
         dropout = self.attn_dropout if self.training else 0.0
+        if q.dtype == torch.bfloat16 and q.device.type == "cpu" and self.causal:
+            # in bfloat16 on a CPU, torch's fused kernel is slower than the formula (docs/speed.md)
+            return causal_attention(q, k, v, dropout)[0]
         return F.scaled_dot_product_attention(q, k, v, dropout_p=dropout,
                                               is_causal=self.causal)
 
@@ -153,6 +171,39 @@ class GPT(nn.Module):
             return logits, None
         loss = F.cross_entropy(logits.flatten(0, 1), targets.flatten())
         return logits, loss
+
+
+# ---- microgpt's names: every file minigpt writes holds the weights under them
+
+def microgpt_name(module_name: str) -> str:
+    """A parameter's name in the model -> microgpt's: "layers.0.attn.attn_wq.weight" ->
+    "layer0.attn_wq"."""
+    name = re.sub(r"^layers\.(\d+)\.(?:attn\.|mlp\.)?", r"layer\1.", module_name)
+    return name.removesuffix(".weight")
+
+
+def microgpt_weights(model: nn.Module) -> dict[str, torch.Tensor]:
+    """The model's weights under microgpt's names, as every file minigpt writes holds them."""
+    return {microgpt_name(name): tensor for name, tensor in model.state_dict().items()}
+
+
+def load_microgpt_weights(model: nn.Module, weights: dict[str, torch.Tensor]) -> None:
+    """Load weights named as microgpt names them; a ValueError names a missing, extra or
+    misshapen one."""
+    state = model.state_dict()
+    module_name = {microgpt_name(name): name for name in state}
+    own = {name: state[module] for name, module in module_name.items()}
+    missing, extra = sorted(own.keys() - weights.keys()), sorted(weights.keys() - own.keys())
+    if missing or extra:
+        raise ValueError(f"the weights do not fit the model: missing {missing}, unexpected {extra}")
+    for name, tensor in weights.items():
+        if not isinstance(tensor, torch.Tensor) or tensor.shape != own[name].shape:
+            shape = list(tensor.shape) if isinstance(tensor, torch.Tensor) \
+                else type(tensor).__name__
+            raise ValueError(f"size mismatch for {name}: {shape} in the file, "
+                             f"{list(own[name].shape)} in the model")
+    model.load_state_dict({module_name[name]: tensor for name, tensor in weights.items()})
+
 
 
 @contextlib.contextmanager  # measuring a model mid-training leaves it training

@@ -10,10 +10,7 @@ by the same amount, where Adam's update is dominated by a few large ones.
 
 orthogonalize() finds U V^T without an SVD, by a Newton-Schulz iteration: a few multiplies
 that push every singular value of M towards 1. AdamW keeps the embeddings, lm_head and norm
-gains.
-
-Built here on torch.optim; runs/setup.py builds the same optimizers on machine/fast_optimizer.py's
-parts, which compute the same numbers without torch.optim's seconds of imports."""
+gains."""
 
 from __future__ import annotations
 
@@ -22,8 +19,8 @@ from collections import defaultdict
 
 import torch
 
-from minigpt.config import TrainConfig
-from minigpt.model import GPT
+from .config import TrainConfig
+from .model import GPT
 
 # p(s) = a s + b s^3 + c s^5 on every singular value s at once: pulls any s in (0, 1] to
 # within about 0.3 of 1 in five steps, which is all Muon needs
@@ -99,11 +96,7 @@ class Optimizers:
         return {name: optimizer.state_dict() for name, optimizer in self.named.items()}
 
 
-# the classes make_optimizer builds: torch's, or machine/fast_optimizer.py's with the same numbers
-TORCH_OPTIMIZERS = {"adamw": torch.optim.AdamW, "adam": torch.optim.Adam, "muon": Muon}
-
-
-def make_optimizer(model: GPT, t: TrainConfig, classes: dict = TORCH_OPTIMIZERS):
+def make_optimizer(model: GPT, t: TrainConfig):
     """AdamW (or Adam) for every parameter, or Muon for the hidden matrices and AdamW for
     the rest. Decay on matrices only. A group's rate is the schedule's times its lr_scale,
     the embeddings' train.embedding_lr_scale. Fused AdamW: one kernel for every parameter,
@@ -121,12 +114,12 @@ def make_optimizer(model: GPT, t: TrainConfig, classes: dict = TORCH_OPTIMIZERS)
     groups = [dict(params=embeddings, weight_decay=decay, lr_scale=t.embedding_lr_scale),
               dict(params=matrices, weight_decay=decay, lr_scale=1.0),
               dict(params=others, weight_decay=0.0, lr_scale=1.0)]
-    adam_class = classes["adam" if t.optimizer == "adam" else "adamw"]
+    adam_class = torch.optim.Adam if t.optimizer == "adam" else torch.optim.AdamW
     adam = adam_class(groups, lr=t.lr, betas=(t.beta1, t.beta2), eps=t.eps, fused=True)
     if not muon:
         return adam  # formats/trainer_state.py checks a saved state before it is loaded
     hidden_group = {"params": hidden, "lr_scale": t.muon_lr / t.lr}
-    for_hidden = classes["muon"]([hidden_group], lr=t.muon_lr, momentum=t.muon_momentum,
+    for_hidden = Muon([hidden_group], lr=t.muon_lr, momentum=t.muon_momentum,
                                  weight_decay=decay)
     return Optimizers(adamw=adam, muon=for_hidden)
 

@@ -1,15 +1,15 @@
 """Generating names: batched, one token at a time over a key/value cache, with temperature,
-top-k and top-p. `generate` is `minigpt.generate`: it checks what it is handed first."""
+top-k and top-p. `minigpt.generate` (runs/new_names.py) checks what it is handed, then calls
+`generate` here."""
 
 from __future__ import annotations
 
 import torch
 
-from minigpt.attention import KVCache
-from minigpt.common.errors import UsageError
-from minigpt.common.ranges import check_listed, check_options, rows_at_once
-from minigpt.data import Tokenizer
-from minigpt.model import GPT, eval_mode
+from .attention import KVCache
+from .data import Tokenizer, rows_at_once
+from .model import GPT, eval_mode
+
 
 def filter_logits(logits: torch.Tensor, temperature: float, top_k: int | None,
                   top_p: float) -> torch.Tensor:
@@ -80,47 +80,9 @@ def generate_batch(model: GPT, bos: int, prompt: list[int], batch: int, choose,
     return written.tolist()
 
 
-GENERATE_OPTIONS = ("temperature", "top_k", "top_p", "prefix", "seed", "batch_size", "use_cache")
-
-
 def generate(model: GPT, tokenizer: Tokenizer, num: int, **options) -> list[str]:
-    """`num` names (the options are `generate_batches`'); a name ends at the boundary token.
-    Everything is checked first, in the command line's words."""
-    unknown = sorted(set(options) - set(GENERATE_OPTIONS))
-    if unknown:
-        raise UsageError(f"generate takes no option {', '.join(unknown)}; its options: "
-                         f"{', '.join(GENERATE_OPTIONS)}")
-    check_listed(num)  # a list of them, all at once: more is a stream (generate_batches)
-    check_draw(model, tokenizer, num, **{key: value for key, value in options.items()
-                                         if key not in ("batch_size", "use_cache")})
-    batches = generate_batches(model, tokenizer, num, **options)
-    return [name for batch in batches for name in batch]
-
-
-def check_draw(model, tokenizer, num: int, temperature: float = 1.0, top_k: int | None = None,
-               top_p: float = 1.0, prefix: str = "", seed: int | None = None) -> None:
-    """A model with its own tokenizer, a draw's options each in its range (common/ranges.py),
-    and a prefix the model has room to read."""
-    check_model(model, tokenizer)
-    check_options(num, temperature, top_k, top_p, seed)
-    if not isinstance(prefix, str):
-        raise UsageError(f"--prefix must be text, got {type(prefix).__name__}")
-    if len(prefix) >= model.config.block_size:
-        raise UsageError(f"--prefix is {len(prefix)} characters; the model's block size allows "
-                         f"at most {model.config.block_size - 1}")
-
-
-def check_model(model, tokenizer) -> None:
-    """A model and its tokenizer, as a checkpoint holds them (.model, .tokenizer)."""
-    if not isinstance(model, GPT):
-        raise UsageError(f"expected the model (a checkpoint's .model), got {type(model).__name__}")
-    if not isinstance(tokenizer, Tokenizer):
-        raise UsageError(f"expected the tokenizer (a checkpoint's .tokenizer), got "
-                         f"{type(tokenizer).__name__}")
-    if tokenizer.vocab_size != model.config.vocab_size:  # another model's: other characters
-        raise UsageError(f"the tokenizer has {tokenizer.vocab_size} tokens and the model reads "
-                         f"{model.config.vocab_size}: give the model its own tokenizer (the same "
-                         f"checkpoint's)")
+    """`num` names (the options are `generate_batches`'); a name ends at the boundary token."""
+    return [name for batch in generate_batches(model, tokenizer, num, **options) for name in batch]
 
 
 @torch.no_grad()

@@ -3,7 +3,14 @@ evaluates and saves, and stops. `Trainer` holds what it works on (the model, the
 the data, how far the run has got) and takes one step. The loop tells a `Reporter` what
 happens; runs/run.py sets a run up around it (`minigpt.train`). A run can stop and go on
 without changing a number: the batch order is a function of (seed, step), and a checkpoint
-holds the rest."""
+holds the rest.
+
+With this folder's files and torch alone:
+
+    config = Config(model=GPTConfig(n_layer=2), train=TrainConfig(steps=200, eval_interval=50))
+    trainer = Trainer.from_names(config, train_names, val_names)
+    train_loop(trainer, Path("out"), Reporter())      # writes out/best.pt and out/last.pt
+    print(trainer.samples())"""
 
 from __future__ import annotations
 
@@ -15,15 +22,12 @@ from pathlib import Path
 import torch
 import torch.nn.functional as F
 
-from minigpt.common.errors import Interrupted, RunError
-from minigpt.config import Config
-from minigpt.data import BatchOrder, Tokenizer, plain_batch
-from minigpt.files.corpus import IGNORE, TokenizedNames, tokenize_corpus
-from minigpt.formats.trainer_state import save_trainer
-from minigpt.machine.processes import Distributed, PendingLosses, model_for_steps
-from minigpt.model import GPT, eval_mode
-from minigpt.optimizer import lr_at, make_optimizer
-from minigpt.sampling import generate
+from .config import Config
+from .data import IGNORE, BatchOrder, TokenizedNames, Tokenizer
+from .errors import Interrupted, RunError
+from .model import GPT, eval_mode, microgpt_weights
+from .optimizer import lr_at, make_optimizer
+from .sampling import generate
 
 
 class Reporter:
@@ -46,6 +50,54 @@ class Reporter:
     def end(self, trainer: Trainer, result) -> None: ...
 
 
+class OneProcess:
+    """What the loop asks of the processes a run spans, answered for one: each call hands back
+    what it was given. machine/processes.py's Distributed answers the same calls for several
+    (torchrun, DDP), where each process trains on its share of every batch."""
+
+    rank, world, main, enabled = 0, 1, True, False
+
+    def __init__(self, device="cpu"):
+        self.device = torch.device(device)
+
+    def my_share(self, items):
+        return items
+
+    def weighted_for_whole_batch(self, loss, my_tokens: int, batch_tokens: int):
+        return loss
+
+    def agree_to_stop(self, done: bool, signal: int | None) -> tuple[bool, int]:
+        return done, signal or 0
+
+    def sum(self, tensor: torch.Tensor) -> torch.Tensor:
+        return tensor
+
+    def wrap(self, model, batch_size: int, seed: int):
+        return model
+
+
+class PendingLosses:
+    """The summed losses of steps not yet read from the device. Reading a loss waits for the
+    device (and for every process), so the loop reads them once per log line, not every step."""
+
+    def __init__(self, dist):
+        self.dist = dist
+        self.steps: list[tuple[torch.Tensor, int]] = []  # (summed loss, tokens) per step
+
+    def __len__(self) -> int:
+        return len(self.steps)
+
+    def add(self, loss_sum: torch.Tensor, tokens: int) -> None:
+        self.steps.append((loss_sum, tokens))
+
+    def read(self) -> list[float]:
+        """The mean loss per token of each pending step, summed over the processes."""
+        sums = self.dist.sum(torch.stack([loss for loss, _ in self.steps]).double())
+        values = [total / tokens for total, (_, tokens) in zip(sums.tolist(), self.steps)]
+        self.steps.clear()
+        return values
+
+
 @dataclass
 class Clock:
     """Wall-clock seconds of training, evaluation included, across resumes."""
@@ -61,21 +113,25 @@ class Clock:
 class Trainer:
     """A run's state (its model, optimizer and data, and how far it has got), and its step."""
 
-    def __init__(self, config: Config, train_names, val_names, tokenizer: Tokenizer, device,
-                 data_path, val_path=None, dist: Distributed = Distributed(),
-                 make_optimizer=make_optimizer):  # runs/setup.py passes a faster build of the same
+    def __init__(self, config: Config, tokenizer: Tokenizer, train_data: TokenizedNames,
+                 val_data: TokenizedNames | None = None, dist=None, membership=None,
+                 data_info: dict | None = None):
+        """`train_data`, `val_data`: the names as ids, on the device the run trains on;
+        `dist`: the processes the run spans (OneProcess()); `membership`: "is this a training
+        name?" (`in`), for the samples; `data_info`: what the run records of its names."""
         self.config, self.recipe = config, config.train
-        self.tokenizer, self.dist = tokenizer, dist
+        self.tokenizer, self.dist = tokenizer, dist or OneProcess(train_data.flat.device)
         torch.manual_seed(self.recipe.seed)
-        self.model = GPT(config.model).to(device)
-        self.make_batch = plain_batch  # a name a row; runs/setup.py may swap in packed rows
-        self.model_for_steps = model_for_steps(self.model, self.recipe, dist)  # DDP, compile
+        self.model = GPT(config.model).to(self.dist.device)
+        self.model_for_steps = self.dist.wrap(self.model, self.recipe.batch_size, self.recipe.seed)
+        if self.recipe.compile:  # dynamic: one graph for every batch width, not one a width
+            self.model_for_steps = torch.compile(self.model_for_steps, dynamic=True)
         self.optimizer = make_optimizer(self.model, self.recipe)
         # "auto" is measured as a run starts (runs/setup.py)
         self.bfloat16 = self.recipe.precision == "bfloat16"
-        corpus = tokenize_corpus(train_names, val_names, tokenizer, config.model.block_size,
-                                 device, data_path, val_path)
-        self.train_data, self.val_data, self.membership, self.data_info = corpus
+        self.train_data, self.val_data = train_data, val_data
+        self.membership = membership if membership is not None else set()
+        self.data_info = data_info or {}
         self.order = BatchOrder(len(self.train_data), self.recipe.batch_size, self.recipe.seed,
                                 self.recipe.shuffle == "epoch", self.train_data.lengths,
                                 self.recipe.length_window)
@@ -85,6 +141,18 @@ class Trainer:
         self.val_loss = self.best_val_loss = None  # the latest and the best validation loss
         self.best_step: int | None = None
         self.evals_since_best = 0  # evaluations since the best one, for train.patience
+
+    @classmethod
+    def from_names(cls, config: Config, train_names: list[str], val_names: list[str] = (),
+                   tokenizer: Tokenizer | None = None, device="cpu") -> Trainer:
+        """A Trainer for lists of names, the vocabulary theirs unless `tokenizer` is given."""
+        tokenizer = tokenizer or Tokenizer.from_names(train_names)
+        config.model.vocab_size = tokenizer.vocab_size
+        block = config.model.block_size
+        train = TokenizedNames(train_names, tokenizer, block).to(torch.device(device))
+        val = TokenizedNames(val_names, tokenizer, block).to(torch.device(device)) \
+            if val_names else None
+        return cls(config, tokenizer, train, val, membership=set(train_names))
 
     def progress(self) -> float:
         """How much of the run is done, 0 to 1; the learning-rate schedule follows it."""
@@ -109,9 +177,9 @@ class Trainer:
 
     def batch_loss(self, rows, model, bfloat16: bool) -> torch.Tensor:
         """Rows `rows`' mean loss by `model`; bfloat16: only matrix multiplies in bfloat16."""
-        x, y, positions, attend = self.make_batch(self.train_data, rows, self.model)
+        x, y = self.train_data.batch(rows)
         with torch.autocast(x.device.type, dtype=torch.bfloat16, enabled=bfloat16):
-            return model(x, y, positions=positions, attend=attend)[1]
+            return model(x, y)[1]
 
     def train_step(self) -> tuple[torch.Tensor, int]:
         """One optimizer step. Returns this process's summed loss (left on the device) and
@@ -156,10 +224,18 @@ class Trainer:
                          temperature=self.config.sample.temperature, seed=self.recipe.seed)
         return [(name, name in self.membership) for name in names]
 
+    def checkpoint(self) -> dict:
+        """What sampling needs: the weights under microgpt's names (wte, layer0.attn_wq, ...), the
+        recipe and the vocabulary. A run's checkpoint adds what resuming needs (the optimizer, the
+        random states: formats/trainer_state.py) and its names (formats/checkpoint.py)."""
+        return {"model": microgpt_weights(self.model), "config": self.config.to_dict(),
+                "vocab": self.tokenizer.chars, "step": self.step, "val_loss": self.val_loss,
+                "best_val_loss": self.best_val_loss}
+
 
 @torch.no_grad()
 def evaluate(model: GPT, data: TokenizedNames, batch_size: int = 256,
-             dist: Distributed = Distributed()) -> float:
+             dist=OneProcess()) -> float:
     """Mean cross-entropy per predicted token (each character and the end) over every name in
     `data`, without dropout. With several processes, each scores its share and the sums are
     added up."""
@@ -182,10 +258,21 @@ def finite_mean(losses: list[float], step: int, run_dir: Path) -> float:
     return sum(losses) / len(losses)
 
 
-def train_loop(trainer: Trainer, run_dir: Path, report: Reporter, signals) -> float | None:
+def save_checkpoint(trainer: Trainer, path: Path) -> None:
+    torch.save(trainer.checkpoint(), path)
+
+
+class NoSignals:
+    requested = None
+
+
+def train_loop(trainer: Trainer, run_dir: Path, report: Reporter, signals=NoSignals(),
+               save=save_checkpoint) -> float | None:
     """Step until done, telling `report`; stop on a signal (`signals.requested`,
-    runs/setup.py). Returns the training loss of the last steps logged."""
+    runs/setup.py). `save(trainer, path)` writes best.pt and last.pt into `run_dir` (a run
+    writes more: formats/trainer_state.py). Returns the training loss of the last steps logged."""
     recipe, dist = trainer.recipe, trainer.dist
+    run_dir.mkdir(parents=True, exist_ok=True)
     losses, train_loss = PendingLosses(dist), None  # losses not yet read from the device
     report.start(trainer)
     trainer.clock.started = time.perf_counter()
@@ -207,9 +294,9 @@ def train_loop(trainer: Trainer, run_dir: Path, report: Reporter, signals) -> fl
         if at_eval:
             if trainer.validate():
                 # written by rank 0, with every rank's state
-                save_trainer(trainer, run_dir / "best.pt")
+                save(trainer, run_dir / "best.pt")
             report.saving(trainer, run_dir)
-            save_trainer(trainer, run_dir / "last.pt")
+            save(trainer, run_dir / "last.pt")
             report.evaluation(trainer, trainer.samples() if dist.main else [])
             if trainer.stopped_early:  # every rank saw the same validation loss: all stop here
                 return train_loss
@@ -217,7 +304,7 @@ def train_loop(trainer: Trainer, run_dir: Path, report: Reporter, signals) -> fl
         # stop: at the end, or after a signal with a checkpoint to resume from
         if signalled and not finished:
             report.saving(trainer, run_dir)
-            save_trainer(trainer, run_dir / "last.pt")
+            save(trainer, run_dir / "last.pt")
             saved = run_dir / "last.pt"
             raise Interrupted(f"interrupted at step {trainer.step}; saved {saved}. "
                               f"Resume with: minigpt train --resume {run_dir}", signalled)

@@ -10,7 +10,7 @@ from typer.testing import CliRunner
 
 from minigpt.cli.main import app
 from minigpt.formats.recipes import load_config
-from minigpt.files.corpus import TokenizedNames
+from minigpt.data import TokenizedNames
 from minigpt.data import Tokenizer
 from minigpt.model import GPT
 from minigpt.measurements.ablation import Part, ablate, all_parts, forward_without, loss_without, mean_outputs, whole_pass

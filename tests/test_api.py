@@ -41,7 +41,7 @@ def test_the_python_api_checks_what_it_is_handed_as_the_command_line_does(traine
     import pytest
 
     from minigpt import (Config, evaluate_names, explore, load_checkpoint, load_config, logit_lens, sample, train)
-    from minigpt.common.errors import UsageError
+    from minigpt.errors import UsageError
 
     run_dir, names_file = trained_run
     huge = load_config("tiny")
@@ -72,7 +72,7 @@ def test_every_writer_of_the_api_keeps_what_is_there_unless_told(trained_run, tm
     """attention_grid(...).save follows the overwrite policy explore(...).save and the commands follow."""
     pytest.importorskip("matplotlib")
     from minigpt import attention_grid
-    from minigpt.common.errors import UsageError
+    from minigpt.errors import UsageError
 
     grid = attention_grid(trained_run[0], "emma")
     names, picture = tmp_path / "names.txt", tmp_path / "grid.png"
@@ -92,7 +92,7 @@ def test_every_writer_of_the_api_keeps_what_is_there_unless_told(trained_run, tm
 @pytest.mark.parametrize("report, says", [(42, "got int"), ("losses", "got str"), (None, None)])
 def test_train_checks_its_reporter_before_any_work(tmp_path, report, says):
     from minigpt import Reporter, load_config, train
-    from minigpt.common.errors import UsageError
+    from minigpt.errors import UsageError
 
     if says is None:  # a reporter that is falsy (a list subclass, empty) is still a reporter, and still told
         class Heard(list, Reporter):
@@ -110,7 +110,7 @@ def test_train_checks_its_reporter_before_any_work(tmp_path, report, says):
 
 def test_a_name_of_another_type_is_one_line(trained_run):
     from minigpt import attention_report, load_checkpoint
-    from minigpt.common.errors import UsageError
+    from minigpt.errors import UsageError
 
     ckpt = load_checkpoint(trained_run[0])
     with pytest.raises(UsageError, match="a name \\(a string\\), got int"):
@@ -120,7 +120,7 @@ def test_a_name_of_another_type_is_one_line(trained_run):
 def test_an_imported_number_past_a_floats_range_is_one_line(trained_run, tmp_path):
     import json
 
-    from minigpt.common.errors import UsageError
+    from minigpt.errors import UsageError
     from minigpt.formats.microgpt_json import import_microgpt
     from minigpt.runs.run import train
     from minigpt.formats.recipes import load_config
@@ -149,7 +149,7 @@ def test_an_imported_number_past_a_floats_range_is_one_line(trained_run, tmp_pat
 ])
 def test_sample_refuses_what_the_command_line_would_in_one_line(trained_run, options, says):
     from minigpt import load_checkpoint, sample
-    from minigpt.common.errors import UsageError
+    from minigpt.errors import UsageError
 
     with pytest.raises(UsageError, match=re.escape(says)):
         sample(load_checkpoint(trained_run[0]), **options)
@@ -166,7 +166,7 @@ def test_every_public_function_refuses_arguments_of_the_wrong_type_in_one_line(t
     import warnings
 
     import minigpt
-    from minigpt.common.errors import MiniGPTError
+    from minigpt.errors import MiniGPTError
 
     run_dir, names_file = trained_run
     ckpt = minigpt.load_checkpoint(run_dir)
@@ -210,7 +210,7 @@ def test_a_model_of_an_impossible_shape_is_refused_before_it_is_built(build, say
     """GPT(config) checks its config's shape up front (59 §6): no model with no layers, no failure at the
     first forward for heads that do not divide the width."""
     from minigpt import GPT, GPTConfig
-    from minigpt.common.errors import UsageError
+    from minigpt.errors import UsageError
 
     with pytest.raises(UsageError, match=says):
         build(GPT, GPTConfig)
@@ -223,7 +223,7 @@ def test_a_model_of_an_impossible_shape_is_refused_before_it_is_built(build, say
 ])
 def test_a_tokenizer_takes_distinct_single_characters(chars, says):
     from minigpt import Tokenizer
-    from minigpt.common.errors import UsageError
+    from minigpt.errors import UsageError
 
     with pytest.raises(UsageError, match=says):
         Tokenizer(chars)
@@ -232,7 +232,7 @@ def test_a_tokenizer_takes_distinct_single_characters(chars, says):
 
 def test_a_string_is_not_read_as_a_list_and_an_iterator_is_read_once(trained_run):
     from minigpt import compare, evaluate_names, load_checkpoint, load_config
-    from minigpt.common.errors import UsageError
+    from minigpt.errors import UsageError
 
     ckpt = load_checkpoint(trained_run[0])
     with pytest.raises(UsageError, match='expected a list of paths, got one str "runs/a-s1"'):
@@ -250,7 +250,7 @@ def test_a_snapshot_index_and_a_count_of_predictions_are_whole_numbers_in_their_
     """Snapshots.load_into and attention_report's top check their numbers up front (59 §6): no IndexError from a
     list, no RuntimeError from topk, and -1 is not quietly the last snapshot."""
     from minigpt import attention_report, load_checkpoint, read_snapshots
-    from minigpt.common.errors import UsageError
+    from minigpt.errors import UsageError
 
     ckpt = load_checkpoint(trained_run[0])
     snapshots = read_snapshots(trained_run[0])
@@ -269,7 +269,7 @@ def test_a_snapshot_index_and_a_count_of_predictions_are_whole_numbers_in_their_
 def test_the_errors_a_user_catches_are_importable_from_the_package():
     """The README promises minigpt's own errors; a user catches them from `minigpt`, not from an internal path."""
     import minigpt
-    from minigpt.common import errors
+    from minigpt import errors
 
     for name in ("MiniGPTError", "UsageError", "RunError", "Interrupted"):
         assert getattr(minigpt, name) is getattr(errors, name) and name in minigpt.__all__
@@ -318,7 +318,7 @@ def test_the_last_of_the_hostile_api_calls_are_one_line_each(trained_run, tmp_pa
     """An unknown option, a model that is None, a storage or reporter of the wrong kind, a page saved as text or to
     no path, and more names than one list holds: minigpt's own one line each, before any work (83 §20)."""
     import minigpt
-    from minigpt.common.errors import UsageError
+    from minigpt.errors import UsageError
 
     run_dir, _ = trained_run
     ckpt = minigpt.load_checkpoint(run_dir)
@@ -345,7 +345,7 @@ def test_a_model_reads_only_token_ids_it_has_and_the_tokenizer_it_was_trained_wi
     import torch
 
     import minigpt
-    from minigpt.common.errors import UsageError
+    from minigpt.errors import UsageError
 
     ckpt = minigpt.load_checkpoint(trained_run[0])
     model, vocab, block = ckpt.model, ckpt.model.config.vocab_size, ckpt.model.config.block_size

@@ -5,7 +5,7 @@ import torch.nn.functional as F
 
 from minigpt.attention import AttentionHead, IncrementalAttention, LayerKV, MultiHeadAttention, SingleHeadAttention
 from minigpt.model import CausalSelfAttention
-from minigpt.attention import causal_attention as attention
+from minigpt.model import causal_attention as attention
 
 B, T, C, H = 2, 7, 16, 4
 

@@ -10,7 +10,7 @@ from minigpt.views import attention_maps as inspect
 from minigpt.formats.checkpoint import load_checkpoint
 from conftest import hide_package
 from minigpt.cli.main import app
-from minigpt.common.errors import UsageError
+from minigpt.errors import UsageError
 
 runner = CliRunner()
 

@@ -9,7 +9,7 @@ import torch
 from typer.testing import CliRunner
 
 from minigpt.cli.main import app
-from minigpt.common.errors import UsageError
+from minigpt.errors import UsageError
 from minigpt.files import bounded
 
 runner = CliRunner()
@@ -118,7 +118,7 @@ def test_a_names_stream_is_read_no_further_than_memory_allows(monkeypatch):
     """A device or a pipe has no size to check before reading: it is read up to what training on it could
     hold in the memory available (about MEMORY_PER_BYTE bytes a byte), not up to the kind's whole bound."""
     from minigpt.files.names_file import MEMORY_PER_BYTE, read_names
-    from minigpt.common.errors import UsageError
+    from minigpt.errors import UsageError
 
     monkeypatch.setattr("minigpt.files.names_file.available_memory", lambda: MEMORY_PER_BYTE * 2**20)
     with pytest.raises(UsageError, match=r"/dev/zero: refused: more than 1 MB, as much as training can hold: it takes "

@@ -3,7 +3,7 @@ import torch
 
 from minigpt.config import Config
 from minigpt.formats.recipes import load_config, recipe_toml, resolve_config_path, validate
-from minigpt.common.errors import UsageError
+from minigpt.errors import UsageError
 
 
 def test_default_toml_is_the_builtin_default():

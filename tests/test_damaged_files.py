@@ -11,7 +11,7 @@ import warnings
 import pytest
 import torch
 
-from minigpt.common.errors import UsageError
+from minigpt.errors import UsageError
 from minigpt.formats.checkpoint import load_checkpoint, read_resume_state
 from minigpt.formats.microgpt_json import import_microgpt
 from minigpt.runs.run import train

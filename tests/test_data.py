@@ -3,10 +3,10 @@ import random
 import pytest
 import torch
 
-from minigpt.files.corpus import IGNORE, TokenizedNames
+from minigpt.data import IGNORE, TokenizedNames
 from minigpt.data import BatchOrder, Tokenizer, split_names
 from minigpt.files.names_file import read_names
-from minigpt.common.errors import UsageError
+from minigpt.errors import UsageError
 
 
 def write(tmp_path, content: bytes):
@@ -134,9 +134,9 @@ def test_a_line_of_a_million_characters_is_not_a_name(tmp_path):
 
 
 def test_the_split_of_a_very_large_file_is_seeded_and_disjoint(monkeypatch):
-    from minigpt.files import corpus
+    from minigpt import data
 
-    monkeypatch.setattr(corpus, "PYTHON_SHUFFLE_UP_TO", 100)  # the fast path, on a small list
+    monkeypatch.setattr(data, "PYTHON_SHUFFLE_UP_TO", 100)  # the fast path, on a small list
     names = [f"n{i}" for i in range(1000)]
     train, val = split_names(names, 0.1, 50, seed=3)
     assert len(val) == 50 and len(train) == 950 and not set(train) & set(val)

@@ -14,7 +14,7 @@ import torch
 from typer.testing import CliRunner
 
 from minigpt.cli.main import app
-from minigpt.common.errors import UsageError
+from minigpt.errors import UsageError
 from minigpt.formats.checkpoint import load_checkpoint
 from minigpt.machine.processes import Distributed
 

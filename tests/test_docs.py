@@ -128,14 +128,15 @@ def test_the_readmes_pictures_are_of_the_run_the_docs_quote():
 
 
 def test_the_docs_are_a_users_reading_not_a_log():
-    """README.md and docs/ hold results a user reads: short enough to read (15,000 words together, the README
-    250 lines, speed.md 150), with no dates, no trust verdicts and no "slow day" (dev/LOG.md keeps the story)."""
+    """README.md and docs/ hold results a user reads: short enough to read (an afternoon: 20,000 words together,
+    the README 320 lines, speed.md 200), with no dates, no trust verdicts and no "slow day" (dev/LOG.md keeps
+    the story)."""
     import re
 
     pages = {path.name: path.read_text(encoding="utf-8") for path in [ROOT / "README.md", *(ROOT / "docs").glob("*.md")]}
     words = sum(len(text.split()) for text in pages.values())
-    assert words <= 15000, f"README.md and docs/ hold {words:,} words"
-    assert len(pages["README.md"].splitlines()) <= 250 and len(pages["speed.md"].splitlines()) <= 150
+    assert words <= 20000, f"README.md and docs/ hold {words:,} words"
+    assert len(pages["README.md"].splitlines()) <= 320 and len(pages["speed.md"].splitlines()) <= 200
     for name, text in pages.items():
         dated = re.findall(r"\b20\d\d-\d\d-\d\d\b", text)
         logged = re.findall(r"NOT TO BE TRUSTED|slow (?:day|hour)", text, re.I)

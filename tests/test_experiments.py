@@ -114,7 +114,7 @@ def test_per_name_csv_never_hands_a_spreadsheet_a_formula(tmp_path):
 
 def test_per_name_rows_come_as_they_are_scored_after_every_name_is_checked(trained_run):
     from minigpt import load_checkpoint
-    from minigpt.common.errors import UsageError
+    from minigpt.errors import UsageError
     from minigpt.measurements.name_losses import name_losses, name_losses_as_scored
 
     ckpt = load_checkpoint(trained_run[0])
@@ -482,7 +482,7 @@ DROPOUT = '"model.dropout" = {low = 0.0, high = 0.4}'
 def test_a_spec_is_read_as_data_within_the_projects_limits(tmp_path, text, says):
     """Every section and value of a spec has its type and range checked (59 §3), and a key given twice,
     where the later one would win without a word, is refused (59 §2)."""
-    from minigpt.common.errors import UsageError
+    from minigpt.errors import UsageError
     from minigpt.runs.sweep_spec import read_spec
 
     spec = tmp_path / "bad.toml"
@@ -638,7 +638,7 @@ def test_a_study_whose_every_trial_fails_uses_no_budget_and_exits_non_zero(tmp_p
 
 
 def test_a_storage_password_is_never_shown(tmp_path):
-    from minigpt.common.errors import RunError, UsageError
+    from minigpt.errors import RunError, UsageError
     from minigpt.runs.study_folder import masked, without_password
     from minigpt.runs.study_storage import open_study
     from minigpt.runs.sweep_spec import read_spec
@@ -653,7 +653,7 @@ def test_a_storage_password_is_never_shown(tmp_path):
 
 @pytest.mark.parametrize("jobs", [0, -5, 1.5, "2", 10**6])
 def test_the_api_refuses_jobs_no_sweep_can_have(tmp_path, jobs):
-    from minigpt.common.errors import UsageError
+    from minigpt.errors import UsageError
     from minigpt.runs.sweep import run_sweep
 
     with pytest.raises(UsageError, match="jobs must be from 1 to"):

@@ -353,7 +353,7 @@ def test_the_step_slider_runs_each_snapshots_weights_as_torch_does(chromium, pag
     """The model, its costs table and its mean outputs all follow the slider."""
     from minigpt.measurements.ablation import Part, ablate, forward_without
     from minigpt.views.page_data import names_for_roles
-    from minigpt.formats.checkpoint import load_microgpt_weights
+    from minigpt.model import load_microgpt_weights
 
     ckpt, path = pages["makemore"]
     page = browser.open_page(chromium, path)
@@ -690,14 +690,15 @@ def test_the_advice_for_unreadable_text_follows_the_vocabulary(chromium, tmp_pat
     """A Greek vocabulary with accented letters reads "γιώργος" for "ΓΙΏΡΓΟΣ": lowercase is the advice,
     not dropping the accents; on the command line and on the page alike."""
     from minigpt.data import Tokenizer
-    from minigpt.common.errors import UsageError
+    from minigpt.errors import UsageError
+    from minigpt.files.names_file import refuse_unseen
 
     names = ["γιώργος", "μαρία", "ελένη", "νίκος", "δημήτρης", "κατερίνα", "σοφία", "ανδρέας"] * 4
     tokenizer = Tokenizer.from_names(names)
     with pytest.raises(UsageError, match='is lowercase: try "γιώργος"'):
-        tokenizer.check("ΓΙΏΡΓΟΣ", "the name")
+        refuse_unseen("ΓΙΏΡΓΟΣ", tokenizer.unseen, "the name")
     with pytest.raises(UsageError, match='no accented letters: try "emile"'):
-        Tokenizer(list("abcdefghijklmnopqrstuvwxyz")).check("Émile", "the name")
+        refuse_unseen("Émile", Tokenizer(list("abcdefghijklmnopqrstuvwxyz")).unseen, "the name")
     data = tmp_path / "greek.txt"
     data.write_text("\n".join(names) + "\n", encoding="utf-8")
     config = load_config("tiny", ["train.steps=2", "train.eval_interval=2", "train.snapshots=0"])
@@ -781,7 +782,7 @@ def test_the_pages_arithmetic_holds_at_every_vocabulary_the_trainer_accepts(chro
 
 
 def test_a_page_past_its_vocabulary_bound_is_refused_before_it_is_measured(monkeypatch, tmp_path):
-    from minigpt.common.errors import UsageError
+    from minigpt.errors import UsageError
     from minigpt.views import page_data
 
     run = train(load_config("tiny", ["train.steps=1"]), out_dir=tmp_path / "run", quiet=True)

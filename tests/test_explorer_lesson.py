@@ -15,7 +15,7 @@ import torch
 
 import browser
 from minigpt.formats.recipes import load_config
-from minigpt.attention import causal_attention
+from minigpt.model import causal_attention
 from minigpt.runs.run import train
 from minigpt.views.explorer_page import write_page
 
@@ -459,10 +459,11 @@ def test_one_unit_no_loss_for_the_empty_name_and_the_row_follows_a_new_name(chro
 
 
 def test_an_accented_capital_gets_the_same_advice_on_the_command_line(tiny_page):
-    from minigpt.common.errors import UsageError
+    from minigpt.errors import UsageError
+    from minigpt.files.names_file import refuse_unseen
 
     with pytest.raises(UsageError, match='no accented letters: try "emile"'):
-        tiny_page[0].tokenizer.check("Émile", "the text")
+        refuse_unseen("Émile", tiny_page[0].tokenizer.unseen, "the text")
 
 
 def test_raw_scores_fit_their_cells_and_the_page_opens_on_the_costliest_named_head(chromium, tiny_page):

@@ -131,7 +131,7 @@ def test_both_names_live_in_the_one_state_and_the_address_follows_them(chromium,
 @pytest.mark.parametrize("lesson", [0, 9, "2", 2.0])
 def test_a_page_opens_only_at_a_lesson_the_course_has(lesson, tmp_path):
     """The Python API checks the lesson as the command line does, before anything is read."""
-    from minigpt.common.errors import UsageError
+    from minigpt.errors import UsageError
 
     with pytest.raises(UsageError, match="course has lessons 1 to 8"):
         write_page(tmp_path / "no-such-run", tmp_path / "page.html", lesson=lesson)

@@ -1,10 +1,12 @@
 """The package's layers point one way: a module imports only from its own folder or the layers below,
 never up or sideways into another folder of its layer, no two modules import each other (directly or
-around a loop), and docs/development.md's map of the layers names every module once. Read from the
+around a loop), and docs/development.md's map of the layers names every module once. The core (the lesson files at the
+package's root) imports the standard library, torch and itself alone. Read from the
 code's own imports (ast), so it stays true."""
 
 import ast
 import re
+import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -110,37 +112,81 @@ def test_no_two_modules_import_each_other_even_around_a_loop():
             visit(name, [name])
 
 
-def test_every_module_is_at_most_400_lines():
-    long = {name: n for name, path in modules().items() if (n := len(path.read_text(encoding="utf-8").splitlines())) > 400}
-    assert not long, long
+CORE_FILES = ["config.py", "errors.py", "model.py", "attention.py", "data.py", "optimizer.py", "sampling.py",
+              "training.py"]
+THIRD_PARTY = {"torch"}
 
 
-LESSON_FILES = ["model.py", "attention.py", "data.py", "optimizer.py", "training.py", "sampling.py", "config.py"]
+def core_imports(path: Path) -> tuple[set[str], set[str]]:
+    """What a core file imports: (the top-level packages of its absolute imports, its relative imports)."""
+    absolute, relative = set(), set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            absolute |= {alias.name.split(".")[0] for alias in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.level:
+            relative.add(node.module)
+        elif isinstance(node, ast.ImportFrom):
+            absolute.add(node.module.split(".")[0])
+    return absolute, relative
 
 
-def test_the_lesson_files_at_the_root_are_an_evenings_reading():
-    """The root's seven files, what a learner reads top to bottom: at most 1,200 lines together (room for
-    the comments that say why), none past 100 characters and few near it (nothing squeezed); what runs, scales, stores, measures or shows a model lives in a folder, and
-    the root holds the lesson and the front door alone."""
-    texts = {name: (PACKAGE / name).read_text(encoding="utf-8").splitlines() for name in LESSON_FILES}
-    assert sum(map(len, texts.values())) <= 1200, {name: len(lines) for name, lines in texts.items()}
-    wide = [f"{name}:{i}" for name, lines in texts.items() for i, line in enumerate(lines, 1) if len(line) > 100]
+def test_the_core_imports_only_the_standard_library_torch_and_itself():
+    """The lesson files stand on their own: copied into any folder, they import nothing of minigpt's
+    around them (tests/test_core_alone.py trains with them so), and the root holds the core and the
+    front door alone, none of its lines past 100 characters."""
+    for name in CORE_FILES:
+        absolute, relative = core_imports(PACKAGE / name)
+        assert absolute <= set(sys.stdlib_module_names) | THIRD_PARTY | {"__future__"}, (name, absolute)
+        assert {f"{module}.py" for module in relative} <= set(CORE_FILES), (name, relative)
+    wide = [f"{name}:{i}" for name in CORE_FILES
+            for i, line in enumerate((PACKAGE / name).read_text(encoding="utf-8").splitlines(), 1) if len(line) > 100]
     assert not wide, wide
-    squeezed = [f"{name}:{i}" for name, lines in texts.items() for i, line in enumerate(lines, 1) if len(line) >= 96]
-    assert len(squeezed) <= 0.03 * sum(map(len, texts.values())), squeezed  # nothing squeezed to fit a cap
-    assert {path.name for path in PACKAGE.glob("*.py")} - set(LESSON_FILES) == {"__init__.py", "__main__.py"}
+    assert {path.name for path in PACKAGE.glob("*.py")} - set(CORE_FILES) == {"__init__.py", "__main__.py"}
 
 
-def test_the_model_has_no_mode_and_the_data_no_machinery():
-    """model.py imports its config alone and its forward takes no switch; data.py reads names through
-    files/, nothing of the machine."""
+def core_methods() -> set[str]:
+    """The names of the core's functions and methods (its properties are values, not methods)."""
+    found = set()
+    for name in CORE_FILES:
+        for node in ast.walk(ast.parse((PACKAGE / name).read_text(encoding="utf-8"))):
+            if isinstance(node, ast.FunctionDef) and not any(
+                    isinstance(d, ast.Name) and d.id == "property" for d in node.decorator_list):
+                found.add(node.name)
+    return found - {"__init__"}
+
+
+def test_nothing_outside_the_core_assigns_to_a_core_method():
+    """What runs is what the core says: no module around it assigns to an attribute named as one of the
+    core's methods or functions (`model.attend = faster`, `trainer.make_batch = packed`);
+    tests/test_train.py checks a run's Trainer itself."""
+    methods, core = core_methods(), {name[:-3] for name in CORE_FILES}
+    found = []
+    for name, path in modules().items():
+        if name.removeprefix("minigpt.") in core:
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target] \
+                if isinstance(node, (ast.AugAssign, ast.AnnAssign)) else []
+            for target in targets:
+                if isinstance(target, ast.Attribute) and not (isinstance(target.value, ast.Name)
+                                                              and target.value.id == "self"):
+                    if target.attr in methods:
+                        found.append(f"{name}:{node.lineno} assigns .{target.attr}")
+    assert not found, found
+
+
+def test_the_model_has_no_mode_and_a_step_stays_in_the_core():
+    """model.py imports its config alone and its forward takes no switch; a training step enters the
+    core's files alone (nanoGPT's step enters two): training.py, data.py, model.py, optimizer.py."""
     known = modules()
     assert imported(PACKAGE / "model.py", known) == {"minigpt.config"}
     forward = next(node for node in ast.walk(ast.parse((PACKAGE / "model.py").read_text(encoding="utf-8")))
                    if isinstance(node, ast.FunctionDef) and node.name == "forward"
                    and [a.arg for a in node.args.args][:2] == ["self", "idx"])
     assert [a.arg for a in forward.args.args] == ["self", "idx", "targets", "positions", "attend"]
-    assert {folder(other) for other in imported(PACKAGE / "data.py", known)} <= {"common", "files"}
+    core = {f"minigpt.{name[:-3]}" for name in CORE_FILES}
+    for name in ("training.py", "data.py", "optimizer.py"):
+        assert imported(PACKAGE / name, known) <= core, name
 
 
 def test_a_folder_is_one_layer():
@@ -151,13 +197,3 @@ def test_a_folder_is_one_layer():
             by_folder.setdefault(folder(name), set()).add(layer)
     assert {folder: found for folder, found in by_folder.items() if len(found) > 1} == {}
     assert set(by_folder) == {path.name for path in PACKAGE.iterdir() if path.is_dir() and any(path.glob("*.py"))}
-
-
-def test_the_training_step_is_whole_in_the_lesson_files():
-    """Following a step stays in the lesson: training.py (the loop, the step, the validation loss) imports
-    at most three package modules besides the lesson files and common/errors, data.py (the names and each
-    batch) at most two; what only speeds a step up is swapped in from outside (runs/setup.py)."""
-    known = modules()
-    lesson = {f"minigpt.{name[:-3]}" for name in LESSON_FILES} | {"minigpt.common.errors"}
-    assert len(imported(PACKAGE / "training.py", known) - lesson) <= 3, imported(PACKAGE / "training.py", known)
-    assert len(imported(PACKAGE / "data.py", known) - lesson) <= 2, imported(PACKAGE / "data.py", known)

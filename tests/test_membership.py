@@ -9,7 +9,7 @@ from typer.testing import CliRunner
 from minigpt.files import membership
 from minigpt.formats.checkpoint import load_checkpoint
 from minigpt.cli.main import app
-from minigpt.files.corpus import TokenizedNames
+from minigpt.data import TokenizedNames
 from minigpt.data import Tokenizer, split_names
 from minigpt.files.names_file import read_names
 from minigpt.files.membership import (

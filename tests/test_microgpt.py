@@ -8,11 +8,12 @@ import torch
 
 from microgpt_reference import name_logits_and_loss
 from minigpt.attention import KVCache
-from minigpt.formats.checkpoint import load_checkpoint, microgpt_weights
+from minigpt.formats.checkpoint import load_checkpoint
+from minigpt.model import microgpt_weights
 from minigpt.formats.recipes import load_config
 from minigpt.data import BatchOrder, Tokenizer
-from minigpt.files.corpus import TokenizedNames
-from minigpt.common.errors import UsageError
+from minigpt.data import TokenizedNames
+from minigpt.errors import UsageError
 from minigpt.formats.microgpt_json import export_microgpt, import_microgpt
 from minigpt.model import GPT
 from minigpt.runs.run import train
@@ -67,7 +68,7 @@ def test_training_follows_microgpts_loop_and_adam():
     names = ["anna", "bob", "clementine", "dave", "eve", "fay", "gus", "hal"]
     tok = Tokenizer.from_names(names)
     config.model.vocab_size = tok.vocab_size
-    trainer = Trainer(config, names, [], tok, torch.device("cpu"), None)
+    trainer = Trainer.from_names(config, names, [], tok)
     params = {k: v.clone().double() for k, v in trainer.model.state_dict().items()}
     m = {k: torch.zeros_like(v) for k, v in params.items()}
     v2 = {k: torch.zeros_like(v) for k, v in params.items()}

@@ -76,7 +76,7 @@ def test_the_inline_explorer_runs_as_torch_does_and_asks_nothing_of_the_network(
 
 def test_explore_says_what_is_wrong_in_one_line_and_how_to_keep_the_page(trained_run, tmp_path):
     from minigpt import explore
-    from minigpt.common.errors import UsageError
+    from minigpt.errors import UsageError
 
     corrupt = tmp_path / "model.pt"
     corrupt.write_bytes(b"\x00\x01not a checkpoint\x00")  # no kind minigpt knows: torch says why it cannot be read
@@ -96,7 +96,7 @@ def test_explore_checks_its_arguments_and_takes_the_free_cores_as_the_commands_d
     import os
 
     from minigpt import explore
-    from minigpt.common.errors import UsageError
+    from minigpt.errors import UsageError
 
     for wrong in ({"text": 5}, {"text": b"emma"}, {"text": ["emma"]}, {"snapshots": "no"}):
         with pytest.raises(UsageError, match="explore's"):

@@ -1,9 +1,5 @@
 """Muon: the orthogonalization it relies on, and the optimizer pairing with AdamW."""
 
-import subprocess
-import sys
-from pathlib import Path
-
 import pytest
 import torch
 
@@ -77,87 +73,3 @@ def test_muon_lowers_the_loss_on_a_batch():
         optimizer.zero_grad()
         losses.append(loss.item())
     assert losses[-1] < losses[0] - 0.3
-
-
-@pytest.mark.parametrize("kind", ["adamw", "adam"])
-def test_fused_adamw_is_torchs_number_for_number_and_their_states_load_in_each_other(kind):
-    """minigpt's AdamW runs the kernel torch.optim's fused AdamW runs: the same weights after every step, the same
-    state_dict, and a state saved by either loads in the other (checkpoints from before it still resume)."""
-    import copy
-
-    from minigpt.machine.fast_optimizer import FusedAdam, FusedAdamW
-
-    torch.manual_seed(0)
-    ours = [torch.nn.Parameter(torch.randn(shape)) for shape in ((5, 3), (4,), (2, 2))]
-    theirs = [torch.nn.Parameter(p.detach().clone()) for p in ours]
-    groups = lambda ps: [dict(params=ps[:2], weight_decay=0.1, lr_scale=0.5), dict(params=ps[2:], weight_decay=0.0)]  # noqa: E731
-    torch_kind = torch.optim.AdamW if kind == "adamw" else torch.optim.Adam
-    fused = FusedAdamW if kind == "adamw" else FusedAdam
-    mine = fused(groups(ours), 0.01, (0.9, 0.99), 1e-8)
-    torchs = torch_kind(groups(theirs), lr=0.01, betas=(0.9, 0.99), eps=1e-8, fused=True)
-    for step in range(4):
-        for p, q in zip(ours, theirs):
-            p.grad = torch.randn_like(p)
-            q.grad = p.grad.clone()
-        for optimizer in (mine, torchs):
-            optimizer.param_groups[0]["lr"] = 0.002 * (step + 1)
-            optimizer.step()
-        assert all(torch.equal(p, q) for p, q in zip(ours, theirs))
-    saved, torch_saved = mine.state_dict(), torchs.state_dict()
-    assert saved["param_groups"] == torch_saved["param_groups"]
-    assert {i: sorted(s) for i, s in saved["state"].items()} == {i: sorted(s) for i, s in torch_saved["state"].items()}
-    again = fused(groups(ours), 0.01, (0.9, 0.99), 1e-8)
-    again.load_state_dict(copy.deepcopy(torch_saved))
-    torchs.load_state_dict(copy.deepcopy(saved))
-    for p, q in zip(ours, theirs):
-        p.grad = torch.ones_like(p)
-        q.grad = torch.ones_like(q)
-    again.step(), torchs.step()
-    assert all(torch.equal(p, q) for p, q in zip(ours, theirs))
-
-
-def test_training_imports_no_torch_compiler():
-    """torch.optim's first use imports torch._dynamo, seconds of every training process: minigpt's optimizers build,
-    step, save and load their state without it."""
-    code = ("import sys\n"
-            "from conftest import tiny_config\n"
-            "from minigpt.model import GPT\n"
-            "from minigpt.machine.fast_optimizer import fast_optimizer as make_optimizer\n"
-            "for name in ('muon', 'adamw', 'adam'):\n"
-            "    config = tiny_config(f'train.optimizer=\"{name}\"')\n"
-            "    config.model.vocab_size = 5\n"
-            "    model = GPT(config.model)\n"
-            "    optimizer = make_optimizer(model, config.train)\n"
-            "    model(*[__import__('torch').randint(0, 5, (2, 4))] * 2)[1].backward()\n"
-            "    optimizer.step(); optimizer.zero_grad()\n"
-            "    make_optimizer(model, config.train).state_dict()\n"
-            "print('torch._dynamo' in sys.modules)\n")
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
-                          cwd=Path(__file__).parent)
-    assert done.returncode == 0 and done.stdout.strip() == "False", done.stdout + done.stderr
-
-
-@pytest.mark.parametrize("name", ["muon", "adamw", "adam"])
-def test_the_fast_build_is_the_lessons_optimizer_number_for_number(name):
-    """A run builds its optimizers without torch.optim (machine/fast_optimizer.py); optimizer.py builds them
-    on torch.optim: the same weights after every step, and the state of either loads in the other."""
-    from minigpt.machine.fast_optimizer import fast_optimizer
-
-    config = tiny_config(f'train.optimizer="{name}"')
-    config.model.vocab_size = 5
-    torch.manual_seed(0)
-    lesson_model = GPT(config.model)
-    fast_model = GPT(config.model)
-    fast_model.load_state_dict(lesson_model.state_dict())
-    lesson, fast = make_optimizer(lesson_model, config.train), fast_optimizer(fast_model, config.train)
-    x, y = torch.randint(0, 5, (8, 6)), torch.randint(0, 5, (8, 6))
-    for _ in range(3):
-        for model, optimizer in ((lesson_model, lesson), (fast_model, fast)):
-            model(x, y)[1].backward()
-            optimizer.step()
-            optimizer.zero_grad()
-        assert all(torch.equal(p, q) for p, q in zip(lesson_model.parameters(), fast_model.parameters()))
-    load = (lambda o, s: [o.named[k].load_state_dict(s[k]) for k in s]) if name == "muon" else \
-        (lambda o, s: o.load_state_dict(s))
-    load(make_optimizer(lesson_model, config.train), fast.state_dict())
-    load(fast_optimizer(fast_model, config.train), lesson.state_dict())

@@ -7,7 +7,8 @@ from typer.testing import CliRunner
 
 import browser
 from minigpt.cli.main import app
-from minigpt.formats.checkpoint import load_checkpoint, load_microgpt_weights, validation_names
+from minigpt.formats.checkpoint import load_checkpoint, validation_names
+from minigpt.model import load_microgpt_weights
 from minigpt.formats.snapshots import checkpoint_snapshots, dequantize, six_bit
 from minigpt.measurements.name_losses import name_losses
 from minigpt.formats.recipes import load_config

@@ -19,7 +19,7 @@ from minigpt.files import atomic_file
 from minigpt.formats import checkpoint as checkpoint_module
 from minigpt.formats.checkpoint import load_checkpoint
 from minigpt.cli.main import app
-from minigpt.common.errors import Interrupted, RunError, UsageError
+from minigpt.errors import Interrupted, RunError, UsageError
 from minigpt.formats.snapshots import read_snapshots
 from minigpt.formats.checkpoint import resume_config
 from minigpt.runs.run import train

@@ -6,7 +6,7 @@ import pytest
 
 from conftest import tiny_config
 from minigpt import Reporter, train
-from minigpt.common.errors import UsageError
+from minigpt.errors import UsageError
 
 
 class Collected(Reporter):

@@ -6,10 +6,11 @@ import pytest
 import torch
 from typer.testing import CliRunner
 
-from minigpt.formats.checkpoint import load_checkpoint, microgpt_weights
+from minigpt.formats.checkpoint import load_checkpoint
+from minigpt.model import microgpt_weights
 from conftest import hide_package
 from minigpt.cli.main import app
-from minigpt.common.errors import UsageError
+from minigpt.errors import UsageError
 from minigpt.formats.safetensors_files import export_safetensors, import_safetensors
 
 st = pytest.importorskip("safetensors.torch")

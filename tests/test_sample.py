@@ -6,7 +6,7 @@ from typer.testing import CliRunner
 
 from minigpt.cli.main import app
 from minigpt.formats.checkpoint import load_checkpoint
-from minigpt.common.errors import UsageError
+from minigpt.errors import UsageError
 from minigpt.runs.new_names import sample
 from minigpt import generate
 from minigpt.sampling import filter_logits
@@ -201,7 +201,7 @@ def test_negative_zero_and_the_smallest_top_p_sample_as_zero_and_greedy_do(train
 
 def test_a_recipes_floats_are_checked_as_float32_and_shortcuts_by_their_own_names(tmp_path):
     from minigpt.formats.recipes import load_config
-    from minigpt.common.errors import UsageError
+    from minigpt.errors import UsageError
 
     for setting, says in [("train.lr=1e-50", "train.lr must be positive, got 1e-50, which is 0"),
                           ("train.lr=1e300", "train.lr must be a finite number, got 1e+300, which is inf"),
@@ -239,7 +239,7 @@ def test_sample_prints_names_as_they_are_made(trained_run, monkeypatch, json_out
 
 
 def test_a_vocabulary_of_a_million_bounds_what_is_computed_at_once():
-    from minigpt.common.ranges import LOGITS_AT_ONCE, rows_at_once
+    from minigpt.data import LOGITS_AT_ONCE, rows_at_once
 
     assert rows_at_once(256, 16, 27) == 256 and rows_at_once(2048, 1, 27) == 2048  # names: as before
     assert rows_at_once(256, 16, 1_000_001) == 1  # a name at a time, never none

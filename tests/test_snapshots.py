@@ -104,7 +104,7 @@ def test_bad_snapshots_are_refused_in_one_line_and_nothing_is_written(snapshot_r
 
 @pytest.mark.parametrize("count", [-3, 257, 10**12])
 def test_train_snapshots_outside_its_range_is_a_usage_error(count):
-    from minigpt.common.errors import UsageError
+    from minigpt.errors import UsageError
     from minigpt.formats.recipes import load_config
 
     with pytest.raises(UsageError, match="train.snapshots must be from 0 to 256"):
@@ -116,7 +116,7 @@ def test_a_snapshots_file_holding_thousands_is_refused(trained_run, tmp_path):
 
     import torch
 
-    from minigpt.common.errors import UsageError
+    from minigpt.errors import UsageError
     from minigpt.formats.snapshots import read_snapshots
 
     run = tmp_path / "run"

@@ -1,6 +1,9 @@
 import json
 import math
+import os
 import re
+import subprocess
+import sys
 
 import pytest
 import torch
@@ -10,16 +13,15 @@ from minigpt.formats.checkpoint import load_checkpoint, read_model_weights, resu
 from minigpt.config import GPTConfig, TrainConfig
 from minigpt.common.bundled import BUNDLED_NAMES
 from minigpt.data import Tokenizer
-from minigpt.files.corpus import TokenizedNames
+from minigpt.data import TokenizedNames
 from minigpt.files.names_file import read_names
-from minigpt.common.errors import RunError, UsageError
+from minigpt.errors import RunError, UsageError
 from minigpt.model import GPT
 from minigpt.sampling import generate
 from minigpt.measurements.name_losses import evaluate
 from minigpt.optimizer import lr_at
+from minigpt.machine.processes import compile_failed
 from minigpt.runs.run import train
-from minigpt.machine.processes import Compiled
-from minigpt.runs.setup import fit_to_machine
 from minigpt.training import Trainer
 
 
@@ -98,7 +100,7 @@ def cpu_trainer(names_file, *overrides) -> Trainer:
     tokenizer = Tokenizer.from_names(names)
     config = tiny_config(*overrides)
     config.model.vocab_size = tokenizer.vocab_size
-    return fit_to_machine(Trainer(config, names, [], tokenizer, torch.device("cpu"), None))  # as a run's is
+    return Trainer.from_names(config, names, [], tokenizer)
 
 
 @pytest.mark.parametrize("precision, dtype", [("auto", torch.float32), ("bfloat16", torch.bfloat16)])
@@ -157,7 +159,7 @@ def test_auto_precision_is_float32_without_a_measurement_where_there_is_no_bfloa
 
 def test_compile_wraps_the_training_model_and_saves_plain_names(names_file):
     trainer = cpu_trainer(names_file, "train.compile=true")  # compiles lazily, at the first step
-    assert trainer.model_for_steps.compiled._orig_mod is trainer.model
+    assert trainer.model_for_steps._orig_mod is trainer.model
     assert "layers.0.attn.attn_wq.weight" in trainer.model.state_dict()
 
 
@@ -167,9 +169,11 @@ def test_a_failed_compile_says_how_to_train_without_it(names_file):
     def no_compiler(graph, example_inputs):
         raise RuntimeError("No working C++ compiler found")
 
-    trainer.model_for_steps = Compiled(trainer.model, backend=no_compiler)  # fails as inductor does without one
-    with pytest.raises(RunError, match=r"C\+\+ compiler.*set train.compile=false"):
-        trainer.train_step()
+    compiled = torch.compile(trainer.model, backend=no_compiler)  # fails as inductor does without one
+    with pytest.raises(torch._dynamo.exc.BackendCompilerFailed) as failed:
+        compiled(*trainer.train_data.batch(trainer.order.indices(0)))
+    said = compile_failed(failed.value)
+    assert isinstance(said, RunError) and re.search(r"C\+\+ compiler.*set train.compile=false", str(said))
 
 
 def overfitting_config(*extra):
@@ -263,7 +267,7 @@ def test_a_run_whose_last_step_is_its_best_ended_on_its_best(names_file, tmp_pat
 
 def test_a_step_whose_logits_cannot_fit_is_refused_before_it_starts(names_file, tmp_path, monkeypatch):
     from conftest import tiny_config
-    from minigpt.common.errors import UsageError
+    from minigpt.errors import UsageError
     from minigpt.runs import setup
 
     monkeypatch.setattr(setup, "available_memory", lambda: 100_000)  # 0.1 MB free
@@ -273,23 +277,10 @@ def test_a_step_whose_logits_cannot_fit_is_refused_before_it_starts(names_file, 
     assert not (tmp_path / "r").exists()
 
 
-def test_a_trainer_with_packed_rows_takes_the_steps_a_name_a_row_takes(names_file):
-    """train.pack_names through the Trainer (machine/packing.py hands the model positions and attention):
-    without dropout, the same losses step for step as a name a row, within float32's rounding."""
-    plain, packed = (cpu_trainer(names_file, "model.dropout=0.0", "model.attn_dropout=0.0", f"train.pack_names={on}")
-                     for on in ("false", "true"))
-    from minigpt.machine.packing import packed_batch
-
-    assert packed_batch(packed.train_data, packed.order.indices(0), packed.model).positions is not None  # rows packed
-    for _ in range(5):
-        (a, n), (b, m) = plain.train_step(), packed.train_step()
-        assert n == m and abs(a.item() / n - b.item() / m) < 1e-4
-
-
 def test_a_complete_run_says_every_setting_that_holds_it_back_at_once(few_names, tmp_path):
     """A run whose patience ran out on its last step needs both more steps and more patience to go on: the
     refusal names both at once (it named one, then the other), and the run did not stop "early"."""
-    from minigpt.common.errors import UsageError
+    from minigpt.errors import UsageError
 
     whole = train(overfitting_config("train.patience=3"), few_names, out_dir=tmp_path / "whole", quiet=True)
     assert whole.stopped_early
@@ -301,3 +292,26 @@ def test_a_complete_run_says_every_setting_that_holds_it_back_at_once(few_names,
     said = str(refused.value)
     assert f"resume with --set train.patience={3 + 3} --steps {2 * whole.steps} to train on" in said, said
     assert "train.patience" in said and f"it has taken its {whole.steps:,} steps" in said
+
+
+def test_a_recipe_file_is_trained_as_written_under_a_time_limit(tmp_path):
+    """A key written in the --config file is never changed by fitting (the block size stays 12 though the
+    longest name would fit it to 17), a time limit that ends the run in place of its steps says so as it
+    starts, and config.toml keeps the keys as written and says what ended the run."""
+    names = tmp_path / "names.txt"
+    names.write_text("\n".join(["maximilianrobert", "anna", "bob", "christopher", "emma", "liam"] * 20) + "\n")
+    recipe = tmp_path / "mine.toml"
+    recipe.write_text('[model]\nn_layer = 1\nn_head = 1\nn_embd = 8\nblock_size = 12\n'
+                      '[train]\nsteps = 300\nbatch_size = 8\neval_interval = 5\nprecision = "float32"\n')
+    command = [sys.executable, "-m", "minigpt", "train", "--config", str(recipe), "--data", str(names),
+               "--time-limit", "1", "--out", str(tmp_path / "run"), "--no-page"]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=300, env={**os.environ, "COLUMNS": "400"})
+    assert done.returncode == 0, done.stderr
+    assert "train.time_limit 1 s ends this run, not train.steps (300)" in done.stderr  # in the opening panel
+    assert "longer than the block size allows (11 characters)" in done.stderr  # said, not fitted
+    written = (tmp_path / "run" / "config.toml").read_text()
+    assert "block_size = 12\n" in written and "steps = 300\n" in written
+    header = [line for line in written.splitlines() if line.startswith("#")]
+    assert "# train.time_limit 1 s ends it, not train.steps" in header, header
+    assert any(line.startswith("# ended at step") and "time limit of 1 s" in line for line in header), header
+    assert load_checkpoint(tmp_path / "run").config.model.block_size == 12

@@ -9,7 +9,6 @@ from typer.testing import CliRunner
 from conftest import tiny_config
 from minigpt.cli.main import app
 from minigpt.config import GPTConfig
-from minigpt.machine.cpu_speedups import bfloat16_by_formula
 from minigpt.model import GPT
 from minigpt.sampling import generate
 from minigpt.data import Tokenizer
@@ -45,7 +44,7 @@ def test_sampling_an_unmasked_model_reads_every_position_again():
 def test_bfloat16_on_a_cpu_keeps_the_model_unmasked():
     attn = unmasked_model(1).layers[0].attn
     q, k, v = (torch.randn(1, 2, 5, 8, dtype=torch.bfloat16) for _ in range(3))
-    torch.testing.assert_close(bfloat16_by_formula(attn)(q, k, v), F.scaled_dot_product_attention(q, k, v))
+    torch.testing.assert_close(attn.attend(q, k, v), F.scaled_dot_product_attention(q, k, v))
 
 
 def test_an_unmasked_run_is_named_everywhere_and_refused_where_it_cannot_be_read(names_file, tmp_path):
@@ -68,15 +67,13 @@ def test_an_unmasked_run_is_named_everywhere_and_refused_where_it_cannot_be_read
         "ablate": ["ablate", str(run_dir)],
         "the explorer page": ["inspect-attention", str(run_dir), "--html", str(tmp_path / "page.html")],
         "microgpt": ["export", str(run_dir), str(tmp_path / "m.json"), "--format", "microgpt"],
-        "pack_names": ["train", "--data", str(names_file), "--config", "tiny", "--set", "model.causal=false",
-                       "--set", "train.pack_names=true", "--out", str(tmp_path / "packed")],
     }
     for what, command in refused.items():
         result = runner.invoke(app, command)
         assert result.exit_code == 2 and len(result.output.strip().splitlines()) <= 2, (what, result.output)
         assert "causal" in result.output, what
     assert "inspect-attention MASKED_RUN" in runner.invoke(app, refused["the explorer page"]).output
-    assert not (tmp_path / "page.html").exists() and not (tmp_path / "packed").exists()
+    assert not (tmp_path / "page.html").exists()
 
 
 def test_snapshots_written_before_the_key_existed_are_still_the_runs_own(trained_run, tmp_path):

@@ -19,9 +19,9 @@ import typer
 
 from minigpt import __version__
 from minigpt.files.atomic_file import other_ending
-from minigpt.common.errors import Interrupted, LostProcess, MiniGPTError, UsageError, first_line, warn
+from minigpt.errors import Interrupted, LostProcess, MiniGPTError, UsageError, first_line, warn
 from minigpt.common.text import one_line, shortened
-from minigpt.common.ranges import check_64_bits
+from minigpt.config import check_64_bits
 from minigpt.cli.streams import DroppedOnFailure, checked_streams
 from minigpt.cli.typer_patches import patch_typer_and_rich
 from minigpt.machine.torchrun import LOST_A_PROCESS, keep_error_line, rank

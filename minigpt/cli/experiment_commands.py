@@ -10,7 +10,7 @@ from typing import Optional
 import typer
 
 from minigpt.cli.app import ends_as_written, on_free_cores, wrote
-from minigpt.common.errors import UsageError
+from minigpt.errors import UsageError
 from minigpt.files import strict_json
 from minigpt.files.atomic_file import refuse_existing
 

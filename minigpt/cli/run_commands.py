@@ -15,7 +15,7 @@ import typer
 
 from minigpt.cli.app import (checkpoint_argument, checkpoint_to_read, device_option, ends_as_written,
                              names_to_score_option, wrote)
-from minigpt.common.errors import UsageError, warn
+from minigpt.errors import UsageError, warn
 from minigpt.files import strict_json
 from minigpt.files.atomic_file import refuse_existing
 from minigpt.common.text import one_line, plural
@@ -97,7 +97,7 @@ def train(
 def write_run_page(run_dir: Path, hidden: bool, said: bool) -> None:
     """The run's explorer page, RUN/page.html, written as the run ends: the learner's next step is to look.
     A model the page cannot read (one trained without the mask) says why, and the run stands as it is."""
-    from minigpt.common.errors import MiniGPTError
+    from minigpt.errors import MiniGPTError
     from minigpt.views.explorer_page import write_page
     from minigpt.views.training_display import snapshots_bar
 

@@ -13,7 +13,7 @@ import contextlib
 import os
 import sys
 
-from minigpt.common.errors import RunError, cannot_write
+from minigpt.errors import RunError, cannot_write
 
 
 class Stream:

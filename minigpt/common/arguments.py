@@ -12,7 +12,7 @@ import os
 import sys
 from pathlib import Path
 
-from minigpt.common.errors import UsageError
+from minigpt.errors import UsageError
 from minigpt.common.text import shortened
 
 LIST_KINDS = (list, tuple)

@@ -17,7 +17,7 @@ import tempfile
 from pathlib import Path
 from typing import Callable
 
-from minigpt.common.errors import UsageError, cannot_write
+from minigpt.errors import UsageError, cannot_write
 from minigpt.files.sniffing import is_checkpoint_file
 
 

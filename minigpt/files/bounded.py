@@ -14,7 +14,7 @@ from __future__ import annotations
 import zipfile
 from pathlib import Path
 
-from minigpt.common.errors import UsageError
+from minigpt.errors import UsageError
 
 MB = 1024**2
 LIMITS = {  # the most each kind of file holds, in bytes

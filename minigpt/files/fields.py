@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 
 from minigpt.common.arguments import kind_name, tensor_type, what_it_is
-from minigpt.common.errors import UsageError
+from minigpt.errors import UsageError
 from minigpt.common.text import number_text
 
 def expect(value, kinds: type | tuple, where, name: str):

@@ -13,18 +13,11 @@ import threading
 import unicodedata
 from pathlib import Path
 
-from minigpt.common.arguments import as_list, as_path, quoted
-from minigpt.common.errors import UsageError, warn
+from minigpt.common.arguments import as_path
+from minigpt.errors import UsageError, warn
 from minigpt.common.text import one_line
 from minigpt.files.bounded import read_bytes
 from minigpt.files.sniffing import NOT_NAMES, identify, wrong_kind
-
-
-def held_out_count(n: int, fraction: float, at_most: int) -> int:
-    """How many of n names are held out for validation: `fraction` of them, at most `at_most`, and one
-    at least from ten names on."""
-    count = min(at_most, int(n * fraction))
-    return 1 if fraction > 0 and count == 0 and n >= 10 else count
 
 
 MEMORY_PER_BYTE = 25  # reading, splitting and tokenising a names file takes about this much memory per byte
@@ -158,11 +151,3 @@ def refuse_unseen_names(names: list[str], unseen, what: str) -> None:
 
 def listed(characters: list[str]) -> str:
     return ", ".join(repr(c) for c in characters)
-
-
-def as_characters(value, what: str) -> list[str]:
-    """A vocabulary: a list of distinct single characters."""
-    chars = as_list(value, what, "character")
-    if not all(isinstance(c, str) and len(c) == 1 for c in chars) or len(set(chars)) < len(chars):
-        raise UsageError(f"{what}: expected distinct single characters, got {quoted(chars)}")
-    return chars

@@ -14,7 +14,7 @@ import json
 import math
 from pathlib import Path
 
-from minigpt.common.errors import UsageError, warn
+from minigpt.errors import UsageError, warn
 from minigpt.files import strict_json
 from minigpt.files.bounded import read_text
 from minigpt.files.fields import expect, whole_number

@@ -28,7 +28,6 @@ from __future__ import annotations
 import dataclasses
 import io
 import pickle
-import re
 import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -36,12 +35,12 @@ from pathlib import Path
 import torch
 
 from minigpt.common.arguments import as_path, kind_of
-from minigpt.common.errors import RunError, UsageError, cannot_write
-from minigpt.config import Config
-from minigpt.common.ranges import parameter_count
+from minigpt.errors import RunError, UsageError, cannot_write
+from minigpt.config import Config, parameter_count
 from minigpt.formats.recipes import config_from_dict, load_config
-from minigpt.data import Tokenizer, load_data
-from minigpt.files.names_file import read_names
+from minigpt.data import Tokenizer
+from minigpt.files.corpus import load_data
+from minigpt.files.names_file import read_names, refuse_unseen_names
 from minigpt.files.corpus import digest
 from minigpt.files.atomic_file import write_bytes
 from minigpt.files.bounded import check_archive
@@ -49,39 +48,13 @@ from minigpt.formats.checkpoint_checks import (check_layout, check_training_stat
                                                stored_loss)
 from minigpt.files.sniffing import KNOWN, identify, wrong_kind
 from minigpt.common.text import as_text, plural
-from minigpt.model import GPT
+from minigpt.model import GPT, load_microgpt_weights, microgpt_weights
 from minigpt.files.membership import NameSet
 
 FORMAT = "minigpt"
 VERSION = 1
 NAMES_IN_DIR = ("best.pt", "last.pt")  # what sample, eval and inspect read from a run directory
 RESUME_ORDER = ("last.pt", "best.pt")  # what a resumed run continues from
-
-
-def microgpt_name(module_name: str) -> str:
-    """A parameter's name in the model -> microgpt's: "layers.0.attn.attn_wq.weight" -> "layer0.attn_wq"."""
-    name = re.sub(r"^layers\.(\d+)\.(?:attn\.|mlp\.)?", r"layer\1.", module_name)
-    return name.removesuffix(".weight")
-
-
-def microgpt_weights(model: GPT) -> dict[str, torch.Tensor]:
-    """The model's weights under microgpt's names, as every file minigpt writes holds them."""
-    return {microgpt_name(name): tensor for name, tensor in model.state_dict().items()}
-
-
-def load_microgpt_weights(model: GPT, weights: dict[str, torch.Tensor]) -> None:
-    """Load weights named as microgpt names them; a ValueError names a missing, extra or misshapen one."""
-    state = model.state_dict()
-    module_name = {microgpt_name(name): name for name in state}
-    own = {name: state[module] for name, module in module_name.items()}
-    missing, extra = sorted(own.keys() - weights.keys()), sorted(weights.keys() - own.keys())
-    if missing or extra:
-        raise ValueError(f"the weights do not fit the model: missing {missing}, unexpected {extra}")
-    for name, tensor in weights.items():
-        if not isinstance(tensor, torch.Tensor) or tensor.shape != own[name].shape:
-            shape = list(tensor.shape) if isinstance(tensor, torch.Tensor) else type(tensor).__name__
-            raise ValueError(f"size mismatch for {name}: {shape} in the file, {list(own[name].shape)} in the model")
-    model.load_state_dict({module_name[name]: tensor for name, tensor in weights.items()})
 
 
 @dataclass
@@ -162,7 +135,7 @@ def names_to_score(ckpt, data: Path | None) -> tuple[list[str], str]:
     out from training, so the loss is not flattered by names the model learned)."""
     if data is not None:
         names = read_names(data)
-        ckpt.tokenizer.check_names(names, f"names file {data}")
+        refuse_unseen_names(names, ckpt.tokenizer.unseen, f"names file {data}")
         return names, f"names file {data}"
     names, why = held_out(ckpt)
     if not names:

@@ -3,8 +3,7 @@
 A checkpoint is a file the user can edit, damage or be handed: every field is checked for its
 type and range here (formats/checkpoint.py's docstring has the layout), so a bad one is one
 line naming the file and the field, never an error from deep inside sampling or resuming. A model
-and names handed to the Python API are checked here too (`check_model_and_names`, with sampling.py's
-`check_model`).
+and names handed to the Python API are checked here too (`check_model_and_names`, `check_model`).
 """
 
 from __future__ import annotations
@@ -14,10 +13,11 @@ import math
 import torch
 
 from minigpt.common.arguments import as_names
-from minigpt.common.errors import UsageError
+from minigpt.errors import UsageError
 from minigpt.files.fields import entry, expect, finite_number, tensors, whole_number
 from minigpt.files.run_records import LARGEST_LOSS
-from minigpt.sampling import check_model
+from minigpt.data import Tokenizer
+from minigpt.model import GPT
 
 LARGEST_WEIGHT = 1e6  # no trained model's weight comes near; past it the forward pass overflows into nan
 MOST_HASHES = 64  # a Bloom filter of names uses a handful; more is a damaged field
@@ -150,3 +150,15 @@ def check_model_and_names(model, tokenizer, names) -> list[str]:
         raise UsageError("expected a list of names, got an empty one")
     return names
 
+
+def check_model(model, tokenizer) -> None:
+    """A model and its tokenizer, as a checkpoint holds them (.model, .tokenizer)."""
+    if not isinstance(model, GPT):
+        raise UsageError(f"expected the model (a checkpoint's .model), got {type(model).__name__}")
+    if not isinstance(tokenizer, Tokenizer):
+        raise UsageError(f"expected the tokenizer (a checkpoint's .tokenizer), got "
+                         f"{type(tokenizer).__name__}")
+    if tokenizer.vocab_size != model.config.vocab_size:  # another model's: other characters
+        raise UsageError(f"the tokenizer has {tokenizer.vocab_size} tokens and the model reads "
+                         f"{model.config.vocab_size}: give the model its own tokenizer (the same "
+                         f"checkpoint's)")

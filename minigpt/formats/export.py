@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from minigpt.common.errors import UsageError, warn
+from minigpt.errors import UsageError, warn
 from minigpt.common.text import one_line
 from minigpt.formats.checkpoint import load_checkpoint
 from minigpt.formats.microgpt_json import export_microgpt, microgpt_misfits

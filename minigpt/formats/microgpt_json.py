@@ -19,16 +19,17 @@ import torch
 
 from minigpt.config import GPTConfig
 from minigpt.data import Tokenizer
-from minigpt.common.errors import UsageError, first_line
+from minigpt.errors import UsageError, first_line
 from minigpt.files.atomic_file import refuse_existing, write_text
 from minigpt.files.bounded import read_text
 from minigpt.files.fields import entry, expect, whole_number
 from minigpt.files.sniffing import KNOWN, identify, wrong_kind
 from minigpt.common.text import number_text
-from minigpt.formats.checkpoint import load_checkpoint, load_microgpt_weights, microgpt_weights, payload, save_checkpoint
+from minigpt.formats.checkpoint import load_checkpoint, payload, save_checkpoint
+from minigpt.model import load_microgpt_weights, microgpt_weights
 from minigpt.formats.checkpoint_checks import check_weights, checked_vocab
 from minigpt.model import GPT
-from minigpt.common.ranges import check_model_size
+from minigpt.config import check_model_size
 from minigpt.formats.recipes import load_config, validate
 from minigpt.files.membership import NameSet
 

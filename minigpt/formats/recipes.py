@@ -13,10 +13,10 @@ import tomllib
 from pathlib import Path
 
 from minigpt.common.bundled import config_dir, recipe_names
-from minigpt.config import Config, GPTConfig, SampleConfig, TrainConfig, checked_shape
+from minigpt.config import (Config, GPTConfig, SampleConfig, TrainConfig, check_declared, check_model_size,
+                            checked_shape)
 from minigpt.common.arguments import as_strings
-from minigpt.common.errors import UsageError
-from minigpt.common.ranges import check_declared, check_model_size
+from minigpt.errors import UsageError
 from minigpt.common.text import as_text, plural
 from minigpt.files.bounded import read_bytes
 from minigpt.files.sniffing import NOT_NAMES, identify, wrong_kind
@@ -48,9 +48,6 @@ def validate(config: Config) -> None:
     checked_shape(dataclasses.replace(m, vocab_size=2))  # the shape alone: vocab_size comes from the data
     if t.min_lr > t.lr:
         raise UsageError(f"train.min_lr ({t.min_lr}) must not exceed train.lr ({t.lr})")
-    if t.pack_names and not m.causal:  # packed names are kept apart by a mask of their own, a causal one
-        raise UsageError("train.pack_names needs the causal mask: with model.causal = false a packed name would "
-                         "read the names beside it; drop one of the two")
     check_model_size(m)
 
 
@@ -109,6 +106,7 @@ def load_config(path: str | Path | None = None, overrides: list[str] = (), base:
                 raise UsageError(f"{path}: '{section}' must be a [section], one of model, train, sample")
             for key, value in values.items():
                 set_value(config, section, key, value, where=str(path))
+                config.written.add(f"{section}.{key}")
     for item in overrides:
         section, key, value = parse_override(item)
         set_value(config, section, key, value, where="--set")
@@ -152,6 +150,8 @@ def fit_recipe_to_data(config: Config, n_train: int) -> list[str]:
     else:
         recipe = load_config(config.recipe) if config.recipe is not None else Config()
     notes = [shown_path(config.recipe) + (f": {config.why}" if config.why else "")] if config.recipe else []
+    if config.why:
+        config.changes += notes
     in_vain = sorted(key for key in config.given if key_value(config, key) == key_value(recipe, key))
     return notes + [f"{key} = {toml_value(key_value(config, key))} changes nothing: the recipe has it already"
                     for key in in_vain]
@@ -185,6 +185,7 @@ def steps_or_time_limit(config: Config) -> None:
         raise UsageError(f"--steps ({t.steps:,}) and --time-limit ({t.time_limit:g} s) both say how long to train; "
                          f"give one of them")
     config.notes.append(f"train.steps {t.steps:,} was given, so the recipe's time limit of {t.time_limit:g} s is off")
+    config.changes.append(config.notes[-1])
     t.time_limit = 0.0
 
 

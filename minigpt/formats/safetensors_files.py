@@ -18,12 +18,13 @@ from pathlib import Path
 import torch
 
 from minigpt.data import Tokenizer
-from minigpt.common.errors import UsageError, cannot_write
+from minigpt.errors import UsageError, cannot_write
 from minigpt.files.atomic_file import refuse_existing, write_files_together
 from minigpt.files.bounded import read_bytes, read_text
 from minigpt.files.fields import entry, expect, tensors, whole_number
 from minigpt.files.sniffing import identify
-from minigpt.formats.checkpoint import load_checkpoint, load_microgpt_weights, microgpt_weights, payload, save_checkpoint
+from minigpt.formats.checkpoint import load_checkpoint, payload, save_checkpoint
+from minigpt.model import load_microgpt_weights, microgpt_weights
 from minigpt.formats.checkpoint_checks import check_weights, checked_vocab, known_loss
 from minigpt.formats.microgpt_json import MICROGPT_ARCHITECTURE, SHAPE
 from minigpt.model import GPT

@@ -27,13 +27,14 @@ from pathlib import Path
 import torch
 
 from minigpt.common.arguments import as_path, as_whole_number
-from minigpt.common.errors import UsageError
-from minigpt.common.ranges import MAX_SNAPSHOTS
+from minigpt.errors import UsageError
+from minigpt.config import MAX_SNAPSHOTS
 from minigpt.files.bounded import check_archive
 from minigpt.formats.checkpoint_checks import weight_trouble
 from minigpt.files.fields import entry, expect, whole_number
 from minigpt.files.run_records import read_metrics
-from minigpt.formats.checkpoint import load_microgpt_weights, load_quietly, microgpt_weights, save_checkpoint
+from minigpt.formats.checkpoint import load_quietly, save_checkpoint
+from minigpt.model import load_microgpt_weights, microgpt_weights
 from minigpt.config import GPTConfig
 from minigpt.model import GPT
 

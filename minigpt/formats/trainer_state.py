@@ -8,9 +8,10 @@ from pathlib import Path
 
 import torch
 
-from minigpt.common.errors import UsageError
+from minigpt.errors import UsageError
 from minigpt.common.text import plural
-from minigpt.formats.checkpoint import ResumeState, load_microgpt_weights, payload, save_checkpoint, training_state
+from minigpt.formats.checkpoint import ResumeState, payload, save_checkpoint, training_state
+from minigpt.model import load_microgpt_weights
 from minigpt.optimizer import Optimizers
 
 

@@ -7,8 +7,8 @@ DistributedDataParallel averages are exactly one process's gradients for the who
 N processes with B/N names each take the same steps as one process with B.
 
 The training loop makes one call for each thing several processes need (`my_share`,
-`weighted_for_whole_batch`, `agree_to_stop`); in a single process each hands back what it
-was given.
+`weighted_for_whole_batch`, `agree_to_stop`); `Distributed` answers them for several, as
+training.py's `OneProcess` answers them for one.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from dataclasses import dataclass
 import torch
 import torch.distributed as dist
 
-from minigpt.common.errors import LostProcess, RunError, UsageError, first_line
+from minigpt.errors import LostProcess, RunError, UsageError, first_line
 from minigpt.machine.torchrun import check_batch_splits, environment
 
 
@@ -140,31 +140,6 @@ class Distributed:
             dist.destroy_process_group()
 
 
-class PendingLosses:
-    """The summed losses of steps not yet read from the device.
-
-    Reading a loss waits for the device (and, with several processes, for every rank), so
-    the loop reads them together, once per log line, rather than once per step.
-    """
-
-    def __init__(self, dist: Distributed):
-        self.dist = dist
-        self.steps: list[tuple[torch.Tensor, int]] = []  # (summed loss, tokens) per step
-
-    def __len__(self) -> int:
-        return len(self.steps)
-
-    def add(self, loss_sum: torch.Tensor, tokens: int) -> None:
-        self.steps.append((loss_sum, tokens))
-
-    def read(self) -> list[float]:
-        """The mean loss per token of each pending step, summed over the processes."""
-        sums = self.dist.sum(torch.stack([loss for loss, _ in self.steps]).double())
-        values = [total / tokens for total, (_, tokens) in zip(sums.tolist(), self.steps)]
-        self.steps.clear()
-        return values
-
-
 PEER_GONE = ("Connection reset by peer", "Connection closed by peer", "Broken pipe", "NCCL communicator was aborted",
              "gloo")  # what the backends say in a collective when another process of the group is gone
 
@@ -193,23 +168,10 @@ def setup(device: torch.device) -> Distributed:
     return Distributed(rank, world, local_rank, device)
 
 
-def model_for_steps(model: torch.nn.Module, recipe, dist: Distributed):
-    """What a training step calls: the model itself, or DDP around it, compiled or not."""
-    wrapped = dist.wrap(model, recipe.batch_size, recipe.seed)
-    # dynamic: batches are cut to their longest name, so the length changes from step to step;
-    # one graph for every length, rather than one for the first length and then another
-    return Compiled(wrapped, dynamic=True) if recipe.compile else wrapped
-
-
-class Compiled:
-    """torch.compile's model, whose failure to compile is one line that says what to do."""
-
-    def __init__(self, model: torch.nn.Module, **options):
-        self.compiled = torch.compile(model, **options)
-
-    def __call__(self, *args, **kwargs):
-        try:
-            return self.compiled(*args, **kwargs)
-        except torch._dynamo.exc.BackendCompilerFailed as e:  # no C++ compiler, ...
-            raise RunError(f"torch.compile failed ({first_line(e.inner_exception)}); "
-                           f"set train.compile=false to train without it") from e
+def compile_failed(error: BaseException) -> RunError | None:
+    """torch.compile's failure (no C++ compiler, ...) as one line that says what to do; None for any other."""
+    failed = getattr(getattr(torch, "_dynamo", None), "exc", None)
+    if failed is None or not isinstance(error, failed.BackendCompilerFailed):
+        return None
+    return RunError(f"torch.compile failed ({first_line(error.inner_exception)}); "
+                    f"set train.compile=false to train without it")

@@ -29,7 +29,7 @@ import threading
 import time
 from pathlib import Path
 
-from minigpt.common.errors import UsageError
+from minigpt.errors import UsageError
 
 GRACE_SECONDS = 20  # after one process fails, how long the others get to stop by themselves
 ERRORS_ENV = "MINIGPT_ERRORS_DIR"  # where the processes `--nproc` started leave their error lines

@@ -26,12 +26,12 @@ from typing import Iterable
 import torch
 import torch.nn.functional as F
 
-from minigpt.common.errors import UsageError
-from minigpt.files.corpus import IGNORE, TokenizedNames
+from minigpt.errors import UsageError
+from minigpt.data import IGNORE, TokenizedNames
 from minigpt.data import Tokenizer
 from minigpt.formats.checkpoint_checks import check_model_and_names
 from minigpt.model import GPT, eval_mode
-from minigpt.attention import causal_attention
+from minigpt.model import causal_attention
 from minigpt.measurements.logit_lens import embedded, read_off
 from minigpt.measurements.prefix_forest import (PrefixForest, embedded_nodes, forest_nats, node_attention, prefix_forests,
                                                 read_by_prefixes)

@@ -19,8 +19,8 @@ import torch
 from minigpt.common.text import token_label
 from minigpt.data import Tokenizer
 from minigpt.common.arguments import as_list
-from minigpt.common.errors import UsageError
-from minigpt.sampling import check_model
+from minigpt.errors import UsageError
+from minigpt.formats.checkpoint_checks import check_model
 from minigpt.model import GPT
 
 

@@ -13,8 +13,9 @@ from __future__ import annotations
 import torch
 import torch.nn.functional as F
 
-from minigpt.common.ranges import rows_at_once
-from minigpt.files.corpus import IGNORE, TokenizedNames
+from minigpt.files.names_file import refuse_unseen_names
+from minigpt.data import rows_at_once
+from minigpt.data import IGNORE, TokenizedNames
 from minigpt.data import Tokenizer
 from minigpt.formats.checkpoint_checks import check_model_and_names
 from minigpt.model import GPT, eval_mode
@@ -26,7 +27,7 @@ def evaluate_names(model: GPT, tokenizer: Tokenizer, names: list[str], what: str
     "unscored"}: the tokens scored, and those of names cut to fit the block size that were not (a loss
     compares with another only over the same tokens)."""
     names = check_model_and_names(model, tokenizer, names)
-    tokenizer.check_names(names, what)
+    refuse_unseen_names(names, tokenizer.unseen, what)
     device = model.lm_head.weight.device
     data = TokenizedNames(names, tokenizer, model.config.block_size).to(device)
     return {
@@ -43,7 +44,7 @@ def name_losses(model: GPT, tokenizer: Tokenizer, names: list[str], what: str = 
                 batch_size: int = 256) -> list[tuple[str, int, float]]:
     """(name, predicted tokens, mean loss per token) for every name, in the order given."""
     names = check_model_and_names(model, tokenizer, names)
-    tokenizer.check_names(names, what)
+    refuse_unseen_names(names, tokenizer.unseen, what)
     return scored_rows(model, tokenizer, names, batch_size)
 
 
@@ -70,7 +71,7 @@ def name_losses_as_scored(model: GPT, tokenizer: Tokenizer, names: list[str], wh
     """name_losses's rows, yielded a chunk of names at a time: every name is checked first, then rows come as
     they are scored, and memory holds one chunk's ids and losses, not every name's (millions of names)."""
     names = check_model_and_names(model, tokenizer, names)  # here, before the first row is asked for
-    tokenizer.check_names(names, what)
+    refuse_unseen_names(names, tokenizer.unseen, what)
     return (row for start in range(0, len(names), chunk)
             for row in scored_rows(model, tokenizer, names[start:start + chunk]))
 
@@ -81,7 +82,7 @@ def loss_with_mask_off(model: GPT, tokenizer: Tokenizer, names: list[str], batch
     of its name, the later ones too (what the explorer's "mask off" switch does). Names are read in batches of
     one length, so that no position reads another name's padding."""
     names = check_model_and_names(model, tokenizer, names)
-    tokenizer.check_names(names, "names")
+    refuse_unseen_names(names, tokenizer.unseen, "names")
     data = TokenizedNames(names, tokenizer, model.config.block_size).to(model.lm_head.weight.device)
     reads_all = [lambda q, k, v: F.scaled_dot_product_attention(q, k, v)] * model.config.n_layer
     nats, tokens = 0.0, 0

@@ -28,10 +28,10 @@ from dataclasses import dataclass
 import torch
 import torch.nn.functional as F
 
-from minigpt.common.errors import UsageError
+from minigpt.errors import UsageError
 from minigpt.data import Tokenizer
 from minigpt.model import GPT
-from minigpt.attention import causal_attention
+from minigpt.model import causal_attention
 
 NODES = 8192  # the most nodes in one forest: names are grouped by first character up to this (memory stays bounded)
 PATH_GROUPS = 4  # paths of like length are attended to together: fewer padded positions

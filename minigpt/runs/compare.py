@@ -21,7 +21,7 @@ from pathlib import Path
 import torch
 
 from minigpt.common.arguments import as_path, as_paths
-from minigpt.common.errors import UsageError
+from minigpt.errors import UsageError
 from minigpt.common.text import as_text
 from minigpt.runs.statistics import mean, paired_interval, sd, welch, welch_p
 from minigpt.runs.study_folder import trial_state

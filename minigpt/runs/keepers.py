@@ -6,7 +6,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from minigpt.formats.checkpoint import load_microgpt_weights, read_model_weights
+from minigpt.formats.checkpoint import read_model_weights
+from minigpt.model import load_microgpt_weights
 from minigpt.formats.snapshots import RunSnapshots, run_identity
 from minigpt.training import Reporter, Trainer
 

@@ -1,6 +1,6 @@
 """Names from a trained checkpoint (`minigpt sample`, `minigpt.sample`): the options its recipe's [sample]
 section gives unless given, and with new_only, only names that are not among its training names.
-Its options are checked as `minigpt.generate` (sampling.py) checks them, in the command line's words."""
+`minigpt.generate` is here: sampling.py's, its options checked first, in the command line's words."""
 
 from __future__ import annotations
 
@@ -9,10 +9,43 @@ from dataclasses import dataclass
 import torch
 
 from minigpt.config import SampleConfig
-from minigpt.common.errors import UsageError
-from minigpt.common.ranges import SEEDS, check_listed
+from minigpt.errors import UsageError
+from minigpt.common.ranges import check_listed, check_options
+from minigpt.config import SEEDS
 from minigpt import sampling
 from minigpt.common.text import is_cut
+from minigpt.files.names_file import refuse_unseen
+from minigpt.formats.checkpoint_checks import check_model
+
+GENERATE_OPTIONS = ("temperature", "top_k", "top_p", "prefix", "seed", "batch_size", "use_cache")
+
+
+def generate(model, tokenizer, num: int, **options) -> list[str]:
+    """`minigpt.generate`: sampling.py's `generate` (its options are `generate_batches`'), with
+    everything checked first, in the command line's words."""
+    unknown = sorted(set(options) - set(GENERATE_OPTIONS))
+    if unknown:
+        raise UsageError(f"generate takes no option {', '.join(unknown)}; its options: "
+                         f"{', '.join(GENERATE_OPTIONS)}")
+    check_listed(num)  # a list of them, all at once: more is a stream (generate_batches)
+    check_draw(model, tokenizer, num, **{key: value for key, value in options.items()
+                                         if key not in ("batch_size", "use_cache")})
+    return sampling.generate(model, tokenizer, num, **options)
+
+
+def check_draw(model, tokenizer, num: int, temperature: float = 1.0, top_k: int | None = None,
+               top_p: float = 1.0, prefix: str = "", seed: int | None = None) -> None:
+    """A model with its own tokenizer, a draw's options each in its range (common/ranges.py),
+    and a prefix the model has room to read."""
+    check_model(model, tokenizer)
+    check_options(num, temperature, top_k, top_p, seed)
+    if not isinstance(prefix, str):
+        raise UsageError(f"--prefix must be text, got {type(prefix).__name__}")
+    refuse_unseen(prefix, tokenizer.unseen, f"'{prefix}'")
+    if len(prefix) >= model.config.block_size:
+        raise UsageError(f"--prefix is {len(prefix)} characters; the model's block size allows "
+                         f"at most {model.config.block_size - 1}")
+
 
 NEW_AT_ONCE = 1 << 20  # names an attempt of `sample --new-only` draws before the next begins
 
@@ -51,7 +84,7 @@ def sample_batches(checkpoint, num: int = 10, new_only: bool = False, seed: int 
         raise UsageError(f"sample takes a loaded checkpoint (minigpt.load_checkpoint(path)), got {type(checkpoint).__name__}")
     model, tokenizer = checkpoint.model, checkpoint.tokenizer
     options = {"prefix": prefix, **recipe_options(checkpoint.config.sample, temperature, top_k, top_p)}
-    sampling.check_draw(model, tokenizer, num, seed=seed, **options)
+    check_draw(model, tokenizer, num, seed=seed, **options)
     if not new_only:
         yield from sampling.generate_batches(model, tokenizer, num, seed=seed, **options)
         return

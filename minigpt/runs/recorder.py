@@ -12,22 +12,29 @@ from pathlib import Path
 import torch
 
 from minigpt.config import Config
-from minigpt.common.errors import RunError, UsageError, cannot_write, warn
+from minigpt.errors import RunError, UsageError, cannot_write, warn
 from minigpt.files.atomic_file import write_text
 from minigpt.files.run_records import (METRICS, SAMPLES, lines_up_to, metrics_line, metrics_step, read_metrics,
                                          samples_line, samples_step)
 from minigpt.formats.recipes import recipe_toml, shown_path
 from minigpt.runs.run_directory import open_own
+from minigpt.runs.setup import why_complete
 from minigpt.common.text import as_shown, as_text
 from minigpt.training import Reporter
 
 
-def recipe_header(config: Config) -> str:
-    """config.toml's first lines: which recipe file the run started from, why, and what the command line changed."""
+def recipe_header(config: Config, ended: str | None = None) -> str:
+    """config.toml's first lines: which recipe file the run started from, why, what the command line changed,
+    every change fitting made to the recipe as the run started, a time limit that ends it in place of its
+    steps, and, once it has, what ended the run."""
+    t = config.train
     source = "the default recipe" if config.recipe is None else shown_path(config.recipe)
     lines = [f"The recipe as this run trained it (minigpt train --config takes it): {source}"
              + (f", chosen by train.auto_scale for {config.why}" if config.why else ""),
              *([f"with {', '.join(sorted(config.given))} given on the command line"] if config.given else []),
+             *[f"changed as it started: {change}" for change in config.changes if not change.startswith(source)],
+             *([f"train.time_limit {t.time_limit:g} s ends it, not train.steps"] if t.time_limit > 0 else []),
+             *([f"ended {ended}"] if ended else []),
              "auto_scale is stored off: a resumed run keeps the recipe as it is."]
     return "".join(f"# {line}\n" for line in lines) + "\n"
 
@@ -82,7 +89,7 @@ class RunRecords(Reporter):
             kept[SAMPLES] = lines_up_to(self.run_dir / SAMPLES, self.resumed_at, samples_step)
         if self.resumed_at is not None:
             keep_an_edited_recipe(self.run_dir)
-        write_text(self.run_dir / "config.toml", recipe_header(self.config) + recipe_toml(self.config), failed=cannot_write_record)
+        self.write_recipe()
         for name, text in kept.items():
             if text is not None:
                 write_text(self.run_dir / name, text, failed=cannot_write_record)
@@ -110,6 +117,16 @@ class RunRecords(Reporter):
                     raise cannot_write_record(name, e) from None
         if result is not None:
             write_loss_png_if_possible(self.run_dir)
+
+    def saving(self, trainer, run_dir) -> None:
+        """As the run's last checkpoint is about to be written, config.toml says what ended the run (before the
+        checkpoint: a config.toml newer than last.pt is one edited by hand)."""
+        if trainer.done():
+            self.write_recipe(ended=f"at step {trainer.step:,}: {why_complete(trainer)}")
+
+    def write_recipe(self, ended: str | None = None) -> None:
+        header = recipe_header(self.config, ended)
+        write_text(self.run_dir / "config.toml", header + recipe_toml(self.config), failed=cannot_write_record)
 
     def write(self, name: str, line: str) -> None:
         """One whole line; when it cannot be written (a full disk), the run stops and says so.

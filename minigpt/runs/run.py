@@ -12,13 +12,14 @@ from pathlib import Path
 from minigpt.config import Config
 from minigpt.formats.recipes import validate
 from minigpt.common.arguments import as_path
-from minigpt.common.errors import UsageError
+from minigpt.errors import UsageError
 from minigpt.common.text import as_text
 from minigpt.runs.keepers import KeepBest, KeepSnapshots, end_on_best
 from minigpt.runs.recorder import RunRecords
 from minigpt.runs.run_directory import carry_best_checkpoint, discard_if_no_checkpoint, open_run_dir
 from minigpt.runs.setup import StopSignals, start_processes, start_run
-from minigpt.machine.processes import lost_a_process
+from minigpt.formats.trainer_state import save_trainer
+from minigpt.machine.processes import compile_failed, lost_a_process
 from minigpt.common.text import is_cut
 from minigpt.training import Reporter, Trainer, train_loop
 from minigpt.views import plotting
@@ -70,14 +71,14 @@ def train(
         if dist.main:
             resumed_at = trainer.step if resumed_from is not None else None
             display = TrainingDisplay(run_dir, quiet, threads=threads, notes=config.notes + scaled,
-                                      resumed_at=resumed_at)
+                                      resumed_at=resumed_at, changes=config.changes)
             reporter = Reporters(*reporter.reporters, RunRecords(run_dir, config, resumed_at), display,
                                  *([report] if report is not None else []))
         if pyplot_import is not None:
             pyplot_import.join()  # before the clock starts: beside the first steps it would slow them
         try:
             with StopSignals() as signals:
-                train_loss = train_loop(trainer, run_dir, reporter, signals)
+                train_loss = train_loop(trainer, run_dir, reporter, signals, save=save_trainer)
             if resumed_from is not None and out_dir is not None and dist.main:
                 carry_best_checkpoint(resumed_from, run_dir)
             went_back = end_on_best(trainer, run_dir, best, snapshots)  # the samples come from them
@@ -91,9 +92,9 @@ def train(
     except BaseException as error:
         if run_dir is not None and dist.main and (resume_from is None or out_dir is not None):
             discard_if_no_checkpoint(run_dir)  # a new run that failed before its first checkpoint leaves nothing
-        lost = lost_a_process(error, dist)
-        if lost is not None:
-            raise lost from None
+        said = lost_a_process(error, dist) or compile_failed(error)
+        if said is not None:
+            raise said from None
         raise
     finally:
         if lock is not None:

@@ -15,7 +15,7 @@ import shutil
 from datetime import datetime
 from pathlib import Path
 
-from minigpt.common.errors import RunError, UsageError, cannot_write
+from minigpt.errors import RunError, UsageError, cannot_write
 from minigpt.files.atomic_file import PARTIAL, write_atomically
 from minigpt.files.sniffing import is_checkpoint_file
 

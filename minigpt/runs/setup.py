@@ -11,19 +11,16 @@ import torch
 
 from minigpt.config import Config
 from minigpt.common.bundled import BUNDLED_NAMES
-from minigpt.data import load_data
 from minigpt.formats.recipes import fit_recipe_to_data
 from minigpt.files.names_file import available_memory
-from minigpt.common.errors import Interrupted, UsageError
+from minigpt.errors import Interrupted, UsageError
 from minigpt.formats.checkpoint import read_resume_state, refuse_to_go_back
 from minigpt.formats.trainer_state import restore_trainer
-from minigpt.machine.cpu_speedups import use_cpu_speedups
-from minigpt.machine.fast_optimizer import fast_optimizer
-from minigpt.machine.packing import packed_batch
 from minigpt.machine.processes import Distributed, resolve_device, setup as setup_distributed
 from minigpt.machine.threads import keep_freed_memory, use_free_cores
 from minigpt.machine.torchrun import launched_by_torchrun
 from minigpt.machine.precision import bfloat16_hardware, measure_bfloat16
+from minigpt.files.corpus import load_data, tokenize_corpus
 from minigpt.training import Trainer
 
 
@@ -95,29 +92,18 @@ def start_run(config: Config, dist: Distributed, data_path, val_path, resume_fro
     recipe = config.train
     train_names, val_names, tokenizer = load_data(data_path, val_path, recipe.val_fraction, recipe.val_max, recipe.split_seed)
     # a resumed run keeps the recipe it was fitted to
-    scaled = fit_to_data(config, train_names) if state is None else []
+    scaled = fit_to_data(config, train_names) + time_limit_note(config) if state is None else []
     config.model.vocab_size = tokenizer.vocab_size
     check_step_memory(config, train_names)
-    trainer = fit_to_machine(Trainer(config, train_names, val_names, tokenizer, dist.device, data_path, val_path,
-                                     dist, make_optimizer=fast_optimizer))
+    corpus = tokenize_corpus(train_names, val_names, tokenizer, config.model.block_size, dist.device, data_path,
+                             val_path)
+    trainer = Trainer(config, tokenizer, corpus.train, corpus.val, dist, corpus.membership, corpus.info)
     scaled += choose_precision(trainer)
     if state is not None:
         restore_trainer(trainer, state, resumed_from)  # every number as it was when it was saved
         if trainer.done():
             raise UsageError(f"{resumed_from}: the run is already complete at step {trainer.step:,}: {why_complete(trainer)}")
     return trainer, resumed_from, scaled
-
-
-def fit_to_machine(trainer: Trainer) -> Trainer:
-    """What changes how fast a step runs but no number it computes, swapped into the Trainer from
-    outside the lesson: on a CPU a cheaper dropout mask and attention (machine/cpu_speedups.py), and
-    with train.pack_names several short names a row (machine/packing.py). (The optimizers are built
-    without torch.optim as the Trainer is made: machine/fast_optimizer.py.)"""
-    if trainer.dist.device.type == "cpu":
-        use_cpu_speedups(trainer.model)
-    if trainer.recipe.pack_names:
-        trainer.make_batch = packed_batch
-    return trainer
 
 
 def choose_precision(trainer: Trainer) -> list[str]:
@@ -130,8 +116,9 @@ def choose_precision(trainer: Trainer) -> list[str]:
     measured = measure_bfloat16(lambda bfloat16: first_batch_pass(trainer, bfloat16), device)
     faster, speed = trainer.dist.broadcast(measured)
     trainer.bfloat16, recipe.precision = faster, "bfloat16" if faster else "float32"
-    return [f"precision {recipe.precision}: bfloat16 measured {speed:.2f}× as fast as float32 on this {device.type} "
-            f"(train.precision auto)"]
+    trainer.config.changes.append(f"precision {recipe.precision}: bfloat16 measured {speed:.2f}× as fast as float32 "
+                                  f"on this {device.type} (train.precision auto)")
+    return trainer.config.changes[-1:]
 
 
 def first_batch_pass(trainer: Trainer, bfloat16: bool) -> None:
@@ -144,6 +131,16 @@ def first_batch_pass(trainer: Trainer, bfloat16: bool) -> None:
 
 
 LOGIT_COPIES = 5  # a step's [batch, positions, vocabulary] tensors: logits, log-softmax, and their gradients, measured
+
+
+def time_limit_note(config: Config) -> list[str]:
+    """A time-limited run trains for its seconds, however many steps they hold: said as it starts, since
+    train.steps stays in its recipe (config.toml says at the end which step the time ended it at)."""
+    t = config.train
+    if t.time_limit <= 0:
+        return []
+    return [f"train.time_limit {t.time_limit:g} s ends this run, not train.steps ({t.steps:,}): the learning "
+            f"rate follows the clock"]
 
 
 def check_step_memory(config: Config, names: list[str]) -> None:
@@ -173,10 +170,10 @@ def fit_to_data(config: Config, names: list[str]) -> list[str]:
 
 def fit_block_size(config: Config, names: list[str]) -> list[str]:
     """With train.auto_scale, a block size that reads the longest training name whole (up to LONGEST_FITTED
-    characters), unless model.block_size was given: a name cut at the block size would be learned, and
+    characters), unless model.block_size was given or written in the recipe named: a name cut at the block size would be learned, and
     generated, cut. Only ever larger than the recipe's. Says what it changed."""
     m = config.model
-    if not config.train.auto_scale or "model.block_size" in config.given or not names:
+    if not config.train.auto_scale or "model.block_size" in config.given | config.written or not names:
         return []
     longest = max(map(len, names))
     wanted = min(longest, LONGEST_FITTED) + 1  # the boundary token, then every character
@@ -184,5 +181,6 @@ def fit_block_size(config: Config, names: list[str]) -> list[str]:
         return []
     was, m.block_size = m.block_size, wanted
     cut = f"; names longer than {LONGEST_FITTED} characters are still cut" if longest > LONGEST_FITTED else ""
-    return [f"the longest training name has {longest:,} characters, so train.auto_scale set block_size {wanted} "
-            f"(was {was}){cut}"]
+    config.changes.append(f"the longest training name has {longest:,} characters, so train.auto_scale set "
+                          f"block_size {wanted} (was {was}){cut}")
+    return config.changes[-1:]

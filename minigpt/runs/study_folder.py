@@ -21,7 +21,7 @@ import os
 import time
 from pathlib import Path
 
-from minigpt.common.errors import MiniGPTError, UsageError
+from minigpt.errors import MiniGPTError, UsageError
 from minigpt.runs.sweep_spec import SweepSpec
 from minigpt.files.atomic_file import write_bytes, write_text
 
@@ -147,7 +147,8 @@ def names_digest(data: Path | None, spec: SweepSpec | None = None) -> str:
     """The fingerprint of the names every trial trains on, read (and so checked) once before any trial; with
     the spec, a file too small to hold validation names out is refused, since no trial would have a score."""
     from minigpt.common.bundled import BUNDLED_NAMES
-    from minigpt.files.names_file import digest, held_out_count, read_names
+    from minigpt.config import held_out_count
+    from minigpt.files.names_file import digest, read_names
 
     names = read_names(data if data is not None else BUNDLED_NAMES)
     train = spec.recipe({}, spec.base_seed).train if spec is not None else None

@@ -18,7 +18,7 @@ import zlib
 from pathlib import Path
 from typing import Callable
 
-from minigpt.common.errors import RunError, UsageError
+from minigpt.errors import RunError, UsageError
 from minigpt.runs.study_folder import (JOURNAL, claim_folder, claim_study, hide_password, keep_spec, masked,
                                              mend_torn_journal, question, whole_records)
 from minigpt.runs.sweep_spec import SweepSpec

@@ -28,8 +28,8 @@ from pathlib import Path
 
 from minigpt.config import Config
 from minigpt.common.arguments import quoted, whole_number_within
-from minigpt.common.errors import UsageError
-from minigpt.common.ranges import LARGEST_INTEGER
+from minigpt.errors import UsageError
+from minigpt.config import LARGEST_INTEGER
 from minigpt.files.bounded import read_bytes
 from minigpt.formats.recipes import NOT_SETTABLE, load_config, toml_value
 

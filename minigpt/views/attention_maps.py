@@ -18,14 +18,15 @@ from rich.style import Style
 from rich.table import Table
 from rich.text import Text
 
+from minigpt.files.names_file import refuse_unseen
 from minigpt.common.arguments import as_whole_number
 from minigpt.common.text import token_label
 from minigpt.data import Tokenizer
-from minigpt.sampling import check_model
-from minigpt.common.errors import UsageError
+from minigpt.formats.checkpoint_checks import check_model
+from minigpt.errors import UsageError
 from minigpt.common.text import one_line, token_text
 from minigpt.model import GPT
-from minigpt.attention import causal_attention
+from minigpt.model import causal_attention
 from minigpt.measurements.attribution import logit_attribution
 from minigpt.measurements.logit_lens import logit_lens
 from minigpt.files import strict_json
@@ -84,7 +85,7 @@ def attention_report(model: GPT, tokenizer: Tokenizer, name: str, top: int = 3) 
     longest = model.config.block_size - 1
     if len(name) > longest:
         raise UsageError(f"'{name}' is {len(name)} characters; this model reads at most {longest}")
-    tokenizer.check(name, f"'{name}'")
+    refuse_unseen(name, tokenizer.unseen, f"'{name}'")
     ids = [tokenizer.bos] + tokenizer.encode(name)
     model.eval()
     logits, maps = forward_with_weights(model, torch.tensor([ids], device=model.lm_head.weight.device))

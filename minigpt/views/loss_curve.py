@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from minigpt.common.errors import UsageError
+from minigpt.errors import UsageError
 from minigpt.common.text import as_text
 from minigpt.files.run_records import read_metrics, series
 from minigpt.views.plotting import import_pyplot, save_figure

@@ -17,8 +17,9 @@ import html
 import io
 from pathlib import Path
 
+from minigpt.files.names_file import refuse_unseen
 from minigpt.common.arguments import as_path
-from minigpt.common.errors import UsageError
+from minigpt.errors import UsageError
 from minigpt.common.text import as_text
 from minigpt.files.atomic_file import other_ending, refuse_existing, write_bytes
 from minigpt.formats.checkpoint import Checkpoint, as_checkpoint
@@ -104,7 +105,7 @@ def attention_grid(run_or_checkpoint: str | Path | Checkpoint, name: str) -> Att
     from minigpt.views.attention_maps import attention_report, draw_grid
 
     ckpt = as_checkpoint(run_or_checkpoint)
-    ckpt.tokenizer.check(name, "the name")
+    refuse_unseen(name, ckpt.tokenizer.unseen, "the name")
     report = attention_report(ckpt.model, ckpt.tokenizer, name)
     pairs = [(l, h) for l in range(report.n_layer) for h in range(report.n_head)]
     buffer = io.BytesIO()

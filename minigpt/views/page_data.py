@@ -16,9 +16,9 @@ from pathlib import Path
 
 import torch
 
-from minigpt.common.errors import UsageError, warn
-from minigpt.formats.checkpoint import (Checkpoint, describe_data, load_microgpt_weights, microgpt_weights,
-                                        validation_names)
+from minigpt.errors import UsageError, warn
+from minigpt.formats.checkpoint import Checkpoint, describe_data, validation_names
+from minigpt.model import load_microgpt_weights, microgpt_weights
 from minigpt.files.run_records import read_metrics, series
 from minigpt.formats.snapshots import checkpoint_snapshots, dequantize, has_snapshots, six_bit
 from minigpt.common.text import as_text, boundary_mark

@@ -17,9 +17,10 @@ from pathlib import Path
 
 import torch
 
-from minigpt.common.errors import UsageError
+from minigpt.errors import UsageError
 from minigpt.common.text import as_text, boundary_mark, one_line
-from minigpt.formats.checkpoint import Checkpoint, as_checkpoint, microgpt_weights, validation_names
+from minigpt.formats.checkpoint import Checkpoint, as_checkpoint, validation_names
+from minigpt.model import microgpt_weights
 from minigpt.measurements.name_losses import name_losses
 from minigpt.formats.recipes import flat_config, recipe_differences
 from minigpt.sampling import generate

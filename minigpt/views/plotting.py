@@ -8,7 +8,7 @@ from __future__ import annotations
 import os
 import threading
 
-from minigpt.common.errors import UsageError
+from minigpt.errors import UsageError
 from minigpt.files.atomic_file import write_atomically
 
 

@@ -17,6 +17,7 @@ from rich.console import Console
 from tqdm import tqdm
 
 from minigpt.common.text import loss_text
+from minigpt.errors import warn
 from minigpt.training import Reporter
 from minigpt.views.panels import note_cut_names, samples_table, start_panel, summary_panel
 
@@ -25,8 +26,9 @@ class TrainingDisplay(Reporter):
     """The training loop's reporter for a person: panels, a bar or lines, and samples."""
 
     def __init__(self, run_dir: Path, quiet: bool = False, threads: tuple[int, str] | None = None,
-                 notes: list[str] = (), resumed_at: int | None = None):
+                 notes: list[str] = (), resumed_at: int | None = None, changes: list[str] = ()):
         self.run_dir, self.quiet, self.threads, self.notes, self.resumed_at = run_dir, quiet, threads, notes, resumed_at
+        self.changes = changes  # what fitting changed in the recipe: said even when quiet
         self.console = NotebookConsole(quiet) if in_notebook() else Console(stderr=True, quiet=quiet, highlight=False)
         self.one_line_an_evaluation = not quiet and not sys.stderr.isatty() and not notebook_bar()
         self.bar: tqdm | None = None
@@ -35,6 +37,9 @@ class TrainingDisplay(Reporter):
     def start(self, trainer) -> None:
         if not self.quiet:  # rich lays out a panel even for a quiet console, which then drops it
             start_panel(self.console, trainer, self.run_dir, self.notes, self.threads, self.resumed_at)
+        else:  # a change to the recipe is said even then, a line each
+            for change in self.changes:
+                warn(f"recipe: {change}")
         note_cut_names(trainer)
         self.bar = progress_bar(trainer, hidden=self.quiet or self.one_line_an_evaluation)
 

@@ -30,8 +30,9 @@ class RunError(MiniGPTError):
 
 
 class WriteFailed(RunError):
-    """The machine failed a write (a full disk, a quota, an I/O error, a read-only file system): nothing the user
-    gave was wrong, and the same work may succeed once the machine has room."""
+    """The machine failed a write (a full disk, a quota, an I/O error, a read-only file
+    system): nothing the user gave was wrong, and the same work may succeed once the machine
+    has room."""
 
 
 class LostProcess(RunError):
@@ -50,12 +51,15 @@ class Interrupted(MiniGPTError):
 FAILED_WRITES = {errno.ENOSPC, errno.EDQUOT, errno.EIO, errno.EFBIG, errno.EROFS}
 
 
-def cannot_write(what, error: OSError | str, kind: type[MiniGPTError] = UsageError, then: str = "") -> MiniGPTError:
-    """The one error for something that could not be written, whatever wrote it: "cannot write WHAT: why".
+def cannot_write(what, error: OSError | str, kind: type[MiniGPTError] = UsageError,
+                 then: str = "") -> MiniGPTError:
+    """The one error for something that could not be written, whatever wrote it: "cannot write
+    WHAT: why".
 
-    One failure, one exit code in every command: a full disk (or a quota, an I/O error, a read-only file system)
-    is a WriteFailed, a RunError, exit 1; a place that cannot be written (no such directory, no permission) is a UsageError,
-    exit 2. `kind` says which a reason given in words is."""
+    One failure, one exit code in every command: a full disk (or a quota, an I/O error, a
+    read-only file system) is a WriteFailed, a RunError, exit 1; a place that cannot be written
+    (no such directory, no permission) is a UsageError, exit 2. `kind` says which a reason given
+    in words is."""
     if isinstance(error, OSError):
         kind = WriteFailed if error.errno in FAILED_WRITES else UsageError
     reason = error if isinstance(error, str) else (error.strerror or str(error))
