@@ -206,14 +206,34 @@ def test_auto_scale_fits_the_block_size_to_the_longest_name_unless_given():
     from minigpt.runs.setup import LONGEST_FITTED, fit_block_size
 
     names = ["anna", "x" * 23]
-    config = load_config("default")
+    config = load_config()
     notes = fit_block_size(config, names)
     assert config.model.block_size == 24 and "longest training name has 23 characters" in notes[0]
-    given = load_config("default", ["model.block_size=16"])
+    given = load_config(None, ["model.block_size=16"])
     assert fit_block_size(given, names) == [] and given.model.block_size == 16  # what the user set stays
+    written = load_config("default")  # a recipe file named is trained as written
+    assert fit_block_size(written, names) == [] and written.model.block_size == 16
     exact = load_config("tiny")  # an exact recipe does not adapt
     assert fit_block_size(exact, names) == [] and exact.model.block_size == 16
-    short = load_config("default")
+    short = load_config()
     assert fit_block_size(short, ["anna"]) == [] and short.model.block_size == 16  # only ever larger
-    huge = load_config("default")
+    huge = load_config()
     assert "still cut" in fit_block_size(huge, ["y" * 500])[0] and huge.model.block_size == LONGEST_FITTED + 1
+
+
+def test_every_bundled_recipe_holds_every_key_or_says_which_base_it_overrides():
+    """A recipe file is read as written: the default holds every key (config.py's defaults), and every other
+    says on its first line that the keys it leaves out are the default's."""
+    import dataclasses
+    import tomllib
+
+    from minigpt.common.bundled import config_dir
+    from minigpt.config import Config
+
+    every = {f"{section.name}.{key.name}" for section in dataclasses.fields(Config)
+             for key in dataclasses.fields(section.default_factory()) if key.name != "vocab_size"}
+    for path in sorted(config_dir().glob("*.toml")):
+        text = path.read_text(encoding="utf-8")
+        held = {f"{section}.{key}" for section, values in tomllib.loads(text).items() for key in values}
+        says = text.startswith("# Overrides configs/default.toml: every key not written here is the default's.")
+        assert held == every or says, (path.name, sorted(every - held)[:5])
