@@ -754,7 +754,9 @@ def test_compare_says_when_the_runs_got_unequal_compute_and_compares_them_at_equ
     assert result.exit_code == 0, result.output
     found = json.loads(result.stdout)
     notes = " ".join(found["notes"])
-    assert "the runs took 40 to 80 steps" in notes and "at step 40, which every run reached and evaluated" in notes
+    assert "the runs took 40 to 80 steps" in notes
+    assert "at equal steps (step 40, which every run reached and evaluated)" in found["equal_steps"]
+    assert found["equal_steps"] in found["verdicts"]
     runs = {steps: (tokens, threads) for group in found["groups"]  # each run's compute, as it trained
             for steps, tokens, threads in zip(group["run_steps"], group["run_tokens"], group["run_threads"])}
     assert set(runs) == {40, 80} and runs[80][0] > 1.5 * runs[40][0] > 0 and runs[80][1] >= 1
@@ -886,3 +888,99 @@ def test_two_sweeps_of_one_folder_at_once_are_one_at_a_time(tmp_path, names_file
     assert second.exit_code == 2 and "is in use by another sweep" in second.output and "--jobs" in second.output
     assert len(second.output.strip().splitlines()) == 1 and trials_of(out) == before
     assert run("sweep", spec, "--out", out, "--data", names_file).exit_code == 0  # once the first has finished
+
+
+def with_more_steps(run_dir, out, steps):
+    """A copy of a run whose records go on to `steps` (a run the machine gave more compute, as far as compare
+    reads it)."""
+    import shutil
+
+    from minigpt.files.run_records import metrics_line
+
+    shutil.copytree(run_dir, out)
+    with open(out / "metrics.jsonl", "a", encoding="utf-8") as records:
+        records.write(metrics_line(steps, 9.0, train_loss=2.0) + "\n")
+    return out
+
+
+def test_runs_of_one_recipe_with_three_times_the_steps_are_not_pooled_silently(four_runs, tmp_path):
+    """The same recipe run beside two CPU hogs took 151-181 steps against 541-664 quiet, and compare pooled all
+    six as seeds: runs of one recipe more than 1.5x apart in steps are split by their compute, and said so;
+    --pool pools them, said so too."""
+    hogged = with_more_steps(four_runs[0.01, 2], tmp_path / "lr0.01-s2", 120)  # 3x the 40 steps of seed 1
+    runs = [four_runs[0.01, 1], hogged, four_runs[0.03, 1], four_runs[0.03, 2]]
+    found = json.loads(run("compare", *runs, "--json").stdout)
+    labels = [group["label"] for group in found["groups"]]
+    assert labels == ["lr0.01 (40 steps)", "lr0.01 (120 steps)", "lr0.03"], labels
+    notes = " ".join(found["notes"])
+    assert "lr0.01's runs took 40 to 120 steps, more than 1.5x apart" in notes and "--pool" in notes
+    pooled = json.loads(run("compare", *runs, "--json", "--pool").stdout)
+    assert [group["label"] for group in pooled["groups"]] == ["lr0.01", "lr0.03"]
+    assert "pooled as seeds of one group" in " ".join(pooled["notes"])
+    shown = run("compare", *runs).stdout
+    assert "40-120" not in shown and "120 " in shown  # each group's steps in the table
+
+
+def test_runs_that_never_shared_an_evaluation_get_the_reason_and_time_limited_runs_share_one(four_runs, tmp_path):
+    """Hogged runs that never reached an evaluation got a verdict with no equal-steps figure and no word why; a
+    time-limited run now also evaluates at steps 64, 128, 256, ..., which any two such runs share."""
+    from conftest import tiny_config
+
+    from minigpt.runs.compare import compare
+    from minigpt.training import Trainer
+
+    longer = with_more_steps(four_runs[0.03, 1], tmp_path / "lr0.03-s1", 70)
+    lines = (longer / "metrics.jsonl").read_text().splitlines()
+    kept = [line for line in lines if '"val_loss"' not in line]  # its evaluations, at other steps than seed 1's
+    (longer / "metrics.jsonl").write_text("\n".join(kept + ['{"step": 70, "val_loss": 2.9, "elapsed": 9.5}']) + "\n")
+    said = compare([four_runs[0.01, 1], longer]).equal_steps
+    assert said.startswith("no answer at equal steps: no step was evaluated by every run"), said
+    trainer = Trainer.from_names(tiny_config("train.time_limit=30"), ["anna", "bob", "carl"] * 10)
+    shared = []
+    for trainer.step in range(1, 600):
+        shared += [trainer.step] if trainer.shared_step() else []
+    assert shared == [64, 128, 256, 512]
+    trainer.recipe.time_limit = 0.0  # a run by steps evaluates as its recipe says alone
+    assert not trainer.shared_step()
+
+
+@pytest.mark.parametrize("a, b", [
+    ([2.16, 2.10, 2.21], [2.12, 2.07, 2.15]),  # the tinkerer's first case: p about 0.3
+    ([2.10, 2.18, 2.12], [2.16, 2.13, 2.17]),  # the second: p about 0.57
+])
+def test_the_verdicts_interval_and_test_cannot_disagree(a, b):
+    """The per-name interval resampled names only: [-0.047, -0.037] beside p = 0.304, and [+0.029, +0.037]
+    beside p = 0.572. The verdict's interval is now Welch's own, so it holds 0 exactly when p >= 0.05; the
+    names-only interval is shown, labelled, but never in the verdict."""
+    import random
+    from types import SimpleNamespace
+
+    from minigpt.runs.compare import Group, verdict
+    from minigpt.runs.statistics import welch_interval, welch_p
+
+    group = Group("b", [SimpleNamespace(score=score) for score in b])  # runs as far as a verdict reads them
+    baseline = Group("a", [SimpleNamespace(score=score) for score in a])
+    group.p, group.interval = welch_p(b, a), welch_interval(b, a)
+    group.names_only = (-0.047, -0.037)
+    said = verdict(group, baseline)
+    assert group.p >= 0.05 and group.interval[0] < 0 < group.interval[1]
+    assert "within seed noise" in said and "-0.047" not in said and "95% interval [" in said
+    rng = random.Random(0)
+    for _ in range(300):
+        x = [rng.gauss(2.0, 0.05) for _ in range(rng.randint(2, 5))]
+        y = [rng.gauss(2.0 + rng.choice([0, 0.05, 0.1]), 0.05) for _ in range(rng.randint(2, 5))]
+        low, high = welch_interval(x, y)
+        assert (welch_p(x, y) < 0.05) == (not low <= 0 <= high)
+
+
+def test_a_two_trial_sweep_whose_seeds_took_unequal_steps_gets_the_note():
+    from types import SimpleNamespace
+
+    from minigpt.runs.tables import compute_note
+
+    def trial(number, value, steps):
+        return SimpleNamespace(number=number, value=value, params={}, state=SimpleNamespace(name="COMPLETE"),
+                               user_attrs={"losses": [value] * len(steps), "steps": steps})
+
+    note = compute_note([trial(0, 2.10, [138, 236]), trial(1, 2.05, [190, 200])])
+    assert "trial 0's seeds alone took 138-236 steps" in note and "may be the machine's compute" in note

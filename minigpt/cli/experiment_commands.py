@@ -25,10 +25,12 @@ def compare(
     html: Optional[Path] = typer.Option(None, "--html", help="Write the page of two models: the first run of the "
                                         "baseline's group beside the first run of the other group."),
     overwrite: bool = typer.Option(False, "--overwrite", metavar="", help="Replace the --png or --html file if it exists."),
+    pool: bool = typer.Option(False, "--pool", metavar="", help="Pool a recipe's runs as seeds of one group even where "
+                              "their steps lie more than 1.5x apart (split by their compute otherwise)."),
     json_out: bool = typer.Option(False, "--json", metavar="", help="Print the comparison as JSON."),
 ) -> None:
     """Compare runs: each recipe's best validation loss over its seeds, the difference to a baseline with
-    Welch's test and a per-name interval, what differs, curves and samples side by side."""
+    Welch's test and its interval, the answer at equal steps, what differs, curves and samples side by side."""
     from rich.console import Console
 
     from minigpt.runs.compare import compare as compare_runs
@@ -39,7 +41,7 @@ def compare(
             ends_as_written(flag, path, kind)
             refuse_existing(path, overwrite)
     on_free_cores("cpu")
-    comparison = compare_runs(runs, baseline, data)
+    comparison = compare_runs(runs, baseline, data, pool)
     if html is not None:
         write_groups_page(comparison, html, overwrite)
     if png is not None:

@@ -4,10 +4,13 @@
     comparison.verdicts()   # ["b is better than a by 0.046 ± 0.003 nats (p = 0.001, 2 and 2 seeds)"]
     comparison.to_json()    # what `minigpt compare --json` prints
 
-A group is the runs whose recipes are equal but for train.seed. Its score is each run's best validation
-loss (or, with `data`, its loss on that one file). Against the baseline group: Welch's t-test over the
-seeds, where both groups have two or more, and a bootstrap interval of the difference paired by name,
-where every run is scored on the same names (the runs share validation names, checked by their digest).
+A group is the runs whose recipes are equal but for train.seed and whose compute is alike: runs of one
+recipe whose steps lie more than COMPUTE_SPREAD apart (a time limit on a busy machine) are split by their
+steps, unless `pool`. Its score is each run's best validation loss (or, with `data`, its loss on that one
+file). Against the baseline group, one verdict: Welch's t-test over the seeds and the 95% interval from that
+same test, where both groups have two or more; a bootstrap interval over names alone (seeds not resampled) is
+shown beside it, labelled so, never as the verdict. Where the runs took unequal steps, the loss at the
+largest step every run evaluated gives the answer at equal steps (or says why there is none).
 """
 
 from __future__ import annotations
@@ -23,7 +26,7 @@ import torch
 from minigpt.common.arguments import as_path, as_paths
 from minigpt.errors import UsageError
 from minigpt.common.text import as_text
-from minigpt.runs.statistics import mean, paired_interval, sd, welch, welch_p
+from minigpt.runs.statistics import mean, paired_interval, sd, welch, welch_interval, welch_p
 from minigpt.runs.study_folder import trial_state
 from minigpt.files.names_file import read_names
 from minigpt.files.run_records import METRICS, read_metrics, series
@@ -33,6 +36,7 @@ from minigpt.formats.recipes import flat_config, recipe_differences
 from minigpt.runs.new_names import is_new, sample
 
 SIGNIFICANT = 0.05  # the p-value below which a verdict calls a difference more than seed noise
+COMPUTE_SPREAD = 1.5  # runs of one recipe whose steps lie further apart than this are not seeds of one experiment
 
 
 @dataclass
@@ -73,7 +77,8 @@ class Group:
     label: str
     runs: list[RunScore]
     p: float | None = None  # Welch's test against the baseline
-    interval: tuple[float, float] | None = None  # 95% bootstrap interval of the difference, paired by name
+    interval: tuple[float, float] | None = None  # its 95% interval of the difference, over seeds
+    names_only: tuple[float, float] | None = None  # 95% bootstrap interval over names alone, paired by name
     samples: list[str] = field(default_factory=list)  # a few names from its first run (seed 0)
     new_share: float | None = None  # the share of 200 names from it that are not training names
 
@@ -96,6 +101,7 @@ class Group:
                 "run_steps": [r.steps for r in self.runs], "run_tokens": [r.tokens for r in self.runs],
                 "run_threads": [r.threads for r in self.runs],
                 "p": self.p, "interval": list(self.interval) if self.interval else None,
+                "names_only_interval": list(self.names_only) if self.names_only else None,
                 "samples": self.samples, "new_share": self.new_share}
 
 
@@ -106,18 +112,20 @@ class Comparison:
     scored: str  # what the scores are: "best validation loss" or a file's loss
     no_interval: str = ""  # why there is no paired interval, when there is none
     notes: list[str] = field(default_factory=list)
+    equal_steps: str = ""  # the loss at the largest step every run evaluated, or why there is none
 
     @property
     def baseline(self) -> Group:
         return self.groups[0]
 
     def verdicts(self) -> list[str]:
-        return [verdict(group, self.baseline) for group in self.groups[1:]]
+        return [verdict(group, self.baseline) for group in self.groups[1:]] + \
+            ([self.equal_steps] if self.equal_steps else [])
 
     def to_json(self) -> dict:
         return {"scored": self.scored, "baseline": self.baseline.label, "groups": [g.to_json() for g in self.groups],
                 "differs": self.differs, "verdicts": self.verdicts(), "no_interval": self.no_interval or None,
-                "notes": self.notes}
+                "notes": self.notes, "equal_steps": self.equal_steps or None}
 
 
 def verdict(group: Group, baseline: Group) -> str:
@@ -126,7 +134,7 @@ def verdict(group: Group, baseline: Group) -> str:
     test = welch(group.scores, baseline.scores)
     spread = f" ± {test[1]:.3f} (standard error)" if test else ""
     seeds = f"{len(group.runs)} and {len(baseline.runs)} seed{'s' if len(baseline.runs) > 1 else ''}"
-    interval = f"; per-name 95% interval [{group.interval[0]:+.3f}, {group.interval[1]:+.3f}]" if group.interval else ""
+    interval = f"; 95% interval [{group.interval[0]:+.3f}, {group.interval[1]:+.3f}]" if group.interval else ""
     if group.p is None:
         why = "one seed a side cannot tell a gain from seed noise" if test is None and min(
             len(group.runs), len(baseline.runs)) < 2 else "no spread to test"
@@ -173,9 +181,11 @@ def trained_on(data: dict) -> str:
     return f"{Path(data['path']).name} {digest[:8]}" if data.get("path") else digest[:8]
 
 
-def group_runs(runs: list[RunScore], baseline: Path) -> tuple[list[Group], dict[str, list]]:
+def group_runs(runs: list[RunScore], baseline: Path, pool: bool = False) -> tuple[list[Group], dict[str, list],
+                                                                                  list[str]]:
     """Runs of equal recipes (but the seed) as groups, the baseline's first and the rest in the order first
-    seen, each labelled by what tells it from the others; and each differing key's value in each group."""
+    seen, each labelled by what tells it from the others; each differing key's value in each group; and what
+    was said of a recipe's runs of unequal compute (split by their steps, or with `pool` pooled)."""
     by_recipe: dict[str, list[RunScore]] = {}
     for run in sorted(runs, key=lambda r: r.path != baseline):  # stable: the baseline's group comes first
         by_recipe.setdefault(json.dumps(run.recipe, sort_keys=True), []).append(run)
@@ -183,8 +193,59 @@ def group_runs(runs: list[RunScore], baseline: Path) -> tuple[list[Group], dict[
     differs = recipe_differences([m[0].recipe for m in members])
     named = [run_stems(m) for m in members]
     if all(len(stems) == 1 for stems in named) and len({min(stems) for stems in named}) == len(members):
-        return [Group(min(stems), m) for stems, m in zip(named, members)], differs
-    return [Group(group_label(m[0].recipe, differs), m) for m in members], differs
+        labels = [min(stems) for stems in named]
+    else:
+        labels = [group_label(m[0].recipe, differs) for m in members]
+    groups, said = [], []
+    for label, runs_of_recipe in zip(labels, members):
+        parts = [runs_of_recipe] if pool else by_compute(runs_of_recipe, baseline)
+        steps = [r.steps for r in runs_of_recipe]
+        if max(steps) > COMPUTE_SPREAD * min(steps):
+            spread = f"{label}'s runs took {min(steps):,} to {max(steps):,} steps, more than {COMPUTE_SPREAD:g}x apart"
+            said.append(f"{spread}: pooled as seeds of one group, as --pool asks" if pool else
+                        f"{spread}: not seeds of one experiment, so compared as {len(parts)} groups by their "
+                        f"compute (--pool pools them)")
+        groups += [Group(label if len(parts) == 1 else f"{label} ({steps_text(part)} steps)", part)
+                   for part in parts]
+    return groups, differs, said
+
+
+def by_compute(runs: list[RunScore], baseline: Path) -> list[list[RunScore]]:
+    """A recipe's runs in parts of like compute: by their steps, a new part where a run took more than
+    COMPUTE_SPREAD times the fewest steps of the part before; the baseline's part first."""
+    parts: list[list[RunScore]] = []
+    for run in sorted(runs, key=lambda r: r.steps):
+        if parts and run.steps <= COMPUTE_SPREAD * parts[-1][0].steps:
+            parts[-1].append(run)
+        else:
+            parts.append([run])
+    return sorted(parts, key=lambda part: all(r.path != baseline for r in part))
+
+
+def steps_text(runs: list[RunScore]) -> str:
+    low, high = min(r.steps for r in runs), max(r.steps for r in runs)
+    return f"{low:,}" if low == high else f"{low:,}-{high:,}"
+
+
+def at_equal_steps(groups: list[Group]) -> str:
+    """Where the runs took unequal steps: each group's mean loss at the largest step every run evaluated, against
+    the baseline's; or why there is no such step. Nothing where every run took the same steps."""
+    runs = [r for g in groups for r in g.runs]
+    if len({r.steps for r in runs}) == 1:
+        return ""
+    evaluated = {r.path: dict(series(r.curve, "val_loss")) for r in runs}
+    shared = set.intersection(*(set(losses) for losses in evaluated.values())) - {0}
+    if not shared:
+        fewest = min(runs, key=lambda r: r.steps)
+        return (f"no answer at equal steps: no step was evaluated by every run (the shortest, "
+                f"{as_text(fewest.path.name)}, stopped at {fewest.steps:,}); time-limited runs of this version "
+                f"evaluate at steps 64, 128, 256, ..., which any two share")
+    at = max(shared)
+    means = [mean([evaluated[r.path][at] for r in g.runs]) for g in groups]
+    base = groups[0]
+    against = "; ".join(f"{g.label} {m:.4f} ({m - means[0]:+.4f})" for g, m in zip(groups[1:], means[1:]))
+    return (f"at equal steps (step {at:,}, which every run reached and evaluated): {base.label} {means[0]:.4f}; "
+            f"{against}")
 
 
 def run_stems(runs: list[RunScore]) -> set[str]:
@@ -215,9 +276,11 @@ def score_names(runs: list[RunScore], data: Path | None) -> tuple[list[str] | No
     return names, "best validation loss", why
 
 
-def compare(paths: list[str | Path], baseline: str | Path | None = None, data: str | Path | None = None) -> Comparison:
+def compare(paths: list[str | Path], baseline: str | Path | None = None, data: str | Path | None = None,
+            pool: bool = False) -> Comparison:
     """Read, group and test the runs at `paths`; `baseline` (one of them, or another run) is the group every
-    other is measured against (default: the first run's)."""
+    other is measured against (default: the first run's). `pool`: runs of one recipe are one group however
+    unequal their compute (said in a note)."""
     paths = as_paths(paths, "compare's runs")
     baseline = as_path(baseline, "the baseline run") if baseline is not None else None
     data = as_path(data, "the names file (data)") if data is not None else None
@@ -240,17 +303,19 @@ def compare(paths: list[str | Path], baseline: str | Path | None = None, data: s
     if names is not None:
         scored_tokens = {run.path: score_run(run, names, scored, rescored=data is not None) for run in runs}
         tokens = same_tokens(scored_tokens, runs)
-    groups, differs = group_runs(runs, baseline if baseline is not None else paths[0])
+    groups, differs, split = group_runs(runs, baseline if baseline is not None else paths[0], pool)
     for group in groups[1:]:
         group.p = welch_p(group.scores, groups[0].scores)
+        group.interval = welch_interval(group.scores, groups[0].scores)
         if names is not None:
-            group.interval = paired_interval(group_mean(group) - group_mean(groups[0]), tokens)
+            group.names_only = paired_interval(group_mean(group) - group_mean(groups[0]), tokens)
     for group in groups:
         group.samples, group.new_share = group_samples(group)
     left_out = [f"left out {len(unfinished)} run{'s' * (len(unfinished) > 1)} of sweep trials that did not finish "
                 f"({', '.join(as_text(p.name) for p in unfinished[:3])}{', …' * (len(unfinished) > 3)}): "
                 f"a pruned or stopped run's best loss is no trial's score"] if unfinished else []
-    return Comparison(groups, differs, scored, no_interval, left_out + caveats(runs, differs, data))
+    return Comparison(groups, differs, scored, no_interval, left_out + split + caveats(runs, differs, data),
+                      at_equal_steps(groups))
 
 
 # Two runs' scores compare when each is a loss of a model trained with the causal mask, over the same
@@ -297,20 +362,13 @@ def caveats(runs: list[RunScore], differs: dict, data) -> list[str]:
 
 def unequal_compute(runs: list[RunScore]) -> list[str]:
     """Runs of a time limit take as many steps as the machine gives them: when their steps differ by more than
-    a tenth, the machine may have decided what the recipe seems to, so say so, with every run's loss at the
-    last evaluation step all of them reached (equal compute, from what their records hold)."""
+    a tenth, the machine may have decided what the recipe seems to, so say so (the answer at equal steps
+    follows the verdicts)."""
     steps = [r.steps for r in runs]
     if max(steps) <= 1.1 * min(steps):
         return []
-    evaluated = [dict(series(r.curve, "val_loss")) for r in runs]
-    shared = set.intersection(*(set(losses) for losses in evaluated)) - {0}
-    note = (f"the runs took {min(steps):,} to {max(steps):,} steps (their time limits, or the machine, gave them "
-            f"unequal compute): a difference in loss may be one of steps, not of recipe")
-    if shared:
-        at = max(shared)
-        by_run = ", ".join(f"{as_text(r.path.name)} {losses[at]:.4f}" for r, losses in zip(runs, evaluated))
-        note += f"; at step {at:,}, which every run reached and evaluated: {by_run}"
-    return [note]
+    return [f"the runs took {min(steps):,} to {max(steps):,} steps (their time limits, or the machine, gave them "
+            f"unequal compute): a difference in loss may be one of steps, not of recipe"]
 
 
 def still_improving(curve: list[dict]) -> bool:

@@ -21,13 +21,15 @@ if TYPE_CHECKING:  # a name for the reader: compare.py imports torch, which a sw
 def show_comparison(out: Console, comparison: Comparison) -> None:
     table = Table(title=f"{comparison.scored}, mean ± sd over seeds; baseline {markup_safe(comparison.baseline.label)}",
                   show_edge=False)
-    for heading in ("group", "seeds", "loss ± sd", "Δ", "p", "Δ 95%, by name"):
+    for heading in ("group", "seeds", "steps", "tokens", "loss ± sd", "Δ", "p", "Δ 95%", "names only"):
         table.add_column(heading, justify="left" if heading == "group" else "right", no_wrap=heading != "group")
     base = comparison.baseline.mean
     for i, g in enumerate(comparison.groups):
         spread = f" ± {g.sd:.4f}" if g.sd is not None else ""
-        table.add_row(markup_safe(g.label), str(len(g.runs)), f"{g.mean:.4f}{spread}", f"{g.mean - base:+.4f}" if i else "",
-                      f"{g.p:.3g}" if g.p is not None else "", interval_text(g.interval))
+        table.add_row(markup_safe(g.label), str(len(g.runs)), spread_text([r.steps for r in g.runs]),
+                      spread_text([r.tokens for r in g.runs], millions=True), f"{g.mean:.4f}{spread}",
+                      f"{g.mean - base:+.4f}" if i else "", f"{g.p:.3g}" if g.p is not None else "",
+                      interval_text(g.interval), interval_text(g.names_only))
     out.print(table)
     if comparison.differs:
         out.print("\n[bold]what differs[/bold]")
@@ -44,12 +46,24 @@ def show_comparison(out: Console, comparison: Comparison) -> None:
     out.print("\n[bold]samples[/bold] (each group's first run, seed 0; the share of 200 that are new names)")
     for g in comparison.groups:
         out.print(f"  {markup_safe(g.label)}: {markup_safe(', '.join(g.samples))}  ({g.new_share:.0%} new)")
+    out.print("\n(Δ 95%: the interval of Welch's test over seeds, the verdict's; names only: a bootstrap over the "
+              "names with the seeds fixed, narrower, and no verdict)")
     if comparison.no_interval:
-        out.print(f"\nno per-name interval: {markup_safe(comparison.no_interval)}")
+        out.print(f"\nno names-only interval: {markup_safe(comparison.no_interval)}")
     for note in comparison.notes:
         out.print(f"\nnote: {markup_safe(note)}")
     for line in comparison.verdicts():
         out.print(f"\n{markup_safe(line)}")
+
+
+def spread_text(values: list, millions: bool = False) -> str:
+    """A group's steps (or tokens) as their range: `541-664`, `1.2-1.5M`; empty where a run has none recorded."""
+    if not values or None in values:
+        return ""
+    low, high = min(values), max(values)
+    if millions and high >= 1e6:
+        return f"{low / 1e6:.2f}M" if low == high else f"{low / 1e6:.2f}-{high / 1e6:.2f}M"
+    return f"{low:,}" if low == high else f"{low:,}-{high:,}"
 
 
 def interval_text(interval) -> str:
@@ -61,7 +75,9 @@ def show_sweep_result(out: Console, result: SweepResult) -> None:
     short = {key: key.split(".", 1)[1] for key in keys}
     if len(set(short.values())) < len(keys):
         short = {key: key for key in keys}
-    table = Table(title=f"study {result.spec.name}: {len(result.trials)} trials, each run DIR/trial-N-seed-S",
+    again = sum("run_again_from" in t.user_attrs for t in result.trials)
+    rerun = f" ({again} of its rows a stopped trial run again)" if again else ""
+    table = Table(title=f"study {result.spec.name}: {result.spec.trials} trials{rerun}, each run DIR/trial-N-seed-S",
                   show_edge=False)
     for heading in ("trial", "state", "loss", "sd", "steps", *short.values()):
         table.add_column(heading, justify="left" if heading == "state" else "right")
@@ -77,7 +93,8 @@ def show_sweep_result(out: Console, result: SweepResult) -> None:
     best = result.best
     losses = best.user_attrs.get("losses", [])
     spread = f" ± {sd(losses):.4f}" if len(losses) > 1 else ""
-    out.print(f"\n[bold]best[/bold]: trial {best.number}, {best.value:.4f}{spread} over {len(losses)} "
+    title = "lowest loss, which may follow the compute (note above)" if note else "best"
+    out.print(f"\n[bold]{title}[/bold]: trial {best.number}, {best.value:.4f}{spread} over {len(losses)} "
               f"seed{'s' * (len(losses) > 1)}: " + ", ".join(f"{k} = {value_text(v)}" for k, v in best.params.items()))
     finished = sum(t.state.name == "COMPLETE" for t in result.trials)
     if finished < IMPORTANCE_TRIALS:
@@ -113,15 +130,17 @@ def steps_text(steps: list[int]) -> str:
 
 
 def compute_note(trials) -> str | None:
-    """When finished trials took unequal steps (a time limit on a busy machine) and the loss follows them, the
-    ranking may be the machine's: say so, with how closely loss and steps go together."""
-    done = [(mean(t.user_attrs["steps"]), t.value) for t in trials
-            if t.state.name == "COMPLETE" and t.value is not None and t.user_attrs.get("steps")]
-    if len(done) < 3 or max(s for s, _ in done) <= 1.1 * min(s for s, _ in done):
+    """When finished trials took unequal steps (a time limit on a busy machine), between trials or between one
+    trial's seeds, the ranking may be the machine's: say so, and how closely loss and steps go together where
+    three trials or more can tell."""
+    done = [t for t in trials if t.state.name == "COMPLETE" and t.value is not None and t.user_attrs.get("steps")]
+    steps = [s for t in done for s in t.user_attrs["steps"]]
+    if not steps or max(steps) <= 1.1 * min(steps):
         return None
-    r = correlation([s for s, _ in done], [v for _, v in done])
-    if r is None or r > -0.5:
-        return None
-    return (f"the trials took {min(s for s, _ in done):,.0f} to {max(s for s, _ in done):,.0f} steps and the loss "
-            f"follows them (r = {r:.2f}): the ranking may be the machine's compute, not the recipes'; a budget of "
-            f"steps ([sweep] steps) gives every trial the same")
+    inside = [t for t in done if max(t.user_attrs["steps"]) > 1.1 * min(t.user_attrs["steps"])]
+    within = (f"; trial {inside[0].number}'s seeds alone took {steps_text(inside[0].user_attrs['steps'])} steps"
+              if inside else "")
+    r = correlation([mean(t.user_attrs["steps"]) for t in done], [t.value for t in done]) if len(done) >= 3 else None
+    follows = f" and the loss follows them (r = {r:.2f})" if r is not None and r <= -0.5 else ""
+    return (f"the trials took {min(steps):,} to {max(steps):,} steps{follows}{within}: the ranking may be the "
+            f"machine's compute, not the recipes'; a budget of steps ([sweep] steps) gives every trial the same")
