@@ -110,6 +110,9 @@ class Clock:
         return self.before + (time.perf_counter() - self.started if self.started else 0.0)
 
 
+SHARED_FROM = 64  # the first step of a time-limited run's shared evaluations, then every doubling
+
+
 class Trainer:
     """A run's state (its model, optimizer and data, and how far it has got), and its step."""
 
@@ -204,8 +207,16 @@ class Trainer:
         self.seconds += time.perf_counter() - started
         return loss.detach() * my_tokens, batch_tokens
 
-    def validate(self) -> bool:
-        """Measure the validation loss; True when it is the best so far (or there is none)."""
+    def shared_step(self) -> bool:
+        """Whether a time-limited run is at step 64, 128, 256, ...: it takes as many steps as the
+        machine gives it, so it also evaluates where any two such runs meet, and their losses
+        compare at equal steps (minigpt compare); patience counts only its eval_interval."""
+        step = self.step
+        return self.recipe.time_limit > 0 and step >= SHARED_FROM and step & (step - 1) == 0
+
+    def validate(self, counts: bool = True) -> bool:
+        """Measure the validation loss; True when it is the best so far (or there is none).
+        `counts`: an evaluation that counts toward train.patience."""
         if self.val_data is None:
             return True
         self.val_loss = evaluate(self.model, self.val_data, dist=self.dist)
@@ -214,7 +225,7 @@ class Trainer:
             self.best_step = self.step
             self.evals_since_best = 0
             return True
-        self.evals_since_best += 1
+        self.evals_since_best += 1 if counts else 0
         return False
 
     def samples(self, num: int = 8) -> list[tuple[str, bool]]:
@@ -282,7 +293,8 @@ def train_loop(trainer: Trainer, run_dir: Path, report: Reporter, signals=NoSign
 
         # every rank stops at the same step: when any rank's clock runs out or is signalled
         finished, signalled = dist.agree_to_stop(trainer.done(), signals.requested)
-        at_eval = trainer.step % recipe.eval_interval == 0 or finished
+        scheduled = trainer.step % recipe.eval_interval == 0 or finished
+        at_eval = scheduled or trainer.shared_step()
 
         # log: the one wait for the device per log_interval steps
         if len(losses) == recipe.log_interval or at_eval or signalled:
@@ -292,7 +304,7 @@ def train_loop(trainer: Trainer, run_dir: Path, report: Reporter, signals=NoSign
 
         # evaluate and save: best.pt when the validation loss is the best yet, last.pt always
         if at_eval:
-            if trainer.validate():
+            if trainer.validate(counts=scheduled):
                 # written by rank 0, with every rank's state
                 save(trainer, run_dir / "best.pt")
             report.saving(trainer, run_dir)

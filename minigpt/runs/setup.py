@@ -5,10 +5,12 @@ from __future__ import annotations
 
 import signal
 import threading
+import time
 from pathlib import Path
 
 import torch
 
+from minigpt.common.text import plural
 from minigpt.config import Config
 from minigpt.common.bundled import BUNDLED_NAMES
 from minigpt.formats.recipes import fit_recipe_to_data
@@ -21,7 +23,7 @@ from minigpt.machine.threads import keep_freed_memory, use_free_cores
 from minigpt.machine.torchrun import launched_by_torchrun
 from minigpt.machine.precision import bfloat16_hardware, measure_bfloat16
 from minigpt.files.corpus import load_data, tokenize_corpus
-from minigpt.training import Trainer
+from minigpt.training import SHARED_FROM, Trainer
 
 
 class StopSignals:
@@ -92,13 +94,14 @@ def start_run(config: Config, dist: Distributed, data_path, val_path, resume_fro
     recipe = config.train
     train_names, val_names, tokenizer = load_data(data_path, val_path, recipe.val_fraction, recipe.val_max, recipe.split_seed)
     # a resumed run keeps the recipe it was fitted to
-    scaled = fit_to_data(config, train_names) + time_limit_note(config) if state is None else []
+    scaled = fit_to_data(config, train_names) if state is None else []
     config.model.vocab_size = tokenizer.vocab_size
     check_step_memory(config, train_names)
     corpus = tokenize_corpus(train_names, val_names, tokenizer, config.model.block_size, dist.device, data_path,
                              val_path)
     trainer = Trainer(config, tokenizer, corpus.train, corpus.val, dist, corpus.membership, corpus.info)
     scaled += choose_precision(trainer)
+    scaled += time_limit_note(trainer) if state is None else []
     if state is not None:
         restore_trainer(trainer, state, resumed_from)  # every number as it was when it was saved
         if trainer.done():
@@ -133,14 +136,29 @@ def first_batch_pass(trainer: Trainer, bfloat16: bool) -> None:
 LOGIT_COPIES = 5  # a step's [batch, positions, vocabulary] tensors: logits, log-softmax, and their gradients, measured
 
 
-def time_limit_note(config: Config) -> list[str]:
+def time_limit_note(trainer: Trainer) -> list[str]:
     """A time-limited run trains for its seconds, however many steps they hold: said as it starts, since
-    train.steps stays in its recipe (config.toml says at the end which step the time ended it at)."""
-    t = config.train
+    train.steps stays in its recipe (config.toml says at the end which step the time ended it at), with what
+    the time allows at the pace of a pass of the first batch: about how many steps, and evaluations."""
+    t = trainer.recipe
     if t.time_limit <= 0:
         return []
+    first_batch_pass(trainer, trainer.bfloat16)  # the first pass also warms up
+    started = time.perf_counter()
+    first_batch_pass(trainer, trainer.bfloat16)
+    steps = int(t.time_limit / (time.perf_counter() - started))
+    evaluations = steps // t.eval_interval
+    shared = [step for step in (SHARED_FROM * 2**i for i in range(40)) if step <= steps]
+    at = ", ".join(f"{s:,}" for s in shared)
+    allows = f"evaluations at step{'s' * (len(shared) > 1)} {at} and at its end" if shared else \
+        "an evaluation at its end"
+    allows += f", {plural(evaluations, 'evaluation')} of its every {t.eval_interval:,} steps" if evaluations else \
+        f", none of its every {t.eval_interval:,} steps"
+    patience = f"; too few for train.patience ({t.patience}) to stop it early" \
+        if t.patience and evaluations < t.patience else ""
     return [f"train.time_limit {t.time_limit:g} s ends this run, not train.steps ({t.steps:,}): the learning "
-            f"rate follows the clock"]
+            f"rate follows the clock. At the pace of a forward and backward pass of its first batch it holds "
+            f"about {steps:,} steps (as many as the machine gives it): {allows}{patience}"]
 
 
 def check_step_memory(config: Config, names: list[str]) -> None:
