@@ -85,6 +85,23 @@ def test_loss_ignores_padding():
     torch.testing.assert_close(loss, manual)
 
 
+def test_the_models_dropout_drops_p_and_keeps_the_mean():
+    from minigpt.model import Dropout
+
+    drop = Dropout(0.1)
+    x = torch.ones(400_000)
+    y = drop(x)
+    dropped = (y == 0).float().mean().item()
+    assert abs(dropped - 26 / 256) < 0.003  # p rounded to 26/256
+    kept = y.unique().tolist()
+    assert abs(y.mean().item() - 1.0) < 0.01 and kept[0] == 0.0 and kept[1:] == [pytest.approx(256 / 230)]
+    assert torch.equal(drop.eval()(x), x)
+    torch.manual_seed(3)
+    a = Dropout(0.1)(x)
+    torch.manual_seed(3)
+    assert torch.equal(a, Dropout(0.1)(x))  # seeded like everything else
+
+
 def test_zero_init_out_starts_each_block_as_the_identity():
     model = make_model(zero_init_out=True)
     weights = microgpt_weights(model)
