@@ -157,18 +157,19 @@ def test_an_export_replaced_stays_whole_until_the_new_one_is(trained_run, tmp_pa
 
 
 def test_a_plain_export_works_on_every_model(tmp_path):
-    """The default recipe's model has a final norm microgpt lacks: a plain export of it to a .json name writes
-    safetensors beside it and says so; an explicit --format microgpt still refuses."""
+    """The default recipe's model has a final norm microgpt lacks: a plain export of it to a .json name wrote a
+    safetensors folder of another name (a newcomer looked for mine.json); it is refused, naming the folder
+    export that holds it, and nothing is written; an explicit --format microgpt refuses too."""
     from minigpt.runs.run import train
     from conftest import tiny_config
 
     default_like = train(tiny_config("train.steps=2", "model.final_norm=true"), out_dir=tmp_path / "run", quiet=True)
     result = runner.invoke(app, ["export", str(default_like.run_dir), str(tmp_path / "names.json")])
-    assert result.exit_code == 0 and "writing safetensors into" in result.stderr
+    assert result.exit_code == 2 and f"export it as safetensors into a folder, minigpt export" in result.stderr
+    assert str(tmp_path / "names") in result.stderr and list(tmp_path.glob("names*")) == []
+    folder = runner.invoke(app, ["export", str(default_like.run_dir), str(tmp_path / "names")])
+    assert folder.exit_code == 0
     assert sorted(p.name for p in (tmp_path / "names").iterdir()) == ["config.json", "model.safetensors"]
-    # the import a user types next, of the name they gave, says where the export went
-    missed = runner.invoke(app, ["import", str(tmp_path / "names.json"), str(tmp_path / "back.pt")])
-    assert missed.exit_code == 2 and f"writes safetensors into {tmp_path / 'names'} instead" in missed.stderr
     refused = runner.invoke(app, ["export", str(default_like.run_dir), str(tmp_path / "x.json"), "--format", "microgpt"])
     assert refused.exit_code == 2 and "microgpt cannot run this architecture" in refused.stderr
     from minigpt.formats.recipes import load_config

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from minigpt.errors import UsageError, warn
+from minigpt.errors import UsageError
 from minigpt.common.text import one_line
 from minigpt.formats.checkpoint import load_checkpoint
 from minigpt.formats.microgpt_json import export_microgpt, microgpt_misfits
@@ -28,16 +28,14 @@ def export_checkpoint(checkpoint: str | Path, out: str | Path, format: str | Non
 
 
 def export_format(checkpoint: str | Path, out: Path) -> tuple[str, Path]:
-    """The format a plain export writes, and where: microgpt's JSON for OUT.json when microgpt can run
-    the model; otherwise safetensors, into OUT, or beside it without .json when the name asked for JSON
-    (a note says why), since a default must work on every model, the default one too."""
-    misfits = microgpt_misfits(load_checkpoint(checkpoint).config.model)
+    """The format a plain export writes: microgpt's JSON for OUT.json, safetensors into a folder for any
+    other name. A model microgpt cannot run is refused for OUT.json, with the folder that holds it: what is
+    written is always the name asked for."""
     if out.suffix.lower() != ".json":
         return "safetensors", out
-    if not misfits:
-        return "microgpt", out
-    directory = out.with_suffix("")
-    warn(f"microgpt cannot run this model ({', '.join(misfits)}), so its JSON cannot hold it: writing "
-         f"safetensors into {one_line(directory)} instead (--format microgpt refuses; --format "
-         f"safetensors chooses the directory)")
-    return "safetensors", directory
+    misfits = microgpt_misfits(load_checkpoint(checkpoint).config.model)
+    if misfits:
+        raise UsageError(f"microgpt cannot run this model ({', '.join(misfits)}), so {one_line(out)} cannot hold "
+                         f"it: export it as safetensors into a folder, minigpt export {one_line(checkpoint)} "
+                         f"{one_line(out.with_suffix(''))}")
+    return "microgpt", out

@@ -78,10 +78,7 @@ def export_microgpt(checkpoint: str | Path, out: str | Path, overwrite: bool = F
 
 def read_microgpt_json(path: Path) -> dict:
     if not path.exists() or path.is_dir():  # a pipe or a device is read, up to a JSON file's bound
-        beside = path.with_suffix("")
-        hint = (f"; a plain export of a model microgpt cannot run writes safetensors into {beside} instead: "
-                f"import {beside}") if path.suffix.lower() == ".json" and (beside / "model.safetensors").is_file() else ""
-        raise UsageError(f"microgpt JSON file not found: {path}{hint}")
+        raise UsageError(f"microgpt JSON file not found: {path}")
     try:
         document = json.loads(read_text(path, "JSON file"))
     except (ValueError, RecursionError) as e:  # not JSON, not UTF-8, or numbers past what JSON reads

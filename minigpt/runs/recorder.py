@@ -59,8 +59,11 @@ class RunRecords(Reporter):
     """config.toml, metrics.jsonl (one JSON object a line) and samples.txt, written as the run goes;
     loss.png at its end."""
 
-    def __init__(self, run_dir: Path, config: Config, resumed_at: int | None):
+    def __init__(self, run_dir: Path, config: Config, resumed_at: int | None, history: Path | None = None):
+        """`history`: the directory whose records a resumed run goes on from, when it is not `run_dir` (a run
+        continued into a new directory carries its history up to the checkpoint it resumed from)."""
         self.run_dir, self.config, self.resumed_at = run_dir, config, resumed_at
+        self.history = history or run_dir
         self.files = {}
 
     def start(self, trainer) -> None:
@@ -85,9 +88,8 @@ class RunRecords(Reporter):
     def open(self) -> None:
         kept = {}
         if self.resumed_at is not None:
-            kept[METRICS] = lines_up_to(self.run_dir / METRICS, self.resumed_at, metrics_step)
-            kept[SAMPLES] = lines_up_to(self.run_dir / SAMPLES, self.resumed_at, samples_step)
-        if self.resumed_at is not None:
+            kept = self.kept_history()
+        if self.resumed_at is not None and self.history == self.run_dir:
             keep_an_edited_recipe(self.run_dir)
         self.write_recipe()
         for name, text in kept.items():
@@ -95,6 +97,18 @@ class RunRecords(Reporter):
                 write_text(self.run_dir / name, text, failed=cannot_write_record)
         mode = "a" if self.resumed_at is not None else "w"
         self.files = {name: open_own(self.run_dir / name, mode) for name in (METRICS, SAMPLES)}
+
+    def kept_history(self) -> dict:
+        """metrics.jsonl's and samples.txt's lines up to the step resumed from. From another directory (a run
+        continued into a new one) only where they are minigpt's records: a checkpoint among other files
+        carries none."""
+        try:
+            return {METRICS: lines_up_to(self.history / METRICS, self.resumed_at, metrics_step),
+                    SAMPLES: lines_up_to(self.history / SAMPLES, self.resumed_at, samples_step)}
+        except UsageError:
+            if self.history == self.run_dir:
+                raise
+            return {}
 
     def log(self, trainer, train_loss: float) -> None:
         self.write(METRICS, metrics_line(trainer.step, trainer.clock.elapsed, train_loss=train_loss, lr=trainer.lr,

@@ -72,7 +72,8 @@ def train(
             resumed_at = trainer.step if resumed_from is not None else None
             display = TrainingDisplay(run_dir, quiet, threads=threads, notes=config.notes + scaled,
                                       resumed_at=resumed_at, changes=config.changes)
-            reporter = Reporters(*reporter.reporters, RunRecords(run_dir, config, resumed_at), display,
+            reporter = Reporters(*reporter.reporters, RunRecords(run_dir, config, resumed_at,
+                                                 resumed_from.parent if resumed_from is not None else None), display,
                                  *([report] if report is not None else []))
         if pyplot_import is not None:
             pyplot_import.join()  # before the clock starts: beside the first steps it would slow them
