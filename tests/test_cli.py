@@ -62,18 +62,33 @@ def test_sample_json_and_marks(trained_run):
                                                             "[a-z]+ inspect-attention CHECKPOINT NAME"),
         (["sample", "--checkpoint", "{run}"], "CHECKPOINT is an argument"),
         (["inspect-attention", "{run}", "--layr", "1"], "No such option: --layr \\(Possible options: --layer\\)"),
+        # where a newcomer went wrong: the option, the section, the run to train first
+        (["train", "names.txt"], "a file is given by its option here, [a-z]+ train --data names.txt"),
+        (["train", "--set", "dropout=0.1"], "did you mean model.dropout=0.1\\?"),
+        (["sample", "{tmp}/nothing"], "train one there with minigpt train --out .*nothing"),
+        # what a hostile tester found: a recipe nested 50,000 deep, a window of 10^8 batches, a cut checkpoint
+        (["train", "--config", "{deep}"], "nest deeper than Python reads"),
+        (["train", "--set", "train.length_window=100000000", "--steps", "1", "--out", "{tmp}/w"],
+         "groups .* names a window, more than the .* training names can use: at most"),
+        (["sample", "{cut}"], "cannot be read as a checkpoint: the file is cut short or damaged \\(a copy"),
     ],
 )
 def test_bad_input_is_one_line_exit_2(args, message, tmp_path, trained_run):
     empty = tmp_path / "empty.txt"
     empty.write_text("")
-    fill = {"tmp": tmp_path, "empty": empty, "run": trained_run[0]}
+    deep = tmp_path / "deep.toml"
+    deep.write_text("a = " + "[" * 50_000 + "]" * 50_000 + "\n")
+    cut = tmp_path / "cut.pt"
+    whole = (trained_run[0] / "last.pt").read_bytes()
+    cut.write_bytes(whole[: len(whole) // 2])
+    fill = {"tmp": tmp_path, "empty": empty, "run": trained_run[0], "deep": deep, "cut": cut}
     result = run(*[a.format(**fill) for a in args])
     assert result.exit_code == 2, result.output
     assert result.stdout == ""
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("minigpt: error:")
     assert __import__("re").search(message, lines[0]), lines[0]
+    assert "Errno" not in lines[0]  # the tool's words, not the operating system's
 
 
 def test_real_process_prints_no_traceback(tmp_path):
@@ -426,8 +441,10 @@ def test_a_folder_named_as_a_bundled_recipe_does_not_hide_it(names_file, tmp_pat
         assert "configs/few.toml" in (tmp_path / f"run{len(picked)}" / "config.toml").read_text().splitlines()[0]
 
 
-def test_a_pipe_no_one_writes_to_is_said_to_be_waited_on(tmp_path):
-    """--data a pipe whose writer has not written: the command says what it waits on, and Ctrl-C ends it."""
+@pytest.mark.parametrize("option", ["--data", "--config"])
+def test_a_pipe_no_one_writes_to_is_said_to_be_waited_on(tmp_path, option):
+    """--data (or --config: it waited with no word) a pipe whose writer has not written: the command says what it
+    waits on, and Ctrl-C ends it."""
     import os
     import signal
     import subprocess
@@ -436,15 +453,54 @@ def test_a_pipe_no_one_writes_to_is_said_to_be_waited_on(tmp_path):
     pipe = tmp_path / "names"
     os.mkfifo(pipe)
     # the command as `python -m minigpt` runs it, with the product's wait before its note (seconds) cut short
-    code = ("import sys, minigpt.files.names_file as f; f.WAIT_BEFORE_SAYING = 0.2; from minigpt.cli.main import main; "
+    code = ("import sys, minigpt.files.bounded as f; f.WAIT_BEFORE_SAYING = 0.2; from minigpt.cli.main import main; "
             "sys.argv[0] = 'minigpt'; main()")
-    proc = subprocess.Popen([sys.executable, "-c", code, "train", "--data", str(pipe), "--out", str(tmp_path / "run"),
+    proc = subprocess.Popen([sys.executable, "-c", code, "train", option, str(pipe), "--out", str(tmp_path / "run"),
                              "--no-page"], stderr=subprocess.PIPE, text=True)
     try:
         line = proc.stderr.readline()  # the note comes once the pipe has kept its names a while
         assert "is a pipe, and nothing has written to it yet" in line and "Ctrl-C stops" in line
+        assert f"send the {'names' if option == '--data' else 'recipe'} and close it" in line
         proc.send_signal(signal.SIGINT)
         assert proc.wait(timeout=60) == 130
     finally:
         proc.kill()
         proc.wait()
+
+
+def test_train_help_lists_every_bundled_recipe():
+    """`minigpt train --help` listed five recipes of nine (few, small, short and sprint left out)."""
+    from minigpt.common.bundled import recipe_names
+
+    shown = " ".join(run("train", "--help").stdout.split())
+    assert len(recipe_names()) >= 9 and all(name in shown for name in recipe_names())
+
+
+def test_a_run_resumed_into_a_new_folder_carries_its_history(tmp_path):
+    """`--resume A --out B` started B's metrics.jsonl and samples.txt at the resume step: they now hold A's
+    records up to it, so B's curve is the whole run's."""
+    first = run("train", "--config", "tiny", "--set", "train.eval_interval=10", "--steps", "20", "--out",
+                tmp_path / "a", "-q", "--no-page")
+    assert first.exit_code == 0, first.output
+    more = run("train", "--resume", tmp_path / "a", "--steps", "40", "--out", tmp_path / "b", "-q", "--no-page")
+    assert more.exit_code == 0, more.output
+    steps = [json.loads(line)["step"] for line in (tmp_path / "b" / "metrics.jsonl").read_text().splitlines()]
+    assert min(steps) < 20 and max(steps) == 40 and steps == sorted(steps)
+    samples = (tmp_path / "b" / "samples.txt").read_text()
+    assert "step 10" in samples and "step 40" in samples
+
+
+def test_compiling_on_a_cpu_says_so_before_its_first_steps(monkeypatch):
+    """--set train.compile=true on a CPU took 3 minutes for 3 steps without a word."""
+    import torch
+
+    from minigpt.formats.recipes import load_config
+    from minigpt.runs import setup
+
+    said = []
+    monkeypatch.setattr(setup, "warn", said.append)
+    setup.say_compiling(load_config("tiny", ["train.compile=true"]), torch.device("cpu"))
+    assert said and "compiles the training step" in said[0] and "minutes" in said[0]
+    said.clear()
+    setup.say_compiling(load_config("tiny"), torch.device("cpu"))
+    assert said == []

@@ -10,6 +10,7 @@ from __future__ import annotations
 import errno
 import functools
 import os
+import re
 import sys
 import warnings
 from pathlib import Path
@@ -57,9 +58,23 @@ class OneLineUsageErrors(typer.core.TyperGroup):
 def usage_error(e) -> int:
     """One line for a usage error click found, naming where the help is; its exit code."""
     where = f" (see '{e.ctx.command_path} --help')" if getattr(e, "ctx", None) is not None else ""
-    message = argument_as_option(e) or e.format_message().strip().rstrip(".")
+    message = (argument_as_option(e) or e.format_message().strip().rstrip(".")) + file_as_argument(e)
     print(f"minigpt: error: {one_line(message)}{where}", file=DroppedOnFailure(sys.stderr))
     return e.exit_code
+
+
+def file_as_argument(e) -> str:
+    """`minigpt train names.txt`: a command that takes its files by option is given one by its place; the
+    option that takes it."""
+    extra = re.search(r"unexpected extra argument\S* \((\S+?)\)", e.format_message())
+    ctx = getattr(e, "ctx", None)
+    if extra is None or ctx is None:
+        return ""
+    options = {opt for p in ctx.command.params for opt in getattr(p, "opts", [])}
+    for option, ending in (("--data", (".txt", ".csv", ".names")), ("--config", (".toml",))):
+        if option in options and extra.group(1).lower().endswith(ending):
+            return f": a file is given by its option here, {ctx.command_path} {option} {extra.group(1)}"
+    return ""
 
 
 def argument_as_option(e) -> str | None:

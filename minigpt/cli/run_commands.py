@@ -15,6 +15,7 @@ import typer
 
 from minigpt.cli.app import (checkpoint_argument, checkpoint_to_read, device_option, ends_as_written,
                              names_to_score_option, wrote)
+from minigpt.common.bundled import recipe_names
 from minigpt.errors import UsageError, warn
 from minigpt.files import strict_json
 from minigpt.files.atomic_file import refuse_existing
@@ -24,7 +25,7 @@ from minigpt.machine.torchrun import check_batch_splits, most_processes, rank, r
 
 def train(
     config: Optional[str] = typer.Option(
-        None, "--config", "-c", help="TOML recipe: a path, or a name in configs/ (default, quality, microgpt, makemore, tiny)."
+        None, "--config", "-c", help=f"TOML recipe: a path, or a name in configs/ ({', '.join(recipe_names())})."
     ),
     data: Optional[Path] = typer.Option(None, "--data", help="Names file, one per line \\[default: data/names.txt]."),
     val_data: Optional[Path] = typer.Option(

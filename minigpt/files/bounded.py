@@ -11,11 +11,14 @@ file can hold a deflated tensor of gigabytes).
 
 from __future__ import annotations
 
+import threading
 import zipfile
 from pathlib import Path
 
-from minigpt.errors import UsageError
+from minigpt.common.text import one_line
+from minigpt.errors import UsageError, warn
 
+WAIT_BEFORE_SAYING = 3.0  # seconds a pipe may keep what it holds to itself before minigpt says it is waiting
 MB = 1024**2
 LIMITS = {  # the most each kind of file holds, in bytes
     "names file": 2048 * MB,  # far past ten million names (docs/large-corpora.md measures them)
@@ -33,8 +36,19 @@ def read_bytes(path: str | Path, kind: str, most: int | None = None, why: str = 
     path = Path(path)
     limit = LIMITS[kind] if most is None else min(most, LIMITS[kind])
     refuse_larger(path, kind, path.stat().st_size if path.is_file() else 0, limit, why)
-    with open(path, "rb") as f:
-        data = f.read(limit + 1)  # a device or a pipe: read to the limit, no further
+    # a pipe waits for its writer (opening it, too): if none has written for a while, say what minigpt waits on
+    waiting = None if path.is_file() else threading.Timer(WAIT_BEFORE_SAYING, warn, [
+        f"{one_line(path)} is a pipe, and nothing has written to it yet: minigpt waits for its writer to send the "
+        f"{kind.removesuffix(' file')} and close it (Ctrl-C stops)"])
+    if waiting is not None:
+        waiting.daemon = True
+        waiting.start()
+    try:
+        with open(path, "rb") as f:
+            data = f.read(limit + 1)  # a device or a pipe: read to the limit, no further
+    finally:
+        if waiting is not None:
+            waiting.cancel()
     refuse_larger(path, kind, len(data), limit, why)
     return data
 

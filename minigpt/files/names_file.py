@@ -9,12 +9,11 @@ from __future__ import annotations
 
 import hashlib
 import re
-import threading
 import unicodedata
 from pathlib import Path
 
 from minigpt.common.arguments import as_path
-from minigpt.errors import UsageError, warn
+from minigpt.errors import UsageError
 from minigpt.common.text import one_line
 from minigpt.files.bounded import read_bytes
 from minigpt.files.sniffing import NOT_NAMES, identify, wrong_kind
@@ -22,7 +21,6 @@ from minigpt.files.sniffing import NOT_NAMES, identify, wrong_kind
 
 MEMORY_PER_BYTE = 25  # reading, splitting and tokenising a names file takes about this much memory per byte
 LONGEST_NAME = 10_000  # characters; a longer line is not a name
-WAIT_BEFORE_SAYING = 3.0  # seconds a pipe may keep the names to itself before minigpt says it is waiting
 
 
 def available_memory() -> int | None:
@@ -55,19 +53,8 @@ def read_names(path: str | Path) -> list[str]:
         raise UsageError(wrong_kind(path, kind, "a names file"))
     # a device or a pipe has no size to check first: it is read no further than memory allows
     most = None if available is None else available // MEMORY_PER_BYTE
-    # a pipe waits for its writer: if none has written for a while, say what the command is waiting on
-    waiting = None if path.is_file() else threading.Timer(WAIT_BEFORE_SAYING, warn, [
-        f"{one_line(path)} is a pipe, and nothing has written to it yet: minigpt waits for its writer to send the "
-        f"names and close it (Ctrl-C stops)"])
-    if waiting is not None:
-        waiting.daemon = True
-        waiting.start()
-    try:
-        raw = read_bytes(path, "names file", most, why=f"as much as training can hold: it takes about {MEMORY_PER_BYTE} "
-                         f"bytes of memory per byte of names, and {available / 2**20:,.0f} MB is available" if available else "")
-    finally:
-        if waiting is not None:
-            waiting.cancel()
+    raw = read_bytes(path, "names file", most, why=f"as much as training can hold: it takes about {MEMORY_PER_BYTE} "
+                     f"bytes of memory per byte of names, and {available / 2**20:,.0f} MB is available" if available else "")
     try:
         # a byte-order mark is not part of the first name, nor NUL padding (a crash, a tool) part of the last
         text = raw.rstrip(b"\0").decode("utf-8-sig")

@@ -194,7 +194,8 @@ def resolve_checkpoint_path(path: str | Path, prefer: tuple[str, ...] = NAMES_IN
     """A checkpoint file, or a run directory (its best.pt, else its last.pt; or as `prefer` says)."""
     path = as_path(path, "a checkpoint")
     if not path.exists():
-        raise UsageError(f"checkpoint not found: {path}")
+        hint = "" if path.suffix else f" (a run's directory: train one there with minigpt train --out {path})"
+        raise UsageError(f"checkpoint not found: {path}{hint}")
     if path.is_dir():
         for name in prefer:
             if (path / name).is_file():
@@ -241,12 +242,14 @@ def unpickled(path: Path):
     except pickle.UnpicklingError as e:
         if "GLOBAL" in str(e):  # the pickle names a function or class, which weights_only refuses to load
             raise UsageError(f"{path}: refused: the file holds pickled objects or code, not plain tensors") from None
-        raise UsageError(f"{path}: cannot be read as a checkpoint (truncated or corrupt?)") from None
+        raise UsageError(f"{path}: {DAMAGED}") from None
     except MemoryError:
         raise
-    except Exception as e:
-        reason = str(e).splitlines()[0] if str(e).strip() else "it ends too soon" if isinstance(e, EOFError) else type(e).__name__
-        raise UsageError(f"{path}: cannot be read as a checkpoint (truncated or corrupt?): {reason}") from None
+    except Exception:  # torch's and the OS's words for it ("[Errno 22] Invalid argument") are none of the user's
+        raise UsageError(f"{path}: {DAMAGED}") from None
+
+
+DAMAGED = "cannot be read as a checkpoint: the file is cut short or damaged (a copy that did not finish, or not one)"
 
 
 def check_weights_fit(weights, config: Config, path) -> None:

@@ -58,12 +58,20 @@ def parse_override(item: str) -> tuple[str, str, object]:
     name, sep, text = item.partition("=")
     section, dot, key = name.strip().partition(".")
     if not sep or not dot or not key:
-        raise UsageError(f"--set expects section.key=value, got '{item}'")
+        raise UsageError(f"--set expects section.key=value, got '{item}'{section_hint(name.strip(), text)}")
     try:
         value = tomllib.loads(f"v = {text.strip()}")["v"]
     except tomllib.TOMLDecodeError:
         value = text.strip()
     return section, key.strip(), value
+
+
+def section_hint(key: str, text: str) -> str:
+    """`dropout=0.1` names a key without its section: the key it means, where one section has it."""
+    defaults = Config()
+    sections = [name for name in ("model", "train", "sample")
+                if key in {f.name for f in dataclasses.fields(getattr(defaults, name))}]
+    return f": did you mean {sections[0]}.{key}={text.strip()}?" if len(sections) == 1 else ""
 
 
 def set_value(config: Config, section: str, key: str, value: object, where: str) -> None:
@@ -101,6 +109,9 @@ def load_config(path: str | Path | None = None, overrides: list[str] = (), base:
             table = tomllib.loads(read_bytes(path, "recipe").rstrip(b"\0").decode("utf-8-sig"))
         except (tomllib.TOMLDecodeError, UnicodeDecodeError) as e:
             raise UsageError(f"{path}: not valid TOML: {e}") from None
+        except RecursionError:  # tomllib reads nested tables and arrays by recursion
+            raise UsageError(f"{path}: not a recipe: its tables or arrays nest deeper than Python reads "
+                             f"(a recipe is three sections of plain keys)") from None
         for section, values in table.items():
             if not isinstance(values, dict):
                 raise UsageError(f"{path}: '{section}' must be a [section], one of model, train, sample")

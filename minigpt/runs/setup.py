@@ -15,7 +15,7 @@ from minigpt.config import Config
 from minigpt.common.bundled import BUNDLED_NAMES
 from minigpt.formats.recipes import fit_recipe_to_data
 from minigpt.files.names_file import available_memory
-from minigpt.errors import Interrupted, UsageError
+from minigpt.errors import Interrupted, UsageError, warn
 from minigpt.formats.checkpoint import read_resume_state, refuse_to_go_back
 from minigpt.formats.trainer_state import restore_trainer
 from minigpt.machine.processes import Distributed, resolve_device, setup as setup_distributed
@@ -97,6 +97,8 @@ def start_run(config: Config, dist: Distributed, data_path, val_path, resume_fro
     scaled = fit_to_data(config, train_names) if state is None else []
     config.model.vocab_size = tokenizer.vocab_size
     check_step_memory(config, train_names)
+    check_length_window(config.train, len(train_names))
+    say_compiling(config, dist.device)
     corpus = tokenize_corpus(train_names, val_names, tokenizer, config.model.block_size, dist.device, data_path,
                              val_path)
     trainer = Trainer(config, tokenizer, corpus.train, corpus.val, dist, corpus.membership, corpus.info)
@@ -172,6 +174,27 @@ def check_step_memory(config: Config, names: list[str]) -> None:
         raise UsageError(f"a step of {config.train.batch_size:,} names × {positions} positions × a vocabulary of "
                          f"{config.model.vocab_size:,} needs about {needed / 1e9:.1f} GB for its logits, and "
                          f"{available / 1e9:.1f} GB is available: lower train.batch_size (or model.block_size)")
+
+
+def say_compiling(config: Config, device: torch.device) -> None:
+    """train.compile on a CPU: the first steps wait minutes for the compiler, said before they start."""
+    if config.train.compile and device.type == "cpu":
+        warn("train.compile: torch.compile compiles the training step during its first steps, which on a CPU "
+             "takes minutes before the first step ends")
+
+
+LARGEST_WINDOW = 1 << 20  # names in one window of train.length_window's, whatever the file's size
+
+
+def check_length_window(t, n_train: int) -> None:
+    """A window of train.length_window batches sorts that many names by length at once: more names than the
+    file holds (or LARGEST_WINDOW) buy nothing, and a window of 10^8 batches was built for minutes before it
+    ran out of memory. Refused at once."""
+    most = max(LARGEST_WINDOW, n_train)
+    if t.length_window * t.batch_size > most:
+        raise UsageError(f"train.length_window {t.length_window:,} groups {t.length_window * t.batch_size:,} names "
+                         f"a window, more than the {n_train:,} training names can use: at most "
+                         f"{max(1, most // t.batch_size):,} at batch size {t.batch_size:,}")
 
 
 LONGEST_FITTED = 128  # characters train.auto_scale lets the block size grow to: attention's cost grows with its square
