@@ -504,3 +504,17 @@ def test_compiling_on_a_cpu_says_so_before_its_first_steps(monkeypatch):
     said.clear()
     setup.say_compiling(load_config("tiny"), torch.device("cpu"))
     assert said == []
+
+
+def test_info_shows_a_vocabulary_that_starts_with_a_space_on_whole_lines(tmp_path):
+    """A vocabulary whose first character is a space broke `info`'s line after the opening quote."""
+    from conftest import tiny_config
+    from minigpt.runs.run import train
+
+    names = tmp_path / "names.txt"
+    names.write_text("\n".join(["anna maria", "jean luc", "bob", "carla", "dina", "emil"] * 20) + "\n")
+    run_dir = train(tiny_config("train.steps=2"), data_path=names, out_dir=tmp_path / "run", quiet=True).run_dir
+    shown = runner.invoke(app, ["info", str(run_dir)], env={"COLUMNS": "80"}).stdout
+    lines = [line.strip("│ ") for line in shown.splitlines()]
+    assert not any(line.endswith("'") and line.count("'") == 1 for line in lines), shown
+    assert "'␣abcdeijlmnoru'" in shown and "(␣ a space)" in shown

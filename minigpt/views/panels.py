@@ -150,7 +150,9 @@ def checkpoint_info(out: Console, ckpt) -> None:
     head.add_row("step", f"{ckpt.step:,}")
     head.add_row("val loss", f"{loss_text(ckpt.val_loss)} (best {loss_text(ckpt.best_val_loss)})")
     vocab = "".join(ckpt.tokenizer.chars)
-    head.add_row("vocabulary", f"{ckpt.tokenizer.vocab_size} tokens: {markup_safe(repr(vocab))} (ids 0..{len(vocab) - 1}), "
+    # a space shown as ␣: rich breaks a line at a space, which left a lone opening quote at a line's end
+    shown, space = repr(vocab).replace(" ", "␣"), " (␣ a space)" if " " in vocab else ""
+    head.add_row("vocabulary", f"{ckpt.tokenizer.vocab_size} tokens: {markup_safe(shown)}{space} (ids 0..{len(vocab) - 1}), "
                  f"boundary token {ckpt.tokenizer.bos}")
     if "train_names" in ckpt.data or "imported_from" in ckpt.data:
         head.add_row("data", markup_safe(describe_data(ckpt.data)))
