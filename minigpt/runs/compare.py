@@ -244,8 +244,11 @@ def at_equal_steps(groups: list[Group]) -> str:
     means = [mean([evaluated[r.path][at] for r in g.runs]) for g in groups]
     base = groups[0]
     against = "; ".join(f"{g.label} {m:.4f} ({m - means[0]:+.4f})" for g, m in zip(groups[1:], means[1:]))
+    clock = any(r.checkpoint.config.train.time_limit > 0 for r in runs)
+    schedule = (" (a time-limited run's learning rate follows its clock: one the machine slowed is further "
+                "down its schedule at the same step)") if clock else ""
     return (f"at equal steps (step {at:,}, which every run reached and evaluated): {base.label} {means[0]:.4f}; "
-            f"{against}")
+            f"{against}{schedule}")
 
 
 def run_stems(runs: list[RunScore]) -> set[str]:

@@ -21,15 +21,16 @@ if TYPE_CHECKING:  # a name for the reader: compare.py imports torch, which a sw
 def show_comparison(out: Console, comparison: Comparison) -> None:
     table = Table(title=f"{comparison.scored}, mean ± sd over seeds; baseline {markup_safe(comparison.baseline.label)}",
                   show_edge=False)
-    for heading in ("group", "seeds", "steps", "tokens", "loss ± sd", "Δ", "p", "Δ 95%", "names only"):
-        table.add_column(heading, justify="left" if heading == "group" else "right", no_wrap=heading != "group")
+    for heading in ("group (its steps)", "seeds", "loss ± sd", "Δ", "p", "Δ 95%"):
+        table.add_column(heading, justify="left" if heading.startswith("group") else "right",
+                         no_wrap=not heading.startswith("group"))
     base = comparison.baseline.mean
     for i, g in enumerate(comparison.groups):
         spread = f" ± {g.sd:.4f}" if g.sd is not None else ""
-        table.add_row(markup_safe(g.label), str(len(g.runs)), spread_text([r.steps for r in g.runs]),
-                      spread_text([r.tokens for r in g.runs], millions=True), f"{g.mean:.4f}{spread}",
+        steps = "" if g.label.endswith(" steps)") else f" ({spread_text([r.steps for r in g.runs])} steps)"
+        table.add_row(markup_safe(g.label + steps), str(len(g.runs)), f"{g.mean:.4f}{spread}",
                       f"{g.mean - base:+.4f}" if i else "", f"{g.p:.3g}" if g.p is not None else "",
-                      interval_text(g.interval), interval_text(g.names_only))
+                      interval_text(g.interval))
     out.print(table)
     if comparison.differs:
         out.print("\n[bold]what differs[/bold]")
@@ -46,8 +47,11 @@ def show_comparison(out: Console, comparison: Comparison) -> None:
     out.print("\n[bold]samples[/bold] (each group's first run, seed 0; the share of 200 that are new names)")
     for g in comparison.groups:
         out.print(f"  {markup_safe(g.label)}: {markup_safe(', '.join(g.samples))}  ({g.new_share:.0%} new)")
-    out.print("\n(Δ 95%: the interval of Welch's test over seeds, the verdict's; names only: a bootstrap over the "
-              "names with the seeds fixed, narrower, and no verdict)")
+    out.print("\n(Δ 95%: the interval of Welch's test over seeds, the verdict's)")
+    names_only = [f"{markup_safe(g.label)} {interval_text(g.names_only)}" for g in comparison.groups[1:] if g.names_only]
+    if names_only:
+        out.print("names only, a bootstrap over the validation names with the seeds fixed (narrower, and no verdict): "
+                  + "; ".join(names_only))
     if comparison.no_interval:
         out.print(f"\nno names-only interval: {markup_safe(comparison.no_interval)}")
     for note in comparison.notes:
@@ -56,13 +60,9 @@ def show_comparison(out: Console, comparison: Comparison) -> None:
         out.print(f"\n{markup_safe(line)}")
 
 
-def spread_text(values: list, millions: bool = False) -> str:
-    """A group's steps (or tokens) as their range: `541-664`, `1.2-1.5M`; empty where a run has none recorded."""
-    if not values or None in values:
-        return ""
+def spread_text(values: list) -> str:
+    """A group's steps as their range: `541-664`."""
     low, high = min(values), max(values)
-    if millions and high >= 1e6:
-        return f"{low / 1e6:.2f}M" if low == high else f"{low / 1e6:.2f}-{high / 1e6:.2f}M"
     return f"{low:,}" if low == high else f"{low:,}-{high:,}"
 
 
