@@ -282,3 +282,22 @@ def test_lesson_fours_button_adds_a_position_to_the_cache_where_it_is_read(chrom
     browser.wait_until(page, f"{shown} === {rows + 1} || document.getElementById('gen-note').textContent.includes('ends')")
     assert page.input_value("#name-input").startswith(name)
     assert page.watched.errors == []
+
+
+def test_the_page_opens_on_a_name_of_the_runs_own_data(tmp_path):
+    """A model of Pokémon names opened on "emma", a name it can spell but never saw: it opens on one of its
+    own training names now, and on "emma" where "emma" is one."""
+    from conftest import tiny_config
+
+    from minigpt.formats.checkpoint import load_checkpoint
+    from minigpt.runs.run import train
+    from minigpt.views.page_data import default_text
+
+    pokemon = tmp_path / "pokemon.txt"
+    pokemon.write_text("\n".join(["pikachu", "bulbasaur", "charmander", "squirtle", "meowth", "eevee"] * 20) + "\n")
+    ckpt = load_checkpoint(train(tiny_config("train.steps=2"), pokemon, out_dir=tmp_path / "p", quiet=True).run_dir)
+    assert not ckpt.tokenizer.unseen("emma") and default_text(ckpt) in ckpt.train_names
+    names = tmp_path / "names.txt"
+    names.write_text("\n".join(["anna", "emma", "olivia", "ava", "mia", "noah"] * 20) + "\n")
+    ckpt = load_checkpoint(train(tiny_config("train.steps=2"), names, out_dir=tmp_path / "n", quiet=True).run_dir)
+    assert default_text(ckpt) == "emma"

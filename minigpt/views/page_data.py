@@ -93,10 +93,14 @@ def card(ckpt: Checkpoint) -> dict:
 
 
 def default_text(ckpt: Checkpoint) -> str:
-    """The name the page starts with when none is given: "emma" if the model can read it, else a training name."""
-    if not ckpt.tokenizer.unseen("emma"):
+    """The name the page starts with when none is given: one of the run's own names, "emma" where it is a
+    training name (the bundled names'), else the first training name the checkpoint carries, else one the model
+    makes (a model of Pokémon names opened on "emma" before)."""
+    if "emma" in ckpt.membership:
         return "emma"
-    return ckpt.train_names[0][: ckpt.config.model.block_size - 1] if ckpt.train_names else ""
+    if ckpt.train_names:
+        return ckpt.train_names[0][: ckpt.config.model.block_size - 1]
+    return generate(ckpt.model, ckpt.tokenizer, 1, seed=0)[0]
 
 
 def names_for_roles(ckpt: Checkpoint) -> tuple[list[str], str]:
