@@ -670,6 +670,24 @@ def test_a_masked_cell_says_why_and_the_mask_can_be_switched_off(chromium, tiny_
     assert page.watched.errors == []
 
 
+def assert_the_many_heads_answer_names_the_others_alone(page):
+    """Lesson 3's answer named "the others" with the chosen head's own share among them."""
+    import re
+
+    from playwright.sync_api import expect
+
+    page.click("#course-list button[data-lesson='3']")
+    expect(page.locator("#lesson-title")).to_have_text("Lesson 3 of 8: Many heads")
+    page.click("#lesson-answer-box summary")
+    expect(page.locator("#lesson-answer")).to_contain_text("(the others:")
+    answer = page.text_content("#lesson-answer")
+    chosen = int(re.match(r"Head (\d+) of layer", answer).group(1))
+    others = re.search(r"\(the others: (.*)\)\.", answer).group(1).split(", ")
+    assert len(others) == 1 and not others[0].startswith(f"head {chosen} ")  # two heads a layer: one other
+    page.click("#course-list button[data-lesson='2']")
+    expect(page.locator("#lesson-title")).to_have_text("Lesson 2 of 8: The causal mask")
+
+
 def test_the_lessons_set_a_view_ask_and_answer_from_the_model_and_link_back(chromium, tiny_page):
     """Eight lessons along the tutorials, from the contents list or previous/next; each answer is computed from
     this model (lesson 2's losses are torch's, with the mask and without); a lesson's address reopens it."""
@@ -693,6 +711,7 @@ def test_the_lessons_set_a_view_ask_and_answer_from_the_model_and_link_back(chro
     page.click("#lesson-next")
     expect(page.locator("#lesson-title")).to_have_text("Lesson 2 of 8: The causal mask")
     assert page.is_checked("#show-scores")
+    assert_the_many_heads_answer_names_the_others_alone(page)
     page.click("#lesson-answer-box summary")
     expect(page.locator("#lesson-answer")).to_contain_text("without it")
     answer = page.text_content("#lesson-answer")
@@ -716,6 +735,10 @@ def test_the_lessons_set_a_view_ask_and_answer_from_the_model_and_link_back(chro
     expect(page.locator("#lesson-answer")).to_contain_text("Copied alone, the parts that close the most:")
     shares = [float(x) for x in re.findall(r"at position \d+, (-?\d+\.\d)%", page.text_content("#lesson-answer"))]
     assert len(shares) == 3 and shares == sorted(shares, reverse=True)
+    # the parts, not the cells, are counted: 2 layers of 2 heads and an MLP are 6 parts (it said 30 at 5 positions)
+    positions = int(re.search(r"\(of 6 heads and MLPs at (\d+) positions, (\d+) cells\)",
+                              page.text_content("#lesson-answer")).group(1))
+    assert f"at {positions} positions, {6 * positions} cells" in page.text_content("#lesson-answer")
     page.click("#lesson-close")
     expect(page.locator("#lesson-panel")).to_be_hidden()
     assert "lesson=" not in page.evaluate("location.hash") and page.watched.errors == []

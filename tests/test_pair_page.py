@@ -198,7 +198,7 @@ def test_a_model_trained_without_the_mask_runs_unmasked_beside_the_masked_one(ch
                                   "train.time_limit=0"])
     unmasked = train(config, tmp / "names.txt", out_dir=tmp / "unmasked", quiet=True).run_dir
     browser.redraw_weights(unmasked / "best.pt", seed=5)
-    page = browser.open_page(chromium, write_pair_page(runs[0], unmasked, tmp / "mask.html"))
+    page = browser.open_page(chromium, write_pair_page(runs[0], unmasked, tmp / "mask.html", text="emma"))
     ckpt = load_checkpoint(unmasked)
     got = page.evaluate("() => minigpt.forward('emma')")["b"]
     tokens, logits, attention = torch_run(ckpt, "emma")
@@ -219,9 +219,15 @@ def test_a_model_trained_without_the_mask_runs_unmasked_beside_the_masked_one(ch
     expected = f"{100 * shares.mean().item():.1f}%"
     assert rows["weight on later positions (every row but the last, which has none)"] == ["0.0%", expected]
     by_head = shares.mean(-1)
-    named = [f"{l}.{h}" for l in range(2) for h in range(2) if by_head[l, h] > 0.5]
+    order = sorted(((by_head[l, h].item(), f"{l}.{h}") for l in range(2) for h in range(2)), reverse=True)
+    named = [head for share, head in order if share > 0.5]
     readers = rows["heads that read ahead (over half a row's weight on later positions)"]
-    assert readers[0] == "none" and [part.split()[0] for part in readers[1].split(", ") if part != "none"] == named
+    over, _, rest = readers[1].partition(" (the next, under half: ")
+    assert readers[0].startswith("none (the next, under half: ")
+    assert [part.split()[0] for part in over.split(", ") if part != "none"] == named
+    # the closest head under half is named with its number (a head at 49.6% was left out without a word)
+    under = [(share, head) for share, head in order if share <= 0.5]
+    assert not under or rest.startswith(f"{under[0][1]} {100 * under[0][0]:.1f}%")
     assert page.watched.errors == []
 
 
@@ -240,6 +246,8 @@ def test_a_run_beside_its_identical_twin_is_called_one_and_ties_count_for_neithe
     browser.show(page, "#disagree")
     browser.wait_until(page, "document.getElementById('disagree').textContent.includes('position')")
     assert "after “”" not in page.inner_text("#disagree")
+    # identical runs were said to "disagree most at position 0 (0.00 apart)"
+    assert page.inner_text("#disagree").startswith("They agree at every position")
     assert page.watched.errors == []
 
 

@@ -182,8 +182,15 @@ function drawMask(read) {
     const shares = aheadByHead(steps).flat();
     return shares.reduce((a, b) => a + b, 0) / shares.length;
   };
-  const readers = (steps) => aheadByHead(steps).flatMap((layer, l) => layer.map((share, h) => [`${l}.${h}`, share]))
-    .filter(([, share]) => share > 0.5).map(([head, share]) => `${head} ${fixed(100 * share, 0)}%`).join(", ") || "none";
+  // the heads over half, and the closest under it with its number: a head at 49.6% shows as 50% and was left
+  // out without a word
+  const readers = (steps) => {
+    const heads = aheadByHead(steps).flatMap((layer, l) => layer.map((share, h) => [`${l}.${h}`, share]))
+      .sort((x, y) => y[1] - x[1]);
+    const shown = ([head, share]) => `${head} ${fixed(100 * share, 1)}%`;
+    const over = heads.filter(([, share]) => share > 0.5), next = heads.find(([, share]) => share <= 0.5);
+    return (over.map(shown).join(", ") || "none") + (next ? ` (the next, under half: ${shown(next)})` : "");
+  };
   const rows = [["trained with the mask", unmasked.map((u) => (u ? "no" : "yes"))],
     ["training loss at the end", sides.map((side) => fixed(lastTrain(side), 4))],
     ["best validation loss", sides.map((side) => fixed(side.data.card.best_val_loss, 4))],
@@ -404,8 +411,11 @@ function drawNext(read) {
   const most = gaps.indexOf(Math.max(...gaps)), likeliest = (s) => MiniGPTModel.argmax(s.probs);
   const guess = (s) => `“${label(likeliest(s))}” (${fixed(s.probs[likeliest(s)])})`;
   const before = read.kept.slice(0, most).join("") || BOUNDARY;  // position 0 has read the boundary alone
-  write($("disagree"), `They disagree most at position ${most}, after “${before}”: ` +
-    `A expects ${guess(a[most])}, B expects ${guess(b[most])} (distributions ${fixed(gaps[most])} apart).`);
+  write($("disagree"), gaps[most] < 5e-3  // 0.00 apart, as shown: no position to name
+    ? `They agree at every position: A and B expect the same characters here (distributions at most ` +
+      `${fixed(gaps[most])} apart).`
+    : `They disagree most at position ${most}, after “${before}”: ` +
+      `A expects ${guess(a[most])}, B expects ${guess(b[most])} (distributions ${fixed(gaps[most])} apart).`);
   positions.forEach(({ tr, button, cells }, t) => {
     hide(tr, t >= T);
     if (t >= T) return;

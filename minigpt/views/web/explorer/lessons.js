@@ -59,7 +59,8 @@ const LESSONS = [
       if (i < 1) return "The first row reads only the boundary token: pick a later row.";
       const weights = state.view.steps[i].layers[state.layer].weights.map((w) => w[i - 1]), h = MiniGPTModel.argmax(weights);
       return `Head ${h} of layer ${state.layer}: ${pct(weights[h])} of row ${i}'s weight on position ${i - 1}, ` +
-        `${charOf(state.view.tokens[i - 1])} (the others: ${weights.map((w) => pct(w)).join(", ")}).`;
+        `${charOf(state.view.tokens[i - 1])} (the others: ` +
+        `${weights.map((w, j) => (j === h ? null : `head ${j} ${pct(w)}`)).filter(Boolean).join(", ")}).`;
     } },
   { title: "One character at a time", section: "cache", subject: "cache-table", view: { mask: false },
     text: "Generating, a model computes each new position once: the keys and values of the positions before it are " +
@@ -115,7 +116,7 @@ const LESSONS = [
       ranked.sort((x, y) => y.share - x.share);
       return { text: "Copied alone, the parts that close the most: " +
         ranked.slice(0, 3).map((r) => `${r.name} at position ${r.t}, ${fmt(100 * r.share, 1)}%`).join("; ") +
-        ` (of ${ranked.length} heads and MLPs at ${common} positions). The ten that close the most:`,
+        ` (of ${rows.length} heads and MLPs at ${common} positions, ${ranked.length} cells). The ten that close the most:`,
                table: [["part", "position", "share closed"],
                        ...ranked.slice(0, 10).map((r) => [r.name, String(r.t), `${fmt(100 * r.share, 1)}%`])] };
     } },
