@@ -518,3 +518,15 @@ def test_info_shows_a_vocabulary_that_starts_with_a_space_on_whole_lines(tmp_pat
     lines = [line.strip("│ ") for line in shown.splitlines()]
     assert not any(line.endswith("'") and line.count("'") == 1 for line in lines), shown
     assert "'␣abcdeijlmnoru'" in shown and "(␣ a space)" in shown
+
+
+@pytest.mark.parametrize("args", [["sample", "{tmp}/nothing"], ["info", "{tmp}/nothing"], ["train", "--data", "{tmp}/n.txt"],
+                                  ["train", "--resume", "{tmp}/nothing"], ["inspect-attention", "{tmp}/nothing", "emma"]])
+def test_a_wrong_path_is_refused_before_torch_is_imported(args, tmp_path):
+    """Errors took 5 to 7 s on a busy machine: each command imported torch before it looked at its files."""
+    code = ("import sys; from minigpt.cli.main import main; sys.argv[0] = 'minigpt'\n"
+            "try:\n    main()\nexcept SystemExit as e:\n    print('torch' in sys.modules, e.code)\n")
+    done = subprocess.run([sys.executable, "-c", code, *[a.format(tmp=tmp_path) for a in args]], capture_output=True,
+                          text=True, timeout=120)
+    assert done.stdout.split() == ["False", "2"], done.stdout + done.stderr
+    assert done.stderr.startswith("minigpt: error: ") and len(done.stderr.strip().splitlines()) == 1

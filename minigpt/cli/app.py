@@ -57,7 +57,8 @@ class OneLineUsageErrors(typer.core.TyperGroup):
 
 def usage_error(e) -> int:
     """One line for a usage error click found, naming where the help is; its exit code."""
-    where = f" (see '{e.ctx.command_path} --help')" if getattr(e, "ctx", None) is not None else ""
+    where = f" (see '{e.ctx.command_path} --help')" if getattr(e, "ctx", None) is not None \
+        and not isinstance(e, SaidAsIs) else ""
     message = (argument_as_option(e) or e.format_message().strip().rstrip(".")) + file_as_argument(e)
     print(f"minigpt: error: {one_line(message)}{where}", file=DroppedOnFailure(sys.stderr))
     return e.exit_code
@@ -247,7 +248,11 @@ def wrote(*paths: Path, then: str = "") -> None:
 
 
 def checkpoint_to_read(checkpoint: Path, device: str):
-    """The checkpoint that sample, eval, inspect-attention and ablate read, loaded on `device`."""
+    """The checkpoint that sample, eval, inspect-attention and ablate read, loaded on `device`; a path that
+    holds none is refused before torch is imported (seconds)."""
+    from minigpt.files.run_paths import resolve_checkpoint_path
+
+    resolve_checkpoint_path(checkpoint)
     from minigpt.formats.checkpoint import load_checkpoint
     from minigpt.machine.processes import resolve_device
 
@@ -270,8 +275,30 @@ def names_to_score_option():
 
 
 def checkpoint_argument():
-    """The CHECKPOINT that sample, eval, inspect-attention, export and info read."""
-    return typer.Argument(..., metavar="CHECKPOINT", help="A checkpoint file, or a run directory (uses its best.pt).")
+    """The CHECKPOINT that sample, eval, inspect-attention, export and info read: found as the command line is
+    read, before the command imports torch (seconds), so a wrong path is said at once."""
+    return typer.Argument(..., metavar="CHECKPOINT", help="A checkpoint file, or a run directory (uses its best.pt).",
+                          callback=checkpoint_there)
+
+
+class SaidAsIs(click.exceptions.UsageError):
+    """minigpt's own refusal, met while click reads the command line: its line as minigpt says it."""
+
+    def format_message(self) -> str:
+        return self.message
+
+
+def checkpoint_there(path: Path | None) -> Path | None:
+    from minigpt.files.run_paths import resolve_checkpoint_path
+
+    if path is not None:
+        try:
+            resolve_checkpoint_path(path)
+        except UsageError as e:
+            if state["debug"]:
+                raise
+            raise SaidAsIs(str(e)) from None
+    return path
 
 
 def ends_as_written(flag: str, path: Path | None, kind: str) -> None:

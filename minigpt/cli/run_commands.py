@@ -16,6 +16,8 @@ import typer
 from minigpt.cli.app import (checkpoint_argument, checkpoint_to_read, device_option, ends_as_written,
                              names_to_score_option, wrote)
 from minigpt.common.bundled import recipe_names
+from minigpt.files.names_file import check_names_path
+from minigpt.files.run_paths import RESUME_ORDER, resolve_checkpoint_path
 from minigpt.errors import UsageError, warn
 from minigpt.files import strict_json
 from minigpt.files.atomic_file import refuse_existing
@@ -70,7 +72,11 @@ def train(
         if isinstance(value, float) and not math.isfinite(value):
             raise UsageError(f"--{key.replace('_', '-')} must be a finite number, got {value}")
     overrides = list(set_) + [f"train.{k}={v!r}" for k, v in shortcuts.items() if v is not None]
+    for path in (data, val_data):  # a wrong path is said before torch is imported (seconds)
+        if path is not None:
+            check_names_path(path)
     if resume is not None:
+        resolve_checkpoint_path(resume, RESUME_ORDER)
         if config is not None:
             raise UsageError("--resume continues a run with its own recipe; drop --config (--set changes its [train] keys)")
         from minigpt.formats.checkpoint import resume_config  # torch: not for a launching process

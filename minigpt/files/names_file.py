@@ -37,13 +37,19 @@ def available_memory() -> int | None:
 LINE_END = re.compile(r"\r\n|\r|\n")
 
 
-def read_names(path: str | Path) -> list[str]:
-    """Names from a UTF-8 file, one per line; surrounding whitespace stripped, blank lines skipped."""
+def check_names_path(path: str | Path) -> Path:
+    """A names file that is there, and no directory: checked by the command line before torch is imported."""
     path = as_path(path, "a names file")
     if not path.exists():
         raise UsageError(f"names file not found: {path}")
     if path.is_dir():
         raise UsageError(f"{path} is a directory, not a names file")
+    return path
+
+
+def read_names(path: str | Path) -> list[str]:
+    """Names from a UTF-8 file, one per line; surrounding whitespace stripped, blank lines skipped."""
+    path = check_names_path(path)
     size, available = path.stat().st_size, available_memory()
     if available is not None and size * MEMORY_PER_BYTE > available:  # say so now, not after the kernel's OOM kill
         raise UsageError(f"{path} is {size / 1e9:.1f} GB: training on it needs about "

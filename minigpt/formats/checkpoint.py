@@ -34,7 +34,7 @@ from pathlib import Path
 
 import torch
 
-from minigpt.common.arguments import as_path, kind_of
+from minigpt.common.arguments import kind_of
 from minigpt.errors import RunError, UsageError, cannot_write
 from minigpt.config import Config, parameter_count
 from minigpt.formats.recipes import config_from_dict, load_config
@@ -44,17 +44,15 @@ from minigpt.files.names_file import read_names, refuse_unseen_names
 from minigpt.files.corpus import digest
 from minigpt.files.atomic_file import write_bytes
 from minigpt.files.bounded import check_archive
+from minigpt.files.run_paths import NAMES_IN_DIR, RESUME_ORDER, resolve_checkpoint_path
 from minigpt.formats.checkpoint_checks import (check_layout, check_training_state, checked_vocab, known_loss,
                                                stored_loss)
-from minigpt.files.sniffing import KNOWN, identify, wrong_kind
 from minigpt.common.text import as_text, plural
 from minigpt.model import GPT, load_microgpt_weights, microgpt_weights
 from minigpt.files.membership import NameSet
 
 FORMAT = "minigpt"
 VERSION = 1
-NAMES_IN_DIR = ("best.pt", "last.pt")  # what sample, eval and inspect read from a run directory
-RESUME_ORDER = ("last.pt", "best.pt")  # what a resumed run continues from
 
 
 @dataclass
@@ -188,27 +186,6 @@ def save_checkpoint(path: str | Path, payload: dict) -> None:
     buffer = io.BytesIO()
     torch.save(payload, buffer)
     write_bytes(path, buffer.getbuffer(), failed=lambda at, e: cannot_write(f"checkpoint {at}", e, RunError))
-
-
-def resolve_checkpoint_path(path: str | Path, prefer: tuple[str, ...] = NAMES_IN_DIR) -> Path:
-    """A checkpoint file, or a run directory (its best.pt, else its last.pt; or as `prefer` says)."""
-    path = as_path(path, "a checkpoint")
-    if not path.exists():
-        hint = "" if path.suffix else f" (a run's directory: train one there with minigpt train --out {path})"
-        raise UsageError(f"checkpoint not found: {path}{hint}")
-    if path.is_dir():
-        for name in prefer:
-            if (path / name).is_file():
-                return path / name
-        if (path / "model.safetensors").is_file():
-            raise UsageError(f"{path} is a safetensors export, not a run: minigpt import {path} OUT.pt makes a checkpoint of it")
-        raise UsageError(f"no checkpoint in directory {path} (expected best.pt or last.pt)")
-    kind = identify(path, "checkpoint")
-    if kind == "an empty file":
-        raise UsageError(f"{path} is empty, not a checkpoint")
-    if kind in KNOWN and kind != "a checkpoint":
-        raise UsageError(wrong_kind(path, kind, "a checkpoint"))
-    return path
 
 
 def read_checkpoint(path: str | Path, prefer: tuple[str, ...] = NAMES_IN_DIR) -> tuple[Path, dict]:
