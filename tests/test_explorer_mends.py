@@ -279,8 +279,15 @@ def test_lesson_fours_button_adds_a_position_to_the_cache_where_it_is_read(chrom
     browser.wait_until(page, f"{shown} > 1")
     rows, name = page.evaluate(shown), page.input_value("#name-input")
     page.click("#cache-next")  # a character drawn as sampling draws it: the name and its cache one longer
-    browser.wait_until(page, f"{shown} === {rows + 1} || document.getElementById('gen-note').textContent.includes('ends')")
+    note = "document.getElementById('cache-next-note').textContent"
+    browser.wait_until(page, f"{shown} === {rows + 1} || {note}.includes('ends')")
     assert page.input_value("#name-input").startswith(name)
+    # what the click did is said beside the button, also where the model ends the name and the table stays as
+    # it was ("The model ends the name here." appeared some 3,000 px below)
+    said = page.evaluate(note)
+    assert said.startswith("Drew “") or said.startswith("The model ends the name here")
+    box, button = (page.locator(s).bounding_box() for s in ("#cache-next-note", "#cache-next"))
+    assert abs(box["y"] - button["y"]) < 40
     assert page.watched.errors == []
 
 

@@ -16,7 +16,8 @@ const section = `<section id="cache" aria-labelledby="cache-title">
   never reads a later one, nothing cached changes when a character is added. Below, the selected head's cache
   after your name, read a position at a time as sampling reads it.</p>
   <div class="scroll"><table id="cache-table" class="numbers"></table></div>
-  <p><button id="cache-next" type="button">add the model's next character</button></p>
+  <p><button id="cache-next" type="button">add the model's next character</button>
+    <span id="cache-next-note" class="note" role="status"></span></p>
   <p id="cache-check" class="note" role="status"></p>
 </section>`;
 

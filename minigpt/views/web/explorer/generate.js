@@ -70,21 +70,22 @@ function sample({ temperature = 1, topK = 0, topP = 1, seed = 1, prefix = "" } =
   return read.kept.join("") + tokens.map((t) => vocab[t]).join("");
 }
 
-function nextCharacter() {
+// `note`: where the button that asked says what happened, beside it (lesson 4's button is far from this part's)
+function nextCharacter(note = "gen-note") {
   const view = state.view;
   if (view.tokens.length >= N) {
-    $("gen-note").textContent = `The name is as long as the model reads (${N - 1} characters).`;
+    $(note).textContent = `The name is as long as the model reads (${N - 1} characters).`;
     return;
   }
   const logits = view.steps[view.steps.length - 1].logits;
   const candidates = MiniGPTModel.filterLogits(logits, { ...options(), first: view.tokens.length === 1, bos: BOS });
   const token = MiniGPTModel.sampleToken(candidates, MiniGPTModel.seededRandom(nextSeed())());
   if (token === BOS) {
-    $("gen-note").textContent = `The model ends the name here.`;
+    $(note).textContent = `The model ends the name here: it drew the end, not a character.`;
     addGenerated(view.kept.join(""));
     return;
   }
-  $("gen-note").textContent = `Drew “${vocab[token]}”.`;
+  $(note).textContent = `Drew “${vocab[token]}”.`;
   setText(view.kept.join("") + vocab[token]);
 }
 

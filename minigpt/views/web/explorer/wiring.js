@@ -162,8 +162,8 @@ for (const radio of document.querySelectorAll("input[name=off-mode]")) {
 }
 $("all-on").addEventListener("click", () => { Object.assign(state.off, { heads: [], attention: [], mlp: [], unmasked: false }); changed("text"); });
 $("mask-off").addEventListener("change", () => { state.off.unmasked = $("mask-off").checked; write($("mask-note"), ""); changed("text"); });
-$("next-char").addEventListener("click", Generate.nextCharacter);
-$("cache-next").addEventListener("click", Generate.nextCharacter); // lesson 4's: a position added where it is read
+$("next-char").addEventListener("click", () => Generate.nextCharacter());
+$("cache-next").addEventListener("click", () => Generate.nextCharacter("cache-next-note")); // lesson 4's: said beside it
 $("whole-name").addEventListener("click", Generate.wholeName);
 $("ten-names").addEventListener("click", Generate.tenNames);
 $("top-k").max = V;
