@@ -39,7 +39,7 @@ def test_cli_heatmaps_bars_json_and_png(trained_run, tmp_path):
     run_dir, _ = trained_run
     png, js = tmp_path / "att.png", tmp_path / "att.json"
     shown = runner.invoke(app, ["inspect-attention", str(run_dir), "anna"])
-    assert "layer 0, head 1" in shown.stdout and "likeliest next" in shown.stdout
+    assert "layer 0, head 1" in shown.stdout and "what the model predicts next" in shown.stdout
     result = runner.invoke(app, ["inspect-attention", str(run_dir), "anna", "--png", str(png), "--json-file", str(js)])
     assert result.exit_code == 0, result.output
     assert result.stdout == "" and result.stderr == f"wrote {js} and {png}\n"  # the files, not 168 lines of tables
@@ -121,3 +121,16 @@ def test_a_map_wider_than_the_terminal_keeps_its_title_and_caption(trained_run):
     assert shown.exit_code == 0, shown.output
     lines = shown.stdout.splitlines()
     assert lines[0].startswith("layer 0, head 1") and any(line.startswith("· is the boundary token") for line in lines)
+
+
+def test_the_prediction_table_keeps_each_probability_beside_its_character_at_50_columns(trained_run):
+    """At 50 columns the table wrapped a probability onto a line of its own, apart from its character."""
+    from typer.testing import CliRunner
+
+    from minigpt.cli.main import app
+
+    shown = CliRunner().invoke(app, ["inspect-attention", str(trained_run[0]), "anna", "--layer", "0", "--head", "0"],
+                               env={"COLUMNS": "50"}).stdout
+    rows = shown.split("what the model predicts next")[1].splitlines()
+    cells = [cell.strip() for row in rows if "│" in row for cell in row.split("│")[2:]]
+    assert cells and all(re.fullmatch(r"\S+ [01]\.\d{3}", cell) for cell in cells if cell), cells

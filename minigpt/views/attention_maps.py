@@ -177,13 +177,19 @@ def attribution_bars(report: AttentionReport, position: int, width: int = 16) ->
 
 
 def predictions_table(report: AttentionReport) -> Table:
-    table = Table(title="what the model predicts next", caption=f"{report.boundary} next: the name ends", show_edge=False)
+    """A position a row, each of the likeliest next tokens in a column of its own: in one cell, a narrow
+    terminal wrapped a probability onto a line apart from its character."""
+    table = Table(title="what the model predicts next (probability)", caption=f"{report.boundary} next: the name ends",
+                  show_edge=False)
     table.add_column("pos", justify="right")
     table.add_column("after reading")
-    table.add_column("likeliest next (probability)")
-    for i, (token, best) in enumerate(zip(report.tokens, report.predictions)):
+    ranks = max((len(best) for best in report.predictions), default=0)
+    for rank in range(ranks):
+        table.add_column(("1st", "2nd", "3rd")[rank] if rank < 3 else f"{rank + 1}th", no_wrap=True)
+    for i, best in enumerate(report.predictions):
         read = "".join(t for t in report.tokens[1 : i + 1]) or report.boundary
-        table.add_row(str(i), Text(one_line(read)), Text("   ".join(f"{token_text(t)} {p:.3f}" for t, p in best)))
+        cells = [Text(f"{token_text(t)} {p:.3f}") for t, p in best]
+        table.add_row(str(i), Text(one_line(read)), *cells, *[""] * (ranks - len(cells)))
     return table
 
 
