@@ -321,3 +321,20 @@ def test_the_course_in_the_header_names_the_open_lesson(chromium, tiny_page, wid
     current = page.inner_text("#course-list button[data-lesson='4']")
     assert titles[3].split(". ", 1)[1] in " ".join(current.split())
     assert page.watched.errors == []
+
+
+def test_with_the_mask_off_the_header_and_the_costs_say_which_loss_they_show(chromium, tiny_page):
+    """Lesson 2: with the mask off the header kept "the run's validation loss here" with the mask, and the costs
+    said "Loss with every part on" as if nothing had changed: each says which it is now."""
+    page = browser.open_page(chromium, tiny_page[1])
+    browser.wait_until(page, "document.getElementById('step-loss').textContent.length > 0")
+    assert "with it off" not in page.text_content("#step-loss")
+    page.check("#mask-off")
+    browser.wait_until(page, "document.getElementById('step-loss').textContent.includes('with it off')")
+    assert re.search(r"with the mask; with it off, \d\.\d{3} over the [\d,]+ ", page.text_content("#step-loss"))
+    browser.show(page, "#ablation")
+    browser.wait_until(page, "document.getElementById('costs-caption').textContent.includes('Both with the mask')")
+    page.uncheck("#mask-off")
+    browser.wait_until(page, "!document.getElementById('step-loss').textContent.includes('with it off')")
+    assert "Both with the mask" not in page.text_content("#costs-caption")
+    assert page.watched.errors == []

@@ -92,7 +92,8 @@ function drawCosts() {
   const step = state.snapshot === null ? "" : ` at step ${DATA.snapshots.steps[state.snapshot].toLocaleString("en")} ` +
     "(measured on that snapshot's weights, 6 bits a number, so not the run's own evaluation)";
   write($("costs-caption"), `Loss with every part on${step}: ${report.loss.toFixed(4)} nats per token over ${DATA.ablation.names}. ` +
-    "A cost is the loss with that part off minus this: a negative cost means the names got likelier with the part off.");
+    "A cost is the loss with that part off minus this: a negative cost means the names got likelier with the part off." +
+    (state.off.unmasked ? " Both with the mask, as the run trained: the mask switch changes the name's view, not these." : ""));
   for (const row of costRows) {
     const c = report.costs[row.part.n];
     write(row.cost, signed(c));

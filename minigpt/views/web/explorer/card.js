@@ -2,7 +2,7 @@
 // parts).
 
 const Card = (() => {
-const { $, BOUNDARY, DATA, V, config, vocab } = State;
+const { $, BOUNDARY, DATA, V, config, state, vocab } = State;
 const { el } = Drawing;
 
 // its section of the page (the registry puts it in place)
@@ -35,8 +35,11 @@ let curveMarker = null, curveX = null;
 // evaluation before it: the run evaluated every eval_interval steps, snapshots fall between)
 function moveStepMarker(step) {
   const val = DATA.curve ? DATA.curve.val.filter(([s]) => s <= step).pop() : null;
-  $("step-loss").textContent = !DATA.curve ? "" : !val ? "the run had not measured its validation loss yet" : val[0] === step ? `the run's validation loss here: ${val[1].toFixed(3)} nats per token`
-    : `the run's last evaluation before it, at step ${val[0].toLocaleString("en")}: validation loss ${val[1].toFixed(3)}`;
+  // with the mask off, the figure beside it is the one without the mask (on the checkpoint's weights, where measured)
+  const over = DATA.mask_off, unmasked = state.off.unmasked && over && state.snapshot === null;
+  const maskOff = unmasked ? ` (with the mask; with it off, ${over.unmasked.toFixed(3)} over the ${over.names})` : "";
+  $("step-loss").textContent = !DATA.curve ? "" : !val ? "the run had not measured its validation loss yet" : val[0] === step ? `the run's validation loss here: ${val[1].toFixed(3)} nats per token${maskOff}`
+    : `the run's last evaluation before it, at step ${val[0].toLocaleString("en")}: validation loss ${val[1].toFixed(3)}${maskOff}`;
   if (!curveMarker) return;
   curveMarker.setAttribute("x1", curveX(step));
   curveMarker.setAttribute("x2", curveX(step));
