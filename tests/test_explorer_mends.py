@@ -338,3 +338,18 @@ def test_with_the_mask_off_the_header_and_the_costs_say_which_loss_they_show(chr
     browser.wait_until(page, "!document.getElementById('step-loss').textContent.includes('with it off')")
     assert "Both with the mask" not in page.text_content("#costs-caption")
     assert page.watched.errors == []
+
+
+def test_at_phone_width_the_walk_through_notes_wrap_inside_the_screen(chromium, tiny_page):
+    """At 390 px a note of the walk through the model ran off the screen's edge ("155 of 256 zeroe"): the strips
+    scroll sideways in their box, and a note now wraps within the screen, however long."""
+    page = browser.open_page(chromium, tiny_page[1], width=390, height=844)
+    browser.show(page, "#walk")
+    browser.wait_until(page, "document.querySelectorAll('#walk .note-text').length > 3")
+    right = page.evaluate("""() => {
+      const notes = [...document.querySelectorAll('#walk .note-text')];
+      notes.forEach((n) => { n.textContent = 'fire most: #90 1.12, #16 1.03, #187 1.00; 155 of 256 zeroed '.repeat(3); });
+      return Math.max(...notes.map((n) => n.getBoundingClientRect().right));
+    }""")
+    assert right <= page.evaluate("innerWidth"), right
+    assert page.watched.errors == []
