@@ -220,6 +220,11 @@ def test_the_keyboard_reaches_and_moves_everything(chromium, tiny_page):
     # head); past them, what the matrix shows and whether it is masked, then the matrix
     c = tiny_page[0].config.model
     page.focus("#name-input")
+    page.keyboard.press("Tab")  # the first stop is what docs/explorer.md says (it said the grid: the 4th here)
+    assert page.evaluate("document.activeElement.getAttribute('aria-label')") == "layer 0 attention: on"
+    assert "From the name box, Tab reaches layer 0's attention switch" in " ".join(
+        (Path(__file__).parents[1] / "docs" / "explorer.md").read_text(encoding="utf-8").split())
+    page.focus("#name-input")
     for _ in range(1 + 2 * c.n_layer + c.n_layer * c.n_head + 3):
         page.keyboard.press("Tab")
     assert page.evaluate("document.activeElement.matches('#big-matrix .cell')")
