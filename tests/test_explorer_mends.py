@@ -353,3 +353,23 @@ def test_at_phone_width_the_walk_through_notes_wrap_inside_the_screen(chromium, 
     }""")
     assert right <= page.evaluate("innerWidth"), right
     assert page.watched.errors == []
+
+
+@pytest.mark.parametrize("width, height", [(1280, 800), (390, 844)])
+def test_lesson_five_opens_with_its_title_its_question_and_the_walks_last_line_in_sight(chromium, tiny_page, width,
+                                                                                        height):
+    """Lesson 5 opened with its title and question above the screen (-425 px at 1280, -2,104 at 390), and Enter on
+    "next" from lesson 4 left the focus off screen: its panel now sits under the walk, beside its last line."""
+    page = browser.open_page(chromium, tiny_page[1], width=width, height=height)
+    page.click("#course-list button[data-lesson='4']")
+    expect(page.locator("#lesson-title")).to_contain_text("Lesson 4 of")
+    page.focus("#lesson-next")
+    page.keyboard.press("Enter")
+    expect(page.locator("#lesson-title")).to_contain_text("Lesson 5 of")
+    browser.wait_until(page, SUBJECT_IN_SIGHT)
+    for selector in ("#lesson-title", "#lesson-question"):
+        assert on_screen(page, selector), selector
+    focused = page.evaluate("(() => { const r = document.activeElement.getBoundingClientRect(); "
+                            "return r.top >= 0 && r.bottom <= innerHeight; })()")
+    assert focused and page.evaluate(TEXT_UNCOVERED)
+    assert page.watched.errors == []

@@ -75,7 +75,10 @@ const LESSONS = [
         `${n - 1} key${n === 2 ? "" : "s"} from the cache (the boundary token${n > 2 ? ` and ${n - 2} character${n === 3 ? "" : "s"}` : ""}) ` +
         "and its own.";
     } },
-  { title: "The whole model", section: "walk", subject: () => document.querySelector("#walk-steps [data-key=softmax]"), view: { mask: false },
+  // its panel goes under the walk, beside the walk's last line: at the section's top, a walk taller than the
+  // screen put the title 525 px above the screen once that line was brought into sight
+  { title: "The whole model", section: "walk", subject: () => document.querySelector("#walk-steps [data-key=softmax]"),
+    panelAfter: () => $("walk-steps").parentNode, view: { mask: false },
     text: "Around attention: the character's embedding plus its position's, normed (RMSNorm divides a vector by its " +
       "root mean square, with no learned scale in the default recipe); in each layer attention and an MLP each add " +
       "their output to the residual stream; no layer has a bias, so every number is a sum of weights times inputs. " +
@@ -192,7 +195,8 @@ function openLesson(n, scroll = true, setView = true) {
     // on the first screen the panel spans its columns, over the sections (main says which the lesson is about,
     // for a phone's one column); below it, the panel opens its section
     const section = $(lesson.section), first = section.parentNode === $("lesson");
-    (first ? $("lesson") : section).prepend(panel);
+    if (lesson.panelAfter) lesson.panelAfter().after(panel);
+    else (first ? $("lesson") : section).prepend(panel);
     if (first) $("lesson").dataset.lessonAt = lesson.section;
     else delete $("lesson").dataset.lessonAt;
     write($("lesson-title"), `Lesson ${state.lesson + 1} of ${LESSONS.length}: ${lesson.title}`);
@@ -211,8 +215,12 @@ function openLesson(n, scroll = true, setView = true) {
 // when seen, is drawn first (its id comes with "lesson"), so that it is measured as it will look: one scroll.
 function bringIntoView(lesson) {
   changed("lesson", lesson.section);
-  $("lesson-panel").scrollIntoView({ block: "start" });
   const subject = subjectOf(lesson);
+  if (lesson.panelAfter && subject) { // the subject just above the panel: both from the subject's top
+    subject.scrollIntoView({ block: "start" });
+    return;
+  }
+  $("lesson-panel").scrollIntoView({ block: "start" });
   if (subject && subject.getBoundingClientRect().bottom > window.innerHeight) subject.scrollIntoView({ block: "end" });
 }
 const subjectOf = (lesson) => (typeof lesson.subject === "function" ? lesson.subject() : $(lesson.subject || lesson.section));
