@@ -274,6 +274,12 @@ class Config:
         self.fits_data = True
         self.why = ""  # why train.auto_scale chose the recipe it did
 
+    def change(self, note: str) -> list[str]:
+        """Record a change fitting made to the recipe (said under --quiet too, and in config.toml);
+        the note, for the start panel's list."""
+        self.changes.append(note)
+        return [note]
+
     def to_dict(self) -> dict:
         sections = dataclasses.fields(self)
         return {f.name: dataclasses.asdict(getattr(self, f.name)) for f in sections}

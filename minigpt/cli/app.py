@@ -248,11 +248,8 @@ def wrote(*paths: Path, then: str = "") -> None:
 
 
 def checkpoint_to_read(checkpoint: Path, device: str):
-    """The checkpoint that sample, eval, inspect-attention and ablate read, loaded on `device`; a path that
-    holds none is refused before torch is imported (seconds)."""
-    from minigpt.files.run_paths import resolve_checkpoint_path
-
-    resolve_checkpoint_path(checkpoint)
+    """The checkpoint that sample, eval, inspect-attention and ablate read (checkpoint_argument found it as the
+    command line was read), loaded on `device`."""
     from minigpt.formats.checkpoint import load_checkpoint
     from minigpt.machine.processes import resolve_device
 

@@ -69,6 +69,14 @@ def plural(n: int, word: str) -> str:
     return f"{n:,} {word}" if n == 1 else f"{n:,} {word}s"
 
 
+def range_text(counts: list[int]) -> str:
+    """Counts as their range, `541-664` (one count alone as itself); empty for none: a group's or a trial's steps."""
+    if not counts:
+        return ""
+    low, high = min(counts), max(counts)
+    return f"{low:,}" if low == high else f"{low:,}-{high:,}"
+
+
 def number_text(value) -> str:
     """A number read from a file, as a message quotes it: with thousands separators, or, for a whole number
     too long to read (10**400 in an edited JSON), how many digits it has."""

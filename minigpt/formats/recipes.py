@@ -161,8 +161,8 @@ def fit_recipe_to_data(config: Config, n_train: int) -> list[str]:
     else:
         recipe = load_config(config.recipe) if config.recipe is not None else Config()
     notes = [shown_path(config.recipe) + (f": {config.why}" if config.why else "")] if config.recipe else []
-    if config.why:
-        config.changes += notes
+    if config.why:  # the recipe auto_scale chose is a change; one the user named is not
+        config.change(notes[0])
     in_vain = sorted(key for key in config.given if key_value(config, key) == key_value(recipe, key))
     return notes + [f"{key} = {toml_value(key_value(config, key))} changes nothing: the recipe has it already"
                     for key in in_vain]
@@ -195,8 +195,8 @@ def steps_or_time_limit(config: Config) -> None:
     if "train.time_limit" in given:
         raise UsageError(f"--steps ({t.steps:,}) and --time-limit ({t.time_limit:g} s) both say how long to train; "
                          f"give one of them")
-    config.notes.append(f"train.steps {t.steps:,} was given, so the recipe's time limit of {t.time_limit:g} s is off")
-    config.changes.append(config.notes[-1])
+    config.notes += config.change(f"train.steps {t.steps:,} was given, so the recipe's time limit of "
+                                  f"{t.time_limit:g} s is off")
     t.time_limit = 0.0
 
 

@@ -25,7 +25,7 @@ import torch
 
 from minigpt.common.arguments import as_path, as_paths
 from minigpt.errors import UsageError
-from minigpt.common.text import as_text
+from minigpt.common.text import as_text, range_text
 from minigpt.runs.statistics import mean, paired_interval, sd, welch, welch_interval, welch_p
 from minigpt.runs.study_folder import trial_state
 from minigpt.files.names_file import read_names
@@ -205,7 +205,7 @@ def group_runs(runs: list[RunScore], baseline: Path, pool: bool = False) -> tupl
             said.append(f"{spread}: pooled as seeds of one group, as --pool asks" if pool else
                         f"{spread}: not seeds of one experiment, so compared as {len(parts)} groups by their "
                         f"compute (--pool pools them)")
-        groups += [Group(label if len(parts) == 1 else f"{label} ({steps_text(part)} steps)", part)
+        groups += [Group(label if len(parts) == 1 else f"{label} ({range_text([r.steps for r in part])} steps)", part)
                    for part in parts]
     return groups, differs, said
 
@@ -220,11 +220,6 @@ def by_compute(runs: list[RunScore], baseline: Path) -> list[list[RunScore]]:
         else:
             parts.append([run])
     return sorted(parts, key=lambda part: all(r.path != baseline for r in part))
-
-
-def steps_text(runs: list[RunScore]) -> str:
-    low, high = min(r.steps for r in runs), max(r.steps for r in runs)
-    return f"{low:,}" if low == high else f"{low:,}-{high:,}"
 
 
 def at_equal_steps(groups: list[Group]) -> str:

@@ -121,9 +121,8 @@ def choose_precision(trainer: Trainer) -> list[str]:
     measured = measure_bfloat16(lambda bfloat16: first_batch_pass(trainer, bfloat16), device)
     faster, speed = trainer.dist.broadcast(measured)
     trainer.bfloat16, recipe.precision = faster, "bfloat16" if faster else "float32"
-    trainer.config.changes.append(f"precision {recipe.precision}: bfloat16 measured {speed:.2f}× as fast as float32 "
-                                  f"on this {device.type} (train.precision auto)")
-    return trainer.config.changes[-1:]
+    return trainer.config.change(f"precision {recipe.precision}: bfloat16 measured {speed:.2f}× as fast as float32 "
+                                 f"on this {device.type} (train.precision auto)")
 
 
 def first_batch_pass(trainer: Trainer, bfloat16: bool) -> None:
@@ -222,6 +221,5 @@ def fit_block_size(config: Config, names: list[str]) -> list[str]:
         return []
     was, m.block_size = m.block_size, wanted
     cut = f"; names longer than {LONGEST_FITTED} characters are still cut" if longest > LONGEST_FITTED else ""
-    config.changes.append(f"the longest training name has {longest:,} characters, so train.auto_scale set "
-                          f"block_size {wanted} (was {was}){cut}")
-    return config.changes[-1:]
+    return config.change(f"the longest training name has {longest:,} characters, so train.auto_scale set "
+                         f"block_size {wanted} (was {was}){cut}")

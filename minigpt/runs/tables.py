@@ -11,7 +11,7 @@ from rich.table import Table
 from minigpt.runs.sweep import IMPORTANCE_TRIALS, SweepResult, state_of
 from minigpt.runs.statistics import correlation, mean, sd
 from minigpt.files.run_records import series
-from minigpt.common.text import as_text, markup_safe
+from minigpt.common.text import as_text, markup_safe, range_text
 from minigpt.views.loss_curve import sparkline
 
 if TYPE_CHECKING:  # a name for the reader: compare.py imports torch, which a sweep's table does not need
@@ -27,7 +27,7 @@ def show_comparison(out: Console, comparison: Comparison) -> None:
     base = comparison.baseline.mean
     for i, g in enumerate(comparison.groups):
         spread = f" ± {g.sd:.4f}" if g.sd is not None else ""
-        steps = "" if g.label.endswith(" steps)") else f" ({spread_text([r.steps for r in g.runs])} steps)"
+        steps = "" if g.label.endswith(" steps)") else f" ({range_text([r.steps for r in g.runs])} steps)"
         table.add_row(markup_safe(g.label + steps), str(len(g.runs)), f"{g.mean:.4f}{spread}",
                       f"{g.mean - base:+.4f}" if i else "", f"{g.p:.3g}" if g.p is not None else "",
                       interval_text(g.interval))
@@ -58,12 +58,6 @@ def show_comparison(out: Console, comparison: Comparison) -> None:
         out.print(f"\nnote: {markup_safe(note)}")
     for line in comparison.verdicts():
         out.print(f"\n{markup_safe(line)}")
-
-
-def spread_text(values: list) -> str:
-    """A group's steps as their range: `541-664`."""
-    low, high = min(values), max(values)
-    return f"{low:,}" if low == high else f"{low:,}-{high:,}"
 
 
 def interval_text(interval) -> str:
@@ -121,12 +115,8 @@ def trial_row(t, keys: list[str]) -> list[str]:
     if t.user_attrs.get("error"):
         state += f": {markup_safe(t.user_attrs['error'])}"
     return [str(t.number), state, f"{t.value:.4f}" if t.value is not None else "",
-            f"{sd(losses):.4f}" if len(losses) > 1 else "", steps_text(t.user_attrs.get("steps", [])),
+            f"{sd(losses):.4f}" if len(losses) > 1 else "", range_text(t.user_attrs.get("steps", [])),
             *(value_text(t.params[k]) if k in t.params else "" for k in keys)]
-
-
-def steps_text(steps: list[int]) -> str:
-    return "" if not steps else f"{min(steps):,}" if min(steps) == max(steps) else f"{min(steps):,}-{max(steps):,}"
 
 
 def compute_note(trials) -> str | None:
@@ -138,7 +128,7 @@ def compute_note(trials) -> str | None:
     if not steps or max(steps) <= 1.1 * min(steps):
         return None
     inside = [t for t in done if max(t.user_attrs["steps"]) > 1.1 * min(t.user_attrs["steps"])]
-    within = (f"; trial {inside[0].number}'s seeds alone took {steps_text(inside[0].user_attrs['steps'])} steps"
+    within = (f"; trial {inside[0].number}'s seeds alone took {range_text(inside[0].user_attrs['steps'])} steps"
               if inside else "")
     r = correlation([mean(t.user_attrs["steps"]) for t in done], [t.value for t in done]) if len(done) >= 3 else None
     follows = f" and the loss follows them (r = {r:.2f})" if r is not None and r <= -0.5 else ""
