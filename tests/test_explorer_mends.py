@@ -237,6 +237,23 @@ SUBJECT_IN_SIGHT = """() => {
   return r.height > 0 && r.top >= -1 && r.bottom <= innerHeight + 1;
 }"""
 
+# the lesson's title in sight above the course's contents (on a phone, a bar along the bottom edge), and what it
+# asks about whole below it; or, where the two do not both fit, the title at the top with its subject begun
+LESSON_IN_SIGHT = """() => {
+  const rect = (e) => e.getBoundingClientRect(), subject = Lessons.subjectOf(Lessons.LESSONS[State.state.lesson]);
+  if (!subject || rect(subject).height === 0) return false;
+  const floor = Math.min(innerHeight, rect(document.getElementById("contents")).top);
+  const title = rect(document.getElementById("lesson-title")), panel = rect(document.getElementById("lesson-panel"));
+  const s = rect(subject), whole = s.top >= -1 && s.bottom <= floor + 1;
+  const both = Math.max(s.bottom, panel.bottom) - Math.min(s.top, panel.top) <= floor;
+  return title.top >= -1 && title.bottom <= floor && (whole || (!both && title.top < 2 && s.top < floor - 40));
+}"""
+
+FOCUS_IN_SIGHT = """() => {
+  const r = document.activeElement.getBoundingClientRect();
+  return r.top >= 0 && r.bottom <= Math.min(innerHeight, document.getElementById("contents").getBoundingClientRect().top);
+}"""
+
 # each of the panel's lines in sight is the panel's own at its point: nothing floats over the lesson's words
 TEXT_UNCOVERED = """() => ["lesson-title", "lesson-text", "lesson-look", "lesson-question"].every((id) => {
   const r = document.getElementById(id).getBoundingClientRect();
@@ -251,14 +268,15 @@ def test_every_lesson_opens_with_what_it_asks_about_in_sight_and_nothing_over_it
                                                                                         height):
     """82 §2: lesson 3's head squares were half below the fold, lesson 4's button 2,943 px down, lesson 5's last
     line below it, lesson 8's floating step bar over its title. Each lesson now opens with its subject (the matrix,
-    the squares, the cache, the walk's last line, the why bars, the patching grid) in the viewport and none of its
-    words covered; lesson 2's answer, opened, leaves the matrix in sight; lesson 8 holds its own slider."""
+    the squares, the cache, the walk's last line, the why bars, the patching grid) in the viewport under its title
+    (begun there, where the two do not both fit) and none of its words covered; lesson 2's answer, opened, leaves
+    the matrix in sight; lesson 8 holds its own slider."""
     page = browser.open_page(chromium, tiny_page[1], width=width, height=height)
     for n in range(1, 9):
         page.evaluate("window.scrollTo(0, 0)")
         page.click(f"#course-list button[data-lesson='{n}']")
         expect(page.locator("#lesson-title")).to_contain_text(f"Lesson {n} of")
-        browser.wait_until(page, SUBJECT_IN_SIGHT)
+        browser.wait_until(page, LESSON_IN_SIGHT)
         assert page.evaluate(TEXT_UNCOVERED), f"lesson {n}: something covers its words"
         if n == 2 and width == 1280:
             page.click("#lesson-answer-box summary")
@@ -372,4 +390,37 @@ def test_lesson_five_opens_with_its_title_its_question_and_the_walks_last_line_i
     focused = page.evaluate("(() => { const r = document.activeElement.getBoundingClientRect(); "
                             "return r.top >= 0 && r.bottom <= innerHeight; })()")
     assert focused and page.evaluate(TEXT_UNCOVERED)
+    assert page.watched.errors == []
+
+
+@pytest.mark.parametrize("width, height", [(1280, 800), (390, 844)])
+def test_next_through_the_course_keeps_each_lessons_title_and_the_focus_in_sight(chromium, tiny_page, width, height):
+    """At 390 px lessons 3, 4, 6, 7 and 8 opened with their titles above the screen, the panel scrolled up until
+    the whole subject was in sight, and Enter on "next" to lesson 8 left the focus (its title) up there. The title
+    comes first now: where the panel and its subject do not both fit, the subject starts below the panel."""
+    page = browser.open_page(chromium, tiny_page[1], width=width, height=height, hash="#lesson=1")
+    browser.wait_until(page, LESSON_IN_SIGHT)
+    for n in range(2, 9):
+        page.focus("#lesson-next")
+        page.keyboard.press("Enter")
+        expect(page.locator("#lesson-title")).to_contain_text(f"Lesson {n} of")
+        browser.wait_until(page, LESSON_IN_SIGHT)
+        assert page.evaluate(FOCUS_IN_SIGHT), f"lesson {n}: the focus is off screen"
+    assert page.watched.errors == []
+
+
+def test_on_a_phone_the_contents_are_a_bar_that_covers_nothing_brought_into_view(chromium, tiny_page):
+    """At 390 px the fixed "Lessons" button sat over numbers (a head's square, the cache's v and weight, patching
+    cells), the mask's controls and lesson text. It is a bar along the bottom edge now: what the page scrolls
+    into view lands above it, and the page's end clears it."""
+    page = browser.open_page(chromium, tiny_page[1], width=390, height=844)
+    bar = page.locator("#contents").bounding_box()
+    assert bar["x"] == 0 and bar["width"] == 390 and bar["y"] + bar["height"] == pytest.approx(844, abs=1)
+    browser.show(page, "#cache")
+    row = page.locator("#cache-table tr:not([hidden])").last
+    row.evaluate("r => r.scrollIntoView({ block: 'end' })")
+    assert row.bounding_box()["y"] + row.bounding_box()["height"] <= bar["y"] + 1
+    page.evaluate("window.scrollTo(0, document.body.scrollHeight)")
+    footer = page.locator("footer").bounding_box()
+    assert footer["y"] + footer["height"] <= bar["y"] + 1
     assert page.watched.errors == []

@@ -30,9 +30,7 @@ const LESSONS = [
     text: "A row may read its own position and the ones before it, never the ones after: before the softmax the later " +
       "positions' scores are set to −∞, so their weights are 0. Without the mask a model trained to predict the next " +
       "character would learn to read it. Click a masked cell, then tick “mask off”: this model reads the future, as it " +
-      "never learned to, and the whole page follows. To see a model that did learn to read it, train one without the " +
-      "mask, in seconds (minigpt train --set model.causal=false --steps 300 --out runs/nomask), and put the two side by " +
-      "side: minigpt inspect-attention RUN runs/nomask --html mask.html, where RUN is this page's run.",
+      "never learned to, and the whole page follows.",
     look: "The upper triangle of raw scores (−∞), then the same matrix and the predictions with the mask off.",
     question: "With the mask off, does this model's loss on the name fall or rise? And on the validation names?",
     answer() {
@@ -44,9 +42,11 @@ const LESSONS = [
         `${open < masked ? "falls" : "rises"}.${names} ` +
         "A model trained with the mask never learned what to do with the future: shown it, it mostly reads noise. " +
         "A model trained without the mask learns to read the answer: its loss falls far below this one's, and its " +
-        "names are garbage, for when it generates there is no answer yet to read. The page of two models shows both.";
+        "names are garbage, for when it generates there is no answer yet to read. To see both, train one without " +
+        "the mask, in seconds (minigpt train --set model.causal=false --steps 300 --out runs/nomask), and put the two " +
+        "side by side: minigpt inspect-attention RUN runs/nomask --html mask.html, where RUN is this page's run.";
     } },
-  { title: "Many heads", section: "type", subject: "grid", view: { mask: false },
+  { title: "Many heads", section: "type", subject: "grid", phoneBefore: "grid", view: { mask: false },
     text: "The heads of a layer are slices of one projection: W_Q, W_K and W_V make q, k and v for all heads at once, " +
       `and each head reads its own d = ${D} numbers of them. The heads' outputs are joined side by side, ` +
       `${config.n_head} × ${D} = ${config.n_embd} numbers, and mixed by attn_wo (the tutorials' W_O), one ` +
@@ -123,7 +123,8 @@ const LESSONS = [
                table: [["part", "position", "share closed"],
                        ...ranked.slice(0, 10).map((r) => [r.name, String(r.t), `${fmt(100 * r.share, 1)}%`])] };
     } },
-  { title: "Over training", section: "type", subject: "grid", view: { mask: false }, keepSlider: true,
+  { title: "Over training", section: "type", subject: "grid", phoneBefore: "grid", view: { mask: false },
+    keepSlider: true,
     text: "The run kept its weights at a few steps. Drag “watch it train” (here, in the lesson) or play it: the heads begin spread out and " +
       "take their patterns as the loss falls, and every number on the page follows the step.",
     look: "The selected head's square and its label as the slider moves.",
@@ -192,13 +193,7 @@ function openLesson(n, scroll = true, setView = true) {
     if (setView) state.off.unmasked = Boolean(lesson.view.mask);
     if (setView && lesson.view.patchGrid) state.patchGrid = lesson.view.patchGrid;
     for (const radio of document.querySelectorAll("input[name=show]")) radio.checked = radio.value === state.show;
-    // on the first screen the panel spans its columns, over the sections (main says which the lesson is about,
-    // for a phone's one column); below it, the panel opens its section
-    const section = $(lesson.section), first = section.parentNode === $("lesson");
-    if (lesson.panelAfter) lesson.panelAfter().after(panel);
-    else (first ? $("lesson") : section).prepend(panel);
-    if (first) $("lesson").dataset.lessonAt = lesson.section;
-    else delete $("lesson").dataset.lessonAt;
+    placePanel(lesson);
     write($("lesson-title"), `Lesson ${state.lesson + 1} of ${LESSONS.length}: ${lesson.title}`);
     write($("lesson-text"), lesson.text);
     write($("lesson-look"), lesson.look);
@@ -211,8 +206,25 @@ function openLesson(n, scroll = true, setView = true) {
   if (state.lesson !== null && scroll) bringIntoView(LESSONS[state.lesson]);
 }
 
-// The lesson's panel at the top of the screen, and what its question asks about in sight: its section, drawn
-// when seen, is drawn first (its id comes with "lesson"), so that it is measured as it will look: one scroll.
+// On the first screen the panel spans its columns, over the sections (main says which the lesson is about, for
+// a phone's one column); below it, the panel opens its section. In a phone's one column, where the panel and
+// its subject are each about half the screen, a lesson may name what the panel goes just above instead
+// (`phoneBefore`), so that nothing between them takes the room.
+const phone = matchMedia("(max-width: 700px)");
+function placePanel(lesson) {
+  const panel = $("lesson-panel"), section = $(lesson.section), first = section.parentNode === $("lesson");
+  if (lesson.panelAfter) lesson.panelAfter().after(panel);
+  else if (lesson.phoneBefore && phone.matches) $(lesson.phoneBefore).before(panel);
+  else (first ? $("lesson") : section).prepend(panel);
+  if (first) $("lesson").dataset.lessonAt = lesson.section;
+  else delete $("lesson").dataset.lessonAt;
+}
+phone.addEventListener("change", () => state.lesson !== null && placePanel(LESSONS[state.lesson]));
+
+// The lesson's panel at the top of the screen, and what its question asks about in sight above the course's
+// contents (a bar along a phone's bottom edge): its section, drawn when seen, is drawn first (its id comes with
+// "lesson"), so that it is measured as it will look. Where the panel and its subject do not both fit, the
+// title stays at the top and the subject starts below it: a learner scrolls on from where the lesson begins.
 function bringIntoView(lesson) {
   changed("lesson", lesson.section);
   const subject = subjectOf(lesson);
@@ -221,7 +233,9 @@ function bringIntoView(lesson) {
     return;
   }
   $("lesson-panel").scrollIntoView({ block: "start" });
-  if (subject && subject.getBoundingClientRect().bottom > window.innerHeight) subject.scrollIntoView({ block: "end" });
+  const floor = Math.min(window.innerHeight, $("contents").getBoundingClientRect().top);
+  const below = subject ? subject.getBoundingClientRect().bottom - floor : 0;
+  if (below > 0) window.scrollBy(0, Math.min(below, $("lesson-title").getBoundingClientRect().top));
 }
 const subjectOf = (lesson) => (typeof lesson.subject === "function" ? lesson.subject() : $(lesson.subject || lesson.section));
 
