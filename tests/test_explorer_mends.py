@@ -424,3 +424,44 @@ def test_on_a_phone_the_contents_are_a_bar_that_covers_nothing_brought_into_view
     footer = page.locator("footer").bounding_box()
     assert footer["y"] + footer["height"] <= bar["y"] + 1
     assert page.watched.errors == []
+
+
+@pytest.mark.parametrize("width, height", [(1280, 800), (390, 844)])
+def test_with_the_mask_off_its_switch_says_the_names_loss_and_first_choice(chromium, tiny_page, width, height):
+    """Lesson 2 asks whether the name's loss falls or rises without the mask; the loss and the predictions were
+    2,300 px below the switch (4,400 at 390). While the mask is off, the line under the switch says both, with the
+    mask and without, in the figures the lesson's answer gives."""
+    page = browser.open_page(chromium, tiny_page[1], width=width, height=height, hash="#lesson=2")
+    expect(page.locator("#lesson-title")).to_contain_text("Lesson 2 of")
+    expect(page.locator("#mask-effect")).to_be_hidden()
+    page.check("#mask-off")
+    expect(page.locator("#mask-effect")).to_contain_text("with it off")
+    page.locator("#mask-effect").scroll_into_view_if_needed()
+    assert on_screen(page, "#mask-effect") and on_screen(page, "#mask-off")
+    page.click("#lesson-answer-box summary")
+    browser.wait_until(page, "document.getElementById('lesson-answer').textContent.length > 0")
+    masked, unmasked = re.search(r"with the mask, (\d\.\d{3}) nats per character; without it, (\d\.\d{3})",
+                                 page.inner_text("#lesson-answer")).groups()
+    said = page.inner_text("#mask-effect")
+    assert f"{masked} nats per token with the mask, {unmasked} with it off" in said
+    assert re.search(r"first choice: .+ \d+\.\d% with the mask, .+ \d+\.\d% with it off", said)
+    page.uncheck("#mask-off")
+    expect(page.locator("#mask-effect")).to_be_hidden()
+    assert page.watched.errors == []
+
+
+def test_the_mask_back_on_with_a_part_off_shows_the_masked_pass(chromium, tiny_page):
+    """With a part switched off, the mask off and then on again left every number on the unmasked pass: the page
+    reused the last pass's positions, which with the same parts off it took for the same, though they had read
+    the later ones."""
+    page = browser.open_page(chromium, tiny_page[1])
+    page.locator("#grid label.switch input").first.uncheck()
+    browser.wait_until(page, "location.hash.includes('off=')")
+    masked = page.evaluate("Array.from(State.state.view.steps[0].logits)")
+    page.check("#mask-off")
+    browser.wait_until(page, "location.hash.includes('mask=off')")
+    assert page.evaluate("Array.from(State.state.view.steps[0].logits)") != masked
+    page.uncheck("#mask-off")
+    browser.wait_until(page, "!location.hash.includes('mask=off')")
+    assert page.evaluate("Array.from(State.state.view.steps[0].logits)") == masked
+    assert page.watched.errors == []

@@ -2,8 +2,10 @@
 // the explorer page (state.js lists the parts).
 
 const Matrix = (() => {
-const { $, BOUNDARY, D, DATA, N, colOf, config, label, roles, rowOf, selectCell, setHover, state } = State;
+const { $, BOS, BOUNDARY, D, DATA, N, analyse, colOf, config, label, roles, rowOf, selectCell, setHover, state,
+        switchedOff } = State;
 const { diverging, el, fmt, hide, inkOn, reclass, say, textPicture, viridis, write } = Drawing;
+const { lossOf, probsOf } = Measures;
 
 // its section of the page (the registry puts it in place)
 const section = `<section id="head" aria-labelledby="matrix-title">
@@ -14,6 +16,7 @@ const section = `<section id="head" aria-labelledby="matrix-title">
     <label><input type="radio" name="show" id="show-scores" value="scores"> raw scores q·k/√d</label>
   </div>
   <p class="mask-switch"><label><input type="checkbox" id="mask-off"> mask off: every position reads the later ones too</label></p>
+  <p id="mask-effect" class="muted" role="status" hidden></p>
   <div class="scale" aria-hidden="true" id="matrix-scale"></div>
   <p class="muted" id="matrix-how"><span class="by-mouse">Click</span><span class="by-touch">Tap</span> a cell, or move with the arrow keys:
   its row is worked out <span class="wide">on the right</span><span class="narrow">below</span>. <span class="by-mouse">Click</span><span class="by-touch">Tap</span> it again to close its details.</p>
@@ -120,9 +123,26 @@ function drawMatrixReading(l, h) {
     `at once.${boundary}`);
 }
 
+// With the mask off, what that does to the name, under its switch: the name's loss and the model's first choice
+// after it, with the mask and without (lesson 2 asks; the panels of the loss and the predictions are far below)
+function drawMaskEffect(view) {
+  const T = view.tokens.length;
+  hide($("mask-effect"), !state.off.unmasked || T < 2);
+  if (!state.off.unmasked || T < 2) return;
+  const masked = analyse(view.text, switchedOff({ ...state.off, unmasked: false }));
+  const choice = (run) => {
+    const p = probsOf(run.steps[T - 1]), t = MiniGPTModel.argmax(p);
+    return `${t === BOS ? `${BOUNDARY} (the end)` : `“${label(t)}”`} ${fmt(100 * p[t], 1)}%`;
+  };
+  write($("mask-effect"), `Loss of “${view.kept.join("")}”: ${fmt(lossOf(masked), 3)} nats per token with the mask, ` +
+    `${fmt(lossOf(view), 3)} with it off. After the name, the model's first choice: ${choice(masked)} with the mask, ` +
+    `${choice(view)} with it off.`);
+}
+
 function drawMatrix() {
   const view = state.view, T = view.tokens.length, { layer: l, head: h } = state;
   drawMatrixReading(l, h);
+  drawMaskEffect(view);
   const scores = state.show === "scores", labels = view.tokens.map(label);
   const worked = rowOf(view), chosen = colOf(view);
   let scale = 1e-12;

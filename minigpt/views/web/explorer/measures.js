@@ -10,9 +10,13 @@ const { BOS, D, analyse, config, state, switchedOff } = State;
 // before from.layer of a pass that differs only after them (model.js's forward)
 function nameLoss(off, from = null) {
   const tokens = state.view.tokens;
-  const steps = MiniGPTModel.forward(state.model, tokens, { ...MiniGPTModel.switchedOff(state.model, switchedOff(off)), from });
+  return lossOf({ tokens, steps: MiniGPTModel.forward(state.model, tokens, { ...MiniGPTModel.switchedOff(state.model, switchedOff(off)), from }) });
+}
+
+// a run's loss on its name, per token: the mean of −log p of each next token, the end last
+function lossOf({ tokens, steps }) {
   let nats = 0;
-  steps.forEach((s, i) => { nats -= Math.log(MiniGPTModel.softmax(Array.from(s.logits))[i + 1 < tokens.length ? tokens[i + 1] : BOS]); });
+  steps.forEach((s, i) => { nats -= Math.log(probsOf(s)[i + 1 < tokens.length ? tokens[i + 1] : BOS]); });
   return nats / steps.length;
 }
 
@@ -69,5 +73,5 @@ function patchGrid(a, b, off, grid = "residual") {
     restoredBy(patchedRun(a, b, { ...part, position: t }, off), pA, pB)) }));
 }
 
-return { baselineOf, nameLoss, patchGrid, patchedRun, probsOf, restoredBy, totalVariation };
+return { baselineOf, lossOf, nameLoss, patchGrid, patchedRun, probsOf, restoredBy, totalVariation };
 })();

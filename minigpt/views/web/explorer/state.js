@@ -172,10 +172,11 @@ const tokenOf = (shown) => (shown === BOUNDARY ? BOS : ids.get(shown)); // label
 
 // The model run on `text`. With `reuse` (the page's own redraws), the positions the last such
 // run shares with this one (same weights, same parts off, the same tokens up to there) are not
-// computed again (model.js's `known`), so typing at the end of a name runs one position.
+// computed again (model.js's `known`), so typing at the end of a name runs one position. The mask is
+// one of the parts: a pass without it is no pass with it, however many tokens the two share.
 let lastPass = null;
 function analyse(text, off = switchedOff(), reuse = false) {
-  const read = readText(text), parts = JSON.stringify(off && [off.heads, off.attention, off.mlp]);
+  const read = readText(text), parts = JSON.stringify(off && [off.heads, off.attention, off.mlp, off.unmasked]);
   let shared = 0;
   if (reuse && lastPass && lastPass.model === state.model && lastPass.parts === parts && lastPass.means === (off && off.means)) {
     while (shared < read.tokens.length && lastPass.tokens[shared] === read.tokens[shared]) shared++;
