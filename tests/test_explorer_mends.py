@@ -465,3 +465,39 @@ def test_the_mask_back_on_with_a_part_off_shows_the_masked_pass(chromium, tiny_p
     browser.wait_until(page, "!location.hash.includes('mask=off')")
     assert page.evaluate("Array.from(State.state.view.steps[0].logits)") == masked
     assert page.watched.errors == []
+
+
+def test_lesson_seven_changes_your_name_beside_the_grid(chromium, tiny_page):
+    """In lesson 7 the learner typed in the name box at the top of the page, some 5,000 px above the grid it was
+    reading. The patching section has the name's own box beside the second name's: typing there changes the name
+    everywhere, and the grid stays where it was."""
+    page = browser.open_page(chromium, tiny_page[1], hash="#lesson=7")
+    expect(page.locator("#lesson-title")).to_contain_text("Lesson 7 of")
+    browser.show(page, "#patch")
+    assert page.input_value("#patch-first") == page.input_value("#name-input") == "emma"
+    page.locator("#patch-first").scroll_into_view_if_needed()
+    grid = page.locator("#patch-grid").bounding_box()["y"]
+    page.click("#patch-first")
+    page.keyboard.press("End")
+    page.keyboard.type("lie")
+    browser.wait_until(page, "location.hash.includes('name=emmalie')")
+    assert page.input_value("#name-input") == "emmalie"
+    assert page.locator("#patch-grid").bounding_box()["y"] == pytest.approx(grid, abs=2)  # where it was on screen
+    page.fill("#name-input", "anna")  # the box at the top writes this one too
+    browser.show(page, "#patch")
+    expect(page.locator("#patch-first")).to_have_value("anna")
+    assert page.watched.errors == []
+
+
+def test_at_desktop_width_a_lessons_text_reads_in_one_column(chromium, tiny_page):
+    """At 1280 px the lesson's text ran in two columns, and a sentence broke from the foot of one to the head of
+    the other ("… Click | a masked cell"): every line of it now starts at the same left edge."""
+    page = browser.open_page(chromium, tiny_page[1], width=1280, height=800)
+    for n in range(1, 9):
+        page.click(f"#course-list button[data-lesson='{n}']")
+        expect(page.locator("#lesson-title")).to_contain_text(f"Lesson {n} of")
+        lefts = page.evaluate("""() => { const range = document.createRange();
+          range.selectNodeContents(document.getElementById('lesson-text'));
+          return [...range.getClientRects()].map((r) => Math.round(r.left)); }""")
+        assert lefts and max(lefts) - min(lefts) <= 1, (n, sorted(set(lefts)))
+    assert page.watched.errors == []

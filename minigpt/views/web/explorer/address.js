@@ -50,7 +50,7 @@ let typedLast = false;
 function writeAddress() {
   const address = viewAddress();
   if (address === location.hash) return;
-  const typing = ["name-input", "patch-input"].includes(document.activeElement && document.activeElement.id);
+  const typing = ["name-input", "patch-first", "patch-input"].includes(document.activeElement && document.activeElement.id);
   const rewrite = state.playing || !location.hash || (typing && typedLast);
   typedLast = typing;
   try { // the first view replaces the bare address; in a notebook's frame (about:srcdoc) there may be none to write

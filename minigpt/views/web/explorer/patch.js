@@ -17,6 +17,7 @@ const { patchGrid, patchedRun, probsOf, restoredBy, totalVariation } = Measures;
 const section = `<section id="patch" aria-labelledby="patch-title">
   <h2 id="patch-title">Two names side by side: copy a part from one into the other</h2>
   <div class="controls">
+    <label>your name <input id="patch-first" type="text" autocomplete="off" spellcheck="false" autocapitalize="none"></label>
     <label>second name <input id="patch-input" type="text" autocomplete="off" spellcheck="false" autocapitalize="none"></label>
   </div>
   <p id="patch-note" class="note" role="status"></p>
@@ -51,6 +52,12 @@ function buildPatch() {
     drawPatch();
   });
   $("patch-position").addEventListener("change", () => { patching.position = Number($("patch-position").value); drawPatch(); });
+  // the name at the top of the page, here too: changing it beside the grid keeps the grid in sight (lesson 7's
+  // learner typed in the box at the top, thousands of pixels up)
+  $("patch-first").addEventListener("input", () => {
+    state.name = $("name-input").value = $("patch-first").value;
+    changed("name");
+  });
   $("patch-input").addEventListener("input", () => {
     Object.assign(state, { second: $("patch-input").value, secondFollows: false });
     changed("second");
@@ -84,6 +91,7 @@ function secondName(text) {
 
 function drawPatch() {
   const a = state.view, off = switchedOff(), b = analyse(state.second, off);
+  if ($("patch-first").value !== state.name) $("patch-first").value = state.name;
   const nameA = `“${a.kept.join("")}”`, nameB = `“${b.kept.join("")}”`;
   const common = Math.min(a.tokens.length, b.tokens.length);
   drawPatchCompare(a, b);
