@@ -143,7 +143,7 @@ const LESSONS = [
 const sliderHome = $("training-steps").parentNode; // the header
 
 function buildLessons() {
-  // the course in the header: every lesson a numbered button, the one open marked, no drop-down to open
+  // the course in the header: every lesson a button with its number and name, the one open marked
   LESSONS.forEach((l, n) => {
     const button = el("button", { type: "button", title: `${n + 1}. ${l.title}`, "aria-label": `${n + 1}. ${l.title}`,
                                   "data-lesson": String(n + 1) },
