@@ -54,6 +54,12 @@ def written(path):
     return lambda: path.exists() and path.stat().st_size > 0
 
 
+def stepped(metrics):
+    """For wait_for_command: whether the run whose metrics.jsonl is `metrics` has logged a training step (its first
+    line is written before the first step, when a signal stops the run at once, with nothing to save)."""
+    return lambda: metrics.exists() and '"train_loss"' in metrics.read_text(errors="replace")
+
+
 def stop_with_what_it_started(proc) -> None:
     """SIGKILL to a started command and to the processes it started (a sweep's workers, torchrun's ranks)."""
     kill_children_of(proc.pid)

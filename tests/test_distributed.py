@@ -119,7 +119,7 @@ def test_batch_must_split_evenly():
 
 
 def test_ctrl_c_stops_every_process_after_a_saved_step_and_exits_130(tmp_path):
-    from conftest import BUNDLED_NAMES, wait_for_command, written
+    from conftest import BUNDLED_NAMES, stepped, wait_for_command
 
     names = tmp_path / "names.txt"
     names.write_text("\n".join(BUNDLED_NAMES.read_text().split()[::11]) + "\n")
@@ -130,7 +130,7 @@ def test_ctrl_c_stops_every_process_after_a_saved_step_and_exits_130(tmp_path):
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env(),
                             start_new_session=True)
     metrics = tmp_path / "run" / "metrics.jsonl"
-    wait_for_command(proc, written(metrics))
+    wait_for_command(proc, stepped(metrics))
     os.killpg(proc.pid, signal.SIGINT)
     _, err = proc.communicate(timeout=60)
     assert proc.returncode == 130, err
@@ -178,7 +178,7 @@ def test_nproc_has_a_ceiling():
 def test_a_process_killed_mid_run_is_one_line_naming_it_not_the_backends_words(tmp_path):
     """SIGKILL to rank 1 (as the out-of-memory killer sends it): rank 0 loses it inside a collective, where gloo
     says "Connection reset by peer"; the launching process says instead which process was killed, once."""
-    from conftest import BUNDLED_NAMES, wait_for_command, written
+    from conftest import BUNDLED_NAMES, stepped, wait_for_command
 
     names = tmp_path / "names.txt"
     names.write_text("\n".join(BUNDLED_NAMES.read_text().split()[::11]) + "\n")
@@ -187,7 +187,7 @@ def test_a_process_killed_mid_run_is_one_line_naming_it_not_the_backends_words(t
            "--set", "train.eval_interval=1000000", "--quiet"]
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env())
     metrics = tmp_path / "run" / "metrics.jsonl"
-    wait_for_command(proc, written(metrics))
+    wait_for_command(proc, stepped(metrics))
     rank_1 = next(pid for pid in map(int, subprocess.run(["pgrep", "-P", str(proc.pid)], capture_output=True,
                                                          text=True).stdout.split())
                   if b"RANK=1\0" in open(f"/proc/{pid}/environ", "rb").read())

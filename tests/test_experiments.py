@@ -14,7 +14,7 @@ import pytest
 import torch
 from typer.testing import CliRunner
 
-from conftest import children_of, wait_for_command
+from conftest import children_of, stepped, wait_for_command
 from minigpt.cli.main import app
 from minigpt.runs.statistics import paired_interval, regularized_beta, welch_p
 
@@ -400,7 +400,7 @@ def test_ctrl_c_stops_a_sweep_in_one_line_that_says_how_to_go_on(tmp_path, names
     spec = spec_file(tmp_path, trials=2, budget="time_limit = 30")
     process = subprocess.Popen(sweep_command(spec, "--out", out, "--data", names_file, "--jobs", jobs),
                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, start_new_session=True)
-    wait_for_command(process, lambda: len(list(out.glob("trial-*/metrics.jsonl"))) >= jobs)  # every worker trains
+    wait_for_command(process, lambda: sum(stepped(m)() for m in out.glob("trial-*/metrics.jsonl")) >= jobs)  # all train
     if workers_only:
         for pid in children_of(process.pid):  # the workers (multiprocessing's resource tracker ignores SIGINT)
             os.kill(pid, signal.SIGINT)
@@ -849,7 +849,7 @@ def test_a_signal_to_the_sweep_or_a_killed_worker_stops_every_worker_at_once(tmp
     spec = spec_file(tmp_path, trials=6, budget="time_limit = 30")
     process = subprocess.Popen(sweep_command(spec, "--out", out, "--data", names_file, "--jobs", 2),
                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, start_new_session=True)
-    wait_for_command(process, lambda: len(list(out.glob("trial-*/metrics.jsonl"))) >= 2)  # both workers train
+    wait_for_command(process, lambda: sum(stepped(m)() for m in out.glob("trial-*/metrics.jsonl")) >= 2)  # both train
     if how == "SIGKILL to a worker":
         workers = [pid for pid in children_of(process.pid) if "resource_tracker" not in
                    Path(f"/proc/{pid}/cmdline").read_bytes().decode(errors="replace")]

@@ -14,7 +14,7 @@ import pytest
 import torch
 from typer.testing import CliRunner
 
-from conftest import tiny_config, wait_for_command, written
+from conftest import stepped, tiny_config, wait_for_command, written
 from minigpt.files import atomic_file
 from minigpt.formats import checkpoint as checkpoint_module
 from minigpt.formats.checkpoint import load_checkpoint
@@ -96,13 +96,41 @@ def start_training(names_file, out, *extra):
 @pytest.mark.parametrize("signum, code", [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
 def test_a_real_process_stops_cleanly_on_a_signal(names_file, tmp_path, signum, code):
     proc = start_training(names_file, tmp_path / "run", "--set", "train.eval_interval=1000000")
-    wait_for_command(proc, written(tmp_path / "run" / "metrics.jsonl"))
+    wait_for_command(proc, stepped(tmp_path / "run" / "metrics.jsonl"))
     proc.send_signal(signum)
     _, err = proc.communicate(timeout=60)
     assert proc.returncode == code
     assert "Traceback" not in err
     assert err.strip().splitlines()[-1].endswith(f"Resume with: minigpt train --resume {tmp_path / 'run'}")
     assert load_checkpoint(tmp_path / "run" / "last.pt").step > 0
+
+
+@pytest.mark.parametrize("resumed", [False, True])
+def test_a_signal_before_the_first_step_stops_the_run_at_once(names_file, tmp_path, monkeypatch, resumed):
+    """SIGTERM to a run that had not reached its first step (compiling on a CPU, a first batch that takes minutes)
+    waited for that step to end: `timeout 60` left one running 17 minutes (91 §19). The first signal now stops it
+    at once, with nothing to save: a new run leaves no folder, a resumed one its checkpoint as it was."""
+    run = tmp_path / "run"
+    if resumed:
+        train(config("train.steps=10"), names_file, out_dir=run, quiet=True)
+    original = Trainer.train_step
+
+    def slow_first_step(self):
+        os.kill(os.getpid(), signal.SIGTERM)
+        time.sleep(5)  # ended by the signal now; before, slept through, and the run stopped after this step
+        return original(self)
+
+    monkeypatch.setattr(Trainer, "train_step", slow_first_step)
+    with pytest.raises(Interrupted) as stopped:
+        if resumed:
+            train(resume_config(run, ["train.steps=20"]), quiet=True, resume_from=run)
+        else:
+            train(config(), names_file, out_dir=run, quiet=True)
+    assert stopped.value.exit_code == 143 and "stopped before the first step" in str(stopped.value)
+    if resumed:
+        assert load_checkpoint(run / "last.pt").step == 10 and f"--resume {run / 'last.pt'}" in str(stopped.value)
+    else:
+        assert not run.exists() and "nothing was trained" in str(stopped.value)
 
 
 def test_kill_9_at_any_moment_leaves_loadable_checkpoints(names_file, tmp_path):

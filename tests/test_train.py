@@ -15,7 +15,7 @@ from minigpt.common.bundled import BUNDLED_NAMES
 from minigpt.data import Tokenizer
 from minigpt.data import TokenizedNames
 from minigpt.files.names_file import read_names
-from minigpt.errors import RunError, UsageError
+from minigpt.errors import Interrupted, RunError, UsageError
 from minigpt.model import GPT
 from minigpt.sampling import generate
 from minigpt.measurements.name_losses import evaluate
@@ -175,6 +175,21 @@ def test_a_failed_compile_says_how_to_train_without_it(names_file):
     said = compile_failed(failed.value)
     assert isinstance(said, RunError) and re.search(r"C\+\+ compiler.*set train.compile=false", str(said))
 
+
+
+def test_a_signal_while_compiling_is_the_signals_stop_not_a_failed_compile(names_file):
+    """SIGTERM while torch.compile compiled the first step stopped the run as "torch.compile failed (Interrupted:
+    ...); set train.compile=false": the compiler wraps what the signal raised. It is the signal's own stop now."""
+    trainer = cpu_trainer(names_file)
+
+    def stopped(graph, example_inputs):
+        raise Interrupted("stopped before the first step: nothing was trained", 15)
+
+    compiled = torch.compile(trainer.model, backend=stopped)
+    with pytest.raises(torch._dynamo.exc.BackendCompilerFailed) as failed:
+        compiled(*trainer.train_data.batch(trainer.order.indices(0)))
+    said = compile_failed(failed.value)
+    assert isinstance(said, Interrupted) and said.exit_code == 143 and "compile" not in str(said)
 
 def overfitting_config(*extra):
     """A tiny model on a few names, trained hard enough that its validation loss turns up."""

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 import torch
 import torch.distributed as dist
 
-from minigpt.errors import LostProcess, RunError, UsageError, first_line
+from minigpt.errors import Interrupted, LostProcess, RunError, UsageError, first_line
 from minigpt.machine.torchrun import check_batch_splits, environment
 
 
@@ -168,10 +168,13 @@ def setup(device: torch.device) -> Distributed:
     return Distributed(rank, world, local_rank, device)
 
 
-def compile_failed(error: BaseException) -> RunError | None:
-    """torch.compile's failure (no C++ compiler, ...) as one line that says what to do; None for any other."""
+def compile_failed(error: BaseException) -> RunError | Interrupted | None:
+    """torch.compile's failure (no C++ compiler, ...) as one line that says what to do; None for any other. A
+    signal that stopped the run while it compiled is no failure: it is raised as the signal's own stop."""
     failed = getattr(getattr(torch, "_dynamo", None), "exc", None)
     if failed is None or not isinstance(error, failed.BackendCompilerFailed):
         return None
+    if isinstance(error.inner_exception, Interrupted):
+        return error.inner_exception
     return RunError(f"torch.compile failed ({first_line(error.inner_exception)}); "
                     f"set train.compile=false to train without it")

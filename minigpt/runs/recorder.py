@@ -69,7 +69,8 @@ class RunRecords(Reporter):
     def start(self, trainer) -> None:
         """Open the records (a resumed run's cut back to its step) and log what makes this stretch's
         numbers what they are, beside the seed. The loop starts once a signal is caught, so whoever
-        waits for metrics.jsonl can already stop the run cleanly."""
+        waits for metrics.jsonl can already stop the run cleanly: at once until the first step ends, with
+        nothing to save; after it, at the end of a step, with a checkpoint."""
         self.open()
         evaluation_step = trainer.step % trainer.recipe.eval_interval == 0  # else its val_loss is an earlier step's
         if self.resumed_at is not None and evaluation_step and trainer.val_loss is not None \

@@ -78,7 +78,7 @@ def train(
         if pyplot_import is not None:
             pyplot_import.join()  # before the clock starts: beside the first steps it would slow them
         try:
-            with StopSignals() as signals:
+            with StopSignals(trainer, stopped_before_first_step(resumed_from)) as signals:
                 train_loss = train_loop(trainer, run_dir, reporter, signals, save=save_trainer)
             if resumed_from is not None and out_dir is not None and dist.main:
                 carry_best_checkpoint(resumed_from, run_dir)
@@ -101,6 +101,14 @@ def train(
         if lock is not None:
             lock.release()
         dist.close()
+
+
+def stopped_before_first_step(resumed_from: Path | None) -> str:
+    """What a signal before a run's first step leaves: a new run nothing (its folder goes), a resumed one its
+    checkpoint as it was."""
+    if resumed_from is None:
+        return "stopped before the first step: nothing was trained, and the run's folder is removed"
+    return f"stopped before the first step; {resumed_from} is as it was. Resume with: minigpt train --resume {resumed_from}"
 
 
 def hear_the_end(reporter: Reporter, trainer: Trainer) -> None:

@@ -27,10 +27,13 @@ from minigpt.training import SHARED_FROM, Trainer
 
 
 class StopSignals:
-    """The first SIGINT or SIGTERM asks training to stop after this step; a second stops it at once."""
+    """The first SIGINT or SIGTERM asks training to stop after this step; a second stops it at once. Before the
+    first step of `trainer` has ended (a first batch, compiling, can take minutes) the first stops it at once, with
+    `before_first_step` said: there is no step to save yet, and `timeout` sends one signal."""
 
-    def __init__(self):
+    def __init__(self, trainer: Trainer, before_first_step: str):
         self.requested: int | None = None
+        self.trainer, self.first_step, self.before_first_step = trainer, trainer.step, before_first_step
         self._previous = {}
 
     def __enter__(self) -> StopSignals:
@@ -40,6 +43,8 @@ class StopSignals:
         return self
 
     def _handle(self, signum, frame) -> None:
+        if self.trainer.step == self.first_step:
+            raise Interrupted(self.before_first_step, signum)
         if self.requested is not None:
             raise Interrupted("stopped at once by a second signal; the checkpoints already written are intact", signum)
         self.requested = signum
