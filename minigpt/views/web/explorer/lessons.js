@@ -4,12 +4,11 @@
 // lesson. A part of the explorer page (state.js lists the parts).
 
 const Lessons = (() => {
-const { $, BOS, BOUNDARY, D, DATA, analyse, changed, config, label, rowOf, state, switchedOff } = State;
+const { $, D, DATA, analyse, changed, charOf, config, label, rowOf, state, switchedOff } = State;
 const { el, fmt, hide, write } = Drawing;
 const { nameLoss, patchGrid, probsOf, totalVariation } = Measures;
 
 const pct = (x) => `${fmt(100 * x, 1)}%`;
-const charOf = (t) => (t === BOS ? `${BOUNDARY} (the end)` : `“${label(t)}”`);
 const lastStep = () => state.view.steps[state.view.steps.length - 1];
 
 const LESSONS = [

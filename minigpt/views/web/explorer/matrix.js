@@ -2,7 +2,7 @@
 // the explorer page (state.js lists the parts).
 
 const Matrix = (() => {
-const { $, BOS, BOUNDARY, D, DATA, N, analyse, colOf, config, label, roles, rowOf, selectCell, setHover, state,
+const { $, BOUNDARY, D, DATA, N, analyse, charOf, colOf, config, label, roles, rowOf, selectCell, setHover, state,
         switchedOff } = State;
 const { diverging, el, fmt, hide, inkOn, reclass, say, textPicture, viridis, write } = Drawing;
 const { lossOf, probsOf } = Measures;
@@ -124,15 +124,16 @@ function drawMatrixReading(l, h) {
 }
 
 // With the mask off, what that does to the name, under its switch: the name's loss and the model's first choice
-// after it, with the mask and without (lesson 2 asks; the panels of the loss and the predictions are far below)
-function drawMaskEffect(view) {
+// after it, with the mask and without (lesson 2 asks; the panels of the loss and the predictions are far below).
+// Drawn when the text runs again (the mask's switch runs it), not at every head or cell chosen.
+function drawMaskEffect(view = state.view) {
   const T = view.tokens.length;
   hide($("mask-effect"), !state.off.unmasked || T < 2);
   if (!state.off.unmasked || T < 2) return;
   const masked = analyse(view.text, switchedOff({ ...state.off, unmasked: false }));
   const choice = (run) => {
     const p = probsOf(run.steps[T - 1]), t = MiniGPTModel.argmax(p);
-    return `${t === BOS ? `${BOUNDARY} (the end)` : `“${label(t)}”`} ${fmt(100 * p[t], 1)}%`;
+    return `${charOf(t)} ${fmt(100 * p[t], 1)}%`;
   };
   write($("mask-effect"), `Loss of “${view.kept.join("")}”: ${fmt(lossOf(masked), 3)} nats per token with the mask, ` +
     `${fmt(lossOf(view), 3)} with it off. After the name, the model's first choice: ${choice(masked)} with the mask, ` +
@@ -142,7 +143,6 @@ function drawMaskEffect(view) {
 function drawMatrix() {
   const view = state.view, T = view.tokens.length, { layer: l, head: h } = state;
   drawMatrixReading(l, h);
-  drawMaskEffect(view);
   const scores = state.show === "scores", labels = view.tokens.map(label);
   const worked = rowOf(view), chosen = colOf(view);
   let scale = 1e-12;
@@ -253,5 +253,5 @@ function drawCellInfo() {
     `e^(${fmt(scores[j])} − ${fmt(max)}) = ${fmt(Math.exp(scores[j] - max))}, ÷ ${fmt(total)} = weight ${fmt(at.weights[h][j], 4)}.`;
 }
 
-return { buildMatrix, drawHover, drawMatrix, matrix, section };
+return { buildMatrix, drawHover, drawMaskEffect, drawMatrix, matrix, section };
 })();

@@ -9,7 +9,7 @@
 // distributions (half the sum of |p − q|): 100% means A now predicts what B does, 0% nothing moved.
 
 const Patch = (() => {
-const { $, analyse, changed, config, ids, label, state, switchedOff, vocab } = State;
+const { $, analyse, changed, config, ids, label, setText, state, switchedOff, vocab } = State;
 const { diverging, divergingRGB, el, fmt, readableOn, write } = Drawing;
 const { patchGrid, patchedRun, probsOf, restoredBy, totalVariation } = Measures;
 
@@ -54,10 +54,7 @@ function buildPatch() {
   $("patch-position").addEventListener("change", () => { patching.position = Number($("patch-position").value); drawPatch(); });
   // the name at the top of the page, here too: changing it beside the grid keeps the grid in sight (lesson 7's
   // learner typed in the box at the top, thousands of pixels up)
-  $("patch-first").addEventListener("input", () => {
-    state.name = $("name-input").value = $("patch-first").value;
-    changed("name");
-  });
+  $("patch-first").addEventListener("input", () => setText($("patch-first").value));
   $("patch-input").addEventListener("input", () => {
     Object.assign(state, { second: $("patch-input").value, secondFollows: false });
     changed("second");

@@ -169,6 +169,7 @@ function readText(text) {
 
 const label = (token) => (token === BOS ? BOUNDARY : vocab[token]);
 const tokenOf = (shown) => (shown === BOUNDARY ? BOS : ids.get(shown)); // label's inverse
+const charOf = (t) => (t === BOS ? `${BOUNDARY} (the end)` : `“${label(t)}”`); // a token in a sentence
 
 // The model run on `text`. With `reuse` (the page's own redraws), the positions the last such
 // run shares with this one (same weights, same parts off, the same tokens up to there) are not
@@ -234,8 +235,8 @@ function colOf(view) {
 }
 
 return {
-  $, BOS, BOUNDARY, D, DATA, N, V, ablationNow, analyse, attentionOf, bloomBits, changed, colOf, config, explain,
-  finalModel, headLabel, headOff, ids, isOn, label, onChange, options, partsOff, readText, roles, rowOf,
+  $, BOS, BOUNDARY, D, DATA, N, V, ablationNow, analyse, attentionOf, bloomBits, changed, charOf, colOf, config,
+  explain, finalModel, headLabel, headOff, ids, isOn, label, onChange, options, partsOff, readText, roles, rowOf,
   selectCell, selectHead, setHover, setPart, setText, showSnapshot, snapshotShown, state, switchedOff, tokenOf,
   trainingNames, vocab
 };

@@ -20,6 +20,7 @@ const PANELS = [
   { build: Heads.buildGrid, draw: () => { Heads.markSwitches(); Heads.drawGrid(); }, on: ["text"] },
   { draw: Heads.markSelectedHead, on: ["head", "snapshot"] },
   { section: Matrix.section, into: "lesson", build: Matrix.buildMatrix, draw: Matrix.drawMatrix, on: [...SELECTION, "show"] },
+  { draw: Matrix.drawMaskEffect, on: ["text"] },
   { section: WorkedRow.section, into: "lesson", build: WorkedRow.buildMath, draw: WorkedRow.drawMath, on: SELECTION },
   { draw: () => { Matrix.drawHover(); WorkedRow.drawHover(); }, on: [...SELECTION, "show", "hover"] },
   { section: WorkedRow.flowSection, id: "flow", build: WorkedRow.buildFlow, draw: WorkedRow.drawFlow, on: SELECTION },
