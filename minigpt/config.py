@@ -219,8 +219,8 @@ class TrainConfig:
     device: str = setting("auto", '"auto" (CUDA if there is one), "cpu", "cuda", "cuda:N" '
                                   'or "mps"')
     compile: bool = setting(False, "torch.compile the training step (needs a C++ compiler)")
-    precision: str = setting("auto", '"auto" (bfloat16 where it measures faster, else '
-                             'float32), "float32" or "bfloat16"',
+    precision: str = setting("auto", '"auto" (float32 on every device, by rule), "float32" or '
+                             '"bfloat16" (matrix multiplies only)',
                              choices=("auto", "float32", "bfloat16"))
     eval_interval: int = setting(250, "steps between evaluations and checkpoints", POSITIVE)
     auto_scale: bool = setting(True, "with no --config, train on the bundled recipe that "

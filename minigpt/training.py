@@ -110,6 +110,13 @@ class Clock:
         return self.before + (time.perf_counter() - self.started if self.started else 0.0)
 
 
+def resolved_precision(precision: str) -> str:
+    """train.precision "auto" by a fixed rule: float32, on every device. A rule, never a timing,
+    so that one command trains one model on one machine; and at these sizes bfloat16's casts
+    cost more than its multiplies save, on CPUs and GPUs alike (docs/speed.md measures both)."""
+    return "float32" if precision == "auto" else precision
+
+
 SHARED_FROM = 64  # the first step of a time-limited run's shared evaluations, then every doubling
 
 
@@ -130,7 +137,7 @@ class Trainer:
         if self.recipe.compile:  # dynamic: one graph for every batch width, not one a width
             self.model_for_steps = torch.compile(self.model_for_steps, dynamic=True)
         self.optimizer = make_optimizer(self.model, self.recipe)
-        # "auto" is measured as a run starts (runs/setup.py)
+        self.recipe.precision = resolved_precision(self.recipe.precision)  # recorded as resolved
         self.bfloat16 = self.recipe.precision == "bfloat16"
         self.train_data, self.val_data = train_data, val_data
         self.membership = membership if membership is not None else set()

@@ -113,19 +113,6 @@ def one_torch_thread():
     torch.set_num_threads(1)
 
 
-@pytest.fixture(scope="session", autouse=True)
-def float32_on_any_cpu():
-    """precision "auto" times bfloat16 on a CPU that has it and may choose either way from run to run: the
-    suite's runs are float32 on any CPU, so that two runs of one recipe are the same run (tests/test_train.py
-    puts the hardware back where it tests the choice)."""
-    from minigpt.runs import setup
-
-    real = setup.bfloat16_hardware
-    setup.bfloat16_hardware = lambda device: device.type != "cpu" and real(device)
-    yield
-    setup.bfloat16_hardware = real
-
-
 @pytest.fixture(autouse=True)
 def no_loss_png_unless_asked(request, monkeypatch):
     """Drawing loss.png takes most of a tiny run's time: only tests marked `draws_loss_png` (and the

@@ -1,5 +1,5 @@
 """Setting a run up before its first step: signals, the device and its threads, the processes,
-the Trainer of a new or resumed run, its recipe fitted to the data and the budget, and its precision."""
+the Trainer of a new or resumed run, and its recipe fitted to the data and the budget."""
 
 from __future__ import annotations
 
@@ -18,10 +18,9 @@ from minigpt.files.names_file import available_memory
 from minigpt.errors import Interrupted, UsageError, warn
 from minigpt.formats.checkpoint import read_resume_state, refuse_to_go_back
 from minigpt.formats.trainer_state import restore_trainer
-from minigpt.machine.processes import Distributed, resolve_device, setup as setup_distributed
+from minigpt.machine.processes import Processes, resolve_device, setup as setup_distributed
 from minigpt.machine.threads import keep_freed_memory, use_free_cores
 from minigpt.machine.torchrun import launched_by_torchrun
-from minigpt.machine.precision import bfloat16_hardware, measure_bfloat16
 from minigpt.files.corpus import load_data, tokenize_corpus
 from minigpt.training import SHARED_FROM, Trainer
 
@@ -71,7 +70,7 @@ def why_complete(trainer: Trainer) -> str:
     return f"{' and '.join(why)}; resume with {' '.join(settings)} to train on{never}"
 
 
-def start_processes(device_name: str) -> tuple[Distributed, tuple[int, str] | None]:
+def start_processes(device_name: str) -> tuple[Processes, tuple[int, str] | None]:
     """The device, this process's place among torchrun's (one process without it), and on a CPU the
     threads torch was given (how many, and why) when minigpt chose them."""
     device = resolve_device(device_name)
@@ -83,12 +82,11 @@ def start_processes(device_name: str) -> tuple[Distributed, tuple[int, str] | No
     return setup_distributed(device), threads
 
 
-def start_run(config: Config, dist: Distributed, data_path, val_path, resume_from,
+def start_run(config: Config, dist: Processes, data_path, val_path, resume_from,
               overwrite_later: bool = False) -> tuple[Trainer, Path | None, list[str]]:
     """The Trainer of a new run, or of a resumed one with its state restored.
 
-    Returns it with the checkpoint it resumed from (or None) and the recipe notes: what train.auto_scale changed,
-    what precision "auto" measured.
+    Returns it with the checkpoint it resumed from (or None) and the recipe notes: what train.auto_scale changed.
     """
     resumed_from, state = read_resume_state(resume_from) if resume_from is not None else (None, None)
     if state is not None and not overwrite_later:
@@ -107,27 +105,12 @@ def start_run(config: Config, dist: Distributed, data_path, val_path, resume_fro
     corpus = tokenize_corpus(train_names, val_names, tokenizer, config.model.block_size, dist.device, data_path,
                              val_path)
     trainer = Trainer(config, tokenizer, corpus.train, corpus.val, dist, corpus.membership, corpus.info)
-    scaled += choose_precision(trainer)
     scaled += time_limit_note(trainer) if state is None else []
     if state is not None:
         restore_trainer(trainer, state, resumed_from)  # every number as it was when it was saved
         if trainer.done():
             raise UsageError(f"{resumed_from}: the run is already complete at step {trainer.step:,}: {why_complete(trainer)}")
     return trainer, resumed_from, scaled
-
-
-def choose_precision(trainer: Trainer) -> list[str]:
-    """train.precision "auto": where the device has bfloat16 arithmetic, bfloat16 only if a few passes of the
-    run's first batch measure it clearly faster (machine/precision.py), every process taking rank 0's
-    choice; the choice becomes the run's recipe. Says what it measured, when it did."""
-    recipe, device = trainer.recipe, trainer.dist.device
-    if recipe.precision != "auto" or not bfloat16_hardware(device):
-        return []  # "auto" is float32 there: nothing to measure
-    measured = measure_bfloat16(lambda bfloat16: first_batch_pass(trainer, bfloat16), device)
-    faster, speed = trainer.dist.broadcast(measured)
-    trainer.bfloat16, recipe.precision = faster, "bfloat16" if faster else "float32"
-    return trainer.config.change(f"precision {recipe.precision}: bfloat16 measured {speed:.2f}× as fast as float32 "
-                                 f"on this {device.type} (train.precision auto)")
 
 
 def first_batch_pass(trainer: Trainer, bfloat16: bool) -> None:
