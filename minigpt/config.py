@@ -283,3 +283,10 @@ class Config:
     def to_dict(self) -> dict:
         sections = dataclasses.fields(self)
         return {f.name: dataclasses.asdict(getattr(self, f.name)) for f in sections}
+
+    @classmethod
+    def from_dict(cls, sections: dict) -> Config:
+        """The recipe `to_dict` wrote (a checkpoint's "config"), as it is; formats/recipes.py's
+        config_from_dict reads one from anyone's file, every key checked."""
+        return cls(GPTConfig(**sections["model"]), TrainConfig(**sections["train"]),
+                   SampleConfig(**sections["sample"]))

@@ -25,7 +25,7 @@ import torch.nn.functional as F
 from .config import Config
 from .data import IGNORE, BatchOrder, TokenizedNames, Tokenizer
 from .errors import Interrupted, RunError
-from .model import GPT, eval_mode, microgpt_weights
+from .model import GPT, eval_mode, load_microgpt_weights, microgpt_weights
 from .optimizer import lr_at, make_optimizer
 from .sampling import generate
 
@@ -71,6 +71,11 @@ class OneProcess:
 
     def sum(self, tensor: torch.Tensor) -> torch.Tensor:
         return tensor
+
+    def gather(self, item) -> list:
+        return [item]
+
+    def barrier(self) -> None: ...
 
     def wrap(self, model, batch_size: int, seed: int):
         return model
@@ -243,12 +248,37 @@ class Trainer:
         return [(name, name in self.membership) for name in names]
 
     def checkpoint(self) -> dict:
-        """What sampling needs: the weights under microgpt's names (wte, layer0.attn_wq, ...), the
-        recipe and the vocabulary. A run's checkpoint adds what resuming needs (the optimizer, the
-        random states: formats/trainer_state.py) and its names (formats/checkpoint.py)."""
-        return {"model": microgpt_weights(self.model), "config": self.config.to_dict(),
-                "vocab": self.tokenizer.chars, "step": self.step, "val_loss": self.val_loss,
-                "best_val_loss": self.best_val_loss}
+        """The run as the one checkpoint every command reads (`checkpoint_dict`), with what resuming
+        needs: the optimizer, the progress and every process's random state (each process calls
+        this: it hands over its generator's state)."""
+        ranks = self.dist.gather(torch.get_rng_state())
+        rng = {"torch": ranks[0], "ranks": ranks}
+        if torch.cuda.is_available():
+            rng["cuda"] = torch.cuda.get_rng_state_all()
+        progress = {"tokens": self.tokens, "seconds": self.seconds, "elapsed": self.clock.elapsed,
+                    "best_step": self.best_step, "evals_since_best": self.evals_since_best}
+        training = {"optimizer": self.optimizer.state_dict(), "progress": progress, "rng": rng}
+        return checkpoint_dict(self.model, self.config, self.tokenizer.chars, self.step,
+                               self.val_loss, self.best_val_loss, self.membership,
+                               self.data_info, training)
+
+
+FORMAT, VERSION = "minigpt", 1  # what every minigpt checkpoint says it is
+
+
+def checkpoint_dict(model: GPT, config: Config, vocab: list[str], step: int = 0,
+                    val_loss: float | None = None, best_val_loss: float | None = None,
+                    names=(), data: dict | None = None, training: dict | None = None) -> dict:
+    """A checkpoint: the weights under microgpt's names (wte, layer0.attn_wq, ...), the recipe,
+    the vocabulary, how far training got, the training names (`names`: a set, or anything with
+    a `to_payload()`, as files/membership.py's Bloom filter), where they came from (`data`) and,
+    for a run that may be resumed, `training`. formats/checkpoint.py reads it back."""
+    membership = names.to_payload() if hasattr(names, "to_payload") else \
+        {"kind": "exact", "names": "\n".join(sorted(names))}
+    return {"format": FORMAT, "version": VERSION, "model": microgpt_weights(model),
+            "config": config.to_dict(), "vocab": list(vocab), "step": step, "val_loss": val_loss,
+            "best_val_loss": best_val_loss, "membership": membership, "data": data or {},
+            **(training or {})}
 
 
 @torch.no_grad()
@@ -276,8 +306,24 @@ def finite_mean(losses: list[float], step: int, run_dir: Path) -> float:
     return sum(losses) / len(losses)
 
 
-def save_checkpoint(trainer: Trainer, path: Path) -> None:
-    torch.save(trainer.checkpoint(), path)
+def from_checkpoint(checkpoint: dict, device="cpu") -> tuple[GPT, Tokenizer]:
+    """The model and vocabulary of a checkpoint (`torch.load(path, weights_only=True)`), ready to
+    sample. minigpt's commands read one through formats/checkpoint.py, which checks every field."""
+    config = Config.from_dict(checkpoint["config"])
+    tokenizer = Tokenizer(checkpoint["vocab"])
+    config.model.vocab_size = tokenizer.vocab_size
+    model = GPT(config.model)
+    load_microgpt_weights(model, checkpoint["model"])
+    return model.to(device).eval(), tokenizer
+
+
+def save_checkpoint(trainer: Trainer, path: Path, write=torch.save) -> None:
+    """`write(checkpoint, path)` in the first process, once every process has handed over its
+    state; formats/checkpoint.py's write_checkpoint writes it atomically."""
+    checkpoint = trainer.checkpoint()
+    if trainer.dist.main:
+        write(checkpoint, path)
+    trainer.dist.barrier()  # no process goes on (or stops) while the first still writes
 
 
 class NoSignals:
@@ -287,8 +333,8 @@ class NoSignals:
 def train_loop(trainer: Trainer, run_dir: Path, report: Reporter, signals=NoSignals(),
                save=save_checkpoint) -> float | None:
     """Step until done, telling `report`; stop on a signal (`signals.requested`,
-    runs/setup.py). `save(trainer, path)` writes best.pt and last.pt into `run_dir` (a run
-    writes more: formats/trainer_state.py). Returns the training loss of the last steps logged."""
+    runs/setup.py). `save(trainer, path)` writes best.pt and last.pt into `run_dir`. Returns the
+    training loss of the last steps logged."""
     recipe, dist = trainer.recipe, trainer.dist
     run_dir.mkdir(parents=True, exist_ok=True)
     losses, train_loss = PendingLosses(dist), None  # losses not yet read from the device

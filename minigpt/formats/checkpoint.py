@@ -1,7 +1,8 @@
 """Checkpoints: one file holding everything needed to sample, evaluate or resume.
 
-This module alone knows the layout; everything else calls `save_checkpoint`,
-`load_checkpoint` or `read_resume_state`. A checkpoint is a dict:
+The core writes the one kind (training.py's `checkpoint_dict`, `save_checkpoint`); this module
+writes it atomically (`write_checkpoint`) and reads and checks it for every layer around the core
+(`load_checkpoint`, `read_resume_state`). A checkpoint is a dict:
 
     format          "minigpt"
     version         1
@@ -18,8 +19,9 @@ This module alone knows the layout; everything else calls `save_checkpoint`,
     rng             every rank's random generator states (training only)
 
 Checkpoints written by `minigpt import` carry no training state (the keys marked
-"training only"). Earlier versions held the names as text, under "train_names";
-they still load. Files are written atomically (temporary file, fsync, rename), and
+"training only"). Earlier versions held the names as text, under "train_names", and the
+core's own save once wrote no "format" and "version" (read as version 0, and said so); both
+still load. Files are written atomically (temporary file, fsync, rename), and
 read with `torch.load(weights_only=True)`, which refuses any pickled code.
 """
 
@@ -35,7 +37,7 @@ from pathlib import Path
 import torch
 
 from minigpt.common.arguments import kind_of
-from minigpt.errors import RunError, UsageError, cannot_write
+from minigpt.errors import RunError, UsageError, cannot_write, warn
 from minigpt.config import Config, parameter_count
 from minigpt.formats.recipes import config_from_dict, load_config
 from minigpt.data import Tokenizer
@@ -48,11 +50,9 @@ from minigpt.files.run_paths import NAMES_IN_DIR, RESUME_ORDER, resolve_checkpoi
 from minigpt.formats.checkpoint_checks import (check_layout, check_training_state, checked_vocab, known_loss,
                                                stored_loss)
 from minigpt.common.text import as_text, plural
-from minigpt.model import GPT, load_microgpt_weights, microgpt_weights
+from minigpt.model import GPT, load_microgpt_weights
+from minigpt.training import FORMAT, VERSION
 from minigpt.files.membership import NameSet
-
-FORMAT = "minigpt"
-VERSION = 1
 
 
 @dataclass
@@ -142,49 +142,13 @@ def names_to_score(ckpt, data: Path | None) -> tuple[list[str], str]:
     return names, "the run's validation names"
 
 
-def payload(model: GPT, config: Config, vocab: list[str], step: int, val_loss: float | None,
-            best_val_loss: float | None, membership: NameSet, data: dict, training: dict | None = None) -> dict:
-    """The checkpoint's dict, laid out as the module docstring says.
-
-    `training` holds the "optimizer", "progress" and "rng" of a run that may be resumed
-    (`training_state` makes it).
-    """
-    return {
-        "format": FORMAT,
-        "version": VERSION,
-        "model": microgpt_weights(model),
-        "config": config.to_dict(),
-        "vocab": vocab,
-        "step": step,
-        "val_loss": val_loss,
-        "best_val_loss": best_val_loss,
-        "membership": membership.to_payload(),
-        "data": data,
-        **(training or {}),
-    }
-
-
-def training_state(optimizer: dict, rank_rng: list[torch.Tensor], cuda_rng: list[torch.Tensor] | None, tokens: int,
-                   seconds: float, elapsed: float, best_step: int | None, evals_since_best: int) -> dict:
-    """The keys only a run that may be resumed writes, for `payload`'s `training`."""
-    rng = {"torch": rank_rng[0], "ranks": rank_rng}
-    if cuda_rng is not None:
-        rng["cuda"] = cuda_rng
-    return {
-        "optimizer": optimizer,
-        "progress": {"tokens": tokens, "seconds": seconds, "elapsed": elapsed, "best_step": best_step,
-                     "evals_since_best": evals_since_best},
-        "rng": rng,
-    }
-
-
-def save_checkpoint(path: str | Path, payload: dict) -> None:
-    """Write `payload` to `path` atomically: a reader sees the old file or the new one, never half.
+def write_checkpoint(checkpoint: dict, path: str | Path) -> None:
+    """torch.save(checkpoint, path), atomically: a reader sees the old file or the new one, never half.
 
     torch.save writes into memory first: writing to a full disk, it fails with a message that names
     no cause, where Python's own write says "No space left on device"."""
     buffer = io.BytesIO()
-    torch.save(payload, buffer)
+    torch.save(checkpoint, buffer)
     write_bytes(path, buffer.getbuffer(), failed=lambda at, e: cannot_write(f"checkpoint {at}", e, RunError))
 
 
@@ -193,6 +157,9 @@ def read_checkpoint(path: str | Path, prefer: tuple[str, ...] = NAMES_IN_DIR) ->
     path = resolve_checkpoint_path(path, prefer)
     check_archive(path, "checkpoint")
     raw = unpickled(path)
+    if isinstance(raw, dict) and "format" not in raw and {"model", "config", "vocab"} <= raw.keys():
+        warn(f"{path}: a checkpoint of an earlier core, without its format and version: read as version 0")
+        raw = {**raw, "format": FORMAT, "version": 0}
     if not isinstance(raw, dict) or raw.get("format") != FORMAT:
         raise UsageError(f"{path}: not a minigpt checkpoint")
     if not isinstance(raw.get("version"), int) or raw["version"] > VERSION:

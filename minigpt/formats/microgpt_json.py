@@ -25,7 +25,8 @@ from minigpt.files.bounded import read_text
 from minigpt.files.fields import entry, expect, whole_number
 from minigpt.files.sniffing import KNOWN, identify, wrong_kind
 from minigpt.common.text import number_text
-from minigpt.formats.checkpoint import load_checkpoint, payload, save_checkpoint
+from minigpt.formats.checkpoint import load_checkpoint, write_checkpoint
+from minigpt.training import checkpoint_dict
 from minigpt.model import load_microgpt_weights, microgpt_weights
 from minigpt.formats.checkpoint_checks import check_weights, checked_vocab
 from minigpt.model import GPT
@@ -147,5 +148,5 @@ def import_microgpt(path: str | Path, out: str | Path, overwrite: bool = False) 
         raise UsageError(f"{path}: a weight is not a number a float32 holds ({first_line(e)})") from None
     check_weights(state, path)
     load_microgpt_weights(model, state)
-    save_checkpoint(out, payload(model, config, tokenizer.chars, step=0, val_loss=None, best_val_loss=None,
-                                 membership=NameSet(), data={"imported_from": str(path)}))
+    write_checkpoint(checkpoint_dict(model, config, tokenizer.chars, names=NameSet(),
+                                     data={"imported_from": str(path)}), out)

@@ -23,7 +23,8 @@ from minigpt.files.atomic_file import refuse_existing, write_files_together
 from minigpt.files.bounded import read_bytes, read_text
 from minigpt.files.fields import entry, expect, tensors, whole_number
 from minigpt.files.sniffing import identify
-from minigpt.formats.checkpoint import load_checkpoint, payload, save_checkpoint
+from minigpt.formats.checkpoint import load_checkpoint, write_checkpoint
+from minigpt.training import checkpoint_dict
 from minigpt.model import load_microgpt_weights, microgpt_weights
 from minigpt.formats.checkpoint_checks import check_weights, checked_vocab, known_loss
 from minigpt.formats.microgpt_json import MICROGPT_ARCHITECTURE, SHAPE
@@ -156,6 +157,5 @@ def import_safetensors(source: str | Path, out: str | Path, overwrite: bool = Fa
     except ValueError as e:
         raise UsageError(f"{weights}: its tensors do not fit {config_file}: {e}") from None
     val_loss = known_loss(document.get("val_loss"), config_file, "val_loss")
-    save_checkpoint(out, payload(model, config, tokenizer.chars, step=step,
-                                 val_loss=val_loss, best_val_loss=val_loss, membership=NameSet(),
-                                 data={"imported_from": str(source)}))
+    write_checkpoint(checkpoint_dict(model, config, tokenizer.chars, step, val_loss, val_loss, NameSet(),
+                                     {"imported_from": str(source)}), out)

@@ -33,7 +33,7 @@ from minigpt.files.bounded import check_archive
 from minigpt.formats.checkpoint_checks import weight_trouble
 from minigpt.files.fields import entry, expect, whole_number
 from minigpt.files.run_records import read_metrics
-from minigpt.formats.checkpoint import load_quietly, save_checkpoint
+from minigpt.formats.checkpoint import load_quietly, write_checkpoint
 from minigpt.model import load_microgpt_weights, microgpt_weights
 from minigpt.config import GPTConfig
 from minigpt.model import GPT
@@ -104,11 +104,11 @@ class Snapshots:
             kept["scale"] = [kept["scale"][i] for i in keep]
 
     def write(self, run_dir: Path) -> None:
-        save_checkpoint(run_dir / FILE, {
+        write_checkpoint({
             "format": FORMAT, "version": VERSION, "run": self.run, "steps": self.steps, "val_loss": self.val_loss,
             "weights": {name: {"q": torch.stack(kept["q"]), "scale": torch.stack(kept["scale"]), "shape": self.shapes[name]}
                         for name, kept in self.weights.items()} if self.steps else {},
-        })
+        }, run_dir / FILE)
 
     def load_into(self, model: GPT, index: int) -> None:
         """Set the model's weights to snapshot `index` (dequantized), 0 to len(steps) - 1 in the order of `steps`."""

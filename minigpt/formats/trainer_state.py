@@ -1,6 +1,6 @@
-"""A trainer saved into a checkpoint and restored from one: the model, the optimizer, the step, the
-clock and every process's random state, so that a resumed run goes on as if it had never stopped.
-The checkpoint's format itself is formats/checkpoint.py's."""
+"""A trainer restored from its checkpoint (training.py's `Trainer.checkpoint` writes it): the model, the
+optimizer, the step, the clock and every process's random state, so that a resumed run goes on as if it
+had never stopped. The checkpoint's fields are checked by formats/checkpoint.py."""
 
 from __future__ import annotations
 
@@ -10,25 +10,9 @@ import torch
 
 from minigpt.errors import UsageError
 from minigpt.common.text import plural
-from minigpt.formats.checkpoint import ResumeState, payload, save_checkpoint, training_state
+from minigpt.formats.checkpoint import ResumeState
 from minigpt.model import load_microgpt_weights
 from minigpt.optimizer import Optimizers
-
-
-def save_trainer(trainer, path: Path) -> None:
-    """The trainer into the checkpoint `path`: rank 0 writes; every rank must call it, since each hands
-    over its random state."""
-    rank_rng = trainer.dist.gather(torch.get_rng_state())
-    cuda_rng = torch.cuda.get_rng_state_all() if torch.cuda.is_available() else None
-    if trainer.dist.main:
-        training = training_state(trainer.optimizer.state_dict(), rank_rng, cuda_rng, trainer.tokens, trainer.seconds,
-                                  trainer.clock.elapsed, trainer.best_step, trainer.evals_since_best)
-        save_checkpoint(path, payload(trainer.model, trainer.config, trainer.tokenizer.chars, trainer.step,
-                                      trainer.val_loss, trainer.best_val_loss, trainer.membership, trainer.data_info,
-                                      training))
-    # no rank goes on while rank 0 writes: after a signal every rank stops right after this save, and one that tore
-    # the group down under rank 0 was once aborted by gloo (SIGABRT, exit 134, in tests/test_distributed.py)
-    trainer.dist.barrier()
 
 
 def restore_trainer(trainer, state: ResumeState, path: Path) -> None:

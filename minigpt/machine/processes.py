@@ -7,19 +7,19 @@ DistributedDataParallel averages are exactly one process's gradients for the who
 N processes with B/N names each take the same steps as one process with B.
 
 The training loop makes one call for each thing several processes need (`my_share`,
-`weighted_for_whole_batch`, `agree_to_stop`); `Distributed` answers them for several, as
-training.py's `OneProcess` answers them for one.
+`weighted_for_whole_batch`, `agree_to_stop`); training.py's `OneProcess` answers them for one,
+and a run in one process steps with exactly those answers (`Processes` adds only what the run
+around the loop asks); `Distributed` answers them for several.
 """
 
 from __future__ import annotations
-
-from dataclasses import dataclass
 
 import torch
 import torch.distributed as dist
 
 from minigpt.errors import Interrupted, LostProcess, RunError, UsageError, first_line
 from minigpt.machine.torchrun import check_batch_splits, environment
+from minigpt.training import OneProcess
 
 
 
@@ -43,12 +43,27 @@ def resolve_device(name: str) -> torch.device:
     return device
 
 
-@dataclass
-class Distributed:
-    rank: int = 0
-    world: int = 1
-    local_rank: int = 0
-    device: torch.device = torch.device("cpu")
+class Processes(OneProcess):
+    """One process: the core's OneProcess for every call of the loop, and the calls only the run around
+    the loop makes (rank 0's work, a shared choice), each answered at once."""
+
+    local_rank = 0
+
+    def broadcast(self, obj):
+        return obj
+
+    def on_main(self, make, share=lambda value: value):
+        return make()
+
+    def close(self) -> None: ...
+
+
+class Distributed(Processes):
+    """One process of several under torchrun: each call of the loop answered for all of them."""
+
+    def __init__(self, rank: int = 0, world: int = 1, local_rank: int = 0, device=torch.device("cpu")):
+        super().__init__(device)
+        self.rank, self.world, self.local_rank = rank, world, local_rank
 
     @property
     def enabled(self) -> bool:
@@ -151,11 +166,11 @@ def lost_a_process(error: BaseException, dist: Distributed) -> LostProcess | Non
     return LostProcess(f"another process of this run stopped, and this one with it ({first_line(error)[:120]})")
 
 
-def setup(device: torch.device) -> Distributed:
+def setup(device: torch.device) -> Processes:
     """Join the process group torchrun set up, if it did: gloo on the CPU, nccl on CUDA, one GPU per rank."""
     found = environment()
     if found is None:
-        return Distributed(device=device)
+        return Processes(device)
     rank, world, local_rank = found
     if device.type == "cuda":
         if world > torch.cuda.device_count():  # every process says so, before any waits on another

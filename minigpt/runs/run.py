@@ -18,10 +18,10 @@ from minigpt.runs.keepers import KeepBest, KeepSnapshots, end_on_best
 from minigpt.runs.recorder import RunRecords
 from minigpt.runs.run_directory import carry_best_checkpoint, discard_if_no_checkpoint, open_run_dir
 from minigpt.runs.setup import StopSignals, start_processes, start_run
-from minigpt.formats.trainer_state import save_trainer
+from minigpt.formats.checkpoint import write_checkpoint
 from minigpt.machine.processes import compile_failed, lost_a_process
 from minigpt.common.text import is_cut
-from minigpt.training import Reporter, Trainer, train_loop
+from minigpt.training import Reporter, Trainer, save_checkpoint, train_loop
 from minigpt.views import plotting
 from minigpt.views.training_display import TrainingDisplay
 
@@ -79,7 +79,7 @@ def train(
             pyplot_import.join()  # before the clock starts: beside the first steps it would slow them
         try:
             with StopSignals(trainer, stopped_before_first_step(resumed_from)) as signals:
-                train_loss = train_loop(trainer, run_dir, reporter, signals, save=save_trainer)
+                train_loss = train_loop(trainer, run_dir, reporter, signals, save=atomically)
             if resumed_from is not None and out_dir is not None and dist.main:
                 carry_best_checkpoint(resumed_from, run_dir)
             went_back = end_on_best(trainer, run_dir, best, snapshots)  # the samples come from them
@@ -101,6 +101,11 @@ def train(
         if lock is not None:
             lock.release()
         dist.close()
+
+
+def atomically(trainer: Trainer, path: Path) -> None:
+    """The core's checkpoint, written so that a reader never sees half of it."""
+    save_checkpoint(trainer, path, write=write_checkpoint)
 
 
 def stopped_before_first_step(resumed_from: Path | None) -> str:
