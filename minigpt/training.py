@@ -14,6 +14,7 @@ With this folder's files and torch alone:
 
 from __future__ import annotations
 
+import hashlib
 import math
 import time
 from dataclasses import dataclass
@@ -115,6 +116,19 @@ class Clock:
         return self.before + (time.perf_counter() - self.started if self.started else 0.0)
 
 
+CORE = ("config", "errors", "model", "attention", "data", "optimizer", "sampling", "training")
+
+
+def core_digest() -> str:
+    """The sha256 of the core's files as they are now, in a copied-out folder too: which code
+    trained a model. An edited core (a new activation, say) trains other models under the same
+    recipe, and `minigpt compare` keeps its runs apart by this."""
+    digest = hashlib.sha256()
+    for name in CORE:
+        digest.update(Path(__file__).with_name(f"{name}.py").read_bytes())
+    return digest.hexdigest()
+
+
 def resolved_precision(precision: str) -> str:
     """train.precision "auto" by a fixed rule: float32, on every device. A rule, never a timing,
     so that one command trains one model on one machine; and at these sizes bfloat16's casts
@@ -156,6 +170,7 @@ class Trainer:
         self.val_loss = self.best_val_loss = None  # the latest and the best validation loss
         self.best_step: int | None = None
         self.evals_since_best = 0  # evaluations since the best one, for train.patience
+        self.code = {"core": core_digest()}  # which code trains it (a run adds its version, commit)
 
     @classmethod
     def from_names(cls, config: Config, train_names: list[str], val_names: list[str] = (),
@@ -260,7 +275,7 @@ class Trainer:
         training = {"optimizer": self.optimizer.state_dict(), "progress": progress, "rng": rng}
         return checkpoint_dict(self.model, self.config, self.tokenizer.chars, self.step,
                                self.val_loss, self.best_val_loss, self.membership,
-                               self.data_info, training)
+                               self.data_info, training, self.code)
 
 
 FORMAT, VERSION = "minigpt", 1  # what every minigpt checkpoint says it is
@@ -268,17 +283,19 @@ FORMAT, VERSION = "minigpt", 1  # what every minigpt checkpoint says it is
 
 def checkpoint_dict(model: GPT, config: Config, vocab: list[str], step: int = 0,
                     val_loss: float | None = None, best_val_loss: float | None = None,
-                    names=(), data: dict | None = None, training: dict | None = None) -> dict:
+                    names=(), data: dict | None = None, training: dict | None = None,
+                    code: dict | None = None) -> dict:
     """A checkpoint: the weights under microgpt's names (wte, layer0.attn_wq, ...), the recipe,
     the vocabulary, how far training got, the training names (`names`: a set, or anything with
     a `to_payload()`, as files/membership.py's Bloom filter), where they came from (`data`) and,
-    for a run that may be resumed, `training`. formats/checkpoint.py reads it back."""
+    for a run that may be resumed, `training`, and which `code` trained it (the core's digest at
+    least). formats/checkpoint.py reads it back."""
     membership = names.to_payload() if hasattr(names, "to_payload") else \
         {"kind": "exact", "names": "\n".join(sorted(names))}
     return {"format": FORMAT, "version": VERSION, "model": microgpt_weights(model),
             "config": config.to_dict(), "vocab": list(vocab), "step": step, "val_loss": val_loss,
             "best_val_loss": best_val_loss, "membership": membership, "data": data or {},
-            **(training or {})}
+            "code": {"core": core_digest()} if code is None else code, **(training or {})}
 
 
 @torch.no_grad()

@@ -75,3 +75,46 @@ def test_an_ordinary_step_of_a_run_enters_only_the_core_and_the_reporters(names_
     assert tracer.entered, "the trace saw no call"
     assert tracer.entered <= core, sorted(str(p) for p in tracer.entered - core)
     assert (PACKAGE / "training.py").resolve() in tracer.entered
+
+
+def run_command(*args, cwd=None, env=None) -> subprocess.CompletedProcess:
+    done = subprocess.run([sys.executable, "-m", "minigpt", *args], capture_output=True, text=True, timeout=300,
+                          cwd=cwd, env=env)
+    assert done.returncode == 0, done.stderr[-2000:]
+    return done
+
+
+@pytest.mark.processes
+def test_runs_of_an_edited_core_are_kept_apart_from_the_originals_and_a_repeat_is_no_seed(names_file, tmp_path):
+    """A tinkerer's squared ReLU, under the unchanged recipe: compare keeps its runs apart from the original's and
+    says why; a run of the same recipe, seed and code as another is a repeat, counted once."""
+    import os
+    import shutil
+
+    copy = tmp_path / "clone"
+    shutil.copytree(PACKAGE, copy / "minigpt", ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(PACKAGE.parent / "configs", copy / "configs")
+    shutil.copytree(PACKAGE.parent / "data", copy / "data")
+    model = copy / "minigpt" / "model.py"
+    text = model.read_text(encoding="utf-8")
+    relu = "h = F.relu(h, inplace=True) if self.relu"
+    assert relu in text
+    model.write_text(text.replace(relu, "h = F.relu(h).square() if self.relu"), encoding="utf-8")
+    train_args = ["train", "--config", "tiny", "--data", str(names_file), "--quiet", "--no-page"]
+    for seed in (1, 2):
+        run_command(*train_args, "--out", str(tmp_path / f"orig-s{seed}"), "--set", f"train.seed={seed}")
+        run_command(*train_args, "--out", str(tmp_path / f"edit-s{seed}"), "--set", f"train.seed={seed}",
+                    cwd=copy, env={**os.environ, "PYTHONPATH": str(copy)})
+    run_command(*train_args, "--out", str(tmp_path / "again-s1"), "--set", "train.seed=1")
+    edited = torch.load(tmp_path / "edit-s1" / "best.pt", weights_only=True)["code"]
+    original = torch.load(tmp_path / "orig-s1" / "best.pt", weights_only=True)["code"]
+    assert edited["core"] != original["core"]
+    assert "trained by" in (tmp_path / "orig-s1" / "config.toml").read_text()
+
+    from minigpt.runs.compare import compare
+
+    comparison = compare([tmp_path / name for name in ("orig-s1", "orig-s2", "edit-s1", "edit-s2", "again-s1")])
+    assert [len(g.runs) for g in comparison.groups] == [2, 2]  # the repeat counted once, the edit apart
+    assert {r.path.name for r in comparison.groups[0].runs} == {"orig-s1", "orig-s2"}
+    notes = " ".join(comparison.notes)
+    assert "different code" in notes and "again-s1 repeats" in notes and "not another seed" in notes

@@ -14,6 +14,7 @@ writes it atomically (`write_checkpoint`) and reads and checks it for every laye
     best_val_loss   the run's best validation loss so far
     membership      the training names, or a Bloom filter of them (see files/membership.py)
     data            where the names came from: paths, counts, digests (or imported_from)
+    code            which code trained it: the core's digest, version, commit ({} for an import)
     optimizer       the optimizer's state (training only)
     progress        tokens, seconds, elapsed, best_step, evals_since_best (training only)
     rng             every rank's random generator states (training only)
@@ -68,6 +69,7 @@ class Checkpoint:
     best_val_loss: float | None = None
     data: dict = field(default_factory=dict)  # where the names came from (the "data" key)
     version: int = VERSION
+    code: dict = field(default_factory=dict)  # which code trained it (runs/code_version.py); {} when unknown
 
 
 def describe_data(data: dict, where: str | None = None) -> str:
@@ -233,6 +235,7 @@ def load_checkpoint(path: str | Path, device: str | torch.device = "cpu") -> Che
         best_val_loss=stored_loss(raw.get("best_val_loss"), path, "best_val_loss"),
         data=raw.get("data", {}),
         version=raw["version"],
+        code=raw.get("code", {}),
     )
 
 

@@ -34,6 +34,9 @@ def check_layout(raw: dict, path) -> None:
         expect(data.get(key), (str, type(None)), path, f"'data'['{key}']")
     expect(raw.get("train_names", ""), str, path, "'train_names'")
     check_membership(expect(raw.get("membership"), (dict, type(None)), path, "'membership'"), path)
+    code = expect(raw.get("code", {}), dict, path, "'code'")
+    for key, value in code.items():
+        expect(value, (str, bool, type(None)), path, f"'code'['{key}']")
 
 
 def check_membership(membership: dict | None, path) -> None:

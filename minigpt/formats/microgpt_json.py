@@ -149,4 +149,4 @@ def import_microgpt(path: str | Path, out: str | Path, overwrite: bool = False) 
     check_weights(state, path)
     load_microgpt_weights(model, state)
     write_checkpoint(checkpoint_dict(model, config, tokenizer.chars, names=NameSet(),
-                                     data={"imported_from": str(path)}), out)
+                                     data={"imported_from": str(path)}, code={}), out)

@@ -158,4 +158,4 @@ def import_safetensors(source: str | Path, out: str | Path, overwrite: bool = Fa
         raise UsageError(f"{weights}: its tensors do not fit {config_file}: {e}") from None
     val_loss = known_loss(document.get("val_loss"), config_file, "val_loss")
     write_checkpoint(checkpoint_dict(model, config, tokenizer.chars, step, val_loss, val_loss, NameSet(),
-                                     {"imported_from": str(source)}), out)
+                                     {"imported_from": str(source)}, code={}), out)

@@ -4,9 +4,10 @@
     comparison.verdicts()   # ["b is better than a by 0.046 ± 0.003 nats (p = 0.001, 2 and 2 seeds)"]
     comparison.to_json()    # what `minigpt compare --json` prints
 
-A group is the runs whose recipes are equal but for train.seed and whose compute is alike: runs of one
-recipe whose steps lie more than COMPUTE_SPREAD apart (a time limit on a busy machine) are split by their
-steps, unless `pool`. Its score is each run's best validation loss (or, with `data`, its loss on that one
+A group is the runs whose recipes are equal but for train.seed, trained by the same code (the core's
+digest: an edited core is another experiment) and whose compute is alike: runs of one recipe whose steps
+lie more than COMPUTE_SPREAD apart (a time limit on a busy machine) are split by their steps, unless
+`pool`. A run of the same recipe, seed and code as another in its group is a repeat, counted once. Its score is each run's best validation loss (or, with `data`, its loss on that one
 file). Against the baseline group, one verdict: Welch's t-test over the seeds and the 95% interval from that
 same test, where both groups have two or more; a bootstrap interval over names alone (seeds not resampled) is
 shown beside it, labelled so, never as the verdict. Where the runs took unequal steps, the loss at the
@@ -167,12 +168,14 @@ def read_run(path: Path) -> RunScore:
 
 
 def run_identity(ckpt: Checkpoint) -> dict:
-    """What makes runs seeds of one experiment: the recipe, flat, without the seed that tells seeds apart, and
-    the names it was trained on (runs of one recipe on other data are never one group). train.auto_scale is left
-    out too: a run records the keys it trained with, and the flag only says whether scaling changed any of them."""
+    """What makes runs seeds of one experiment: the recipe, flat, without the seed that tells seeds apart, the
+    names it was trained on (runs of one recipe on other data are never one group) and the code that trained
+    it (the core's digest; "unknown" for a run older than the record). train.auto_scale is left out too: a run
+    records the keys it trained with, and the flag only says whether scaling changed any of them."""
     left_out = ("train.seed", "train.auto_scale")
     recipe = {key: value for key, value in flat_config(ckpt.config).items() if key not in left_out}
-    return {**recipe, "data.trained_on": trained_on(ckpt.data)}
+    core = ckpt.code.get("core") if isinstance(ckpt.code.get("core"), str) else "unknown"
+    return {**recipe, "data.trained_on": trained_on(ckpt.data), "code.core": core[:8]}
 
 
 def trained_on(data: dict) -> str:
@@ -189,14 +192,18 @@ def group_runs(runs: list[RunScore], baseline: Path, pool: bool = False) -> tupl
     by_recipe: dict[str, list[RunScore]] = {}
     for run in sorted(runs, key=lambda r: r.path != baseline):  # stable: the baseline's group comes first
         by_recipe.setdefault(json.dumps(run.recipe, sort_keys=True), []).append(run)
-    members = list(by_recipe.values())
+    members, said = [], []
+    for runs_of_recipe in by_recipe.values():
+        kept, repeats = without_repeats(runs_of_recipe)
+        members.append(kept)
+        said += repeats
     differs = recipe_differences([m[0].recipe for m in members])
     named = [run_stems(m) for m in members]
     if all(len(stems) == 1 for stems in named) and len({min(stems) for stems in named}) == len(members):
         labels = [min(stems) for stems in named]
     else:
         labels = [group_label(m[0].recipe, differs) for m in members]
-    groups, said = [], []
+    groups = []
     for label, runs_of_recipe in zip(labels, members):
         parts = [runs_of_recipe] if pool else by_compute(runs_of_recipe, baseline)
         steps = [r.steps for r in runs_of_recipe]
@@ -208,6 +215,19 @@ def group_runs(runs: list[RunScore], baseline: Path, pool: bool = False) -> tupl
         groups += [Group(label if len(parts) == 1 else f"{label} ({range_text([r.steps for r in part])} steps)", part)
                    for part in parts]
     return groups, differs, said
+
+
+def without_repeats(runs: list[RunScore]) -> tuple[list[RunScore], list[str]]:
+    """A recipe's runs (equal in recipe, data and code) with one run of each seed: another of the same seed
+    repeats it (a fixed number of steps repeats it exactly), so it is no second seed; and what was said of it."""
+    first: dict[int, RunScore] = {}
+    for run in runs:
+        first.setdefault(run.checkpoint.config.train.seed, run)
+    repeats = [run for run in runs if first[run.checkpoint.config.train.seed] is not run]
+    return [run for run in runs if run not in repeats], [
+        f"{as_text(run.path)} repeats {as_text(first[run.checkpoint.config.train.seed].path)} (the same recipe, seed "
+        f"{run.checkpoint.config.train.seed} and code): a repeat, not another seed, so it is counted once"
+        for run in repeats]
 
 
 def by_compute(runs: list[RunScore], baseline: Path) -> list[list[RunScore]]:
@@ -345,6 +365,14 @@ def same_tokens(scored: dict[Path, torch.Tensor], runs: list[RunScore]) -> torch
 def caveats(runs: list[RunScore], differs: dict, data) -> list[str]:
     """What a reader of the verdicts must know: runs trained on other names, runs that ended still improving."""
     notes = []
+    if "code.core" in differs:
+        notes.append(f"the groups were trained by different code (the core's files differ: "
+                     f"{', '.join(sorted({str(v) for v in differs['code.core']}))}): a difference may be the code's, "
+                     f"and runs of other code are never pooled as seeds of one recipe")
+    if "train.precision" in differs:
+        notes.append(f"the groups were trained in different arithmetic (train.precision "
+                     f"{', '.join(sorted({str(v) for v in differs['train.precision']}))}): never pooled as seeds "
+                     f"of one recipe")
     if "data.trained_on" in differs:
         notes.append(f"the groups were trained on different names; each run is scored on {as_text(data)}, so their "
                      f"losses compare" if data is not None else "the groups were trained on different names and "

@@ -17,16 +17,17 @@ from minigpt.files.atomic_file import write_text
 from minigpt.files.run_records import (METRICS, SAMPLES, lines_up_to, metrics_line, metrics_step, read_metrics,
                                          samples_line, samples_step)
 from minigpt.formats.recipes import recipe_toml, shown_path
+from minigpt.runs.code_version import code_text
 from minigpt.runs.run_directory import open_own
 from minigpt.runs.setup import why_complete
 from minigpt.common.text import as_shown, as_text
 from minigpt.training import Reporter
 
 
-def recipe_header(config: Config, ended: str | None = None) -> str:
+def recipe_header(config: Config, ended: str | None = None, code: dict | None = None) -> str:
     """config.toml's first lines: which recipe file the run started from, why, what the command line changed,
     every change fitting made to the recipe as the run started, a time limit that ends it in place of its
-    steps, and, once it has, what ended the run."""
+    steps, once it has, what ended the run, and which code trained it."""
     t = config.train
     source = "the default recipe" if config.recipe is None else shown_path(config.recipe)
     lines = [f"The recipe as this run trained it (minigpt train --config takes it): {source}"
@@ -35,6 +36,7 @@ def recipe_header(config: Config, ended: str | None = None) -> str:
              *[f"changed as it started: {change}" for change in config.changes if not change.startswith(source)],
              *([f"train.time_limit {t.time_limit:g} s ends it, not train.steps"] if t.time_limit > 0 else []),
              *([f"ended {ended}"] if ended else []),
+             *([f"trained by {code_text(code)}"] if code is not None else []),
              "auto_scale is stored off: a resumed run keeps the recipe as it is."]
     return "".join(f"# {line}\n" for line in lines) + "\n"
 
@@ -65,12 +67,14 @@ class RunRecords(Reporter):
         self.run_dir, self.config, self.resumed_at = run_dir, config, resumed_at
         self.history = history or run_dir
         self.files = {}
+        self.code: dict | None = None  # which code trains the run, from its start
 
     def start(self, trainer) -> None:
         """Open the records (a resumed run's cut back to its step) and log what makes this stretch's
         numbers what they are, beside the seed. The loop starts once a signal is caught, so whoever
         waits for metrics.jsonl can already stop the run cleanly: at once until the first step ends, with
         nothing to save; after it, at the end of a step, with a checkpoint."""
+        self.code = trainer.code
         self.open()
         evaluation_step = trainer.step % trainer.recipe.eval_interval == 0  # else its val_loss is an earlier step's
         if self.resumed_at is not None and evaluation_step and trainer.val_loss is not None \
@@ -80,7 +84,7 @@ class RunRecords(Reporter):
             self.write(METRICS, metrics_line(trainer.step, trainer.clock.elapsed, val_loss=trainer.val_loss))
         self.write(METRICS, metrics_line(trainer.step, trainer.clock.elapsed, torch=torch.__version__,
                                          threads=torch.get_num_threads(), device=str(trainer.dist.device),
-                                         processes=trainer.dist.world))
+                                         processes=trainer.dist.world, code=trainer.code))
 
     def evaluated_at(self, step: int) -> bool:
         """Whether metrics.jsonl holds the validation loss of `step`."""
@@ -140,7 +144,7 @@ class RunRecords(Reporter):
             self.write_recipe(ended=f"at step {trainer.step:,}: {why_complete(trainer)}")
 
     def write_recipe(self, ended: str | None = None) -> None:
-        header = recipe_header(self.config, ended)
+        header = recipe_header(self.config, ended, self.code)
         write_text(self.run_dir / "config.toml", header + recipe_toml(self.config), failed=cannot_write_record)
 
     def write(self, name: str, line: str) -> None:

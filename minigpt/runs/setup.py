@@ -22,6 +22,7 @@ from minigpt.machine.processes import Processes, resolve_device, setup as setup_
 from minigpt.machine.threads import keep_freed_memory, use_free_cores
 from minigpt.machine.torchrun import launched_by_torchrun
 from minigpt.files.corpus import load_data, tokenize_corpus
+from minigpt.runs.code_version import code_record
 from minigpt.training import SHARED_FROM, Trainer
 
 
@@ -105,6 +106,7 @@ def start_run(config: Config, dist: Processes, data_path, val_path, resume_from,
     corpus = tokenize_corpus(train_names, val_names, tokenizer, config.model.block_size, dist.device, data_path,
                              val_path)
     trainer = Trainer(config, tokenizer, corpus.train, corpus.val, dist, corpus.membership, corpus.info)
+    trainer.code = code_record()  # the version and commit beside the core's digest
     scaled += time_limit_note(trainer) if state is None else []
     if state is not None:
         restore_trainer(trainer, state, resumed_from)  # every number as it was when it was saved
