@@ -239,6 +239,21 @@ class TrainConfig:
                              "snapshots.pt); 0 keeps none", from_to(0, MAX_SNAPSHOTS))
 
 
+def check_recipe(config) -> None:
+    """A whole recipe as every key's declaration allows, then what no one key can say alone: one
+    line naming the first that does not hold. The core's Trainer checks its recipe with it, and
+    the command line every recipe it reads, so both refuse the same values in the same words."""
+    if not isinstance(config, Config):
+        raise UsageError(f"a recipe is a Config, got {type(config).__name__}")
+    for section in ("model", "train", "sample"):
+        check_declared(getattr(config, section), section)
+    checked_shape(dataclasses.replace(config.model, vocab_size=2))  # vocab_size: from the data
+    if config.train.min_lr > config.train.lr:
+        raise UsageError(f"train.min_lr ({config.train.min_lr}) must not exceed train.lr "
+                         f"({config.train.lr})")
+    check_model_size(config.model)  # with its vocabulary, where it has one
+
+
 def held_out_count(n: int, fraction: float, at_most: int) -> int:
     """How many of n names are held out for validation (train.val_fraction, train.val_max):
     `fraction` of them, at most `at_most`, and one at least from ten names on."""

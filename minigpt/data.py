@@ -65,6 +65,21 @@ def split_names(names: list[str], fraction: float, at_most: int,
     return names_not_held_out(names, order, n_val), [names[i] for i in order[:n_val].tolist()]
 
 
+def check_names(names, what: str, at_least: int = 0) -> list[str]:
+    """A list of names as the core reads them: each a non-empty string. A string is refused, not
+    read as one name a letter; so is a list of numbers."""
+    if isinstance(names, (str, bytes)) or not isinstance(names, (list, tuple)):
+        raise UsageError(f"{what} is a list of names (strings), got {type(names).__name__} "
+                         f"{names!r:.40}")
+    wrong = next((n for n in names if not isinstance(n, str) or not n or "\n" in n), None)
+    if wrong is not None:
+        raise UsageError(f"{what}: each name is a non-empty string on one line, got {wrong!r:.40}")
+    if len(names) < at_least:
+        raise UsageError(f"{what}: at least {at_least} name{'s' * (at_least > 1)}, got "
+                         f"{len(names)}")
+    return list(names)
+
+
 class Tokenizer:
     """Characters get ids 0..n-1 in sorted order; the boundary token is id n (microgpt's)."""
 

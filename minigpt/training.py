@@ -23,9 +23,9 @@ from pathlib import Path
 import torch
 import torch.nn.functional as F
 
-from .config import Config
-from .data import IGNORE, BatchOrder, TokenizedNames, Tokenizer
-from .errors import Interrupted, RunError
+from .config import Config, check_recipe
+from .data import IGNORE, BatchOrder, TokenizedNames, Tokenizer, check_names
+from .errors import Interrupted, RunError, UsageError
 from .model import GPT, eval_mode, load_microgpt_weights, microgpt_weights
 from .optimizer import lr_at, make_optimizer
 from .sampling import generate
@@ -148,6 +148,7 @@ class Trainer:
         """`train_data`, `val_data`: the names as ids, on the device the run trains on;
         `dist`: the processes the run spans (OneProcess()); `membership`: "is this a training
         name?" (`in`), for the samples; `data_info`: what the run records of its names."""
+        check_recipe(config)  # the same refusals, in the same words, as the command line's
         self.config, self.recipe = config, config.train
         self.tokenizer, self.dist = tokenizer, dist or OneProcess(train_data.flat.device)
         torch.manual_seed(self.recipe.seed)
@@ -176,6 +177,8 @@ class Trainer:
     def from_names(cls, config: Config, train_names: list[str], val_names: list[str] = (),
                    tokenizer: Tokenizer | None = None, device="cpu") -> Trainer:
         """A Trainer for lists of names, the vocabulary theirs unless `tokenizer` is given."""
+        train_names = check_names(train_names, "the training names", at_least=1)
+        val_names = check_names(val_names, "the validation names")
         tokenizer = tokenizer or Tokenizer.from_names(train_names)
         config.model.vocab_size = tokenizer.vocab_size
         block = config.model.block_size
@@ -353,6 +356,9 @@ def train_loop(trainer: Trainer, run_dir: Path, report: Reporter, signals=NoSign
     runs/setup.py). `save(trainer, path)` writes best.pt and last.pt into `run_dir`. Returns the
     training loss of the last steps logged."""
     recipe, dist = trainer.recipe, trainer.dist
+    if Path(run_dir).exists() and not Path(run_dir).is_dir():
+        raise UsageError(f"{run_dir} is a file: the checkpoints go into a folder")
+    run_dir = Path(run_dir)
     run_dir.mkdir(parents=True, exist_ok=True)
     losses, train_loss = PendingLosses(dist), None  # losses not yet read from the device
     report.start(trainer)
@@ -388,7 +394,6 @@ def train_loop(trainer: Trainer, run_dir: Path, report: Reporter, signals=NoSign
             report.saving(trainer, run_dir)
             save(trainer, run_dir / "last.pt")
             saved = run_dir / "last.pt"
-            raise Interrupted(f"interrupted at step {trainer.step}; saved {saved}. "
-                              f"Resume with: minigpt train --resume {run_dir}", signalled)
+            raise Interrupted(f"interrupted at step {trainer.step}; saved {saved}", signalled)
         if finished:
             return train_loss

@@ -2,7 +2,8 @@ import pytest
 import torch
 
 from minigpt.config import Config
-from minigpt.formats.recipes import load_config, recipe_toml, resolve_config_path, validate
+from minigpt.config import check_recipe
+from minigpt.formats.recipes import load_config, recipe_toml, resolve_config_path
 from minigpt.errors import UsageError
 
 
@@ -79,7 +80,7 @@ def test_non_finite_values_are_refused_from_files_and_from_code(tmp_path):
     config = Config()
     config.train.min_lr = float("inf")
     with pytest.raises(UsageError, match="train.min_lr must be a finite number"):
-        validate(config)
+        check_recipe(config)
 
 
 @pytest.mark.parametrize("n_train, time_limit, recipe", [

@@ -109,3 +109,61 @@ def test_a_checkpoint_of_an_earlier_core_without_format_or_version_still_loads_a
     ckpt = load_checkpoint(tmp_path / "earlier.pt")
     assert ckpt.version == 0 and ckpt.tokenizer.chars == raw["vocab"]
     assert "earlier core" in capsys.readouterr().err
+
+
+REFUSES = r"""
+import json, sys
+from pathlib import Path
+sys.modules["minigpt"] = None
+from lesson.config import Config, TrainConfig
+from lesson.errors import UsageError
+from lesson.training import Reporter, Trainer, train_loop
+
+names = ["anna", "bob", "carl", "dora", "emil", "fay"]
+said = {}
+for key, value in json.loads(sys.argv[1]):
+    try:
+        Trainer.from_names(Config(train=TrainConfig(**{key: value})), names, names[:2])
+        said[key + "=" + json.dumps(value)] = None
+    except UsageError as e:
+        said[key + "=" + json.dumps(value)] = str(e)
+for what, train, val in [("a string", "anna", []), ("numbers", [1, 2], []), ("nothing", [], [])]:
+    try:
+        Trainer.from_names(Config(), train, val)
+        said[what] = None
+    except UsageError as e:
+        said[what] = str(e)
+Path("a_file").write_text("mine")
+try:
+    train_loop(Trainer.from_names(Config(train=TrainConfig(steps=1)), names), Path("a_file"), Reporter())
+except UsageError as e:
+    said["out"] = str(e)
+print(json.dumps(said))
+"""
+
+BAD_RECIPES = [("optimizer", "foo"), ("steps", 0), ("steps", -3), ("precision", "float16"), ("time_limit", -1.0),
+               ("seed", -1), ("lr", -1.0), ("eval_interval", 0), ("batch_size", 0)]
+
+
+def test_the_core_alone_refuses_what_the_command_line_refuses_in_the_same_words(tmp_path):
+    """One check of a recipe (config.py's check_recipe), shared: the copied-out core refuses each value the
+    command line refuses, with the same one line; and a string, numbers or nothing as the names, and an out
+    path that is a file, each in one line of its own rather than Python's or torch's error."""
+    import pytest
+
+    from minigpt.errors import UsageError
+    from minigpt.formats.recipes import load_config
+
+    copy_core(tmp_path)
+    done = subprocess.run([sys.executable, "-c", REFUSES, json.dumps(BAD_RECIPES)], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=120,
+                          env={"PATH": "/usr/bin:/bin", "OMP_NUM_THREADS": "1"})
+    assert done.returncode == 0, done.stderr[-3000:]
+    said = json.loads(done.stdout)
+    for key, value in BAD_RECIPES:
+        with pytest.raises(UsageError) as refused:
+            load_config(None, [f"train.{key}={json.dumps(value)}"])
+        assert said[f"{key}={json.dumps(value)}"] == str(refused.value), key
+    assert "a list of names" in said["a string"] and "each name is a non-empty string" in said["numbers"]
+    assert "at least 1 name" in said["nothing"] and "is a file" in said["out"]
+    assert (tmp_path / "a_file").read_text() == "mine"

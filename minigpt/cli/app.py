@@ -20,7 +20,8 @@ import typer
 
 from minigpt import __version__
 from minigpt.files.atomic_file import other_ending
-from minigpt.errors import Interrupted, LostProcess, MiniGPTError, UsageError, first_line, warn
+from minigpt.errors import Interrupted, MiniGPTError, UsageError
+from minigpt.common.failures import LostProcess, first_line, warn
 from minigpt.common.text import one_line, shortened
 from minigpt.config import check_64_bits
 from minigpt.cli.streams import DroppedOnFailure, checked_streams

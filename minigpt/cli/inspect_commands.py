@@ -11,7 +11,8 @@ import typer
 
 from minigpt.cli.app import (checkpoint_argument, checkpoint_to_read, device_option, ends_as_written,
                              names_to_score_option, on_free_cores, wrote)
-from minigpt.errors import UsageError, warn
+from minigpt.errors import UsageError
+from minigpt.common.failures import warn
 from minigpt.common.text import one_line
 from minigpt.files import strict_json
 from minigpt.files.atomic_file import refuse_existing

@@ -9,7 +9,7 @@ from minigpt.cli.app import app, drop_unusable_widths, reports_errors
 from minigpt.cli.experiment_commands import compare, sweep
 from minigpt.cli.inspect_commands import ablate, inspect_attention
 from minigpt.cli.run_commands import eval_, export, import_, info, plot, sample, train
-from minigpt.errors import warn
+from minigpt.common.failures import warn
 
 for name, command in [("train", train), ("sample", sample), ("eval", eval_), ("inspect-attention", inspect_attention),
                       ("export", export), ("import", import_), ("ablate", ablate), ("info", info), ("plot", plot),

@@ -18,7 +18,8 @@ from minigpt.cli.app import (checkpoint_argument, checkpoint_to_read, device_opt
 from minigpt.common.bundled import recipe_names
 from minigpt.files.names_file import check_names_path
 from minigpt.files.run_paths import RESUME_ORDER, resolve_checkpoint_path
-from minigpt.errors import UsageError, warn
+from minigpt.errors import UsageError
+from minigpt.common.failures import warn
 from minigpt.files import strict_json
 from minigpt.files.atomic_file import refuse_existing
 from minigpt.common.text import one_line, plural

@@ -13,7 +13,9 @@ import contextlib
 import os
 import sys
 
-from minigpt.errors import RunError, cannot_write
+from minigpt.errors import RunError
+
+from minigpt.common.failures import cannot_write
 
 
 class Stream:

@@ -17,7 +17,9 @@ import tempfile
 from pathlib import Path
 from typing import Callable
 
-from minigpt.errors import UsageError, cannot_write
+from minigpt.errors import UsageError
+
+from minigpt.common.failures import cannot_write
 from minigpt.files.sniffing import is_checkpoint_file
 
 

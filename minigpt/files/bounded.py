@@ -16,7 +16,8 @@ import zipfile
 from pathlib import Path
 
 from minigpt.common.text import one_line
-from minigpt.errors import UsageError, warn
+from minigpt.errors import UsageError
+from minigpt.common.failures import warn
 
 WAIT_BEFORE_SAYING = 3.0  # seconds a pipe may keep what it holds to itself before minigpt says it is waiting
 MB = 1024**2

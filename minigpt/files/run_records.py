@@ -14,7 +14,9 @@ import json
 import math
 from pathlib import Path
 
-from minigpt.errors import UsageError, warn
+from minigpt.errors import UsageError
+
+from minigpt.common.failures import warn
 from minigpt.files import strict_json
 from minigpt.files.bounded import read_text
 from minigpt.files.fields import expect, whole_number

@@ -38,7 +38,8 @@ from pathlib import Path
 import torch
 
 from minigpt.common.arguments import kind_of
-from minigpt.errors import RunError, UsageError, cannot_write, warn
+from minigpt.errors import RunError, UsageError
+from minigpt.common.failures import cannot_write, warn
 from minigpt.config import Config, parameter_count
 from minigpt.formats.recipes import config_from_dict, load_config
 from minigpt.data import Tokenizer

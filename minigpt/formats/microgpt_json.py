@@ -19,7 +19,8 @@ import torch
 
 from minigpt.config import GPTConfig
 from minigpt.data import Tokenizer
-from minigpt.errors import UsageError, first_line
+from minigpt.errors import UsageError
+from minigpt.common.failures import first_line
 from minigpt.files.atomic_file import refuse_existing, write_text
 from minigpt.files.bounded import read_text
 from minigpt.files.fields import entry, expect, whole_number
@@ -31,7 +32,8 @@ from minigpt.model import load_microgpt_weights, microgpt_weights
 from minigpt.formats.checkpoint_checks import check_weights, checked_vocab
 from minigpt.model import GPT
 from minigpt.config import check_model_size
-from minigpt.formats.recipes import load_config, validate
+from minigpt.config import check_recipe
+from minigpt.formats.recipes import load_config
 from minigpt.files.membership import NameSet
 
 MICROGPT_ARCHITECTURE = {"activation": "relu", "final_norm": False, "norm_scale": False, "norm_eps": 1e-5}
@@ -139,7 +141,7 @@ def import_microgpt(path: str | Path, out: str | Path, overwrite: bool = False) 
     h = document["hyperparameters"]
     config = load_config("microgpt")
     config.model = GPTConfig(**{**MICROGPT_ARCHITECTURE, **h, "dropout": 0.0, "init_std": 0.08})
-    validate(config)
+    check_recipe(config)
     tokenizer = Tokenizer(document["uchars"])
     model = GPT(config.model)
     try:

@@ -13,8 +13,7 @@ import tomllib
 from pathlib import Path
 
 from minigpt.common.bundled import config_dir, recipe_names
-from minigpt.config import (Config, GPTConfig, SampleConfig, TrainConfig, check_declared, check_model_size,
-                            checked_shape)
+from minigpt.config import Config, GPTConfig, SampleConfig, TrainConfig, check_recipe
 from minigpt.common.arguments import as_strings
 from minigpt.errors import UsageError
 from minigpt.common.text import as_text, plural
@@ -38,17 +37,6 @@ def resolve_config_path(name: str | Path) -> Path:
     if kind in NOT_NAMES and kind != "a recipe":  # text that is not TOML is said so when it is read
         raise UsageError(wrong_kind(path, kind, "a recipe"))
     return path
-
-
-def validate(config: Config) -> None:
-    """Every key against what its declaration allows, then what no one key can say alone."""
-    m, t = config.model, config.train
-    for section in ("model", "train", "sample"):
-        check_declared(getattr(config, section), section)
-    checked_shape(dataclasses.replace(m, vocab_size=2))  # the shape alone: vocab_size comes from the data
-    if t.min_lr > t.lr:
-        raise UsageError(f"train.min_lr ({t.min_lr}) must not exceed train.lr ({t.lr})")
-    check_model_size(m)
 
 
 def parse_override(item: str) -> tuple[str, str, object]:
@@ -123,7 +111,7 @@ def load_config(path: str | Path | None = None, overrides: list[str] = (), base:
         set_value(config, section, key, value, where="--set")
         config.given.add(f"{section}.{key}")
     steps_or_time_limit(config)
-    validate(config)
+    check_recipe(config)
     return config
 
 
@@ -230,7 +218,7 @@ def config_from_dict(data, where: str = "the stored recipe") -> Config:
     if "split_seed" not in data.get("train", {}):  # written before split_seed: train.seed chose the split too
         config.train.split_seed = config.train.seed
     try:
-        validate(config)
+        check_recipe(config)
     except UsageError as e:
         raise UsageError(f"{where}: {e}") from None
     return config

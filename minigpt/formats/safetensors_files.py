@@ -18,7 +18,8 @@ from pathlib import Path
 import torch
 
 from minigpt.data import Tokenizer
-from minigpt.errors import UsageError, cannot_write
+from minigpt.errors import UsageError
+from minigpt.common.failures import cannot_write
 from minigpt.files.atomic_file import refuse_existing, write_files_together
 from minigpt.files.bounded import read_bytes, read_text
 from minigpt.files.fields import entry, expect, tensors, whole_number

@@ -17,7 +17,9 @@ from __future__ import annotations
 import torch
 import torch.distributed as dist
 
-from minigpt.errors import Interrupted, LostProcess, RunError, UsageError, first_line
+from minigpt.errors import Interrupted, RunError, UsageError
+
+from minigpt.common.failures import LostProcess, first_line
 from minigpt.machine.torchrun import check_batch_splits, environment
 from minigpt.training import OneProcess
 

@@ -12,7 +12,8 @@ from pathlib import Path
 import torch
 
 from minigpt.config import Config
-from minigpt.errors import RunError, UsageError, cannot_write, warn
+from minigpt.errors import RunError, UsageError
+from minigpt.common.failures import cannot_write, warn
 from minigpt.files.atomic_file import write_text
 from minigpt.files.run_records import (METRICS, SAMPLES, lines_up_to, metrics_line, metrics_step, read_metrics,
                                          samples_line, samples_step)

@@ -10,9 +10,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from minigpt.config import Config
-from minigpt.formats.recipes import validate
+from minigpt.config import check_recipe
 from minigpt.common.arguments import as_path
-from minigpt.errors import UsageError
+from minigpt.errors import Interrupted, UsageError
 from minigpt.common.text import as_text
 from minigpt.runs.keepers import KeepBest, KeepSnapshots, end_on_best
 from minigpt.runs.recorder import RunRecords
@@ -48,7 +48,7 @@ def train(
     """
     if not isinstance(config, Config):
         raise UsageError(f"train takes a Config (minigpt.load_config(...)), got {type(config).__name__}")
-    validate(config)  # a Config built in Python is checked as a recipe is: batch size, steps, every range
+    check_recipe(config)  # a Config built in Python is checked as a recipe is: batch size, steps, every range
     data_path, val_path, out_dir, resume_from = (as_path(value, what) if value is not None else None for value, what in (
         (data_path, "data_path"), (val_path, "val_path"), (out_dir, "out_dir"), (resume_from, "resume_from")))
     if report is not None and not isinstance(report, Reporter):  # before any work, not at the first step
@@ -79,7 +79,13 @@ def train(
             pyplot_import.join()  # before the clock starts: beside the first steps it would slow them
         try:
             with StopSignals(trainer, stopped_before_first_step(resumed_from)) as signals:
-                train_loss = train_loop(trainer, run_dir, reporter, signals, save=atomically)
+                try:
+                    train_loss = train_loop(trainer, run_dir, reporter, signals, save=atomically)
+                except Interrupted as stopped:  # the loop saved last.pt: say how to go on from it
+                    said = str(stopped)
+                    if said.startswith("interrupted at step"):
+                        said += f". Resume with: minigpt train --resume {run_dir}"
+                    raise Interrupted(said, stopped.exit_code - 128) from None
             if resumed_from is not None and out_dir is not None and dist.main:
                 carry_best_checkpoint(resumed_from, run_dir)
             went_back = end_on_best(trainer, run_dir, best, snapshots)  # the samples come from them

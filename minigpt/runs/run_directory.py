@@ -15,7 +15,9 @@ import shutil
 from datetime import datetime
 from pathlib import Path
 
-from minigpt.errors import RunError, UsageError, cannot_write
+from minigpt.errors import RunError, UsageError
+
+from minigpt.common.failures import cannot_write
 from minigpt.files.atomic_file import PARTIAL, write_atomically
 from minigpt.files.sniffing import is_checkpoint_file
 

@@ -15,7 +15,8 @@ from minigpt.config import Config
 from minigpt.common.bundled import BUNDLED_NAMES
 from minigpt.formats.recipes import fit_recipe_to_data
 from minigpt.files.names_file import available_memory
-from minigpt.errors import Interrupted, UsageError, warn
+from minigpt.errors import Interrupted, UsageError
+from minigpt.common.failures import warn
 from minigpt.formats.checkpoint import read_resume_state, refuse_to_go_back
 from minigpt.formats.trainer_state import restore_trainer
 from minigpt.machine.processes import Processes, resolve_device, setup as setup_distributed

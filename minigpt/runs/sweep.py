@@ -24,7 +24,8 @@ from pathlib import Path
 from typing import Callable
 
 from minigpt.common.arguments import as_path, quoted, whole_number_within
-from minigpt.errors import Interrupted, RunError, UsageError, WriteFailed, cannot_write
+from minigpt.errors import Interrupted, RunError, UsageError
+from minigpt.common.failures import WriteFailed, cannot_write
 from minigpt.runs.run_directory import RunLock
 from minigpt.runs.statistics import mean, sd
 from minigpt.runs.study_folder import JOURNAL, SPEC_COPY, TRIAL_MARK, is_study_folder, mark_trial_runs, masked, \

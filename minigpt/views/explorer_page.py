@@ -15,7 +15,9 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from minigpt.errors import UsageError, cannot_write
+from minigpt.errors import UsageError
+
+from minigpt.common.failures import cannot_write
 from minigpt.files import strict_json
 from minigpt.files.atomic_file import refuse_existing, write_text
 from minigpt.formats.checkpoint import Checkpoint, as_checkpoint

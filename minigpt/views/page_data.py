@@ -16,7 +16,9 @@ from pathlib import Path
 
 import torch
 
-from minigpt.errors import UsageError, warn
+from minigpt.errors import UsageError
+
+from minigpt.common.failures import warn
 from minigpt.formats.checkpoint import Checkpoint, describe_data, validation_names
 from minigpt.model import load_microgpt_weights, microgpt_weights
 from minigpt.files.run_records import read_metrics, series

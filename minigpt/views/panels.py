@@ -10,7 +10,7 @@ from rich.markup import escape
 from rich.panel import Panel
 from rich.table import Table
 
-from minigpt.errors import warn
+from minigpt.common.failures import warn
 from minigpt.files.run_records import read_metrics, series
 from minigpt.common.text import CUT, as_shown, as_text, is_cut, loss_text, markup_safe, natural_width, plural
 from minigpt.formats.checkpoint import describe_data

@@ -17,7 +17,7 @@ from rich.console import Console
 from tqdm import tqdm
 
 from minigpt.common.text import loss_text
-from minigpt.errors import warn
+from minigpt.common.failures import warn
 from minigpt.training import Reporter
 from minigpt.views.panels import note_cut_names, samples_table, start_panel, summary_panel
 
