@@ -84,14 +84,20 @@ def run_command(*args, cwd=None, env=None) -> subprocess.CompletedProcess:
     return done
 
 
-@pytest.mark.processes
-def test_runs_of_an_edited_core_are_kept_apart_from_the_originals_and_a_repeat_is_no_seed(names_file, tmp_path):
-    """A tinkerer's squared ReLU, under the unchanged recipe: compare keeps its runs apart from the original's and
-    says why; a run of the same recipe, seed and code as another is a repeat, counted once."""
+EDITED_NAMES = "\n".join(Path(PACKAGE.parent / "data" / "names.txt").read_text().split()[::17][:300]) + "\n"
+
+
+@pytest.fixture(scope="module")
+def edited_core(tmp_path_factory):
+    """A tinkerer's clone whose core squares its ReLU, and runs of the unchanged tiny recipe, two seeds each, by
+    it and by this checkout, with a repeat of one of this checkout's: the folder, and how to run the clone."""
     import os
     import shutil
 
-    copy = tmp_path / "clone"
+    tmp = tmp_path_factory.mktemp("edited")
+    names_file = tmp / "names.txt"
+    names_file.write_text(EDITED_NAMES, encoding="utf-8")
+    copy = tmp / "clone"
     shutil.copytree(PACKAGE, copy / "minigpt", ignore=shutil.ignore_patterns("__pycache__"))
     shutil.copytree(PACKAGE.parent / "configs", copy / "configs")
     shutil.copytree(PACKAGE.parent / "data", copy / "data")
@@ -100,21 +106,46 @@ def test_runs_of_an_edited_core_are_kept_apart_from_the_originals_and_a_repeat_i
     relu = "h = F.relu(h, inplace=True) if self.relu"
     assert relu in text
     model.write_text(text.replace(relu, "h = F.relu(h).square() if self.relu"), encoding="utf-8")
+    clone = {"cwd": copy, "env": {**os.environ, "PYTHONPATH": str(copy), "HOME": str(tmp)}}
     train_args = ["train", "--config", "tiny", "--data", str(names_file), "--quiet", "--no-page"]
     for seed in (1, 2):
-        run_command(*train_args, "--out", str(tmp_path / f"orig-s{seed}"), "--set", f"train.seed={seed}")
-        run_command(*train_args, "--out", str(tmp_path / f"edit-s{seed}"), "--set", f"train.seed={seed}",
-                    cwd=copy, env={**os.environ, "PYTHONPATH": str(copy)})
-    run_command(*train_args, "--out", str(tmp_path / "again-s1"), "--set", "train.seed=1")
-    edited = torch.load(tmp_path / "edit-s1" / "best.pt", weights_only=True)["code"]
-    original = torch.load(tmp_path / "orig-s1" / "best.pt", weights_only=True)["code"]
-    assert edited["core"] != original["core"]
-    assert "trained by" in (tmp_path / "orig-s1" / "config.toml").read_text()
+        run_command(*train_args, "--out", str(tmp / f"orig-s{seed}"), "--set", f"train.seed={seed}")
+        run_command(*train_args, "--out", str(tmp / f"edit-s{seed}"), "--set", f"train.seed={seed}", **clone)
+    run_command(*train_args, "--out", str(tmp / "again-s1"), "--set", "train.seed=1")
+    return tmp, clone
 
+
+@pytest.mark.processes
+def test_runs_of_an_edited_core_are_kept_apart_from_the_originals_and_a_repeat_is_no_seed(edited_core):
+    """A tinkerer's squared ReLU, under the unchanged recipe: compare keeps its runs apart from the original's and
+    says why; a run of the same recipe, seed and code as another is a repeat, counted once."""
     from minigpt.runs.compare import compare
 
-    comparison = compare([tmp_path / name for name in ("orig-s1", "orig-s2", "edit-s1", "edit-s2", "again-s1")])
+    tmp, _ = edited_core
+    edited = torch.load(tmp / "edit-s1" / "best.pt", weights_only=True)["code"]
+    original = torch.load(tmp / "orig-s1" / "best.pt", weights_only=True)["code"]
+    assert edited["core"] != original["core"]
+    assert "trained by" in (tmp / "orig-s1" / "config.toml").read_text()
+    comparison = compare([tmp / name for name in ("orig-s1", "orig-s2", "edit-s1", "edit-s2", "again-s1")])
     assert [len(g.runs) for g in comparison.groups] == [2, 2]  # the repeat counted once, the edit apart
     assert {r.path.name for r in comparison.groups[0].runs} == {"orig-s1", "orig-s2"}
     notes = " ".join(comparison.notes)
     assert "different code" in notes and "again-s1 repeats" in notes and "not another seed" in notes
+
+
+def test_the_page_of_an_edited_core_says_it_disagrees_with_torch_and_draws_nothing(edited_core, chromium,
+                                                                                    tiny_page):
+    """The page recomputes torch's logits for its name as it opens: an edited core's page says plainly that it
+    disagrees, and draws none of its numbers; this checkout's page agrees and draws them."""
+    import browser
+
+    tmp, clone = edited_core
+    run_command("inspect-attention", str(tmp / "edit-s1"), "emma", "--html", str(tmp / "edited.html"), **clone)
+    page = browser.open_page(chromium, tmp / "edited.html")
+    browser.wait_until(page, "document.getElementById('torch-check') !== null")
+    said = page.inner_text("#torch-check")
+    assert "does not agree with torch" in said and "\u201cemma\u201d" in said
+    assert page.locator("#name-input").count() == 0  # no panel was drawn
+    page = browser.open_page(chromium, tiny_page[1])
+    browser.wait_until(page, "document.getElementById('name-input') !== null")
+    assert page.locator("#torch-check").count() == 0

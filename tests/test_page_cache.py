@@ -29,7 +29,9 @@ def test_a_second_page_of_the_same_run_measures_nothing_and_says_the_same(traine
         m.setattr(page_data, "ablation", measuring)
         second = explorer_page.write_page(run_dir, tmp_path / "second.html", text="anna")
     a, b = carried(first), carried(second)
-    assert (a.pop("start_text"), b.pop("start_text")) == ("emma", "anna") and a == b
+    assert (a.pop("start_text"), b.pop("start_text")) == ("emma", "anna")
+    assert (a.pop("torch_check")["text"], b.pop("torch_check")["text"]) == ("emma", "anna")  # torch's, fresh
+    assert a == b
 
 
 def test_a_changed_model_or_a_broken_cache_file_is_measured_again(trained_run, tmp_path, monkeypatch):

@@ -275,11 +275,37 @@ def check_page_vocabulary(ckpt: Checkpoint) -> None:
                          f"and gigabytes to write and be slow to read; inspect-attention NAME shows it in the terminal")
 
 
+# what model.js computes of a recipe's choices: a model outside them is refused as the page is written, rather
+# than drawn wrong (a core edited to add an activation passes its own checks, and model.js knows only these)
+PAGE_COMPUTES = {"activation": ("relu", "gelu")}
+
+
+def check_page_computes(ckpt: Checkpoint) -> None:
+    for key, known in PAGE_COMPUTES.items():
+        value = getattr(ckpt.config.model, key, None)
+        if value not in known:
+            raise UsageError(f"{ckpt.path}: the explorer page's JavaScript (model.js) computes model.{key} "
+                             f"{' or '.join(known)}, and this model has {value!r}: its page would show wrong numbers")
+
+
+def torch_check(ckpt: Checkpoint, text: str) -> dict:
+    """What torch computes for `text` (the boundary token, then its characters, to the block size): its tokens and
+    the logits at every position. The page recomputes them in model.js as it opens and says so plainly when the two
+    disagree (a core changed since model.js was written), instead of drawing wrong numbers."""
+    known = [c for c in text if c in ckpt.tokenizer.stoi][: ckpt.config.model.block_size - 1]
+    tokens = [ckpt.tokenizer.bos] + [ckpt.tokenizer.stoi[c] for c in known]
+    with torch.no_grad():
+        logits, _ = ckpt.model.eval()(torch.tensor([tokens], device=next(ckpt.model.parameters()).device))
+    return {"text": "".join(known), "tokens": tokens, "logits": logits[0].double().cpu().tolist()}
+
+
 def page_data(ckpt: Checkpoint, text: str | None = None, progress=None, snapshots: bool = True) -> dict:
     """Everything the page carries. `progress(done, total)` follows the training snapshots, the slow part;
     `snapshots=False` leaves them out (no step slider, a page a quarter the size)."""
     check_page_vocabulary(ckpt)
+    check_page_computes(ckpt)
     weights, tensors = weights_blob(ckpt.model)
+    start_text = default_text(ckpt) if text is None else text
     return {
         **measured(ckpt, progress, snapshots),
         "config": ckpt.config.to_dict(),
@@ -290,7 +316,8 @@ def page_data(ckpt: Checkpoint, text: str | None = None, progress=None, snapshot
         "card": card(ckpt),
         "curve": loss_curve(ckpt.path.parent),
         "membership": membership(ckpt),
-        "start_text": default_text(ckpt) if text is None else text,
+        "start_text": start_text,
+        "torch_check": torch_check(ckpt, start_text),
     }
 
 

@@ -2,8 +2,23 @@
 // console API. The last part of the explorer page (state.js lists the parts).
 
 (() => {
-const { $, DATA, V, analyse, changed, setPart, setText, state, switchedOff, vocab } = State;
+const { $, DATA, V, analyse, changed, disagreement, setPart, setText, state, switchedOff, vocab } = State;
 const { buildReadout, write } = Drawing;
+
+// A page whose model.js disagrees with torch (state.js) draws nothing: one plain paragraph says why.
+if (disagreement) {
+  const said = document.createElement("p");
+  said.id = "torch-check";
+  said.setAttribute("role", "alert");
+  said.textContent = `This page does not agree with torch, so it shows none of its numbers: for ` +
+    `“${disagreement.text}” the logits its JavaScript (model.js) computes differ from those torch computed ` +
+    `by up to ${Number.isFinite(disagreement.worst) ? disagreement.worst.toPrecision(3) : "a number that is not finite"} ` +
+    `(they agree to 0.001 when both compute one model). The code that trained this model computes something ` +
+    `model.js does not (a changed core?): teach model.js the change, beside model.py, and write the page again.`;
+  $("lesson").append(said);
+  document.body.classList.add("disagrees");
+  return;
+}
 
 // Every panel of the page, top to bottom: its section (`section`) goes into explorer.html's `main`
 // (`into: "lesson"`, the first screen) or below it, in this list's order; `build` makes what never
