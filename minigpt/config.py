@@ -1,8 +1,9 @@
 """Recipes: a model, a training run and sampling defaults, every key declared once with its
-default, its description (docs/configuration.md is made from them) and the values it may
-take. A recipe (a TOML file in configs/, or `--set section.key=value`) has three sections,
-[model], [train] and [sample], each optional; formats/recipes.py reads and checks it. The
-defaults are the recommended recipe and equal configs/default.toml."""
+default, its description and the values it may take (configs/default.toml and
+docs/configuration.md's tables are made from them). A recipe (a TOML file in configs/, or
+`--set section.key=value`) has three sections, [model], [train] and [sample], each optional;
+formats/recipes.py reads it, and `check_recipe` below checks it for the core and the command
+line alike."""
 
 from __future__ import annotations
 

@@ -7,8 +7,15 @@ from minigpt.formats.recipes import load_config, recipe_toml, resolve_config_pat
 from minigpt.errors import UsageError
 
 
-def test_default_toml_is_the_builtin_default():
+def test_default_toml_is_the_builtin_default_made_from_config_py():
+    """Each default is written once, in config.py: configs/default.toml is made from it by code."""
+    from minigpt.common.bundled import config_dir
+    from minigpt.formats.recipes import default_recipe_toml
+
     assert load_config("default") == Config()
+    made = default_recipe_toml()
+    assert (config_dir() / "default.toml").read_text(encoding="utf-8") == made, \
+        "configs/default.toml was not made again: python -m minigpt.formats.recipes"
 
 
 def test_shipped_configs_load():

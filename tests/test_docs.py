@@ -36,7 +36,7 @@ def test_checkpoint_docstring_lists_what_an_import_writes(trained_run, tmp_path)
 
 def test_configuration_doc_is_made_from_the_config_module():
     text = (ROOT / "docs" / "configuration.md").read_text(encoding="utf-8")
-    assert text.endswith(keys_markdown())
+    assert text.endswith(keys_markdown()), "docs/configuration.md was not made again: python -m minigpt.formats.recipes"
 
 
 def test_readme_map_names_the_lesson_and_every_folder_and_only_what_exists():

@@ -224,11 +224,6 @@ def config_from_dict(data, where: str = "the stored recipe") -> Config:
     return config
 
 
-def default_config_path() -> Path:
-    """The bundled default recipe, which the dataclass defaults above equal."""
-    return config_dir() / "default.toml"
-
-
 def keys_markdown() -> str:
     """Every key with its default and description, as the tables of docs/configuration.md."""
     out = []
@@ -239,6 +234,31 @@ def keys_markdown() -> str:
                 out.append(f"| `{f.name}` | `{toml_value(f.default)}` | {f.metadata['about']} |")
         out.append("")
     return "\n".join(out)
+
+
+DEFAULT_RECIPE_HEADER = """\
+# The recommended recipe for names on a laptop CPU: makemore's model size, Muon for the
+# hidden matrices and AdamW for the rest, warmup then cosine decay, dropout against
+# overfitting, batches of 256 names; on a small file, train.auto_scale adapts it, and
+# early stopping ends the run at its best.
+# Made from the defaults minigpt/config.py declares, the one place each is written, by
+# `python -m minigpt.formats.recipes` (which also writes docs/configuration.md's tables).
+
+"""
+
+
+def default_recipe_toml() -> str:
+    """configs/default.toml: every key at its default, as config.py declares it."""
+    return DEFAULT_RECIPE_HEADER + recipe_toml(Config())
+
+
+def write_made_files(root: Path) -> list[Path]:
+    """configs/default.toml and docs/configuration.md's tables, made again from config.py."""
+    default, docs = root / "configs" / "default.toml", root / "docs" / "configuration.md"
+    default.write_text(default_recipe_toml(), encoding="utf-8")
+    text = docs.read_text(encoding="utf-8")
+    docs.write_text(text[: text.index("## [model]")] + keys_markdown(), encoding="utf-8")
+    return [default, docs]
 
 
 def toml_value(value) -> str:
@@ -270,3 +290,8 @@ def recipe_differences(recipes: list[dict]) -> dict[str, list]:
     keys = sorted({key for recipe in recipes for key in recipe})
     return {key: [recipe.get(key) for recipe in recipes] for key in keys
             if len({json.dumps(recipe.get(key)) for recipe in recipes}) > 1}
+
+
+if __name__ == "__main__":  # python -m minigpt.formats.recipes, from a clone: the files made from config.py
+    for made in write_made_files(Path(__file__).resolve().parents[2]):
+        print(f"wrote {made}")
