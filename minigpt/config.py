@@ -271,30 +271,17 @@ class SampleConfig:
     top_p: float = setting(1.0, "the likeliest characters up to this probability", UP_TO_ONE)
 
 
-@dataclass
+@dataclass(eq=False)
 class Config:
+    """A whole recipe: the model, its training and its sampling defaults. Two are equal when
+    every key is (formats/recipes.py's Recipe, a Config read by the command line, too)."""
+
     model: GPTConfig = field(default_factory=GPTConfig)
     train: TrainConfig = field(default_factory=TrainConfig)
     sample: SampleConfig = field(default_factory=SampleConfig)
 
-    def __post_init__(self):
-        # "section.key" set on the command line: a recipe auto_scale picks keeps them
-        self.given: set[str] = set()
-        # "section.key" written in the recipe file the user named: no fitting changes them
-        self.written: set[str] = set()
-        self.notes: list[str] = []  # what was changed because of them, for the start panel
-        # every change fitting made to the recipe as a run started: said even under --quiet
-        self.changes: list[str] = []
-        self.recipe = None  # the recipe file it was read from (None: the defaults)
-        # no recipe named: train.auto_scale picks the bundled one that fits the data
-        self.fits_data = True
-        self.why = ""  # why train.auto_scale chose the recipe it did
-
-    def change(self, note: str) -> list[str]:
-        """Record a change fitting made to the recipe (said under --quiet too, and in config.toml);
-        the note, for the start panel's list."""
-        self.changes.append(note)
-        return [note]
+    def __eq__(self, other) -> bool:
+        return isinstance(other, Config) and self.to_dict() == other.to_dict()
 
     def to_dict(self) -> dict:
         sections = dataclasses.fields(self)

@@ -102,7 +102,7 @@ def test_auto_scale_trains_the_bundled_recipe_that_fits_the_data_and_the_time_li
     notes = fit_recipe_to_data(config, n_train)
     expected = load_config(recipe, [f"train.time_limit={time_limit}"] if time_limit else [])
     assert (config.model, config.train, config.sample) == (expected.model, expected.train, expected.sample)
-    assert config.recipe == resolve_config_path(recipe)
+    assert config.source == resolve_config_path(recipe)
     assert notes[0].split(":")[0].endswith(f"configs/{recipe}.toml")
     assert f"{n_train:,} training name" in notes[0]
 
@@ -245,3 +245,15 @@ def test_every_bundled_recipe_holds_every_key_or_says_which_base_it_overrides():
         held = {f"{section}.{key}" for section, values in tomllib.loads(text).items() for key in values}
         says = text.startswith("# Overrides configs/default.toml: every key not written here is the default's.")
         assert held == every or says, (path.name, sorted(every - held)[:5])
+
+
+def test_the_core_config_holds_the_recipe_alone_and_the_command_lines_bookkeeping_lives_outside_it():
+    """Config is the three sections; where a recipe came from and what fitting changed is formats/recipes.py's
+    Recipe, a Config the command line reads, equal to a Config of the same keys."""
+    from minigpt.formats.recipes import Recipe, as_recipe
+
+    assert set(vars(Config())) == {"model", "train", "sample"}
+    read = load_config("tiny", ["train.steps=7"])
+    assert isinstance(read, Recipe) and read.given == {"train.steps"} and "train.steps" in read.written
+    plain = Config()
+    assert as_recipe(plain).train is plain.train and as_recipe(plain) == plain and read != plain

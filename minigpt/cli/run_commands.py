@@ -95,7 +95,7 @@ def train(
     if json_out and not rank():
         from minigpt.formats.checkpoint import resume_config
 
-        started_from = resume_config(resume) if resume is not None else load_config(cfg.recipe)
+        started_from = resume_config(resume) if resume is not None else load_config(cfg.source)
         print(strict_json.dumps({**result.to_json(), "differs_from_recipe": changed_keys(started_from, cfg)}))
         sys.stdout.flush()  # the result first: standard output that cannot take it ends the command here
     if not no_page and not rank():

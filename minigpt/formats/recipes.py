@@ -23,6 +23,40 @@ from minigpt.files.sniffing import NOT_NAMES, identify, wrong_kind
 NOT_SETTABLE = {("model", "vocab_size")}  # from the data, never from a recipe
 
 
+@dataclasses.dataclass(eq=False)  # Config's equality: by every key
+class Recipe(Config):
+    """A Config as the command line read it, with what only the layers around the core read: where it
+    came from, what the user set and why train.auto_scale changed what it did. The core trains the
+    Config; a Recipe is one (runs/run.py makes one of a Config built in Python)."""
+
+    def __post_init__(self):
+        # "section.key" set on the command line: a recipe auto_scale picks keeps them
+        self.given: set[str] = set()
+        # "section.key" written in the recipe file the user named: no fitting changes them
+        self.written: set[str] = set()
+        self.notes: list[str] = []  # what was changed because of them, for the start panel
+        # every change fitting made to the recipe as a run started: said even under --quiet
+        self.changes: list[str] = []
+        self.source: Path | None = None  # the recipe file it was read from (None: the defaults)
+        # no recipe named: train.auto_scale picks the bundled one that fits the data
+        self.fits_data = True
+        self.why = ""  # why train.auto_scale chose the recipe it did
+
+    def change(self, note: str) -> list[str]:
+        """Record a change fitting made to the recipe (said under --quiet too, and in config.toml);
+        the note, for the start panel's list."""
+        self.changes.append(note)
+        return [note]
+
+
+def as_recipe(config: Config) -> Recipe:
+    """A Recipe as it is; a Config built in Python as a Recipe of its very sections (what fitting changes
+    in them, the caller's Config sees), with nothing given or written and auto_scale free to fit it."""
+    if isinstance(config, Recipe):
+        return config
+    return Recipe(config.model, config.train, config.sample)
+
+
 def resolve_config_path(name: str | Path) -> Path:
     """A path to a TOML file, or the bare name of a bundled recipe ("microgpt")."""
     path = Path(name)
@@ -83,15 +117,15 @@ def set_value(config: Config, section: str, key: str, value: object, where: str)
     setattr(part, key, value)
 
 
-def load_config(path: str | Path | None = None, overrides: list[str] = (), base: Config | None = None) -> Config:
+def load_config(path: str | Path | None = None, overrides: list[str] = (), base: Config | None = None) -> Recipe:
     """The defaults (or `base`), then the TOML file at `path`, then `section.key=value` overrides."""
     if base is not None and not isinstance(base, Config):
         raise UsageError(f"load_config's base is a Config (another load_config's), got {type(base).__name__}")
-    config = copy.deepcopy(base) if base is not None else Config()
+    config = as_recipe(copy.deepcopy(base)) if base is not None else Recipe()
     overrides = as_strings(overrides, "the overrides (section.key=value)")
     if path is not None:
         path = resolve_config_path(path)
-        config.recipe, config.fits_data = path, False
+        config.source, config.fits_data = path, False
         try:
             # a byte-order mark (an editor's) is not part of the recipe, nor NUL padding at its end
             table = tomllib.loads(read_bytes(path, "recipe").rstrip(b"\0").decode("utf-8-sig"))
@@ -135,7 +169,7 @@ def fitting_recipe(n_train: int, time_limit: float) -> tuple[str, str]:
     return "default", f"{names} and no time limit of {SHORT_RUN} s or less"
 
 
-def fit_recipe_to_data(config: Config, n_train: int) -> list[str]:
+def fit_recipe_to_data(config: Recipe, n_train: int) -> list[str]:
     """With train.auto_scale and no recipe named, train on the bundled recipe that `fitting_recipe` picks, with
     every key given on the command line kept. Says which file and why, and which given keys change nothing."""
     if config.fits_data and config.train.auto_scale:
@@ -145,10 +179,10 @@ def fit_recipe_to_data(config: Config, n_train: int) -> list[str]:
         for key in config.given:
             set_key(chosen, key, key_value(config, key))
         config.model, config.train, config.sample = chosen.model, chosen.train, chosen.sample
-        config.recipe, config.fits_data = recipe.recipe, False
+        config.source, config.fits_data = recipe.source, False
     else:
-        recipe = load_config(config.recipe) if config.recipe is not None else Config()
-    notes = [shown_path(config.recipe) + (f": {config.why}" if config.why else "")] if config.recipe else []
+        recipe = load_config(config.source) if config.source is not None else Config()
+    notes = [shown_path(config.source) + (f": {config.why}" if config.why else "")] if config.source else []
     if config.why:  # the recipe auto_scale chose is a change; one the user named is not
         config.change(notes[0])
     in_vain = sorted(key for key in config.given if key_value(config, key) == key_value(recipe, key))
@@ -175,7 +209,7 @@ def shown_path(path: Path) -> str:
         return as_text(path)
 
 
-def steps_or_time_limit(config: Config) -> None:
+def steps_or_time_limit(config: Recipe) -> None:
     """Steps given on the command line win over a recipe's time limit; both given is an error."""
     t, given = config.train, config.given
     if "train.steps" not in given or t.time_limit <= 0:
@@ -192,7 +226,7 @@ def steps_or_time_limit(config: Config) -> None:
 LATER_KEYS = {("train", "auto_scale"): False, ("train", "patience"): 0, ("train", "snapshots"): 0}
 
 
-def config_from_dict(data, where: str = "the stored recipe") -> Config:
+def config_from_dict(data, where: str = "the stored recipe") -> Recipe:
     """Rebuild a Config saved with `Config.to_dict()` (as in a checkpoint), checked as a TOML recipe is.
 
     A stored file may come from anyone: every key is type-checked and the whole validated,
@@ -201,7 +235,7 @@ def config_from_dict(data, where: str = "the stored recipe") -> Config:
     """
     if not isinstance(data, dict) or not all(isinstance(values, dict) for values in data.values()):
         raise UsageError(f"{where}: the recipe is not a table of sections")
-    config = Config()
+    config = Recipe()
     config.fits_data = False  # a stored recipe is the one its run trained on
     for (section, key), value in LATER_KEYS.items():
         if key not in data.get(section, {}):

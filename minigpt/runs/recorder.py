@@ -11,13 +11,12 @@ from pathlib import Path
 
 import torch
 
-from minigpt.config import Config
 from minigpt.errors import RunError, UsageError
 from minigpt.common.failures import cannot_write, warn
 from minigpt.files.atomic_file import write_text
 from minigpt.files.run_records import (METRICS, SAMPLES, lines_up_to, metrics_line, metrics_step, read_metrics,
                                          samples_line, samples_step)
-from minigpt.formats.recipes import recipe_toml, shown_path
+from minigpt.formats.recipes import Recipe, recipe_toml, shown_path
 from minigpt.runs.code_version import code_text
 from minigpt.runs.run_directory import open_own
 from minigpt.runs.setup import why_complete
@@ -25,12 +24,12 @@ from minigpt.common.text import as_shown, as_text
 from minigpt.training import Reporter
 
 
-def recipe_header(config: Config, ended: str | None = None, code: dict | None = None) -> str:
+def recipe_header(config: Recipe, ended: str | None = None, code: dict | None = None) -> str:
     """config.toml's first lines: which recipe file the run started from, why, what the command line changed,
     every change fitting made to the recipe as the run started, a time limit that ends it in place of its
     steps, once it has, what ended the run, and which code trained it."""
     t = config.train
-    source = "the default recipe" if config.recipe is None else shown_path(config.recipe)
+    source = "the default recipe" if config.source is None else shown_path(config.source)
     lines = [f"The recipe as this run trained it (minigpt train --config takes it): {source}"
              + (f", chosen by train.auto_scale for {config.why}" if config.why else ""),
              *([f"with {', '.join(sorted(config.given))} given on the command line"] if config.given else []),
@@ -62,7 +61,7 @@ class RunRecords(Reporter):
     """config.toml, metrics.jsonl (one JSON object a line) and samples.txt, written as the run goes;
     loss.png at its end."""
 
-    def __init__(self, run_dir: Path, config: Config, resumed_at: int | None, history: Path | None = None):
+    def __init__(self, run_dir: Path, config: Recipe, resumed_at: int | None, history: Path | None = None):
         """`history`: the directory whose records a resumed run goes on from, when it is not `run_dir` (a run
         continued into a new directory carries its history up to the checkpoint it resumed from)."""
         self.run_dir, self.config, self.resumed_at = run_dir, config, resumed_at

@@ -9,8 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from minigpt.config import Config
-from minigpt.config import check_recipe
+from minigpt.config import Config, check_recipe
+from minigpt.formats.recipes import as_recipe
 from minigpt.common.arguments import as_path
 from minigpt.errors import Interrupted, UsageError
 from minigpt.common.text import as_text
@@ -49,6 +49,7 @@ def train(
     if not isinstance(config, Config):
         raise UsageError(f"train takes a Config (minigpt.load_config(...)), got {type(config).__name__}")
     check_recipe(config)  # a Config built in Python is checked as a recipe is: batch size, steps, every range
+    config = as_recipe(config)  # with where it came from, for fitting and the records
     data_path, val_path, out_dir, resume_from = (as_path(value, what) if value is not None else None for value, what in (
         (data_path, "data_path"), (val_path, "val_path"), (out_dir, "out_dir"), (resume_from, "resume_from")))
     if report is not None and not isinstance(report, Reporter):  # before any work, not at the first step

@@ -13,7 +13,7 @@ import torch
 from minigpt.common.text import plural
 from minigpt.config import Config
 from minigpt.common.bundled import BUNDLED_NAMES
-from minigpt.formats.recipes import fit_recipe_to_data
+from minigpt.formats.recipes import Recipe, fit_recipe_to_data
 from minigpt.files.names_file import available_memory
 from minigpt.errors import Interrupted, UsageError
 from minigpt.common.failures import warn
@@ -84,7 +84,7 @@ def start_processes(device_name: str) -> tuple[Processes, tuple[int, str] | None
     return setup_distributed(device), threads
 
 
-def start_run(config: Config, dist: Processes, data_path, val_path, resume_from,
+def start_run(config: Recipe, dist: Processes, data_path, val_path, resume_from,
               overwrite_later: bool = False) -> tuple[Trainer, Path | None, list[str]]:
     """The Trainer of a new run, or of a resumed one with its state restored.
 
@@ -190,7 +190,7 @@ def check_length_window(t, n_train: int) -> None:
 LONGEST_FITTED = 128  # characters train.auto_scale lets the block size grow to: attention's cost grows with its square
 
 
-def fit_to_data(config: Config, names: list[str]) -> list[str]:
+def fit_to_data(config: Recipe, names: list[str]) -> list[str]:
     """train.auto_scale: the bundled recipe for this many names and this time limit, when none was named, and a
     block size that reads the longest name whole; then auto_scale is off, so that a resumed run or a reread
     config.toml is not fitted again. Says what it chose."""
@@ -199,7 +199,7 @@ def fit_to_data(config: Config, names: list[str]) -> list[str]:
     return notes
 
 
-def fit_block_size(config: Config, names: list[str]) -> list[str]:
+def fit_block_size(config: Recipe, names: list[str]) -> list[str]:
     """With train.auto_scale, a block size that reads the longest training name whole (up to LONGEST_FITTED
     characters), unless model.block_size was given or written in the recipe named: a name cut at the block size would be learned, and
     generated, cut. Only ever larger than the recipe's. Says what it changed."""
