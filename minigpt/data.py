@@ -129,29 +129,15 @@ class Tokenizer:
         return "".join(self.chars[i] for i in ids if i != self.bos)
 
 
-def token_ids(names: list[str], tokenizer, chunk: int = 1 << 20) -> torch.Tensor:
-    """[BOS] name0 [BOS] name1 ... [BOS] as one tensor of ids, made without a Python list per name.
-
-    The names are joined with a separator that no name holds, read as UTF-32 code points, and
-    mapped through a lookup table (the separator to the boundary token), a million at a time.
-    """
-    separator = next(c for c in "\n\x00\uffff" if c not in tokenizer.stoi)
-    codes = [ord(c) for c in tokenizer.chars] + [ord(separator)]
-    table = torch.full((max(codes) + 1,), -1, dtype=torch.int32)
-    # the separator gets id len(chars), the boundary token's
-    table[torch.tensor(codes)] = torch.arange(len(codes), dtype=torch.int32)
-    dtype = torch.int16 if tokenizer.vocab_size < 2**15 else torch.int32
-    parts = []
-    for start in range(0, len(names), chunk):
-        text = separator + separator.join(names[start : start + chunk])
-        points = torch.frombuffer(bytearray(text.encode("utf-32-le")), dtype=torch.int32).long()
-        ids = table[points.clamp(max=len(table) - 1)].masked_fill_(points >= len(table), -1)
-        if bool((ids < 0).any()):  # a character the vocabulary lacks: encode says which
-            for name in names[start : start + chunk]:
-                tokenizer.encode(name)
-        parts.append(ids.to(dtype))
-    parts.append(torch.tensor([tokenizer.bos], dtype=dtype))
-    return torch.cat(parts)
+def token_ids(names: list[str], tokenizer) -> torch.Tensor:
+    """[BOS] name0 [BOS] name1 ... [BOS]: each name's ids after a boundary token, and one to end
+    the last. (files/corpus.py makes the same tensor for millions of names without a Python list
+    a name, and hands it in as `ids`.)"""
+    ids = [tokenizer.bos]
+    for name in names:
+        ids += tokenizer.encode(name)
+        ids.append(tokenizer.bos)
+    return torch.tensor(ids, dtype=torch.int16 if tokenizer.vocab_size < 2**15 else torch.int32)
 
 
 IGNORE = -100  # the target of a padding position: torch's cross_entropy skips it by default
@@ -161,9 +147,11 @@ class TokenizedNames:
     """The names as ids; lengths[i] is name i's predicted tokens (its characters and the end), cut
     to block_size."""
 
-    def __init__(self, names: list[str], tokenizer, block_size: int):
+    def __init__(self, names: list[str], tokenizer, block_size: int,
+                 ids: torch.Tensor | None = None):
+        """`ids`: token_ids(names, tokenizer), when it was made already."""
         self.bos, self.block_size = tokenizer.bos, block_size
-        self.flat = token_ids(names, tokenizer)
+        self.flat = token_ids(names, tokenizer) if ids is None else ids
         bounds = (self.flat == self.bos).nonzero().squeeze(1)  # len(names) + 1 boundary tokens
         self.starts = bounds[:-1]
         self.characters = bounds[1:] - bounds[:-1] - 1  # of each name, before any cut

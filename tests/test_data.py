@@ -151,3 +151,16 @@ def test_names_are_split_at_line_ends_only(tmp_path):
     path = tmp_path / "names.txt"
     path.write_bytes("gal\u2028la\nmar\u2029ia\r\nan\x85na\rjo\x0cse\n".encode("utf-8"))
     assert read_names(path) == ["gal\u2028la", "mar\u2029ia", "an\x85na", "jo\x0cse"]
+
+
+def test_the_cores_plain_ids_are_the_fast_ids_the_corpus_hands_it():
+    """data.py's token_ids, a list a name as the lesson reads, and files/corpus.py's, made without one for
+    millions of names, give the same tensor, the boundary token between names and at both ends."""
+    from minigpt.data import token_ids
+    from minigpt.files import corpus
+
+    names = ["emma", "zoë", "a", "jean-luc", "o'neil", "x" * 40]
+    tokenizer = Tokenizer.from_names(names)
+    plain = token_ids(names, tokenizer)
+    assert torch.equal(plain, corpus.token_ids(names, tokenizer, chunk=2)) and plain.dtype == torch.int16
+    assert plain[0] == plain[-1] == tokenizer.bos and int((plain == tokenizer.bos).sum()) == len(names) + 1

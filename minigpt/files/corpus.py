@@ -10,7 +10,7 @@ from typing import NamedTuple
 
 import torch
 
-from minigpt.data import Tokenizer, TokenizedNames, split_names
+from minigpt.data import TokenizedNames, Tokenizer, split_names
 from minigpt.files.membership import NameSet, fingerprints
 from minigpt.files.names_file import digest, read_names, refuse_unseen_names
 
@@ -28,6 +28,37 @@ def load_data(data_path, val_path, val_fraction: float, val_max: int,
     return names, val_names, tokenizer
 
 
+def token_ids(names: list[str], tokenizer, chunk: int = 1 << 20) -> torch.Tensor:
+    """data.py's token_ids, [BOS] name0 [BOS] name1 ... [BOS] as one tensor of ids, made without a Python
+    list per name: for a file of millions of names, where a list a name costs seconds and gigabytes.
+
+    The names are joined with a separator that no name holds, read as UTF-32 code points, and
+    mapped through a lookup table (the separator to the boundary token), a million at a time.
+    """
+    separator = next(c for c in "\n\x00\uffff" if c not in tokenizer.stoi)
+    codes = [ord(c) for c in tokenizer.chars] + [ord(separator)]
+    table = torch.full((max(codes) + 1,), -1, dtype=torch.int32)
+    # the separator gets id len(chars), the boundary token's
+    table[torch.tensor(codes)] = torch.arange(len(codes), dtype=torch.int32)
+    dtype = torch.int16 if tokenizer.vocab_size < 2**15 else torch.int32
+    parts = []
+    for start in range(0, len(names), chunk):
+        text = separator + separator.join(names[start : start + chunk])
+        points = torch.frombuffer(bytearray(text.encode("utf-32-le")), dtype=torch.int32).long()
+        ids = table[points.clamp(max=len(table) - 1)].masked_fill_(points >= len(table), -1)
+        if bool((ids < 0).any()):  # a character the vocabulary lacks: encode says which
+            for name in names[start : start + chunk]:
+                tokenizer.encode(name)
+        parts.append(ids.to(dtype))
+    parts.append(torch.tensor([tokenizer.bos], dtype=dtype))
+    return torch.cat(parts)
+
+
+def tokenized(names: list[str], tokenizer, block_size: int) -> TokenizedNames:
+    """The core's TokenizedNames of `names`, their ids made by `token_ids` above."""
+    return TokenizedNames(names, tokenizer, block_size, ids=token_ids(names, tokenizer))
+
+
 class Corpus(NamedTuple):
     """The names of a run as tensors, the check for "is this a training name?", and what checkpoints record."""
 
@@ -40,7 +71,7 @@ class Corpus(NamedTuple):
 def tokenize_corpus(train_names, val_names, tokenizer, block_size: int, device, data_path,
                     val_path) -> Corpus:
     """The training and validation names on `device`, with their membership check and summary."""
-    tokens = TokenizedNames(train_names, tokenizer, block_size)
+    tokens = tokenized(train_names, tokenizer, block_size)
     # one fingerprint per name (on the CPU): repeated names are counted, and large corpora get a Bloom filter
     prints = torch.unique(fingerprints(tokens.flat, tokens.starts + 1, tokens.characters))
     characters = int(tokens.characters.sum())
@@ -58,7 +89,7 @@ def tokenize_corpus(train_names, val_names, tokenizer, block_size: int, device, 
     }
     return Corpus(
         train=tokens.to(device),
-        val=TokenizedNames(val_names, tokenizer, block_size).to(device) if val_names else None,
+        val=tokenized(val_names, tokenizer, block_size).to(device) if val_names else None,
         membership=NameSet.for_corpus(train_names, characters, prints, tokenizer),
         info=info,
     )

@@ -15,7 +15,8 @@ import torch.nn.functional as F
 
 from minigpt.files.names_file import refuse_unseen_names
 from minigpt.data import rows_at_once
-from minigpt.data import IGNORE, TokenizedNames
+from minigpt.data import IGNORE
+from minigpt.files.corpus import tokenized
 from minigpt.data import Tokenizer
 from minigpt.formats.checkpoint_checks import check_model_and_names
 from minigpt.model import GPT, eval_mode
@@ -29,7 +30,7 @@ def evaluate_names(model: GPT, tokenizer: Tokenizer, names: list[str], what: str
     names = check_model_and_names(model, tokenizer, names)
     refuse_unseen_names(names, tokenizer.unseen, what)
     device = model.lm_head.weight.device
-    data = TokenizedNames(names, tokenizer, model.config.block_size).to(device)
+    data = tokenized(names, tokenizer, model.config.block_size).to(device)
     return {
         "loss": evaluate(model, data),
         "tokens": int(data.lengths.sum()),
@@ -52,7 +53,7 @@ def name_losses(model: GPT, tokenizer: Tokenizer, names: list[str], what: str = 
 def scored_rows(model: GPT, tokenizer: Tokenizer, names: list[str],
                 batch_size: int = 256) -> list[tuple[str, int, float]]:
     """name_losses's rows for names already checked."""
-    data = TokenizedNames(names, tokenizer, model.config.block_size).to(model.lm_head.weight.device)
+    data = tokenized(names, tokenizer, model.config.block_size).to(model.lm_head.weight.device)
     sums = torch.zeros(len(names), dtype=torch.float64)
     by_length = torch.argsort(data.lengths, stable=True)  # batches of names of one length waste no work on padding
     batch_size = rows_at_once(batch_size, model.config.block_size, model.config.vocab_size)  # as evaluate's
@@ -83,7 +84,7 @@ def loss_with_mask_off(model: GPT, tokenizer: Tokenizer, names: list[str], batch
     one length, so that no position reads another name's padding."""
     names = check_model_and_names(model, tokenizer, names)
     refuse_unseen_names(names, tokenizer.unseen, "names")
-    data = TokenizedNames(names, tokenizer, model.config.block_size).to(model.lm_head.weight.device)
+    data = tokenized(names, tokenizer, model.config.block_size).to(model.lm_head.weight.device)
     reads_all = [lambda q, k, v: F.scaled_dot_product_attention(q, k, v)] * model.config.n_layer
     nats, tokens = 0.0, 0
     with eval_mode(model):
