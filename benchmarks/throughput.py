@@ -40,7 +40,8 @@ def measure(config, names, device, seconds: float) -> dict:
     keep_freed_memory()
     tokenizer = Tokenizer.from_names(names)
     config.model.vocab_size = tokenizer.vocab_size
-    trainer = Trainer.from_names(config, names, [], tokenizer, device=device)
+    config.train.device = str(device)
+    trainer = Trainer.from_names(config, names, [], tokenizer)
     for _ in range(60):  # past the first steps, while the allocator's heap is still growing
         trainer.train_step()
     rates, padded, real = [], 0, 0

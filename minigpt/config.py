@@ -224,20 +224,22 @@ class TrainConfig:
                              '"bfloat16" (matrix multiplies only)',
                              choices=("auto", "float32", "bfloat16"))
     eval_interval: int = setting(250, "steps between evaluations and checkpoints", POSITIVE)
-    auto_scale: bool = setting(True, "with no --config, train on the bundled recipe that "
-                               "fits the data and the time limit (docs/recipes.md); fit "
-                               "block_size to the longest name")
+    # three keys of the run around the core (runs/), which its loop never reads
+    auto_scale: bool = setting(True, "minigpt train with no --config: train on the bundled "
+                               "recipe that fits the data and the time limit (docs/recipes.md); "
+                               "fit block_size to the longest name")
     patience: int = setting(4, "evaluations with no new best, then stop; 0: never",
                             NOT_NEGATIVE)
-    keep_best: bool = setting(True, "end on the best weights (by validation loss), not the "
-                                    "last")
+    keep_best: bool = setting(True, "minigpt train ends on the best weights (by validation "
+                                    "loss), not the last")
     log_interval: int = setting(10, "steps per line of metrics.jsonl", POSITIVE)
     time_limit: float = setting(0.0, "seconds to train, scheduled; 0: by steps", NOT_NEGATIVE)
-    val_fraction: float = setting(0.1, "share of --data held out (without --val-data)",
+    val_fraction: float = setting(0.1, "share of the names held out (without --val-data)",
                                   A_FRACTION)
     val_max: int = setting(1000, "at most this many held-out names", POSITIVE)
-    snapshots: int = setting(16, "weights kept at a few steps, to watch attention form (RUN/"
-                             "snapshots.pt); 0 keeps none", from_to(0, MAX_SNAPSHOTS))
+    snapshots: int = setting(16, "minigpt train keeps the weights at a few steps, to watch "
+                             "attention form (RUN/snapshots.pt); 0 keeps none",
+                             from_to(0, MAX_SNAPSHOTS))
 
 
 def check_recipe(config) -> None:

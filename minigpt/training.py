@@ -5,10 +5,10 @@ happens; runs/run.py sets a run up around it (`minigpt.train`). A run can stop a
 without changing a number: the batch order is a function of (seed, step), and a checkpoint
 holds the rest.
 
-With this folder's files and torch alone:
+With this folder's files and torch alone (the README's "Map of the code" runs it):
 
     config = Config(model=GPTConfig(n_layer=2), train=TrainConfig(steps=200, eval_interval=50))
-    trainer = Trainer.from_names(config, train_names, val_names)
+    trainer = Trainer.from_names(config, names)  # a tenth held out (train.val_fraction)
     train_loop(trainer, Path("out"), Reporter())      # writes out/best.pt and out/last.pt
     print(trainer.samples())"""
 
@@ -24,7 +24,7 @@ import torch
 import torch.nn.functional as F
 
 from .config import Config, check_recipe
-from .data import IGNORE, BatchOrder, TokenizedNames, Tokenizer, check_names
+from .data import IGNORE, BatchOrder, TokenizedNames, Tokenizer, check_names, split_names
 from .errors import Interrupted, RunError, UsageError
 from .model import GPT, eval_mode, load_microgpt_weights, microgpt_weights
 from .optimizer import lr_at, make_optimizer
@@ -174,18 +174,24 @@ class Trainer:
         self.code = {"core": core_digest()}  # which code trains it (a run adds its version, commit)
 
     @classmethod
-    def from_names(cls, config: Config, train_names: list[str], val_names: list[str] = (),
-                   tokenizer: Tokenizer | None = None, device="cpu") -> Trainer:
-        """A Trainer for lists of names, the vocabulary theirs unless `tokenizer` is given."""
-        train_names = check_names(train_names, "the training names", at_least=1)
+    def from_names(cls, config: Config, names: list[str], val_names: list[str] | None = None,
+                   tokenizer: Tokenizer | None = None) -> Trainer:
+        """A Trainer for lists of names, the vocabulary theirs unless `tokenizer` is given. With
+        no `val_names`, train.val_fraction of `names` (at most train.val_max) are held out,
+        chosen by train.split_seed; the run is on train.device ("auto": CUDA where there is one)."""
+        t = config.train
+        names = check_names(names, "the training names", at_least=1)
+        if val_names is None:
+            names, val_names = split_names(names, t.val_fraction, t.val_max, t.split_seed)
         val_names = check_names(val_names, "the validation names")
-        tokenizer = tokenizer or Tokenizer.from_names(train_names)
+        tokenizer = tokenizer or Tokenizer.from_names(names)
         config.model.vocab_size = tokenizer.vocab_size
+        auto = "cuda" if torch.cuda.is_available() else "cpu"
+        device = torch.device(auto if t.device == "auto" else t.device)
         block = config.model.block_size
-        train = TokenizedNames(train_names, tokenizer, block).to(torch.device(device))
-        val = TokenizedNames(val_names, tokenizer, block).to(torch.device(device)) \
-            if val_names else None
-        return cls(config, tokenizer, train, val, membership=set(train_names))
+        train = TokenizedNames(names, tokenizer, block).to(device)
+        val = TokenizedNames(val_names, tokenizer, block).to(device) if val_names else None
+        return cls(config, tokenizer, train, val, membership=set(names))
 
     def progress(self) -> float:
         """How much of the run is done, 0 to 1; the learning-rate schedule follows it."""

@@ -167,3 +167,18 @@ def test_the_core_alone_refuses_what_the_command_line_refuses_in_the_same_words(
     assert "a list of names" in said["a string"] and "each name is a non-empty string" in said["numbers"]
     assert "at least 1 name" in said["nothing"] and "is a file" in said["out"]
     assert (tmp_path / "a_file").read_text() == "mine"
+
+
+def test_the_core_reads_the_split_and_device_keys_of_its_recipe():
+    """train.val_fraction, val_max and split_seed choose the names the core holds out when it is given none, as
+    the command line's split does; train.device places them."""
+    from minigpt.config import Config, TrainConfig
+    from minigpt.data import split_names
+    from minigpt.training import Trainer
+
+    names = [f"n{'abcdefghij'[i % 10]}{'klmnopqrst'[i // 10 % 10]}{'uvwxyz'[i // 100]}" for i in range(600)]
+    recipe = TrainConfig(val_fraction=0.2, val_max=50, split_seed=7, device="cpu")
+    trainer = Trainer.from_names(Config(train=recipe), names)
+    train, val = split_names(names, 0.2, 50, 7)
+    assert len(trainer.val_data) == len(val) == 50 and len(trainer.train_data) == len(train) == 550
+    assert trainer.membership == set(train) and trainer.train_data.flat.device.type == "cpu"
