@@ -105,8 +105,39 @@ def test_a_new_run_that_cannot_write_its_first_checkpoint_leaves_nothing(names_f
     result = invoke("train", "-c", "tiny", "--data", names_file, "--steps", "3", "--out", tmp_path / "run", "-q")
     one_line_error(result, 1, "cannot write checkpoint", "No space left on device")
     assert not (tmp_path / "run").exists()
-    kept = tmp_path / "mine"  # a directory the user made, with a file of theirs: both stay
+    kept = tmp_path / "mine"  # an empty directory the user made stays (--overwrite of one of theirs is refused)
     kept.mkdir()
-    (kept / "notes.txt").write_text("mine")
-    result = invoke("train", "-c", "tiny", "--data", names_file, "--steps", "3", "--out", kept, "-q", "--overwrite")
-    assert result.exit_code == 1 and sorted(p.name for p in kept.iterdir()) == ["notes.txt"]
+    result = invoke("train", "-c", "tiny", "--data", names_file, "--steps", "3", "--out", kept, "-q")
+    assert result.exit_code == 1 and kept.is_dir() and list(kept.iterdir()) == []
+
+
+def test_overwrite_replaces_a_run_and_refuses_a_folder_of_the_users_own_files(names_file, tmp_path):
+    """--overwrite replaces a run; a folder that holds no run (even a text file named best.pt) is refused, named,
+    and left as it was."""
+    folder = tmp_path / "mine"
+    folder.mkdir()
+    for name, text in {**USER_FILES, "best.pt": "my notes, not a checkpoint\n", "page.html": "<p>mine</p>"}.items():
+        (folder / name).write_text(text)
+    before = {p.name: p.read_bytes() for p in folder.iterdir()}
+    result = invoke("train", "--config", "tiny", "--data", names_file, "--out", folder, "--overwrite", "--quiet",
+                    "--no-page")
+    one_line_error(result, 2, "holds no run", "best.pt", "config.toml", "another --out")
+    assert {p.name: p.read_bytes() for p in folder.iterdir()} == before
+
+
+@pytest.mark.parametrize("command", [("train", "--config", "tiny", "--out", ""), ("sample", ""),
+                                     ("train", "--config", "tiny", "--data", "")])
+def test_an_empty_path_is_refused_not_read_as_the_current_folder(command, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    result = invoke(*command)
+    one_line_error(result, 2, "an empty path names no file or folder")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_the_api_refuses_an_empty_out_dir_too():
+    from minigpt.errors import UsageError
+    from minigpt.formats.recipes import load_config
+    from minigpt.runs.run import train
+
+    with pytest.raises(UsageError, match="empty path"):
+        train(load_config("tiny"), out_dir="")

@@ -94,7 +94,30 @@ def broken_pipe_as_every_command_ends() -> bool:
     return True
 
 
-PATCHES = (usage_names_without_braces, help_option_without_type, completion_options_without_type, list_arguments_typed_by_item, broken_pipe_as_every_command_ends)
+def empty_paths_refused() -> bool:
+    """typer reads a path given as '' (`--out ''`) as '.', the current folder, so `train --out ''` trained
+    into it: every path option and argument refuses an empty one instead, in one line. Where typer has no
+    such hook, nothing changes."""
+    try:
+        import typer._adapters as adapters
+        from typer._click.exceptions import BadParameter
+    except ImportError:
+        return False
+    coerce = getattr(adapters, "coerce_cli_path", None)
+    if coerce is None:
+        return False
+
+    def refusing_empty(value, parameter_info, **options):
+        if value in ("", b""):
+            raise BadParameter("an empty path names no file or folder", ctx=options.get("ctx"),
+                               param=options.get("param"))
+        return coerce(value, parameter_info, **options)
+
+    adapters.coerce_cli_path = refusing_empty
+    return True
+
+
+PATCHES = (empty_paths_refused, usage_names_without_braces, help_option_without_type, completion_options_without_type, list_arguments_typed_by_item, broken_pipe_as_every_command_ends)
 
 
 def patch_typer_and_rich() -> dict[str, bool]:

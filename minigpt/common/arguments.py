@@ -54,6 +54,8 @@ def kind_of(value) -> str:
 def as_path(value, what: str) -> Path:
     """A path given as a string or a pathlib.Path (bytes, numbers, None and lists are not paths)."""
     if isinstance(value, str) or (isinstance(value, os.PathLike) and isinstance(os.fspath(value), str)):
+        if not os.fspath(value):  # Path("") is ".", the current folder: never what an empty string meant
+            raise UsageError(f"{what}: an empty path names no file or folder")
         return Path(value)
     raise UsageError(f"{what}: expected a path (a string or a pathlib.Path), got {kind_of(value)}")
 

@@ -59,6 +59,7 @@ def train(
     pyplot_import = plotting.import_pyplot_meanwhile() if dist.main else None  # for loss.png, beside the setting up
     lock = run_dir = None
     reporter, result = Reporters(), None
+    folder_was_there = out_dir is not None and out_dir.is_dir()  # the user's own folder stays, however the run ends
     try:
         # continuing in a new directory replaces no later steps
         trainer, resumed_from, scaled = start_run(config, dist, data_path, val_path, resume_from,
@@ -99,7 +100,8 @@ def train(
         return result
     except BaseException as error:
         if run_dir is not None and dist.main and (resume_from is None or out_dir is not None):
-            discard_if_no_checkpoint(run_dir)  # a new run that failed before its first checkpoint leaves nothing
+            # a new run that failed before its first checkpoint leaves nothing
+            discard_if_no_checkpoint(run_dir, keep_folder=folder_was_there)
         said = lost_a_process(error, dist) or compile_failed(error)
         if said is not None:
             raise said from None
@@ -119,7 +121,7 @@ def stopped_before_first_step(resumed_from: Path | None) -> str:
     """What a signal before a run's first step leaves: a new run nothing (its folder goes), a resumed one its
     checkpoint as it was."""
     if resumed_from is None:
-        return "stopped before the first step: nothing was trained, and the run's folder is removed"
+        return "stopped before the first step: nothing was trained, and nothing of the run is left"
     return f"stopped before the first step; {resumed_from} is as it was. Resume with: minigpt train --resume {resumed_from}"
 
 

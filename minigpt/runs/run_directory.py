@@ -100,7 +100,12 @@ def prepare_run_dir(out_dir: str | Path | None, overwrite: bool) -> tuple[Path, 
         (run_dir / LOCK).unlink()
     if (run_dir / LOCK).exists() or (run_dir / LOCK).is_symlink():
         RunLock(run_dir).release()  # says so when a training holds it, or when it is a link
-    if run_dir.is_dir() and any(p.name != LOCK for p in run_dir.iterdir()) and not overwrite:
+    held = sorted(p.name for p in run_dir.iterdir() if p.name != LOCK) if run_dir.is_dir() else []
+    if held and overwrite and not is_run_dir(run_dir):
+        shown = ", ".join(held[:5]) + (f" and {len(held) - 5:,} more" if len(held) > 5 else "")
+        raise UsageError(f"--overwrite replaces a run, and {run_dir} holds no run (no best.pt or last.pt "
+                         f"checkpoint of minigpt's) but {shown}: nothing of it is touched; train into another --out")
+    if held and not overwrite:
         resume = f"--resume {run_dir} (alone: a run goes on with its own recipe) to continue it, " \
             if is_run_dir(run_dir) else ""
         raise UsageError(f"run directory {run_dir} is not empty; pass {resume}another --out, or --overwrite to "
@@ -156,15 +161,18 @@ def carry_best_checkpoint(resumed_from: Path, run_dir: Path) -> None:
             path, e, RunError))
 
 
-def discard_if_no_checkpoint(run_dir: Path) -> None:
+def discard_if_no_checkpoint(run_dir: Path, keep_folder: bool = False) -> None:
     """A new run that ends before its first checkpoint (a full disk, an error) holds nothing to
-    use or resume: remove what it wrote, and its directory when that is left empty."""
+    use or resume: remove what it wrote, and its directory when it made it and that is left
+    empty (`keep_folder`: the folder was the user's before the run)."""
     if is_run_dir(run_dir):
         return
     for name in (*RUN_FILES, LOCK):
         (run_dir / name).unlink(missing_ok=True)
     for partial in run_dir.glob(PARTIAL):
         partial.unlink(missing_ok=True)
+    if keep_folder:
+        return
     try:
         run_dir.rmdir()
     except OSError:
