@@ -9,7 +9,7 @@
 torch is imported on first use of one of these, so `minigpt --help` stays fast.
 """
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"  # CHANGELOG.md's newest, and pyproject.toml's (a test holds the three equal)
 
 _EXPORTS = {
     "GPT": "minigpt.model",

@@ -141,3 +141,19 @@ def test_the_docs_are_a_users_reading_not_a_log():
         dated = re.findall(r"\b20\d\d-\d\d-\d\d\b", text)
         logged = re.findall(r"NOT TO BE TRUSTED|slow (?:day|hour)", text, re.I)
         assert not dated and not logged, f"{name}: {dated + logged}"
+
+
+def test_the_changelog_the_package_and_minigpt_version_agree():
+    """CHANGELOG.md's newest version is the package's (pyproject.toml, minigpt.__version__) and what
+    `minigpt --version` prints."""
+    import re
+    import subprocess
+    import sys
+    import tomllib
+
+    import minigpt
+
+    newest = re.search(r"^## \[(\d+\.\d+\.\d+)\] - \d{4}-\d{2}-\d{2}$", (ROOT / "CHANGELOG.md").read_text(), re.M)
+    declared = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["version"]
+    printed = subprocess.run([sys.executable, "-m", "minigpt", "--version"], capture_output=True, text=True).stdout
+    assert newest and newest.group(1) == declared == minigpt.__version__ and printed.split() == ["minigpt", declared]
