@@ -71,7 +71,8 @@ def test_png_without_matplotlib_says_how_to_install(trained_run, tmp_path, monke
     hide_package(monkeypatch, "matplotlib")
     result = runner.invoke(app, ["inspect-attention", str(trained_run[0]), "anna", "--png", str(tmp_path / "a.png")])
     assert result.exit_code == 2
-    assert result.stderr.strip() == "minigpt: error: PNG output needs matplotlib: pip install matplotlib"
+    assert result.stderr.strip().startswith("minigpt: error: PNG output needs matplotlib, in minigpt's plot extra: "
+                                            "pip install 'minigpt-names[plot]'")
 
 
 def test_a_capitalised_name_is_refused_with_the_obvious_fix(trained_run):

@@ -984,3 +984,20 @@ def test_a_two_trial_sweep_whose_seeds_took_unequal_steps_gets_the_note():
 
     note = compute_note([trial(0, 2.10, [138, 236]), trial(1, 2.05, [190, 200])])
     assert "trial 0's seeds alone took 138-236 steps" in note and "may be the machine's compute" in note
+
+
+def test_within_seed_noise_with_few_seeds_says_they_cannot_tell_and_how_many_would():
+    """+0.175 ± 0.028 over 2 and 3 seeds was called "within seed noise" and no more: the verdict now says so few
+    seeds cannot tell a difference of that size, and about how many a side would."""
+    from types import SimpleNamespace
+
+    from minigpt.runs.compare import Group, verdict
+    from minigpt.runs.statistics import welch_interval, welch_p
+
+    a, b = [2.10, 2.30], [2.35, 2.40, 2.33]
+    group, baseline = Group("b", [SimpleNamespace(score=s) for s in b]), Group("a", [SimpleNamespace(score=s) for s in a])
+    group.p, group.interval = welch_p(b, a), welch_interval(b, a)
+    said = verdict(group, baseline)
+    assert group.p >= 0.05 and "within seed noise" in said and "3 and 2 seeds are too few to tell" in said
+    needed = int(said.split("about ")[1].split(" seeds")[0])
+    assert 3 < needed < 20, said

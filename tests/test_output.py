@@ -67,3 +67,18 @@ def test_one_name_is_one_name_not_one_names():
     line = describe_data({"train_names": 1, "characters": 4, "val_names": 0}, where="one.txt")
     assert line.startswith("one.txt: 1 training name (4 characters") and "1 training names" not in line
     assert "2 training names" in describe_data({"train_names": 2, "characters": 7, "val_names": 0}, where="two.txt")
+
+
+def test_a_time_limited_runs_panel_says_once_whether_patience_can_stop_it(names_file, tmp_path):
+    """The recipe's note said "too few for train.patience (4) to stop it early" and the stopping line below it
+    "stopping early after 4 evaluations", and nothing where patience could act: now the note says which, and the
+    stopping line defers to it."""
+    result = CliRunner().invoke(app, ["train", "--config", "tiny", "--data", str(names_file), "--out",
+                                      str(tmp_path / "run"), "--time-limit", "1", "--set", "train.patience=4",
+                                      "--no-page"], env={"COLUMNS": "200"})
+    assert result.exit_code == 0, result.output
+    text = " ".join(result.output.split())
+    said = [p for p in ("too few for train.patience (4) to stop it early",
+                        "enough for train.patience (4) to stop it early") if p in text]
+    assert len(said) == 1, text
+    assert "should its time limit hold them" in text

@@ -142,11 +142,25 @@ def verdict(group: Group, baseline: Group) -> str:
         return (f"{group.label} scores {difference:+.3f} nats against {baseline.label}, untested ({seeds}: {why}"
                 f"{interval})")
     if group.p >= SIGNIFICANT:
+        needed = seeds_to_tell(group, baseline)
+        few = (f": {seeds} are too few to tell a difference of this size from seed noise; about {needed:,} seeds "
+               f"a side would") if needed is not None and needed > min(len(group.runs), len(baseline.runs)) else ""
         return (f"{group.label} and {baseline.label} are within seed noise of each other: {difference:+.3f}{spread} "
-                f"nats (p = {group.p:.3g}, {seeds}{interval})")
+                f"nats (p = {group.p:.3g}, {seeds}{interval}){few}")
     better = "better" if difference < 0 else "worse"
     return (f"{group.label} is {better} than {baseline.label} by {abs(difference):.3f}{spread} nats "
             f"(p = {group.p:.3g}, {seeds}{interval})")
+
+
+def seeds_to_tell(group: Group, baseline: Group) -> int | None:
+    """About how many seeds a side would tell the two groups' difference from seed noise at p = 0.05, at the
+    spread they show: n = 2 (2 sd / difference)^2, two standard errors of a difference of two means of n."""
+    spreads = [s for s in (group.sd, baseline.sd) if s is not None]
+    difference = abs(group.mean - baseline.mean)
+    if not spreads or difference == 0:
+        return None
+    pooled = math.sqrt(sum(s * s for s in spreads) / len(spreads))
+    return max(2, math.ceil(2 * (2 * pooled / difference) ** 2))
 
 
 def read_run(path: Path) -> RunScore:

@@ -146,8 +146,8 @@ def time_limit_note(trainer: Trainer) -> list[str]:
         "an evaluation at its end"
     allows += f", {plural(evaluations, 'evaluation')} of its every {t.eval_interval:,} steps" if evaluations else \
         f", none of its every {t.eval_interval:,} steps"
-    patience = f"; too few for train.patience ({t.patience}) to stop it early" \
-        if t.patience and evaluations < t.patience else ""
+    patience = "" if not t.patience else f"; too few for train.patience ({t.patience}) to stop it early" \
+        if evaluations < t.patience else f"; enough for train.patience ({t.patience}) to stop it early"
     return [f"train.time_limit {t.time_limit:g} s ends this run, not train.steps ({t.steps:,}): the learning "
             f"rate follows the clock. At the pace of a forward and backward pass of its first batch it holds "
             f"about {steps:,} steps (as many as the machine gives it): {allows}{patience}"]

@@ -27,7 +27,8 @@ from minigpt.common.arguments import as_path, quoted, whole_number_within
 from minigpt.errors import Interrupted, RunError, UsageError
 from minigpt.common.failures import WriteFailed, cannot_write
 from minigpt.runs.run_directory import RunLock
-from minigpt.runs.statistics import mean, sd
+from minigpt.common.text import range_text
+from minigpt.runs.statistics import correlation, mean, sd
 from minigpt.runs.study_folder import JOURNAL, SPEC_COPY, TRIAL_MARK, is_study_folder, mark_trial_runs, masked, \
     names_digest, read_study_record
 from minigpt.runs.study_storage import claimed_study, import_optuna, open_study, sampler
@@ -382,8 +383,12 @@ def summary(spec: SweepSpec, out_dir: Path, storage: str | None, write_best: boo
             importance = {}
     best_toml = None
     if best is not None and best.user_attrs.get("recipe") and write_best:
-        best_toml = write_text(out_dir / BEST, f"# the best recipe of the study {spec.name} (trial {best.number}, "
-                               f"{best.value:.4f} over its seeds), as it trained\n" + best.user_attrs["recipe"])
+        note = compute_note(trials)
+        what = f"the recipe of the lowest loss of the study {spec.name}" if note else \
+            f"the best recipe of the study {spec.name}"
+        caveat = f"# which may follow the machine, not the recipe: {note}\n" if note else ""
+        best_toml = write_text(out_dir / BEST, f"# {what} (trial {best.number}, {best.value:.4f} over its seeds), as "
+                               f"it trained\n{caveat}" + best.user_attrs["recipe"])
     elif best is not None and (out_dir / BEST).is_file():
         best_toml = out_dir / BEST  # written when the study last ran
     return SweepResult(spec, trials, best, importance, best_toml)
@@ -398,3 +403,20 @@ def show_sweep(out_dir: str | Path, storage: str | None = None) -> SweepResult:
     if storage is None and record is not None and record["storage"] != JOURNAL:
         storage = record["storage"]  # where the study lives, as the folder remembers it
     return summary(read_spec(kept), Path(out_dir), storage, write_best=False)  # a look writes nothing
+
+
+def compute_note(trials) -> str | None:
+    """When finished trials took unequal steps (a time limit on a busy machine), between trials or between one
+    trial's seeds, the ranking may be the machine's: say so, and how closely loss and steps go together where
+    three trials or more can tell."""
+    done = [t for t in trials if t.state.name == "COMPLETE" and t.value is not None and t.user_attrs.get("steps")]
+    steps = [s for t in done for s in t.user_attrs["steps"]]
+    if not steps or max(steps) <= 1.1 * min(steps):
+        return None
+    inside = [t for t in done if max(t.user_attrs["steps"]) > 1.1 * min(t.user_attrs["steps"])]
+    within = (f"; trial {inside[0].number}'s seeds alone took {range_text(inside[0].user_attrs['steps'])} steps"
+              if inside else "")
+    r = correlation([mean(t.user_attrs["steps"]) for t in done], [t.value for t in done]) if len(done) >= 3 else None
+    follows = f" and the loss follows them (r = {r:.2f})" if r is not None and r <= -0.5 else ""
+    return (f"the trials took {min(steps):,} to {max(steps):,} steps{follows}{within}: the ranking may be the "
+            f"machine's compute, not the recipes'; a budget of steps ([sweep] steps) gives every trial the same")

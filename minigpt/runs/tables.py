@@ -8,8 +8,8 @@ from typing import TYPE_CHECKING
 from rich.console import Console
 from rich.table import Table
 
-from minigpt.runs.sweep import IMPORTANCE_TRIALS, SweepResult, state_of
-from minigpt.runs.statistics import correlation, mean, sd
+from minigpt.runs.sweep import IMPORTANCE_TRIALS, SweepResult, compute_note, state_of
+from minigpt.runs.statistics import sd
 from minigpt.files.run_records import series
 from minigpt.common.text import as_text, markup_safe, range_text
 from minigpt.views.loss_curve import sparkline
@@ -19,8 +19,8 @@ if TYPE_CHECKING:  # a name for the reader: compare.py imports torch, which a sw
 
 
 def show_comparison(out: Console, comparison: Comparison) -> None:
-    table = Table(title=f"{comparison.scored}, mean ± sd over seeds; baseline {markup_safe(comparison.baseline.label)}",
-                  show_edge=False)
+    table = Table(title=f"{comparison.scored}, mean ± sd over seeds; baseline {markup_safe(comparison.baseline.label)} "
+                        f"(the first run given; --baseline RUN names another)", show_edge=False)
     for heading in ("group (its steps)", "seeds", "loss ± sd", "Δ", "p", "Δ 95%"):
         table.add_column(heading, justify="left" if heading.startswith("group") else "right",
                          no_wrap=not heading.startswith("group"))
@@ -98,7 +98,8 @@ def show_sweep_result(out: Console, result: SweepResult) -> None:
         out.print("[bold]importance[/bold] (Optuna's fANOVA: each key's share of how the loss varies): "
                   + ", ".join(f"{k} {v:.2f}" for k, v in result.importance.items()))
     if result.best_toml is not None:
-        out.print(f"the best recipe: {markup_safe(result.best_toml)} (minigpt train --config {markup_safe(result.best_toml)})")
+        what = "the recipe of the lowest loss" if note else "the best recipe"
+        out.print(f"{what}: {markup_safe(result.best_toml)} (minigpt train --config {markup_safe(result.best_toml)})")
 
 
 def value_text(value) -> str:
@@ -117,20 +118,3 @@ def trial_row(t, keys: list[str]) -> list[str]:
     return [str(t.number), state, f"{t.value:.4f}" if t.value is not None else "",
             f"{sd(losses):.4f}" if len(losses) > 1 else "", range_text(t.user_attrs.get("steps", [])),
             *(value_text(t.params[k]) if k in t.params else "" for k in keys)]
-
-
-def compute_note(trials) -> str | None:
-    """When finished trials took unequal steps (a time limit on a busy machine), between trials or between one
-    trial's seeds, the ranking may be the machine's: say so, and how closely loss and steps go together where
-    three trials or more can tell."""
-    done = [t for t in trials if t.state.name == "COMPLETE" and t.value is not None and t.user_attrs.get("steps")]
-    steps = [s for t in done for s in t.user_attrs["steps"]]
-    if not steps or max(steps) <= 1.1 * min(steps):
-        return None
-    inside = [t for t in done if max(t.user_attrs["steps"]) > 1.1 * min(t.user_attrs["steps"])]
-    within = (f"; trial {inside[0].number}'s seeds alone took {range_text(inside[0].user_attrs['steps'])} steps"
-              if inside else "")
-    r = correlation([mean(t.user_attrs["steps"]) for t in done], [t.value for t in done]) if len(done) >= 3 else None
-    follows = f" and the loss follows them (r = {r:.2f})" if r is not None and r <= -0.5 else ""
-    return (f"the trials took {min(steps):,} to {max(steps):,} steps{follows}{within}: the ranking may be the "
-            f"machine's compute, not the recipes'; a budget of steps ([sweep] steps) gives every trial the same")

@@ -63,8 +63,9 @@ def start_panel(out: Console, trainer, run_dir: Path, notes: list[str] = (), thr
         table.add_row("stopping", f"none: the file is too small to hold names back for validation, so the run "
                       f"trains {length} and ends on its last weights")
     elif t.patience:
+        held = ", should its time limit hold them (the recipe's note on it says)" if t.time_limit > 0 else ""
         table.add_row("stopping", f"early after {plural(t.patience, 'evaluation')} (every {plural(t.eval_interval, 'step')}) "
-                      f"without a better validation loss")
+                      f"without a better validation loss{held}")
     if t.keep_best and data.get("val_names", 1):
         table.add_row("", "the run ends on its best weights by validation loss, not its last")
     if resumed_at is not None:

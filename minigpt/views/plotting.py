@@ -36,7 +36,8 @@ def import_pyplot():
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
     except ImportError:
-        raise UsageError("PNG output needs matplotlib: pip install matplotlib") from None
+        raise UsageError("PNG output needs matplotlib, in minigpt's plot extra: pip install 'minigpt-names[plot]' "
+                         "(or pip install -e '.[plot]' in a clone)") from None
     return plt
 
 
