@@ -237,9 +237,11 @@ def test_an_export_given_as_a_checkpoint_names_its_format_and_the_import(trained
                         (tmp_path / "hf" / "model.safetensors", "a safetensors file")]:
         result = runner.invoke(app, ["sample", str(given)])
         assert result.exit_code == 2 and what in result.stderr and "minigpt import" in result.stderr, result.stderr
-    named = runner.invoke(app, ["import", str(tmp_path / "hf"), str(tmp_path / "back.json")])
-    assert named.exit_code == 0 and "is a minigpt checkpoint (a torch file), whatever its name says" in named.stderr
-    assert runner.invoke(app, ["sample", str(tmp_path / "back.json"), "-n", "2"]).exit_code == 0
+    for wrong in ("back.json", "back.txt", "back.safetensors"):  # a checkpoint under another kind's name: refused
+        named = runner.invoke(app, ["import", str(tmp_path / "hf"), str(tmp_path / wrong)])
+        assert named.exit_code == 2 and "name it .pt" in named.stderr and not (tmp_path / wrong).exists()
+    assert runner.invoke(app, ["import", str(tmp_path / "hf"), str(tmp_path / "back.pt")]).exit_code == 0
+    assert runner.invoke(app, ["sample", str(tmp_path / "back.pt"), "-n", "2"]).exit_code == 0
 
 
 EXTREMES = [str(2**64 + 1), "1e308", "5e-324", "nan", "-1", "0"]

@@ -76,6 +76,10 @@ def file_as_argument(e) -> str:
     for option, ending in (("--data", (".txt", ".csv", ".names")), ("--config", (".toml",))):
         if option in options and extra.group(1).lower().endswith(ending):
             return f": a file is given by its option here, {ctx.command_path} {option} {extra.group(1)}"
+    if {"--resume", "--out"} <= options and Path(extra.group(1)).is_dir():  # `minigpt train runs/mine`
+        folder = extra.group(1)
+        return (f": a run's folder is given by its option here: {ctx.command_path} --resume {folder} continues "
+                f"the run in it, {ctx.command_path} --out {folder} trains a new one there")
     return ""
 
 
@@ -100,7 +104,7 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
     rich_markup_mode="rich",
 )
-state = {"debug": False}
+state = {"debug": False, "argv": []}  # argv: the command line main() read, for the words beside one
 
 
 PATCHED = patch_typer_and_rich()  # which of typer's and rich's hooks were there to mend
@@ -143,6 +147,17 @@ def drop_unusable_widths() -> None:
             del os.environ[name]
         elif value is not None and int(value) > WIDEST:
             os.environ[name] = str(WIDEST)
+
+
+def drop_unusable_thread_count() -> None:
+    """An OMP_NUM_THREADS that is no whole number of threads from 1 (abc, 0, -1, 1.5, empty) is dropped before
+    torch loads, with a note: the OpenMP library warned and took its default while the start panel said
+    "as OMP_NUM_THREADS says"; minigpt then chooses the threads itself, and says why."""
+    value = os.environ.get("OMP_NUM_THREADS")
+    if value is not None and not (value.strip().isdigit() and int(value) >= 1):
+        del os.environ["OMP_NUM_THREADS"]
+        warn(f"OMP_NUM_THREADS={one_line(value)!s:.40} is not a whole number of threads from 1; it is left out, "
+             f"and minigpt chooses the threads itself")
 
 
 def refuse_integers_past_64_bits(options: dict) -> None:
@@ -286,7 +301,7 @@ class SaidAsIs(click.exceptions.UsageError):
         return self.message
 
 
-def checkpoint_there(path: Path | None) -> Path | None:
+def checkpoint_there(ctx: typer.Context, path: Path | None) -> Path | None:
     from minigpt.files.run_paths import resolve_checkpoint_path
 
     if path is not None:
@@ -295,8 +310,26 @@ def checkpoint_there(path: Path | None) -> Path | None:
         except UsageError as e:
             if state["debug"]:
                 raise
-            raise SaidAsIs(str(e)) from None
+            raise SaidAsIs(swapped_run(ctx, path) or str(e)) from None
     return path
+
+
+def swapped_run(ctx, path: Path) -> str | None:
+    """`minigpt inspect-attention emma runs/mine`: where CHECKPOINT names nothing and a later word of the command
+    line is a run, the two were swapped; said so, with the command as it reads the other way round."""
+    from minigpt.files.run_paths import resolve_checkpoint_path
+
+    if str(path) not in state["argv"]:  # the command line main() read is not this one (the API's runner)
+        return None
+    words = [w for w in state["argv"] if w and not w.startswith("-") and w != str(path)]
+    for word in words[words.index(ctx.info_name) + 1:] if ctx.info_name in words else words:
+        try:
+            resolve_checkpoint_path(word)
+        except (UsageError, OSError, ValueError):
+            continue
+        return (f"{one_line(path)} is no checkpoint or run, and {one_line(word)} is one: the run comes first, "
+                f"{ctx.command_path} {one_line(word)} {one_line(path)}")
+    return None
 
 
 def ends_as_written(flag: str, path: Path | None, kind: str) -> None:

@@ -86,6 +86,8 @@ def second_run(name: str | None, then: str | None, html: Path | None,
     if name is not None and names_a_run(name):
         if html is None:
             raise UsageError(f"{name} is a run: two runs go on one page, so give --html PAGE (or one run and a NAME)")
+        if then is not None and names_a_run(then):  # `A B C --html`: the third run was read as the page's text
+            raise UsageError(f"inspect-attention puts two runs on a page, and {one_line(then)} is a third; give two")
         return Path(name), then
     if then is not None:
         raise UsageError(f"inspect-attention reads one NAME, got {name!r} and {then!r} (a second run must be an "

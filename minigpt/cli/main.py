@@ -5,7 +5,7 @@ from __future__ import annotations
 import gc
 import sys
 
-from minigpt.cli.app import app, drop_unusable_widths, reports_errors
+from minigpt.cli.app import app, drop_unusable_thread_count, drop_unusable_widths, reports_errors
 from minigpt.cli.experiment_commands import compare, sweep
 from minigpt.cli.inspect_commands import ablate, inspect_attention
 from minigpt.cli.run_commands import eval_, export, import_, info, plot, sample, train
@@ -33,9 +33,14 @@ def old_spellings(args: list[str]) -> list[str]:
 
 def main() -> None:
     drop_unusable_widths()  # before --help is drawn, as before every command
+    drop_unusable_thread_count()  # before torch is imported, whose OpenMP reads it once
+    from minigpt.cli.app import state
+
+    state["argv"] = old_spellings(sys.argv[1:])
     try:
-        app(args=old_spellings(sys.argv[1:]), prog_name="minigpt")
+        app(args=state["argv"], prog_name="minigpt")
     finally:
+        state["argv"] = []
         # Python's exit runs the garbage collector over every object still alive: with torch imported,
         # some 170,000 of them and about a second of every command (docs/speed.md). Nothing left at exit
         # needs collecting (every file is written and closed; atexit still runs), so all of it is moved

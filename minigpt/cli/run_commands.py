@@ -72,6 +72,7 @@ def train(
     for key, value in shortcuts.items():  # named as typed: --lr, not the train.lr it sets
         if isinstance(value, float) and not math.isfinite(value):
             raise UsageError(f"--{key.replace('_', '-')} must be a finite number, got {value}")
+    refuse_two_values(shortcuts, set_)
     overrides = list(set_) + [f"train.{k}={v!r}" for k, v in shortcuts.items() if v is not None]
     for path in (data, val_data):  # a wrong path is said before torch is imported (seconds)
         if path is not None:
@@ -126,6 +127,18 @@ def changed_keys(recipe, run) -> dict:
 
     differs = recipe_differences([flat_config(recipe), flat_config(run)])
     return {key: {"recipe": before, "run": after} for key, (before, after) in differs.items()}
+
+
+def refuse_two_values(shortcuts: dict, settings: list[str]) -> None:
+    """`--steps 9 --set train.steps=7` says two things of one key: refused, where the later quietly won."""
+    from minigpt.formats.recipes import parse_override
+
+    given = {f"{section}.{key}": value for section, key, value in map(parse_override, settings)}
+    for key, value in shortcuts.items():
+        other = given.get(f"train.{key}")
+        if value is not None and other is not None and other != value:
+            raise UsageError(f"--{key.replace('_', '-')} {value} and --set train.{key}={other} set one key to two "
+                             f"values; give one of them")
 
 
 def sample(
@@ -268,14 +281,14 @@ def import_(
     overwrite: bool = typer.Option(False, "--overwrite", metavar="", help="Replace OUT if it exists."),
 ) -> None:
     """Turn exported weights back into a checkpoint that sample, eval and inspect-attention use."""
+    if out.suffix.lower() not in ("", ".pt"):  # a checkpoint under another kind's name reads as that kind
+        raise UsageError(f"OUT is the checkpoint import writes, a torch file: name it .pt (got {out.name}); minigpt "
+                         f"export writes JSON and safetensors")
     from minigpt.formats.microgpt_json import import_microgpt
     from minigpt.formats.safetensors_files import import_safetensors, is_safetensors
 
     (import_safetensors if is_safetensors(source) else import_microgpt)(source, out, overwrite)
     wrote(out)
-    if out.suffix.lower() in (".json", ".safetensors"):
-        warn(f"{out} is a minigpt checkpoint (a torch file), whatever its name says; "
-              f"minigpt export writes JSON and safetensors")
 
 
 def info(

@@ -108,9 +108,15 @@ def plainer_spelling(text: str, unseen) -> tuple[str, str] | None:
 
 
 def readable_hint(text: str, unseen) -> str | None:
-    """The advice for one name with characters a vocabulary lacks: `the vocabulary is lowercase: try "emma"`."""
+    """The advice for one name with characters a vocabulary lacks: `the vocabulary is lowercase: try "emma"`; where
+    no spelling reads whole ("São Paulo": its space too), the plainer one with what it still lacks."""
     found = plainer_spelling(text, unseen)
-    return f'{found[0]}: try "{found[1]}"' if found else None
+    if found:
+        return f'{found[0]}: try "{found[1]}"'
+    plain = plain_letters(text)
+    if plain != text and len(unseen(plain)) < len(unseen(text)):
+        return f'in lowercase without accents it reads as "{one_line(plain)}" but for {listed(unseen(plain))}'
+    return None
 
 
 def names_hint(names: list[str], unseen) -> str:

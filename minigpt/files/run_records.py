@@ -125,8 +125,25 @@ def lines_up_to(path: Path, step: int, step_of) -> str | None:
             if number < len(lines):
                 raise UsageError(f"{path}: line {number} is not one of minigpt's records; the run's records are "
                                  f"left as they are: move the file, or pass --out DIR to continue in a new run directory") from None
-            warn(f"{path}: line {number} was cut short when it was written, and is dropped")
+            if "\0" in line or "\ufffd" in line:  # bytes no record holds: the file is damaged, not cut short
+                aside = kept_aside(path)
+                warn(f"{path}: line {number} is damaged (bytes no record holds); the file is kept as {aside}, and the "
+                     f"run goes on with the records before it")
+            else:
+                warn(f"{path}: line {number} was cut short when it was written, and is dropped")
             continue
         if logged_at <= step:
             kept.append(line + "\n")
     return "".join(kept)
+
+
+def kept_aside(path: Path) -> Path:
+    """A copy of a damaged record beside it (NAME.damaged, or NAME.damaged-2, ...), before it is written again."""
+    import shutil
+
+    aside, n = path.with_name(f"{path.name}.damaged"), 1
+    while aside.exists():
+        n += 1
+        aside = path.with_name(f"{path.name}.damaged-{n}")
+    shutil.copyfile(path, aside)
+    return aside

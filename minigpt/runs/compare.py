@@ -28,6 +28,7 @@ from minigpt.common.arguments import as_path, as_paths
 from minigpt.errors import UsageError
 from minigpt.common.text import as_text, range_text
 from minigpt.runs.statistics import mean, paired_interval, sd, welch, welch_interval, welch_p
+from minigpt.runs.run_directory import training_now
 from minigpt.runs.study_folder import trial_state
 from minigpt.files.names_file import read_names
 from minigpt.files.run_records import METRICS, read_metrics, series
@@ -50,8 +51,9 @@ class RunScore:
     score: float  # best validation loss, or the loss on --data
     steps: int
     seconds: float  # wall-clock time of the run, evaluations included
-    curve: list[dict]  # metrics.jsonl
+    curve: list[dict]  # metrics.jsonl, each record once
     per_name: torch.Tensor | None = None  # summed loss of each scored name
+    said: list[str] = field(default_factory=list)  # what its records hold that a reader must know
 
     def last_recorded(self, key: str):
         """What its records last say of `key` (None where none does: a run older than the key)."""
@@ -177,8 +179,32 @@ def read_run(path: Path) -> RunScore:
     curve = read_metrics(path)
     if not curve:
         raise UsageError(f"{Path(path) / METRICS}: it holds no records, so the run's steps and time are unknown")
-    return RunScore(path, ckpt, run_identity(ckpt), ckpt.best_val_loss, max(r["step"] for r in curve),
-                    max(r.get("elapsed", 0.0) for r in curve), curve)
+    seen, once = set(), []  # each record once, in its order: a line repeated would draw the curve twice
+    for record in curve:
+        key = hash(json.dumps(record, sort_keys=True))
+        if key not in seen:
+            seen.add(key)
+            once.append(record)
+    run = RunScore(path, ckpt, run_identity(ckpt), ckpt.best_val_loss, max(r["step"] for r in curve),
+                   max(r.get("elapsed", 0.0) for r in curve), once)
+    run.said = records_notes(path, curve, len(curve) - len(once))
+    return run
+
+
+def records_notes(path: Path, curve: list[dict], repeated: int) -> list[str]:
+    """What a reader of a run's figures must know of its records: lines repeated (counted once), validation losses
+    that are not numbers (left out of its curve), and a training that holds the run now (its figures are of now)."""
+    notes, shown = [], as_text(path)
+    if repeated:
+        notes.append(f"{shown}'s {METRICS} repeats {repeated:,} line{'s' * (repeated > 1)}: each counted once")
+    broken = [r["step"] for r in curve if isinstance(r.get("val_loss"), float) and not math.isfinite(r["val_loss"])]
+    if broken:
+        notes.append(f"{shown}'s {METRICS} holds a validation loss that is not a number at step{'s' * (len(broken) > 1)} "
+                     f"{', '.join(f'{s:,}' for s in broken[:3])}: left out of its curve")
+    pid = training_now(Path(path))
+    if pid is not None:
+        notes.append(f"{shown} is still training (process {pid}): its figures are the ones it has reached so far")
+    return notes
 
 
 def run_identity(ckpt: Checkpoint) -> dict:
@@ -346,7 +372,8 @@ def compare(paths: list[str | Path], baseline: str | Path | None = None, data: s
     left_out = [f"left out {len(unfinished)} run{'s' * (len(unfinished) > 1)} of sweep trials that did not finish "
                 f"({', '.join(as_text(p.name) for p in unfinished[:3])}{', …' * (len(unfinished) > 3)}): "
                 f"a pruned or stopped run's best loss is no trial's score"] if unfinished else []
-    return Comparison(groups, differs, scored, no_interval, left_out + split + caveats(runs, differs, data),
+    records = [note for run in runs for note in run.said]
+    return Comparison(groups, differs, scored, no_interval, left_out + records + split + caveats(runs, differs, data),
                       at_equal_steps(groups))
 
 

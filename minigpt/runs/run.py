@@ -6,13 +6,17 @@ with its reporters, end on the best weights, and sum it up.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import torch
+
 from minigpt.config import Config, check_recipe
-from minigpt.formats.recipes import as_recipe
+from minigpt.formats.recipes import as_recipe, fitting_recipe
 from minigpt.common.arguments import as_path
 from minigpt.errors import Interrupted, UsageError
+from minigpt.common.failures import warn
 from minigpt.common.text import as_text
 from minigpt.runs.keepers import KeepBest, KeepSnapshots, end_on_best
 from minigpt.runs.recorder import RunRecords
@@ -92,6 +96,9 @@ def train(
                 carry_best_checkpoint(resumed_from, run_dir)
             went_back = end_on_best(trainer, run_dir, best, snapshots)  # the samples come from them
             result = finish_run(trainer, run_dir, train_loss, went_back)
+            said = worse_than_guessing(trainer)
+            if said and dist.main:
+                warn(said)
         except BaseException:
             hear_the_end(reporter, trainer)
             raise
@@ -115,6 +122,34 @@ def train(
 def atomically(trainer: Trainer, path: Path) -> None:
     """The core's checkpoint, written so that a reader never sees half of it."""
     save_checkpoint(trainer, path, write=write_checkpoint)
+
+
+JUDGED_FROM = 100  # steps: a run of fewer has not had the time to beat guessing by the characters' frequencies
+
+
+def worse_than_guessing(trainer: Trainer) -> str | None:
+    """A run whose best validation loss is worse than guessing (each character alike, or by how often the training
+    names use it) learned nothing that carries to the held-out names: said, with the recipe that fits the file.
+    None for a run that did better, or held no names out."""
+    if trainer.best_val_loss is None or trainer.val_data is None:
+        return None
+    vocab = trainer.config.model.vocab_size
+    uniform = math.log(vocab)
+    # every id after the first boundary token is a target: each character, and the boundary that ends its name
+    counts = torch.bincount(trainer.train_data.flat[1:].long().cpu(), minlength=vocab).double()
+    targets = trainer.val_data.flat[1:].long().cpu()
+    frequency = float(-(counts / counts.sum())[targets].clamp_min(1e-12).log().mean())
+    best = trainer.best_val_loss
+    if best <= uniform and (best <= frequency or trainer.step < JUDGED_FROM):
+        return None
+    guess = f"a uniform guess over its {vocab} tokens ({uniform:.3f})" if best > uniform else \
+        f"guessing each character by how often the training names use it ({frequency:.3f})"
+    name, why = fitting_recipe(len(trainer.train_data), trainer.recipe.time_limit)
+    source = getattr(trainer.config, "source", None)
+    fits = "" if source is not None and Path(source).stem == name else \
+        f"; for this file minigpt train picks configs/{name}.toml ({why}): --config {name}"
+    return (f"the best validation loss, {best:.3f}, is worse than {guess}: the model learned nothing that carries to "
+            f"the held-out names{fits}")
 
 
 def stopped_before_first_step(resumed_from: Path | None) -> str:

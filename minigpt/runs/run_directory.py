@@ -68,6 +68,25 @@ class RunLock:
             self.file = None
 
 
+def training_now(run_dir: Path) -> str | None:
+    """The process id of the training that holds the run directory's lock now, or None when none does (read
+    without writing: a folder compared is not touched)."""
+    try:
+        import fcntl
+    except ImportError:
+        return None
+    try:
+        with open(run_dir / LOCK, "r", encoding="utf-8", errors="replace") as held:
+            try:
+                fcntl.flock(held, fcntl.LOCK_SH | fcntl.LOCK_NB)
+            except OSError:
+                return held.read().strip() or "unknown"
+            fcntl.flock(held, fcntl.LOCK_UN)
+    except OSError:
+        return None
+    return None
+
+
 def open_own(path: Path, mode: str):
     """Open a run's record or lock for writing, never through a symbolic link: one line says so."""
     flags = os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0) | (os.O_APPEND if "a" in mode else os.O_TRUNC)

@@ -23,6 +23,8 @@ from pathlib import Path
 
 import torch
 
+from minigpt.common.failures import warn
+from minigpt.common.text import one_line
 from minigpt.files.atomic_file import write_text
 from minigpt.files import bounded
 
@@ -34,10 +36,28 @@ MEASURING = ["model.py", "measurements/ablation.py", "measurements/head_roles.py
              "measurements/logit_lens.py", "measurements/units.py", "formats/snapshots.py"]
 
 
-def cache_dir() -> Path:
+SAID: set[str] = set()  # the notes of a missing home folder already given
+
+
+def cache_dir() -> Path | None:
+    """Where the measurements are kept; None, with a note, where the home folder they would go under does not
+    exist (a HOME that names nothing): a cache is no reason to make one."""
     if os.environ.get("MINIGPT_CACHE_DIR"):
         return Path(os.environ["MINIGPT_CACHE_DIR"])
-    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "minigpt" / "pages"
+    if os.environ.get("XDG_CACHE_HOME"):
+        return Path(os.environ["XDG_CACHE_HOME"]) / "minigpt" / "pages"
+    try:
+        home = Path.home()
+    except RuntimeError:  # no HOME, and no user entry to find one in
+        home = None
+    if home is None or not home.is_dir():
+        said = f"the home folder {one_line(home)} does not exist" if home is not None else "there is no home folder"
+        if said not in SAID:  # once a process: the cache is read, then written
+            SAID.add(said)
+            warn(f"{said}, so the page's measurements are not kept for next time (MINIGPT_CACHE_DIR names a "
+                 f"folder for them)")
+        return None
+    return home / ".cache" / "minigpt" / "pages"
 
 
 def cache_key(ckpt, names: list[str], what: str) -> str:
@@ -64,7 +84,10 @@ def cache_key(ckpt, names: list[str], what: str) -> str:
 def read_cached(key: str, shape: dict) -> dict | None:
     """What was kept under `key`, or None when nothing was, or what is there is not whole: not of `shape`
     ({name: type}; a file replaced, edited or damaged is measured again, never used as it is)."""
-    path = cache_dir() / f"{key}.json"
+    folder = cache_dir()
+    if folder is None:
+        return None
+    path = folder / f"{key}.json"
     try:
         found = json.loads(path.read_text(encoding="utf-8"))
         os.utime(path)  # recently used
@@ -77,6 +100,8 @@ def read_cached(key: str, shape: dict) -> dict | None:
 def write_cached(key: str, measured: dict) -> None:
     """Keep `measured` under `key` (atomically: a reader never sees half a file), then drop the oldest past KEPT."""
     folder = cache_dir()
+    if folder is None:
+        return
     try:
         folder.mkdir(parents=True, exist_ok=True)
         # an OSError stays one (failed=...), for the except below
