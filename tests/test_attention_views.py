@@ -81,7 +81,8 @@ def test_a_capitalised_name_is_refused_with_the_obvious_fix(trained_run):
     assert result.stderr == ("minigpt: error: 'Emma' has characters the model never saw: 'E' "
                              "(the vocabulary is lowercase: try \"emma\")\n")
     result = runner.invoke(app, ["sample", str(trained_run[0]), "--prefix", "Em!"])
-    assert result.exit_code == 2 and "lowercase" not in result.stderr  # "em!" would not do either
+    assert result.exit_code == 2 and "try" not in result.stderr  # "em!" would not do either: no fix offered
+    assert 'reads as "em!" but for \'!\'' in result.stderr  # the plainer spelling, with what it still lacks
 
 
 def test_the_boundary_token_has_one_name_in_the_terminal_json_page_and_docs(trained_run, tmp_path):

@@ -95,5 +95,10 @@ def test_one_guard_for_every_output_a_link_a_fifo_or_a_names_file_is_never_repla
     exported = runner.invoke(app, ["export", str(run_dir), str(tmp_path / "hf"), "--format", "safetensors"])
     assert exported.exit_code == 0, exported.output
     result = runner.invoke(app, ["import", str(tmp_path / "hf"), str(names), "--overwrite"])
+    assert result.exit_code == 2 and "name it .pt" in result.stderr  # refused by its name, before anything is read
+    assert names.read_text() == "anna\nbob\n"
+    names_pt = tmp_path / "names.pt"  # a names file under a checkpoint's name: refused by what it holds
+    names_pt.write_text("anna\nbob\n")
+    result = runner.invoke(app, ["import", str(tmp_path / "hf"), str(names_pt), "--overwrite"])
     assert result.exit_code == 2 and "is not a checkpoint: a checkpoint replaces only a checkpoint" in result.stderr
     assert names.read_text() == "anna\nbob\n"
