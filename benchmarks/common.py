@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import argparse
 import json
-import struct
-import zlib
 import platform
 import statistics
+import struct
 import time
+import zlib
 from pathlib import Path
 
 import torch
@@ -20,10 +20,18 @@ def parser(description: str) -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(description=description)
     p.add_argument("--data", type=Path, default=BUNDLED_NAMES, help="names file [default: the bundled names]")
     p.add_argument("--out", type=Path, default=None, help="JSON file for the results [default: print only]")
-    p.add_argument("--threads", type=int, default=None,
-                   help="torch threads [default: torch's choice]; 0: one per free core, as minigpt train chooses")
-    p.add_argument("--usual-peak", type=float, default=None,
-                   help="this machine's usual float32 matmul GFLOP/s: a peak far below it marks the figures untrusted")
+    p.add_argument(
+        "--threads",
+        type=int,
+        default=None,
+        help="torch threads [default: torch's choice]; 0: one per free core, as minigpt train chooses",
+    )
+    p.add_argument(
+        "--usual-peak",
+        type=float,
+        default=None,
+        help="this machine's usual float32 matmul GFLOP/s: a peak far below it marks the figures untrusted",
+    )
     return p
 
 
@@ -34,12 +42,16 @@ def setup(args) -> dict:
         use_free_cores()
     elif args.threads:
         torch.set_num_threads(args.threads)
-    return {"machine": f"{platform.processor() or platform.machine()}, {torch.get_num_threads()} torch threads",
-            "torch": torch.__version__, "data": str(args.data)}
+    return {
+        "machine": f"{platform.processor() or platform.machine()}, {torch.get_num_threads()} torch threads",
+        "torch": torch.__version__,
+        "data": str(args.data),
+    }
 
 
-def matmul_peak(device: str = "cpu", sizes=(256, 512, 1024, 2048), seconds: float = 1.0,
-                dtype: torch.dtype = torch.float32) -> dict:
+def matmul_peak(
+    device: str = "cpu", sizes=(256, 512, 1024, 2048), seconds: float = 1.0, dtype: torch.dtype = torch.float32
+) -> dict:
     """The best GFLOP/s of square matrix multiplies: the ceiling the efficiency is measured against."""
     best = {}
     for n in sizes:
@@ -78,8 +90,13 @@ def spread(values: list[float]) -> dict:
     """Repeats summed up: the median (of an odd count, a measured value), the lowest and highest, and how far
     apart they are as a share of the median; every value kept."""
     mid = median(values)
-    return {"median": mid, "low": min(values), "high": max(values),
-            "spread": (max(values) - min(values)) / mid if mid else 0.0, "values": values}
+    return {
+        "median": mid,
+        "low": min(values),
+        "high": max(values),
+        "spread": (max(values) - min(values)) / mid if mid else 0.0,
+        "values": values,
+    }
 
 
 def machine_load() -> dict:
@@ -92,8 +109,9 @@ def machine_load() -> dict:
     return {"load_1min": round(load, 2), "cores": cores}
 
 
-def untrusted(peak_before: dict, peak_after: dict, spreads: dict[str, dict], load: dict,
-              usual_peak: float | None = None) -> list[str]:
+def untrusted(
+    peak_before: dict, peak_after: dict, spreads: dict[str, dict], load: dict, usual_peak: float | None = None
+) -> list[str]:
     """Plain reasons the figures are not to be trusted (an empty list when none is known): a busy machine, a
     matmul peak that moved during the run or is far below the machine's usual one, repeats too far apart."""
     reasons = []
@@ -103,12 +121,13 @@ def untrusted(peak_before: dict, peak_after: dict, spreads: dict[str, dict], loa
     if abs(before - after) > PEAK_DRIFT * max(before, after):
         reasons.append(f"the matmul peak moved from {before} to {after} GFLOP/s during the run")
     if usual_peak and min(before, after) < (1 - PEAK_DRIFT) * usual_peak:
-        reasons.append(f"the matmul peak ({min(before, after)} GFLOP/s) is far below this machine's usual "
-                       f"{usual_peak}")
+        reasons.append(f"the matmul peak ({min(before, after)} GFLOP/s) is far below this machine's usual {usual_peak}")
     for what, s in spreads.items():
         if s["spread"] > SPREAD_BOUND:
-            reasons.append(f"{what}: repeats {s['spread']:.0%} apart (from {s['low']:,.0f} to {s['high']:,.0f}), "
-                           f"more than {SPREAD_BOUND:.0%}")
+            reasons.append(
+                f"{what}: repeats {s['spread']:.0%} apart (from {s['low']:,.0f} to {s['high']:,.0f}), "
+                f"more than {SPREAD_BOUND:.0%}"
+            )
     return reasons
 
 
@@ -116,7 +135,9 @@ def say_trust(reasons: list[str]) -> None:
     if reasons:
         print("\nNOT TO BE TRUSTED: " + "; ".join(reasons) + ". Run again on a quiet machine.")
     else:
-        print(f"\nrepeats within {SPREAD_BOUND:.0%} of each other, the matmul peak steady, the machine quiet at the start")
+        print(
+            f"\nrepeats within {SPREAD_BOUND:.0%} of each other, the matmul peak steady, the machine quiet at the start"
+        )
 
 
 def finish(results: dict, out: Path | None) -> None:

@@ -27,8 +27,13 @@ from common import describe_png  # noqa: E402
 from minigpt.views.explorer_page import write_page  # noqa: E402
 
 PARTS = {  # screenshots of each part of the page, as a learner meets them
-    "lesson": "#lesson", "flow": "#flow", "walk": "#walk", "predict": "#predict", "generate": "#generate",
-    "heads": "#heads-section", "card": "#about-model",
+    "lesson": "#lesson",
+    "flow": "#flow",
+    "walk": "#walk",
+    "predict": "#predict",
+    "generate": "#generate",
+    "heads": "#heads-section",
+    "card": "#about-model",
 }
 
 # Key to next frame: a real key press (Playwright's keyboard, so the browser runs its whole input
@@ -70,7 +75,10 @@ def key_to_frame(page, name: str = "abcdefghijklmn", keys: int = 100) -> dict:
         page.keyboard.press("o" if n % 2 == 0 else "Backspace")
         page.wait_for_function(f"window.__frames.length > {n}")
     frames = sorted(page.evaluate("window.__frames.slice(20)"))
-    return {"key_to_frame_ms": round(frames[len(frames) // 2], 1), "key_to_frame_p95_ms": round(frames[int(len(frames) * 0.95)], 1)}
+    return {
+        "key_to_frame_ms": round(frames[len(frames) // 2], 1),
+        "key_to_frame_p95_ms": round(frames[int(len(frames) * 0.95)], 1),
+    }
 
 
 TIME_IN_PAGE = """([what, repeats]) => {
@@ -100,16 +108,27 @@ TIME_IN_PAGE = """([what, repeats]) => {
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--checkpoint", type=Path, required=True, help="a checkpoint or run directory")
-    p.add_argument("--page", type=Path, default=None,
-                   help="time this page, already written for the checkpoint, rather than write it again")
+    p.add_argument(
+        "--page",
+        type=Path,
+        default=None,
+        help="time this page, already written for the checkpoint, rather than write it again",
+    )
     p.add_argument("--repeats", type=int, default=5)
     p.add_argument("--screenshots", type=Path, default=None, help="folder for PNGs of the page and its parts")
     p.add_argument("--text", default="emma", help="the name the page starts with")
     p.add_argument("--out", type=Path, default=None, help="JSON file for the results")
-    p.add_argument("--trace", action="store_true",
-                   help="also trace 30 more key presses and print where a key's time goes (script, style, layout, paint, raster)")
-    p.add_argument("--hide", default=None, metavar="SELECTOR",
-                   help="hide these parts (CSS display: none) before timing: what they cost the browser to show")
+    p.add_argument(
+        "--trace",
+        action="store_true",
+        help="also trace 30 more key presses and print where a key's time goes (script, style, layout, paint, raster)",
+    )
+    p.add_argument(
+        "--hide",
+        default=None,
+        metavar="SELECTOR",
+        help="hide these parts (CSS display: none) before timing: what they cost the browser to show",
+    )
     args = p.parse_args()
     reason = browser.missing()
     if reason:
@@ -134,8 +153,11 @@ def main() -> None:
             results["whole_name_script_p95_ms"] = round(p95, 1)
             # the live cost of switching each head off, on a 15-character name (every part's too)
             page.evaluate("minigpt.setText('abcdefghijklmno'.slice(0, minigpt.config.model.block_size - 1))")
-            lives = [page.evaluate("""() => { minigpt.liveCosts(); const d = document.getElementById('ablation-table').dataset;
-                                            return [+d.headsMs, +d.liveMs]; }""") for _ in range(args.repeats)]
+            lives = [
+                page.evaluate("""() => { minigpt.liveCosts(); const d = document.getElementById('ablation-table').dataset;
+                                            return [+d.headsMs, +d.liveMs]; }""")
+                for _ in range(args.repeats)
+            ]
             results["heads_off_costs_ms"] = round(statistics.median(h for h, _ in lives), 1)
             results["all_parts_off_costs_ms"] = round(statistics.median(a for _, a in lives), 1)
             if page.evaluate("Boolean(JSON.parse(document.getElementById('minigpt-data').textContent).snapshots)"):
@@ -160,8 +182,14 @@ def main() -> None:
 
 # Chromium's trace events of a key's work, by what the browser was doing (the main thread's
 # script, style, layout, pre-paint and paint; the raster threads' raster)
-TRACED = {"FunctionCall": "script", "UpdateLayoutTree": "style", "Layout": "layout", "PrePaint": "paint",
-          "Paint": "paint", "RasterTask": "raster"}
+TRACED = {
+    "FunctionCall": "script",
+    "UpdateLayoutTree": "style",
+    "Layout": "layout",
+    "PrePaint": "paint",
+    "Paint": "paint",
+    "RasterTask": "raster",
+}
 
 
 def trace_keys(chromium, page, first: int, keys: int = 30) -> dict:

@@ -30,8 +30,7 @@ ROOT = Path(__file__).resolve().parent.parent
 def write_page(code: Path, run: Path, page: Path, cache: Path) -> float:
     """Seconds for one `minigpt inspect-attention RUN --html PAGE` with `code`'s minigpt."""
     env = {**os.environ, "PYTHONPATH": str(code), "MINIGPT_CACHE_DIR": str(cache)}
-    command = [sys.executable, "-m", "minigpt",
-               "inspect-attention", str(run), "--html", str(page), "--overwrite"]
+    command = [sys.executable, "-m", "minigpt", "inspect-attention", str(run), "--html", str(page), "--overwrite"]
     start = time.perf_counter()
     subprocess.run(command, env=env, check=True, capture_output=True, cwd=code)
     return time.perf_counter() - start
@@ -59,8 +58,14 @@ def rows(times: dict, setting: str) -> list[dict]:
     found = []
     for name, runs in times.items():
         firsts, agains = [t for t, _ in runs], [t for _, t in runs]
-        found.append({"code": name, "setting": setting, "first": f"{statistics.median(firsts):.2f} ({min(firsts):.2f}–{max(firsts):.2f})",
-                      "again": f"{statistics.median(agains):.2f} ({min(agains):.2f}–{max(agains):.2f})"})
+        found.append(
+            {
+                "code": name,
+                "setting": setting,
+                "first": f"{statistics.median(firsts):.2f} ({min(firsts):.2f}–{max(firsts):.2f})",
+                "again": f"{statistics.median(agains):.2f} ({min(agains):.2f}–{max(agains):.2f})",
+            }
+        )
     return found
 
 
@@ -87,8 +92,17 @@ def main() -> None:
                 proc.kill()
                 proc.wait()
     print()
-    print(table(results["rows"], [("code", "code"), ("setting", "machine"), ("first", "first page, s (median, range)"),
-                                  ("again", "same run again, s")]))
+    print(
+        table(
+            results["rows"],
+            [
+                ("code", "code"),
+                ("setting", "machine"),
+                ("first", "first page, s (median, range)"),
+                ("again", "same run again, s"),
+            ],
+        )
+    )
     finish(results, args.out)
 
 

@@ -20,10 +20,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 import browser  # noqa: E402
-
 from explorer import key_to_frame, open_ms  # noqa: E402
+
 from minigpt.views.explorer_page import write_page  # noqa: E402
 from minigpt.views.pair_page import write_pair_page  # noqa: E402
+
 
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -41,7 +42,9 @@ def main() -> None:
         results = {"pair_page_mb": round(pair.stat().st_size / 1e6, 2)}
         for n, run in enumerate((args.first, args.second)):
             try:
-                results[f"own_page_{'ab'[n]}_mb"] = round(write_page(run, Path(tmp) / f"{n}.html").stat().st_size / 1e6, 2)
+                results[f"own_page_{'ab'[n]}_mb"] = round(
+                    write_page(run, Path(tmp) / f"{n}.html").stat().st_size / 1e6, 2
+                )
             except Exception as e:  # a model trained without the mask has no page of its own
                 results[f"own_page_{'ab'[n]}_mb"] = f"none ({str(e).splitlines()[0][:60]}...)"
         with browser.chromium() as chromium:

@@ -54,12 +54,31 @@ REFITS = 2  # it runs again, its iterations refitted, at most this many times; t
 
 
 def nanogpt_args(folder: Path, out: Path, iters: int, lr: float, dropout: float) -> list[str]:
-    return [f"--dataset={folder}", f"--out_dir={out}", "--device=cpu", "--dtype=float32", "--compile=False",
-            f"--batch_size={BATCH}", "--block_size=16", "--gradient_accumulation_steps=1", f"--dropout={dropout}",
-            "--n_layer=4", "--n_head=4", "--n_embd=64", "--bias=False", f"--max_iters={iters}",
-            f"--lr_decay_iters={iters}", f"--warmup_iters={max(10, iters // 50)}", f"--learning_rate={lr}",
-            f"--min_lr={lr / 10}", "--beta2=0.99", f"--eval_interval={iters}", "--eval_iters=5", "--log_interval=1",
-            "--always_save_checkpoint=True"]
+    return [
+        f"--dataset={folder}",
+        f"--out_dir={out}",
+        "--device=cpu",
+        "--dtype=float32",
+        "--compile=False",
+        f"--batch_size={BATCH}",
+        "--block_size=16",
+        "--gradient_accumulation_steps=1",
+        f"--dropout={dropout}",
+        "--n_layer=4",
+        "--n_head=4",
+        "--n_embd=64",
+        "--bias=False",
+        f"--max_iters={iters}",
+        f"--lr_decay_iters={iters}",
+        f"--warmup_iters={max(10, iters // 50)}",
+        f"--learning_rate={lr}",
+        f"--min_lr={lr / 10}",
+        "--beta2=0.99",
+        f"--eval_interval={iters}",
+        "--eval_iters=5",
+        "--log_interval=1",
+        "--always_save_checkpoint=True",
+    ]
 
 
 def plain_threads() -> dict:
@@ -71,8 +90,9 @@ def plain_threads() -> dict:
 
 def run_nanogpt(checkout: Path, args: list[str]) -> list[float]:
     """nanoGPT's train.py; the seconds of each of its iterations."""
-    out = subprocess.run([sys.executable, "train.py", *args], cwd=checkout, capture_output=True, text=True,
-                         env=plain_threads())
+    out = subprocess.run(
+        [sys.executable, "train.py", *args], cwd=checkout, capture_output=True, text=True, env=plain_threads()
+    )
     times = [float(t) / 1000 for t in re.findall(r"^iter \d+: loss [\d.]+, time ([\d.]+)ms", out.stdout, re.M)]
     if out.returncode or not times:
         raise SystemExit(f"nanoGPT did not run: {out.stderr.strip().splitlines()[-1:] or out.stdout[-300:]}")
@@ -113,8 +133,9 @@ print(total / tokens)
 
 def score_nanogpt(checkout: Path, out: Path, folder: Path) -> float:
     """The final checkpoint's mean loss per predicted token on the held-out names, as minigpt scores them."""
-    code = SCORE.format(checkout=str(checkout), ckpt=str(out / "ckpt.pt"), meta=str(folder / "meta.pkl"),
-                        val=str(folder / "val.txt"))
+    code = SCORE.format(
+        checkout=str(checkout), ckpt=str(out / "ckpt.pt"), meta=str(folder / "meta.pkl"), val=str(folder / "val.txt")
+    )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     if done.returncode:
         raise SystemExit(f"scoring nanoGPT failed: {done.stderr.strip().splitlines()[-1:]}")
@@ -141,22 +162,34 @@ def nanogpt_at(checkout: Path, folder: Path, seconds: float, iters: int, lr: flo
         again = refitted(iters, took, seconds)
         if not missed(took, seconds) or attempt == REFITS or again == iters:  # the same run again tells nothing
             break
-        print(f"nanoGPT  lr {lr:g}, dropout {dropout:g}: {iters:,} steps took {took:.1f} s of {seconds:g}; "
-              f"again with {again:,}", flush=True)
+        print(
+            f"nanoGPT  lr {lr:g}, dropout {dropout:g}: {iters:,} steps took {took:.1f} s of {seconds:g}; "
+            f"again with {again:,}",
+            flush=True,
+        )
         iters = again
-    return {"who": "nanoGPT", "budget": seconds, "lr": float(f"{lr:.3g}"), "dropout": dropout, "steps": iters,
-            "seconds": round(took, 1), "loss": round(score_nanogpt(checkout, out, folder), 4)}
+    return {
+        "who": "nanoGPT",
+        "budget": seconds,
+        "lr": float(f"{lr:.3g}"),
+        "dropout": dropout,
+        "steps": iters,
+        "seconds": round(took, 1),
+        "loss": round(score_nanogpt(checkout, out, folder), 4),
+    }
 
 
-def grid(checkout: Path, folder: Path, seconds: float, lrs: list[float], dropouts: list[float],
-         between=lambda: None) -> list[dict]:
+def grid(
+    checkout: Path, folder: Path, seconds: float, lrs: list[float], dropouts: list[float], between=lambda: None
+) -> list[dict]:
     """nanoGPT at every (lr, dropout); past an edge of the lrs, by factors of 3, while the best sits there.
     `between()` runs after each of its runs: the other side's turn."""
     results = []
     for dropout in dropouts:
         iters, per_iter = fitted_iters(checkout, folder, seconds, dropout)
-        print(f"nanoGPT, dropout {dropout:g}: {per_iter * 1000:.1f} ms an iteration, so {iters:,} iterations",
-              flush=True)
+        print(
+            f"nanoGPT, dropout {dropout:g}: {per_iter * 1000:.1f} ms an iteration, so {iters:,} iterations", flush=True
+        )
         tried, pending = {}, list(lrs)
         while pending:
             lr = pending.pop(0)
@@ -173,25 +206,52 @@ def grid(checkout: Path, folder: Path, seconds: float, lrs: list[float], dropout
 
 def minigpt_at(folder: Path, seconds: float, seed: int, budget: float) -> dict:
     out = folder / f"minigpt-{seconds:g}s-seed{seed}"
-    command = [sys.executable, "-m", "minigpt", "train", "--data", str(folder / "train.txt"), "--val-data",
-               str(folder / "val.txt"), "--time-limit", str(seconds), "--seed", str(seed), "--out", str(out), "--quiet"]
+    command = [
+        sys.executable,
+        "-m",
+        "minigpt",
+        "train",
+        "--data",
+        str(folder / "train.txt"),
+        "--val-data",
+        str(folder / "val.txt"),
+        "--time-limit",
+        str(seconds),
+        "--seed",
+        str(seed),
+        "--out",
+        str(out),
+        "--quiet",
+    ]
     done = subprocess.run(command, capture_output=True, text=True, env=plain_threads())
     if done.returncode:
         raise SystemExit(f"minigpt did not run: {done.stderr.strip().splitlines()[-1:]}")
     records = [json.loads(line) for line in (out / "metrics.jsonl").read_text().splitlines()]
     evaluations = [r for r in records if r.get("val_loss") is not None]
     threads = next((r["threads"] for r in records if "threads" in r), None)
-    return {"who": "minigpt", "budget": seconds, "seed": seed, "steps": records[-1]["step"], "threads": threads,
-            "seconds": round(records[-1]["elapsed"], 1), "loss": round(evaluations[-1]["val_loss"], 4),
-            "best": round(min(r["val_loss"] for r in evaluations), 4), "share": f"{seconds / budget:g}"}
+    return {
+        "who": "minigpt",
+        "budget": seconds,
+        "seed": seed,
+        "steps": records[-1]["step"],
+        "threads": threads,
+        "seconds": round(records[-1]["elapsed"], 1),
+        "loss": round(evaluations[-1]["val_loss"], 4),
+        "best": round(min(r["val_loss"] for r in evaluations), 4),
+        "share": f"{seconds / budget:g}",
+    }
 
 
 def row_line(row: dict) -> str:
     if row["who"] == "nanoGPT":
-        return (f"nanoGPT  lr {row['lr']:g}, dropout {row['dropout']:g}: {row['loss']:.4f} after {row['steps']:,} "
-                f"steps in {row['seconds']} s")
-    return (f"minigpt  {row['budget']:g} s, seed {row['seed']}: {row['loss']:.4f} at its end (best {row['best']:.4f})"
-            f" after {row['steps']:,} steps in {row['seconds']} s")
+        return (
+            f"nanoGPT  lr {row['lr']:g}, dropout {row['dropout']:g}: {row['loss']:.4f} after {row['steps']:,} "
+            f"steps in {row['seconds']} s"
+        )
+    return (
+        f"minigpt  {row['budget']:g} s, seed {row['seed']}: {row['loss']:.4f} at its end (best {row['best']:.4f})"
+        f" after {row['steps']:,} steps in {row['seconds']} s"
+    )
 
 
 def write_data(folder: Path, train: list[str], val: list[str], nanogpt_data) -> None:
@@ -225,19 +285,36 @@ def race(args, train: list[str], val: list[str], nanogpt_data) -> dict:
     print("\n" + table(nano, NANO_COLUMNS) + "\n\n" + table(summary, MINI_COLUMNS) + "\n")
     quarter = next(r for r in summary if r["share"] == "0.25")
     met = quarter["loss"] <= best["loss"]
-    print(f"minigpt in a quarter of the budget ({seconds / 4:g} s): {quarter['loss']:.4f}; nanoGPT's best in the "
-          f"whole budget ({seconds:g} s, lr {best['lr']:g}, dropout {best['dropout']:g}): {best['loss']:.4f}: "
-          f"{'met' if met else 'NOT met'}")
+    print(
+        f"minigpt in a quarter of the budget ({seconds / 4:g} s): {quarter['loss']:.4f}; nanoGPT's best in the "
+        f"whole budget ({seconds:g} s, lr {best['lr']:g}, dropout {best['dropout']:g}): {best['loss']:.4f}: "
+        f"{'met' if met else 'NOT met'}"
+    )
     spreads = {f"minigpt's seeds at {r['budget']:g} s": r["spread"] for r in summary if r["spread"]}
     spreads |= speed_spreads(nano, mini)
     reasons = untrusted(peak, peak_after, spreads, load, args.usual_peak)
-    reasons += [f"nanoGPT's run at lr {r['lr']:g}, dropout {r['dropout']:g} took {r['seconds']} s of a "
-                f"{seconds:g} s budget" for r in nano if missed(r["seconds"], seconds)]
-    reasons += [f"minigpt's {r['budget']:g}-s run (seed {r['seed']}) took {r['seconds']} s" for r in mini
-                if missed(r["seconds"], r["budget"])]
+    reasons += [
+        f"nanoGPT's run at lr {r['lr']:g}, dropout {r['dropout']:g} took {r['seconds']} s of a {seconds:g} s budget"
+        for r in nano
+        if missed(r["seconds"], seconds)
+    ]
+    reasons += [
+        f"minigpt's {r['budget']:g}-s run (seed {r['seed']}) took {r['seconds']} s"
+        for r in mini
+        if missed(r["seconds"], r["budget"])
+    ]
     say_trust(reasons)
-    return {"budget": seconds, "nanogpt": nano, "minigpt": mini, "summary": summary, "met": met,
-            "matmul_peak": peak, "matmul_peak_after": peak_after, "load_at_start": load, "untrusted": reasons}
+    return {
+        "budget": seconds,
+        "nanogpt": nano,
+        "minigpt": mini,
+        "summary": summary,
+        "met": met,
+        "matmul_peak": peak,
+        "matmul_peak_after": peak_after,
+        "load_at_start": load,
+        "untrusted": reasons,
+    }
 
 
 def speed_spreads(nano: list[dict], mini: list[dict]) -> dict[str, dict]:
@@ -264,16 +341,35 @@ def summarize(mini: list[dict], best: dict, seconds: float) -> list[dict]:
     for runs in by_share(mini):
         share, losses = runs[0]["share"], [r["loss"] for r in runs]
         loss = statistics.mean(losses)
-        rows.append({"share": share, "budget": seconds * float(share), "seeds": len(runs), "loss": round(loss, 4),
-                     "sd": f"{statistics.stdev(losses):.4f}" if len(runs) > 1 else "",
-                     "best": round(statistics.mean(r["best"] for r in runs), 4),
-                     "steps": round(statistics.mean(r["steps"] for r in runs)),
-                     "against": f"{loss - best['loss']:+.4f}",
-                     "spread": spread(losses) if len(runs) > 1 else None})
+        rows.append(
+            {
+                "share": share,
+                "budget": seconds * float(share),
+                "seeds": len(runs),
+                "loss": round(loss, 4),
+                "sd": f"{statistics.stdev(losses):.4f}" if len(runs) > 1 else "",
+                "best": round(statistics.mean(r["best"] for r in runs), 4),
+                "steps": round(statistics.mean(r["steps"] for r in runs)),
+                "against": f"{loss - best['loss']:+.4f}",
+                "spread": spread(losses) if len(runs) > 1 else None,
+            }
+        )
     return rows
 
 
-NANO_COLUMNS = [("lr", "nanoGPT lr"), ("dropout", "dropout"), ("steps", "steps"), ("seconds", "seconds"),
-                ("loss", "held-out loss")]
-MINI_COLUMNS = [("budget", "minigpt seconds"), ("seeds", "seeds"), ("steps", "steps"), ("loss", "loss at its end"),
-                ("sd", "sd"), ("best", "its best"), ("against", "against nanoGPT's best")]
+NANO_COLUMNS = [
+    ("lr", "nanoGPT lr"),
+    ("dropout", "dropout"),
+    ("steps", "steps"),
+    ("seconds", "seconds"),
+    ("loss", "held-out loss"),
+]
+MINI_COLUMNS = [
+    ("budget", "minigpt seconds"),
+    ("seeds", "seeds"),
+    ("steps", "steps"),
+    ("loss", "loss at its end"),
+    ("sd", "sd"),
+    ("best", "its best"),
+    ("against", "against nanoGPT's best"),
+]

@@ -46,9 +46,7 @@ import tempfile
 from pathlib import Path
 
 import torch
-
 from common import finish, machine_load, matmul_peak, median, parser, say_trust, setup, spread, table, untrusted
-
 from peer_quality import race
 
 from minigpt.data import split_names
@@ -76,11 +74,27 @@ def nanogpt_data(folder: Path, train: list[str], val: list[str]) -> int:
 
 
 def run_nanogpt(checkout: Path, folder: Path, rows: int, steps: int, skip: int) -> float:
-    args = [f"--dataset={folder}", f"--out_dir={folder / 'out'}", "--device=cpu", "--dtype=float32", "--compile=False",
-            f"--batch_size={rows}", f"--block_size={BLOCK}", "--gradient_accumulation_steps=1", "--dropout=0.0",
-            "--bias=False", "--grad_clip=0.0", f"--max_iters={steps}", "--eval_interval=1000000", "--eval_iters=1",
-            "--log_interval=1", "--always_save_checkpoint=False", "--learning_rate=5e-4", "--decay_lr=False",
-            *[f"--{k}={v}" for k, v in SIZE.items()]]
+    args = [
+        f"--dataset={folder}",
+        f"--out_dir={folder / 'out'}",
+        "--device=cpu",
+        "--dtype=float32",
+        "--compile=False",
+        f"--batch_size={rows}",
+        f"--block_size={BLOCK}",
+        "--gradient_accumulation_steps=1",
+        "--dropout=0.0",
+        "--bias=False",
+        "--grad_clip=0.0",
+        f"--max_iters={steps}",
+        "--eval_interval=1000000",
+        "--eval_iters=1",
+        "--log_interval=1",
+        "--always_save_checkpoint=False",
+        "--learning_rate=5e-4",
+        "--decay_lr=False",
+        *[f"--{k}={v}" for k, v in SIZE.items()],
+    ]
     out = subprocess.run([sys.executable, "train.py", *args], cwd=checkout, capture_output=True, text=True)
     times = [float(t) for t in re.findall(r"^iter \d+: loss [\d.]+, time ([\d.]+)ms", out.stdout, re.M)]
     if len(times) <= skip:
@@ -89,13 +103,33 @@ def run_nanogpt(checkout: Path, folder: Path, rows: int, steps: int, skip: int) 
     return rows * BLOCK * len(timed) / (sum(timed) / 1000)
 
 
-def run_makemore(checkout: Path, names_file: Path, batch: int, steps: int, skip: int, folder: Path,
-                 predicted: float) -> float:
+def run_makemore(
+    checkout: Path, names_file: Path, batch: int, steps: int, skip: int, folder: Path, predicted: float
+) -> float:
     """makemore's transformer at this batch, in tokens/s (`predicted`: a name's predicted tokens, on average).
     makemore.py needs tensorboard installed (it writes its logs with it)."""
-    args = ["--input-file", str(names_file), "--work-dir", str(folder / "makemore"), "--type", "transformer",
-            "--n-layer", "4", "--n-head", "4", "--n-embd", "64", "--batch-size", str(batch),
-            "--max-steps", str(steps), "--device", "cpu", "--learning-rate", "5e-4"]
+    args = [
+        "--input-file",
+        str(names_file),
+        "--work-dir",
+        str(folder / "makemore"),
+        "--type",
+        "transformer",
+        "--n-layer",
+        "4",
+        "--n-head",
+        "4",
+        "--n-embd",
+        "64",
+        "--batch-size",
+        str(batch),
+        "--max-steps",
+        str(steps),
+        "--device",
+        "cpu",
+        "--learning-rate",
+        "5e-4",
+    ]
     out = subprocess.run([sys.executable, str(checkout / "makemore.py"), *args], capture_output=True, text=True)
     times = [float(t) for t in re.findall(r"step time ([\d.]+)ms", out.stdout)]
     if len(times) <= skip:
@@ -140,15 +174,34 @@ def main() -> None:
     p.add_argument("--makemore-batches", default="32,256,1024", help="makemore's batch sizes [default: 32,256,1024]")
     p.add_argument("--steps", type=int, default=300, help="steps a run, the first --skip untimed [default: 300]")
     p.add_argument("--skip", type=int, default=30)
-    p.add_argument("--repeats", type=int, default=3, help="runs of each, alternated; the median and the spread "
-                   "are reported (an odd count: the median is a measured run)")
-    p.add_argument("--set", dest="overrides", action="append", default=[],
-                   help="a recipe override for minigpt alone, as minigpt train --set (train.precision=bfloat16: "
-                        "nanoGPT computes in float32 on a CPU whatever its dtype)")
-    p.add_argument("--quality", type=float, default=None, metavar="SECONDS",
-                   help="compare the models trained in SECONDS instead of tokens a second (peer_quality.py)")
-    p.add_argument("--lrs", default="1e-3,3e-3,1e-2", help="with --quality: nanoGPT's learning rates, widened "
-                   "past an edge where its best sits [default: 1e-3,3e-3,1e-2]")
+    p.add_argument(
+        "--repeats",
+        type=int,
+        default=3,
+        help="runs of each, alternated; the median and the spread "
+        "are reported (an odd count: the median is a measured run)",
+    )
+    p.add_argument(
+        "--set",
+        dest="overrides",
+        action="append",
+        default=[],
+        help="a recipe override for minigpt alone, as minigpt train --set (train.precision=bfloat16: "
+        "nanoGPT computes in float32 on a CPU whatever its dtype)",
+    )
+    p.add_argument(
+        "--quality",
+        type=float,
+        default=None,
+        metavar="SECONDS",
+        help="compare the models trained in SECONDS instead of tokens a second (peer_quality.py)",
+    )
+    p.add_argument(
+        "--lrs",
+        default="1e-3,3e-3,1e-2",
+        help="with --quality: nanoGPT's learning rates, widened "
+        "past an edge where its best sits [default: 1e-3,3e-3,1e-2]",
+    )
     p.add_argument("--dropouts", default="0,0.1", help="with --quality: nanoGPT's dropouts [default: 0,0.1]")
     p.add_argument("--seeds", type=int, default=1, help="with --quality: minigpt's seeds at each budget [default: 1]")
     args = p.parse_args()
@@ -180,20 +233,37 @@ def main() -> None:
             nano_spread, mini_spread = spread(runs["nanogpt"]), spread(runs["minigpt"])
             spreads[f"nanogpt at {tokens} tokens"], spreads[f"minigpt at {tokens} tokens"] = nano_spread, mini_spread
             nano, mini = nano_spread["median"], mini_spread["median"]
-            rows.append({"tokens": tokens, "nanogpt_batch": batch_rows, "minigpt_batch": batch_names,
-                         "nanogpt": round(nano), "minigpt": round(mini), "ratio": round(mini / nano, 2),
-                         "nanogpt_spread": f"{nano_spread['spread']:.0%}", "minigpt_spread": f"{mini_spread['spread']:.0%}",
-                         "nanogpt_peak": f"{nano * per_gflop / peak['gflops']:.0%}",
-                         "minigpt_peak": f"{mini * per_gflop / peak['gflops']:.0%}", "runs": runs})
+            rows.append(
+                {
+                    "tokens": tokens,
+                    "nanogpt_batch": batch_rows,
+                    "minigpt_batch": batch_names,
+                    "nanogpt": round(nano),
+                    "minigpt": round(mini),
+                    "ratio": round(mini / nano, 2),
+                    "nanogpt_spread": f"{nano_spread['spread']:.0%}",
+                    "minigpt_spread": f"{mini_spread['spread']:.0%}",
+                    "nanogpt_peak": f"{nano * per_gflop / peak['gflops']:.0%}",
+                    "minigpt_peak": f"{mini * per_gflop / peak['gflops']:.0%}",
+                    "runs": runs,
+                }
+            )
             print(table(rows[-1:], COLUMNS).splitlines()[-1], flush=True)
         makemore = []
         if args.makemore:
             for batch in map(int, args.makemore_batches.split(",")):
                 # makemore prints its step time every 10 steps: the first three printed are left out
-                rates = [run_makemore(args.makemore, train_file, batch, args.steps, 3, folder, predicted)
-                         for _ in range(args.repeats)]
-                makemore.append({"batch": batch, "tokens_per_sec": round(median(rates)),
-                                 "names_share": f"{predicted / (max(map(len, train)) + 1):.0%}"})
+                rates = [
+                    run_makemore(args.makemore, train_file, batch, args.steps, 3, folder, predicted)
+                    for _ in range(args.repeats)
+                ]
+                makemore.append(
+                    {
+                        "batch": batch,
+                        "tokens_per_sec": round(median(rates)),
+                        "names_share": f"{predicted / (max(map(len, train)) + 1):.0%}",
+                    }
+                )
                 print(f"makemore batch {batch}: {makemore[-1]['tokens_per_sec']:,} tokens/s", flush=True)
     peak_after = matmul_peak()
     print()
@@ -203,16 +273,38 @@ def main() -> None:
     if makemore:
         best = max(makemore, key=lambda r: r["tokens_per_sec"])
         fastest = max(r["minigpt"] for r in rows)
-        print(f"makemore at its best batch ({best['batch']}): {best['tokens_per_sec']:,} tokens/s; "
-              f"minigpt's fastest above is {fastest / best['tokens_per_sec']:.1f}x that")
-    finish({**info, "overrides": args.overrides, "matmul_peak": peak, "matmul_peak_after": peak_after,
-            "load_at_start": load, "untrusted": reasons, "predicted_per_name": predicted, "rows": rows, "makemore": makemore}, args.out)
+        print(
+            f"makemore at its best batch ({best['batch']}): {best['tokens_per_sec']:,} tokens/s; "
+            f"minigpt's fastest above is {fastest / best['tokens_per_sec']:.1f}x that"
+        )
+    finish(
+        {
+            **info,
+            "overrides": args.overrides,
+            "matmul_peak": peak,
+            "matmul_peak_after": peak_after,
+            "load_at_start": load,
+            "untrusted": reasons,
+            "predicted_per_name": predicted,
+            "rows": rows,
+            "makemore": makemore,
+        },
+        args.out,
+    )
 
 
-COLUMNS = [("tokens", "tokens a step"), ("nanogpt_batch", "nanoGPT rows"), ("minigpt_batch", "minigpt names"),
-           ("nanogpt", "nanoGPT tok/s"), ("nanogpt_spread", "spread"), ("minigpt", "minigpt tok/s"),
-           ("minigpt_spread", "spread"), ("ratio", "ratio"),
-           ("nanogpt_peak", "nanoGPT of peak"), ("minigpt_peak", "minigpt of peak")]
+COLUMNS = [
+    ("tokens", "tokens a step"),
+    ("nanogpt_batch", "nanoGPT rows"),
+    ("minigpt_batch", "minigpt names"),
+    ("nanogpt", "nanoGPT tok/s"),
+    ("nanogpt_spread", "spread"),
+    ("minigpt", "minigpt tok/s"),
+    ("minigpt_spread", "spread"),
+    ("ratio", "ratio"),
+    ("nanogpt_peak", "nanoGPT of peak"),
+    ("minigpt_peak", "minigpt of peak"),
+]
 
 if __name__ == "__main__":
     main()

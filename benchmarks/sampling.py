@@ -15,16 +15,30 @@ import time
 from pathlib import Path
 
 import torch
-
 from common import finish, median, parser, setup, table
+
 from minigpt.formats.checkpoint import load_checkpoint
 from minigpt.sampling import generate
 
 
 def trained_checkpoint(data: Path) -> Path:
     run_dir = Path(tempfile.mkdtemp()) / "run"
-    subprocess.run([sys.executable, "-m", "minigpt", "train", "--data", str(data), "--time-limit", "30",
-                    "--out", str(run_dir), "--quiet"], check=True)
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "minigpt",
+            "train",
+            "--data",
+            str(data),
+            "--time-limit",
+            "30",
+            "--out",
+            str(run_dir),
+            "--quiet",
+        ],
+        check=True,
+    )
     return run_dir
 
 
@@ -54,9 +68,16 @@ def main() -> None:
             recomputed, same = rate(ckpt, args.num, batch_size, False, args.repeats)
             # the two paths round differently in the last bits, so a draw on a boundary can differ
             agree = sum(a == b for a, b in zip(names, same)) / len(names)
-            rows.append({"batch_size": batch_size, "cached": round(cached), "recomputed": round(recomputed),
-                         "speedup": f"{cached / recomputed:.1f}x", "same_names": f"{agree:.1%}",
-                         "mean_length": round(sum(map(len, names)) / len(names), 2)})
+            rows.append(
+                {
+                    "batch_size": batch_size,
+                    "cached": round(cached),
+                    "recomputed": round(recomputed),
+                    "speedup": f"{cached / recomputed:.1f}x",
+                    "same_names": f"{agree:.1%}",
+                    "mean_length": round(sum(map(len, names)) / len(names), 2),
+                }
+            )
             print(table(rows[-1:], COLUMNS).splitlines()[-1], flush=True)
     results.update(checkpoint=str(path), num=args.num, rows=rows)
     print()
@@ -64,8 +85,14 @@ def main() -> None:
     finish(results, args.out)
 
 
-COLUMNS = [("batch_size", "batch"), ("cached", "names/s, KV cache"), ("recomputed", "names/s, recomputing"),
-           ("speedup", "speed-up"), ("same_names", "same names"), ("mean_length", "mean length")]
+COLUMNS = [
+    ("batch_size", "batch"),
+    ("cached", "names/s, KV cache"),
+    ("recomputed", "names/s, recomputing"),
+    ("speedup", "speed-up"),
+    ("same_names", "same names"),
+    ("mean_length", "mean length"),
+]
 
 if __name__ == "__main__":
     main()

@@ -46,8 +46,24 @@ def make_corpus(source: Path, n: int, out: Path, seed: int = 0) -> Path:
 
 def run_training(corpus: Path, run_dir: Path, steps: int, extra: list[str]) -> dict:
     shutil.rmtree(run_dir, ignore_errors=True)  # a metrics.jsonl left by an earlier run would stop the clock at once
-    command = [sys.executable, "-m", "minigpt", "train", "--data", str(corpus), "--out", str(run_dir),
-               "--steps", str(steps), "--set", f"train.eval_interval={steps}", "--json", "--quiet", "--overwrite", *extra]
+    command = [
+        sys.executable,
+        "-m",
+        "minigpt",
+        "train",
+        "--data",
+        str(corpus),
+        "--out",
+        str(run_dir),
+        "--steps",
+        str(steps),
+        "--set",
+        f"train.eval_interval={steps}",
+        "--json",
+        "--quiet",
+        "--overwrite",
+        *extra,
+    ]
     started = time.perf_counter()
     proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     first_step = None
@@ -87,8 +103,11 @@ def main() -> None:
         if not corpus.exists():
             make_corpus(args.source or args.data, args.names, corpus)
         extra = [arg for item in args.overrides for arg in ("--set", item)]
-        row = {"names": args.names, "corpus_mb": round(corpus.stat().st_size / 1e6, 1),
-               **run_training(corpus, work / "run", args.steps, extra)}
+        row = {
+            "names": args.names,
+            "corpus_mb": round(corpus.stat().st_size / 1e6, 1),
+            **run_training(corpus, work / "run", args.steps, extra),
+        }
     columns = ["names", "corpus_mb", "start_s", "total_s", "peak_gb", "checkpoint_mb", "tokens_per_sec", "val_loss"]
     print(table([row], [(c, c) for c in columns]))
     finish({**info, "rows": [row]}, args.out)

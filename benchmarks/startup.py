@@ -1,6 +1,6 @@
 """Start-up time: `minigpt --help`, and `minigpt sample` of 10 names end to end.
 
-    python benchmarks/startup.py --checkpoint RUN_DIR
+python benchmarks/startup.py --checkpoint RUN_DIR
 """
 
 from __future__ import annotations
@@ -34,8 +34,10 @@ def main() -> None:
     minigpt = [str(script)] if script.exists() else [shutil.which("minigpt") or "minigpt"]
     rows = [
         {"command": "minigpt --help", "seconds": round(seconds([*minigpt, "--help"], args.repeats), 3)},
-        {"command": f"minigpt sample {args.checkpoint} -n 10",
-         "seconds": round(seconds([*minigpt, "sample", args.checkpoint, "-n", "10"], args.repeats), 3)},
+        {
+            "command": f"minigpt sample {args.checkpoint} -n 10",
+            "seconds": round(seconds([*minigpt, "sample", args.checkpoint, "-n", "10"], args.repeats), 3),
+        },
     ]
     results["rows"] = rows
     print(table(rows, [("command", "command"), ("seconds", "seconds (median)")]))

@@ -20,11 +20,12 @@ import time
 
 import torch
 from common import finish, matmul_peak, median, parser, setup, table
-from minigpt.formats.recipes import load_config
+
 from minigpt.data import Tokenizer
 from minigpt.files.names_file import read_names
-from minigpt.machine.threads import keep_freed_memory
+from minigpt.formats.recipes import load_config
 from minigpt.machine.processes import resolve_device
+from minigpt.machine.threads import keep_freed_memory
 from minigpt.training import Trainer
 
 
@@ -63,7 +64,9 @@ def measure(config, names, device, seconds: float) -> dict:
         "ms_per_step": round(step_time * 1000, 2),
         "padding": round(1 - real / padded, 3),
         "flops_per_token": round(flops_per_token(trainer)),
-        "gflops": float(f"{tokens_per_sec * flops_per_token(trainer) / 1e9:.3g}"),  # 3 digits: a slow machine's is not 0.0
+        "gflops": float(
+            f"{tokens_per_sec * flops_per_token(trainer) / 1e9:.3g}"
+        ),  # 3 digits: a slow machine's is not 0.0
         "bfloat16": trainer.bfloat16,
     }
 
@@ -84,11 +87,21 @@ def main() -> None:
     if peak:
         print(f"float32 matmul peak: {peak['gflops']} GFLOP/s (n={peak['size']}); by size {peak['by_size']}")
     names = read_names(args.data)
-    rows, columns = [], [("batch_size", "batch"), ("tokens_per_sec", "tokens/s"), ("ms_per_step", "ms/step"),
-                         ("padding", "padding"), ("gflops", "GFLOP/s"), ("efficiency", "of peak")]
+    rows, columns = (
+        [],
+        [
+            ("batch_size", "batch"),
+            ("tokens_per_sec", "tokens/s"),
+            ("ms_per_step", "ms/step"),
+            ("padding", "padding"),
+            ("gflops", "GFLOP/s"),
+            ("efficiency", "of peak"),
+        ],
+    )
     for batch_size in map(int, args.batch_sizes.split(",")):
-        config = load_config(args.config, [*args.overrides, f"train.batch_size={batch_size}",
-                                           f"train.device='{device}'"])
+        config = load_config(
+            args.config, [*args.overrides, f"train.batch_size={batch_size}", f"train.device='{device}'"]
+        )
         row = {"batch_size": batch_size, **measure(config, names, device, args.seconds)}
         row["efficiency"] = f"{row['gflops'] / peak['gflops']:.0%}" if peak else "-"
         if row["bfloat16"] and peak:

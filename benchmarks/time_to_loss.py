@@ -16,6 +16,7 @@ import sys
 from pathlib import Path
 
 from common import finish, parser, setup, table
+
 from minigpt.files.names_file import read_names
 
 
@@ -31,9 +32,26 @@ def split(data: Path, workdir: Path, held_out: int = 1000, seed: int = 42) -> tu
 
 
 def run(config: str, train: Path, val: Path, seconds: float, run_dir: Path, overrides: list[str]) -> dict:
-    command = [sys.executable, "-m", "minigpt", "train", "--config", config, "--data", str(train),
-               "--val-data", str(val), "--time-limit", str(seconds), "--out", str(run_dir), "--overwrite",
-               "--quiet", "--json", *[arg for o in overrides for arg in ("--set", o)]]
+    command = [
+        sys.executable,
+        "-m",
+        "minigpt",
+        "train",
+        "--config",
+        config,
+        "--data",
+        str(train),
+        "--val-data",
+        str(val),
+        "--time-limit",
+        str(seconds),
+        "--out",
+        str(run_dir),
+        "--overwrite",
+        "--quiet",
+        "--json",
+        *[arg for o in overrides for arg in ("--set", o)],
+    ]
     summary = json.loads(subprocess.run(command, check=True, capture_output=True, text=True).stdout)
     records = [json.loads(line) for line in (run_dir / "metrics.jsonl").read_text().splitlines()]
     curve = [(r["elapsed"], r["step"], r["val_loss"]) for r in records if "val_loss" in r]
@@ -64,11 +82,25 @@ def main() -> None:
         name = Path(config).stem
         row = run(config, train, val, args.seconds, args.workdir / name, args.overrides)
         rows.append(row)
-        print(f"{row['config']}: best val {row['best_val_loss']} at {row['best_at_seconds']} s "
-              f"(final {row['final_val_loss']}, {row['steps']} steps, {row['tokens_per_sec']:,} tokens/s)", flush=True)
+        print(
+            f"{row['config']}: best val {row['best_val_loss']} at {row['best_at_seconds']} s "
+            f"(final {row['final_val_loss']}, {row['steps']} steps, {row['tokens_per_sec']:,} tokens/s)",
+            flush=True,
+        )
     results.update(seconds=args.seconds, rows=rows)
-    print(table(rows, [("config", "recipe"), ("steps", "steps"), ("tokens_per_sec", "tokens/s"),
-                       ("best_val_loss", "best val"), ("best_at_seconds", "at s"), ("final_val_loss", "final val")]))
+    print(
+        table(
+            rows,
+            [
+                ("config", "recipe"),
+                ("steps", "steps"),
+                ("tokens_per_sec", "tokens/s"),
+                ("best_val_loss", "best val"),
+                ("best_at_seconds", "at s"),
+                ("final_val_loss", "final val"),
+            ],
+        )
+    )
     finish(results, args.out)
 
 

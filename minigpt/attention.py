@@ -74,8 +74,9 @@ class MultiHeadAttention(nn.Module):
     def __init__(self, n_embd: int, n_head: int, block_size: int, dropout: float = 0.0):
         super().__init__()
         head_dim = n_embd // n_head
-        self.heads = nn.ModuleList(AttentionHead(n_embd, head_dim, block_size, dropout)
-                                   for _ in range(n_head))
+        self.heads = nn.ModuleList(
+            AttentionHead(n_embd, head_dim, block_size, dropout) for _ in range(n_head)
+        )
         self.proj = nn.Linear(n_embd, n_embd, bias=False)
         self.dropout = nn.Dropout(dropout)
 
@@ -163,15 +164,17 @@ class LayerKV:
 class KVCache:
     """The keys and values of every layer for the positions decoded so far.
 
-        cache = KVCache(model, batch)
-        logits, _ = model(prompt, attend=cache.layers)        # then one token at a time:
-        logits, _ = model(token, positions=cache.next_positions(1), attend=cache.layers)
+    cache = KVCache(model, batch)
+    logits, _ = model(prompt, attend=cache.layers)        # then one token at a time:
+    logits, _ = model(token, positions=cache.next_positions(1), attend=cache.layers)
     """
 
     def __init__(self, model: GPT, batch: int):
         c, w = model.config, model.lm_head.weight
-        self.layers = [LayerKV(batch, c.n_head, c.block_size, c.head_dim, w.device, w.dtype)
-                       for _ in range(c.n_layer)]
+        self.layers = [
+            LayerKV(batch, c.n_head, c.block_size, c.head_dim, w.device, w.dtype)
+            for _ in range(c.n_layer)
+        ]
 
     def next_positions(self, n: int) -> torch.Tensor:
         """The positions of the next n tokens: after the cached ones."""

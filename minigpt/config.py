@@ -53,17 +53,14 @@ class GPTConfig:
 
     n_layer: int = setting(4, "transformer blocks", POSITIVE)
     n_head: int = setting(4, "attention heads per block", POSITIVE)
-    n_embd: int = setting(64, "residual stream width; each head gets n_embd / n_head",
-                          POSITIVE)
+    n_embd: int = setting(64, "residual stream width; each head gets n_embd / n_head", POSITIVE)
     block_size: int = setting(16, "the boundary and up to block_size - 1 characters", POSITIVE)
-    causal: bool = setting(True, "the causal mask: a position reads itself and those "
-                                 "before it")
+    causal: bool = setting(True, "the causal mask: a position reads itself and those before it")
     dropout: float = setting(0.1, "on the attention and MLP outputs", A_FRACTION)
     attn_dropout: float = setting(0.0, "on the attention weights", A_FRACTION)
     init_std: float = setting(0.02, "every matrix starts from N(0, init_std)", POSITIVE)
     zero_init_out: bool = setting(False, "attn_wo and mlp_fc2 start at zero (as in microgpt)")
-    activation: str = setting("relu", '"relu" (as microgpt) or "gelu"',
-                              choices=("relu", "gelu"))
+    activation: str = setting("relu", '"relu" (as microgpt) or "gelu"', choices=("relu", "gelu"))
     final_norm: bool = setting(True, "an RMSNorm before lm_head (microgpt has none)")
     norm_scale: bool = setting(False, "learned RMSNorm gains (microgpt has none)")
     norm_eps: float = setting(1e-5, "added to the mean square in RMSNorm", POSITIVE)
@@ -101,8 +98,10 @@ def check(value, allowed: Range, name: str) -> None:
     single = as_float32(value) if isinstance(value, float) else None
     if single is not None and not (math.isfinite(single) and allowed.holds(single)):
         says = allowed.says if math.isfinite(single) else "must be a finite number"
-        raise UsageError(f"{name} {says}, got {value}, which is {single:g} as the float32 "
-                         f"the model computes with")
+        raise UsageError(
+            f"{name} {says}, got {value}, which is {single:g} as the float32 "
+            f"the model computes with"
+        )
 
 
 def parameter_count(m) -> int:
@@ -115,11 +114,15 @@ def parameter_count(m) -> int:
 
 def check_model_size(m, where: str | None = None) -> None:
     if parameter_count(m) > MAX_PARAMETERS:
-        shape = (f"n_layer {m.n_layer:,}, n_embd {m.n_embd:,}, block_size {m.block_size:,}, "
-                 f"vocab_size {m.vocab_size:,}")
-        raise UsageError(f"{where + ': ' if where else ''}a model of {shape} would have "
-                         f"{parameter_count(m):,} parameters; minigpt builds at most "
-                         f"{MAX_PARAMETERS:,}")
+        shape = (
+            f"n_layer {m.n_layer:,}, n_embd {m.n_embd:,}, block_size {m.block_size:,}, "
+            f"vocab_size {m.vocab_size:,}"
+        )
+        raise UsageError(
+            f"{where + ': ' if where else ''}a model of {shape} would have "
+            f"{parameter_count(m):,} parameters; minigpt builds at most "
+            f"{MAX_PARAMETERS:,}"
+        )
 
 
 def check_64_bits(value, name: str) -> None:
@@ -158,12 +161,14 @@ def checked_shape(config) -> GPTConfig:
         least = 2 if key == "vocab_size" else 1  # the vocabulary: a character and the boundary
         value = getattr(config, key)
         if type(value) is not int or value < least:
-            raise UsageError(f"model.{key} must be a whole number from {least:,}, "
-                             f"got {value!r:.60}")
+            raise UsageError(
+                f"model.{key} must be a whole number from {least:,}, got {value!r:.60}"
+            )
     check_declared(config, "model")  # dropout 2.0, init_std nan, activation "evil": each refused
     if config.n_embd % config.n_head:
-        raise UsageError(f"model.n_embd ({config.n_embd}) must be divisible by model.n_head "
-                         f"({config.n_head})")
+        raise UsageError(
+            f"model.n_embd ({config.n_embd}) must be divisible by model.n_head ({config.n_head})"
+        )
     check_model_size(config)  # n_layer 10**9 would be allocated for minutes before it failed
     return config
 
@@ -174,72 +179,88 @@ def check_tokens(idx, config: GPTConfig) -> None:
     in the embedding; the ids' range is read back on a CPU alone, where it costs nothing (on
     a GPU it would stop the GPU every step, and torch's embedding asserts it there)."""
     if str(getattr(idx, "dtype", "")) not in ("torch.int64", "torch.int32") or idx.dim() != 2:
-        raise UsageError(f"a GPT reads token ids: a [batch, positions] tensor of whole numbers "
-                         f"(torch.long), got {type(idx).__name__} "
-                         f"{getattr(idx, 'dtype', '')}".rstrip())
+        raise UsageError(
+            f"a GPT reads token ids: a [batch, positions] tensor of whole numbers "
+            f"(torch.long), got {type(idx).__name__} "
+            f"{getattr(idx, 'dtype', '')}".rstrip()
+        )
     if idx.size(1) > config.block_size:
-        raise UsageError(f"the model reads at most {config.block_size} positions "
-                         f"(model.block_size), got {idx.size(1)}")
+        raise UsageError(
+            f"the model reads at most {config.block_size} positions "
+            f"(model.block_size), got {idx.size(1)}"
+        )
     if idx.device.type == "cpu" and idx.numel():
         low, high = int(idx.min()), int(idx.max())
         if low < 0 or high >= config.vocab_size:
-            raise UsageError(f"a token id is a whole number from 0 to {config.vocab_size - 1}, "
-                             f"got {low if low < 0 else high}")
+            raise UsageError(
+                f"a token id is a whole number from 0 to {config.vocab_size - 1}, "
+                f"got {low if low < 0 else high}"
+            )
 
 
 @dataclass
 class TrainConfig:
     steps: int = setting(800, "optimizer steps (unless time_limit is set)", POSITIVE)
     batch_size: int = setting(256, "names per step", POSITIVE, from_to(1, MAX_BATCH_SIZE))
-    optimizer: str = setting("muon", '"muon" (Muon for the hidden matrices, AdamW for the '
-                             'rest), "adamw" or "adam"', choices=("adam", "adamw", "muon"))
+    optimizer: str = setting(
+        "muon",
+        '"muon" (Muon for the hidden matrices, AdamW for the rest), "adamw" or "adam"',
+        choices=("adam", "adamw", "muon"),
+    )
     lr: float = setting(3e-3, "peak learning rate of AdamW (or Adam)", POSITIVE)
-    muon_lr: float = setting(0.01, "with muon: the hidden matrices' peak learning rate",
-                             POSITIVE)
-    embedding_lr_scale: float = setting(1.0, "wte's and wpe's learning rate, times lr",
-                                        POSITIVE)
+    muon_lr: float = setting(0.01, "with muon: the hidden matrices' peak learning rate", POSITIVE)
+    embedding_lr_scale: float = setting(1.0, "wte's and wpe's learning rate, times lr", POSITIVE)
     muon_momentum: float = setting(0.95, "with muon: its momentum", A_FRACTION)
-    lr_schedule: str = setting("cosine", '"cosine" (to min_lr), "linear" (to 0) or '
-                               '"constant", after the warmup',
-                               choices=("constant", "linear", "cosine"))
+    lr_schedule: str = setting(
+        "cosine",
+        '"cosine" (to min_lr), "linear" (to 0) or "constant", after the warmup',
+        choices=("constant", "linear", "cosine"),
+    )
     warmup_steps: int = setting(100, "steps of linear warmup from 0", NOT_NEGATIVE)
     min_lr: float = setting(1e-4, "where the cosine schedule ends", NOT_NEGATIVE)
-    weight_decay: float = setting(0.1, "decoupled weight decay, on matrices only",
-                                  NOT_NEGATIVE)
+    weight_decay: float = setting(0.1, "decoupled weight decay, on matrices only", NOT_NEGATIVE)
     beta1: float = setting(0.9, "Adam's first-moment decay", A_FRACTION)
     beta2: float = setting(0.99, "Adam's second-moment decay", A_FRACTION)
     eps: float = setting(1e-8, "Adam's epsilon", POSITIVE)
-    grad_clip: float = setting(1.0, "the gradients' largest norm; 0: no clipping",
-                               NOT_NEGATIVE)
-    shuffle: str = setting("epoch", '"epoch": a new order each pass; "once": microgpt\'s',
-                           choices=("epoch", "once"))
-    length_window: int = setting(32, "batches grouped by their names' length; 1: none",
-                                 POSITIVE)
+    grad_clip: float = setting(1.0, "the gradients' largest norm; 0: no clipping", NOT_NEGATIVE)
+    shuffle: str = setting(
+        "epoch", '"epoch": a new order each pass; "once": microgpt\'s', choices=("epoch", "once")
+    )
+    length_window: int = setting(32, "batches grouped by their names' length; 1: none", POSITIVE)
     seed: int = setting(1337, "seeds the weights, the batch order and dropout", SEED)
     split_seed: int = setting(1337, "seeds which names are held out (not train.seed's)", SEED)
-    device: str = setting("auto", '"auto" (CUDA if there is one), "cpu", "cuda", "cuda:N" '
-                                  'or "mps"')
+    device: str = setting("auto", '"auto" (CUDA if there is one), "cpu", "cuda", "cuda:N" or "mps"')
     compile: bool = setting(False, "torch.compile the training step (needs a C++ compiler)")
-    precision: str = setting("auto", '"auto" (float32 on every device, by rule), "float32" or '
-                             '"bfloat16" (matrix multiplies only)',
-                             choices=("auto", "float32", "bfloat16"))
+    precision: str = setting(
+        "auto",
+        '"auto" (float32 on every device, by rule), "float32" or '
+        '"bfloat16" (matrix multiplies only)',
+        choices=("auto", "float32", "bfloat16"),
+    )
     eval_interval: int = setting(250, "steps between evaluations and checkpoints", POSITIVE)
     # three keys of the run around the core (runs/), which its loop never reads
-    auto_scale: bool = setting(True, "minigpt train with no --config: train on the bundled "
-                               "recipe that fits the data and the time limit (docs/recipes.md); "
-                               "fit block_size to the longest name")
-    patience: int = setting(4, "evaluations with no new best, then stop; 0: never",
-                            NOT_NEGATIVE)
-    keep_best: bool = setting(True, "minigpt train ends on the best weights (by validation "
-                                    "loss), not the last")
+    auto_scale: bool = setting(
+        True,
+        "minigpt train with no --config: train on the bundled "
+        "recipe that fits the data and the time limit (docs/recipes.md); "
+        "fit block_size to the longest name",
+    )
+    patience: int = setting(4, "evaluations with no new best, then stop; 0: never", NOT_NEGATIVE)
+    keep_best: bool = setting(
+        True, "minigpt train ends on the best weights (by validation loss), not the last"
+    )
     log_interval: int = setting(10, "steps per line of metrics.jsonl", POSITIVE)
     time_limit: float = setting(0.0, "seconds to train, scheduled; 0: by steps", NOT_NEGATIVE)
-    val_fraction: float = setting(0.1, "share of the names held out (without --val-data)",
-                                  A_FRACTION)
+    val_fraction: float = setting(
+        0.1, "share of the names held out (without --val-data)", A_FRACTION
+    )
     val_max: int = setting(1000, "at most this many held-out names", POSITIVE)
-    snapshots: int = setting(16, "minigpt train keeps the weights at a few steps, to watch "
-                             "attention form (RUN/snapshots.pt); 0 keeps none",
-                             from_to(0, MAX_SNAPSHOTS))
+    snapshots: int = setting(
+        16,
+        "minigpt train keeps the weights at a few steps, to watch "
+        "attention form (RUN/snapshots.pt); 0 keeps none",
+        from_to(0, MAX_SNAPSHOTS),
+    )
 
 
 def check_recipe(config) -> None:
@@ -252,8 +273,9 @@ def check_recipe(config) -> None:
         check_declared(getattr(config, section), section)
     checked_shape(dataclasses.replace(config.model, vocab_size=2))  # vocab_size: from the data
     if config.train.min_lr > config.train.lr:
-        raise UsageError(f"train.min_lr ({config.train.min_lr}) must not exceed train.lr "
-                         f"({config.train.lr})")
+        raise UsageError(
+            f"train.min_lr ({config.train.min_lr}) must not exceed train.lr ({config.train.lr})"
+        )
     check_model_size(config.model)  # with its vocabulary, where it has one
 
 
@@ -266,10 +288,8 @@ def held_out_count(n: int, fraction: float, at_most: int) -> int:
 
 @dataclass
 class SampleConfig:
-    temperature: float = setting(1.0, "<1: safer names; >1: wilder; 0: the likeliest",
-                                 NOT_NEGATIVE)
-    top_k: int = setting(0, "sample from the k likeliest characters; 0: every one",
-                         NOT_NEGATIVE)
+    temperature: float = setting(1.0, "<1: safer names; >1: wilder; 0: the likeliest", NOT_NEGATIVE)
+    top_k: int = setting(0, "sample from the k likeliest characters; 0: every one", NOT_NEGATIVE)
     top_p: float = setting(1.0, "the likeliest characters up to this probability", UP_TO_ONE)
 
 
@@ -293,5 +313,8 @@ class Config:
     def from_dict(cls, sections: dict) -> Config:
         """The recipe `to_dict` wrote (a checkpoint's "config"), as it is; formats/recipes.py's
         config_from_dict reads one from anyone's file, every key checked."""
-        return cls(GPTConfig(**sections["model"]), TrainConfig(**sections["train"]),
-                   SampleConfig(**sections["sample"]))
+        return cls(
+            GPTConfig(**sections["model"]),
+            TrainConfig(**sections["train"]),
+            SampleConfig(**sections["sample"]),
+        )

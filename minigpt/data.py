@@ -27,7 +27,6 @@ import torch
 from .config import held_out_count
 from .errors import UsageError
 
-
 # names; past this the split uses torch's permutation (Python's takes seconds)
 PYTHON_SHUFFLE_UP_TO = 2_000_000
 
@@ -57,8 +56,9 @@ def names_not_held_out(names: list[str], order: torch.Tensor, n_val: int) -> lis
     return train + names[after_last:]
 
 
-def split_names(names: list[str], fraction: float, at_most: int,
-                seed: int) -> tuple[list[str], list[str]]:
+def split_names(
+    names: list[str], fraction: float, at_most: int, seed: int
+) -> tuple[list[str], list[str]]:
     """A seeded hold-out: `fraction` of the names (at most `at_most`) for validation."""
     n_val = held_out_count(len(names), fraction, at_most)
     order = seeded_permutation(len(names), seed)
@@ -69,14 +69,16 @@ def check_names(names, what: str, at_least: int = 0) -> list[str]:
     """A list of names as the core reads them: each a non-empty string. A string is refused, not
     read as one name a letter; so is a list of numbers."""
     if isinstance(names, (str, bytes)) or not isinstance(names, (list, tuple)):
-        raise UsageError(f"{what} is a list of names (strings), got {type(names).__name__} "
-                         f"{names!r:.40}")
+        raise UsageError(
+            f"{what} is a list of names (strings), got {type(names).__name__} {names!r:.40}"
+        )
     wrong = next((n for n in names if not isinstance(n, str) or not n or "\n" in n), None)
     if wrong is not None:
         raise UsageError(f"{what}: each name is a non-empty string on one line, got {wrong!r:.40}")
     if len(names) < at_least:
-        raise UsageError(f"{what}: at least {at_least} name{'s' * (at_least > 1)}, got "
-                         f"{len(names)}")
+        raise UsageError(
+            f"{what}: at least {at_least} name{'s' * (at_least > 1)}, got {len(names)}"
+        )
     return list(names)
 
 
@@ -86,8 +88,9 @@ class Tokenizer:
     def __init__(self, chars: list[str]):
         what = "a Tokenizer's characters: expected"
         if isinstance(chars, str):  # read letter by letter, it would look like a list
-            raise UsageError(f'{what} a list of characters, got one str "{chars:.40}": '
-                             f'put it in a list, [x]')
+            raise UsageError(
+                f'{what} a list of characters, got one str "{chars:.40}": put it in a list, [x]'
+            )
         try:
             chars = list(chars)
         except TypeError:
@@ -147,8 +150,9 @@ class TokenizedNames:
     """The names as ids; lengths[i] is name i's predicted tokens (its characters and the end), cut
     to block_size."""
 
-    def __init__(self, names: list[str], tokenizer, block_size: int,
-                 ids: torch.Tensor | None = None):
+    def __init__(
+        self, names: list[str], tokenizer, block_size: int, ids: torch.Tensor | None = None
+    ):
         """`ids`: token_ids(names, tokenizer), when it was made already."""
         self.bos, self.block_size = tokenizer.bos, block_size
         self.flat = token_ids(names, tokenizer) if ids is None else ids

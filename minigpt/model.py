@@ -59,8 +59,7 @@ class CausalSelfAttention(nn.Module):
     """Multi-head causal self-attention: heads by reshaping one projection of size n_embd
     into n_head slices of head_dim, and torch's fused kernel for the formula above."""
 
-    def __init__(self, n_embd: int, n_head: int, attn_dropout: float = 0.0,
-                 causal: bool = True):
+    def __init__(self, n_embd: int, n_head: int, attn_dropout: float = 0.0, causal: bool = True):
         super().__init__()
         self.n_head, self.causal, self.attn_dropout = n_head, causal, attn_dropout
         self.attn_wq = nn.Linear(n_embd, n_embd, bias=False)
@@ -96,8 +95,7 @@ class CausalSelfAttention(nn.Module):
         if q.dtype == torch.bfloat16 and q.device.type == "cpu" and self.causal:
             # in bfloat16 on a CPU, torch's fused kernel is slower than the formula (docs/speed.md)
             return causal_attention(q, k, v, dropout)[0]
-        return F.scaled_dot_product_attention(q, k, v, dropout_p=dropout,
-                                              is_causal=self.causal)
+        return F.scaled_dot_product_attention(q, k, v, dropout_p=dropout, is_causal=self.causal)
 
 
 class Dropout(nn.Module):
@@ -140,8 +138,9 @@ class Block(nn.Module):
     def __init__(self, config: GPTConfig):
         super().__init__()
         self.attn_norm = RMSNorm(config.n_embd, config.norm_eps, config.norm_scale)
-        self.attn = CausalSelfAttention(config.n_embd, config.n_head, config.attn_dropout,
-                                        config.causal)
+        self.attn = CausalSelfAttention(
+            config.n_embd, config.n_head, config.attn_dropout, config.causal
+        )
         self.mlp_norm = RMSNorm(config.n_embd, config.norm_eps, config.norm_scale)
         self.mlp = MLP(config)
         self.dropout = Dropout(config.dropout)  # on each branch, before it joins the stream
@@ -172,8 +171,13 @@ class GPT(nn.Module):
     def num_params(self) -> int:
         return sum(p.numel() for p in self.parameters())
 
-    def forward(self, idx: torch.Tensor, targets: torch.Tensor | None = None,
-                positions: torch.Tensor | None = None, attend: Sequence[Attend] | None = None):
+    def forward(
+        self,
+        idx: torch.Tensor,
+        targets: torch.Tensor | None = None,
+        positions: torch.Tensor | None = None,
+        attend: Sequence[Attend] | None = None,
+    ):
         """idx: [B, T] token ids -> logits [B, T, vocab] and the mean loss over the targets
         (None without them); a target of -100 (padding) is skipped, as cross_entropy does by
         default. `positions` [T]: the tokens' positions, 0..T-1 unless given (after a
@@ -196,6 +200,7 @@ class GPT(nn.Module):
 
 
 # ---- microgpt's names: every file minigpt writes holds the weights under them
+
 
 def microgpt_name(module_name: str) -> str:
     """A parameter's name in the model -> microgpt's: "layers.0.attn.attn_wq.weight" ->
@@ -220,12 +225,14 @@ def load_microgpt_weights(model: nn.Module, weights: dict[str, torch.Tensor]) ->
         raise ValueError(f"the weights do not fit the model: missing {missing}, unexpected {extra}")
     for name, tensor in weights.items():
         if not isinstance(tensor, torch.Tensor) or tensor.shape != own[name].shape:
-            shape = list(tensor.shape) if isinstance(tensor, torch.Tensor) \
-                else type(tensor).__name__
-            raise ValueError(f"size mismatch for {name}: {shape} in the file, "
-                             f"{list(own[name].shape)} in the model")
+            shape = (
+                list(tensor.shape) if isinstance(tensor, torch.Tensor) else type(tensor).__name__
+            )
+            raise ValueError(
+                f"size mismatch for {name}: {shape} in the file, "
+                f"{list(own[name].shape)} in the model"
+            )
     model.load_state_dict({module_name[name]: tensor for name, tensor in weights.items()})
-
 
 
 @contextlib.contextmanager  # measuring a model mid-training leaves it training

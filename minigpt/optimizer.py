@@ -111,16 +111,17 @@ def make_optimizer(model: GPT, t: TrainConfig):
         else:
             (matrices if p.dim() >= 2 else others).append(p)
     decay = t.weight_decay
-    groups = [dict(params=embeddings, weight_decay=decay, lr_scale=t.embedding_lr_scale),
-              dict(params=matrices, weight_decay=decay, lr_scale=1.0),
-              dict(params=others, weight_decay=0.0, lr_scale=1.0)]
+    groups = [
+        dict(params=embeddings, weight_decay=decay, lr_scale=t.embedding_lr_scale),
+        dict(params=matrices, weight_decay=decay, lr_scale=1.0),
+        dict(params=others, weight_decay=0.0, lr_scale=1.0),
+    ]
     adam_class = torch.optim.Adam if t.optimizer == "adam" else torch.optim.AdamW
     adam = adam_class(groups, lr=t.lr, betas=(t.beta1, t.beta2), eps=t.eps, fused=True)
     if not muon:
         return adam  # formats/trainer_state.py checks a saved state before it is loaded
     hidden_group = {"params": hidden, "lr_scale": t.muon_lr / t.lr}
-    for_hidden = Muon([hidden_group], lr=t.muon_lr, momentum=t.muon_momentum,
-                                 weight_decay=decay)
+    for_hidden = Muon([hidden_group], lr=t.muon_lr, momentum=t.muon_momentum, weight_decay=decay)
     return Optimizers(adamw=adam, muon=for_hidden)
 
 

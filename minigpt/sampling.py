@@ -11,8 +11,9 @@ from .data import Tokenizer, rows_at_once
 from .model import GPT, eval_mode
 
 
-def filter_logits(logits: torch.Tensor, temperature: float, top_k: int | None,
-                  top_p: float) -> torch.Tensor:
+def filter_logits(
+    logits: torch.Tensor, temperature: float, top_k: int | None, top_p: float
+) -> torch.Tensor:
     """Scale by 1/temperature, keep the top_k tokens (None or 0: all), then the smallest set
     with probability >= top_p. The likeliest token is moved to 0 before the scaling, so a
     temperature near 0 sends every other to -inf and leaves it: greedy in the limit, never
@@ -42,8 +43,9 @@ def sample_token(logits: torch.Tensor, draws: torch.Tensor) -> torch.Tensor:
     return (cumulative < draws[:, None] * cumulative[:, -1:]).sum(dim=-1)
 
 
-def generate_batch(model: GPT, bos: int, prompt: list[int], batch: int, choose,
-                   use_cache: bool) -> list[list[int]]:
+def generate_batch(
+    model: GPT, bos: int, prompt: list[int], batch: int, choose, use_cache: bool
+) -> list[list[int]]:
     """`batch` names' tokens after the prompt; `choose(logits, rows)` picks each next token."""
     # unmasked, the earlier positions' keys change as a name grows: no cache holds them
     use_cache = use_cache and model.config.causal
@@ -86,9 +88,18 @@ def generate(model: GPT, tokenizer: Tokenizer, num: int, **options) -> list[str]
 
 
 @torch.no_grad()
-def generate_batches(model: GPT, tokenizer: Tokenizer, num: int, temperature: float = 1.0,
-                     top_k: int | None = None, top_p: float = 1.0, prefix: str = "",
-                     seed: int | None = None, batch_size: int = 2048, use_cache: bool = True):
+def generate_batches(
+    model: GPT,
+    tokenizer: Tokenizer,
+    num: int,
+    temperature: float = 1.0,
+    top_k: int | None = None,
+    top_p: float = 1.0,
+    prefix: str = "",
+    seed: int | None = None,
+    batch_size: int = 2048,
+    use_cache: bool = True,
+):
     """Names that start with `prefix`, a list at a time as each is made. use_cache=False
     recomputes every position for each new character instead of reading the key/value cache:
     slower, and the same names but for a draw within rounding of a boundary between two
@@ -109,5 +120,7 @@ def generate_batches(model: GPT, tokenizer: Tokenizer, num: int, temperature: fl
         for start in range(0, num, width):
             rows = min(width, num - start)
             written = generate_batch(model, bos, prompt, rows, choose, use_cache)
-            yield [prefix + tokenizer.decode(row[: row.index(bos)] if bos in row else row)
-                   for row in written]
+            yield [
+                prefix + tokenizer.decode(row[: row.index(bos)] if bos in row else row)
+                for row in written
+            ]

@@ -34,13 +34,13 @@ from .sampling import generate
 class Reporter:
     """What the loop tells as a run goes; each method does nothing unless overridden.
 
-        start       before the first step of this stretch (a resumed run starts again here)
-        step        after every optimizer step
-        log         every log_interval steps, with the mean training loss since the last log
-        saving      just before last.pt is written, for what a resumed run reads beside it
-        evaluation  after each evaluation (trainer.val_loss), with Trainer.samples()
-        end         once, however the run ends: with runs/run.py's TrainResult, or None on
-                    an error
+    start       before the first step of this stretch (a resumed run starts again here)
+    step        after every optimizer step
+    log         every log_interval steps, with the mean training loss since the last log
+    saving      just before last.pt is written, for what a resumed run reads beside it
+    evaluation  after each evaluation (trainer.val_loss), with Trainer.samples()
+    end         once, however the run ends: with runs/run.py's TrainResult, or None on
+                an error
     """
 
     def start(self, trainer: Trainer) -> None: ...
@@ -142,9 +142,16 @@ SHARED_FROM = 64  # the first step of a time-limited run's shared evaluations, t
 class Trainer:
     """A run's state (its model, optimizer and data, and how far it has got), and its step."""
 
-    def __init__(self, config: Config, tokenizer: Tokenizer, train_data: TokenizedNames,
-                 val_data: TokenizedNames | None = None, dist=None, membership=None,
-                 data_info: dict | None = None):
+    def __init__(
+        self,
+        config: Config,
+        tokenizer: Tokenizer,
+        train_data: TokenizedNames,
+        val_data: TokenizedNames | None = None,
+        dist=None,
+        membership=None,
+        data_info: dict | None = None,
+    ):
         """`train_data`, `val_data`: the names as ids, on the device the run trains on;
         `dist`: the processes the run spans (OneProcess()); `membership`: "is this a training
         name?" (`in`), for the samples; `data_info`: what the run records of its names."""
@@ -162,9 +169,14 @@ class Trainer:
         self.train_data, self.val_data = train_data, val_data
         self.membership = membership if membership is not None else set()
         self.data_info = data_info or {}
-        self.order = BatchOrder(len(self.train_data), self.recipe.batch_size, self.recipe.seed,
-                                self.recipe.shuffle == "epoch", self.train_data.lengths,
-                                self.recipe.length_window)
+        self.order = BatchOrder(
+            len(self.train_data),
+            self.recipe.batch_size,
+            self.recipe.seed,
+            self.recipe.shuffle == "epoch",
+            self.train_data.lengths,
+            self.recipe.length_window,
+        )
         self.step, self.lr = 0, 0.0  # optimizer steps taken; the latest step's learning rate
         self.tokens, self.seconds = 0, 0.0  # predicted tokens trained on; seconds in steps
         self.clock = Clock()
@@ -174,8 +186,13 @@ class Trainer:
         self.code = {"core": core_digest()}  # which code trains it (a run adds its version, commit)
 
     @classmethod
-    def from_names(cls, config: Config, names: list[str], val_names: list[str] | None = None,
-                   tokenizer: Tokenizer | None = None) -> Trainer:
+    def from_names(
+        cls,
+        config: Config,
+        names: list[str],
+        val_names: list[str] | None = None,
+        tokenizer: Tokenizer | None = None,
+    ) -> Trainer:
         """A Trainer for lists of names, the vocabulary theirs unless `tokenizer` is given. With
         no `val_names`, train.val_fraction of `names` (at most train.val_max) are held out,
         chosen by train.split_seed; the run is on train.device ("auto": CUDA where there is one)."""
@@ -267,8 +284,13 @@ class Trainer:
     def samples(self, num: int = 8) -> list[tuple[str, bool]]:
         """Names the model makes now (the same draws each time), and which are training
         names."""
-        names = generate(self.model, self.tokenizer, num,
-                         temperature=self.config.sample.temperature, seed=self.recipe.seed)
+        names = generate(
+            self.model,
+            self.tokenizer,
+            num,
+            temperature=self.config.sample.temperature,
+            seed=self.recipe.seed,
+        )
         return [(name, name in self.membership) for name in names]
 
     def checkpoint(self) -> dict:
@@ -279,37 +301,71 @@ class Trainer:
         rng = {"torch": ranks[0], "ranks": ranks}
         if torch.cuda.is_available():
             rng["cuda"] = torch.cuda.get_rng_state_all()
-        progress = {"tokens": self.tokens, "seconds": self.seconds, "elapsed": self.clock.elapsed,
-                    "best_step": self.best_step, "evals_since_best": self.evals_since_best}
+        progress = {
+            "tokens": self.tokens,
+            "seconds": self.seconds,
+            "elapsed": self.clock.elapsed,
+            "best_step": self.best_step,
+            "evals_since_best": self.evals_since_best,
+        }
         training = {"optimizer": self.optimizer.state_dict(), "progress": progress, "rng": rng}
-        return checkpoint_dict(self.model, self.config, self.tokenizer.chars, self.step,
-                               self.val_loss, self.best_val_loss, self.membership,
-                               self.data_info, training, self.code)
+        return checkpoint_dict(
+            self.model,
+            self.config,
+            self.tokenizer.chars,
+            self.step,
+            self.val_loss,
+            self.best_val_loss,
+            self.membership,
+            self.data_info,
+            training,
+            self.code,
+        )
 
 
 FORMAT, VERSION = "minigpt", 1  # what every minigpt checkpoint says it is
 
 
-def checkpoint_dict(model: GPT, config: Config, vocab: list[str], step: int = 0,
-                    val_loss: float | None = None, best_val_loss: float | None = None,
-                    names=(), data: dict | None = None, training: dict | None = None,
-                    code: dict | None = None) -> dict:
+def checkpoint_dict(
+    model: GPT,
+    config: Config,
+    vocab: list[str],
+    step: int = 0,
+    val_loss: float | None = None,
+    best_val_loss: float | None = None,
+    names=(),
+    data: dict | None = None,
+    training: dict | None = None,
+    code: dict | None = None,
+) -> dict:
     """A checkpoint: the weights under microgpt's names (wte, layer0.attn_wq, ...), the recipe,
     the vocabulary, how far training got, the training names (`names`: a set, or anything with
     a `to_payload()`, as files/membership.py's Bloom filter), where they came from (`data`) and,
     for a run that may be resumed, `training`, and which `code` trained it (the core's digest at
     least). formats/checkpoint.py reads it back."""
-    membership = names.to_payload() if hasattr(names, "to_payload") else \
-        {"kind": "exact", "names": "\n".join(sorted(names))}
-    return {"format": FORMAT, "version": VERSION, "model": microgpt_weights(model),
-            "config": config.to_dict(), "vocab": list(vocab), "step": step, "val_loss": val_loss,
-            "best_val_loss": best_val_loss, "membership": membership, "data": data or {},
-            "code": {"core": core_digest()} if code is None else code, **(training or {})}
+    membership = (
+        names.to_payload()
+        if hasattr(names, "to_payload")
+        else {"kind": "exact", "names": "\n".join(sorted(names))}
+    )
+    return {
+        "format": FORMAT,
+        "version": VERSION,
+        "model": microgpt_weights(model),
+        "config": config.to_dict(),
+        "vocab": list(vocab),
+        "step": step,
+        "val_loss": val_loss,
+        "best_val_loss": best_val_loss,
+        "membership": membership,
+        "data": data or {},
+        "code": {"core": core_digest()} if code is None else code,
+        **(training or {}),
+    }
 
 
 @torch.no_grad()
-def evaluate(model: GPT, data: TokenizedNames, batch_size: int = 256,
-             dist=OneProcess()) -> float:
+def evaluate(model: GPT, data: TokenizedNames, batch_size: int = 256, dist=OneProcess()) -> float:
     """Mean cross-entropy per predicted token (each character and the end) over every name in
     `data`, without dropout. With several processes, each scores its share and the sums are
     added up."""
@@ -317,8 +373,9 @@ def evaluate(model: GPT, data: TokenizedNames, batch_size: int = 256,
     with eval_mode(model):
         for x, y in data.in_order(batch_size, dist.my_share, model.config.vocab_size):
             logits, _ = model(x)
-            total += F.cross_entropy(logits.flatten(0, 1), y.flatten(), ignore_index=IGNORE,
-                                     reduction="sum")
+            total += F.cross_entropy(
+                logits.flatten(0, 1), y.flatten(), ignore_index=IGNORE, reduction="sum"
+            )
     return dist.sum(total).item() / int(data.lengths.sum())
 
 
@@ -327,8 +384,10 @@ def finite_mean(losses: list[float], step: int, run_dir: Path) -> float:
     for at, loss in enumerate(losses, start=step - len(losses) + 1):
         if not math.isfinite(loss):
             kept = f"; the last good checkpoint is {run_dir / 'last.pt'}"
-            raise RunError(f"training stopped: the loss became {loss} at step {at}"
-                           f"{kept if (run_dir / 'last.pt').exists() else ''}")
+            raise RunError(
+                f"training stopped: the loss became {loss} at step {at}"
+                f"{kept if (run_dir / 'last.pt').exists() else ''}"
+            )
     return sum(losses) / len(losses)
 
 
@@ -356,8 +415,9 @@ class NoSignals:
     requested = None
 
 
-def train_loop(trainer: Trainer, run_dir: Path, report: Reporter, signals=NoSignals(),
-               save=save_checkpoint) -> float | None:
+def train_loop(
+    trainer: Trainer, run_dir: Path, report: Reporter, signals=NoSignals(), save=save_checkpoint
+) -> float | None:
     """Step until done, telling `report`; stop on a signal (`signals.requested`,
     runs/setup.py). `save(trainer, path)` writes best.pt and last.pt into `run_dir`. Returns the
     training loss of the last steps logged."""

@@ -13,8 +13,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 CHROMIUM = Path("/usr/bin/chromium")
-FLAGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-         "--disable-sync", "--no-first-run"]
+FLAGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
 
 
 def missing() -> str | None:
@@ -64,7 +70,9 @@ def open_page(browser, path: Path, width: int = 1280, height: int = 900, hash: s
         page.reusable = not before
         page.on("request", lambda request: page.watched.requests.append(request.url))
         page.on("pageerror", lambda error: page.watched.errors.append(str(error)))
-        page.on("console", lambda message: page.watched.errors.append(message.text) if message.type == "error" else None)
+        page.on(
+            "console", lambda message: page.watched.errors.append(message.text) if message.type == "error" else None
+        )
         add_readers(page)
     page.watched = Watched()
     page.goto(Path(path).resolve().as_uri() + hash)

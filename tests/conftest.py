@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from minigpt.formats.recipes import load_config
 from minigpt.common.bundled import BUNDLED_NAMES
+from minigpt.formats.recipes import load_config
 
 # the commands the tests start run on one thread, as the tests do (one_torch_thread): two workers share the cores
 os.environ.setdefault("OMP_NUM_THREADS", "1")
@@ -151,6 +151,7 @@ def tiny_page(tmp_path_factory):
     trained for 2 steps on every 11th bundled name, its weights redrawn so that the numbers compared with torch
     are far from zero (tests/browser.py), written for "emma". Its checkpoint and the page's path."""
     import browser
+
     from minigpt.formats.checkpoint import load_checkpoint
     from minigpt.runs.run import train
     from minigpt.views.explorer_page import write_page

@@ -9,12 +9,19 @@ import torch.nn.functional as F
 from typer.testing import CliRunner
 
 from minigpt.cli.main import app
+from minigpt.data import TokenizedNames, Tokenizer
 from minigpt.formats.recipes import load_config
-from minigpt.data import TokenizedNames
-from minigpt.data import Tokenizer
-from minigpt.model import GPT
-from minigpt.measurements.ablation import Part, ablate, all_parts, forward_without, loss_without, mean_outputs, whole_pass
+from minigpt.measurements.ablation import (
+    Part,
+    ablate,
+    all_parts,
+    forward_without,
+    loss_without,
+    mean_outputs,
+    whole_pass,
+)
 from minigpt.measurements.prefix_forest import prefix_forests
+from minigpt.model import GPT
 
 runner = CliRunner()
 NAMES = ["emma", "olivia", "ava", "isabella", "sophia", "mia", "amelia", "harper", "evelyn", "abigail"]
@@ -67,11 +74,13 @@ def test_zero_ablation_is_the_forward_pass_with_the_part_removed(tiny):
     model, tokenizer = tiny
     idx = torch.tensor([[tokenizer.bos] + tokenizer.encode("isabella")])
     torch.testing.assert_close(forward_without(model, idx), by_hand(model, idx))
-    cases = [([Part("head", 0, 1)], {"heads_off": {(0, 1)}}),
-             ([Part("head", 1, 0), Part("head", 1, 1)], {"heads_off": {(1, 0), (1, 1)}}),
-             ([Part("attention", 0)], {"attention_off": {0}}),
-             ([Part("mlp", 1)], {"mlp_off": {1}}),
-             ([Part("head", 0, 0), Part("mlp", 0)], {"heads_off": {(0, 0)}, "mlp_off": {0}})]
+    cases = [
+        ([Part("head", 0, 1)], {"heads_off": {(0, 1)}}),
+        ([Part("head", 1, 0), Part("head", 1, 1)], {"heads_off": {(1, 0), (1, 1)}}),
+        ([Part("attention", 0)], {"attention_off": {0}}),
+        ([Part("mlp", 1)], {"mlp_off": {1}}),
+        ([Part("head", 0, 0), Part("mlp", 0)], {"heads_off": {(0, 0)}, "mlp_off": {0}}),
+    ]
     for off, named in cases:
         torch.testing.assert_close(forward_without(model, idx, off), by_hand(model, idx, **named))
         assert not torch.allclose(forward_without(model, idx, off), by_hand(model, idx))  # it changed something
@@ -79,7 +88,9 @@ def test_zero_ablation_is_the_forward_pass_with_the_part_removed(tiny):
 
 def test_mean_ablation_uses_each_parts_mean_over_every_position(tiny):
     model, tokenizer = tiny
-    means = mean_outputs(model, [whole_pass(model, f) for f in prefix_forests(NAMES, tokenizer, model.config.block_size)])
+    means = mean_outputs(
+        model, [whole_pass(model, f) for f in prefix_forests(NAMES, tokenizer, model.config.block_size)]
+    )
     # the mean of head (1, 1)'s output by hand: every position of every name, one name at a time
     outputs = []
     for name in NAMES:
@@ -90,15 +101,23 @@ def test_mean_ablation_uses_each_parts_mean_over_every_position(tiny):
         hook.remove()
         a = seen[0]  # what layer 1's attention reads, normed
         hd = model.config.n_embd // model.config.n_head
-        q, k, v = (a @ w.weight.T for w in (model.layers[1].attn.attn_wq, model.layers[1].attn.attn_wk, model.layers[1].attn.attn_wv))
+        q, k, v = (
+            a @ w.weight.T
+            for w in (model.layers[1].attn.attn_wq, model.layers[1].attn.attn_wk, model.layers[1].attn.attn_wv)
+        )
         s = slice(hd, 2 * hd)
         T = idx.size(1)
-        scores = (q[..., s] @ k[..., s].transpose(-1, -2) / math.sqrt(hd)).masked_fill(torch.ones(T, T, dtype=torch.bool).triu(1), float("-inf"))
+        scores = (q[..., s] @ k[..., s].transpose(-1, -2) / math.sqrt(hd)).masked_fill(
+            torch.ones(T, T, dtype=torch.bool).triu(1), float("-inf")
+        )
         outputs.append((torch.softmax(scores, -1) @ v[..., s])[0])
     torch.testing.assert_close(means["head"][1][1], torch.cat(outputs).mean(0))
     idx = torch.tensor([[tokenizer.bos] + tokenizer.encode("harper")])
-    for off, named in [([Part("head", 1, 1)], {"heads_off": {(1, 1)}}), ([Part("attention", 1)], {"attention_off": {1}}),
-                       ([Part("mlp", 0)], {"mlp_off": {0}})]:
+    for off, named in [
+        ([Part("head", 1, 1)], {"heads_off": {(1, 1)}}),
+        ([Part("attention", 1)], {"attention_off": {1}}),
+        ([Part("mlp", 0)], {"mlp_off": {0}}),
+    ]:
         torch.testing.assert_close(forward_without(model, idx, off, means), by_hand(model, idx, means=means, **named))
 
 
@@ -121,7 +140,7 @@ def test_ablate_reports_every_part_sorted_by_cost(tiny, mode, rows, monkeypatch)
 
 
 def test_a_prefix_forest_holds_each_prefix_once_and_every_prediction(tiny):
-    """"ann", "anna" and "annabel" share their beginnings; a name past the block size predicts its next
+    """ "ann", "anna" and "annabel" share their beginnings; a name past the block size predicts its next
     character at its last position, not the end (as TokenizedNames reads it)."""
     model, tokenizer = tiny
     long = "a" * (model.config.block_size + 3)
@@ -158,9 +177,11 @@ def test_cli_ablate_refuses_bad_input_in_one_line(trained_run, tmp_path):
     raw = torch.load(moved / "best.pt", weights_only=True)
     raw["data"] = {"imported_from": "model.safetensors"}  # as an import: no validation names to read again
     torch.save(raw, moved / "best.pt")
-    for args, message in [([str(run_dir), "--mode", "half"], "--mode 'half' is not one of zero, mean"),
-                          ([str(moved)], "pass --data FILE"),
-                          ([str(run_dir), "--data", str(tmp_path / "missing.txt")], "names file not found")]:
+    for args, message in [
+        ([str(run_dir), "--mode", "half"], "--mode 'half' is not one of zero, mean"),
+        ([str(moved)], "pass --data FILE"),
+        ([str(run_dir), "--data", str(tmp_path / "missing.txt")], "names file not found"),
+    ]:
         result = runner.invoke(app, ["ablate", *args])
         assert result.exit_code == 2, (args, result.output)
         assert message in result.stderr and len(result.stderr.strip().splitlines()) == 1

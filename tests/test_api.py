@@ -28,8 +28,10 @@ def test_importing_the_cli_does_not_import_torch():
 def test_a_command_leaves_its_objects_to_no_collection_at_exit():
     """Every command, on its way out, freezes what is alive, so that Python's exit does not scan torch's
     objects (about a second): atexit still runs, and sees them frozen."""
-    code = ("import atexit, gc, sys; atexit.register(lambda: print(gc.get_freeze_count())); "
-            "sys.argv = ['minigpt', 'plot', '--help']; from minigpt.cli.main import main; main()")
+    code = (
+        "import atexit, gc, sys; atexit.register(lambda: print(gc.get_freeze_count())); "
+        "sys.argv = ['minigpt', 'plot', '--help']; from minigpt.cli.main import main; main()"
+    )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
     assert int(done.stdout.split()[-1]) > 0
@@ -40,7 +42,7 @@ def test_the_python_api_checks_what_it_is_handed_as_the_command_line_does(traine
     where a loaded checkpoint belongs, a names file where a list of names belongs."""
     import pytest
 
-    from minigpt import (Config, evaluate_names, explore, load_checkpoint, load_config, logit_lens, sample, train)
+    from minigpt import Config, evaluate_names, explore, load_checkpoint, load_config, logit_lens, sample, train
     from minigpt.errors import UsageError
 
     run_dir, names_file = trained_run
@@ -95,6 +97,7 @@ def test_train_checks_its_reporter_before_any_work(tmp_path, report, says):
     from minigpt.errors import UsageError
 
     if says is None:  # a reporter that is falsy (a list subclass, empty) is still a reporter, and still told
+
         class Heard(list, Reporter):
             def step(self, trainer):
                 self.append(trainer.step)
@@ -122,8 +125,8 @@ def test_an_imported_number_past_a_floats_range_is_one_line(trained_run, tmp_pat
 
     from minigpt.errors import UsageError
     from minigpt.formats.microgpt_json import import_microgpt
-    from minigpt.runs.run import train
     from minigpt.formats.recipes import load_config
+    from minigpt.runs.run import train
 
     run = train(load_config("microgpt", ["train.steps=1"]), out_dir=tmp_path / "mg", quiet=True)
     from minigpt.formats.microgpt_json import export_microgpt
@@ -141,12 +144,19 @@ def test_an_imported_number_past_a_floats_range_is_one_line(trained_run, tmp_pat
         import_microgpt(tmp_path / "big.json", tmp_path / "big.pt")
 
 
-@pytest.mark.parametrize("options, says", [
-    ({"num": 10**30}, "--num must be at most"), ({"num": None}, "--num must be a whole number, got null"),
-    ({"num": "5"}, "--num must be a whole number, got text"), ({"num": True}, "--num must be a whole number"),
-    ({"temperature": "hot"}, "--temperature must be a number"), ({"top_k": 2.5}, "--top-k must be a whole number"),
-    ({"top_p": [0.9]}, "--top-p must be a number"), ({"prefix": None}, "--prefix must be text"),
-])
+@pytest.mark.parametrize(
+    "options, says",
+    [
+        ({"num": 10**30}, "--num must be at most"),
+        ({"num": None}, "--num must be a whole number, got null"),
+        ({"num": "5"}, "--num must be a whole number, got text"),
+        ({"num": True}, "--num must be a whole number"),
+        ({"temperature": "hot"}, "--temperature must be a number"),
+        ({"top_k": 2.5}, "--top-k must be a whole number"),
+        ({"top_p": [0.9]}, "--top-p must be a number"),
+        ({"prefix": None}, "--prefix must be text"),
+    ],
+)
 def test_sample_refuses_what_the_command_line_would_in_one_line(trained_run, options, says):
     from minigpt import load_checkpoint, sample
     from minigpt.errors import UsageError
@@ -155,8 +165,14 @@ def test_sample_refuses_what_the_command_line_would_in_one_line(trained_run, opt
         sample(load_checkpoint(trained_run[0]), **options)
 
 
-WRONG = {"an int": lambda: 5, "None": lambda: None, "bytes": lambda: b"runs/a", "a list of ints": lambda: [1, 2],
-         "a generator": lambda: (x for x in [1]), "a float": lambda: 2.5}
+WRONG = {
+    "an int": lambda: 5,
+    "None": lambda: None,
+    "bytes": lambda: b"runs/a",
+    "a list of ints": lambda: [1, 2],
+    "a generator": lambda: (x for x in [1]),
+    "a float": lambda: 2.5,
+}
 
 
 def test_every_public_function_refuses_arguments_of_the_wrong_type_in_one_line(trained_run, tmp_path):
@@ -170,17 +186,33 @@ def test_every_public_function_refuses_arguments_of_the_wrong_type_in_one_line(t
 
     run_dir, names_file = trained_run
     ckpt = minigpt.load_checkpoint(run_dir)
-    right = {"model": ckpt.model, "tokenizer": ckpt.tokenizer, "names": ["anna"], "ckpt": ckpt, "checkpoint": ckpt,
-             "config": minigpt.load_config("tiny"), "paths": [run_dir, run_dir], "ids": [ckpt.tokenizer.bos],
-             "path": run_dir, "run_dir": run_dir, "spec_path": tmp_path / "no.toml", "out_dir": tmp_path / "out",
-             "name": "anna", "num": 2, "run_or_checkpoint": run_dir}
+    right = {
+        "model": ckpt.model,
+        "tokenizer": ckpt.tokenizer,
+        "names": ["anna"],
+        "ckpt": ckpt,
+        "checkpoint": ckpt,
+        "config": minigpt.load_config("tiny"),
+        "paths": [run_dir, run_dir],
+        "ids": [ckpt.tokenizer.bos],
+        "path": run_dir,
+        "run_dir": run_dir,
+        "spec_path": tmp_path / "no.toml",
+        "out_dir": tmp_path / "out",
+        "name": "anna",
+        "num": 2,
+        "run_or_checkpoint": run_dir,
+    }
     escaped = []
     for public in minigpt.__all__[1:]:
         function = getattr(minigpt, public)
         if inspect.isclass(function):
             continue
-        required = [p.name for p in inspect.signature(function).parameters.values() if p.default is inspect.Parameter.empty
-                    and p.kind is inspect.Parameter.POSITIONAL_OR_KEYWORD]
+        required = [
+            p.name
+            for p in inspect.signature(function).parameters.values()
+            if p.default is inspect.Parameter.empty and p.kind is inspect.Parameter.POSITIONAL_OR_KEYWORD
+        ]
         for wrong_name, wrong in WRONG.items():
             for given in required:
                 arguments = [wrong() if name == given else right[name] for name in required]
@@ -196,16 +228,30 @@ def test_every_public_function_refuses_arguments_of_the_wrong_type_in_one_line(t
     assert not (tmp_path / "out").exists()
 
 
-@pytest.mark.parametrize("build, says", [
-    (lambda GPT, GPTConfig: GPT(None), "a GPT is built from a GPTConfig, got None"),
-    (lambda GPT, GPTConfig: GPT({"n_layer": 2}), "a GPT is built from a GPTConfig, got dict"),
-    (lambda GPT, GPTConfig: GPT(GPTConfig(n_layer=-1, vocab_size=5)), "model.n_layer must be a whole number from 1, got -1"),
-    (lambda GPT, GPTConfig: GPT(GPTConfig(n_layer=0, vocab_size=5)), "model.n_layer must be a whole number from 1, got 0"),
-    (lambda GPT, GPTConfig: GPT(GPTConfig(n_embd=2.5, vocab_size=5)), "model.n_embd must be a whole number from 1, got 2.5"),
-    (lambda GPT, GPTConfig: GPT(GPTConfig(n_head=3, n_embd=16, vocab_size=5)),
-     r"model.n_embd \(16\) must be divisible by model.n_head \(3\)"),
-    (lambda GPT, GPTConfig: GPT(GPTConfig()), "model.vocab_size must be a whole number from 2, got 0"),
-])
+@pytest.mark.parametrize(
+    "build, says",
+    [
+        (lambda GPT, GPTConfig: GPT(None), "a GPT is built from a GPTConfig, got None"),
+        (lambda GPT, GPTConfig: GPT({"n_layer": 2}), "a GPT is built from a GPTConfig, got dict"),
+        (
+            lambda GPT, GPTConfig: GPT(GPTConfig(n_layer=-1, vocab_size=5)),
+            "model.n_layer must be a whole number from 1, got -1",
+        ),
+        (
+            lambda GPT, GPTConfig: GPT(GPTConfig(n_layer=0, vocab_size=5)),
+            "model.n_layer must be a whole number from 1, got 0",
+        ),
+        (
+            lambda GPT, GPTConfig: GPT(GPTConfig(n_embd=2.5, vocab_size=5)),
+            "model.n_embd must be a whole number from 1, got 2.5",
+        ),
+        (
+            lambda GPT, GPTConfig: GPT(GPTConfig(n_head=3, n_embd=16, vocab_size=5)),
+            r"model.n_embd \(16\) must be divisible by model.n_head \(3\)",
+        ),
+        (lambda GPT, GPTConfig: GPT(GPTConfig()), "model.vocab_size must be a whole number from 2, got 0"),
+    ],
+)
 def test_a_model_of_an_impossible_shape_is_refused_before_it_is_built(build, says):
     """GPT(config) checks its config's shape up front (59 §6): no model with no layers, no failure at the
     first forward for heads that do not divide the width."""
@@ -216,11 +262,17 @@ def test_a_model_of_an_impossible_shape_is_refused_before_it_is_built(build, say
         build(GPT, GPTConfig)
 
 
-@pytest.mark.parametrize("chars, says", [
-    (None, "expected a list of characters, got None"), (5, "expected a list of characters, got int"),
-    ("abc", 'got one str "abc": put it in a list'), (["a", "bc"], "expected distinct single characters"),
-    (["a", "a"], "expected distinct single characters"), ([None], "expected distinct single characters"),
-])
+@pytest.mark.parametrize(
+    "chars, says",
+    [
+        (None, "expected a list of characters, got None"),
+        (5, "expected a list of characters, got int"),
+        ("abc", 'got one str "abc": put it in a list'),
+        (["a", "bc"], "expected distinct single characters"),
+        (["a", "a"], "expected distinct single characters"),
+        ([None], "expected distinct single characters"),
+    ],
+)
 def test_a_tokenizer_takes_distinct_single_characters(chars, says):
     from minigpt import Tokenizer
     from minigpt.errors import UsageError
@@ -255,8 +307,12 @@ def test_a_snapshot_index_and_a_count_of_predictions_are_whole_numbers_in_their_
     ckpt = load_checkpoint(trained_run[0])
     snapshots = read_snapshots(trained_run[0])
     last = len(snapshots.steps) - 1
-    for index, says in [(last + 1, f"from 0 to {last}, got {last + 1}"), (-1, f"from 0 to {last}, got -1"),
-                        ("1", 'expected a whole number, got str "1"'), (True, "expected a whole number, got bool")]:
+    for index, says in [
+        (last + 1, f"from 0 to {last}, got {last + 1}"),
+        (-1, f"from 0 to {last}, got -1"),
+        ("1", 'expected a whole number, got str "1"'),
+        (True, "expected a whole number, got bool"),
+    ]:
         with pytest.raises(UsageError, match=says):
             snapshots.load_into(ckpt.model, index)
     snapshots.load_into(ckpt.model, last)
@@ -277,16 +333,19 @@ def test_the_errors_a_user_catches_are_importable_from_the_package():
         minigpt.load_config("no-such-recipe")
 
 
-@pytest.mark.parametrize("build, says", [
-    (lambda: GPT(GPTConfig(dropout=2.0, vocab_size=5)), r"model.dropout must be in \[0, 1\), got 2.0"),
-    (lambda: GPT(GPTConfig(init_std=float("nan"), vocab_size=5)), "model.init_std must be a finite number"),
-    (lambda: GPT(GPTConfig(init_std=-1.0, vocab_size=5)), "model.init_std must be positive, got -1.0"),
-    (lambda: GPT(GPTConfig(norm_eps=float("nan"), vocab_size=5)), "model.norm_eps must be a finite number"),
-    (lambda: GPT(GPTConfig(activation="evil", vocab_size=5)), "model.activation must be one of relu, gelu"),
-    (lambda: GPT(GPTConfig(causal="no", vocab_size=5)), "model.causal must be bool, got str 'no'"),
-    (lambda: GPT(GPTConfig(n_layer=10**9, vocab_size=5)), "would have .* parameters; minigpt builds at most"),
-    (lambda: GPT(GPTConfig(n_embd=2**20, n_head=1, vocab_size=5)), "parameters; minigpt builds at most"),
-])
+@pytest.mark.parametrize(
+    "build, says",
+    [
+        (lambda: GPT(GPTConfig(dropout=2.0, vocab_size=5)), r"model.dropout must be in \[0, 1\), got 2.0"),
+        (lambda: GPT(GPTConfig(init_std=float("nan"), vocab_size=5)), "model.init_std must be a finite number"),
+        (lambda: GPT(GPTConfig(init_std=-1.0, vocab_size=5)), "model.init_std must be positive, got -1.0"),
+        (lambda: GPT(GPTConfig(norm_eps=float("nan"), vocab_size=5)), "model.norm_eps must be a finite number"),
+        (lambda: GPT(GPTConfig(activation="evil", vocab_size=5)), "model.activation must be one of relu, gelu"),
+        (lambda: GPT(GPTConfig(causal="no", vocab_size=5)), "model.causal must be bool, got str 'no'"),
+        (lambda: GPT(GPTConfig(n_layer=10**9, vocab_size=5)), "would have .* parameters; minigpt builds at most"),
+        (lambda: GPT(GPTConfig(n_embd=2**20, n_head=1, vocab_size=5)), "parameters; minigpt builds at most"),
+    ],
+)
 def test_a_model_is_checked_key_by_key_where_the_api_builds_it(build, says):
     """GPTConfig values a recipe file would refuse reached torch (a NaN model, a GELU for "evil", minutes of
     allocation for 10**9 layers); GPT() checks each key against its declaration, in the command line's words."""
@@ -294,9 +353,14 @@ def test_a_model_is_checked_key_by_key_where_the_api_builds_it(build, says):
         build()
 
 
-@pytest.mark.parametrize("key, value, says", [("steps", True, "train.steps must be int, got bool True"),
-                                              ("steps", 1.5, "train.steps must be int, got float 1.5"),
-                                              ("auto_scale", "yes", "train.auto_scale must be bool, got str")])
+@pytest.mark.parametrize(
+    "key, value, says",
+    [
+        ("steps", True, "train.steps must be int, got bool True"),
+        ("steps", 1.5, "train.steps must be int, got float 1.5"),
+        ("auto_scale", "yes", "train.auto_scale must be bool, got str"),
+    ],
+)
 def test_a_config_built_in_python_is_checked_for_its_types_before_training(key, value, says, tmp_path):
     """train(steps=True) trained one step and auto_scale="yes" was taken as true."""
     config = load_config("tiny")
@@ -370,11 +434,24 @@ def test_a_microgpt_file_whose_weights_hold_true_or_false_is_refused(trained_run
 
     from minigpt.formats.microgpt_json import import_microgpt
 
-    document = {"format": "microgpt", "hyperparameters": {"n_layer": 1, "n_embd": 4, "n_head": 2, "block_size": 4,
-                                                          "vocab_size": 3}, "uchars": ["a", "b"], "bos": 2}
+    document = {
+        "format": "microgpt",
+        "hyperparameters": {"n_layer": 1, "n_embd": 4, "n_head": 2, "block_size": 4, "vocab_size": 3},
+        "uchars": ["a", "b"],
+        "bos": 2,
+    }
     h = document["hyperparameters"]
-    shapes = {"wte": [3, 4], "wpe": [4, 4], "lm_head": [3, 4], "layer0.attn_wq": [4, 4], "layer0.attn_wk": [4, 4],
-              "layer0.attn_wv": [4, 4], "layer0.attn_wo": [4, 4], "layer0.mlp_fc1": [16, 4], "layer0.mlp_fc2": [4, 16]}
+    shapes = {
+        "wte": [3, 4],
+        "wpe": [4, 4],
+        "lm_head": [3, 4],
+        "layer0.attn_wq": [4, 4],
+        "layer0.attn_wk": [4, 4],
+        "layer0.attn_wv": [4, 4],
+        "layer0.attn_wo": [4, 4],
+        "layer0.mlp_fc1": [16, 4],
+        "layer0.mlp_fc2": [4, 16],
+    }
     assert h["n_embd"] == 4
     document["state_dict"] = {key: [[0.5] * cols for _ in range(rows)] for key, (rows, cols) in shapes.items()}
     (tmp_path / "fine.json").write_text(json.dumps(document))

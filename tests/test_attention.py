@@ -36,7 +36,9 @@ def test_list_of_heads_matches_fused_in_output_and_gradients():
     # the weight gradients agree too, head h's rows of attn_wq being head h's query
     hd = C // H
     for h, head in enumerate(heads.heads):
-        torch.testing.assert_close(head.query.weight.grad, attn.attn_wq.weight.grad[h * hd : (h + 1) * hd], atol=1e-5, rtol=0)
+        torch.testing.assert_close(
+            head.query.weight.grad, attn.attn_wq.weight.grad[h * hd : (h + 1) * hd], atol=1e-5, rtol=0
+        )
     torch.testing.assert_close(heads.proj.weight.grad, attn.attn_wo.weight.grad, atol=1e-5, rtol=0)
 
 
@@ -45,8 +47,9 @@ def test_single_head_matches_fused_with_one_head():
     with torch.no_grad():
         attn.attn_wo.weight.copy_(torch.eye(C))  # the single head has no output projection
     single = SingleHeadAttention(C)
-    single.load_state_dict({"query.weight": attn.attn_wq.weight, "key.weight": attn.attn_wk.weight,
-                            "value.weight": attn.attn_wv.weight})
+    single.load_state_dict(
+        {"query.weight": attn.attn_wq.weight, "key.weight": attn.attn_wk.weight, "value.weight": attn.attn_wv.weight}
+    )
     x = inputs()
     torch.testing.assert_close(single(x), attn(x), atol=1e-5, rtol=0)
     torch.testing.assert_close(grads(single, x), grads(attn, x), atol=1e-5, rtol=0)

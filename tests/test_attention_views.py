@@ -1,16 +1,15 @@
 import json
-
 import re
 
 import pytest
 import torch
+from conftest import hide_package
 from typer.testing import CliRunner
 
-from minigpt.views import attention_maps as inspect
-from minigpt.formats.checkpoint import load_checkpoint
-from conftest import hide_package
 from minigpt.cli.main import app
 from minigpt.errors import UsageError
+from minigpt.formats.checkpoint import load_checkpoint
+from minigpt.views import attention_maps as inspect
 
 runner = CliRunner()
 
@@ -50,7 +49,9 @@ def test_cli_heatmaps_bars_json_and_png(trained_run, tmp_path):
         for i, row in enumerate(entry["weights"]):
             assert sum(row) == pytest.approx(1.0, abs=1e-5) and all(w == 0 for w in row[i + 1 :])
 
-    bars = runner.invoke(app, ["inspect-attention", str(run_dir), "anna", "--layer", "0", "--head", "1", "--position", "2"])
+    bars = runner.invoke(
+        app, ["inspect-attention", str(run_dir), "anna", "--layer", "0", "--head", "1", "--position", "2"]
+    )
     assert bars.exit_code == 0
     rows = [line for line in bars.stdout.splitlines() if line.strip()[:1].isdigit() and "│" not in line]
     assert len(rows) == 5 and all(row.rstrip().endswith("masked (a later position)") for row in rows[3:])
@@ -59,8 +60,11 @@ def test_cli_heatmaps_bars_json_and_png(trained_run, tmp_path):
 
 @pytest.mark.parametrize(
     "args, message",
-    [(["zz9"], "never saw: '9'"), (["anna", "--layer", "5"], "--layer 5 is out of range"),
-     (["anna", "--position", "9"], "--position 9 is out of range")],
+    [
+        (["zz9"], "never saw: '9'"),
+        (["anna", "--layer", "5"], "--layer 5 is out of range"),
+        (["anna", "--position", "9"], "--position 9 is out of range"),
+    ],
 )
 def test_cli_bad_input(trained_run, args, message):
     result = runner.invoke(app, ["inspect-attention", str(trained_run[0]), *args])
@@ -71,18 +75,20 @@ def test_png_without_matplotlib_says_how_to_install(trained_run, tmp_path, monke
     hide_package(monkeypatch, "matplotlib")
     result = runner.invoke(app, ["inspect-attention", str(trained_run[0]), "anna", "--png", str(tmp_path / "a.png")])
     assert result.exit_code == 2
-    assert result.stderr.strip().startswith("minigpt: error: PNG output needs matplotlib, in minigpt's plot extra: "
-                                            "pip install 'minigpt-names[plot]'")
+    assert result.stderr.strip().startswith(
+        "minigpt: error: PNG output needs matplotlib, in minigpt's plot extra: pip install 'minigpt-names[plot]'"
+    )
 
 
 def test_a_capitalised_name_is_refused_with_the_obvious_fix(trained_run):
     result = runner.invoke(app, ["inspect-attention", str(trained_run[0]), "Emma"])
     assert result.exit_code == 2
-    assert result.stderr == ("minigpt: error: 'Emma' has characters the model never saw: 'E' "
-                             "(the vocabulary is lowercase: try \"emma\")\n")
+    assert result.stderr == (
+        "minigpt: error: 'Emma' has characters the model never saw: 'E' (the vocabulary is lowercase: try \"emma\")\n"
+    )
     result = runner.invoke(app, ["sample", str(trained_run[0]), "--prefix", "Em!"])
     assert result.exit_code == 2 and "try" not in result.stderr  # "em!" would not do either: no fix offered
-    assert 'reads as "em!" but for \'!\'' in result.stderr  # the plainer spelling, with what it still lacks
+    assert "reads as \"em!\" but for '!'" in result.stderr  # the plainer spelling, with what it still lacks
 
 
 def test_the_boundary_token_has_one_name_in_the_terminal_json_page_and_docs(trained_run, tmp_path):
@@ -108,9 +114,13 @@ def test_a_heatmap_wider_than_the_terminal_says_what_it_left_out(tmp_path, monke
 
     names = tmp_path / "places.txt"
     names.write_text("\n".join(["stow-on-the-wold", "bourton-on-the-water", "anna", "moreton"] * 20) + "\n")
-    run = train(load_config("tiny", ["model.block_size=24", "train.steps=2"]), names, out_dir=tmp_path / "r", quiet=True).run_dir
+    run = train(
+        load_config("tiny", ["model.block_size=24", "train.steps=2"]), names, out_dir=tmp_path / "r", quiet=True
+    ).run_dir
     monkeypatch.setenv("COLUMNS", "80")
-    wide = CliRunner().invoke(app, ["inspect-attention", str(run), "bourton-on-the-water", "--layer", "0", "--head", "0"])
+    wide = CliRunner().invoke(
+        app, ["inspect-attention", str(run), "bourton-on-the-water", "--layer", "0", "--head", "0"]
+    )
     assert wide.exit_code == 0 and "the last positions are cut off at 80 columns" in wide.stdout
     narrow = CliRunner().invoke(app, ["inspect-attention", str(run), "anna", "--layer", "0", "--head", "0"])
     assert narrow.exit_code == 0 and "cut off" not in narrow.stdout
@@ -118,8 +128,11 @@ def test_a_heatmap_wider_than_the_terminal_says_what_it_left_out(tmp_path, monke
 
 def test_a_map_wider_than_the_terminal_keeps_its_title_and_caption(trained_run):
     """The map is cut at the terminal's right edge; its title and caption, at the left, are not (58 §5)."""
-    shown = runner.invoke(app, ["inspect-attention", str(trained_run[0]), "annabella", "--layer", "0", "--head", "1"],
-                          env={"COLUMNS": "30"})
+    shown = runner.invoke(
+        app,
+        ["inspect-attention", str(trained_run[0]), "annabella", "--layer", "0", "--head", "1"],
+        env={"COLUMNS": "30"},
+    )
     assert shown.exit_code == 0, shown.output
     lines = shown.stdout.splitlines()
     assert lines[0].startswith("layer 0, head 1") and any(line.startswith("· is the boundary token") for line in lines)
@@ -131,8 +144,15 @@ def test_the_prediction_table_keeps_each_probability_beside_its_character_at_50_
 
     from minigpt.cli.main import app
 
-    shown = CliRunner().invoke(app, ["inspect-attention", str(trained_run[0]), "anna", "--layer", "0", "--head", "0"],
-                               env={"COLUMNS": "50"}).stdout
+    shown = (
+        CliRunner()
+        .invoke(
+            app,
+            ["inspect-attention", str(trained_run[0]), "anna", "--layer", "0", "--head", "0"],
+            env={"COLUMNS": "50"},
+        )
+        .stdout
+    )
     rows = shown.split("what the model predicts next")[1].splitlines()
     cells = [cell.strip() for row in rows if "│" in row for cell in row.split("│")[2:]]
     assert cells and all(re.fullmatch(r"\S+ [01]\.\d{3}", cell) for cell in cells if cell), cells

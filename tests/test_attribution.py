@@ -8,8 +8,8 @@ import torch
 from typer.testing import CliRunner
 
 from minigpt.cli.main import app
-from minigpt.formats.recipes import load_config
 from minigpt.data import Tokenizer
+from minigpt.formats.recipes import load_config
 from minigpt.measurements.attribution import attribution, logit_attribution, part_names
 from minigpt.model import GPT
 
@@ -34,7 +34,9 @@ def hooked_terms(model: GPT, idx: torch.Tensor) -> torch.Tensor:
     c, seen, hooks = model.config, {}, []
     hooks.append(model.emb_norm.register_forward_hook(lambda m, i, o: seen.__setitem__("embeddings", o)))
     for l, layer in enumerate(model.layers):
-        hooks.append(layer.attn.attn_wo.register_forward_hook(lambda m, i, o, l=l: seen.__setitem__(f"heads {l}", i[0])))
+        hooks.append(
+            layer.attn.attn_wo.register_forward_hook(lambda m, i, o, l=l: seen.__setitem__(f"heads {l}", i[0]))
+        )
         hooks.append(layer.mlp.register_forward_hook(lambda m, i, o, l=l: seen.__setitem__(f"mlp {l}", o)))
     if model.final_norm is not None:
         hooks.append(model.final_norm.register_forward_hook(lambda m, i, o: seen.__setitem__("stream", i[0])))
@@ -45,7 +47,7 @@ def hooked_terms(model: GPT, idx: torch.Tensor) -> torch.Tensor:
     for l, layer in enumerate(model.layers):
         merged, w = seen[f"heads {l}"], layer.attn.attn_wo.weight
         d = c.head_dim
-        parts += [merged[..., h * d:(h + 1) * d] @ w[:, h * d:(h + 1) * d].T for h in range(c.n_head)]
+        parts += [merged[..., h * d : (h + 1) * d] @ w[:, h * d : (h + 1) * d].T for h in range(c.n_head)]
         parts.append(seen[f"mlp {l}"])
     rows = model.lm_head.weight
     if model.final_norm is None:
@@ -91,6 +93,8 @@ def test_inspect_attention_gives_the_attribution_as_json_and_in_the_terminal(tra
     found = json.loads(written.read_text())["attribution"]
     assert found["parts"][0] == "embeddings" and len(found["positions"]) == 5
     assert [p["target"] for p in found["positions"]] == ["a", "n", "n", "a", "·"]
-    bars = runner.invoke(app, ["inspect-attention", str(run_dir), "anna", "--position", "2", "--layer", "0", "--head", "0"])
+    bars = runner.invoke(
+        app, ["inspect-attention", str(run_dir), "anna", "--position", "2", "--layer", "0", "--head", "0"]
+    )
     assert bars.exit_code == 0, bars.output
     assert "why 'n' after '·an'" in bars.stdout and "embeddings" in bars.stdout and "layer 0 MLP" in bars.stdout

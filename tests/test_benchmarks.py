@@ -25,11 +25,14 @@ def run(monkeypatch, capsys):
 
 def test_throughput_reports_every_batch_size(run, tmp_path):
     out = tmp_path / "throughput.json"
-    printed = run("throughput.py", "--config", "tiny", "--batch-sizes", "8,16", "--seconds", "0.3", "--no-peak",
-                  "--out", out)
+    printed = run(
+        "throughput.py", "--config", "tiny", "--batch-sizes", "8,16", "--seconds", "0.3", "--no-peak", "--out", out
+    )
     results = json.loads(out.read_text())
     assert [row["batch_size"] for row in results["rows"]] == [8, 16]
-    assert all(row["tokens_per_sec"] > 0 and row["gflops"] > 0 and row["flops_per_token"] > 0 for row in results["rows"])
+    assert all(
+        row["tokens_per_sec"] > 0 and row["gflops"] > 0 and row["flops_per_token"] > 0 for row in results["rows"]
+    )
     assert "tokens/s" in printed and "GFLOP/s" in printed  # the table
 
 
@@ -43,9 +46,9 @@ def test_sampling_and_startup(run, trained_run, tmp_path):
 
 def test_peers_writes_the_names_as_nanogpts_character_stream(monkeypatch, tmp_path):
     monkeypatch.syspath_prepend(str(BENCHMARKS))
-    import numpy as np
     import pickle
 
+    import numpy as np
     from peers import nanogpt_data
 
     nanogpt_data(tmp_path, ["emma", "zoe"], ["ada"])
@@ -66,8 +69,9 @@ def test_every_benchmark_imports_only_what_the_package_has(script):
         if isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] == "minigpt":
             module = importlib.import_module(node.module)
             for alias in node.names:
-                assert hasattr(module, alias.name) or is_module(f"{node.module}.{alias.name}"), \
+                assert hasattr(module, alias.name) or is_module(f"{node.module}.{alias.name}"), (
                     f"{script}: from {node.module} import {alias.name}"
+                )
 
 
 def is_module(name: str) -> bool:
@@ -86,8 +90,13 @@ def test_a_busy_or_drifting_machine_marks_the_figures_untrusted(monkeypatch):
     steady, quiet = {"gflops": 120.0}, {"load_1min": 0.1, "cores": 2}
     assert spread([3.0, 1.0, 2.0]) == {"median": 2.0, "low": 1.0, "high": 3.0, "spread": 1.0, "values": [3.0, 1.0, 2.0]}
     assert untrusted(steady, steady, {"a": spread([100.0, 104.0, 102.0])}, quiet, usual_peak=125.0) == []
-    reasons = untrusted(steady, {"gflops": 60.0}, {"a": spread([1337.0, 3900.0, 1969.0])},
-                        {"load_1min": 2.3, "cores": 2}, usual_peak=190.0)
+    reasons = untrusted(
+        steady,
+        {"gflops": 60.0},
+        {"a": spread([1337.0, 3900.0, 1969.0])},
+        {"load_1min": 2.3, "cores": 2},
+        usual_peak=190.0,
+    )
     assert len(reasons) == 4 and "busy" in reasons[0] and "moved from 120.0 to 60.0" in reasons[1]
     assert "far below this machine's usual 190.0" in reasons[2] and "a: repeats" in reasons[3]
 
@@ -132,12 +141,18 @@ def fake_race(monkeypatch, peer_quality, nanogpt_at, minigpt_at, seeds: int) -> 
     `minigpt_at`, on a quiet machine of a steady matmul peak."""
     import argparse
 
-    for name, fake in [("nanogpt_at", nanogpt_at), ("minigpt_at", minigpt_at), ("write_data", lambda *a: None),
-                       ("fitted_iters", lambda *a: (1000, 0.06)), ("machine_load", lambda: {"load_1min": 0.0,
-                       "cores": 2}), ("matmul_peak", lambda: {"gflops": 190.0})]:
+    for name, fake in [
+        ("nanogpt_at", nanogpt_at),
+        ("minigpt_at", minigpt_at),
+        ("write_data", lambda *a: None),
+        ("fitted_iters", lambda *a: (1000, 0.06)),
+        ("machine_load", lambda: {"load_1min": 0.0, "cores": 2}),
+        ("matmul_peak", lambda: {"gflops": 190.0}),
+    ]:
         monkeypatch.setattr(peer_quality, name, fake)
-    args = argparse.Namespace(quality=60.0, nanogpt=Path("."), seeds=seeds, lrs="3e-3,1e-2,3e-2", dropouts="0",
-                              usual_peak=190.0)
+    args = argparse.Namespace(
+        quality=60.0, nanogpt=Path("."), seeds=seeds, lrs="3e-3,1e-2,3e-2", dropouts="0", usual_peak=190.0
+    )
     return peer_quality.race(args, ["ann"], ["bob"], None)
 
 
@@ -151,23 +166,47 @@ def test_the_race_takes_turns_so_both_sides_see_the_same_minutes(monkeypatch):
 
     def nanogpt_at(checkout, folder, seconds, iters, lr, dropout):
         order.append(f"nanoGPT {lr:g}")
-        return {"who": "nanoGPT", "budget": seconds, "lr": lr, "dropout": dropout, "steps": iters,
-                "seconds": seconds, "loss": 2.0 + abs(lr - 1e-2)}  # its best inside the grid: no run past an edge
+        return {
+            "who": "nanoGPT",
+            "budget": seconds,
+            "lr": lr,
+            "dropout": dropout,
+            "steps": iters,
+            "seconds": seconds,
+            "loss": 2.0 + abs(lr - 1e-2),
+        }  # its best inside the grid: no run past an edge
 
     def minigpt_at(folder, seconds, seed, budget):
         order.append(f"minigpt {seconds:g} s seed {seed}")
-        return {"who": "minigpt", "budget": seconds, "seed": seed, "steps": 1000, "seconds": seconds,
-                "loss": 1.9, "best": 1.9, "share": f"{seconds / budget:g}"}
+        return {
+            "who": "minigpt",
+            "budget": seconds,
+            "seed": seed,
+            "steps": 1000,
+            "seconds": seconds,
+            "loss": 1.9,
+            "best": 1.9,
+            "share": f"{seconds / budget:g}",
+        }
 
     result = fake_race(monkeypatch, peer_quality, nanogpt_at, minigpt_at, seeds=2)
-    assert order == ["nanoGPT 0.003", "minigpt 60 s seed 1", "minigpt 30 s seed 1",
-                     "nanoGPT 0.01", "minigpt 15 s seed 1", "minigpt 60 s seed 2",
-                     "nanoGPT 0.03", "minigpt 30 s seed 2", "minigpt 15 s seed 2"]
+    assert order == [
+        "nanoGPT 0.003",
+        "minigpt 60 s seed 1",
+        "minigpt 30 s seed 1",
+        "nanoGPT 0.01",
+        "minigpt 15 s seed 1",
+        "minigpt 60 s seed 2",
+        "nanoGPT 0.03",
+        "minigpt 30 s seed 2",
+        "minigpt 15 s seed 2",
+    ]
     assert [row["seeds"] for row in result["summary"]] == [2, 2, 2] and result["met"]
 
 
-def test_the_race_distrusts_minigpts_overruns_reruns_no_identical_run_and_takes_a_plain_runs_threads(monkeypatch,
-                                                                                                   tmp_path):
+def test_the_race_distrusts_minigpts_overruns_reruns_no_identical_run_and_takes_a_plain_runs_threads(
+    monkeypatch, tmp_path
+):
     """83 §11: a 7.5-s minigpt run that took 14.4 s was not among the race's reasons to distrust it; nanoGPT's refit,
     stuck at its floor of 20 iterations, ran the same run again; both sides were told 2 threads on a busy machine
     where a plain run takes 1."""
@@ -189,12 +228,27 @@ def test_the_race_distrusts_minigpts_overruns_reruns_no_identical_run_and_takes_
     assert peer_quality.plain_threads()["OMP_NUM_THREADS"] == "1"
 
     def minigpt_at(folder, seconds, seed, budget):
-        return {"who": "minigpt", "budget": seconds, "seed": seed, "steps": 1000, "threads": 1,
-                "seconds": 14.4 if seconds == 15 else seconds, "loss": 1.9, "best": 1.9, "share": f"{seconds / budget:g}"}
+        return {
+            "who": "minigpt",
+            "budget": seconds,
+            "seed": seed,
+            "steps": 1000,
+            "threads": 1,
+            "seconds": 14.4 if seconds == 15 else seconds,
+            "loss": 1.9,
+            "best": 1.9,
+            "share": f"{seconds / budget:g}",
+        }
 
     nanogpt = lambda checkout, folder, seconds, iters, lr, dropout: {  # noqa: E731
-        "who": "nanoGPT", "budget": seconds, "lr": lr, "dropout": dropout, "steps": iters, "seconds": seconds,
-        "loss": 2.0 + abs(lr - 1e-2)}
+        "who": "nanoGPT",
+        "budget": seconds,
+        "lr": lr,
+        "dropout": dropout,
+        "steps": iters,
+        "seconds": seconds,
+        "loss": 2.0 + abs(lr - 1e-2),
+    }
     result = fake_race(monkeypatch, peer_quality, nanogpt, minigpt_at, seeds=1)
     assert "minigpt's 15-s run (seed 1) took 14.4 s" not in " ".join(result["untrusted"])  # within a tenth: fine
 

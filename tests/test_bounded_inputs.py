@@ -104,8 +104,8 @@ def test_a_recipe_saved_with_a_byte_order_mark_and_crlf_is_read(tmp_path):
 
 @pytest.mark.parametrize("ending", [b"\x00", b"\x00" * 512, b"\r\n\x00\x00"])
 def test_recipes_and_names_files_padded_with_nul_read_as_written(tmp_path, ending):
-    from minigpt.formats.recipes import load_config
     from minigpt.files.names_file import read_names
+    from minigpt.formats.recipes import load_config
 
     recipe, names = tmp_path / "recipe.toml", tmp_path / "names.txt"
     recipe.write_bytes(b"\xef\xbb\xbf[train]\r\nsteps = 7" + ending)
@@ -117,10 +117,13 @@ def test_recipes_and_names_files_padded_with_nul_read_as_written(tmp_path, endin
 def test_a_names_stream_is_read_no_further_than_memory_allows(monkeypatch):
     """A device or a pipe has no size to check before reading: it is read up to what training on it could
     hold in the memory available (about MEMORY_PER_BYTE bytes a byte), not up to the kind's whole bound."""
-    from minigpt.files.names_file import MEMORY_PER_BYTE, read_names
     from minigpt.errors import UsageError
+    from minigpt.files.names_file import MEMORY_PER_BYTE, read_names
 
     monkeypatch.setattr("minigpt.files.names_file.available_memory", lambda: MEMORY_PER_BYTE * 2**20)
-    with pytest.raises(UsageError, match=r"/dev/zero: refused: more than 1 MB, as much as training can hold: it takes "
-                                         r"about 25 bytes of memory per byte of names, and 25 MB is available"):
+    with pytest.raises(
+        UsageError,
+        match=r"/dev/zero: refused: more than 1 MB, as much as training can hold: it takes "
+        r"about 25 bytes of memory per byte of names, and 25 MB is available",
+    ):
         read_names("/dev/zero")

@@ -32,7 +32,10 @@ def test_train_sample_eval_end_to_end(names_file, tmp_path):
     result = run("eval", out / "last.pt", "--data", names_file, "--json")
     assert result.exit_code == 0
     report = json.loads(result.stdout)
-    assert set(report) == {"loss", "tokens", "names", "block_size", "scored", "cut", "unscored_tokens"} and report["names"] == 300
+    assert (
+        set(report) == {"loss", "tokens", "names", "block_size", "scored", "cut", "unscored_tokens"}
+        and report["names"] == 300
+    )
 
 
 def test_sample_json_and_marks(trained_run):
@@ -58,8 +61,10 @@ def test_sample_json_and_marks(trained_run):
         (["sample", "{run}", "--temperature", "-1"], "temperature"),
         (["sample", "{run}", "--prefix", "Q"], "never saw: 'Q'"),
         (["eval", "{run}", "--data", "{empty}"], "no names"),
-        (["inspect-attention", "{run}", "--name", "emma"], "NAME is an argument, given by its place: "
-                                                            "[a-z]+ inspect-attention CHECKPOINT NAME"),
+        (
+            ["inspect-attention", "{run}", "--name", "emma"],
+            "NAME is an argument, given by its place: [a-z]+ inspect-attention CHECKPOINT NAME",
+        ),
         (["sample", "--checkpoint", "{run}"], "CHECKPOINT is an argument"),
         (["inspect-attention", "{run}", "--layr", "1"], "No such option: --layr \\(Possible options: --layer\\)"),
         # where a newcomer went wrong: the option, the section, the run to train first
@@ -68,8 +73,10 @@ def test_sample_json_and_marks(trained_run):
         (["sample", "{tmp}/nothing"], "train one there with minigpt train --out .*nothing"),
         # what a hostile tester found: a recipe nested 50,000 deep, a window of 10^8 batches, a cut checkpoint
         (["train", "--config", "{deep}"], "nest deeper than Python reads"),
-        (["train", "--set", "train.length_window=100000000", "--steps", "1", "--out", "{tmp}/w"],
-         "groups .* names a window, more than the .* training names can use: at most"),
+        (
+            ["train", "--set", "train.length_window=100000000", "--steps", "1", "--out", "{tmp}/w"],
+            "groups .* names a window, more than the .* training names can use: at most",
+        ),
         (["sample", "{cut}"], "cannot be read as a checkpoint: the file is cut short or damaged \\(a copy"),
     ],
 )
@@ -157,7 +164,12 @@ def usage_mistakes():
             yield command
         for p in params:
             if p.param_type_name == "option" and type_name(p) in ("integer", "float", "int"):
-                yield [*command, *(["x"] if any(q.param_type_name == "argument" for q in params) else []), p.opts[0], "many"]
+                yield [
+                    *command,
+                    *(["x"] if any(q.param_type_name == "argument" for q in params) else []),
+                    p.opts[0],
+                    "many",
+                ]
             if p.param_type_name == "option" and not p.is_flag and p.opts[0] not in ("--help",):
                 yield [*command, p.opts[0]]  # the option's value left out
 
@@ -170,14 +182,17 @@ def test_every_usage_mistake_is_one_line_and_exit_2(args):
     assert result.stderr.startswith("minigpt: error: ") and "╭" not in result.stderr
 
 
-def test_json_means_print_json_in_every_command_and_the_old_spelling_still_writes_a_file(trained_run, tmp_path,
-                                                                                        monkeypatch, capsys):
+def test_json_means_print_json_in_every_command_and_the_old_spelling_still_writes_a_file(
+    trained_run, tmp_path, monkeypatch, capsys
+):
     from minigpt.cli.main import main
 
     run_dir = str(trained_run[0])
     printed = CliRunner().invoke(app, ["inspect-attention", run_dir, "ab", "--json"])
     assert printed.exit_code == 0 and json.loads(printed.stdout)["tokens"] == ["·", "a", "b"]
-    monkeypatch.setattr(sys, "argv", ["minigpt", "inspect-attention", run_dir, "ab", "--json", str(tmp_path / "a.json")])
+    monkeypatch.setattr(
+        sys, "argv", ["minigpt", "inspect-attention", run_dir, "ab", "--json", str(tmp_path / "a.json")]
+    )
     with pytest.raises(SystemExit) as ended:
         main()
     assert ended.value.code in (0, None) and json.loads((tmp_path / "a.json").read_text())["tokens"][0] == "·"
@@ -186,8 +201,9 @@ def test_json_means_print_json_in_every_command_and_the_old_spelling_still_write
 
 def test_without_matplotlib_training_says_once_how_to_get_loss_png(names_file, tmp_path, monkeypatch):
     monkeypatch.setattr("minigpt.views.panels.has_matplotlib", lambda: False)
-    result = runner.invoke(app, ["train", "--config", "tiny", "--data", str(names_file), "--out", str(tmp_path / "run"),
-                                 "--steps", "5"])
+    result = runner.invoke(
+        app, ["train", "--config", "tiny", "--data", str(names_file), "--out", str(tmp_path / "run"), "--steps", "5"]
+    )
     assert result.exit_code == 0, result.output
     flowing = re.sub(r"[\s│]+", " ", result.stderr)  # the panel's lines joined again
     assert flowing.count("pip install 'minigpt-names[plot]'") == 1
@@ -197,7 +213,9 @@ def test_eval_scores_the_runs_validation_names_by_default_and_says_which(trained
     result = runner.invoke(app, ["eval", str(trained_run[0])])
     assert result.exit_code == 0 and result.stdout.strip().endswith("names (the run's validation names), block size 16")
     scored = json.loads(runner.invoke(app, ["eval", str(trained_run[0]), "--json"]).stdout)
-    whole = json.loads(runner.invoke(app, ["eval", str(trained_run[0]), "--data", str(trained_run[1]), "--json"]).stdout)
+    whole = json.loads(
+        runner.invoke(app, ["eval", str(trained_run[0]), "--data", str(trained_run[1]), "--json"]).stdout
+    )
     assert scored["scored"] == "the run's validation names" and whole["scored"].startswith("names file ")
     assert scored["names"] < whole["names"]  # the held-out names alone, not the whole file
     assert scored["block_size"] == 16 and scored["cut"] == scored["unscored_tokens"] == 0
@@ -218,9 +236,14 @@ def test_inspect_attentions_rough_edges(trained_run, tmp_path, monkeypatch):
 
     monkeypatch.chdir(tmp_path)
     shutil.copy(trained_run[0] / "best.pt", tmp_path / "imported.pt")  # a checkpoint alone in a folder, no snapshots
-    cases = [(["imported.pt", "emma", "--step", "10"], "imported.pt has no training snapshots"),
-             ([str(trained_run[0]), "emma", "--step", "-5"], "--step -5 is outside the run's snapshots: give a step from 0 to"),
-             ([str(trained_run[0]), "emma", "--lens", "--png", "grid.png"], "--lens and --png cannot go together")]
+    cases = [
+        (["imported.pt", "emma", "--step", "10"], "imported.pt has no training snapshots"),
+        (
+            [str(trained_run[0]), "emma", "--step", "-5"],
+            "--step -5 is outside the run's snapshots: give a step from 0 to",
+        ),
+        ([str(trained_run[0]), "emma", "--lens", "--png", "grid.png"], "--lens and --png cannot go together"),
+    ]
     for args, message in cases:
         result = runner.invoke(app, ["inspect-attention", *args])
         assert result.exit_code == 2 and message in result.stderr, (args, result.stderr)
@@ -233,8 +256,11 @@ def test_an_export_given_as_a_checkpoint_names_its_format_and_the_import(trained
     run_dir = trained_run[0]
     assert runner.invoke(app, ["export", str(run_dir), str(tmp_path / "hf"), "--format", "safetensors"]).exit_code == 0
     (tmp_path / "model.json").write_text('{"hyperparameters": {}, "uchars": [], "state_dict": {}}')  # microgpt's shape
-    for given, what in [(tmp_path / "model.json", "microgpt's JSON"), (tmp_path / "hf", "a safetensors export"),
-                        (tmp_path / "hf" / "model.safetensors", "a safetensors file")]:
+    for given, what in [
+        (tmp_path / "model.json", "microgpt's JSON"),
+        (tmp_path / "hf", "a safetensors export"),
+        (tmp_path / "hf" / "model.safetensors", "a safetensors file"),
+    ]:
         result = runner.invoke(app, ["sample", str(given)])
         assert result.exit_code == 2 and what in result.stderr and "minigpt import" in result.stderr, result.stderr
     for wrong in ("back.json", "back.txt", "back.safetensors"):  # a checkpoint under another kind's name: refused
@@ -276,15 +302,32 @@ def test_every_number_option_at_its_extremes_means_something_or_is_one_line(args
         assert result.exit_code == 2 and "64 bits" in result.stderr
 
 
-@pytest.mark.parametrize("args, message", [
-    (["inspect-attention", "{run}", "emma", "--html", "{tmp}/e.png"], "--html {tmp}/e.png would write an HTML page into a .png file"),
-    (["inspect-attention", "{run}", "emma", "--png", "{tmp}/e.html"], "--png {tmp}/e.html would write a PNG picture into a .html file"),
-    (["inspect-attention", "{run}", "emma", "--json-file", "{tmp}/e.txt"], "would write JSON into a .txt file"),
-    (["plot", "{run}", "--out", "{tmp}/loss.jpg"], "--out {tmp}/loss.jpg would write a PNG picture into a .jpg file"),
-    (["inspect-attention", "{run}", "emma", "--html", "{tmp}/e.html", "--png", "{tmp}/e.png", "--step", "3"],
-     "drop --png, --step, or run it without --html"),
-    (["inspect-attention", "{run}", "emma", "--html", "{tmp}/e.html", "--lens", "--layer", "99"], "drop --lens, --layer"),
-])
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (
+            ["inspect-attention", "{run}", "emma", "--html", "{tmp}/e.png"],
+            "--html {tmp}/e.png would write an HTML page into a .png file",
+        ),
+        (
+            ["inspect-attention", "{run}", "emma", "--png", "{tmp}/e.html"],
+            "--png {tmp}/e.html would write a PNG picture into a .html file",
+        ),
+        (["inspect-attention", "{run}", "emma", "--json-file", "{tmp}/e.txt"], "would write JSON into a .txt file"),
+        (
+            ["plot", "{run}", "--out", "{tmp}/loss.jpg"],
+            "--out {tmp}/loss.jpg would write a PNG picture into a .jpg file",
+        ),
+        (
+            ["inspect-attention", "{run}", "emma", "--html", "{tmp}/e.html", "--png", "{tmp}/e.png", "--step", "3"],
+            "drop --png, --step, or run it without --html",
+        ),
+        (
+            ["inspect-attention", "{run}", "emma", "--html", "{tmp}/e.html", "--lens", "--layer", "99"],
+            "drop --lens, --layer",
+        ),
+    ],
+)
 def test_an_output_is_written_under_its_own_name_and_html_says_what_it_leaves_out(trained_run, tmp_path, args, message):
     given = [a.format(run=trained_run[0], tmp=tmp_path) for a in args]
     result = runner.invoke(app, given)
@@ -292,11 +335,17 @@ def test_an_output_is_written_under_its_own_name_and_html_says_what_it_leaves_ou
     assert len(result.stderr.splitlines()) == 1 and list(tmp_path.iterdir()) == []  # nothing written
 
 
-@pytest.mark.parametrize("args, says", [
-    (["inspect-attention", "{run}", "emma", "--top", "0"], "--top is how many predictions to show a position: at least 1, got 0"),
-    (["inspect-attention", "{run}", "emma", "--top", "-2"], "at least 1, got -2"),
-    (["train", "-c", "tiny", "--set", "train.steps=5\ntrain.lr=1", "--out", "{tmp}/x"], "got a line break in"),
-])
+@pytest.mark.parametrize(
+    "args, says",
+    [
+        (
+            ["inspect-attention", "{run}", "emma", "--top", "0"],
+            "--top is how many predictions to show a position: at least 1, got 0",
+        ),
+        (["inspect-attention", "{run}", "emma", "--top", "-2"], "at least 1, got -2"),
+        (["train", "-c", "tiny", "--set", "train.steps=5\ntrain.lr=1", "--out", "{tmp}/x"], "got a line break in"),
+    ],
+)
 def test_nothing_is_accepted_silently(trained_run, tmp_path, args, says):
     result = run(*[a.format(run=trained_run[0], tmp=tmp_path) for a in args])
     assert result.exit_code == 2 and says in result.output and len(result.output.strip().splitlines()) == 1
@@ -338,8 +387,13 @@ def test_a_name_is_read_as_a_run_only_when_it_holds_a_checkpoint(trained_run, tm
 def test_help_in_a_terminal_of_any_width_is_drawn_at_a_width_a_table_can_take(columns):
     """COLUMNS=10000000 drew the help padded to ten million columns a line (15 s, 730 MB; 99999999: past a
     minute); now a width past 1,000 is taken as 1,000, and one no table can be drawn in is dropped."""
-    done = subprocess.run([sys.executable, "-m", "minigpt", "--help"], capture_output=True, text=True, timeout=300,
-                          env={**os.environ, "COLUMNS": columns})
+    done = subprocess.run(
+        [sys.executable, "-m", "minigpt", "--help"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, "COLUMNS": columns},
+    )
     assert done.returncode == 0 and "train" in done.stdout
     assert max(map(len, done.stdout.splitlines())) <= 1_000
 
@@ -374,12 +428,17 @@ def test_a_path_the_system_refuses_is_said_as_the_problem_not_as_pythons_excepti
     os.symlink("loop", "loop")
     os.symlink("nowhere", "dangling")
     run_dir = str(trained_run[0])
-    for args, says in ((["compare", "loop", run_dir], "loop: a symbolic link that loops"),
-                       (["compare", run_dir, run_dir, "--baseline", "loop"], "loop: a symbolic link that loops"),
-                       (["sweep", "spec.toml", "--out", "dangling"], "dangling: a symbolic link to a path that does "
-                                                                     "not exist is in the way")):
-        (tmp_path / "spec.toml").write_text('[sweep]\nconfig = "tiny"\ntrials = 1\n[space]\n'
-                                            '"train.lr" = {low = 1e-3, high = 1e-2}\n')
+    for args, says in (
+        (["compare", "loop", run_dir], "loop: a symbolic link that loops"),
+        (["compare", run_dir, run_dir, "--baseline", "loop"], "loop: a symbolic link that loops"),
+        (
+            ["sweep", "spec.toml", "--out", "dangling"],
+            "dangling: a symbolic link to a path that does not exist is in the way",
+        ),
+    ):
+        (tmp_path / "spec.toml").write_text(
+            '[sweep]\nconfig = "tiny"\ntrials = 1\n[space]\n"train.lr" = {low = 1e-3, high = 1e-2}\n'
+        )
         result = CliRunner().invoke(app, args)
         assert result.exit_code == 2 and says in result.stderr and "Error" not in result.stderr, result.stderr
 
@@ -395,15 +454,44 @@ def test_json_with_a_number_past_what_json_reads_is_refused_in_one_line(tmp_path
 def test_a_run_ends_with_its_explorer_page_and_no_page_skips_it(names_file, tmp_path):
     """The learner's loop: `minigpt train` writes RUN/page.html as it ends, the page inspect-attention --html writes
     of the same run, byte for byte; --no-page writes none."""
-    result = CliRunner().invoke(app, ["train", "-c", "tiny", "--data", str(names_file), "--out", str(tmp_path / "run"),
-                                      "--steps", "6", "--set", "train.eval_interval=3"])
+    result = CliRunner().invoke(
+        app,
+        [
+            "train",
+            "-c",
+            "tiny",
+            "--data",
+            str(names_file),
+            "--out",
+            str(tmp_path / "run"),
+            "--steps",
+            "6",
+            "--set",
+            "train.eval_interval=3",
+        ],
+    )
     assert result.exit_code == 0, result.output
     page = tmp_path / "run" / "page.html"
     assert page.is_file() and "the explorer page: " in result.stderr and "open it in a browser" in result.stderr
-    again = CliRunner().invoke(app, ["inspect-attention", str(tmp_path / "run"), "--html", str(tmp_path / "again.html")])
+    again = CliRunner().invoke(
+        app, ["inspect-attention", str(tmp_path / "run"), "--html", str(tmp_path / "again.html")]
+    )
     assert again.exit_code == 0 and (tmp_path / "again.html").read_bytes() == page.read_bytes()
-    none = CliRunner().invoke(app, ["train", "-c", "tiny", "--data", str(names_file), "--out", str(tmp_path / "bare"),
-                                    "--steps", "2", "--no-page"])
+    none = CliRunner().invoke(
+        app,
+        [
+            "train",
+            "-c",
+            "tiny",
+            "--data",
+            str(names_file),
+            "--out",
+            str(tmp_path / "bare"),
+            "--steps",
+            "2",
+            "--no-page",
+        ],
+    )
     assert none.exit_code == 0 and not (tmp_path / "bare" / "page.html").exists()
 
 
@@ -437,8 +525,20 @@ def test_a_folder_named_as_a_bundled_recipe_does_not_hide_it(names_file, tmp_pat
     monkeypatch.chdir(tmp_path)
     (tmp_path / "few").mkdir()
     for picked in ([], ["-c", "few"]):
-        result = CliRunner().invoke(app, ["train", *picked, "--data", str(names_file), "--steps", "2", "--no-page",
-                                          "--out", str(tmp_path / f"run{len(picked)}")])
+        result = CliRunner().invoke(
+            app,
+            [
+                "train",
+                *picked,
+                "--data",
+                str(names_file),
+                "--steps",
+                "2",
+                "--no-page",
+                "--out",
+                str(tmp_path / f"run{len(picked)}"),
+            ],
+        )
         assert result.exit_code == 0, result.output
         assert "configs/few.toml" in (tmp_path / f"run{len(picked)}" / "config.toml").read_text().splitlines()[0]
 
@@ -455,10 +555,15 @@ def test_a_pipe_no_one_writes_to_is_said_to_be_waited_on(tmp_path, option):
     pipe = tmp_path / "names"
     os.mkfifo(pipe)
     # the command as `python -m minigpt` runs it, with the product's wait before its note (seconds) cut short
-    code = ("import sys, minigpt.files.bounded as f; f.WAIT_BEFORE_SAYING = 0.2; from minigpt.cli.main import main; "
-            "sys.argv[0] = 'minigpt'; main()")
-    proc = subprocess.Popen([sys.executable, "-c", code, "train", option, str(pipe), "--out", str(tmp_path / "run"),
-                             "--no-page"], stderr=subprocess.PIPE, text=True)
+    code = (
+        "import sys, minigpt.files.bounded as f; f.WAIT_BEFORE_SAYING = 0.2; from minigpt.cli.main import main; "
+        "sys.argv[0] = 'minigpt'; main()"
+    )
+    proc = subprocess.Popen(
+        [sys.executable, "-c", code, "train", option, str(pipe), "--out", str(tmp_path / "run"), "--no-page"],
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         line = proc.stderr.readline()  # the note comes once the pipe has kept its names a while
         assert "is a pipe, and nothing has written to it yet" in line and "Ctrl-C stops" in line
@@ -481,8 +586,19 @@ def test_train_help_lists_every_bundled_recipe():
 def test_a_run_resumed_into_a_new_folder_carries_its_history(tmp_path):
     """`--resume A --out B` started B's metrics.jsonl and samples.txt at the resume step: they now hold A's
     records up to it, so B's curve is the whole run's."""
-    first = run("train", "--config", "tiny", "--set", "train.eval_interval=10", "--steps", "20", "--out",
-                tmp_path / "a", "-q", "--no-page")
+    first = run(
+        "train",
+        "--config",
+        "tiny",
+        "--set",
+        "train.eval_interval=10",
+        "--steps",
+        "20",
+        "--out",
+        tmp_path / "a",
+        "-q",
+        "--no-page",
+    )
     assert first.exit_code == 0, first.output
     more = run("train", "--resume", tmp_path / "a", "--steps", "40", "--out", tmp_path / "b", "-q", "--no-page")
     assert more.exit_code == 0, more.output
@@ -511,6 +627,7 @@ def test_compiling_on_a_cpu_says_so_before_its_first_steps(monkeypatch):
 def test_info_shows_a_vocabulary_that_starts_with_a_space_on_whole_lines(tmp_path):
     """A vocabulary whose first character is a space broke `info`'s line after the opening quote."""
     from conftest import tiny_config
+
     from minigpt.runs.run import train
 
     names = tmp_path / "names.txt"
@@ -522,13 +639,27 @@ def test_info_shows_a_vocabulary_that_starts_with_a_space_on_whole_lines(tmp_pat
     assert "'␣abcdeijlmnoru'" in shown and "(␣ a space)" in shown
 
 
-@pytest.mark.parametrize("args", [["sample", "{tmp}/nothing"], ["info", "{tmp}/nothing"], ["train", "--data", "{tmp}/n.txt"],
-                                  ["train", "--resume", "{tmp}/nothing"], ["inspect-attention", "{tmp}/nothing", "emma"]])
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["sample", "{tmp}/nothing"],
+        ["info", "{tmp}/nothing"],
+        ["train", "--data", "{tmp}/n.txt"],
+        ["train", "--resume", "{tmp}/nothing"],
+        ["inspect-attention", "{tmp}/nothing", "emma"],
+    ],
+)
 def test_a_wrong_path_is_refused_before_torch_is_imported(args, tmp_path):
     """Errors took 5 to 7 s on a busy machine: each command imported torch before it looked at its files."""
-    code = ("import sys; from minigpt.cli.main import main; sys.argv[0] = 'minigpt'\n"
-            "try:\n    main()\nexcept SystemExit as e:\n    print('torch' in sys.modules, e.code)\n")
-    done = subprocess.run([sys.executable, "-c", code, *[a.format(tmp=tmp_path) for a in args]], capture_output=True,
-                          text=True, timeout=120)
+    code = (
+        "import sys; from minigpt.cli.main import main; sys.argv[0] = 'minigpt'\n"
+        "try:\n    main()\nexcept SystemExit as e:\n    print('torch' in sys.modules, e.code)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code, *[a.format(tmp=tmp_path) for a in args]],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert done.stdout.split() == ["False", "2"], done.stdout + done.stderr
     assert done.stderr.startswith("minigpt: error: ") and len(done.stderr.strip().splitlines()) == 1

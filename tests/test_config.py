@@ -1,10 +1,9 @@
 import pytest
 import torch
 
-from minigpt.config import Config
-from minigpt.config import check_recipe
-from minigpt.formats.recipes import load_config, recipe_toml, resolve_config_path
+from minigpt.config import Config, check_recipe
 from minigpt.errors import UsageError
+from minigpt.formats.recipes import load_config, recipe_toml, resolve_config_path
 
 
 def test_default_toml_is_the_builtin_default_made_from_config_py():
@@ -14,8 +13,9 @@ def test_default_toml_is_the_builtin_default_made_from_config_py():
 
     assert load_config("default") == Config()
     made = default_recipe_toml()
-    assert (config_dir() / "default.toml").read_text(encoding="utf-8") == made, \
+    assert (config_dir() / "default.toml").read_text(encoding="utf-8") == made, (
         "configs/default.toml was not made again: python -m minigpt.formats.recipes"
+    )
 
 
 def test_shipped_configs_load():
@@ -90,9 +90,20 @@ def test_non_finite_values_are_refused_from_files_and_from_code(tmp_path):
         check_recipe(config)
 
 
-@pytest.mark.parametrize("n_train, time_limit, recipe", [
-    (3, 0, "few"), (2_499, 60, "few"), (2_500, 0, "small"), (19_999, 15, "small"), (20_000, 15, "sprint"),
-    (31_033, 15.5, "short"), (31_033, 60, "short"), (31_033, 61, "default"), (31_033, 0, "default")])
+@pytest.mark.parametrize(
+    "n_train, time_limit, recipe",
+    [
+        (3, 0, "few"),
+        (2_499, 60, "few"),
+        (2_500, 0, "small"),
+        (19_999, 15, "small"),
+        (20_000, 15, "sprint"),
+        (31_033, 15.5, "short"),
+        (31_033, 60, "short"),
+        (31_033, 61, "default"),
+        (31_033, 0, "default"),
+    ],
+)
 def test_auto_scale_trains_the_bundled_recipe_that_fits_the_data_and_the_time_limit(n_train, time_limit, recipe):
     """With no recipe named, one rule picks a file in configs/ by the training names and the time limit
     (docs/recipes.md): the run is that file's recipe, key for key, and the notes name its path and why."""
@@ -112,12 +123,16 @@ def test_no_recipe_dict_is_left_in_the_code_every_fitted_recipe_is_a_file():
     the sprint is the short run with slower embeddings and no weight decay (kept at 15 s by minigpt compare)."""
     short, sprint = load_config("short"), load_config("sprint")
     assert (sprint.train.embedding_lr_scale, sprint.train.weight_decay) == (0.1, 0.0)
-    sprint.train.embedding_lr_scale, sprint.train.weight_decay = short.train.embedding_lr_scale, short.train.weight_decay
+    sprint.train.embedding_lr_scale, sprint.train.weight_decay = (
+        short.train.embedding_lr_scale,
+        short.train.weight_decay,
+    )
     assert sprint == short
     small = load_config("small")
     assert (small.model.n_layer, small.train.batch_size, small.model.dropout) == (4, 64, 0.2)
     assert load_config("few").model.n_layer <= small.model.n_layer  # fewer names never get a deeper model
     import minigpt.runs.setup as setup
+
     assert not any(name.endswith("_RECIPE") for name in vars(setup))
 
 
@@ -171,7 +186,9 @@ def test_the_start_panel_says_what_auto_scale_chose_and_the_run_records_it(names
 
     from minigpt.cli.main import app
 
-    result = CliRunner().invoke(app, ["train", "--data", str(names_file), "--out", str(tmp_path / "run"), "--steps", "2"])
+    result = CliRunner().invoke(
+        app, ["train", "--data", str(names_file), "--out", str(tmp_path / "run"), "--steps", "2"]
+    )
     assert result.exit_code == 0, result.output
     panel = " ".join(result.stderr.replace("│", " ").split())  # the panel wraps its lines between borders
     assert "recipe configs/few.toml: 270 training names, fewer than 2,500" in panel
@@ -179,8 +196,22 @@ def test_the_start_panel_says_what_auto_scale_chose_and_the_run_records_it(names
     assert "configs/few.toml, chosen by train.auto_scale for 270 training names" in written.splitlines()[0]
     recorded = load_config(tmp_path / "run" / "config.toml")
     assert recorded.train.batch_size == 64 and recorded.train.steps == 2 and recorded.train.auto_scale is False
-    again = CliRunner().invoke(app, ["train", "--data", str(names_file), "--out", str(tmp_path / "again"), "--steps",
-                                     "2", "--config", str(resolve_config_path("few")), "--set", "train.auto_scale=false"])
+    again = CliRunner().invoke(
+        app,
+        [
+            "train",
+            "--data",
+            str(names_file),
+            "--out",
+            str(tmp_path / "again"),
+            "--steps",
+            "2",
+            "--config",
+            str(resolve_config_path("few")),
+            "--set",
+            "train.auto_scale=false",
+        ],
+    )
     assert again.exit_code == 0, again.output  # the file that was named, with auto_scale off: the same run
     weights = [torch.load(tmp_path / run / "best.pt", weights_only=True)["model"] for run in ("run", "again")]
     assert weights[0].keys() == weights[1].keys() and all(torch.equal(weights[0][k], weights[1][k]) for k in weights[0])
@@ -203,9 +234,23 @@ def test_the_start_panel_says_the_time_limit_is_off(names_file, tmp_path):
 
     recipe = tmp_path / "timed.toml"
     recipe.write_text(resolve_config_path("tiny").read_text().replace("[train]", "[train]\ntime_limit = 900.0"))
-    result = CliRunner().invoke(app, ["train", "-c", str(recipe), "--steps", "2", "--data", str(names_file),
-                                      "--out", str(tmp_path / "run"), "--set", "train.eval_interval=2"],
-                                env={"COLUMNS": "200"})
+    result = CliRunner().invoke(
+        app,
+        [
+            "train",
+            "-c",
+            str(recipe),
+            "--steps",
+            "2",
+            "--data",
+            str(names_file),
+            "--out",
+            str(tmp_path / "run"),
+            "--set",
+            "train.eval_interval=2",
+        ],
+        env={"COLUMNS": "200"},
+    )
     assert result.exit_code == 0, result.output
     assert "time limit of 900 s is off" in result.stderr and "2 steps of" in result.stderr
 
@@ -238,8 +283,12 @@ def test_every_bundled_recipe_holds_every_key_or_says_which_base_it_overrides():
     from minigpt.common.bundled import config_dir
     from minigpt.config import Config
 
-    every = {f"{section.name}.{key.name}" for section in dataclasses.fields(Config)
-             for key in dataclasses.fields(section.default_factory()) if key.name != "vocab_size"}
+    every = {
+        f"{section.name}.{key.name}"
+        for section in dataclasses.fields(Config)
+        for key in dataclasses.fields(section.default_factory())
+        if key.name != "vocab_size"
+    }
     for path in sorted(config_dir().glob("*.toml")):
         text = path.read_text(encoding="utf-8")
         held = {f"{section}.{key}" for section, values in tomllib.loads(text).items() for key in values}

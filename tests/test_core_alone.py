@@ -53,19 +53,38 @@ def copy_core(folder):
 
 def test_the_core_files_alone_train_sample_and_save_with_torch(tmp_path):
     copy_core(tmp_path)
-    done = subprocess.run([sys.executable, "-c", SCRIPT], cwd=tmp_path, capture_output=True, text=True,
-                          timeout=300, env={"PATH": "/usr/bin:/bin", "OMP_NUM_THREADS": "1"})
+    done = subprocess.run(
+        [sys.executable, "-c", SCRIPT],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={"PATH": "/usr/bin:/bin", "OMP_NUM_THREADS": "1"},
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     found = json.loads(done.stdout)
     assert found["modules"] == []  # nothing of minigpt's, nor of its command line's packages
     assert found["losses"][-1] < found["losses"][0] - 0.5, found["losses"]  # it learned
-    assert {"wte", "wpe", "lm_head", "layer0.attn_wq", "layer0.attn_wk", "layer0.attn_wv", "layer0.attn_wo",
-            "layer1.mlp_fc1", "layer1.mlp_fc2"} <= set(found["keys"])
+    assert {
+        "wte",
+        "wpe",
+        "lm_head",
+        "layer0.attn_wq",
+        "layer0.attn_wk",
+        "layer0.attn_wv",
+        "layer0.attn_wo",
+        "layer1.mlp_fc1",
+        "layer1.mlp_fc2",
+    } <= set(found["keys"])
     assert len(found["samples"]) == 5 and all(set(name) <= set(found["vocab"]) for name in found["samples"])
     assert (tmp_path / "out" / "last.pt").exists() and found["val_loss"] is not None
     # the core's own checkpoint is minigpt's: `minigpt sample` reads it as it reads a run's
-    sampled = subprocess.run([sys.executable, "-m", "minigpt", "sample", str(tmp_path / "out"), "-n", "4",
-                              "--seed", "0"], capture_output=True, text=True, timeout=120)
+    sampled = subprocess.run(
+        [sys.executable, "-m", "minigpt", "sample", str(tmp_path / "out"), "-n", "4", "--seed", "0"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert sampled.returncode == 0, sampled.stderr[-2000:]
     assert len(sampled.stdout.split()) >= 4 and "note" not in sampled.stderr, (sampled.stdout, sampled.stderr)
 
@@ -85,17 +104,23 @@ print(json.dumps({"names": generate(model, tokenizer, 6, seed=0), "vocab": token
 def test_a_checkpoint_of_minigpt_train_loads_in_the_core_alone(tmp_path, trained_run):
     run_dir, data = trained_run
     copy_core(tmp_path)
-    done = subprocess.run([sys.executable, "-c", LOADS, str(run_dir / "best.pt")], cwd=tmp_path,
-                          capture_output=True, text=True, timeout=120,
-                          env={"PATH": "/usr/bin:/bin", "OMP_NUM_THREADS": "1"})
+    done = subprocess.run(
+        [sys.executable, "-c", LOADS, str(run_dir / "best.pt")],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={"PATH": "/usr/bin:/bin", "OMP_NUM_THREADS": "1"},
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     found = json.loads(done.stdout)
     assert found["vocab"] == sorted(set(data.read_text().replace("\n", "")))
     assert len(found["names"]) == 6 and all(set(name) <= set(found["vocab"]) for name in found["names"])
 
 
-def test_a_checkpoint_of_an_earlier_core_without_format_or_version_still_loads_and_says_so(tmp_path, trained_run,
-                                                                                         capsys):
+def test_a_checkpoint_of_an_earlier_core_without_format_or_version_still_loads_and_says_so(
+    tmp_path, trained_run, capsys
+):
     """The core's own save once wrote only what sampling needs (no format, version, names or data): such a file
     loads, as version 0, with a note."""
     import torch
@@ -141,8 +166,17 @@ except UsageError as e:
 print(json.dumps(said))
 """
 
-BAD_RECIPES = [("optimizer", "foo"), ("steps", 0), ("steps", -3), ("precision", "float16"), ("time_limit", -1.0),
-               ("seed", -1), ("lr", -1.0), ("eval_interval", 0), ("batch_size", 0)]
+BAD_RECIPES = [
+    ("optimizer", "foo"),
+    ("steps", 0),
+    ("steps", -3),
+    ("precision", "float16"),
+    ("time_limit", -1.0),
+    ("seed", -1),
+    ("lr", -1.0),
+    ("eval_interval", 0),
+    ("batch_size", 0),
+]
 
 
 def test_the_core_alone_refuses_what_the_command_line_refuses_in_the_same_words(tmp_path):
@@ -155,9 +189,14 @@ def test_the_core_alone_refuses_what_the_command_line_refuses_in_the_same_words(
     from minigpt.formats.recipes import load_config
 
     copy_core(tmp_path)
-    done = subprocess.run([sys.executable, "-c", REFUSES, json.dumps(BAD_RECIPES)], cwd=tmp_path,
-                          capture_output=True, text=True, timeout=120,
-                          env={"PATH": "/usr/bin:/bin", "OMP_NUM_THREADS": "1"})
+    done = subprocess.run(
+        [sys.executable, "-c", REFUSES, json.dumps(BAD_RECIPES)],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={"PATH": "/usr/bin:/bin", "OMP_NUM_THREADS": "1"},
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     said = json.loads(done.stdout)
     for key, value in BAD_RECIPES:

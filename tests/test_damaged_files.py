@@ -10,13 +10,12 @@ import warnings
 
 import pytest
 import torch
+from conftest import tiny_config
 
 from minigpt.errors import UsageError
 from minigpt.formats.checkpoint import load_checkpoint, read_resume_state
 from minigpt.formats.microgpt_json import import_microgpt
 from minigpt.runs.run import train
-
-from conftest import tiny_config
 
 ODD_VALUES = [None, 1, -1, 2**70, 1.5, float("nan"), "x", "\ud800", [], [1, 2], {}, {"a": 1}, torch.zeros(2), True]
 
@@ -44,7 +43,7 @@ def damaged_bytes(good: bytes, legacy: bytes, seed: int = 0):
     yield from (rng.randbytes(n) for n in range(0, 48, 3))
     yield from (bytes([0x80, rng.choice([2, 3, 4, 5])]) + rng.randbytes(rng.randrange(40)) for _ in range(120))
     for whole in (good, legacy):
-        yield from (whole[:rng.randrange(len(whole))] for _ in range(60))
+        yield from (whole[: rng.randrange(len(whole))] for _ in range(60))
         for _ in range(60):
             flipped = bytearray(whole)
             for _ in range(rng.randrange(1, 5)):
@@ -126,8 +125,12 @@ def damaged_optimizer_states(state: dict):
 
 
 def test_a_damaged_optimizer_state_is_refused_before_a_step(names_file, tmp_path):
-    run = train(tiny_config("train.steps=4", "train.eval_interval=2"), data_path=names_file,
-                out_dir=tmp_path / "run", quiet=True).run_dir
+    run = train(
+        tiny_config("train.steps=4", "train.eval_interval=2"),
+        data_path=names_file,
+        out_dir=tmp_path / "run",
+        quiet=True,
+    ).run_dir
     raw = torch.load(run / "last.pt", weights_only=True)
     for what, optimizer in damaged_optimizer_states(raw["optimizer"]):
         torch.save({**raw, "optimizer": optimizer}, run / "last.pt")
@@ -140,10 +143,13 @@ MICROGPT_FIELDS = {"hyperparameters": dict, "uchars": list, "state_dict": dict}
 
 
 def test_every_field_of_a_microgpt_export_of_another_type_is_refused(tmp_path):
-    document = {"format": "microgpt", "hyperparameters": {"n_layer": 1, "n_embd": 4, "n_head": 2, "block_size": 4,
-                                                          "vocab_size": 3},
-                "uchars": ["a", "b"], "bos": 2,
-                "state_dict": {}}
+    document = {
+        "format": "microgpt",
+        "hyperparameters": {"n_layer": 1, "n_embd": 4, "n_head": 2, "block_size": 4, "vocab_size": 3},
+        "uchars": ["a", "b"],
+        "bos": 2,
+        "state_dict": {},
+    }
     cases = [(key, value) for key in [*MICROGPT_FIELDS, "bos"] for value in ODD_VALUES]
     cases += [(f"hyperparameters.{key}", value) for key in document["hyperparameters"] for value in ODD_VALUES]
     for where, value in cases:

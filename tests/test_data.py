@@ -3,10 +3,9 @@ import random
 import pytest
 import torch
 
-from minigpt.data import IGNORE, TokenizedNames
-from minigpt.data import BatchOrder, Tokenizer, split_names
-from minigpt.files.names_file import read_names
+from minigpt.data import IGNORE, BatchOrder, TokenizedNames, Tokenizer, split_names
 from minigpt.errors import UsageError
+from minigpt.files.names_file import read_names
 
 
 def write(tmp_path, content: bytes):

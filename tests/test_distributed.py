@@ -21,8 +21,20 @@ from minigpt.machine.processes import Distributed
 pytestmark = pytest.mark.xdist_group("torchrun")  # one worker makes the module's shared fixture once
 
 # the CPU's processes (gloo) even where there is a GPU: one GPU cannot hold two processes' runs
-COMMON = ["-c", "tiny", "--device", "cpu", "--no-page", "--set", "model.dropout=0", "--set", "train.log_interval=1",
-          "--batch-size", "16", "--quiet"]
+COMMON = [
+    "-c",
+    "tiny",
+    "--device",
+    "cpu",
+    "--no-page",
+    "--set",
+    "model.dropout=0",
+    "--set",
+    "train.log_interval=1",
+    "--batch-size",
+    "16",
+    "--quiet",
+]
 
 
 # torchrun's own temporary folders (/tmp/torchelastic_*) go here, removed when the tests end, even those of a
@@ -114,7 +126,9 @@ def test_bad_input_stops_every_rank_with_a_message(tmp_path, monkeypatch):
 
 
 def test_batch_must_split_evenly():
-    with pytest.raises(UsageError, match=r"train.batch_size \(15\) must be a multiple of the number of processes \(2\)"):
+    with pytest.raises(
+        UsageError, match=r"train.batch_size \(15\) must be a multiple of the number of processes \(2\)"
+    ):
         Distributed(rank=0, world=2).wrap(torch.nn.Linear(2, 2), batch_size=15, seed=0)
 
 
@@ -123,12 +137,32 @@ def test_ctrl_c_stops_every_process_after_a_saved_step_and_exits_130(tmp_path):
 
     names = tmp_path / "names.txt"
     names.write_text("\n".join(BUNDLED_NAMES.read_text().split()[::11]) + "\n")
-    cmd = [sys.executable, "-m", "minigpt", "train", "--nproc", "2", "--data", str(names), "--out", str(tmp_path / "run"),
-           "-c", "tiny", "--batch-size", "16", "--steps", "10000000", "--device", "cpu",
-           "--set", "train.eval_interval=1000000"]
+    cmd = [
+        sys.executable,
+        "-m",
+        "minigpt",
+        "train",
+        "--nproc",
+        "2",
+        "--data",
+        str(names),
+        "--out",
+        str(tmp_path / "run"),
+        "-c",
+        "tiny",
+        "--batch-size",
+        "16",
+        "--steps",
+        "10000000",
+        "--device",
+        "cpu",
+        "--set",
+        "train.eval_interval=1000000",
+    ]
     # its own process group, which a terminal's Ctrl-C reaches as a whole
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env(),
-                            start_new_session=True)
+    proc = subprocess.Popen(
+        cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env(), start_new_session=True
+    )
     metrics = tmp_path / "run" / "metrics.jsonl"
     wait_for_command(proc, stepped(metrics))
     os.killpg(proc.pid, signal.SIGINT)
@@ -139,23 +173,33 @@ def test_ctrl_c_stops_every_process_after_a_saved_step_and_exits_130(tmp_path):
 
 
 def test_a_batch_that_does_not_split_is_refused_before_any_process_starts(tmp_path):
-    result = CliRunner().invoke(app, ["train", "--nproc", "2", "-c", "tiny", "--batch-size", "15",
-                                      "--out", str(tmp_path / "run")])
+    result = CliRunner().invoke(
+        app, ["train", "--nproc", "2", "-c", "tiny", "--batch-size", "15", "--out", str(tmp_path / "run")]
+    )
     assert result.exit_code == 2 and not (tmp_path / "run").exists()
     assert result.stderr == "minigpt: error: train.batch_size (15) must be a multiple of --nproc (2)\n"
 
 
-@pytest.mark.parametrize("env, message", [({"WORLD_SIZE": "abc"}, "WORLD_SIZE='abc' in the environment is not a number"),
-                                          ({"WORLD_SIZE": "2"}, "but RANK is unset"),
-                                          ({"WORLD_SIZE": "2", "RANK": "5", "LOCAL_RANK": "0"}, "but RANK is '5'")])
+@pytest.mark.parametrize(
+    "env, message",
+    [
+        ({"WORLD_SIZE": "abc"}, "WORLD_SIZE='abc' in the environment is not a number"),
+        ({"WORLD_SIZE": "2"}, "but RANK is unset"),
+        ({"WORLD_SIZE": "2", "RANK": "5", "LOCAL_RANK": "0"}, "but RANK is '5'"),
+    ],
+)
 def test_an_environment_torchrun_could_not_have_set_is_one_line(env, message, names_file, tmp_path, monkeypatch):
     for key in ("WORLD_SIZE", "RANK", "LOCAL_RANK"):
         monkeypatch.delenv(key, raising=False)
     for key, value in env.items():
         monkeypatch.setenv(key, value)
-    result = CliRunner().invoke(app, ["train", "--data", str(names_file), "-c", "tiny", "--steps", "1", "--out", str(tmp_path / "r")])
+    result = CliRunner().invoke(
+        app, ["train", "--data", str(names_file), "-c", "tiny", "--steps", "1", "--out", str(tmp_path / "r")]
+    )
     assert result.exit_code == 2 and message in result.stderr and len(result.stderr.splitlines()) == 1, result.stderr
-    failing = CliRunner().invoke(app, ["sample", str(tmp_path / "missing")])  # any failing command: one line, no traceback
+    failing = CliRunner().invoke(
+        app, ["sample", str(tmp_path / "missing")]
+    )  # any failing command: one line, no traceback
     assert failing.exit_code == 2 and failing.stderr.startswith("minigpt: error: checkpoint not found")
 
 
@@ -165,7 +209,9 @@ def test_more_processes_on_cuda_than_gpus_is_one_line_before_any_process_waits(m
 
     monkeypatch.setenv("WORLD_SIZE", "2"), monkeypatch.setenv("RANK", "1"), monkeypatch.setenv("LOCAL_RANK", "1")
     monkeypatch.setattr(torch.cuda, "device_count", lambda: 1)
-    with pytest.raises(UsageError, match="2 processes on CUDA need a GPU each, and this machine has 1; use --device cpu"):
+    with pytest.raises(
+        UsageError, match="2 processes on CUDA need a GPU each, and this machine has 1; use --device cpu"
+    ):
         processes.setup(torch.device("cuda"))
     assert not torch.distributed.is_initialized()
 
@@ -182,21 +228,47 @@ def test_a_process_killed_mid_run_is_one_line_naming_it_not_the_backends_words(t
 
     names = tmp_path / "names.txt"
     names.write_text("\n".join(BUNDLED_NAMES.read_text().split()[::11]) + "\n")
-    cmd = [sys.executable, "-m", "minigpt", "train", "--nproc", "2", "--data", str(names), "--out", str(tmp_path / "run"),
-           "-c", "tiny", "--batch-size", "16", "--steps", "10000000", "--device", "cpu",
-           "--set", "train.eval_interval=1000000", "--quiet"]
+    cmd = [
+        sys.executable,
+        "-m",
+        "minigpt",
+        "train",
+        "--nproc",
+        "2",
+        "--data",
+        str(names),
+        "--out",
+        str(tmp_path / "run"),
+        "-c",
+        "tiny",
+        "--batch-size",
+        "16",
+        "--steps",
+        "10000000",
+        "--device",
+        "cpu",
+        "--set",
+        "train.eval_interval=1000000",
+        "--quiet",
+    ]
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env())
     metrics = tmp_path / "run" / "metrics.jsonl"
     wait_for_command(proc, stepped(metrics))
-    rank_1 = next(pid for pid in map(int, subprocess.run(["pgrep", "-P", str(proc.pid)], capture_output=True,
-                                                         text=True).stdout.split())
-                  if b"RANK=1\0" in open(f"/proc/{pid}/environ", "rb").read())
+    rank_1 = next(
+        pid
+        for pid in map(
+            int, subprocess.run(["pgrep", "-P", str(proc.pid)], capture_output=True, text=True).stdout.split()
+        )
+        if b"RANK=1\0" in open(f"/proc/{pid}/environ", "rb").read()
+    )
     os.kill(rank_1, signal.SIGKILL)
     _, err = proc.communicate(timeout=60)
     assert proc.returncode == 128 + signal.SIGKILL, err
     lines = err.strip().splitlines()
-    assert lines == ["minigpt: error: process 1 was killed by SIGKILL (out of memory, or stopped from outside); the "
-                     "others stopped with it: minigpt train --resume RUN_DIR continues from the run's last checkpoint"]
+    assert lines == [
+        "minigpt: error: process 1 was killed by SIGKILL (out of memory, or stopped from outside); the "
+        "others stopped with it: minigpt train --resume RUN_DIR continues from the run's last checkpoint"
+    ]
 
 
 def test_the_launcher_prints_each_processs_error_once(tmp_path):
@@ -211,10 +283,14 @@ def test_the_launcher_prints_each_processs_error_once(tmp_path):
         (tmp_path / f"{rank}.txt").write_text("names file not found: x.txt")
     assert failures(workers, tmp_path) == ["minigpt: error: names file not found: x.txt"]
     (tmp_path / "1.txt").write_text("cannot write run/last.pt: No space left on device")
-    assert failures(workers, tmp_path) == ["minigpt (process 0): error: names file not found: x.txt",
-                                           "minigpt (process 1): error: cannot write run/last.pt: No space left on device"]
+    assert failures(workers, tmp_path) == [
+        "minigpt (process 0): error: names file not found: x.txt",
+        "minigpt (process 1): error: cannot write run/last.pt: No space left on device",
+    ]
     (tmp_path / "0.txt").write_text(LOST_A_PROCESS + "another process of this run stopped, and this one with it")
-    assert failures(workers, tmp_path) == ["minigpt (process 1): error: cannot write run/last.pt: No space left on device"]
+    assert failures(workers, tmp_path) == [
+        "minigpt (process 1): error: cannot write run/last.pt: No space left on device"
+    ]
     (tmp_path / "1.txt").unlink()
     assert failures(workers, tmp_path) == ["minigpt: error: another process of this run stopped, and this one with it"]
 
@@ -244,6 +320,7 @@ def test_a_process_that_aborts_after_another_was_killed_only_followed_it(tmp_pat
     assert wait_for_all(workers) == 128 + signal.SIGKILL
     assert failures(workers, tmp_path) == [
         "minigpt: error: process 1 was killed by SIGKILL (out of memory, or stopped from outside); the others stopped "
-        "with it: minigpt train --resume RUN_DIR continues from the run's last checkpoint"]
+        "with it: minigpt train --resume RUN_DIR continues from the run's last checkpoint"
+    ]
     report = b"step 5\nterminate called after throwing an instance of 'gloo::IoException'\n  what():  [../gloo/x.cc:1] reset\n"
     assert ABORT_REPORT.sub(b"", report) == b"step 5\n"

@@ -6,8 +6,8 @@ from pathlib import Path
 import pytest
 import torch
 
-from minigpt.formats import checkpoint
 from minigpt.common.bundled import recipe_names
+from minigpt.formats import checkpoint
 from minigpt.formats.recipes import keys_markdown
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -55,10 +55,10 @@ def test_readme_map_names_the_lesson_and_every_folder_and_only_what_exists():
 
 
 def test_the_readme_recipes_table_gives_the_parameters_the_code_builds():
-    from minigpt.formats.recipes import load_config
     from minigpt.common.bundled import BUNDLED_NAMES
     from minigpt.data import Tokenizer
     from minigpt.files.names_file import read_names
+    from minigpt.formats.recipes import load_config
     from minigpt.model import GPT
 
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
@@ -84,8 +84,11 @@ def test_the_default_runs_figures_agree_wherever_they_are_quoted():
     import re
 
     recipes = (ROOT / "docs" / "recipes.md").read_text(encoding="utf-8")
-    line = re.search(r"default run: `minigpt train --out runs/names`, best (\d\.\d{4}) at step ([\d,]+), "
-                     r"([\d.]+) s of training at ([\d,]+) tokens/s", recipes)
+    line = re.search(
+        r"default run: `minigpt train --out runs/names`, best (\d\.\d{4}) at step ([\d,]+), "
+        r"([\d.]+) s of training at ([\d,]+) tokens/s",
+        recipes,
+    )
     assert line, "docs/recipes.md has no line of the default run's figures"
     best, step, seconds, rate = line.groups()
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
@@ -120,8 +123,9 @@ def test_the_readmes_pictures_are_of_the_run_the_docs_quote():
     import re
 
     recipes = (ROOT / "docs" / "recipes.md").read_text(encoding="utf-8")
-    best, step = re.search(r"default run: `minigpt train --out runs/names`, best (\d\.\d{4}) at step (\d[\d,]*\d)",
-                           recipes).groups()
+    best, step = re.search(
+        r"default run: `minigpt train --out runs/names`, best (\d\.\d{4}) at step (\d[\d,]*\d)", recipes
+    ).groups()
     for picture in ("loss-names.png", "explorer.png"):
         about = png_text(ROOT / "docs" / picture).get("Description", "")
         assert f"best validation {best} at step {step}" in about, (picture, about)
@@ -133,7 +137,9 @@ def test_the_docs_are_a_users_reading_not_a_log():
     the story)."""
     import re
 
-    pages = {path.name: path.read_text(encoding="utf-8") for path in [ROOT / "README.md", *(ROOT / "docs").glob("*.md")]}
+    pages = {
+        path.name: path.read_text(encoding="utf-8") for path in [ROOT / "README.md", *(ROOT / "docs").glob("*.md")]
+    }
     words = sum(len(text.split()) for text in pages.values())
     assert words <= 20000, f"README.md and docs/ hold {words:,} words"
     assert len(pages["README.md"].splitlines()) <= 320 and len(pages["speed.md"].splitlines()) <= 200

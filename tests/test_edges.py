@@ -14,21 +14,50 @@ runner = CliRunner()
 
 
 def minigpt(*args, env=None, cwd=None):
-    return subprocess.run([sys.executable, "-m", "minigpt", *map(str, args)], capture_output=True, text=True,
-                          timeout=300, env={**os.environ, **(env or {})}, cwd=cwd)
+    return subprocess.run(
+        [sys.executable, "-m", "minigpt", *map(str, args)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, **(env or {})},
+        cwd=cwd,
+    )
 
 
 def test_a_shortcut_and_a_set_of_one_key_with_two_values_are_refused(names_file, tmp_path):
-    result = runner.invoke(app, ["train", "--config", "tiny", "--data", str(names_file), "--out", str(tmp_path / "r"),
-                                 "--set", "train.steps=7", "--steps", "9"])
+    result = runner.invoke(
+        app,
+        [
+            "train",
+            "--config",
+            "tiny",
+            "--data",
+            str(names_file),
+            "--out",
+            str(tmp_path / "r"),
+            "--set",
+            "train.steps=7",
+            "--steps",
+            "9",
+        ],
+    )
     assert result.exit_code == 2 and "--steps 9 and --set train.steps=7 set one key to two values" in result.stderr
     assert not (tmp_path / "r").exists()
 
 
 @pytest.mark.parametrize("value", ["abc", "0", "-1", "1.5", ""])
 def test_a_thread_count_that_is_no_number_is_left_out_and_said(value, names_file, tmp_path):
-    done = minigpt("train", "--config", "tiny", "--data", names_file, "--out", tmp_path / "r", "--no-page",
-                   env={"OMP_NUM_THREADS": value, "COLUMNS": "200"})
+    done = minigpt(
+        "train",
+        "--config",
+        "tiny",
+        "--data",
+        names_file,
+        "--out",
+        tmp_path / "r",
+        "--no-page",
+        env={"OMP_NUM_THREADS": value, "COLUMNS": "200"},
+    )
     assert done.returncode == 0, done.stderr
     assert "is not a whole number of threads from 1" in done.stderr and "libgomp" not in done.stderr
     assert "as OMP_NUM_THREADS says" not in done.stdout
@@ -71,6 +100,7 @@ def test_a_run_worse_than_guessing_says_so_and_names_the_recipe_that_fits(names_
     import math
 
     from conftest import tiny_config
+
     from minigpt.files.names_file import read_names
     from minigpt.runs.run import worse_than_guessing
     from minigpt.training import Trainer
@@ -100,8 +130,9 @@ def test_compare_says_what_a_runs_records_hold_a_reader_must_know(trained_run, t
     shutil.copytree(trained_run[0], a)
     shutil.copytree(trained_run[0], b)
     lines = (b / "metrics.jsonl").read_text().splitlines()
-    (b / "metrics.jsonl").write_text("\n".join(lines + lines[-2:] + ['{"step": 61, "val_loss": NaN, "elapsed": 1.0}'])
-                                     + "\n")
+    (b / "metrics.jsonl").write_text(
+        "\n".join(lines + lines[-2:] + ['{"step": 61, "val_loss": NaN, "elapsed": 1.0}']) + "\n"
+    )
     with open(b / ".lock", "w") as lock:
         lock.write("4242")
         lock.flush()

@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 import torch
+from conftest import children_of, stepped, wait_for_command
 from typer.testing import CliRunner
 
-from conftest import children_of, stepped, wait_for_command
 from minigpt.cli.main import app
 from minigpt.runs.statistics import paired_interval, regularized_beta, welch_p
 
@@ -60,8 +60,9 @@ def test_the_interval_draws_names_in_chunks_whose_size_is_bounded(monkeypatch):
     differences = tokens * (-0.05 + 0.3 * torch.randn(500, generator=g, dtype=torch.float64))
     drawn, resample = [], statistics.resample
     monkeypatch.setattr(statistics, "DRAWN_AT_ONCE", 4 * 500)  # four resamples of 500 names at a time
-    monkeypatch.setattr(statistics, "resample", lambda d, t, count, gen: drawn.append(count * len(d)) or
-                        resample(d, t, count, gen))
+    monkeypatch.setattr(
+        statistics, "resample", lambda d, t, count, gen: drawn.append(count * len(d)) or resample(d, t, count, gen)
+    )
     low, high = statistics.paired_interval(differences, tokens, resamples=2001)
     assert max(drawn) == 4 * 500 and sum(drawn) == 2001 * 500  # memory is bounded, every resample drawn
     assert low < float(differences.sum() / tokens.sum()) < high
@@ -71,6 +72,7 @@ def test_the_interval_draws_names_in_chunks_whose_size_is_bounded(monkeypatch):
 def four_runs(tmp_path_factory):
     """Two recipes (learning rates) by two seeds, and one run validated on other names."""
     from conftest import tiny_config
+
     from minigpt.runs.run import train
 
     tmp = tmp_path_factory.mktemp("experiments")
@@ -100,6 +102,7 @@ def test_eval_per_name_is_eval_by_name(four_runs):
 
 def test_per_name_csv_never_hands_a_spreadsheet_a_formula(tmp_path):
     from conftest import tiny_config
+
     from minigpt.runs.run import train
 
     names = ["anna", "=cmd|' /C calc'!A0", "+x", "-y", "@z", "bob"]
@@ -121,8 +124,9 @@ def test_per_name_rows_come_as_they_are_scored_after_every_name_is_checked(train
     names = ["emma", "olivia", "ava", "mia", "zoe"]
     rows = name_losses_as_scored(ckpt.model, ckpt.tokenizer, names, chunk=2)
     assert next(rows)[0] == "emma"  # a generator: rows come before the last name is scored
-    assert [r[:2] for r in [name_losses(ckpt.model, ckpt.tokenizer, names)[0], *rows]] == \
-        [r[:2] for r in name_losses(ckpt.model, ckpt.tokenizer, names)]
+    assert [r[:2] for r in [name_losses(ckpt.model, ckpt.tokenizer, names)[0], *rows]] == [
+        r[:2] for r in name_losses(ckpt.model, ckpt.tokenizer, names)
+    ]
     with pytest.raises(UsageError):  # an unreadable name is refused before any row
         name_losses_as_scored(ckpt.model, ckpt.tokenizer, ["emma", "☃"])
 
@@ -136,7 +140,9 @@ def test_compare_groups_seeds_tests_them_and_says_what_differs(four_runs, tmp_pa
     assert base["runs"] == [str(order[0]), str(order[2])] and other["runs"] == [str(order[1]), str(order[3])]
     assert report["differs"] == {"train.lr": [0.01, 0.03]}
     best = [json.loads(run("info", r, "--json").stdout)["best_val_loss"] for r in order[1::2]]
-    assert other["mean"] == pytest.approx(sum(best) / 2) and other["sd"] == pytest.approx(abs(best[0] - best[1]) / 2**0.5)
+    assert other["mean"] == pytest.approx(sum(best) / 2) and other["sd"] == pytest.approx(
+        abs(best[0] - best[1]) / 2**0.5
+    )
     assert 0 <= other["p"] <= 1 and base["p"] is None
     low, high = other["interval"]
     assert low <= other["mean"] - base["mean"] <= high  # the per-name difference's interval holds the difference
@@ -179,12 +185,15 @@ def test_compare_refuses_runs_validated_on_other_names_unless_given_one_file(fou
 
 def test_runs_of_one_recipe_on_other_names_are_never_one_group(four_runs, names_file, tmp_path):
     from conftest import tiny_config
+
     from minigpt.runs.run import train
 
     letters = tmp_path / "ab.txt"
     letters.write_text("\n".join(["ab", "ba", "aab", "abba", "bab"] * 20) + "\n", encoding="utf-8")
-    runs = [train(tiny_config("train.steps=4"), data_path=data, out_dir=tmp_path / data.stem, quiet=True).run_dir
-            for data in (names_file, letters)]
+    runs = [
+        train(tiny_config("train.steps=4"), data_path=data, out_dir=tmp_path / data.stem, quiet=True).run_dir
+        for data in (names_file, letters)
+    ]
     report = json.loads(run("compare", *runs, "--data", letters, "--json").stdout)
     assert len(report["groups"]) == 2 and "data.trained_on" in report["differs"]
     assert any("trained on different names" in note for note in report["notes"])
@@ -237,17 +246,20 @@ def damaged_run(tmp_path, source, metrics=None, **stored):
     return copy
 
 
-@pytest.mark.parametrize("metrics, stored, says", [
-    ("", {}, "holds no records"),
-    ('{"step": 0, "elap', {}, "holds no records"),
-    ('{"step": 40, "val_loss": 2.1, "elapsed": "soon"}\n', {}, "'elapsed' should be a number"),
-    ('{"step": 40, "val_loss": 2.1, "elapsed": null}\n', {}, "'elapsed' should be a number"),
-    ('{"step": 40, "val_loss": -2.1, "elapsed": 1.0}\n', {}, "'val_loss' should be a number from 0"),
-    (None, {"best_val_loss": 1e308}, "best_val_loss should be a loss from 0"),
-    (None, {"best_val_loss": -5.0}, "best_val_loss should be a loss from 0"),
-    (None, {"best_val_loss": "low"}, "best_val_loss should be a number"),
-    (None, {"best_val_loss": float("nan")}, "not a number (the run diverged)"),
-])
+@pytest.mark.parametrize(
+    "metrics, stored, says",
+    [
+        ("", {}, "holds no records"),
+        ('{"step": 0, "elap', {}, "holds no records"),
+        ('{"step": 40, "val_loss": 2.1, "elapsed": "soon"}\n', {}, "'elapsed' should be a number"),
+        ('{"step": 40, "val_loss": 2.1, "elapsed": null}\n', {}, "'elapsed' should be a number"),
+        ('{"step": 40, "val_loss": -2.1, "elapsed": 1.0}\n', {}, "'val_loss' should be a number from 0"),
+        (None, {"best_val_loss": 1e308}, "best_val_loss should be a loss from 0"),
+        (None, {"best_val_loss": -5.0}, "best_val_loss should be a loss from 0"),
+        (None, {"best_val_loss": "low"}, "best_val_loss should be a number"),
+        (None, {"best_val_loss": float("nan")}, "not a number (the run diverged)"),
+    ],
+)
 def test_every_record_is_checked_before_it_is_counted(four_runs, tmp_path, metrics, stored, says):
     damaged = damaged_run(tmp_path, four_runs[0.01, 1], metrics, **stored)
     refused = run("compare", four_runs[0.03, 1], damaged)
@@ -281,11 +293,29 @@ def test_plot_draws_several_runs_on_one_picture(four_runs, tmp_path):
 
 
 def test_train_json_says_what_differs_from_its_recipe(names_file, tmp_path):
-    result = run("train", "-c", "tiny", "--data", names_file, "--out", tmp_path / "r", "--steps", 5, "--lr", 0.02,
-                 "--set", "model.dropout=0.2", "--quiet", "--json")
+    result = run(
+        "train",
+        "-c",
+        "tiny",
+        "--data",
+        names_file,
+        "--out",
+        tmp_path / "r",
+        "--steps",
+        5,
+        "--lr",
+        0.02,
+        "--set",
+        "model.dropout=0.2",
+        "--quiet",
+        "--json",
+    )
     changed = json.loads(result.stdout)["differs_from_recipe"]
-    assert changed == {"model.dropout": {"recipe": 0.0, "run": 0.2}, "train.lr": {"recipe": 0.01, "run": 0.02},
-                       "train.steps": {"recipe": 120, "run": 5}} or set(changed) >= {"model.dropout", "train.lr"}
+    assert changed == {
+        "model.dropout": {"recipe": 0.0, "run": 0.2},
+        "train.lr": {"recipe": 0.01, "run": 0.02},
+        "train.steps": {"recipe": 120, "run": 5},
+    } or set(changed) >= {"model.dropout", "train.lr"}
 
 
 def test_info_json_holds_what_info_shows(trained_run):
@@ -328,17 +358,25 @@ def trials_of(out, *storage):
 def test_a_sweeps_own_process_and_its_look_need_no_torch():
     """The process that starts a sweep's workers, and `--show`, read text and Optuna's study alone: importing torch
     there (seconds) would only delay the workers, which import it themselves."""
-    code = ("import sys, minigpt.runs.sweep, minigpt.runs.tables; "
-            "from minigpt.runs.study_folder import names_digest; names_digest(None); "
-            "print('torch' in sys.modules)")
+    code = (
+        "import sys, minigpt.runs.sweep, minigpt.runs.tables; "
+        "from minigpt.runs.study_folder import names_digest; names_digest(None); "
+        "print('torch' in sys.modules)"
+    )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0 and done.stdout.strip() == "False", done.stdout + done.stderr
 
 
 def test_a_study_with_two_processes_runs_each_trial_once(tmp_path, names_file):
     out = tmp_path / "sweep"
-    done = subprocess.run(sweep_command(spec_file(tmp_path, trials=2, budget="steps = 5"), "--out", out, "--data",
-                                        names_file, "--jobs", 2, "--json"), capture_output=True, text=True, timeout=300)
+    done = subprocess.run(
+        sweep_command(
+            spec_file(tmp_path, trials=2, budget="steps = 5"), "--out", out, "--data", names_file, "--jobs", 2, "--json"
+        ),
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert done.returncode == 0, done.stderr
     assert "2 trials at a time, 1 thread each" in done.stderr
     trials = json.loads(done.stdout)["trials"]
@@ -360,7 +398,10 @@ def test_a_trials_seeds_give_its_loss_and_the_best_recipe_trains_again(tmp_path,
     from minigpt.formats.recipes import load_config
 
     recipe = load_config(out / "best.toml")
-    assert recipe.train.lr == pytest.approx(best["params"]["train.lr"]) and recipe.model.n_layer == best["params"]["model.n_layer"]
+    assert (
+        recipe.train.lr == pytest.approx(best["params"]["train.lr"])
+        and recipe.model.n_layer == best["params"]["model.n_layer"]
+    )
     again = run("sweep", spec, "--out", out, "--data", names_file)
     assert again.exit_code == 0 and "trial " not in again.stderr
     (out / "best.toml").unlink()
@@ -374,8 +415,12 @@ def test_a_killed_study_goes_on_and_runs_the_killed_trial_again(tmp_path, names_
     spec = spec_file(tmp_path, trials=2, budget="time_limit = 2")
     said = tmp_path / "stderr.txt"
     with open(said, "w") as stderr:  # what the sweep said, should it end before the kill
-        process = subprocess.Popen(sweep_command(spec, "--out", out, "--data", names_file), stdout=subprocess.DEVNULL,
-                                   stderr=stderr, start_new_session=True)
+        process = subprocess.Popen(
+            sweep_command(spec, "--out", out, "--data", names_file),
+            stdout=subprocess.DEVNULL,
+            stderr=stderr,
+            start_new_session=True,
+        )
     wait_for_command(process, (out / "trial-0-seed-1337" / "metrics.jsonl").exists, stderr_file=said)  # training
     os.killpg(process.pid, signal.SIGKILL)
     process.wait()
@@ -398,8 +443,13 @@ def test_ctrl_c_stops_a_sweep_in_one_line_that_says_how_to_go_on(tmp_path, names
         pytest.skip("needs Linux's /proc to find the workers")
     out = tmp_path / "sweep"
     spec = spec_file(tmp_path, trials=2, budget="time_limit = 30")
-    process = subprocess.Popen(sweep_command(spec, "--out", out, "--data", names_file, "--jobs", jobs),
-                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    process = subprocess.Popen(
+        sweep_command(spec, "--out", out, "--data", names_file, "--jobs", jobs),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
     wait_for_command(process, lambda: sum(stepped(m)() for m in out.glob("trial-*/metrics.jsonl")) >= jobs)  # all train
     if workers_only:
         for pid in children_of(process.pid):  # the workers (multiprocessing's resource tracker ignores SIGINT)
@@ -414,16 +464,25 @@ def test_ctrl_c_stops_a_sweep_in_one_line_that_says_how_to_go_on(tmp_path, names
     assert "stopped" in states and "fail" not in states, states
 
 
-@pytest.mark.skipif(not Path("/proc/self/task").is_dir() or (os.cpu_count() or 1) < 2, reason="needs Linux's /proc and 2 cores")
+@pytest.mark.skipif(
+    not Path("/proc/self/task").is_dir() or (os.cpu_count() or 1) < 2, reason="needs Linux's /proc and 2 cores"
+)
 def test_workers_end_with_a_sweep_killed_with_minus_nine(tmp_path, names_file):
     """kill -9 of the sweep's own process (not its group) leaves no worker taking trials (58 §4)."""
     out = tmp_path / "sweep"
     spec = spec_file(tmp_path, trials=4, budget="time_limit = 30")
     with open(tmp_path / "stderr.txt", "wb") as stderr:
-        process = subprocess.Popen(sweep_command(spec, "--out", out, "--data", names_file, "--jobs", 2),
-                                   stdout=subprocess.DEVNULL, stderr=stderr, start_new_session=True)
-    wait_for_command(process, lambda: len(list(out.glob("trial-*/metrics.jsonl"))) >= 2,  # both workers train
-                     stderr_file=tmp_path / "stderr.txt")
+        process = subprocess.Popen(
+            sweep_command(spec, "--out", out, "--data", names_file, "--jobs", 2),
+            stdout=subprocess.DEVNULL,
+            stderr=stderr,
+            start_new_session=True,
+        )
+    wait_for_command(
+        process,
+        lambda: len(list(out.glob("trial-*/metrics.jsonl"))) >= 2,  # both workers train
+        stderr_file=tmp_path / "stderr.txt",
+    )
     workers = children_of(process.pid)
     assert len(workers) >= 2
     process.kill()
@@ -445,14 +504,17 @@ def running(pid: int) -> bool:
         return False
 
 
-@pytest.mark.parametrize("space, says", [
-    ('"model.n_layr" = {low = 1, high = 2}', "'model.n_layr' is not a recipe key"),
-    ('"train.lr" = {low = 0.1, high = 0.01}', "low must be below high"),
-    ('"model.n_layer" = {low = 1.5, high = 3}', "whole-number key"),
-    ('"model.dropout" = {low = 0.0, high = 1.5}', "model.dropout must be in [0, 1)"),
-    ('"model.activation" = {choices = ["relu", "tanh"]}', "model.activation must be one of"),
-    ('"train.seed" = {low = 1, high = 5}', "seeds come from [sweep] seeds"),
-])
+@pytest.mark.parametrize(
+    "space, says",
+    [
+        ('"model.n_layr" = {low = 1, high = 2}', "'model.n_layr' is not a recipe key"),
+        ('"train.lr" = {low = 0.1, high = 0.01}', "low must be below high"),
+        ('"model.n_layer" = {low = 1.5, high = 3}', "whole-number key"),
+        ('"model.dropout" = {low = 0.0, high = 1.5}', "model.dropout must be in [0, 1)"),
+        ('"model.activation" = {choices = ["relu", "tanh"]}', "model.activation must be one of"),
+        ('"train.seed" = {low = 1, high = 5}', "seeds come from [sweep] seeds"),
+    ],
+)
 def test_a_spec_is_checked_before_any_trial_runs(tmp_path, space, says):
     spec = tmp_path / "bad.toml"
     spec.write_text(f'[sweep]\nconfig = "tiny"\ntrials = 2\n[space]\n{space}\n', encoding="utf-8")
@@ -464,21 +526,29 @@ def test_a_spec_is_checked_before_any_trial_runs(tmp_path, space, says):
 DROPOUT = '"model.dropout" = {low = 0.0, high = 0.4}'
 
 
-@pytest.mark.parametrize("text, says", [
-    (f'sweep = 5\n[space]\n{DROPOUT}', "sweep is a section, [sweep], not 5"),
-    ("space = 5", "space is a section, [space], not 5"),
-    ('[space]\n"model.dropout" = {low = {a = {b = {c = 1}}}, high = 0.4}', "low and high are numbers"),
-    ('[space]\n"model.dropout" = {low = "a", high = 0.4}', "low and high are numbers"),
-    ('[space]\n"train.lr" = {low = 0.001, high = 0.01, log = "yes"}', "log is true or false, got 'yes'"),
-    ("x = " + "[" * 50_000 + "]" * 50_000, "nested too deeply"),
-    (f"[sweep]\ntrials = {10**29}\n[space]\n{DROPOUT}", "trials must be a whole number from 1 to 100,000"),
-    (f"[sweep]\nseeds = {10**29}\n[space]\n{DROPOUT}", "seeds must be a whole number from 1 to 1,000"),
-    (f'[sweep]\nname = "{"x" * 100_000}"\n[space]\n{DROPOUT}', "name is at most 200 printable characters"),
-    (f'[set]\n"model.dropout" = 0.1\n[space]\n{DROPOUT}', "'model.dropout' is both fixed in [set] and searched in [space]"),
-    (f'[sweep]\nsteps = 100\n[set]\n"train.steps" = 50\n[space]\n{DROPOUT}', "[set] train.steps and [sweep] steps"),
-    (f'[sweep]\ntime_limit = 9\n[space]\n{DROPOUT}\n"train.steps" = {{low = 10, high = 99}}',
-     "[space] train.steps and [sweep] time_limit"),
-])
+@pytest.mark.parametrize(
+    "text, says",
+    [
+        (f"sweep = 5\n[space]\n{DROPOUT}", "sweep is a section, [sweep], not 5"),
+        ("space = 5", "space is a section, [space], not 5"),
+        ('[space]\n"model.dropout" = {low = {a = {b = {c = 1}}}, high = 0.4}', "low and high are numbers"),
+        ('[space]\n"model.dropout" = {low = "a", high = 0.4}', "low and high are numbers"),
+        ('[space]\n"train.lr" = {low = 0.001, high = 0.01, log = "yes"}', "log is true or false, got 'yes'"),
+        ("x = " + "[" * 50_000 + "]" * 50_000, "nested too deeply"),
+        (f"[sweep]\ntrials = {10**29}\n[space]\n{DROPOUT}", "trials must be a whole number from 1 to 100,000"),
+        (f"[sweep]\nseeds = {10**29}\n[space]\n{DROPOUT}", "seeds must be a whole number from 1 to 1,000"),
+        (f'[sweep]\nname = "{"x" * 100_000}"\n[space]\n{DROPOUT}', "name is at most 200 printable characters"),
+        (
+            f'[set]\n"model.dropout" = 0.1\n[space]\n{DROPOUT}',
+            "'model.dropout' is both fixed in [set] and searched in [space]",
+        ),
+        (f'[sweep]\nsteps = 100\n[set]\n"train.steps" = 50\n[space]\n{DROPOUT}', "[set] train.steps and [sweep] steps"),
+        (
+            f'[sweep]\ntime_limit = 9\n[space]\n{DROPOUT}\n"train.steps" = {{low = 10, high = 99}}',
+            "[space] train.steps and [sweep] time_limit",
+        ),
+    ],
+)
 def test_a_spec_is_read_as_data_within_the_projects_limits(tmp_path, text, says):
     """Every section and value of a spec has its type and range checked (59 §3), and a key given twice,
     where the later one would win without a word, is refused (59 §2)."""
@@ -492,12 +562,15 @@ def test_a_spec_is_read_as_data_within_the_projects_limits(tmp_path, text, says)
     assert says in str(refused.value) and len(str(refused.value)) < 300
 
 
-@pytest.mark.parametrize("section, line, first", [
-    ("sweep", "", 6),  # the tiny recipe's warm-up is 5 steps: the first prune may come after it
-    ("sweep", "prune_after = 40", 41),
-    ("set", '"train.warmup_steps" = 20', 21),
-    ("space", '"train.warmup_steps" = {low = 10, high = 30}', 31),
-])
+@pytest.mark.parametrize(
+    "section, line, first",
+    [
+        ("sweep", "", 6),  # the tiny recipe's warm-up is 5 steps: the first prune may come after it
+        ("sweep", "prune_after = 40", 41),
+        ("set", '"train.warmup_steps" = 20', 21),
+        ("space", '"train.warmup_steps" = {low = 10, high = 30}', 31),
+    ],
+)
 def test_no_trial_is_pruned_before_the_warm_up_ends(tmp_path, section, line, first):
     """The median pruner waits for the recipe's warm-up (or prune_after), where the losses say little (58 §4)."""
     from minigpt.runs.study_storage import open_study
@@ -529,7 +602,9 @@ def test_a_folder_belongs_to_one_study_on_one_data(tmp_path, names_file):
     out, spec = tmp_path / "out", spec_file(tmp_path, trials=1, budget="steps = 3")
     assert run("sweep", spec, "--out", out, "--data", names_file).exit_code == 0
     before = {p: p.stat().st_mtime_ns for p in out.rglob("*")}
-    other_storage = run("sweep", spec, "--out", out, "--data", names_file, "--storage", f"sqlite:///{tmp_path / 'x.db'}")
+    other_storage = run(
+        "sweep", spec, "--out", out, "--data", names_file, "--storage", f"sqlite:///{tmp_path / 'x.db'}"
+    )
     assert other_storage.exit_code == 2 and "choose another --out" in other_storage.output
     fewer = tmp_path / "fewer.txt"
     fewer.write_text("\n".join(names_file.read_text(encoding="utf-8").split()[:50]) + "\n", encoding="utf-8")
@@ -539,7 +614,11 @@ def test_a_folder_belongs_to_one_study_on_one_data(tmp_path, names_file):
 
 
 def test_a_database_study_is_found_by_show_and_a_look_writes_nothing(tmp_path, names_file):
-    out, spec, url = tmp_path / "out", spec_file(tmp_path, trials=1, budget="steps = 3"), f"sqlite:///{tmp_path / 'x.db'}"
+    out, spec, url = (
+        tmp_path / "out",
+        spec_file(tmp_path, trials=1, budget="steps = 3"),
+        f"sqlite:///{tmp_path / 'x.db'}",
+    )
     assert run("sweep", spec, "--out", out, "--data", names_file, "--storage", url).exit_code == 0
     assert len(trials_of(out)) == 1 and not (out / "study.journal").exists()
 
@@ -549,8 +628,11 @@ def test_two_specs_of_one_name_in_one_storage_are_two_questions_and_the_second_i
     nothing and reports the first study's best as its own, nor leaves a folder behind (59 §2)."""
     url = f"sqlite:///{tmp_path / 'x.db'}"
     first = tmp_path / "first.toml"
-    first.write_text('[sweep]\nname = "same"\nconfig = "tiny"\ntrials = 1\nsteps = 3\n[space]\n'
-                     '"train.lr" = {low = 0.003, high = 0.03, log = true}\n', encoding="utf-8")
+    first.write_text(
+        '[sweep]\nname = "same"\nconfig = "tiny"\ntrials = 1\nsteps = 3\n[space]\n'
+        '"train.lr" = {low = 0.003, high = 0.03, log = true}\n',
+        encoding="utf-8",
+    )
     assert run("sweep", first, "--out", tmp_path / "a", "--data", names_file, "--storage", url).exit_code == 0
     second = tmp_path / "second.toml"
     second.write_text(first.read_text(encoding="utf-8").replace('"tiny"', '"microgpt"'), encoding="utf-8")
@@ -625,8 +707,11 @@ def test_a_full_disk_is_one_line_and_the_study_goes_on_once_there_is_room(small_
 
 def test_a_study_whose_every_trial_fails_uses_no_budget_and_exits_non_zero(tmp_path, names_file):
     spec = tmp_path / "odd.toml"  # each value is fine alone; 18 dimensions do not split into 4 heads
-    spec.write_text('[sweep]\nconfig = "tiny"\ntrials = 2\nsteps = 3\n[space]\n"model.n_embd" = {choices = [18]}\n'
-                    '"model.n_head" = {choices = [4]}\n', encoding="utf-8")
+    spec.write_text(
+        '[sweep]\nconfig = "tiny"\ntrials = 2\nsteps = 3\n[space]\n"model.n_embd" = {choices = [18]}\n'
+        '"model.n_head" = {choices = [4]}\n',
+        encoding="utf-8",
+    )
     failed = run("sweep", spec, "--out", tmp_path / "out", "--data", names_file)
     assert failed.exit_code == 1 and "every trial failed" in failed.output and "Traceback" not in failed.output
     assert "trial 0 failed (model.n_embd=18  model.n_head=4): " in failed.output
@@ -669,18 +754,28 @@ def test_many_machines_share_one_study_in_postgresql(tmp_path, names_file):
             pytest.fail("MINIGPT_TEST_POSTGRES is not set: .ci/run starts PostgreSQL and sets it")
         pytest.skip("no PostgreSQL server: set MINIGPT_TEST_POSTGRES=postgresql://... (.ci/run starts one)")
     spec = spec_file(tmp_path, trials=4)
-    name = f"name = \"test-{os.getpid()}-{time.time_ns()}\"\n"  # a study of its own in a shared server
+    name = f'name = "test-{os.getpid()}-{time.time_ns()}"\n'  # a study of its own in a shared server
     spec.write_text(spec.read_text().replace("[sweep]\n", "[sweep]\n" + name), encoding="utf-8")
-    workers = [subprocess.Popen(sweep_command(spec, "--out", tmp_path / f"machine{i}", "--data", names_file,
-                                              "--storage", url), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                                text=True) for i in (1, 2)]
+    workers = [
+        subprocess.Popen(
+            sweep_command(spec, "--out", tmp_path / f"machine{i}", "--data", names_file, "--storage", url),
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for i in (1, 2)
+    ]
     for w in workers:
         assert w.wait(timeout=300) == 0, w.stderr.read()
     trials = trials_of(tmp_path / "machine1", "--storage", url)
     finished = [t for t in trials if t["state"] in ("complete", "pruned")]
     assert 4 <= len(finished) <= 5  # two workers that start a trial at the same moment may run one more
-    ran = [(machine, r) for machine in ("machine1", "machine2") for r in os.listdir(tmp_path / machine)
-           if r.startswith("trial-")]
+    ran = [
+        (machine, r)
+        for machine in ("machine1", "machine2")
+        for r in os.listdir(tmp_path / machine)
+        if r.startswith("trial-")
+    ]
     numbers = [r.split("-")[1] for _, r in ran]
     assert len(numbers) == len(set(numbers)) == len(trials)  # each trial ran once, on one of the machines
     assert {machine for machine, _ in ran} == {"machine1", "machine2"} or len(trials) == 4
@@ -688,9 +783,14 @@ def test_many_machines_share_one_study_in_postgresql(tmp_path, names_file):
 
 def test_a_study_shown_to_a_full_standard_output_is_one_line_and_exit_1(tmp_path, names_file):
     out = tmp_path / "sweep"
-    assert run("sweep", spec_file(tmp_path, trials=1, budget="steps = 5"), "--out", out, "--data", names_file).exit_code == 0
+    assert (
+        run("sweep", spec_file(tmp_path, trials=1, budget="steps = 5"), "--out", out, "--data", names_file).exit_code
+        == 0
+    )
     with open("/dev/full", "w") as full:
-        shown = subprocess.run(sweep_command(out, "--show"), stdout=full, stderr=subprocess.PIPE, text=True, timeout=120)
+        shown = subprocess.run(
+            sweep_command(out, "--show"), stdout=full, stderr=subprocess.PIPE, text=True, timeout=120
+        )
     assert shown.returncode == 1 and shown.stderr.startswith("minigpt: error: cannot write to standard output")
     assert len(shown.stderr.splitlines()) == 1
 
@@ -714,16 +814,25 @@ def test_compare_refuses_scores_that_do_not_compare(four_runs, tmp_path):
     same names. A run whose block size cuts the names elsewhere printed "+0.064 nats" with an interval from
     other tokens, and an unmasked run was compared with no caveat; both are refused, saying why."""
     from conftest import tiny_config
+
     from minigpt.runs.run import train
 
     names = tmp_path / "long.txt"
     names.write_text("\n".join(["alexandrina", "maximiliana", "bob", "evangeline", "anna"] * 30) + "\n")
-    cut = [train(tiny_config("train.steps=4", f"model.block_size={b}", "train.auto_scale=false"), data_path=names,
-                 out_dir=tmp_path / f"block{b}", quiet=True).run_dir for b in (6, 16)]
+    cut = [
+        train(
+            tiny_config("train.steps=4", f"model.block_size={b}", "train.auto_scale=false"),
+            data_path=names,
+            out_dir=tmp_path / f"block{b}",
+            quiet=True,
+        ).run_dir
+        for b in (6, 16)
+    ]
     result = run("compare", *cut)
     assert result.exit_code == 2 and "score different tokens of the same names (block sizes 6 and 16" in result.stderr
-    unmasked = train(tiny_config("train.steps=4", "model.causal=false", "train.seed=3"), out_dir=tmp_path / "nomask",
-                     quiet=True).run_dir
+    unmasked = train(
+        tiny_config("train.steps=4", "model.causal=false", "train.seed=3"), out_dir=tmp_path / "nomask", quiet=True
+    ).run_dir
     result = run("compare", four_runs[0.01, 1], unmasked)
     assert result.exit_code == 2 and "trained without the causal mask" in result.stderr
 
@@ -733,10 +842,12 @@ def test_a_sweep_refuses_to_search_or_fix_a_model_without_the_mask(tmp_path):
     import minigpt
     from minigpt.runs.sweep_spec import read_spec
 
-    for space, fixed in (('"model.causal" = {choices = [true, false]}', ""),
-                         ('"train.lr" = {low = 1e-3, high = 1e-2}', '"model.causal" = false')):
+    for space, fixed in (
+        ('"model.causal" = {choices = [true, false]}', ""),
+        ('"train.lr" = {low = 1e-3, high = 1e-2}', '"model.causal" = false'),
+    ):
         spec = tmp_path / "s.toml"
-        spec.write_text(f"[sweep]\nconfig = \"tiny\"\ntrials = 2\n\n[space]\n{space}\n\n[set]\n{fixed}\n")
+        spec.write_text(f'[sweep]\nconfig = "tiny"\ntrials = 2\n\n[space]\n{space}\n\n[set]\n{fixed}\n')
         with pytest.raises(minigpt.UsageError, match="a study cannot train without the causal mask"):
             read_spec(spec)
 
@@ -746,10 +857,14 @@ def test_compare_says_when_the_runs_got_unequal_compute_and_compares_them_at_equ
     "within 1,065 steps"); runs whose steps differ by more than a tenth are named, with each run's loss at the last
     step every one of them evaluated."""
     from conftest import tiny_config
+
     from minigpt.runs.run import train
 
-    longer = train(tiny_config("train.steps=80", "train.lr=0.03", "train.seed=3", "train.eval_interval=20"),
-                   out_dir=tmp_path / "lr0.03-s3", quiet=True).run_dir
+    longer = train(
+        tiny_config("train.steps=80", "train.lr=0.03", "train.seed=3", "train.eval_interval=20"),
+        out_dir=tmp_path / "lr0.03-s3",
+        quiet=True,
+    ).run_dir
     result = run("compare", four_runs[0.01, 1], four_runs[0.01, 2], four_runs[0.03, 1], longer, "--json")
     assert result.exit_code == 0, result.output
     found = json.loads(result.stdout)
@@ -757,8 +872,11 @@ def test_compare_says_when_the_runs_got_unequal_compute_and_compares_them_at_equ
     assert "the runs took 40 to 80 steps" in notes
     assert "at equal steps (step 40, which every run reached and evaluated)" in found["equal_steps"]
     assert found["equal_steps"] in found["verdicts"]
-    runs = {steps: (tokens, threads) for group in found["groups"]  # each run's compute, as it trained
-            for steps, tokens, threads in zip(group["run_steps"], group["run_tokens"], group["run_threads"])}
+    runs = {
+        steps: (tokens, threads)
+        for group in found["groups"]  # each run's compute, as it trained
+        for steps, tokens, threads in zip(group["run_steps"], group["run_tokens"], group["run_threads"])
+    }
     assert set(runs) == {40, 80} and runs[80][0] > 1.5 * runs[40][0] > 0 and runs[80][1] >= 1
     shown = run("compare", four_runs[0.01, 1], longer)
     assert "80 steps, " in shown.stdout + shown.stderr and " tokens, " in shown.stdout + shown.stderr
@@ -774,8 +892,13 @@ def test_a_sweep_whose_ranking_follows_compute_says_so_and_shows_each_trials_ste
     from minigpt.runs.tables import compute_note, trial_row
 
     def trial(number, value, steps):
-        return SimpleNamespace(number=number, value=value, params={}, state=SimpleNamespace(name="COMPLETE"),
-                               user_attrs={"losses": [value], "steps": steps})
+        return SimpleNamespace(
+            number=number,
+            value=value,
+            params={},
+            state=SimpleNamespace(name="COMPLETE"),
+            user_attrs={"losses": [value], "steps": steps},
+        )
 
     follows = [trial(0, 2.10, [358]), trial(1, 2.07, [500]), trial(2, 2.06, [672])]
     assert "took 358 to 672 steps and the loss follows them (r = -0.9" in compute_note(follows)
@@ -793,10 +916,15 @@ def test_a_sweep_on_names_too_few_to_hold_validation_out_is_refused_before_any_t
     assert not (tmp_path / "out").exists()
 
 
-@pytest.mark.parametrize("url, secret", [("postgresql://minigpt:p/a#b?c@127.0.0.1:1/study", "p/a#b?c"),
-                                         ("postgresql://minigpt@127.0.0.1:1/study?password=qsecret", "qsecret"),
-                                         ("postgresql://minigpt:pw%2Fx@127.0.0.1:1/study", "pw/x"),
-                                         ("postgresql://minigpt:v6secret@[::1/study", "v6secret")])
+@pytest.mark.parametrize(
+    "url, secret",
+    [
+        ("postgresql://minigpt:p/a#b?c@127.0.0.1:1/study", "p/a#b?c"),
+        ("postgresql://minigpt@127.0.0.1:1/study?password=qsecret", "qsecret"),
+        ("postgresql://minigpt:pw%2Fx@127.0.0.1:1/study", "pw/x"),
+        ("postgresql://minigpt:v6secret@[::1/study", "v6secret"),
+    ],
+)
 def test_a_storage_password_of_any_spelling_is_never_shown_nor_stored(tmp_path, url, secret):
     """A password holding / # or ?, given as ?password=, or in a URL no parser reads, was printed whole in errors
     and written to a world-readable study.json; the driver's own parser finds it now, and study.json is the
@@ -820,7 +948,9 @@ def test_a_sweep_never_writes_into_a_folder_of_the_users_own(tmp_path):
     result = run("sweep", spec_file(tmp_path), "--out", mine)
     assert result.exit_code == 2 and "holds files of its own and no study" in result.stderr
     assert (mine / "best.toml").read_text() == "# my recipe\n" and sorted(p.name for p in mine.iterdir()) == [
-        "best.toml", "trial-0-seed-1337"]
+        "best.toml",
+        "trial-0-seed-1337",
+    ]
 
 
 def test_a_journal_a_full_disk_cannot_hold_is_a_failure_exit_1(tmp_path, monkeypatch, names_file):
@@ -847,12 +977,20 @@ def test_a_signal_to_the_sweep_or_a_killed_worker_stops_every_worker_at_once(tmp
     them when one is killed: no trial after the running ones starts, and one line says what happened."""
     out = tmp_path / "sweep"
     spec = spec_file(tmp_path, trials=6, budget="time_limit = 30")
-    process = subprocess.Popen(sweep_command(spec, "--out", out, "--data", names_file, "--jobs", 2),
-                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    process = subprocess.Popen(
+        sweep_command(spec, "--out", out, "--data", names_file, "--jobs", 2),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
     wait_for_command(process, lambda: sum(stepped(m)() for m in out.glob("trial-*/metrics.jsonl")) >= 2)  # both train
     if how == "SIGKILL to a worker":
-        workers = [pid for pid in children_of(process.pid) if "resource_tracker" not in
-                   Path(f"/proc/{pid}/cmdline").read_bytes().decode(errors="replace")]
+        workers = [
+            pid
+            for pid in children_of(process.pid)
+            if "resource_tracker" not in Path(f"/proc/{pid}/cmdline").read_bytes().decode(errors="replace")
+        ]
         os.kill(workers[0], signal.SIGKILL)
     else:
         os.kill(process.pid, signal.SIGTERM if how.startswith("SIGTERM") else signal.SIGINT)
@@ -944,10 +1082,13 @@ def test_runs_that_never_shared_an_evaluation_get_the_reason_and_time_limited_ru
     assert not trainer.shared_step()
 
 
-@pytest.mark.parametrize("a, b", [
-    ([2.16, 2.10, 2.21], [2.12, 2.07, 2.15]),  # the tinkerer's first case: p about 0.3
-    ([2.10, 2.18, 2.12], [2.16, 2.13, 2.17]),  # the second: p about 0.57
-])
+@pytest.mark.parametrize(
+    "a, b",
+    [
+        ([2.16, 2.10, 2.21], [2.12, 2.07, 2.15]),  # the tinkerer's first case: p about 0.3
+        ([2.10, 2.18, 2.12], [2.16, 2.13, 2.17]),  # the second: p about 0.57
+    ],
+)
 def test_the_verdicts_interval_and_test_cannot_disagree(a, b):
     """The per-name interval resampled names only: [-0.047, -0.037] beside p = 0.304, and [+0.029, +0.037]
     beside p = 0.572. The verdict's interval is now Welch's own, so it holds 0 exactly when p >= 0.05; the
@@ -979,8 +1120,13 @@ def test_a_two_trial_sweep_whose_seeds_took_unequal_steps_gets_the_note():
     from minigpt.runs.tables import compute_note
 
     def trial(number, value, steps):
-        return SimpleNamespace(number=number, value=value, params={}, state=SimpleNamespace(name="COMPLETE"),
-                               user_attrs={"losses": [value] * len(steps), "steps": steps})
+        return SimpleNamespace(
+            number=number,
+            value=value,
+            params={},
+            state=SimpleNamespace(name="COMPLETE"),
+            user_attrs={"losses": [value] * len(steps), "steps": steps},
+        )
 
     note = compute_note([trial(0, 2.10, [138, 236]), trial(1, 2.05, [190, 200])])
     assert "trial 0's seeds alone took 138-236 steps" in note and "may be the machine's compute" in note
@@ -995,7 +1141,10 @@ def test_within_seed_noise_with_few_seeds_says_they_cannot_tell_and_how_many_wou
     from minigpt.runs.statistics import welch_interval, welch_p
 
     a, b = [2.10, 2.30], [2.35, 2.40, 2.33]
-    group, baseline = Group("b", [SimpleNamespace(score=s) for s in b]), Group("a", [SimpleNamespace(score=s) for s in a])
+    group, baseline = (
+        Group("b", [SimpleNamespace(score=s) for s in b]),
+        Group("a", [SimpleNamespace(score=s) for s in a]),
+    )
     group.p, group.interval = welch_p(b, a), welch_interval(b, a)
     said = verdict(group, baseline)
     assert group.p >= 0.05 and "within seed noise" in said and "3 and 2 seeds are too few to tell" in said

@@ -11,19 +11,19 @@ import copy
 import math
 import sys
 
+import browser
 import pytest
 import torch
 from typer.testing import CliRunner
 
-import browser
-from minigpt.formats.checkpoint import load_checkpoint
-from minigpt.formats.snapshots import dequantize
 from minigpt.cli.main import app
+from minigpt.formats.checkpoint import load_checkpoint
 from minigpt.formats.recipes import load_config
+from minigpt.formats.snapshots import dequantize
+from minigpt.runs.run import train
 from minigpt.views.attention_maps import forward_with_weights
 from minigpt.views.explorer_page import write_page
 from minigpt.views.page_data import BASE64
-from minigpt.runs.run import train
 
 runner = CliRunner()
 pytestmark = pytest.mark.xdist_group("explorer")  # one worker builds the module's pages, once
@@ -88,7 +88,9 @@ def test_the_pages_model_computes_what_torch_computes(chromium, pages, recipe):
         tokens, logits, attention = torch_forward(ckpt, text)
         assert result["tokens"] == tokens
         assert logits.abs().max() > 1  # the redrawn weights give logits worth comparing
-        torch.testing.assert_close(torch.tensor(result["logits"], dtype=torch.float64), logits.double(), atol=1e-4, rtol=0)
+        torch.testing.assert_close(
+            torch.tensor(result["logits"], dtype=torch.float64), logits.double(), atol=1e-4, rtol=0
+        )
         js_attention = torch.tensor(result["attention"], dtype=torch.float64)
         torch.testing.assert_close(js_attention, attention.double(), atol=1e-5, rtol=0)
         torch.testing.assert_close(js_attention.sum(-1), torch.ones(js_attention.shape[:-1], dtype=torch.float64))
@@ -100,7 +102,9 @@ def test_the_pages_model_computes_what_torch_computes(chromium, pages, recipe):
 
 
 def matrix_labels(page):
-    return page.eval_on_selector_all("#big-matrix [role=row]:not([hidden]) .row-head", "cells => cells.map(c => c.textContent)")
+    return page.eval_on_selector_all(
+        "#big-matrix [role=row]:not([hidden]) .row-head", "cells => cells.map(c => c.textContent)"
+    )
 
 
 def test_typing_redraws_the_matrices_and_predictions(chromium, pages):
@@ -137,7 +141,10 @@ def test_typing_computes_only_new_positions_and_shows_a_whole_pass(chromium, pag
     page.fill("#name-input", "")
 
     def shows_a_whole_pass(text, off=None):
-        shown, whole = page.evaluate("minigpt.shown()"), page.evaluate("([t, off]) => minigpt.forward(t, off)", [text, off])
+        shown, whole = (
+            page.evaluate("minigpt.shown()"),
+            page.evaluate("([t, off]) => minigpt.forward(t, off)", [text, off]),
+        )
         assert shown["tokens"] == whole["tokens"]
         assert torch.tensor(shown["logits"]).sub(torch.tensor(whole["logits"])).abs().max() < 1e-12
 
@@ -162,8 +169,10 @@ def test_nothing_typed_breaks_the_page(chromium, pages):
         page.fill("#name-input", text)
         assert matrix_labels(page)[0] == "·"
     page.fill("#name-input", "Emma")
-    assert page.inner_text("#notes") == ("Skipped “E”: not in the model's vocabulary (abcdefghijklmnopqrstuvwxyz). "
-                                         "The vocabulary is lowercase: try “emma”.")  # as the command line says
+    assert page.inner_text("#notes") == (
+        "Skipped “E”: not in the model's vocabulary (abcdefghijklmnopqrstuvwxyz). "
+        "The vocabulary is lowercase: try “emma”."
+    )  # as the command line says
     page.fill("#name-input", "EMMA emma")
     assert "Skipped “E”, “M”, “A”, “ ”" in page.inner_text("#notes") and "lowercase" not in page.inner_text("#notes")
     assert matrix_labels(page) == ["·", "e", "m", "m", "a"]
@@ -216,10 +225,15 @@ def test_cli_writes_the_page_and_refuses_what_it_should(trained_run, tmp_path):
     assert "src=" not in html and "href=" not in html  # nothing to load from elsewhere
     again = runner.invoke(app, ["inspect-attention", str(run_dir), "--html", str(out)])
     assert again.exit_code == 2 and "already exists; pass --overwrite" in again.stderr
-    assert runner.invoke(app, ["inspect-attention", str(run_dir), "anna", "--html", str(out), "--overwrite"]).exit_code == 0
-    for args, message in [([str(tmp_path / "missing.pt"), "--html", str(tmp_path / "new.html")], "checkpoint not found"),
-                          ([str(run_dir), "--html", str(tmp_path / "no" / "p.html")], "does not exist"),
-                          ([str(run_dir)], "needs a NAME")]:
+    assert (
+        runner.invoke(app, ["inspect-attention", str(run_dir), "anna", "--html", str(out), "--overwrite"]).exit_code
+        == 0
+    )
+    for args, message in [
+        ([str(tmp_path / "missing.pt"), "--html", str(tmp_path / "new.html")], "checkpoint not found"),
+        ([str(run_dir), "--html", str(tmp_path / "no" / "p.html")], "does not exist"),
+        ([str(run_dir)], "needs a NAME"),
+    ]:
         result = runner.invoke(app, ["inspect-attention", *args])
         assert result.exit_code == 2 and message in result.stderr and len(result.stderr.strip().splitlines()) == 1
 
@@ -269,8 +283,10 @@ def test_the_pages_sampling_filters_are_pythons(chromium, pages):
             logits[ckpt.tokenizer.bos] = float("-inf")  # a name has at least one character
         for temperature, top_k, top_p in settings:
             expected = torch.softmax(filter_logits(logits[None], temperature, top_k or None, top_p), dim=-1)[0]
-            got = page.evaluate("([text, options]) => minigpt.nextDistribution(text, options)",
-                                [text, {"temperature": temperature, "topK": top_k, "topP": top_p}])
+            got = page.evaluate(
+                "([text, options]) => minigpt.nextDistribution(text, options)",
+                [text, {"temperature": temperature, "topK": top_k, "topP": top_p}],
+            )
             assert max(abs(g - e) for g, e in zip(got, expected.tolist())) < 1e-6, (text, temperature, top_k, top_p)
     # top-k 1 when the end token is likeliest at the first position: the end is ruled out first, so a
     # character remains (filtering top-k first would leave nothing to draw from)
@@ -279,8 +295,13 @@ def test_the_pages_sampling_filters_are_pythons(chromium, pages):
     assert page.watched.errors == []
 
 
-ABLATIONS = [{"heads": [[0, 1]]}, {"heads": [[0, 0], [0, 3]], "mlp": [0]}, {"attention": [0]},
-             {"heads": [[0, 2]], "mode": "mean"}, {"attention": [0], "mlp": [0], "mode": "mean"}]
+ABLATIONS = [
+    {"heads": [[0, 1]]},
+    {"heads": [[0, 0], [0, 3]], "mlp": [0]},
+    {"attention": [0]},
+    {"heads": [[0, 2]], "mode": "mean"},
+    {"attention": [0], "mlp": [0], "mode": "mean"},
+]
 
 
 @pytest.mark.parametrize("recipe", RECIPES)
@@ -298,8 +319,12 @@ def test_the_pages_ablated_forward_and_lens_are_pythons(chromium, pages, recipe)
         parts = [Part("head", l, h) for l, h in off.get("heads", [])]
         parts += [Part("attention", l) for l in off.get("attention", [])] + [Part("mlp", l) for l in off.get("mlp", [])]
         with torch.no_grad():
-            expected = forward_without(ckpt.model, torch.tensor([tokens]), parts, means if off.get("mode") == "mean" else None)[0]
-        got = torch.tensor(page.evaluate("([text, off]) => minigpt.forward(text, off).logits", ["xavier", off]), dtype=torch.float64)
+            expected = forward_without(
+                ckpt.model, torch.tensor([tokens]), parts, means if off.get("mode") == "mean" else None
+            )[0]
+        got = torch.tensor(
+            page.evaluate("([text, off]) => minigpt.forward(text, off).logits", ["xavier", off]), dtype=torch.float64
+        )
         torch.testing.assert_close(got, expected.double(), atol=1e-4, rtol=0)
         plain = torch.tensor(page.evaluate("text => minigpt.forward(text).logits", "xavier"), dtype=torch.float64)
         assert (got - plain).abs().max() > 1e-3  # switching the parts off changed the logits
@@ -307,8 +332,15 @@ def test_the_pages_ablated_forward_and_lens_are_pythons(chromium, pages, recipe)
     from minigpt.measurements.logit_lens import read_off, residual_streams
 
     with torch.no_grad():
-        lens = torch.stack([torch.softmax(read_off(ckpt.model, x)[0], -1) for _, x in residual_streams(ckpt.model, torch.tensor([tokens]))])
-    got = torch.tensor(page.evaluate("text => minigpt.lens(text)", "xavier"), dtype=torch.float64)  # [stage, position, token]
+        lens = torch.stack(
+            [
+                torch.softmax(read_off(ckpt.model, x)[0], -1)
+                for _, x in residual_streams(ckpt.model, torch.tensor([tokens]))
+            ]
+        )
+    got = torch.tensor(
+        page.evaluate("text => minigpt.lens(text)", "xavier"), dtype=torch.float64
+    )  # [stage, position, token]
     torch.testing.assert_close(got, lens.double(), atol=1e-5, rtol=0)
     browser.show(page, "#lens")
     assert page.locator("#lens-table tbody tr").count() == 1 + 2 * ckpt.config.model.n_layer
@@ -332,12 +364,16 @@ def test_the_switches_redraw_the_page_and_the_table_is_minigpt_ablate(chromium, 
     assert not page.is_checked("#ablation-table [data-part='head,0,1']")  # every switch of a part follows it
     page.click("#all-on")
     assert page.locator("button.thumb.off").count() == 0
-    shown = page.eval_on_selector_all("#ablation-table tbody tr", "rows => rows.map(r => [r.cells[0].textContent, r.cells[2].textContent])")
+    shown = page.eval_on_selector_all(
+        "#ablation-table tbody tr", "rows => rows.map(r => [r.cells[0].textContent, r.cells[2].textContent])"
+    )
     result = runner.invoke(app, ["ablate", str(ckpt.path.parent), "--json"])
     assert result.exit_code == 0, result.output
     cli = json.loads(result.stdout)["parts"]
     assert [name for name, _ in shown] == [p["part"] for p in cli]
-    assert [float(cost.replace("−", "-").lstrip("+")) for _, cost in shown] == pytest.approx([p["cost"] for p in cli], abs=1e-4)
+    assert [float(cost.replace("−", "-").lstrip("+")) for _, cost in shown] == pytest.approx(
+        [p["cost"] for p in cli], abs=1e-4
+    )
     live = dict(page.evaluate("minigpt.liveCosts()"))
     assert len(live) == len(cli) and all(cost.startswith(("+", "−")) for cost in live.values())
     # a live cost, which reuses the layers before the part's, against two whole forward passes
@@ -352,8 +388,8 @@ def test_the_switches_redraw_the_page_and_the_table_is_minigpt_ablate(chromium, 
 def test_the_step_slider_runs_each_snapshots_weights_as_torch_does(chromium, pages):
     """The model, its costs table and its mean outputs all follow the slider."""
     from minigpt.measurements.ablation import Part, ablate, forward_without
-    from minigpt.views.page_data import names_for_roles
     from minigpt.model import load_microgpt_weights
+    from minigpt.views.page_data import names_for_roles
 
     ckpt, path = pages["makemore"]
     page = browser.open_page(chromium, path)
@@ -375,8 +411,14 @@ def test_the_step_slider_runs_each_snapshots_weights_as_torch_does(chromium, pag
     names, _ = names_for_roles(ckpt)
     zero, mean = (ablate(model, ckpt.tokenizer, names, mode) for mode in ("zero", "mean"))
     browser.show(page, "#ablation")
-    shown = dict(page.eval_on_selector_all("#ablation-table tbody tr", "rows => rows.map(r => [r.cells[0].textContent, r.cells[2].textContent])"))
-    assert {part: float(cost.replace("−", "-")) for part, cost in shown.items()} == pytest.approx({str(p): c for p, c in zero.costs}, abs=1e-4)
+    shown = dict(
+        page.eval_on_selector_all(
+            "#ablation-table tbody tr", "rows => rows.map(r => [r.cells[0].textContent, r.cells[2].textContent])"
+        )
+    )
+    assert {part: float(cost.replace("−", "-")) for part, cost in shown.items()} == pytest.approx(
+        {str(p): c for p, c in zero.costs}, abs=1e-4
+    )
     assert "at step 1" in page.text_content("#costs-caption")
     with torch.no_grad():
         expected = forward_without(model, torch.tensor([tokens]), [Part("head", 0, 1)], mean.means)[0]
@@ -407,7 +449,10 @@ def torch_walk(model, tokens, parts=(), means=None) -> dict:
 
     def record(module, key, side="out"):
         def hook(_module, inputs, output):
-            seen[key] = (inputs[0] if side == "in" else output)[0].detach().double().clone()  # before relu's in-place work
+            seen[key] = (
+                (inputs[0] if side == "in" else output)[0].detach().double().clone()
+            )  # before relu's in-place work
+
         hooks.append(module.register_forward_hook(hook))
 
     record(model.emb_norm, "embedded", "in")
@@ -462,11 +507,20 @@ def test_the_walk_through_the_whole_model_is_torchs_at_every_operation(chromium,
         for i in range(len(tokens)):
             got = page.evaluate("([text, i, off]) => minigpt.walk(text, i, off)", ["xavier", i, off or None])
             # an MLP switched off runs nothing to hook (its norm included): the rest is compared
-            unseen = {f"layer{l}.{op}" for l in off.get("mlp", []) for op in ("after_attn", "mlp_norm", "mlp_fc1", ckpt.config.model.activation, "mlp_fc2")}
+            unseen = {
+                f"layer{l}.{op}"
+                for l in off.get("mlp", [])
+                for op in ("after_attn", "mlp_norm", "mlp_fc1", ckpt.config.model.activation, "mlp_fc2")
+            }
             assert set(got) - set(expected) == unseen and set(expected) <= set(got)
             for key in set(got) - unseen:
-                torch.testing.assert_close(torch.tensor(got[key], dtype=torch.float64), expected[key][i], atol=1e-5, rtol=0,
-                                           msg=lambda m, key=key: f"{key} at position {i} with {off}: {m}")
+                torch.testing.assert_close(
+                    torch.tensor(got[key], dtype=torch.float64),
+                    expected[key][i],
+                    atol=1e-5,
+                    rtol=0,
+                    msg=lambda m, key=key: f"{key} at position {i} with {off}: {m}",
+                )
     assert page.watched.errors == []
 
 
@@ -485,8 +539,10 @@ def snapshot_weights(carried: dict, index: int) -> dict[str, torch.Tensor]:
     weights = {}
     for name, t in carried["tensors"].items():
         size = t["rows"] * t["cols"]
-        q = torch.tensor([BASE64.index(c) - 32 for c in values[at: at + size]], dtype=torch.float32).view(t["rows"], t["cols"])
-        scale = torch.tensor(list(scales[row: row + t["rows"]]), dtype=torch.float32)
+        q = torch.tensor([BASE64.index(c) - 32 for c in values[at : at + size]], dtype=torch.float32).view(
+            t["rows"], t["cols"]
+        )
+        scale = torch.tensor(list(scales[row : row + t["rows"]]), dtype=torch.float32)
         weights[name] = dequantize(q, scale, t["shape"])
         at, row = at + size, row + t["rows"]
     return weights
@@ -519,7 +575,9 @@ def test_the_pages_attribution_is_pythons_with_parts_on_and_off(chromium, pages,
         terms = torch.tensor(got["terms"], dtype=torch.float64).transpose(0, 1)  # [part, position, token]
         torch.testing.assert_close(terms, expected[:, 0], atol=1e-5, rtol=0)
         torch.testing.assert_close(torch.tensor(got["scales"], dtype=torch.float64), scale[0], atol=1e-7, rtol=0)
-        logits = torch.tensor(page.evaluate("([text, off]) => minigpt.forward(text, off).logits", ["xavier", off]), dtype=torch.float64)
+        logits = torch.tensor(
+            page.evaluate("([text, off]) => minigpt.forward(text, off).logits", ["xavier", off]), dtype=torch.float64
+        )
         torch.testing.assert_close(terms.sum(0), logits, atol=1e-9, rtol=0)
     assert page.watched.errors == []
 
@@ -558,10 +616,18 @@ def test_a_units_panel_lists_where_it_fires_and_what_it_writes_as_torch_does(chr
     browser.show(page, "#units")
     data = page.evaluate("JSON.parse(document.getElementById('minigpt-data').textContent).units")
     layer, unit = int(page.input_value("#unit-layer")), int(page.input_value("#unit-number"))
-    marked = page.eval_on_selector_all("#unit-firing li", "items => items.map(li => li.querySelector('.strip-text').textContent)")
+    marked = page.eval_on_selector_all(
+        "#unit-firing li", "items => items.map(li => li.querySelector('.strip-text').textContent)"
+    )
     assert marked == [data["prefixes"][p] for p in data["layers"][layer][unit]]
-    got = torch.tensor(page.evaluate("""([l, unit]) => { const m = MiniGPTModel.load(JSON.parse(document.getElementById('minigpt-data').textContent));
-        return Array.from(MiniGPTModel.readThrough(m, MiniGPTModel.unitColumn(m, l, unit))); }""", [layer, unit]), dtype=torch.float64)
+    got = torch.tensor(
+        page.evaluate(
+            """([l, unit]) => { const m = MiniGPTModel.load(JSON.parse(document.getElementById('minigpt-data').textContent));
+        return Array.from(MiniGPTModel.readThrough(m, MiniGPTModel.unitColumn(m, l, unit))); }""",
+            [layer, unit],
+        ),
+        dtype=torch.float64,
+    )
     model = copy.deepcopy(ckpt.model).double()
     column = model.layers[layer].mlp.mlp_fc2.weight[:, unit]
     gain = model.final_norm.weight if model.final_norm is not None and model.final_norm.weight is not None else 1.0
@@ -584,12 +650,12 @@ def torch_patched(model, tokens_a, tokens_b, part):
 
     def keep(m, args, *out):
         value = out[0] if kind == "mlp" else args[0]
-        kept["b"] = value[0, t, h * d:(h + 1) * d] if kind == "head" else value[0, t]
+        kept["b"] = value[0, t, h * d : (h + 1) * d] if kind == "head" else value[0, t]
 
     def put(m, args, *out):
         value = (out[0] if kind == "mlp" else args[0]).clone()
         if kind == "head":
-            value[0, t, h * d:(h + 1) * d] = kept["b"]
+            value[0, t, h * d : (h + 1) * d] = kept["b"]
         else:
             value[0, t] = kept["b"]
         return value if kind == "mlp" else (value,)
@@ -613,12 +679,18 @@ def test_copying_a_part_from_one_name_into_another_is_torchs(chromium, pages, re
     a, b = "emma", "xavi"
     tokens_a, tokens_b = ([ckpt.tokenizer.bos] + ckpt.tokenizer.encode(name) for name in (a, b))
     n = model.config.n_layer
-    parts = [{"kind": "residual", "layer": 0, "position": 1}, {"kind": "residual", "layer": n, "position": 4},
-             {"kind": "residual", "layer": n - 1, "position": 2}, {"kind": "head", "layer": 0, "head": 1, "position": 3},
-             {"kind": "mlp", "layer": n - 1, "position": 4}]
+    parts = [
+        {"kind": "residual", "layer": 0, "position": 1},
+        {"kind": "residual", "layer": n, "position": 4},
+        {"kind": "residual", "layer": n - 1, "position": 2},
+        {"kind": "head", "layer": 0, "head": 1, "position": 3},
+        {"kind": "mlp", "layer": n - 1, "position": 4},
+    ]
     plain = torch.tensor(page.evaluate("t => minigpt.forward(t).logits", a), dtype=torch.float64)
     for part in parts:
-        got = torch.tensor(page.evaluate("([a, b, part]) => minigpt.patched(a, b, part)", [a, b, part]), dtype=torch.float64)
+        got = torch.tensor(
+            page.evaluate("([a, b, part]) => minigpt.patched(a, b, part)", [a, b, part]), dtype=torch.float64
+        )
         torch.testing.assert_close(got, torch_patched(model, tokens_a, tokens_b, part), atol=1e-5, rtol=0)
         assert (got - plain).abs().max() > 1e-3  # the copy changed something
     grid = page.evaluate("([a, b]) => minigpt.patchGrid(a, b)", [a, b])["grid"]
@@ -639,7 +711,9 @@ def test_the_second_name_panel_draws_the_grid_and_copies_a_part(chromium, pages)
     page.locator("#patch-grid .patch-cell").nth(1).click()  # entering layer 0, position 1
     assert "position 1 from “amma” into “emma”" in page.text_content("#patch-detail")
     page.keyboard.press("ArrowDown")
-    assert page.evaluate("document.activeElement.getAttribute('aria-label')").startswith("copy the residual stream entering layer 1 at position 1")
+    assert page.evaluate("document.activeElement.getAttribute('aria-label')").startswith(
+        "copy the residual stream entering layer 1 at position 1"
+    )
     page.select_option("#patch-part", "head 0 2")
     assert "layer 0 head 2's output" in page.text_content("#patch-detail")
     page.fill("#patch-input", "")
@@ -724,7 +798,9 @@ def test_the_weights_themselves_are_readable_and_the_hand_check_reaches_them(chr
         page.keyboard.press("ArrowRight")
         shown = page.locator("#readout").inner_text()
         value = float(shown.split(" = ")[1].split()[0].replace("−", "-"))
-        assert shown.startswith(f"{name}[{2 * d + 1}][1] = ") and value == pytest.approx(weights[name][2 * d + 1, 1].item(), abs=5e-5)
+        assert shown.startswith(f"{name}[{2 * d + 1}][1] = ") and value == pytest.approx(
+            weights[name][2 * d + 1, 1].item(), abs=5e-5
+        )
         assert "the row's" in shown and "terms add up to" in shown
         strip, box = page.locator(":focus").bounding_box(), page.locator("#readout").bounding_box()
         assert box["x"] >= strip["x"] + strip["width"]  # beside the rows, covering none of them
@@ -835,8 +911,12 @@ def test_the_cache_panel_reads_a_name_as_torchs_cached_decode_does(chromium, pag
         keys = layer.k[: layer.length, 0].reshape(layer.length, -1)  # [T, n_embd]: the heads side by side
         values = layer.v[: layer.length, 0].reshape(layer.length, -1)
         torch.testing.assert_close(torch.tensor(got["keys"][l], dtype=torch.float64), keys.double(), atol=1e-5, rtol=0)
-        torch.testing.assert_close(torch.tensor(got["values"][l], dtype=torch.float64), values.double(), atol=1e-5, rtol=0)
-    torch.testing.assert_close(torch.tensor(got["logits"][-1], dtype=torch.float64), logits[0, -1].double(), atol=1e-4, rtol=0)
+        torch.testing.assert_close(
+            torch.tensor(got["values"][l], dtype=torch.float64), values.double(), atol=1e-5, rtol=0
+        )
+    torch.testing.assert_close(
+        torch.tensor(got["logits"][-1], dtype=torch.float64), logits[0, -1].double(), atol=1e-4, rtol=0
+    )
     page.fill("#name-input", "xavier")
     browser.show(page, "#cache")
     assert page.locator("#cache-table tbody tr:not([hidden])").count() == 7

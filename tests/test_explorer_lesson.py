@@ -7,13 +7,12 @@ numbers compared with torch are far from zero.
 
 import math
 import re
-
 from pathlib import Path
 
+import browser
 import pytest
 import torch
 
-import browser
 from minigpt.formats.recipes import load_config
 from minigpt.model import causal_attention
 from minigpt.runs.run import train
@@ -59,7 +58,9 @@ def test_at_phone_width_nothing_scrolls_sideways(chromium, tiny_page):
         assert page.evaluate("document.documentElement.scrollWidth <= innerWidth"), text
     browser.show(page, "#ablation")
     caption, box = (page.locator(s).bounding_box() for s in ("#costs-caption", "#ablation .scroll"))
-    assert caption["width"] <= box["width"] + 1  # the loss the costs are against: above the scrolling box, not cut in it
+    assert (
+        caption["width"] <= box["width"] + 1
+    )  # the loss the costs are against: above the scrolling box, not cut in it
     assert page.watched.errors == []
 
 
@@ -70,8 +71,9 @@ def test_a_long_block_size_puts_the_worked_row_below_the_matrix_whole(chromium, 
     data.write_text("\n".join(["bourton-on-the-water-by-the-sea", "stow-on-the-wold", "anna"] * 30) + "\n")
     config = load_config("tiny", ["model.block_size=40", "train.steps=2", "train.eval_interval=2"])
     run_dir = train(config, data, out_dir=tmp_path / "run", quiet=True).run_dir
-    page = browser.open_page(chromium, write_page(run_dir, tmp_path / "page.html", text="bourton-on-the-water-by-the-sea"),
-                             1280, 800)
+    page = browser.open_page(
+        chromium, write_page(run_dir, tmp_path / "page.html", text="bourton-on-the-water-by-the-sea"), 1280, 800
+    )
     page.evaluate("minigpt.selectCell(30, 2)")
     row, table = box(page, "#row"), box(page, "#math-table")
     assert row["y"] >= box(page, "#big-matrix")["y"] + box(page, "#matrix-box")["height"] - 1  # below the matrix
@@ -102,24 +104,33 @@ def test_the_worked_row_is_drawn_from_the_models_numbers(chromium, tiny_page):
     from playwright.sync_api import Error as PlaywrightError
 
     for call, says in (("select(1, 2)", "2 heads a layer, 0 to 1"), ("select(2, 0)", "2 layers, 0 to 1")):
-        with pytest.raises(PlaywrightError, match=fr"RangeError: minigpt\.{re.escape(call)}: this model has {says}"):
+        with pytest.raises(PlaywrightError, match=rf"RangeError: minigpt\.{re.escape(call)}: this model has {says}"):
             page.evaluate(f"minigpt.{call}")  # from the console: said in one line, and the head stays as it was
     worked = page.evaluate("minigpt.worked()")
     assert (worked["i"], worked["layer"], worked["head"]) == (4, 1, 1)
     seen = torch_internals(ckpt, "xavier")[1]
-    torch.testing.assert_close(torch.tensor(worked["q"], dtype=torch.float64), seen["q"][0, 1, 4].double(), atol=1e-5, rtol=0)
-    torch.testing.assert_close(torch.tensor(worked["keys"], dtype=torch.float64), seen["k"][0, 1, :5].double(), atol=1e-5, rtol=0)
+    torch.testing.assert_close(
+        torch.tensor(worked["q"], dtype=torch.float64), seen["q"][0, 1, 4].double(), atol=1e-5, rtol=0
+    )
+    torch.testing.assert_close(
+        torch.tensor(worked["keys"], dtype=torch.float64), seen["k"][0, 1, :5].double(), atol=1e-5, rtol=0
+    )
     d = len(worked["q"])
     for j, product in enumerate(worked["products"]):  # the strip of q⊙kⱼ adds up to the score times √d
         assert sum(product) == pytest.approx(worked["scores"][j] * math.sqrt(d), abs=1e-9)
     out = [sum(w * v[n] for w, v in zip(worked["weights"], worked["values"])) for n in range(d)]
     assert out == pytest.approx(worked["out"], abs=1e-9)
     row = page.evaluate("minigpt.shown().matrix[4]")
-    assert row[:5] == pytest.approx(worked["weights"], abs=1e-12) and row[5:] == [0, 0]  # the matrix shows the same row; the future is 0
+    assert row[:5] == pytest.approx(worked["weights"], abs=1e-12) and row[5:] == [
+        0,
+        0,
+    ]  # the matrix shows the same row; the future is 0
     shown = page.eval_on_selector_all("#math-table td.weight", "s => s.map(x => x.getAttribute('aria-label'))")
     assert [float(x) for x in shown[:5]] == pytest.approx(worked["weights"], abs=5e-4)
     start = worked["head"] * len(worked["q"])
-    assert page.get_attribute("#math-table tbody tr.query .vec", "aria-label").startswith(f"q4[{start}–{start + len(worked['q']) - 1}] = [")
+    assert page.get_attribute("#math-table tbody tr.query .vec", "aria-label").startswith(
+        f"q4[{start}–{start + len(worked['q']) - 1}] = ["
+    )
     assert page.watched.errors == []
 
 
@@ -141,8 +152,10 @@ def test_the_worked_rows_canvas_paints_each_strip_in_its_frame(chromium, tiny_pa
         worked = page.evaluate("minigpt.worked()")
         d = len(worked["q"])
         largest = max(abs(x) for x in worked["q"] + [x for k in worked["keys"] for x in k])
-        for selector, values in [("#math-table tr.query .vec", worked["q"]),
-                                 (f"#math-table tr[data-j='{worked['i']}'] td:nth-child(2) .vec", worked["keys"][-1])]:
+        for selector, values in [
+            ("#math-table tr.query .vec", worked["q"]),
+            (f"#math-table tr[data-j='{worked['i']}'] td:nth-child(2) .vec", worked["keys"][-1]),
+        ]:
             pixels = page.evaluate(STRIP_PIXELS, [selector, d])
             for value, (r, g, b, alpha) in zip(values, pixels):
                 assert alpha == 255, (text, selector)
@@ -150,8 +163,11 @@ def test_the_worked_rows_canvas_paints_each_strip_in_its_frame(chromium, tiny_pa
                     assert (r > b) == (value > 0), (text, selector, value, (r, g, b))
         label = page.locator("#math-table tr[data-j='0'] th").bounding_box()
         canvas = page.locator("#row canvas.paint").bounding_box()
-        between = page.evaluate("""([x, y]) => Array.from(document.querySelector('#row canvas.paint').getContext('2d')
-            .getImageData(x, y, 1, 1).data)""", [int(label["x"] - canvas["x"] + 2), int(label["y"] - canvas["y"] + label["height"] / 2)])
+        between = page.evaluate(
+            """([x, y]) => Array.from(document.querySelector('#row canvas.paint').getContext('2d')
+            .getImageData(x, y, 1, 1).data)""",
+            [int(label["x"] - canvas["x"] + 2), int(label["y"] - canvas["y"] + label["height"] / 2)],
+        )
         assert between[3] == 0  # the line's label is the table's, not painted
     assert page.watched.errors == []
 
@@ -169,7 +185,9 @@ def test_the_scores_view_shows_torchs_raw_scores(chromium, tiny_page):
         got = torch.tensor(shown, dtype=torch.float64)
         assert torch.isinf(got.triu(1)[got.triu(1) != 0]).all()  # the future is −∞: the mask
         torch.testing.assert_close(got.tril(), expected, atol=1e-5, rtol=1e-5)  # float32 rounding
-    assert "−∞" in page.eval_on_selector_all("#big-matrix .cell:not([hidden])", "cells => cells.map(c => c.getAttribute('aria-label'))")
+    assert "−∞" in page.eval_on_selector_all(
+        "#big-matrix .cell:not([hidden])", "cells => cells.map(c => c.getAttribute('aria-label'))"
+    )
     assert page.watched.errors == []
 
 
@@ -189,11 +207,15 @@ def test_the_sliders_redraw_the_bars_as_sampling_filters(chromium, tiny_page):
     expect(page.locator("#predictions .choice.removed").first).to_be_attached()
     expected = page.evaluate("minigpt.nextDistribution('emma', {temperature: 0.5, topK: 3, topP: 1})")
     page.fill("#temperature", "0.5")
-    browser.wait_until(page, """(expected) => {
+    browser.wait_until(
+        page,
+        """(expected) => {
         const got = [...document.querySelectorAll('#next-chart .next-bar')].map((b) => +b.dataset.p).sort((a, b) => a - b);
         const want = [...expected].sort((a, b) => a - b);
         return got.length === want.length && got.every((p, n) => Math.abs(p - want[n]) <= 1e-12);
-    }""", arg=expected)
+    }""",
+        arg=expected,
+    )
     chart = page.eval_on_selector_all("#next-chart .next-bar", "bars => bars.map(b => [b.dataset.token, +b.dataset.p])")
     labels = page.evaluate("minigpt.vocab").copy() + ["·"]
     assert dict(chart) == pytest.approx(dict(zip(labels, expected)), abs=1e-12)
@@ -214,8 +236,18 @@ def test_the_keyboard_reaches_and_moves_everything(chromium, tiny_page):
         if page.evaluate("document.activeElement.id === 'name-input'"):
             break
     path = page.evaluate("window.path")
-    assert {"show-weights", "cell", "temperature", "top-k", "top-p", "seed", "next-char", "ten-names", "thumb.selected",
-            "head-card"} <= set(path), " ".join(path)
+    assert {
+        "show-weights",
+        "cell",
+        "temperature",
+        "top-k",
+        "top-p",
+        "seed",
+        "next-char",
+        "ten-names",
+        "thumb.selected",
+        "head-card",
+    } <= set(path), " ".join(path)
     # the grid of heads is one Tab stop (arrows inside), then its switches (each layer's attention and MLP, each
     # head); past them, what the matrix shows and whether it is masked, then the matrix
     c = tiny_page[0].config.model
@@ -223,7 +255,8 @@ def test_the_keyboard_reaches_and_moves_everything(chromium, tiny_page):
     page.keyboard.press("Tab")  # the first stop is what docs/explorer.md says (it said the grid: the 4th here)
     assert page.evaluate("document.activeElement.getAttribute('aria-label')") == "layer 0 attention: on"
     assert "From the name box, Tab reaches layer 0's attention switch" in " ".join(
-        (Path(__file__).parents[1] / "docs" / "explorer.md").read_text(encoding="utf-8").split())
+        (Path(__file__).parents[1] / "docs" / "explorer.md").read_text(encoding="utf-8").split()
+    )
     page.focus("#name-input")
     for _ in range(1 + 2 * c.n_layer + c.n_layer * c.n_head + 3):
         page.keyboard.press("Tab")
@@ -301,8 +334,8 @@ def test_head_roles_are_the_means_over_every_row_of_every_name(tiny_page):
     """head_roles reads each distinct prefix once (the names' prefix forests) and counts it as often as
     names share it: its numbers are those of reading the names one by one."""
     from minigpt.formats.checkpoint import validation_names
-    from minigpt.views.attention_maps import forward_with_weights
     from minigpt.measurements.head_roles import head_roles, offset_masks
+    from minigpt.views.attention_maps import forward_with_weights
 
     ckpt, _ = tiny_page
     names = validation_names(ckpt)[:60]
@@ -410,7 +443,7 @@ def test_with_a_part_off_every_view_says_so_and_shows_what_changed(chromium, tin
     browser.show(page, "#walk")
     walk = page.evaluate("minigpt.walkShown()")
     assert walk["firstDiffer"] == "layer1.heads"  # nothing before the head changed
-    assert all(x == 0 for x in walk["numbers"]["layer1.heads"][1 * 8: 2 * 8])  # its slice of the joined heads
+    assert all(x == 0 for x in walk["numbers"]["layer1.heads"][1 * 8 : 2 * 8])  # its slice of the joined heads
     assert "the first change" in page.inner_text("#walk .walk-step[data-key='layer1.heads']")
     browser.show(page, "#next-chart")
     assert page.locator("#next-chart .ghost:visible").count() == len(tiny_page[0].tokenizer.chars) + 1
@@ -473,19 +506,24 @@ def test_an_accented_capital_gets_the_same_advice_on_the_command_line(tiny_page)
 
 def test_raw_scores_fit_their_cells_and_the_page_opens_on_the_costliest_named_head(chromium, tiny_page):
     from minigpt.measurements.ablation import ablate
-    from minigpt.views.page_data import names_for_roles
     from minigpt.measurements.head_roles import head_roles
+    from minigpt.views.page_data import names_for_roles
 
     ckpt, path = tiny_page
     names = names_for_roles(ckpt)[0]
     labels = head_roles(ckpt.model, ckpt.tokenizer, names)["labels"]
     costs = ablate(ckpt.model, ckpt.tokenizer, names).costs  # largest first
-    best = next(p for p, _ in costs if p.kind == "head" and not labels[p.layer][p.head].startswith(("spread out", "mixed")))
+    best = next(
+        p for p, _ in costs if p.kind == "head" and not labels[p.layer][p.head].startswith(("spread out", "mixed"))
+    )
     page = browser.open_page(chromium, path)
     assert page.inner_text("#matrix-title") == f"Layer {best.layer}, head {best.head}"
     page.fill("#name-input", LONG)
     page.check("#show-scores")
-    shown = page.eval_on_selector_all("#big-matrix .cell:not(.future)", "cells => cells.filter(c => c.offsetParent).map(c => c.getAttribute('aria-label'))")
+    shown = page.eval_on_selector_all(
+        "#big-matrix .cell:not(.future)",
+        "cells => cells.filter(c => c.offsetParent).map(c => c.getAttribute('aria-label'))",
+    )
     assert shown and all(len(text) <= 4 for text in shown), [t for t in shown if len(t) > 4]
     assert page.watched.errors == []
 
@@ -497,7 +535,9 @@ def test_at_phone_width_the_words_and_the_costs_fit(chromium, tiny_page):
     page.fill("#name-input", LONG)  # the matrix scrolls sideways in its box; its row labels stay in view
     page.evaluate("document.getElementById('matrix-box').scrollLeft = 120")
     box, label = page.locator("#matrix-box").bounding_box(), page.locator("#big-matrix .row-head").nth(3).bounding_box()
-    assert page.evaluate("document.getElementById('matrix-box').scrollLeft") > 0 and label["x"] == pytest.approx(box["x"], abs=1)
+    assert page.evaluate("document.getElementById('matrix-box').scrollLeft") > 0 and label["x"] == pytest.approx(
+        box["x"], abs=1
+    )
     page.evaluate("minigpt.setPart('head', 0, 1, false)")  # a live cost to read too
     browser.show(page, "#ablation-table")
     for column in (3, 4):  # the cost on the names, and on the name in the box
@@ -507,17 +547,25 @@ def test_at_phone_width_the_words_and_the_costs_fit(chromium, tiny_page):
     nxt = page.locator("#predictions .prediction .next").first.bounding_box()
     assert nxt["x"] + nxt["width"] <= 390
     wide = browser.open_page(chromium, tiny_page[1], 1280, 800)
-    assert wide.inner_text("#matrix-how").startswith("Click a cell") and "on the right" in wide.inner_text("#matrix-how")
-    width, left = wide.evaluate("[document.getElementById('play').offsetWidth, document.getElementById('step-slider').getBoundingClientRect().left]")
+    assert wide.inner_text("#matrix-how").startswith("Click a cell") and "on the right" in wide.inner_text(
+        "#matrix-how"
+    )
+    width, left = wide.evaluate(
+        "[document.getElementById('play').offsetWidth, document.getElementById('step-slider').getBoundingClientRect().left]"
+    )
     wide.click("#play")
-    assert wide.evaluate("[document.getElementById('play').offsetWidth, document.getElementById('step-slider').getBoundingClientRect().left]") == [width, left]
+    assert wide.evaluate(
+        "[document.getElementById('play').offsetWidth, document.getElementById('step-slider').getBoundingClientRect().left]"
+    ) == [width, left]
     wide.click("#play")
     assert page.watched.errors == [] and wide.watched.errors == []
 
 
 def test_every_panel_is_drawn_without_scrolling_to_it_for_a_whole_page_capture(chromium, tiny_page):
     page = browser.open_page(chromium, tiny_page[1], 1280, 800)
-    browser.wait_until(page, "document.querySelectorAll('#lens-table td:not([hidden])')[0].textContent !== ''", timeout=10000)
+    browser.wait_until(
+        page, "document.querySelectorAll('#lens-table td:not([hidden])')[0].textContent !== ''", timeout=10000
+    )
     assert page.evaluate("getComputedStyle(document.getElementById('lens')).contentVisibility") != "auto"
     assert page.evaluate("document.querySelector('#walk .walk-step .note-text').textContent") != ""
     assert page.watched.errors == []
@@ -571,7 +619,9 @@ def test_the_lens_writes_the_number_its_colour_shows(chromium, tiny_page):
     browser.show(page, "#lens")
     probs = page.evaluate("minigpt.lens('emma')")  # [stage][position][token]
     ids = {c: i for i, c in enumerate(page.evaluate("minigpt.vocab"))}
-    cell = page.locator("#lens-table tbody tr").nth(0).locator("td").nth(1).text_content()  # after the embeddings, "·e" → "m"
+    cell = (
+        page.locator("#lens-table tbody tr").nth(0).locator("td").nth(1).text_content()
+    )  # after the embeddings, "·e" → "m"
     assert cell.splitlines()[1] == f"m {round(100 * probs[0][1][ids['m']])}%"
     assert page.watched.errors == []
 
@@ -622,7 +672,7 @@ def test_an_address_the_page_cannot_read_leaves_the_page_as_it_opens(chromium, t
 
 
 def test_the_boundary_tokens_share_follows_the_training_slider(chromium, tiny_page):
-    """"This head puts N% of a row's weight on the boundary token" is the step's, not the checkpoint's."""
+    """ "This head puts N% of a row's weight on the boundary token" is the step's, not the checkpoint's."""
     import re
 
     from playwright.sync_api import expect
@@ -648,9 +698,13 @@ def test_the_cost_table_sorts_by_any_cost_column(chromium, tiny_page):
     page.fill("#name-input", "christopher")
     browser.show(page, "#ablation")
     costs = lambda column: page.eval_on_selector_all(  # noqa: E731
-        "#ablation-table tbody tr", f"rows => rows.map(r => parseFloat(r.cells[{column}].textContent.replace('−', '-').replace(/[^0-9.+-]/g, '')))")
+        "#ablation-table tbody tr",
+        f"rows => rows.map(r => parseFloat(r.cells[{column}].textContent.replace('−', '-').replace(/[^0-9.+-]/g, '')))",
+    )
     on_names = costs(2)
-    assert on_names == sorted(on_names, reverse=True)  # the costliest on the validation names first, as ablate lists them
+    assert on_names == sorted(
+        on_names, reverse=True
+    )  # the costliest on the validation names first, as ablate lists them
     page.click("#ablation-table thead button.sort >> text=cost on the name")
     expect(page.locator("#ablation-table thead th").nth(3)).to_have_attribute("aria-sort", "descending")
     on_name = costs(3)
@@ -720,7 +774,10 @@ def test_the_lessons_set_a_view_ask_and_answer_from_the_model_and_link_back(chro
     page.click("#lesson-answer-box summary")
     expect(page.locator("#lesson-answer")).to_contain_text("without it")
     answer = page.text_content("#lesson-answer")
-    got = [float(re.search(pattern, answer).group(1)) for pattern in (r"with the mask, (\d+\.\d{3})", r"without it, (\d+\.\d{3})")]
+    got = [
+        float(re.search(pattern, answer).group(1))
+        for pattern in (r"with the mask, (\d+\.\d{3})", r"without it, (\d+\.\d{3})")
+    ]
     ckpt = tiny_page[0]
     ids = torch.tensor([[ckpt.tokenizer.bos] + ckpt.tokenizer.encode("emma")])
     targets = torch.tensor([ckpt.tokenizer.encode("emma") + [ckpt.tokenizer.bos]])
@@ -741,8 +798,11 @@ def test_the_lessons_set_a_view_ask_and_answer_from_the_model_and_link_back(chro
     shares = [float(x) for x in re.findall(r"at position \d+, (-?\d+\.\d)%", page.text_content("#lesson-answer"))]
     assert len(shares) == 3 and shares == sorted(shares, reverse=True)
     # the parts, not the cells, are counted: 2 layers of 2 heads and an MLP are 6 parts (it said 30 at 5 positions)
-    positions = int(re.search(r"\(of 6 heads and MLPs at (\d+) positions, (\d+) cells\)",
-                              page.text_content("#lesson-answer")).group(1))
+    positions = int(
+        re.search(
+            r"\(of 6 heads and MLPs at (\d+) positions, (\d+) cells\)", page.text_content("#lesson-answer")
+        ).group(1)
+    )
     assert f"at {positions} positions, {6 * positions} cells" in page.text_content("#lesson-answer")
     page.click("#lesson-close")
     expect(page.locator("#lesson-panel")).to_be_hidden()
@@ -750,7 +810,9 @@ def test_the_lessons_set_a_view_ask_and_answer_from_the_model_and_link_back(chro
     other.close()
 
 
-def test_a_page_written_at_a_lesson_opens_there_and_the_course_is_the_one_the_command_counts(chromium, tiny_page, tmp_path):
+def test_a_page_written_at_a_lesson_opens_there_and_the_course_is_the_one_the_command_counts(
+    chromium, tiny_page, tmp_path
+):
     from typer.testing import CliRunner
 
     from minigpt.views.web_files import lesson_count
@@ -758,8 +820,9 @@ def test_a_page_written_at_a_lesson_opens_there_and_the_course_is_the_one_the_co
     LESSONS = lesson_count()
     from minigpt.cli.main import app
 
-    result = CliRunner().invoke(app, ["inspect-attention", str(tiny_page[0].path.parent), "--html", str(tmp_path / "l.html"),
-                                      "--lesson", "2"])
+    result = CliRunner().invoke(
+        app, ["inspect-attention", str(tiny_page[0].path.parent), "--html", str(tmp_path / "l.html"), "--lesson", "2"]
+    )
     assert result.exit_code == 0, result.output
     page = browser.open_page(chromium, tmp_path / "l.html")
     assert page.text_content("#lesson-title") == f"Lesson 2 of {LESSONS}: The causal mask"
@@ -827,8 +890,12 @@ def test_the_two_names_lesson_patches_heads_and_mlps_and_its_names_follow_the_na
     expect(page.locator("#patch-input")).to_have_value("aoltan")  # the second name went with the first
     browser.wait_until(page, "location.hash.includes('second=aoltan')")
     found = page.evaluate("([a, b]) => minigpt.patchGrid(a, b, 'parts')", ["zoltan", "aoltan"])
-    best = max((share, name, t) for name, row in zip(found["names"], found["grid"]) for t, share in enumerate(row)
-               if share is not None)
+    best = max(
+        (share, name, t)
+        for name, row in zip(found["names"], found["grid"])
+        for t, share in enumerate(row)
+        if share is not None
+    )
     page.click("#lesson-answer-box summary")
     expect(page.locator("#lesson-answer")).to_contain_text(f"{best[1]} at position {best[2]}, {100 * best[0]:.1f}%")
     shown = page.locator("#patch-grid .patch-cell").all_text_contents()
@@ -850,10 +917,14 @@ def test_a_grid_of_another_kind_starts_on_its_cell_that_closes_the_most(chromium
     page = browser.open_page(chromium, path)
     browser.show(page, "#patch")
     page.check("input[name=patch-grid][value=parts]")
-    expect(page.locator("#patch-grid tbody tr")).to_have_count(ckpt.config.model.n_layer * (ckpt.config.model.n_head + 1))
+    expect(page.locator("#patch-grid tbody tr")).to_have_count(
+        ckpt.config.model.n_layer * (ckpt.config.model.n_head + 1)
+    )
     chosen = page.locator("#patch-grid .patch-cell.chosen")
     expect(chosen).to_have_count(1)
-    best = max(int(text.rstrip("%")) for text in page.locator("#patch-grid .patch-cell").all_text_contents() if text != "–")
+    best = max(
+        int(text.rstrip("%")) for text in page.locator("#patch-grid .patch-cell").all_text_contents() if text != "–"
+    )
     assert chosen.inner_text() == f"{best}%"
     assert "residual" not in page.locator("#patch-part").evaluate("s => s.selectedOptions[0].textContent")
     assert page.watched.errors == []

@@ -6,18 +6,23 @@ One page, the suite's tiny page (tests/conftest.py).
 
 import re
 
+import browser
 import pytest
 from playwright.sync_api import expect
 
-import browser
 from minigpt.formats.checkpoint import load_checkpoint
 
 
 def on_screen(page, selector: str) -> bool:
     box = page.locator(selector).bounding_box()
     view = page.viewport_size
-    return box is not None and box["y"] >= 0 and box["y"] + box["height"] <= view["height"] and box["x"] >= 0 \
+    return (
+        box is not None
+        and box["y"] >= 0
+        and box["y"] + box["height"] <= view["height"]
+        and box["x"] >= 0
         and box["x"] + box["width"] <= view["width"]
+    )
 
 
 def open_answer(page, lesson: int) -> None:
@@ -41,7 +46,9 @@ def test_the_lessons_are_a_list_on_screen_wherever_one_has_scrolled(chromium, ti
     items.nth(4).click()
     expect(page.locator("#lesson-title")).to_have_text(re.compile("^Lesson 5 of 8: The whole model"))
     assert not page.locator("#contents").evaluate("box => box.open")  # it folds away once a lesson is chosen
-    assert items.nth(4).get_attribute("aria-current") == "true" and items.nth(0).get_attribute("aria-current") == "false"
+    assert (
+        items.nth(4).get_attribute("aria-current") == "true" and items.nth(0).get_attribute("aria-current") == "false"
+    )
     page.click("#contents summary")
     page.click("#contents-free")
     expect(page.locator("#lesson-panel")).to_be_hidden()
@@ -108,7 +115,9 @@ def test_the_controls_do_what_they_look_like(chromium, tiny_page):
     # the switches under the squares are Tab stops
     page.locator("#grid button.thumb[tabindex='0']").focus()
     page.keyboard.press("Tab")
-    assert page.evaluate("document.activeElement.closest('#grid') !== null && document.activeElement.type === 'checkbox'")
+    assert page.evaluate(
+        "document.activeElement.closest('#grid') !== null && document.activeElement.type === 'checkbox'"
+    )
     # a snapshot's figures say they are carried in fewer bits than the run keeps
     page.locator("#step-slider").fill("0")
     expect(page.locator("#step-precision")).to_contain_text("6 bits a number")
@@ -176,11 +185,15 @@ def test_panels_out_of_sight_are_drawn_in_a_browser_never_idle(chromium, tiny_pa
     """Panels below the first screen are drawn in the browser's idle time, so that a page captured whole shows
     them all. A browser never idle (a busy machine, a tab behind others) calls back only at the timeout, with
     no time to spare; the panels are drawn then too, not left until scrolled to."""
-    page = browser.open_page(chromium, tiny_page[1], before="""window.forcedCallbacks = 0;
+    page = browser.open_page(
+        chromium,
+        tiny_page[1],
+        before="""window.forcedCallbacks = 0;
       window.requestIdleCallback = (callback) => setTimeout(() => {
         window.forcedCallbacks += 1;
         callback({ didTimeout: true, timeRemaining: () => 0 });
-      }, 10);""")
+      }, 10);""",
+    )
     browser.wait_until(page, "() => window.forcedCallbacks > 0 && !document.querySelector('[aria-busy=true]')")
     assert page.evaluate("window.scrollY") == 0 and not page.watched.errors  # drawn unseen, from the top of the page
 
@@ -264,8 +277,9 @@ TEXT_UNCOVERED = """() => ["lesson-title", "lesson-text", "lesson-look", "lesson
 
 
 @pytest.mark.parametrize("width, height", [(1280, 900), (390, 844)])
-def test_every_lesson_opens_with_what_it_asks_about_in_sight_and_nothing_over_its_words(chromium, tiny_page, width,
-                                                                                        height):
+def test_every_lesson_opens_with_what_it_asks_about_in_sight_and_nothing_over_its_words(
+    chromium, tiny_page, width, height
+):
     """82 §2: lesson 3's head squares were half below the fold, lesson 4's button 2,943 px down, lesson 5's last
     line below it, lesson 8's floating step bar over its title. Each lesson now opens with its subject (the matrix,
     the squares, the cache, the walk's last line, the why bars, the patching grid) in the viewport under its title
@@ -375,8 +389,9 @@ def test_at_phone_width_the_walk_through_notes_wrap_inside_the_screen(chromium, 
 
 
 @pytest.mark.parametrize("width, height", [(1280, 800), (390, 844)])
-def test_lesson_five_opens_with_its_title_its_question_and_the_walks_last_line_in_sight(chromium, tiny_page, width,
-                                                                                        height):
+def test_lesson_five_opens_with_its_title_its_question_and_the_walks_last_line_in_sight(
+    chromium, tiny_page, width, height
+):
     """Lesson 5 opened with its title and question above the screen (-425 px at 1280, -2,104 at 390), and Enter on
     "next" from lesson 4 left the focus off screen: its panel now sits under the walk, beside its last line."""
     page = browser.open_page(chromium, tiny_page[1], width=width, height=height)
@@ -388,8 +403,10 @@ def test_lesson_five_opens_with_its_title_its_question_and_the_walks_last_line_i
     browser.wait_until(page, SUBJECT_IN_SIGHT)
     for selector in ("#lesson-title", "#lesson-question"):
         assert on_screen(page, selector), selector
-    focused = page.evaluate("(() => { const r = document.activeElement.getBoundingClientRect(); "
-                            "return r.top >= 0 && r.bottom <= innerHeight; })()")
+    focused = page.evaluate(
+        "(() => { const r = document.activeElement.getBoundingClientRect(); "
+        "return r.top >= 0 && r.bottom <= innerHeight; })()"
+    )
     assert focused and page.evaluate(TEXT_UNCOVERED)
     assert page.watched.errors == []
 
@@ -441,8 +458,9 @@ def test_with_the_mask_off_its_switch_says_the_names_loss_and_first_choice(chrom
     assert on_screen(page, "#mask-effect") and on_screen(page, "#mask-off")
     page.click("#lesson-answer-box summary")
     browser.wait_until(page, "document.getElementById('lesson-answer').textContent.length > 0")
-    masked, unmasked = re.search(r"with the mask, (\d\.\d{3}) nats per character; without it, (\d\.\d{3})",
-                                 page.inner_text("#lesson-answer")).groups()
+    masked, unmasked = re.search(
+        r"with the mask, (\d\.\d{3}) nats per character; without it, (\d\.\d{3})", page.inner_text("#lesson-answer")
+    ).groups()
     said = page.inner_text("#mask-effect")
     assert f"{masked} nats per token with the mask, {unmasked} with it off" in said
     assert re.search(r"first choice: .+ \d+\.\d% with the mask, .+ \d+\.\d% with it off", said)

@@ -5,12 +5,13 @@ from __future__ import annotations
 
 import re
 
-import pytest
-
 import browser
+import pytest
 from playwright.sync_api import expect
-from minigpt.views.web_files import web_file
+
 from minigpt.views.explorer_page import explorer_parts, write_page
+from minigpt.views.web_files import web_file
+
 
 def body(part: str) -> str:
     """A part file's code, its opening comment left out."""
@@ -41,9 +42,13 @@ def test_no_part_reaches_into_another_only_the_registry_knows_them_all():
     """A part reads State, Drawing and Measures, writes the state and says what changed; it never calls or
     reads another part (wiring.js, the registry, is the one place that names them all)."""
     namespaces = {"".join(w.title() for w in part.removesuffix(".js").split("_")): part for part in explorer_parts()}
-    reaching = [f"{part} uses {name}.{member}" for part in explorer_parts() if part != "wiring.js"
-                for name, member in re.findall(r"\b([A-Z][A-Za-z]+)\.([A-Za-z_]+)", body(part))
-                if name in namespaces and name not in SHARED and namespaces[name] != part]
+    reaching = [
+        f"{part} uses {name}.{member}"
+        for part in explorer_parts()
+        if part != "wiring.js"
+        for name, member in re.findall(r"\b([A-Z][A-Za-z]+)\.([A-Za-z_]+)", body(part))
+        if name in namespaces and name not in SHARED and namespaces[name] != part
+    ]
     assert reaching == []
 
 
@@ -51,11 +56,15 @@ def test_a_change_is_one_word_the_controls_say_and_the_panels_list():
     """One vocabulary: every change a part announces (changed("...")) is one the registry answers, and every
     word a panel redraws on is one that something announces."""
     script = "".join(body(part) for part in explorer_parts())
-    announced = set(re.findall(r'changed\(\s*"([a-z]+)"', script)) | set(re.findall(r'changed\(setView \? "([a-z]+)" : "([a-z]+)"', script)[0])
+    announced = set(re.findall(r'changed\(\s*"([a-z]+)"', script)) | set(
+        re.findall(r'changed\(setView \? "([a-z]+)" : "([a-z]+)"', script)[0]
+    )
     wiring = body("wiring.js")
     groups = {"SELECTION": ["text", "head", "cell"]}
     listed = set()
-    for on in re.findall(r"\bon: \[?([^\]\n}]*)", wiring[wiring.index("const PANELS"):wiring.index("];", wiring.index("const PANELS"))]):
+    for on in re.findall(
+        r"\bon: \[?([^\]\n}]*)", wiring[wiring.index("const PANELS") : wiring.index("];", wiring.index("const PANELS"))]
+    ):
         listed |= set(re.findall(r'"([a-z]+)"', on))
         listed |= {word for group, words in groups.items() if group in on for word in words}
     assert listed - {"resized"} <= announced, listed - announced
@@ -86,8 +95,10 @@ const lesson = { title: "Counting", section: "hello", view: {}, text: "The model
 return { address, build, draw, lesson, section };
 })();
 """
-ENTRY = ('  { id: "hello", section: Hello.section, build: Hello.build, draw: Hello.draw, on: ["text", "loud"], '
-         'address: Hello.address, lesson: Hello.lesson },\n')
+ENTRY = (
+    '  { id: "hello", section: Hello.section, build: Hello.build, draw: Hello.draw, on: ["text", "loud"], '
+    "address: Hello.address, lesson: Hello.lesson },\n"
+)
 
 
 def test_a_new_panel_is_its_part_file_and_one_line_in_the_registry(chromium, trained_run, tmp_path):
@@ -106,8 +117,12 @@ def test_a_new_panel_is_its_part_file_and_one_line_in_the_registry(chromium, tra
     browser.wait_until(page, "document.getElementById('hello-text').textContent === '4 tokens'")
     assert page.evaluate("document.getElementById('hello').previousElementSibling.id") == "lens"
     page.check("#hello-loud")  # the control: the state, the panel and the address follow it
-    browser.wait_until(page, "document.getElementById('hello-text').textContent === '4 tokens!' && location.hash.includes('loud=yes')")
-    again = browser.open_page(chromium, path, hash=page.evaluate("location.hash"))  # the address opens the view as it was
+    browser.wait_until(
+        page, "document.getElementById('hello-text').textContent === '4 tokens!' && location.hash.includes('loud=yes')"
+    )
+    again = browser.open_page(
+        chromium, path, hash=page.evaluate("location.hash")
+    )  # the address opens the view as it was
     browser.show(again, "#hello")
     browser.wait_until(again, "document.getElementById('hello-text').textContent === '4 tokens!'")
     assert again.is_checked("#hello-loud")

@@ -42,14 +42,36 @@ def ok(args) -> str:
 @pytest.mark.draws_loss_png
 def test_every_command_takes_a_name_that_is_not_utf8(odd_names):
     recipe, names, run = odd_names
-    ok(["train", "-c", recipe, "--data", names, "--val-data", names, "--out", run, "--steps", "6",
-        "--set", "train.snapshots=2"])
+    ok(
+        [
+            "train",
+            "-c",
+            recipe,
+            "--data",
+            names,
+            "--val-data",
+            names,
+            "--out",
+            run,
+            "--steps",
+            "6",
+            "--set",
+            "train.snapshots=2",
+        ]
+    )
     assert (run / "loss.png").is_file()  # its title names the directory
     ok(["train", "--resume", run, "--steps", "8"])
-    for args in (["sample", run, "-n", "2", "--data", names], ["sample", run, "--json"], ["eval", run],
-                 ["eval", run, "--data", names, "--json"], ["info", run], ["ablate", run],
-                 ["inspect-attention", run, "ab"], ["inspect-attention", run, "ab", "--json"],
-                 ["plot", run, "--out", run / "curve.png", "--overwrite"]):
+    for args in (
+        ["sample", run, "-n", "2", "--data", names],
+        ["sample", run, "--json"],
+        ["eval", run],
+        ["eval", run, "--data", names, "--json"],
+        ["info", run],
+        ["ablate", run],
+        ["inspect-attention", run, "ab"],
+        ["inspect-attention", run, "ab", "--json"],
+        ["plot", run, "--out", run / "curve.png", "--overwrite"],
+    ):
         ok(args)
     assert "run\\xff" in ok(["inspect-attention", run, "ab", "--png", run / "grid.png"])
     assert "run\\xff" in ok(["inspect-attention", run, "ab", "--html", run / "explored.html"])
@@ -65,7 +87,7 @@ def test_every_command_takes_a_name_that_is_not_utf8(odd_names):
 def test_a_name_that_is_not_utf8_is_shown_as_its_bytes():
     name = bytes_name(Path("runs"), b"caf\xe9")
     assert as_text(name) == "runs/caf\\xe9" and as_text(os.fsdecode(b"x\xff")) == "x\\xff"
-    assert one_line(f"cannot write {os.fsdecode(b'a/caf' + bytes([0xe9]))}") == "cannot write a/caf\\xe9"
+    assert one_line(f"cannot write {os.fsdecode(b'a/caf' + bytes([0xE9]))}") == "cannot write a/caf\\xe9"
     assert as_text("Émile") == "Émile"
 
 
@@ -80,14 +102,17 @@ def test_one_guard_for_every_output_a_link_a_fifo_or_a_names_file_is_never_repla
     run_dir = trained_run[0]
     os.symlink(tmp_path / "nowhere.png", tmp_path / "dangling.png")
     os.symlink(tmp_path / "loop.json", tmp_path / "loop.json")
-    for args in (["inspect-attention", str(run_dir), "emma", "--png", str(tmp_path / "dangling.png")],
-                 ["inspect-attention", str(run_dir), "emma", "--json-file", str(tmp_path / "loop.json")]):
+    for args in (
+        ["inspect-attention", str(run_dir), "emma", "--png", str(tmp_path / "dangling.png")],
+        ["inspect-attention", str(run_dir), "emma", "--json-file", str(tmp_path / "loop.json")],
+    ):
         result = runner.invoke(app, args)
         assert result.exit_code == 2 and "already exists (a symbolic link" in result.stderr, result.stderr
     assert os.path.islink(tmp_path / "dangling.png") and os.path.islink(tmp_path / "loop.json")
     os.mkfifo(tmp_path / "pipe.json")
-    result = runner.invoke(app, ["inspect-attention", str(run_dir), "emma", "--json-file", str(tmp_path / "pipe.json"),
-                                 "--overwrite"])
+    result = runner.invoke(
+        app, ["inspect-attention", str(run_dir), "emma", "--json-file", str(tmp_path / "pipe.json"), "--overwrite"]
+    )
     assert result.exit_code == 2 and "is not a file (a pipe" in result.stderr
     assert stat.S_ISFIFO(os.lstat(tmp_path / "pipe.json").st_mode)
     names = tmp_path / "names.txt"

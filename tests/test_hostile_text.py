@@ -22,9 +22,15 @@ def hostile_run(tmp_path_factory):
     return train(load_config("tiny", ["train.steps=20"]), names, out_dir=tmp / "run", quiet=True).run_dir
 
 
-COMMANDS = [["info", "{run}"], ["inspect-attention", "{run}", "a[/]b"], ["inspect-attention", "{run}", "a[/]b", "--lens"],
-            ["inspect-attention", "{run}", "[link=http://x]"], ["sample", "{run}", "-n", "20", "--mark"],
-            ["ablate", "{run}"], ["eval", "{run}", "--data", "{run}/../names.txt"]]
+COMMANDS = [
+    ["info", "{run}"],
+    ["inspect-attention", "{run}", "a[/]b"],
+    ["inspect-attention", "{run}", "a[/]b", "--lens"],
+    ["inspect-attention", "{run}", "[link=http://x]"],
+    ["sample", "{run}", "-n", "20", "--mark"],
+    ["ablate", "{run}"],
+    ["eval", "{run}", "--data", "{run}/../names.txt"],
+]
 
 
 @pytest.mark.parametrize("command", COMMANDS, ids=lambda c: " ".join(c[::2]))

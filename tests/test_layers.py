@@ -20,8 +20,11 @@ def module_name(path: Path) -> str:
 
 def modules() -> dict[str, Path]:
     """Every module of the package; a folder's __init__.py only when it holds more than its docstring."""
-    return {module_name(path): path for path in PACKAGE.rglob("*.py")
-            if path.name != "__init__.py" or path.parent == PACKAGE or len(ast.parse(path.read_text()).body) > 1}
+    return {
+        module_name(path): path
+        for path in PACKAGE.rglob("*.py")
+        if path.name != "__init__.py" or path.parent == PACKAGE or len(ast.parse(path.read_text()).body) > 1
+    }
 
 
 def imported(path: Path, known: dict[str, Path]) -> set[str]:
@@ -61,8 +64,10 @@ def layers_in_the_docs() -> dict[str, int]:
 def test_the_map_of_layers_names_every_module_once():
     placed = layers_in_the_docs()
     assert placed, "docs/development.md has no map of layers"
-    assert set(placed) == set(modules()), (f"not in the map: {sorted(set(modules()) - set(placed))}; "
-                                           f"in the map but not in the code: {sorted(set(placed) - set(modules()))}")
+    assert set(placed) == set(modules()), (
+        f"not in the map: {sorted(set(modules()) - set(placed))}; "
+        f"in the map but not in the code: {sorted(set(placed) - set(modules()))}"
+    )
 
 
 def folder(name: str) -> str:
@@ -76,19 +81,31 @@ def folder(name: str) -> str:
 
 def test_imports_point_down_and_nothing_below_the_command_line_imports_it():
     placed, known = layers_in_the_docs(), modules()
-    upward = [f"{name} (layer {placed[name]}) imports {other} (layer {placed[other]})"
-              for name, path in known.items() for other in imported(path, known) if placed[other] > placed[name]]
+    upward = [
+        f"{name} (layer {placed[name]}) imports {other} (layer {placed[other]})"
+        for name, path in known.items()
+        for other in imported(path, known)
+        if placed[other] > placed[name]
+    ]
     assert not upward, "imports that point up:\n" + "\n".join(upward)
-    into_cli = [name for name, path in known.items() if not name.startswith("minigpt.cli") and name != "minigpt.__main__"
-                and any(other.startswith("minigpt.cli") for other in imported(path, known))]
+    into_cli = [
+        name
+        for name, path in known.items()
+        if not name.startswith("minigpt.cli")
+        and name != "minigpt.__main__"
+        and any(other.startswith("minigpt.cli") for other in imported(path, known))
+    ]
     assert not into_cli
 
 
 def test_no_import_goes_sideways_into_another_folder_of_its_layer():
     placed, known = layers_in_the_docs(), modules()
-    sideways = [f"{name} imports {other} (both layer {placed[name]})"
-                for name, path in known.items() for other in imported(path, known)
-                if placed[other] == placed[name] and folder(other) != folder(name)]
+    sideways = [
+        f"{name} imports {other} (both layer {placed[name]})"
+        for name, path in known.items()
+        for other in imported(path, known)
+        if placed[other] == placed[name] and folder(other) != folder(name)
+    ]
     assert not sideways, "\n".join(sideways)
 
 
@@ -101,7 +118,7 @@ def test_no_two_modules_import_each_other_even_around_a_loop():
         state[name] = "open"
         for other in sorted(graph[name]):
             if state.get(other) == "open":
-                loop = trail[trail.index(other):] + [other]
+                loop = trail[trail.index(other) :] + [other]
                 raise AssertionError("an import circle: " + " -> ".join(loop))
             if other not in state:
                 visit(other, trail + [other])
@@ -112,8 +129,16 @@ def test_no_two_modules_import_each_other_even_around_a_loop():
             visit(name, [name])
 
 
-CORE_FILES = ["config.py", "errors.py", "model.py", "attention.py", "data.py", "optimizer.py", "sampling.py",
-              "training.py"]
+CORE_FILES = [
+    "config.py",
+    "errors.py",
+    "model.py",
+    "attention.py",
+    "data.py",
+    "optimizer.py",
+    "sampling.py",
+    "training.py",
+]
 THIRD_PARTY = {"torch"}
 
 
@@ -138,8 +163,12 @@ def test_the_core_imports_only_the_standard_library_torch_and_itself():
         absolute, relative = core_imports(PACKAGE / name)
         assert absolute <= set(sys.stdlib_module_names) | THIRD_PARTY | {"__future__"}, (name, absolute)
         assert {f"{module}.py" for module in relative} <= set(CORE_FILES), (name, relative)
-    wide = [f"{name}:{i}" for name in CORE_FILES
-            for i, line in enumerate((PACKAGE / name).read_text(encoding="utf-8").splitlines(), 1) if len(line) > 100]
+    wide = [
+        f"{name}:{i}"
+        for name in CORE_FILES
+        for i, line in enumerate((PACKAGE / name).read_text(encoding="utf-8").splitlines(), 1)
+        if len(line) > 100
+    ]
     assert not wide, wide
     assert {path.name for path in PACKAGE.glob("*.py")} - set(CORE_FILES) == {"__init__.py", "__main__.py"}
 
@@ -150,7 +179,8 @@ def core_methods() -> set[str]:
     for name in CORE_FILES:
         for node in ast.walk(ast.parse((PACKAGE / name).read_text(encoding="utf-8"))):
             if isinstance(node, ast.FunctionDef) and not any(
-                    isinstance(d, ast.Name) and d.id == "property" for d in node.decorator_list):
+                isinstance(d, ast.Name) and d.id == "property" for d in node.decorator_list
+            ):
                 found.add(node.name)
     return found - {"__init__"}
 
@@ -165,11 +195,17 @@ def test_nothing_outside_the_core_assigns_to_a_core_method():
         if name.removeprefix("minigpt.") in core:
             continue
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-            targets = node.targets if isinstance(node, ast.Assign) else [node.target] \
-                if isinstance(node, (ast.AugAssign, ast.AnnAssign)) else []
+            targets = (
+                node.targets
+                if isinstance(node, ast.Assign)
+                else [node.target]
+                if isinstance(node, (ast.AugAssign, ast.AnnAssign))
+                else []
+            )
             for target in targets:
-                if isinstance(target, ast.Attribute) and not (isinstance(target.value, ast.Name)
-                                                              and target.value.id == "self"):
+                if isinstance(target, ast.Attribute) and not (
+                    isinstance(target.value, ast.Name) and target.value.id == "self"
+                ):
                     if target.attr in methods:
                         found.append(f"{name}:{node.lineno} assigns .{target.attr}")
     assert not found, found
@@ -180,9 +216,13 @@ def test_the_model_has_no_mode_and_a_step_stays_in_the_core():
     core's files alone (nanoGPT's step enters two): training.py, data.py, model.py, optimizer.py."""
     known = modules()
     assert imported(PACKAGE / "model.py", known) == {"minigpt.config"}
-    forward = next(node for node in ast.walk(ast.parse((PACKAGE / "model.py").read_text(encoding="utf-8")))
-                   if isinstance(node, ast.FunctionDef) and node.name == "forward"
-                   and [a.arg for a in node.args.args][:2] == ["self", "idx"])
+    forward = next(
+        node
+        for node in ast.walk(ast.parse((PACKAGE / "model.py").read_text(encoding="utf-8")))
+        if isinstance(node, ast.FunctionDef)
+        and node.name == "forward"
+        and [a.arg for a in node.args.args][:2] == ["self", "idx"]
+    )
     assert [a.arg for a in forward.args.args] == ["self", "idx", "targets", "positions", "attend"]
     core = {f"minigpt.{name[:-3]}" for name in CORE_FILES}
     for name in ("training.py", "data.py", "optimizer.py"):

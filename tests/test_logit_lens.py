@@ -19,7 +19,9 @@ def test_the_last_stage_is_the_models_prediction_and_every_stage_is_named(traine
     idx = torch.tensor([ids])
     streams = residual_streams(ckpt.model, idx)
     n_layer = ckpt.config.model.n_layer
-    assert [name for name, _ in streams] == ["embeddings"] + [f"layer {l} {part}" for l in range(n_layer) for part in ("attention", "MLP")]
+    assert [name for name, _ in streams] == ["embeddings"] + [
+        f"layer {l} {part}" for l in range(n_layer) for part in ("attention", "MLP")
+    ]
     with torch.no_grad():
         logits, _ = ckpt.model(idx)
     torch.testing.assert_close(read_off(ckpt.model, streams[-1][1]), logits)

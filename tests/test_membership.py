@@ -6,12 +6,9 @@ import torch
 from conftest import tiny_config
 from typer.testing import CliRunner
 
-from minigpt.files import membership
-from minigpt.formats.checkpoint import load_checkpoint
 from minigpt.cli.main import app
-from minigpt.data import TokenizedNames
-from minigpt.data import Tokenizer, split_names
-from minigpt.files.names_file import read_names
+from minigpt.data import TokenizedNames, Tokenizer, split_names
+from minigpt.files import membership
 from minigpt.files.membership import (
     FALSE_POSITIVE_RATE,
     NameSet,
@@ -19,6 +16,8 @@ from minigpt.files.membership import (
     fingerprint,
     fingerprints,
 )
+from minigpt.files.names_file import read_names
+from minigpt.formats.checkpoint import load_checkpoint
 from minigpt.runs.run import train
 
 

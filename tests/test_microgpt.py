@@ -5,17 +5,15 @@ import re
 
 import pytest
 import torch
-
 from microgpt_reference import name_logits_and_loss
+
 from minigpt.attention import KVCache
-from minigpt.formats.checkpoint import load_checkpoint
-from minigpt.model import microgpt_weights
-from minigpt.formats.recipes import load_config
-from minigpt.data import BatchOrder, Tokenizer
-from minigpt.data import TokenizedNames
+from minigpt.data import BatchOrder, TokenizedNames, Tokenizer
 from minigpt.errors import UsageError
+from minigpt.formats.checkpoint import load_checkpoint
 from minigpt.formats.microgpt_json import export_microgpt, import_microgpt
-from minigpt.model import GPT
+from minigpt.formats.recipes import load_config
+from minigpt.model import GPT, microgpt_weights
 from minigpt.runs.run import train
 from minigpt.training import Trainer
 
@@ -46,7 +44,13 @@ def test_logits_and_loss_match_the_plain_python_reference(std, n_layer):
         reference = torch.tensor(ref_logits, dtype=torch.float64)
         torch.testing.assert_close(full_logits[i, :n].double(), reference, atol=1e-5, rtol=0)
         cache = KVCache(model, 1)  # one token at a time, as microgpt runs
-        stepped = torch.cat([model(x[i : i + 1, t : t + 1], positions=cache.next_positions(1), attend=cache.layers)[0] for t in range(n)], dim=1)
+        stepped = torch.cat(
+            [
+                model(x[i : i + 1, t : t + 1], positions=cache.next_positions(1), attend=cache.layers)[0]
+                for t in range(n)
+            ],
+            dim=1,
+        )
         torch.testing.assert_close(stepped[0].double(), reference, atol=1e-5, rtol=0)
         _, loss = model(x[i : i + 1, :n], y[i : i + 1, :n])
         assert loss.item() == pytest.approx(ref_loss, abs=1e-5)
@@ -57,8 +61,9 @@ def test_microgpt_config_switches_off_every_extra():
     cfg = model.config
     assert (cfg.activation, cfg.final_norm, cfg.norm_scale, cfg.norm_eps) == ("relu", False, False, 1e-5)
     assert all(p.dim() == 2 for p in model.parameters())  # no gains, no biases
-    assert set(microgpt_weights(model)) == {"wte", "wpe", "lm_head"} | {f"layer0.{k}" for k in
-                                       ("attn_wq", "attn_wk", "attn_wv", "attn_wo", "mlp_fc1", "mlp_fc2")}
+    assert set(microgpt_weights(model)) == {"wte", "wpe", "lm_head"} | {
+        f"layer0.{k}" for k in ("attn_wq", "attn_wk", "attn_wv", "attn_wo", "mlp_fc1", "mlp_fc2")
+    }
 
 
 def test_training_follows_microgpts_loop_and_adam():
@@ -108,10 +113,16 @@ def test_export_import_round_trip_is_bit_identical(micro_run, tmp_path):
     data = json.loads(exported.read_text())
     original = load_checkpoint(micro_run / "last.pt")
     assert list(data["state_dict"]) == ["wte", "wpe", "lm_head"] + [
-        f"layer0.{k}" for k in ("attn_wq", "attn_wk", "attn_wv", "attn_wo", "mlp_fc1", "mlp_fc2")]
+        f"layer0.{k}" for k in ("attn_wq", "attn_wk", "attn_wv", "attn_wo", "mlp_fc1", "mlp_fc2")
+    ]
     assert data["uchars"] == sorted(set("".join(NAMES[:4]))) and data["bos"] == len(data["uchars"])
-    assert data["hyperparameters"] == {"n_layer": 1, "n_embd": 16, "n_head": 4, "block_size": 16,
-                                       "vocab_size": len(data["uchars"]) + 1}
+    assert data["hyperparameters"] == {
+        "n_layer": 1,
+        "n_embd": 16,
+        "n_head": 4,
+        "block_size": 16,
+        "vocab_size": len(data["uchars"]) + 1,
+    }
     imported = tmp_path / "imported.pt"
     import_microgpt(exported, imported)
     back = load_checkpoint(imported)
@@ -148,7 +159,11 @@ def test_only_microgpt_architectures_export(trained_run, tmp_path):
     with pytest.raises(UsageError, match="microgpt cannot run this architecture \\(final_norm True\\)") as refused:
         export_microgpt(run_dir, tmp_path / "x.json")
     # the advice works when followed: the command it names exports the same model
-    command = re.search(r"minigpt (export .* --format safetensors)", str(refused.value)).group(1).replace("OUT_DIR", str(tmp_path / "st"))
+    command = (
+        re.search(r"minigpt (export .* --format safetensors)", str(refused.value))
+        .group(1)
+        .replace("OUT_DIR", str(tmp_path / "st"))
+    )
     from typer.testing import CliRunner
 
     from minigpt.cli.main import app

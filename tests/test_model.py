@@ -4,13 +4,14 @@ import torch
 from minigpt.attention import KVCache
 from minigpt.config import GPTConfig
 from minigpt.data import IGNORE
-from minigpt.model import load_microgpt_weights, microgpt_weights
-from minigpt.model import GPT
+from minigpt.model import GPT, load_microgpt_weights, microgpt_weights
 
 
 def make_model(**kw):
     torch.manual_seed(0)
-    cfg = GPTConfig(**{"vocab_size": 27, "n_layer": 2, "n_head": 4, "n_embd": 32, "block_size": 16, "dropout": 0.0, **kw})
+    cfg = GPTConfig(
+        **{"vocab_size": 27, "n_layer": 2, "n_head": 4, "n_embd": 32, "block_size": 16, "dropout": 0.0, **kw}
+    )
     return GPT(cfg).eval()
 
 

@@ -4,15 +4,14 @@ joiners of Persian names and emoji families print as themselves, not as escapes.
 
 import json
 
+import browser
 import pytest
 from typer.testing import CliRunner
 
-import browser
 from minigpt.cli.main import app
-from minigpt.formats.recipes import load_config
-from minigpt.common.text import BOUNDARY, boundary_mark, token_label
+from minigpt.common.text import BOUNDARY, boundary_mark, one_line, token_label, token_text
 from minigpt.data import Tokenizer
-from minigpt.common.text import one_line, token_text
+from minigpt.formats.recipes import load_config
 from minigpt.runs.run import train
 from minigpt.views.explorer_page import write_page
 
@@ -24,8 +23,12 @@ NAMES = ["gal·la", "pau·la", "mar·cel", "anna", "ali\u200creza", "x\u200dy"] 
 def dotted_run(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("dotted")
     (tmp / "names.txt").write_text("\n".join(NAMES) + "\n", encoding="utf-8")
-    return train(load_config("tiny", ["train.steps=4", "train.eval_interval=4"]), tmp / "names.txt",
-                 out_dir=tmp / "run", quiet=True).run_dir
+    return train(
+        load_config("tiny", ["train.steps=4", "train.eval_interval=4"]),
+        tmp / "names.txt",
+        out_dir=tmp / "run",
+        quiet=True,
+    ).run_dir
 
 
 def test_the_boundary_token_is_drawn_apart_from_a_character_of_the_vocabulary():

@@ -5,10 +5,10 @@ import html
 import re
 from pathlib import Path
 
+import browser
 import pytest
 import torch
 
-import browser
 from minigpt.formats.checkpoint import load_checkpoint
 from minigpt.views.attention_maps import forward_with_weights
 
@@ -24,21 +24,34 @@ def tutorial(tmp_path_factory):
 
     folder = tmp_path_factory.mktemp("tutorial")
     notebook = nbformat.read(REPO / "examples" / "tutorial.ipynb", as_version=4)
-    assert all(not cell.get("outputs") for cell in notebook.cells if cell.cell_type == "code")  # stripped in the repository
-    NotebookClient(notebook, timeout=300, kernel_name="python3", resources={"metadata": {"path": str(folder)}}).execute()
+    assert all(
+        not cell.get("outputs") for cell in notebook.cells if cell.cell_type == "code"
+    )  # stripped in the repository
+    NotebookClient(
+        notebook, timeout=300, kernel_name="python3", resources={"metadata": {"path": str(folder)}}
+    ).execute()
     return notebook, folder
 
 
 def outputs(notebook, mime):
-    return [out["data"][mime] for cell in notebook.cells if cell.cell_type == "code"
-            for out in cell.outputs if mime in out.get("data", {})]
+    return [
+        out["data"][mime]
+        for cell in notebook.cells
+        if cell.cell_type == "code"
+        for out in cell.outputs
+        if mime in out.get("data", {})
+    ]
 
 
 def test_the_tutorial_runs_and_shows_names_the_explorer_and_a_picture(tutorial):
     notebook, folder = tutorial
-    errors = [out for cell in notebook.cells if cell.cell_type == "code" for out in cell.outputs if out.output_type == "error"]
+    errors = [
+        out for cell in notebook.cells if cell.cell_type == "code" for out in cell.outputs if out.output_type == "error"
+    ]
     assert errors == []
-    printed = "".join(out.get("text", "") for cell in notebook.cells if cell.cell_type == "code" for out in cell.outputs)
+    printed = "".join(
+        out.get("text", "") for cell in notebook.cells if cell.cell_type == "code" for out in cell.outputs
+    )
     assert "1000 steps, validation loss" in printed and "loss with every part on" in printed
     assert "\x1b[" not in printed  # no terminal escape codes in a notebook's text
     plain = outputs(notebook, "text/plain")
@@ -65,11 +78,17 @@ def test_the_inline_explorer_runs_as_torch_does_and_asks_nothing_of_the_network(
     shown = inner[0].evaluate("minigpt.forward('xavier').logits")
     torch.testing.assert_close(torch.tensor(shown, dtype=torch.float64), logits[0].double(), atol=1e-4, rtol=0)
     inner[1].evaluate("minigpt.setText('zoe')")  # typing in one explorer leaves the other as it was
-    assert inner[0].evaluate("minigpt.shown().tokens.length") == 5 and inner[1].evaluate("minigpt.shown().tokens.length") == 4
+    assert (
+        inner[0].evaluate("minigpt.shown().tokens.length") == 5
+        and inner[1].evaluate("minigpt.shown().tokens.length") == 4
+    )
     # each frame is as tall as its page: no scroll bar inside it
     # (the frame follows its page after a redraw, at the next frame: waited for, not read at once)
-    browser.wait_until(page, "[...document.querySelectorAll('iframe')].every(f => f.contentDocument.documentElement.scrollHeight <= f.clientHeight + 2)",
-                       timeout=10_000)
+    browser.wait_until(
+        page,
+        "[...document.querySelectorAll('iframe')].every(f => f.contentDocument.documentElement.scrollHeight <= f.clientHeight + 2)",
+        timeout=10_000,
+    )
     assert page.watched.requests == [cell.resolve().as_uri()] and page.watched.errors == []
     assert html.unescape(re.search(r'srcdoc="(.*?)"', frame, re.S).group(1)).startswith("<!doctype html>")
 

@@ -9,16 +9,32 @@ from pathlib import Path
 
 import pytest
 import torch
-
 from conftest import tiny_config
+from test_layers import CORE_FILES, PACKAGE
+
 from minigpt.runs.run import train
 from minigpt.training import Reporter
-from test_layers import CORE_FILES, PACKAGE
 
 
 def trained_by_the_command(names_file, out: Path) -> tuple[list, dict]:
-    command = [sys.executable, "-m", "minigpt", "train", "--config", "tiny", "--data", str(names_file), "--out",
-               str(out), "--quiet", "--no-page", "--set", "model.dropout=0.1", "--set", "train.precision='auto'"]
+    command = [
+        sys.executable,
+        "-m",
+        "minigpt",
+        "train",
+        "--config",
+        "tiny",
+        "--data",
+        str(names_file),
+        "--out",
+        str(out),
+        "--quiet",
+        "--no-page",
+        "--set",
+        "model.dropout=0.1",
+        "--set",
+        "train.precision='auto'",
+    ]
     done = subprocess.run(command, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-2000:]
     records = [json.loads(line) for line in (out / "metrics.jsonl").read_text().splitlines()]
@@ -69,8 +85,13 @@ def test_an_ordinary_step_of_a_run_enters_only_the_core_and_the_reporters(names_
     """In one process the run hands the loop the core's own OneProcess answers: a traced step between two
     evaluations and logs enters the core's files and the reporters' callbacks, nothing else of minigpt."""
     tracer = TraceOneStep(at=3)
-    train(tiny_config("train.steps=8", "train.eval_interval=8", "train.log_interval=8"), names_file,
-          out_dir=tmp_path / "run", quiet=True, report=tracer)
+    train(
+        tiny_config("train.steps=8", "train.eval_interval=8", "train.log_interval=8"),
+        names_file,
+        out_dir=tmp_path / "run",
+        quiet=True,
+        report=tracer,
+    )
     core = {(PACKAGE / name).resolve() for name in CORE_FILES}
     assert tracer.entered, "the trace saw no call"
     assert tracer.entered <= core, sorted(str(p) for p in tracer.entered - core)
@@ -78,8 +99,9 @@ def test_an_ordinary_step_of_a_run_enters_only_the_core_and_the_reporters(names_
 
 
 def run_command(*args, cwd=None, env=None) -> subprocess.CompletedProcess:
-    done = subprocess.run([sys.executable, "-m", "minigpt", *args], capture_output=True, text=True, timeout=300,
-                          cwd=cwd, env=env)
+    done = subprocess.run(
+        [sys.executable, "-m", "minigpt", *args], capture_output=True, text=True, timeout=300, cwd=cwd, env=env
+    )
     assert done.returncode == 0, done.stderr[-2000:]
     return done
 
@@ -133,8 +155,7 @@ def test_runs_of_an_edited_core_are_kept_apart_from_the_originals_and_a_repeat_i
     assert "different code" in notes and "again-s1 repeats" in notes and "not another seed" in notes
 
 
-def test_the_page_of_an_edited_core_says_it_disagrees_with_torch_and_draws_nothing(edited_core, chromium,
-                                                                                    tiny_page):
+def test_the_page_of_an_edited_core_says_it_disagrees_with_torch_and_draws_nothing(edited_core, chromium, tiny_page):
     """The page recomputes torch's logits for its name as it opens: an edited core's page says plainly that it
     disagrees, and draws none of its numbers; this checkout's page agrees and draws them."""
     import browser

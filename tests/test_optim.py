@@ -2,8 +2,8 @@
 
 import pytest
 import torch
-
 from conftest import tiny_config
+
 from minigpt.model import GPT
 from minigpt.optimizer import Optimizers, make_optimizer, orthogonalize
 
@@ -21,16 +21,19 @@ def test_orthogonalize_is_close_to_u_v_transposed(shape):
 
 
 def test_muon_takes_the_hidden_matrices_and_adamw_the_rest():
-    config = tiny_config("train.optimizer=\"muon\"", "train.lr=0.002", "train.muon_lr=0.02",
-                         "train.embedding_lr_scale=0.1")
+    config = tiny_config(
+        'train.optimizer="muon"', "train.lr=0.002", "train.muon_lr=0.02", "train.embedding_lr_scale=0.1"
+    )
     config.model.vocab_size = 27
     model = GPT(config.model)
     optimizer = make_optimizer(model, config.train)
     assert isinstance(optimizer, Optimizers)
     hidden = {id(p) for g in optimizer.named["muon"].param_groups for p in g["params"]}
     names = {n for n, p in model.named_parameters() if id(p) in hidden}
-    assert names == {f"layers.0.{m}.weight" for m in ("attn.attn_wq", "attn.attn_wk", "attn.attn_wv", "attn.attn_wo",
-                                                      "mlp.mlp_fc1", "mlp.mlp_fc2")}
+    assert names == {
+        f"layers.0.{m}.weight"
+        for m in ("attn.attn_wq", "attn.attn_wk", "attn.attn_wv", "attn.attn_wo", "mlp.mlp_fc1", "mlp.mlp_fc2")
+    }
     adam = {id(p) for g in optimizer.named["adamw"].param_groups for p in g["params"]}
     assert adam | hidden == {id(p) for p in model.parameters()} and not adam & hidden
     assert [g["lr_scale"] for g in optimizer.param_groups] == [0.1, 1.0, 1.0, 10.0]  # embeddings, ..., muon_lr / lr
@@ -48,8 +51,10 @@ def test_muon_updates_each_matrix_as_if_alone_with_a_tall_one_stacked_as_its_tra
     params = [torch.nn.Parameter(torch.randn(shape)) for shape in shapes]
     for p in params:
         p.grad = torch.randn_like(p)
-    expected = [p.detach() - 0.1 * max(1.0, p.size(0) / p.size(1)) ** 0.5 * orthogonalize(p.grad[None] * 1.95)[0]
-                for p in params]  # the first step's direction: the gradient plus momentum times the gradient
+    expected = [
+        p.detach() - 0.1 * max(1.0, p.size(0) / p.size(1)) ** 0.5 * orthogonalize(p.grad[None] * 1.95)[0]
+        for p in params
+    ]  # the first step's direction: the gradient plus momentum times the gradient
     stacks = []
     monkeypatch.setattr(optimizer, "orthogonalize", lambda m: stacks.append(m.shape) or orthogonalize(m))
     optimizer.Muon([{"params": params}], lr=0.1, momentum=0.95).step()
@@ -59,7 +64,7 @@ def test_muon_updates_each_matrix_as_if_alone_with_a_tall_one_stacked_as_its_tra
 
 
 def test_muon_lowers_the_loss_on_a_batch():
-    config = tiny_config("train.optimizer=\"muon\"")
+    config = tiny_config('train.optimizer="muon"')
     config.model.vocab_size = 5
     torch.manual_seed(0)
     model = GPT(config.model)

@@ -14,8 +14,9 @@ SGR = re.compile(r"\x1b\[([0-9;]*)m")
 
 def minigpt(*args, env=None, stderr=subprocess.PIPE):
     env = {**{k: v for k, v in os.environ.items() if k not in ("NO_COLOR", "FORCE_COLOR")}, **(env or {})}
-    return subprocess.run([sys.executable, "-m", "minigpt", *map(str, args)], env=env, stdout=subprocess.PIPE,
-                          stderr=stderr, text=True)
+    return subprocess.run(
+        [sys.executable, "-m", "minigpt", *map(str, args)], env=env, stdout=subprocess.PIPE, stderr=stderr, text=True
+    )
 
 
 def coloured(text: str) -> bool:
@@ -73,12 +74,30 @@ def test_a_time_limited_runs_panel_says_once_whether_patience_can_stop_it(names_
     """The recipe's note said "too few for train.patience (4) to stop it early" and the stopping line below it
     "stopping early after 4 evaluations", and nothing where patience could act: now the note says which, and the
     stopping line defers to it."""
-    result = CliRunner().invoke(app, ["train", "--config", "tiny", "--data", str(names_file), "--out",
-                                      str(tmp_path / "run"), "--time-limit", "1", "--set", "train.patience=4",
-                                      "--no-page"], env={"COLUMNS": "200"})
+    result = CliRunner().invoke(
+        app,
+        [
+            "train",
+            "--config",
+            "tiny",
+            "--data",
+            str(names_file),
+            "--out",
+            str(tmp_path / "run"),
+            "--time-limit",
+            "1",
+            "--set",
+            "train.patience=4",
+            "--no-page",
+        ],
+        env={"COLUMNS": "200"},
+    )
     assert result.exit_code == 0, result.output
     text = " ".join(result.output.split())
-    said = [p for p in ("too few for train.patience (4) to stop it early",
-                        "enough for train.patience (4) to stop it early") if p in text]
+    said = [
+        p
+        for p in ("too few for train.patience (4) to stop it early", "enough for train.patience (4) to stop it early")
+        if p in text
+    ]
     assert len(said) == 1, text
     assert "should its time limit hold them" in text

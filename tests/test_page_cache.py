@@ -12,7 +12,9 @@ from minigpt.views import explorer_page, page_cache, page_data
 
 def carried(path):
     text = path.read_text(encoding="utf-8")
-    return json.loads(re.search(r'<script type="application/json" id="minigpt-data">(.*?)</script>', text, re.S).group(1))
+    return json.loads(
+        re.search(r'<script type="application/json" id="minigpt-data">(.*?)</script>', text, re.S).group(1)
+    )
 
 
 def test_a_second_page_of_the_same_run_measures_nothing_and_says_the_same(trained_run, tmp_path, monkeypatch):
@@ -63,11 +65,19 @@ def test_the_cache_keeps_a_bounded_number_of_pages_and_removes_only_its_own(tmp_
     for n in range(page_cache.KEPT + 3):
         page_cache.write_cached(f"{n:064x}", {**WHOLE, "roles": {"n": n}})
     assert len(list(tmp_path.glob("[0-9a-f]" * 64 + ".json"))) == page_cache.KEPT
-    assert page_cache.read_cached(f"{page_cache.KEPT + 2:064x}", page_data.MEASURED)["roles"] == {"n": page_cache.KEPT + 2}
-    assert (tmp_path / "notes.json").read_text() == "mine" and (tmp_path / "x.json").is_dir() and (tmp_path / "y.json").is_symlink()
+    assert page_cache.read_cached(f"{page_cache.KEPT + 2:064x}", page_data.MEASURED)["roles"] == {
+        "n": page_cache.KEPT + 2
+    }
+    assert (
+        (tmp_path / "notes.json").read_text() == "mine"
+        and (tmp_path / "x.json").is_dir()
+        and (tmp_path / "y.json").is_symlink()
+    )
 
 
-@pytest.mark.parametrize("damaged", ["{}", "null", "[" * 100_000, '{"roles": [], "ablation": {}, "units": {}, "snapshots": null}'])
+@pytest.mark.parametrize(
+    "damaged", ["{}", "null", "[" * 100_000, '{"roles": [], "ablation": {}, "units": {}, "snapshots": null}']
+)
 def test_a_damaged_or_replaced_entry_is_measured_again(trained_run, tmp_path, monkeypatch, damaged):
     monkeypatch.setenv("MINIGPT_CACHE_DIR", str(tmp_path / "cache"))
     ckpt = load_checkpoint(trained_run[0])

@@ -1,17 +1,17 @@
 """The page of two models (views/pair_page.py, web/pair.js): both models' numbers are torch's, the page
 shows the same view of both, and two models that cannot read the same names are refused."""
 
+import browser
 import pytest
 import torch
 from typer.testing import CliRunner
 
-import browser
 from minigpt.cli.main import app
 from minigpt.formats.checkpoint import load_checkpoint, validation_names
-from minigpt.model import load_microgpt_weights
+from minigpt.formats.recipes import load_config
 from minigpt.formats.snapshots import checkpoint_snapshots, dequantize, six_bit
 from minigpt.measurements.name_losses import name_losses
-from minigpt.formats.recipes import load_config
+from minigpt.model import load_microgpt_weights
 from minigpt.runs.run import train
 from minigpt.views.attention_maps import forward_with_weights
 from minigpt.views.explorer_page import write_page
@@ -32,8 +32,17 @@ def pair(tmp_path_factory):
     data.write_text("\n".join(BUNDLED_NAMES.read_text().split()[::9]) + "\n")
     runs = []
     for seed, extra in ((1, ["model.n_layer=2"]), (2, ["model.n_layer=2", "model.n_head=4", "train.lr=0.006"])):
-        config = load_config("tiny", ["train.steps=40", "train.eval_interval=20", "train.time_limit=0", "train.snapshots=4",
-                                      f"train.seed={seed}", *extra])
+        config = load_config(
+            "tiny",
+            [
+                "train.steps=40",
+                "train.eval_interval=20",
+                "train.time_limit=0",
+                "train.snapshots=4",
+                f"train.seed={seed}",
+                *extra,
+            ],
+        )
         run_dir = train(config, data, out_dir=tmp / f"run{seed}", quiet=True).run_dir
         browser.redraw_weights(run_dir / "best.pt", seed=seed)
         runs.append(run_dir)
@@ -43,8 +52,10 @@ def pair(tmp_path_factory):
 
 def page_weights(snapshots, index):
     """A snapshot's weights as the page carries them (six bits a number, views/page_data.py)."""
-    return {name: dequantize(*six_bit(kept["q"][index], kept["scale"][index]), snapshots.shapes[name])
-            for name, kept in snapshots.weights.items()}
+    return {
+        name: dequantize(*six_bit(kept["q"][index], kept["scale"][index]), snapshots.shapes[name])
+        for name, kept in snapshots.weights.items()
+    }
 
 
 def torch_run(ckpt, text):
@@ -63,10 +74,18 @@ def test_both_models_on_the_page_compute_what_torch_computes(chromium, pair):
             tokens, logits, attention = torch_run(ckpt, text[: ckpt.config.model.block_size - 1])
             assert got["tokens"] == tokens
             steps = got[side]
-            torch.testing.assert_close(torch.tensor([s["logits"] for s in steps], dtype=torch.float64), logits,
-                                       atol=1e-4, rtol=0)
-            js = torch.tensor([[[s["weights"][l][h] + [0] * (len(tokens) - len(s["weights"][l][h])) for s in steps]
-                                for h in range(ckpt.config.model.n_head)] for l in range(ckpt.config.model.n_layer)])
+            torch.testing.assert_close(
+                torch.tensor([s["logits"] for s in steps], dtype=torch.float64), logits, atol=1e-4, rtol=0
+            )
+            js = torch.tensor(
+                [
+                    [
+                        [s["weights"][l][h] + [0] * (len(tokens) - len(s["weights"][l][h])) for s in steps]
+                        for h in range(ckpt.config.model.n_head)
+                    ]
+                    for l in range(ckpt.config.model.n_layer)
+                ]
+            )
             torch.testing.assert_close(js.double(), attention, atol=1e-5, rtol=0)
     # the loss of each on a name that fits is name_losses' (eval --per-name's)
     got = page.evaluate("() => minigpt.forward('emma')")
@@ -127,7 +146,9 @@ def test_one_head_row_and_step_are_shown_in_both_and_kept_in_the_address(chromiu
         ckpt = load_checkpoint(run_dir)
         load_microgpt_weights(ckpt.model, page_weights(checkpoint_snapshots(ckpt), 0))
         _, logits, _ = torch_run(ckpt, "anna")
-        torch.testing.assert_close(torch.tensor([s["logits"] for s in got[side]], dtype=torch.float64), logits, atol=1e-4, rtol=0)
+        torch.testing.assert_close(
+            torch.tensor([s["logits"] for s in got[side]], dtype=torch.float64), logits, atol=1e-4, rtol=0
+        )
     page.goto(page.url)  # the address opens the same view
     page.reload()
     assert page.inner_text("#step-value") == f"A at step {steps[0]}, B at step {steps[1]}"
@@ -143,10 +164,14 @@ def test_a_model_beside_itself_matches_every_head_to_itself(chromium, pair):
     assert "are the same" in page.inner_text("#differences")
     labels = "[...document.querySelectorAll('#heads button span:not(.pair-picture)')]"
     browser.wait_until(page, f"{labels}.length === 4 && {labels}.every((s) => s.textContent)")
-    assert [button.inner_text() for button in page.locator("#heads button").all()] == [f"{l}.{h} · 0.00" for l in range(2) for h in range(2)]
+    assert [button.inner_text() for button in page.locator("#heads button").all()] == [
+        f"{l}.{h} · 0.00" for l in range(2) for h in range(2)
+    ]
     # every head shows its own strip of one picture of all the heads
-    pictures = page.evaluate("[...document.querySelectorAll('#heads .pair-picture')].map((p) => "
-                             "[p.style.backgroundImage.slice(0, 26), p.style.backgroundPosition])")
+    pictures = page.evaluate(
+        "[...document.querySelectorAll('#heads .pair-picture')].map((p) => "
+        "[p.style.backgroundImage.slice(0, 26), p.style.backgroundPosition])"
+    )
     assert [image for image, _ in pictures] == ['url("data:image/png;base64'] * 4
     assert [position for _, position in pictures] == ["0px 0%", "0px 33.3333%", "0px 66.6667%", "0px 100%"]
     assert page.watched.errors == []
@@ -194,8 +219,10 @@ def test_the_command_writes_the_page_and_refuses_two_models_that_read_differentl
 
 def test_a_model_trained_without_the_mask_runs_unmasked_beside_the_masked_one(chromium, pair):
     runs, _, tmp = pair
-    config = load_config("tiny", ["model.n_layer=2", "model.causal=false", "train.steps=20", "train.eval_interval=10",
-                                  "train.time_limit=0"])
+    config = load_config(
+        "tiny",
+        ["model.n_layer=2", "model.causal=false", "train.steps=20", "train.eval_interval=10", "train.time_limit=0"],
+    )
     unmasked = train(config, tmp / "names.txt", out_dir=tmp / "unmasked", quiet=True).run_dir
     browser.redraw_weights(unmasked / "best.pt", seed=5)
     page = browser.open_page(chromium, write_pair_page(runs[0], unmasked, tmp / "mask.html", text="emma"))
@@ -213,8 +240,12 @@ def test_a_model_trained_without_the_mask_runs_unmasked_beside_the_masked_one(ch
     # that reads ahead is named (the figure averaged every row, and no head was named)
     browser.show(page, "#mask-table")
     browser.wait_until(page, "document.getElementById('mask-table').rows.length > 5")
-    rows = {row[0]: row[1:] for row in page.evaluate(
-        "[...document.querySelectorAll('#mask-table tr')].map((tr) => [...tr.cells].map((c) => c.textContent))")}
+    rows = {
+        row[0]: row[1:]
+        for row in page.evaluate(
+            "[...document.querySelectorAll('#mask-table tr')].map((tr) => [...tr.cells].map((c) => c.textContent))"
+        )
+    }
     shares = js.triu(1).sum(-1)[:, :, :-1]  # [layer, head, row] weight on later positions, the last row left out
     expected = f"{100 * shares.mean().item():.1f}%"
     assert rows["weight on later positions (every row but the last, which has none)"] == ["0.0%", expected]

@@ -17,8 +17,11 @@ from minigpt.runs.run import TrainResult
 
 runner = CliRunner()
 
-KEYS = [f"{section}.{f.name}" for section in ("model", "train", "sample")
-        for f in dataclasses.fields(getattr(Config(), section))]
+KEYS = [
+    f"{section}.{f.name}"
+    for section in ("model", "train", "sample")
+    for f in dataclasses.fields(getattr(Config(), section))
+]
 LINE_ENDINGS = st.sampled_from(["\n", "\r\n", "\r"])
 NAME = st.text(min_size=0, max_size=30)
 
@@ -48,8 +51,22 @@ def assert_clean_ending(result):
 def test_train_on_any_names_file(tmp_path_factory, content):
     tmp = tmp_path_factory.mktemp("names")
     (tmp / "names.txt").write_bytes(content)
-    result = runner.invoke(app, ["train", "-c", "tiny", "--data", str(tmp / "names.txt"), "--out", str(tmp / "run"),
-                                 "--steps", "2", "--set", "train.eval_interval=1"])
+    result = runner.invoke(
+        app,
+        [
+            "train",
+            "-c",
+            "tiny",
+            "--data",
+            str(tmp / "names.txt"),
+            "--out",
+            str(tmp / "run"),
+            "--steps",
+            "2",
+            "--set",
+            "train.eval_interval=1",
+        ],
+    )
     assert_clean_ending(result)
 
 
@@ -60,17 +77,32 @@ def test_eval_on_any_names_file(trained_run, tmp_path_factory, content):
     assert_clean_ending(runner.invoke(app, ["eval", str(trained_run[0]), "--data", str(tmp / "names.txt")]))
 
 
-@given(overrides=st.lists(st.one_of(
-    st.builds(lambda key, value: f"{key}={value}", st.sampled_from(KEYS),
-              st.one_of(st.text(max_size=12), st.integers().map(str), st.floats().map(str),
-                        st.sampled_from(["true", "false", "nan", "inf", "-inf", '"relu"', "[1, 2]", "{a = 1}"]))),
-    st.text(max_size=30),
-), min_size=1, max_size=4))
+@given(
+    overrides=st.lists(
+        st.one_of(
+            st.builds(
+                lambda key, value: f"{key}={value}",
+                st.sampled_from(KEYS),
+                st.one_of(
+                    st.text(max_size=12),
+                    st.integers().map(str),
+                    st.floats().map(str),
+                    st.sampled_from(["true", "false", "nan", "inf", "-inf", '"relu"', "[1, 2]", "{a = 1}"]),
+                ),
+            ),
+            st.text(max_size=30),
+        ),
+        min_size=1,
+        max_size=4,
+    )
+)
 def test_any_set_overrides(overrides):
     """Whatever --set says, the command parses and validates it, then trains (stubbed) or refuses in one line."""
+
     def stub_train(config, *args, **kwargs):
-        return TrainResult(run_dir=None, steps=0, seconds=0.0, tokens=0, train_loss=None, val_loss=None,
-                           best_val_loss=None)
+        return TrainResult(
+            run_dir=None, steps=0, seconds=0.0, tokens=0, train_loss=None, val_loss=None, best_val_loss=None
+        )
 
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr("minigpt.runs.run.train", stub_train)

@@ -8,7 +8,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from test_layers import CORE_FILES, PACKAGE
 
 ROOT = PACKAGE.parent
@@ -27,11 +26,16 @@ def test_a_python_block_of_the_readme_runs_as_written(number, tmp_path):
         shutil.copy(PACKAGE / name, tmp_path / "lesson" / name)
     (tmp_path / "data").mkdir()
     shutil.copy(ROOT / "data" / "names.txt", tmp_path / "data" / "names.txt")
-    done = subprocess.run([sys.executable, "-c", BLOCKS[number]], cwd=tmp_path, capture_output=True, text=True,
-                          timeout=300)
+    done = subprocess.run(
+        [sys.executable, "-c", BLOCKS[number]], cwd=tmp_path, capture_output=True, text=True, timeout=300
+    )
     assert done.returncode == 0, f"README block {number + 1}:\n{BLOCKS[number]}\n{done.stderr[-3000:]}"
     if "lesson." in BLOCKS[number]:  # the Reporter printed, and the checkpoint is the one minigpt reads
         assert "val loss" in done.stdout, done.stdout
-        sampled = subprocess.run([sys.executable, "-m", "minigpt", "sample", str(tmp_path / "out"), "-n", "3"],
-                                 capture_output=True, text=True, timeout=120)
+        sampled = subprocess.run(
+            [sys.executable, "-m", "minigpt", "sample", str(tmp_path / "out"), "-n", "3"],
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
         assert sampled.returncode == 0, sampled.stderr

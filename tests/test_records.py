@@ -47,8 +47,10 @@ def test_info_lists_tensors_under_microgpt_names(trained_run):
 
 def test_json_outputs_are_the_only_thing_on_stdout(trained_run, names_file, tmp_path):
     outputs = [
-        runner.invoke(app, ["train", "-c", "tiny", "--data", str(names_file), "--out", str(tmp_path / "r"),
-                            "--steps", "5", "--json"]),
+        runner.invoke(
+            app,
+            ["train", "-c", "tiny", "--data", str(names_file), "--out", str(tmp_path / "r"), "--steps", "5", "--json"],
+        ),
         runner.invoke(app, ["sample", str(trained_run[0]), "-n", "3", "--json"]),
         runner.invoke(app, ["eval", str(trained_run[0]), "--data", str(names_file), "--json"]),
     ]
@@ -83,7 +85,9 @@ def test_metrics_record_what_the_numbers_depend_on(trained_run):
     assert first["device"] == ("cuda" if torch.cuda.is_available() else "cpu") and first["processes"] == 1  # "auto"
 
 
-@pytest.mark.parametrize("line, plot_ok", [("null", False), ("[" * 50_000 + "]" * 50_000, False), ('{"step": 0, "train_loss": 3.3}', True)])
+@pytest.mark.parametrize(
+    "line, plot_ok", [("null", False), ("[" * 50_000 + "]" * 50_000, False), ('{"step": 0, "train_loss": 3.3}', True)]
+)
 def test_a_damaged_metrics_line_is_one_line_for_plot_and_no_curve_for_the_page(trained_run, tmp_path, line, plot_ok):
     import shutil
 
@@ -109,7 +113,12 @@ def test_the_samples_table_shows_every_name_whole_at_any_width():
 
     from minigpt.views.panels import samples_table
 
-    names = [("chipeldale-on-the-marsh", False), ("king's lingelmouth", True), ("anna", True), ("bishop's farngat leaness", False)]
+    names = [
+        ("chipeldale-on-the-marsh", False),
+        ("king's lingelmouth", True),
+        ("anna", True),
+        ("bishop's farngat leaness", False),
+    ]
     console = Console(file=io.StringIO(), width=60, highlight=False)
     samples_table(console, 250, 2.1, names * 2, block_size=64)
     shown = console.file.getvalue()

@@ -12,16 +12,15 @@ import time
 
 import pytest
 import torch
+from conftest import stepped, tiny_config, wait_for_command, written
 from typer.testing import CliRunner
 
-from conftest import stepped, tiny_config, wait_for_command, written
-from minigpt.files import atomic_file
-from minigpt.formats import checkpoint as checkpoint_module
-from minigpt.formats.checkpoint import load_checkpoint
 from minigpt.cli.main import app
 from minigpt.errors import Interrupted, RunError, UsageError
+from minigpt.files import atomic_file
+from minigpt.formats import checkpoint as checkpoint_module
+from minigpt.formats.checkpoint import load_checkpoint, resume_config
 from minigpt.formats.snapshots import read_snapshots
-from minigpt.formats.checkpoint import resume_config
 from minigpt.runs.run import train
 from minigpt.training import Trainer
 
@@ -88,8 +87,22 @@ def test_sigterm_saves_and_reports_143(names_file, tmp_path, monkeypatch):
 
 
 def start_training(names_file, out, *extra):
-    args = [sys.executable, "-m", "minigpt", "train", "-c", "tiny", "--data", str(names_file), "--out", str(out),
-            "--steps", "10000000", "--quiet", *extra]
+    args = [
+        sys.executable,
+        "-m",
+        "minigpt",
+        "train",
+        "-c",
+        "tiny",
+        "--data",
+        str(names_file),
+        "--out",
+        str(out),
+        "--steps",
+        "10000000",
+        "--quiet",
+        *extra,
+    ]
     return subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
 
@@ -141,8 +154,12 @@ def test_kill_9_at_any_moment_leaves_loadable_checkpoints(names_file, tmp_path):
         if attempt == 0:
             proc = start_training(names_file, run, *extra)
         else:
-            proc = subprocess.Popen([sys.executable, "-m", "minigpt", "train", "--resume", str(run), "--quiet"],
-                                    stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+            proc = subprocess.Popen(
+                [sys.executable, "-m", "minigpt", "train", "--resume", str(run), "--quiet"],
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                text=True,
+            )
         wait_for_command(proc, written(run / "last.pt"))
         time.sleep(rng.uniform(0.2, 0.6))
         proc.kill()
@@ -188,11 +205,15 @@ def test_full_disk_keeps_the_previous_checkpoint(names_file, tmp_path, monkeypat
 def test_resume_refuses_what_it_cannot_honour(names_file, tmp_path):
     run = tmp_path / "r"
     train(config("train.steps=10"), names_file, out_dir=run, quiet=True)
-    with pytest.raises(UsageError, match="already complete at step 10: it has taken its 10 steps; resume with --steps 20"):
+    with pytest.raises(
+        UsageError, match="already complete at step 10: it has taken its 10 steps; resume with --steps 20"
+    ):
         train(resume_config(run), quiet=True, resume_from=run)
     with pytest.raises(UsageError, match="model.n_layer cannot change when resuming"):
         resume_config(run, ["model.n_layer=2"])
-    with pytest.raises(UsageError, match="model.dropout cannot change when resuming"):  # not a shape: named for what it is
+    with pytest.raises(
+        UsageError, match="model.dropout cannot change when resuming"
+    ):  # not a shape: named for what it is
         resume_config(run, ["model.dropout=0.5"])
     with pytest.raises(UsageError, match="optimizer state does not fit train.optimizer = 'adamw'"):
         train(resume_config(run, ["train.steps=20", "train.optimizer='adamw'"]), quiet=True, resume_from=run)
@@ -267,8 +288,10 @@ def test_awkward_but_valid_names_files_train(tmp_path):
     path.write_bytes(("\ufeff" + "\r\n".join(names) + "\r\n").encode("utf-8"))  # BOM and CRLF
     code, lines, output = cli("train", "-c", "tiny", "--data", path, "--out", tmp_path / "r", "--steps", 5, "--quiet")
     assert code == 0, output
-    assert lines == ["minigpt: note: 3 training names are longer than the block size allows (15 characters) "
-                     "and were cut to fit; --set model.block_size=N reads names of up to N - 1 characters whole"]
+    assert lines == [
+        "minigpt: note: 3 training names are longer than the block size allows (15 characters) "
+        "and were cut to fit; --set model.block_size=N reads names of up to N - 1 characters whole"
+    ]
     chars = load_checkpoint(tmp_path / "r").tokenizer.chars
     assert {"ë", "ñ", "'", "-"} <= set(chars) and "\ufeff" not in chars and "\r" not in chars
     single = tmp_path / "one.txt"
@@ -280,7 +303,9 @@ def test_bad_configs_from_the_command_line(tmp_path, names_file):
     (tmp_path / "bad.toml").write_text("[model]\nn_layer = \n")
     base = ["train", "--data", names_file]
     assert_one_line_error([*base, "-c", tmp_path / "bad.toml"], 2, "not valid TOML")
-    assert_one_line_error([*base, "--set", "model.n_head=3"], 2, "model.n_embd (64) must be divisible by model.n_head (3)")
+    assert_one_line_error(
+        [*base, "--set", "model.n_head=3"], 2, "model.n_embd (64) must be divisible by model.n_head (3)"
+    )
     assert_one_line_error([*base, "--set", "model.n_embd=-4"], 2, "must be positive")
     assert_one_line_error([*base, "--lr", "-1"], 2, "train.lr must be positive")
     assert_one_line_error([*base, "--set", "train.steps=lots"], 2, "train.steps must be int")
@@ -288,10 +313,16 @@ def test_bad_configs_from_the_command_line(tmp_path, names_file):
 
 @pytest.mark.parametrize(
     "options, message",
-    [(["-t", "-1"], "--temperature must not be negative"), (["-t", "nan"], "--temperature must be a finite number, got nan"),
-     (["--top-p", "0"], "--top-p must be in (0, 1]"), (["--top-p", "1.5"], "--top-p must be in (0, 1]"),
-     (["--top-k", "-1"], "--top-k must not be negative"), (["-n", "0"], "--num must be at least 1"),
-     (["--prefix", "é"], "never saw: 'é'"), (["--prefix", "a" * 16], "at most 15")],
+    [
+        (["-t", "-1"], "--temperature must not be negative"),
+        (["-t", "nan"], "--temperature must be a finite number, got nan"),
+        (["--top-p", "0"], "--top-p must be in (0, 1]"),
+        (["--top-p", "1.5"], "--top-p must be in (0, 1]"),
+        (["--top-k", "-1"], "--top-k must not be negative"),
+        (["-n", "0"], "--num must be at least 1"),
+        (["--prefix", "é"], "never saw: 'é'"),
+        (["--prefix", "a" * 16], "at most 15"),
+    ],
 )
 def test_bad_sampling_options_from_the_command_line(trained_run, options, message):
     assert_one_line_error(["sample", trained_run[0], *options], 2, message)
@@ -301,7 +332,10 @@ def test_a_sampling_option_means_on_the_command_line_what_it_means_in_a_recipe(t
     """--top-k 0 keeps every character, as sample.top_k = 0 does; -t 0 takes the likeliest each time."""
     run = trained_run[0]
     every = runner.invoke(app, ["sample", str(run), "-n", "5", "--seed", "3", "--top-k", "0"])
-    assert every.exit_code == 0 and every.stdout == runner.invoke(app, ["sample", str(run), "-n", "5", "--seed", "3"]).stdout
+    assert (
+        every.exit_code == 0
+        and every.stdout == runner.invoke(app, ["sample", str(run), "-n", "5", "--seed", "3"]).stdout
+    )
     greedy = [runner.invoke(app, ["sample", str(run), "-n", "3", "--seed", str(seed), "-t", "0"]) for seed in (1, 2)]
     assert all(r.exit_code == 0 for r in greedy) and greedy[0].stdout == greedy[1].stdout  # no draw matters
     assert len(set(greedy[0].stdout.split())) == 1  # the one likeliest name, every time
@@ -309,7 +343,9 @@ def test_a_sampling_option_means_on_the_command_line_what_it_means_in_a_recipe(t
 
 def test_with_a_seed_the_first_names_do_not_depend_on_how_many_are_asked_for(trained_run):
     run = trained_run[0]
-    names = {n: runner.invoke(app, ["sample", str(run), "-n", str(n), "--seed", "7"]).stdout.split() for n in (1, 5, 10)}
+    names = {
+        n: runner.invoke(app, ["sample", str(run), "-n", str(n), "--seed", "7"]).stdout.split() for n in (1, 5, 10)
+    }
     assert names[10][:5] == names[5] and names[10][:1] == names[1]
 
 
@@ -352,9 +388,16 @@ def test_second_ctrl_c_during_a_save_stops_at_once_and_corrupts_nothing(names_fi
     assert (run / "last.pt").read_bytes() == before and not list(run.glob(".*.tmp"))
 
 
-@pytest.mark.parametrize("command", [
-    "sample {ckpt}", "eval {ckpt} --data {data}", "inspect-attention {ckpt} ab", "info {ckpt}", "train --resume {ckpt}",
-])
+@pytest.mark.parametrize(
+    "command",
+    [
+        "sample {ckpt}",
+        "eval {ckpt} --data {data}",
+        "inspect-attention {ckpt} ab",
+        "info {ckpt}",
+        "train --resume {ckpt}",
+    ],
+)
 def test_a_checkpoint_with_a_non_finite_weight_is_refused_by_every_command(trained_run, tmp_path, command):
     run_dir, data = trained_run
     raw = torch.load(run_dir / "last.pt", weights_only=True)
@@ -378,13 +421,16 @@ def crafted(trained_run, tmp_path):
     return with_model
 
 
-@pytest.mark.parametrize("changes, message", [
-    ({"n_embd": 8192}, "would have 805,"),  # an 84 KB file once allocated 3.4 GB before it was refused
-    ({"n_layer": 10**7}, "minigpt builds at most 100,000,000"),  # once grew without bound
-    ({"n_embd": 2048, "n_head": 4}, "the weights hold"),  # within the budget, but not what the file holds
-    ({"n_layer": "2"}, "model.n_layer must be int, got str"),
-    ({"dropout": 7.0}, "model.dropout must be in [0, 1)"),
-])
+@pytest.mark.parametrize(
+    "changes, message",
+    [
+        ({"n_embd": 8192}, "would have 805,"),  # an 84 KB file once allocated 3.4 GB before it was refused
+        ({"n_layer": 10**7}, "minigpt builds at most 100,000,000"),  # once grew without bound
+        ({"n_embd": 2048, "n_head": 4}, "the weights hold"),  # within the budget, but not what the file holds
+        ({"n_layer": "2"}, "model.n_layer must be int, got str"),
+        ({"dropout": 7.0}, "model.dropout must be in [0, 1)"),
+    ],
+)
 def test_a_crafted_recipe_in_a_checkpoint_is_refused_before_anything_is_built(crafted, changes, message, monkeypatch):
     import minigpt.formats.checkpoint as module
 
@@ -398,8 +444,11 @@ def test_a_crafted_recipe_in_a_checkpoint_is_refused_before_anything_is_built(cr
 def test_crafted_imports_are_refused_before_anything_is_built(trained_run, tmp_path):
     from minigpt.formats.microgpt_json import import_microgpt
 
-    document = {"hyperparameters": {"n_layer": 10**7, "n_embd": 16, "n_head": 4, "block_size": 16, "vocab_size": 3},
-                "uchars": ["a", "b"], "state_dict": {}}
+    document = {
+        "hyperparameters": {"n_layer": 10**7, "n_embd": 16, "n_head": 4, "block_size": 16, "vocab_size": 3},
+        "uchars": ["a", "b"],
+        "state_dict": {},
+    }
     (tmp_path / "bomb.json").write_text(json.dumps(document))
     with pytest.raises(UsageError, match="minigpt builds at most"):
         import_microgpt(tmp_path / "bomb.json", tmp_path / "out.pt")
@@ -412,11 +461,14 @@ def test_crafted_imports_are_refused_before_anything_is_built(trained_run, tmp_p
     assert result.exit_code == 2 and "minigpt builds at most" in result.stderr and not (tmp_path / "out.pt").exists()
 
 
-@pytest.mark.parametrize("command, ending", [
-    (["inspect-attention", "{run}", "emma", "--json-file", "{out}"], ".json"),
-    (["inspect-attention", "{run}", "emma", "--png", "{out}"], ".png"),
-    (["plot", "{run}", "--out", "{out}"], ".png"),
-])
+@pytest.mark.parametrize(
+    "command, ending",
+    [
+        (["inspect-attention", "{run}", "emma", "--json-file", "{out}"], ".json"),
+        (["inspect-attention", "{run}", "emma", "--png", "{out}"], ".png"),
+        (["plot", "{run}", "--out", "{out}"], ".png"),
+    ],
+)
 def test_output_files_are_not_replaced_without_overwrite_and_never_a_checkpoint(trained_run, tmp_path, command, ending):
     run_dir = trained_run[0]
     existing = tmp_path / f"mine{ending}"
@@ -484,8 +536,10 @@ def test_one_training_at_a_time_in_a_run_directory(names_file, tmp_path):
     before = {p.name: p.read_bytes() for p in run.iterdir()}
     held = RunLock(run)  # as a training in another process holds it
     try:
-        for args in (["--resume", str(run), "--steps", "20"],
-                     ["-c", "tiny", "--data", str(names_file), "--out", str(run), "--overwrite"]):
+        for args in (
+            ["--resume", str(run), "--steps", "20"],
+            ["-c", "tiny", "--data", str(names_file), "--out", str(run), "--overwrite"],
+        ):
             result = runner.invoke(app, ["train", *args])
             assert result.exit_code == 2, result.output
             assert f"run directory {run} is in use by another training (process {os.getpid()})" in result.stderr
@@ -504,8 +558,9 @@ def test_resuming_from_an_earlier_checkpoint_than_last_needs_overwrite_later(nam
     result = runner.invoke(app, ["train", "--resume", str(run / "early.pt"), "--steps", "30"])
     assert result.exit_code == 2 and "pass --overwrite-later" in result.stderr and "at step 40" in result.stderr
     assert (run / "metrics.jsonl").read_text() == lines and load_checkpoint(run / "last.pt").step == 40
-    result = runner.invoke(app, ["train", "--resume", str(run / "early.pt"), "--steps", "30", "--overwrite-later",
-                                 "--quiet"])
+    result = runner.invoke(
+        app, ["train", "--resume", str(run / "early.pt"), "--steps", "30", "--overwrite-later", "--quiet"]
+    )
     assert result.exit_code == 0, result.output
     assert load_checkpoint(run / "last.pt").step == 30 and per_step(run)[30] is not None and 40 not in per_step(run)
 
@@ -526,7 +581,9 @@ def test_eval_names_why_the_validation_names_are_gone_and_its_advice_works(names
     train(config("train.steps=10"), names_file, out_dir=run, quiet=True)
     names_file.write_text(names_file.read_text().replace("a", "e", 40))  # the training file changed since the run
     refused = runner.invoke(app, ["eval", str(run)])
-    assert refused.exit_code == 2 and "changed since the run trained" in refused.stderr and "--data FILE" in refused.stderr
+    assert (
+        refused.exit_code == 2 and "changed since the run trained" in refused.stderr and "--data FILE" in refused.stderr
+    )
     followed = runner.invoke(app, ["eval", str(run), "--data", str(names_file)])
     assert followed.exit_code == 0 and followed.stdout.startswith("loss ")
 
@@ -568,9 +625,11 @@ def test_a_full_disk_is_one_exit_code_whatever_was_written(trained_run, tmp_path
         raise OSError(errno.ENOSPC, "No space left on device")
 
     monkeypatch.setattr(atomic.os, "fsync", full)
-    for args in (["export", trained_run[0], tmp_path / "hf", "--format", "safetensors"],
-                 ["inspect-attention", trained_run[0], "--html", tmp_path / "page.html"],
-                 ["inspect-attention", trained_run[0], "emma", "--json-file", tmp_path / "emma.json"]):
+    for args in (
+        ["export", trained_run[0], tmp_path / "hf", "--format", "safetensors"],
+        ["inspect-attention", trained_run[0], "--html", tmp_path / "page.html"],
+        ["inspect-attention", trained_run[0], "emma", "--json-file", tmp_path / "emma.json"],
+    ):
         assert_one_line_error(args, 1, "No space left on device")
 
 
@@ -600,11 +659,13 @@ def test_an_edited_config_toml_is_kept_when_the_run_resumes(names_file, tmp_path
     import time
 
     from conftest import tiny_config
+
     from minigpt.formats.checkpoint import resume_config
     from minigpt.runs.run import train
 
-    run_dir = train(tiny_config("train.steps=4", "train.eval_interval=2"), names_file, out_dir=tmp_path / "run",
-                    quiet=True).run_dir
+    run_dir = train(
+        tiny_config("train.steps=4", "train.eval_interval=2"), names_file, out_dir=tmp_path / "run", quiet=True
+    ).run_dir
     recipe = run_dir / "config.toml"
     recipe.write_text(recipe.read_text() + "# my note: try lr 0.02\n")
     later = time.time() + 5

@@ -3,8 +3,8 @@
 import json
 
 import pytest
-
 from conftest import tiny_config
+
 from minigpt import Reporter, train
 from minigpt.errors import UsageError
 
@@ -31,11 +31,18 @@ class Collected(Reporter):
 
 def test_a_reporter_of_ones_own_collects_the_losses_the_records_keep(names_file, tmp_path, capsys):
     mine = Collected()
-    result = train(tiny_config("train.steps=30", "train.eval_interval=10"), names_file, out_dir=tmp_path / "run",
-                   quiet=True, report=mine)
+    result = train(
+        tiny_config("train.steps=30", "train.eval_interval=10"),
+        names_file,
+        out_dir=tmp_path / "run",
+        quiet=True,
+        report=mine,
+    )
     records = [json.loads(line) for line in (tmp_path / "run" / "metrics.jsonl").read_text().splitlines()]
     assert mine.losses == [(r["step"], r["train_loss"]) for r in records if "train_loss" in r]
-    assert [(step, loss) for step, loss, _ in mine.samples] == [(r["step"], r["val_loss"]) for r in records if "val_loss" in r]
+    assert [(step, loss) for step, loss, _ in mine.samples] == [
+        (r["step"], r["val_loss"]) for r in records if "val_loss" in r
+    ]
     assert mine.events == ["start"] + ["step"] * 30
     assert all(len(names) == 8 and all(isinstance(seen, bool) for _, seen in names) for _, _, names in mine.samples)
     assert mine.result is result and result.steps == 30
@@ -50,8 +57,13 @@ def test_a_run_that_fails_ends_its_reporter_with_no_result(names_file, tmp_path,
 
     monkeypatch.setattr(Collected, "evaluation", fail_at_evaluation)
     with pytest.raises(UsageError, match="stop here"):
-        train(tiny_config("train.steps=20", "train.eval_interval=10"), names_file, out_dir=tmp_path / "run",
-              quiet=True, report=mine)
+        train(
+            tiny_config("train.steps=20", "train.eval_interval=10"),
+            names_file,
+            out_dir=tmp_path / "run",
+            quiet=True,
+            report=mine,
+        )
     assert mine.result is None and mine.events[:2] == ["start", "step"]
 
 

@@ -7,9 +7,9 @@ import pytest
 from typer.testing import CliRunner
 
 from minigpt.cli.main import app
-from minigpt.runs.run_directory import LOCK, RUN_FILES
 from minigpt.files import atomic_file
 from minigpt.formats import checkpoint as checkpoint_module
+from minigpt.runs.run_directory import LOCK, RUN_FILES
 
 runner = CliRunner()
 USER_FILES = {"config.toml": "[mine]\n", "samples.txt": "a\nb\nc\n", "metrics.jsonl": "x\ny\n", "loss.png": "png"}
@@ -30,8 +30,9 @@ def test_resume_from_a_checkpoint_among_other_files_writes_none_of_them(trained_
     shutil.copy(trained_run[0] / "last.pt", folder / "model.pt")
     for name, text in USER_FILES.items():
         (folder / name).write_text(text)
-    one_line_error(invoke("train", "--resume", folder / "model.pt", "--steps", "70", "-q"), 2,
-                   "not in a run directory", "--out")
+    one_line_error(
+        invoke("train", "--resume", folder / "model.pt", "--steps", "70", "-q"), 2, "not in a run directory", "--out"
+    )
     assert {p.name: p.read_text() for p in folder.iterdir() if p.name in USER_FILES} == USER_FILES
     assert sorted(p.name for p in folder.iterdir()) == sorted([*USER_FILES, "model.pt"])
     # --out continues it in a new run directory
@@ -71,11 +72,19 @@ def test_a_new_run_never_writes_through_a_linked_lock(names_file, tmp_path):
     run.mkdir()
     target.write_text("mine")
     (run / LOCK).symlink_to(target)
-    one_line_error(invoke("train", "-c", "tiny", "--data", names_file, "--steps", "3", "--out", run, "-q"), 2,
-                   ".lock is a symbolic link")
+    one_line_error(
+        invoke("train", "-c", "tiny", "--data", names_file, "--steps", "3", "--out", run, "-q"),
+        2,
+        ".lock is a symbolic link",
+    )
     assert target.read_text() == "mine"
-    assert invoke("train", "-c", "tiny", "--data", names_file, "--steps", "3", "--out", run, "-q", "--overwrite").exit_code == 0
-    assert target.read_text() == "mine" and not (run / LOCK).is_symlink()  # --overwrite removes the link, not its target
+    assert (
+        invoke("train", "-c", "tiny", "--data", names_file, "--steps", "3", "--out", run, "-q", "--overwrite").exit_code
+        == 0
+    )
+    assert (
+        target.read_text() == "mine" and not (run / LOCK).is_symlink()
+    )  # --overwrite removes the link, not its target
 
 
 def test_plot_replaces_a_linked_loss_png_and_leaves_its_target(trained_run, tmp_path):
@@ -119,14 +128,16 @@ def test_overwrite_replaces_a_run_and_refuses_a_folder_of_the_users_own_files(na
     for name, text in {**USER_FILES, "best.pt": "my notes, not a checkpoint\n", "page.html": "<p>mine</p>"}.items():
         (folder / name).write_text(text)
     before = {p.name: p.read_bytes() for p in folder.iterdir()}
-    result = invoke("train", "--config", "tiny", "--data", names_file, "--out", folder, "--overwrite", "--quiet",
-                    "--no-page")
+    result = invoke(
+        "train", "--config", "tiny", "--data", names_file, "--out", folder, "--overwrite", "--quiet", "--no-page"
+    )
     one_line_error(result, 2, "holds no run", "best.pt", "config.toml", "another --out")
     assert {p.name: p.read_bytes() for p in folder.iterdir()} == before
 
 
-@pytest.mark.parametrize("command", [("train", "--config", "tiny", "--out", ""), ("sample", ""),
-                                     ("train", "--config", "tiny", "--data", "")])
+@pytest.mark.parametrize(
+    "command", [("train", "--config", "tiny", "--out", ""), ("sample", ""), ("train", "--config", "tiny", "--data", "")]
+)
 def test_an_empty_path_is_refused_not_read_as_the_current_folder(command, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     result = invoke(*command)

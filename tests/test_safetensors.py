@@ -4,14 +4,14 @@ import json
 
 import pytest
 import torch
+from conftest import hide_package
 from typer.testing import CliRunner
 
-from minigpt.formats.checkpoint import load_checkpoint
-from minigpt.model import microgpt_weights
-from conftest import hide_package
 from minigpt.cli.main import app
 from minigpt.errors import UsageError
+from minigpt.formats.checkpoint import load_checkpoint
 from minigpt.formats.safetensors_files import export_safetensors, import_safetensors
+from minigpt.model import microgpt_weights
 
 st = pytest.importorskip("safetensors.torch")
 runner = CliRunner()
@@ -35,7 +35,9 @@ def test_round_trip_is_bit_identical_and_keeps_the_recipe(trained_run, tmp_path)
         assert torch.equal(back.model.state_dict()[key], tensor), key
     assert back.config == original.config and back.tokenizer.chars == original.tokenizer.chars
     export_safetensors(tmp_path / "back.pt", tmp_path / "again")
-    assert (tmp_path / "again" / "model.safetensors").read_bytes() == (tmp_path / "hf" / "model.safetensors").read_bytes()
+    assert (tmp_path / "again" / "model.safetensors").read_bytes() == (
+        tmp_path / "hf" / "model.safetensors"
+    ).read_bytes()
 
 
 def test_import_refuses_non_finite_and_misfitting_weights(trained_run, tmp_path):
@@ -81,8 +83,12 @@ def test_minigpts_safetensors_are_the_packages(tmp_path):
     way round; a damaged file is one line."""
     from minigpt.formats.safetensors_files import read_safetensors, safetensors_bytes
 
-    tensors = {"wte": torch.randn(5, 3), "layer0.attn_wq": torch.randn(3, 3), "empty": torch.zeros(0, 4),
-               "half": torch.randn(2, 2).to(torch.bfloat16)}
+    tensors = {
+        "wte": torch.randn(5, 3),
+        "layer0.attn_wq": torch.randn(3, 3),
+        "empty": torch.zeros(0, 4),
+        "half": torch.randn(2, 2).to(torch.bfloat16),
+    }
     ours = safetensors_bytes(tensors, {"format": "pt"})
     assert ours == st.save(tensors, metadata={"format": "pt"})
     theirs = st.load(ours)
@@ -110,7 +116,9 @@ def test_a_failed_export_leaves_nothing_and_a_written_one_is_an_ordinary_file(tr
     finally:
         os.umask(mask)
     assert {p.name: p.stat().st_mode & 0o777 for p in (tmp_path / "ok").iterdir()} == {
-        "model.safetensors": 0o644, "config.json": 0o644}
+        "model.safetensors": 0o644,
+        "config.json": 0o644,
+    }
 
 
 def test_an_imported_checkpoint_does_not_call_its_names_new(trained_run, tmp_path):
@@ -160,8 +168,9 @@ def test_a_plain_export_works_on_every_model(tmp_path):
     """The default recipe's model has a final norm microgpt lacks: a plain export of it to a .json name wrote a
     safetensors folder of another name (a newcomer looked for mine.json); it is refused, naming the folder
     export that holds it, and nothing is written; an explicit --format microgpt refuses too."""
-    from minigpt.runs.run import train
     from conftest import tiny_config
+
+    from minigpt.runs.run import train
 
     default_like = train(tiny_config("train.steps=2", "model.final_norm=true"), out_dir=tmp_path / "run", quiet=True)
     result = runner.invoke(app, ["export", str(default_like.run_dir), str(tmp_path / "names.json")])
@@ -170,7 +179,9 @@ def test_a_plain_export_works_on_every_model(tmp_path):
     folder = runner.invoke(app, ["export", str(default_like.run_dir), str(tmp_path / "names")])
     assert folder.exit_code == 0
     assert sorted(p.name for p in (tmp_path / "names").iterdir()) == ["config.json", "model.safetensors"]
-    refused = runner.invoke(app, ["export", str(default_like.run_dir), str(tmp_path / "x.json"), "--format", "microgpt"])
+    refused = runner.invoke(
+        app, ["export", str(default_like.run_dir), str(tmp_path / "x.json"), "--format", "microgpt"]
+    )
     assert refused.exit_code == 2 and "microgpt cannot run this architecture" in refused.stderr
     from minigpt.formats.recipes import load_config
 

@@ -4,11 +4,11 @@ import pytest
 import torch
 from typer.testing import CliRunner
 
-from minigpt.cli.main import app
-from minigpt.formats.checkpoint import load_checkpoint
-from minigpt.errors import UsageError
-from minigpt.runs.new_names import sample
 from minigpt import generate
+from minigpt.cli.main import app
+from minigpt.errors import UsageError
+from minigpt.formats.checkpoint import load_checkpoint
+from minigpt.runs.new_names import sample
 from minigpt.sampling import filter_logits
 
 
@@ -107,7 +107,9 @@ def test_cached_and_recomputed_decoding_give_the_same_names(trained_run):
     ckpt = load_checkpoint(trained_run[0])
     for prefix in ("", "ma"):
         cached = generate(ckpt.model, ckpt.tokenizer, 50, temperature=1.5, prefix=prefix, seed=3)
-        assert cached == generate(ckpt.model, ckpt.tokenizer, 50, temperature=1.5, prefix=prefix, seed=3, use_cache=False)
+        assert cached == generate(
+            ckpt.model, ckpt.tokenizer, 50, temperature=1.5, prefix=prefix, seed=3, use_cache=False
+        )
 
 
 def test_prompt_runs_once_and_ended_names_stop_being_computed(trained_run):
@@ -128,8 +130,11 @@ def test_a_closed_pipe_ends_sample_quietly(trained_run):
     import subprocess
     import sys
 
-    process = subprocess.Popen([sys.executable, "-m", "minigpt", "sample", str(trained_run[0]), "-n", "100000", "--seed", "1"],
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    process = subprocess.Popen(
+        [sys.executable, "-m", "minigpt", "sample", str(trained_run[0]), "-n", "100000", "--seed", "1"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
     assert process.stdout.readline().strip()  # `| head -1`: one name read, then the pipe is closed
     process.stdout.close()
     assert process.wait(timeout=120) == 141 and process.stderr.read() == b""
@@ -162,14 +167,16 @@ def test_a_name_cut_at_the_block_size_is_marked_and_never_counted_as_new(trained
 def test_training_marks_cut_samples_in_its_table_samples_txt_and_summary(tmp_path, capsys):
     """A model whose block size is shorter than its names: the samples it shows while training and at the
     end are marked cut, and the summary counts none of them as new."""
+    from minigpt.common.text import CUT
     from minigpt.formats.recipes import load_config
     from minigpt.runs.run import train
-    from minigpt.common.text import CUT
     from minigpt.views.training_display import TrainingDisplay
 
     names = tmp_path / "long.txt"
     names.write_text("\n".join(["stow-on-the-wold", "bourton-on-the-water", "chipping-campden"] * 40) + "\n")
-    config = load_config("tiny", ["model.block_size=6", "train.auto_scale=false", "train.steps=4", "train.eval_interval=4"])
+    config = load_config(
+        "tiny", ["model.block_size=6", "train.auto_scale=false", "train.steps=4", "train.eval_interval=4"]
+    )
     result = train(config, names, out_dir=tmp_path / "run", report=TrainingDisplay(tmp_path / "run"), quiet=True)
     cut = [name for name, _ in result.samples if len(name) >= 6]
     assert cut and result.cut_samples == len(cut) and result.new_samples == len(result.samples) - len(cut)
@@ -178,15 +185,20 @@ def test_training_marks_cut_samples_in_its_table_samples_txt_and_summary(tmp_pat
     assert sum(name.endswith(CUT) for name in written) == sum(len(name.rstrip(CUT)) >= 6 for name in written) > 0
     shown = capsys.readouterr().err
     assert " cut " in shown or "cut\n" in shown
-    assert f"{len(cut)} reached the block size (6) before they ended: cut, marked {CUT}" in " ".join(shown.replace("│", " ").split())
+    assert f"{len(cut)} reached the block size (6) before they ended: cut, marked {CUT}" in " ".join(
+        shown.replace("│", " ").split()
+    )
 
 
-@pytest.mark.parametrize("option, says", [
-    (["-t", "inf"], "--temperature must be a finite number, got inf"),
-    (["-t", "nan"], "--temperature must be a finite number, got nan"),
-    (["--top-p", "1e-50"], "--top-p must be in (0, 1], got 1e-50, which is 0 as the float32"),
-    (["--top-p", "nan"], "--top-p must be a finite number, got nan"),
-])
+@pytest.mark.parametrize(
+    "option, says",
+    [
+        (["-t", "inf"], "--temperature must be a finite number, got inf"),
+        (["-t", "nan"], "--temperature must be a finite number, got nan"),
+        (["--top-p", "1e-50"], "--top-p must be in (0, 1], got 1e-50, which is 0 as the float32"),
+        (["--top-p", "nan"], "--top-p must be a finite number, got nan"),
+    ],
+)
 def test_floats_at_their_edges_are_refused_in_the_precision_they_are_used_in(trained_run, option, says):
     result = CliRunner().invoke(app, ["sample", str(trained_run[0]), "-n", "3", *option])
     assert result.exit_code == 2 and says in result.stderr and len(result.stderr.splitlines()) == 1
@@ -195,17 +207,25 @@ def test_floats_at_their_edges_are_refused_in_the_precision_they_are_used_in(tra
 def test_negative_zero_and_the_smallest_top_p_sample_as_zero_and_greedy_do(trained_run):
     """-0.0 is 0 (greedy), not a division that flips every sign; a top-p that float32 still holds keeps the likeliest."""
     greedy = CliRunner().invoke(app, ["sample", str(trained_run[0]), "-n", "3", "-t", "0", "--seed", "1"]).stdout
-    assert CliRunner().invoke(app, ["sample", str(trained_run[0]), "-n", "3", "-t", "-0.0", "--seed", "1"]).stdout == greedy
-    assert CliRunner().invoke(app, ["sample", str(trained_run[0]), "-n", "3", "--top-p", "1e-40", "--seed", "1"]).stdout == greedy
+    assert (
+        CliRunner().invoke(app, ["sample", str(trained_run[0]), "-n", "3", "-t", "-0.0", "--seed", "1"]).stdout
+        == greedy
+    )
+    assert (
+        CliRunner().invoke(app, ["sample", str(trained_run[0]), "-n", "3", "--top-p", "1e-40", "--seed", "1"]).stdout
+        == greedy
+    )
 
 
 def test_a_recipes_floats_are_checked_as_float32_and_shortcuts_by_their_own_names(tmp_path):
-    from minigpt.formats.recipes import load_config
     from minigpt.errors import UsageError
+    from minigpt.formats.recipes import load_config
 
-    for setting, says in [("train.lr=1e-50", "train.lr must be positive, got 1e-50, which is 0"),
-                          ("train.lr=1e300", "train.lr must be a finite number, got 1e+300, which is inf"),
-                          ("sample.top_p=1e-50", "sample.top_p must be in (0, 1]")]:
+    for setting, says in [
+        ("train.lr=1e-50", "train.lr must be positive, got 1e-50, which is 0"),
+        ("train.lr=1e300", "train.lr must be a finite number, got 1e+300, which is inf"),
+        ("sample.top_p=1e-50", "sample.top_p must be in (0, 1]"),
+    ]:
         with pytest.raises(UsageError, match=re.escape(says)):
             load_config("tiny", [setting])
     result = CliRunner().invoke(app, ["train", "-c", "tiny", "--lr", "inf", "--out", str(tmp_path / "r")])

@@ -5,9 +5,9 @@ import shutil
 
 import pytest
 import torch
+from conftest import tiny_config
 from typer.testing import CliRunner
 
-from conftest import tiny_config
 from minigpt.cli.main import app
 from minigpt.formats.checkpoint import load_checkpoint
 from minigpt.formats.snapshots import FILE, dequantize, quantize, read_snapshots, snapshot_steps
@@ -21,7 +21,9 @@ def test_steps_are_evenly_spaced_in_log_step_from_zero():
     assert len(steps) == 16 and steps[:2] == [0, 1] and steps[-1] == 1800
     ratios = [b / a for a, b in zip(steps[2:], steps[3:])]
     assert max(ratios) / min(ratios) < 1.3  # the same factor from one to the next, up to rounding
-    assert snapshot_steps(5, 16) == [0, 1, 2, 3, 4, 5] and snapshot_steps(100, 0) == [] and snapshot_steps(100, 1) == [0]
+    assert (
+        snapshot_steps(5, 16) == [0, 1, 2, 3, 4, 5] and snapshot_steps(100, 0) == [] and snapshot_steps(100, 1) == [0]
+    )
 
 
 def test_eight_bits_per_row_are_within_half_a_step():
@@ -49,7 +51,9 @@ def test_a_run_keeps_its_snapshots_first_last_and_best(snapshot_run):
     assert snapshots.steps == sorted(expected)
     ckpt = load_checkpoint(result.run_dir)
     params = ckpt.model.num_params()
-    assert (result.run_dir / FILE).stat().st_size < len(snapshots.steps) * (params + 4 * 200) + 20_000  # a byte a number
+    assert (result.run_dir / FILE).stat().st_size < len(snapshots.steps) * (
+        params + 4 * 200
+    ) + 20_000  # a byte a number
     # the best step's snapshot is the final model to 8 bits: logits on the names move by little
     snapshots.load_into(ckpt.model, snapshots.steps.index(result.best_step))
     exact = load_checkpoint(result.run_dir).model
@@ -132,13 +136,18 @@ def test_with_a_warmup_no_two_snapshots_in_a_row_show_one_picture(names_file, tm
     """While the learning rate climbs from 0 the weights barely move: snapshots spaced in log(step + warmup)
     each differ from the one before (in log(step) alone, steps 1, 2, 3, 5, 9 of the warmup looked alike)."""
     from conftest import tiny_config
+
     from minigpt.runs.run import train
 
     assert snapshot_steps(2000, 16, 100)[:4] == [0, 23, 50, 84]
-    result = train(tiny_config("train.steps=80", "train.warmup_steps=40", "train.snapshots=8", "train.eval_interval=40"),
-                   names_file, out_dir=tmp_path / "r", quiet=True)
+    result = train(
+        tiny_config("train.steps=80", "train.warmup_steps=40", "train.snapshots=8", "train.eval_interval=40"),
+        names_file,
+        out_dir=tmp_path / "r",
+        quiet=True,
+    )
     snaps = read_snapshots(result.run_dir)
-    assert snaps.steps[:len(snapshot_steps(80, 8, 40))] == snapshot_steps(80, 8, 40)
+    assert snaps.steps[: len(snapshot_steps(80, 8, 40))] == snapshot_steps(80, 8, 40)
     for name, kept in snaps.weights.items():
         if name.startswith("layer0.attn_wq"):
             for before, after in zip(kept["q"], kept["q"][1:]):
@@ -151,8 +160,12 @@ def test_the_page_says_why_it_has_no_step_slider_and_takes_no_shorter_runs_snaps
     result, data = snapshot_run
     run = tmp_path / "copy"
     shutil.copytree(result.run_dir, run, ignore=shutil.ignore_patterns(".lock"))
-    shorter = train(tiny_config("train.steps=40", "train.eval_interval=20", "train.snapshots=8"), data,
-                    out_dir=tmp_path / "shorter", quiet=True)
+    shorter = train(
+        tiny_config("train.steps=40", "train.eval_interval=20", "train.snapshots=8"),
+        data,
+        out_dir=tmp_path / "shorter",
+        quiet=True,
+    )
     assert read_snapshots(shorter.run_dir).val_loss[-1] is not None  # the last step's loss, held to the records
     shutil.copy(shorter.run_dir / FILE, run / FILE)
     said = runner.invoke(app, ["inspect-attention", str(run), "anna", "--step", "1", "--json"])

@@ -65,6 +65,9 @@ def test_nan_in_metrics_is_not_drawn_and_json_is_always_json(run_copy, tmp_path)
     from minigpt.files.run_records import read_metrics, series
 
     assert all(loss == loss and abs(loss) != float("inf") for _, loss in series(read_metrics(run_copy), "train_loss"))
-    assert strict_json.dumps({"loss": float("nan"), "costs": [1.0, float("-inf")]}) == '{"loss": null, "costs": [1.0, null]}'
+    assert (
+        strict_json.dumps({"loss": float("nan"), "costs": [1.0, float("-inf")]})
+        == '{"loss": null, "costs": [1.0, null]}'
+    )
     result = runner.invoke(app, ["inspect-attention", str(run_copy), "emma", "--json"])
     json.loads(result.stdout, parse_constant=lambda c: pytest.fail(c))

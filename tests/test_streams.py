@@ -15,7 +15,12 @@ import typer
 from minigpt.cli.main import app, main
 
 PRINTS = {  # what each command prints on standard output, when its output is asked of it
-    "train": ["--json"], "sample": [], "eval": [], "inspect-attention": ["ab"], "info": [], "ablate": [],
+    "train": ["--json"],
+    "sample": [],
+    "eval": [],
+    "inspect-attention": ["ab"],
+    "info": [],
+    "ablate": [],
     "compare": ["{twin}"],
 }
 WRITES_FILES_ONLY = {"export", "import", "plot"}  # what they print is a note on stderr

@@ -7,21 +7,20 @@ import sys
 
 import pytest
 import torch
-
 from conftest import tiny_config
-from minigpt.formats.checkpoint import load_checkpoint, read_model_weights, resume_config
-from minigpt.config import GPTConfig, TrainConfig
+
 from minigpt.common.bundled import BUNDLED_NAMES
-from minigpt.data import Tokenizer
-from minigpt.data import TokenizedNames
-from minigpt.files.names_file import read_names
+from minigpt.config import GPTConfig, TrainConfig
+from minigpt.data import TokenizedNames, Tokenizer
 from minigpt.errors import Interrupted, RunError, UsageError
-from minigpt.model import GPT
-from minigpt.sampling import generate
-from minigpt.measurements.name_losses import evaluate
-from minigpt.optimizer import lr_at
+from minigpt.files.names_file import read_names
+from minigpt.formats.checkpoint import load_checkpoint, read_model_weights, resume_config
 from minigpt.machine.processes import compile_failed
+from minigpt.measurements.name_losses import evaluate
+from minigpt.model import GPT
+from minigpt.optimizer import lr_at
 from minigpt.runs.run import train
+from minigpt.sampling import generate
 from minigpt.training import Trainer
 
 
@@ -120,8 +119,12 @@ def test_auto_precision_is_float32_by_rule_and_recorded_as_such(names_file, tmp_
     arithmetic, and the run records what it resolved to, in its checkpoint and its config.toml."""
     monkeypatch.setattr(torch.cpu, "_is_amx_tile_supported", lambda: True, raising=False)
     monkeypatch.setattr(torch.cpu, "_is_avx512_bf16_supported", lambda: True, raising=False)
-    run = train(tiny_config("train.steps=6", "train.precision='auto'"), data_path=names_file,
-                out_dir=tmp_path / "auto", quiet=True)
+    run = train(
+        tiny_config("train.steps=6", "train.precision='auto'"),
+        data_path=names_file,
+        out_dir=tmp_path / "auto",
+        quiet=True,
+    )
     assert load_checkpoint(run.run_dir / "last.pt").config.train.precision == "float32"
     assert 'precision = "float32"' in (run.run_dir / "config.toml").read_text()
 
@@ -145,7 +148,6 @@ def test_a_failed_compile_says_how_to_train_without_it(names_file):
     assert isinstance(said, RunError) and re.search(r"C\+\+ compiler.*set train.compile=false", str(said))
 
 
-
 def test_a_signal_while_compiling_is_the_signals_stop_not_a_failed_compile(names_file):
     """SIGTERM while torch.compile compiled the first step stopped the run as "torch.compile failed (Interrupted:
     ...); set train.compile=false": the compiler wraps what the signal raised. It is the signal's own stop now."""
@@ -160,10 +162,18 @@ def test_a_signal_while_compiling_is_the_signals_stop_not_a_failed_compile(names
     said = compile_failed(failed.value)
     assert isinstance(said, Interrupted) and said.exit_code == 143 and "compile" not in str(said)
 
+
 def overfitting_config(*extra):
     """A tiny model on a few names, trained hard enough that its validation loss turns up."""
-    return tiny_config("train.steps=400", "train.eval_interval=10", "train.lr=0.03", "train.warmup_steps=0",
-                       "train.lr_schedule='constant'", "model.n_embd=32", *extra)
+    return tiny_config(
+        "train.steps=400",
+        "train.eval_interval=10",
+        "train.lr=0.03",
+        "train.warmup_steps=0",
+        "train.lr_schedule='constant'",
+        "model.n_embd=32",
+        *extra,
+    )
 
 
 @pytest.fixture
@@ -197,8 +207,9 @@ def test_patience_stops_the_run_and_it_ends_on_its_best_weights(few_names, tmp_p
 
 
 def test_without_keep_best_the_run_ends_on_its_last_weights(few_names, tmp_path):
-    result = train(overfitting_config("train.steps=200", "train.keep_best=false"), few_names, out_dir=tmp_path / "r",
-                   quiet=True)
+    result = train(
+        overfitting_config("train.steps=200", "train.keep_best=false"), few_names, out_dir=tmp_path / "r", quiet=True
+    )
     assert not result.ended_on_best and not result.stopped_early and result.steps == 200
     assert result.val_loss > result.best_val_loss  # it did overfit, so keep_best would have mattered
 
@@ -207,8 +218,9 @@ def test_patience_survives_a_resume(few_names, tmp_path):
     """Evaluations since the best are part of the saved state: a resumed run stops where the whole one did."""
     whole = train(overfitting_config("train.patience=3"), few_names, out_dir=tmp_path / "whole", quiet=True)
     half = whole.best_step + 20  # two evaluations after the best, one short of stopping
-    train(overfitting_config("train.patience=3", f"train.steps={half}"), few_names, out_dir=tmp_path / "split",
-          quiet=True)
+    train(
+        overfitting_config("train.patience=3", f"train.steps={half}"), few_names, out_dir=tmp_path / "split", quiet=True
+    )
     resumed = train(resume_config(tmp_path / "split", ["train.steps=400"]), quiet=True, resume_from=tmp_path / "split")
     assert resumed.stopped_early and resumed.steps == whole.steps and resumed.best_step == whole.best_step
 
@@ -218,10 +230,15 @@ def test_a_run_resumed_into_a_new_folder_after_its_best_step_ends_on_that_best(f
     weights of the run it continued, and their best.pt is in the new folder (it said "checkpoint not found")."""
     whole = train(overfitting_config("train.patience=3"), few_names, out_dir=tmp_path / "whole", quiet=True)
     half = whole.best_step + 20
-    train(overfitting_config("train.patience=3", f"train.steps={half}"), few_names, out_dir=tmp_path / "split",
-          quiet=True)
-    resumed = train(resume_config(tmp_path / "split", ["train.steps=400"]), out_dir=tmp_path / "more", quiet=True,
-                    resume_from=tmp_path / "split")
+    train(
+        overfitting_config("train.patience=3", f"train.steps={half}"), few_names, out_dir=tmp_path / "split", quiet=True
+    )
+    resumed = train(
+        resume_config(tmp_path / "split", ["train.steps=400"]),
+        out_dir=tmp_path / "more",
+        quiet=True,
+        resume_from=tmp_path / "split",
+    )
     assert resumed.stopped_early and resumed.ended_on_best and resumed.best_step == whole.best_step
     assert (tmp_path / "more" / "best.pt").read_bytes() == (tmp_path / "split" / "best.pt").read_bytes()
 
@@ -230,11 +247,15 @@ def test_seeds_are_scored_on_the_same_held_out_names(names_file, tmp_path):
     """train.split_seed, not train.seed, picks the validation names: seeds compare on the same ones."""
     from minigpt.formats.recipes import config_from_dict
 
-    runs = [train(tiny_config("train.steps=2", f"train.seed={seed}"), names_file, out_dir=tmp_path / str(seed), quiet=True)
-            for seed in (1, 2)]
+    runs = [
+        train(tiny_config("train.steps=2", f"train.seed={seed}"), names_file, out_dir=tmp_path / str(seed), quiet=True)
+        for seed in (1, 2)
+    ]
     digests = [load_checkpoint(r.run_dir).data["val_digest"] for r in runs]
     assert digests[0] == digests[1]
-    other = train(tiny_config("train.steps=2", "train.split_seed=7"), names_file, out_dir=tmp_path / "split7", quiet=True)
+    other = train(
+        tiny_config("train.steps=2", "train.split_seed=7"), names_file, out_dir=tmp_path / "split7", quiet=True
+    )
     assert load_checkpoint(other.run_dir).data["val_digest"] != digests[0]
     stored = load_checkpoint(runs[0].run_dir).config.to_dict()
     del stored["train"]["split_seed"]  # a recipe stored before split_seed: its seed chose the split
@@ -244,19 +265,25 @@ def test_seeds_are_scored_on_the_same_held_out_names(names_file, tmp_path):
 def test_a_run_whose_last_step_is_its_best_ended_on_its_best(names_file, tmp_path):
     from conftest import tiny_config
 
-    result = train(tiny_config("train.steps=30", "train.eval_interval=10"), names_file, out_dir=tmp_path / "r", quiet=True)
+    result = train(
+        tiny_config("train.steps=30", "train.eval_interval=10"), names_file, out_dir=tmp_path / "r", quiet=True
+    )
     assert result.best_step == result.steps == 30  # three evaluations, each better on a model this young
     assert result.ended_on_best and not result.went_back_to_best and result.to_json()["ended_on_best"] is True
 
 
 def test_a_step_whose_logits_cannot_fit_is_refused_before_it_starts(names_file, tmp_path, monkeypatch):
     from conftest import tiny_config
+
     from minigpt.errors import UsageError
     from minigpt.runs import setup
 
     monkeypatch.setattr(setup, "available_memory", lambda: 100_000)  # 0.1 MB free
-    with pytest.raises(UsageError, match=r"a step of 256 names × \d+ positions × a vocabulary of \d+ needs about .* GB "
-                                         r"for its logits, and 0.0 GB is available: lower train.batch_size"):
+    with pytest.raises(
+        UsageError,
+        match=r"a step of 256 names × \d+ positions × a vocabulary of \d+ needs about .* GB "
+        r"for its logits, and 0.0 GB is available: lower train.batch_size",
+    ):
         train(tiny_config("train.batch_size=256"), names_file, out_dir=tmp_path / "r", quiet=True)
     assert not (tmp_path / "r").exists()
 
@@ -268,8 +295,12 @@ def test_a_complete_run_says_every_setting_that_holds_it_back_at_once(few_names,
 
     whole = train(overfitting_config("train.patience=3"), few_names, out_dir=tmp_path / "whole", quiet=True)
     assert whole.stopped_early
-    last = train(overfitting_config("train.patience=3", f"train.steps={whole.steps}"), few_names,
-                 out_dir=tmp_path / "last", quiet=True)
+    last = train(
+        overfitting_config("train.patience=3", f"train.steps={whole.steps}"),
+        few_names,
+        out_dir=tmp_path / "last",
+        quiet=True,
+    )
     assert last.steps == whole.steps and not last.stopped_early  # patience ran out on its last step
     with pytest.raises(UsageError) as refused:
         train(resume_config(tmp_path / "last"), quiet=True, resume_from=tmp_path / "last")
@@ -285,10 +316,25 @@ def test_a_recipe_file_is_trained_as_written_under_a_time_limit(tmp_path):
     names = tmp_path / "names.txt"
     names.write_text("\n".join(["maximilianrobert", "anna", "bob", "christopher", "emma", "liam"] * 20) + "\n")
     recipe = tmp_path / "mine.toml"
-    recipe.write_text('[model]\nn_layer = 1\nn_head = 1\nn_embd = 8\nblock_size = 12\n'
-                      '[train]\nsteps = 300\nbatch_size = 8\neval_interval = 5\nprecision = "float32"\n')
-    command = [sys.executable, "-m", "minigpt", "train", "--config", str(recipe), "--data", str(names),
-               "--time-limit", "1", "--out", str(tmp_path / "run"), "--no-page"]
+    recipe.write_text(
+        "[model]\nn_layer = 1\nn_head = 1\nn_embd = 8\nblock_size = 12\n"
+        '[train]\nsteps = 300\nbatch_size = 8\neval_interval = 5\nprecision = "float32"\n'
+    )
+    command = [
+        sys.executable,
+        "-m",
+        "minigpt",
+        "train",
+        "--config",
+        str(recipe),
+        "--data",
+        str(names),
+        "--time-limit",
+        "1",
+        "--out",
+        str(tmp_path / "run"),
+        "--no-page",
+    ]
     done = subprocess.run(command, capture_output=True, text=True, timeout=300, env={**os.environ, "COLUMNS": "400"})
     assert done.returncode == 0, done.stderr
     assert "train.time_limit 1 s ends this run, not train.steps (300)" in done.stderr  # in the opening panel

@@ -3,8 +3,8 @@ own activations for each prefix read alone."""
 
 import torch
 
-from minigpt.formats.recipes import load_config
 from minigpt.data import Tokenizer
+from minigpt.formats.recipes import load_config
 from minigpt.measurements.units import distinct_prefixes, firing_prefixes
 from minigpt.model import GPT
 
@@ -23,7 +23,9 @@ def test_each_unit_lists_the_prefixes_where_it_fires_most():
     every = []  # each prefix read alone, its last position's activations, layer by layer
     for prefix in prefixes:
         seen = []
-        hooks = [layer.mlp.mlp_fc2.register_forward_hook(lambda m, i, o: seen.append(i[0][0, -1])) for layer in model.layers]
+        hooks = [
+            layer.mlp.mlp_fc2.register_forward_hook(lambda m, i, o: seen.append(i[0][0, -1])) for layer in model.layers
+        ]
         with torch.no_grad():
             model(torch.tensor([list(prefix)]))
         for hook in hooks:

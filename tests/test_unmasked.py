@@ -4,15 +4,15 @@ every view names it; what is measured by prefixes, and export to microgpt, refus
 
 import torch
 import torch.nn.functional as F
+from conftest import tiny_config
 from typer.testing import CliRunner
 
-from conftest import tiny_config
 from minigpt.cli.main import app
 from minigpt.config import GPTConfig
-from minigpt.model import GPT
-from minigpt.sampling import generate
 from minigpt.data import Tokenizer
+from minigpt.model import GPT
 from minigpt.runs.run import train
+from minigpt.sampling import generate
 from minigpt.views.attention_maps import forward_with_weights
 
 runner = CliRunner()
@@ -48,12 +48,16 @@ def test_bfloat16_on_a_cpu_keeps_the_model_unmasked():
 
 
 def test_an_unmasked_run_is_named_everywhere_and_refused_where_it_cannot_be_read(names_file, tmp_path):
-    run_dir = train(tiny_config("train.steps=20", "model.causal=false"), names_file, out_dir=tmp_path / "run",
-                    quiet=True).run_dir
+    run_dir = train(
+        tiny_config("train.steps=20", "model.causal=false"), names_file, out_dir=tmp_path / "run", quiet=True
+    ).run_dir
     info = runner.invoke(app, ["info", str(run_dir)])
     assert info.exit_code == 0 and "trained without the causal mask" in " ".join(info.output.split())
-    for command in (["eval", str(run_dir)], ["sample", str(run_dir), "--num", "3"],
-                    ["inspect-attention", str(run_dir), "emma"]):
+    for command in (
+        ["eval", str(run_dir)],
+        ["sample", str(run_dir), "--num", "3"],
+        ["inspect-attention", str(run_dir), "emma"],
+    ):
         result = runner.invoke(app, command)
         assert result.exit_code == 0 and "trained without the causal mask" in result.output, command
     sampled = " ".join(runner.invoke(app, ["sample", str(run_dir), "--num", "3"]).stderr.split())
@@ -61,7 +65,10 @@ def test_an_unmasked_run_is_named_everywhere_and_refused_where_it_cannot_be_read
     assert "3 names of a model trained without the mask, not counted as new" in sampled
     assert "not in the training data" not in sampled  # its names are no invention
     heatmap = runner.invoke(app, ["inspect-attention", str(run_dir), "emma", "--layer", "0", "--head", "0"]).output
-    assert "masked (a later position)" not in runner.invoke(app, ["inspect-attention", str(run_dir), "emma", "--position", "1"]).output
+    assert (
+        "masked (a later position)"
+        not in runner.invoke(app, ["inspect-attention", str(run_dir), "emma", "--position", "1"]).output
+    )
     assert heatmap.count("0.") > 5 * 3  # every row has all five weights
     refused = {
         "ablate": ["ablate", str(run_dir)],

@@ -25,14 +25,40 @@ def venv_bin(tmp_path_factory):
     """A fresh virtual environment holding the wheel; torch and the rest come from this environment."""
     pytest.importorskip("hatchling", reason="building the wheel needs hatchling (pip install -e '.[test]')")
     tmp = tmp_path_factory.mktemp("wheel")
-    run([sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "--no-build-isolation", "-w", tmp / "dist",
-         REPO], cwd=tmp)
+    run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "wheel",
+            "--quiet",
+            "--no-deps",
+            "--no-build-isolation",
+            "-w",
+            tmp / "dist",
+            REPO,
+        ],
+        cwd=tmp,
+    )
     (wheel,) = (tmp / "dist").glob("minigpt_names-*.whl")
     # no pip of its own (installing one takes seconds): this environment's pip installs into it
     run([sys.executable, "-m", "venv", "--system-site-packages", "--without-pip", tmp / "venv"], cwd=tmp)
     bin_dir = tmp / "venv" / "bin"
-    run([sys.executable, "-m", "pip", "--python", bin_dir / "python", "install", "--quiet", "--no-deps", "--no-index",
-         wheel], cwd=tmp)
+    run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "--python",
+            bin_dir / "python",
+            "install",
+            "--quiet",
+            "--no-deps",
+            "--no-index",
+            wheel,
+        ],
+        cwd=tmp,
+    )
     return bin_dir
 
 
@@ -75,7 +101,11 @@ minigpt("inspect-attention", "tiny", "emma", "--layer", "0", "--head", "0")
 """
     lines = run([venv_bin / "python", "-c", code], cwd, env).splitlines()
     recipes = recipe_names()
-    names_file, trained, samples = Path(lines[0]), lines[1 : 1 + len(recipes)], lines[1 + len(recipes) : 4 + len(recipes)]
+    names_file, trained, samples = (
+        Path(lines[0]),
+        lines[1 : 1 + len(recipes)],
+        lines[1 + len(recipes) : 4 + len(recipes)],
+    )
     assert names_file.is_relative_to(venv_bin.parent) and names_file.is_file()
     assert trained == recipes and all((cwd / recipe / "last.pt").is_file() for recipe in recipes)
     assert (cwd / "tiny" / "page.html").stat().st_size > 100_000  # the page, its model and scripts inside

@@ -19,13 +19,13 @@ from typing import Optional
 import typer
 
 from minigpt import __version__
-from minigpt.files.atomic_file import other_ending
-from minigpt.errors import Interrupted, MiniGPTError, UsageError
+from minigpt.cli.streams import DroppedOnFailure, checked_streams
+from minigpt.cli.typer_patches import patch_typer_and_rich
 from minigpt.common.failures import LostProcess, first_line, warn
 from minigpt.common.text import one_line, shortened
 from minigpt.config import check_64_bits
-from minigpt.cli.streams import DroppedOnFailure, checked_streams
-from minigpt.cli.typer_patches import patch_typer_and_rich
+from minigpt.errors import Interrupted, MiniGPTError, UsageError
+from minigpt.files.atomic_file import other_ending
 from minigpt.machine.torchrun import LOST_A_PROCESS, keep_error_line, rank
 
 if hasattr(typer, "_click"):  # typer 0.2x carries its own copy of click
@@ -58,8 +58,11 @@ class OneLineUsageErrors(typer.core.TyperGroup):
 
 def usage_error(e) -> int:
     """One line for a usage error click found, naming where the help is; its exit code."""
-    where = f" (see '{e.ctx.command_path} --help')" if getattr(e, "ctx", None) is not None \
-        and not isinstance(e, SaidAsIs) else ""
+    where = (
+        f" (see '{e.ctx.command_path} --help')"
+        if getattr(e, "ctx", None) is not None and not isinstance(e, SaidAsIs)
+        else ""
+    )
     message = (argument_as_option(e) or e.format_message().strip().rstrip(".")) + file_as_argument(e)
     print(f"minigpt: error: {one_line(message)}{where}", file=DroppedOnFailure(sys.stderr))
     return e.exit_code
@@ -78,8 +81,10 @@ def file_as_argument(e) -> str:
             return f": a file is given by its option here, {ctx.command_path} {option} {extra.group(1)}"
     if {"--resume", "--out"} <= options and Path(extra.group(1)).is_dir():  # `minigpt train runs/mine`
         folder = extra.group(1)
-        return (f": a run's folder is given by its option here: {ctx.command_path} --resume {folder} continues "
-                f"the run in it, {ctx.command_path} --out {folder} trains a new one there")
+        return (
+            f": a run's folder is given by its option here: {ctx.command_path} --resume {folder} continues "
+            f"the run in it, {ctx.command_path} --out {folder} trains a new one there"
+        )
     return ""
 
 
@@ -88,13 +93,18 @@ def argument_as_option(e) -> str | None:
     if not isinstance(e, click.exceptions.NoSuchOption) or getattr(e, "ctx", None) is None:
         return None
     word = e.option_name.lstrip("-").replace("-", "_").lower()
-    arguments = [p for p in e.ctx.command.params
-                 if getattr(p, "param_type_name", "") == "argument" and not getattr(p, "hidden", False)]
+    arguments = [
+        p
+        for p in e.ctx.command.params
+        if getattr(p, "param_type_name", "") == "argument" and not getattr(p, "hidden", False)
+    ]
     shown = [(p.metavar or p.name.upper()) for p in arguments]
     if not any(word in (p.name.lower(), (p.metavar or "").lower()) for p in arguments):
         return None
-    return (f"there is no option {e.option_name}: {word.upper()} is an argument, given by its place: "
-            f"{e.ctx.command_path} {' '.join(shown)}")
+    return (
+        f"there is no option {e.option_name}: {word.upper()} is an argument, given by its place: "
+        f"{e.ctx.command_path} {' '.join(shown)}"
+    )
 
 
 app = typer.Typer(
@@ -156,8 +166,10 @@ def drop_unusable_thread_count() -> None:
     value = os.environ.get("OMP_NUM_THREADS")
     if value is not None and not (value.strip().isdigit() and int(value) >= 1):
         del os.environ["OMP_NUM_THREADS"]
-        warn(f"OMP_NUM_THREADS={one_line(value)!s:.40} is not a whole number of threads from 1; it is left out, "
-             f"and minigpt chooses the threads itself")
+        warn(
+            f"OMP_NUM_THREADS={one_line(value)!s:.40} is not a whole number of threads from 1; it is left out, "
+            f"and minigpt chooses the threads itself"
+        )
 
 
 def refuse_integers_past_64_bits(options: dict) -> None:
@@ -187,8 +199,11 @@ def reporting_errors(command, *args, **kwargs):
     except BrokenPipeError:  # the reader went away (`minigpt sample -n 1000000 | head -1`): end quietly
         raise typer.Exit(reader_gone())
     except UnicodeEncodeError as e:  # a name the output's encoding cannot hold (PYTHONIOENCODING=ascii)
-        fail(f"the output's encoding ({e.encoding}) cannot hold {e.object[e.start:e.end]!r}: "
-             f"set PYTHONIOENCODING=utf-8", 2)
+        fail(
+            f"the output's encoding ({e.encoding}) cannot hold {e.object[e.start : e.end]!r}: "
+            f"set PYTHONIOENCODING=utf-8",
+            2,
+        )
     except (typer.Exit, typer.Abort):
         raise
     except (OSError, RuntimeError) as e:  # the system refused a path the user gave: say the problem, not its class
@@ -223,7 +238,9 @@ def path_problem(e: BaseException) -> str | None:
     if e.errno == errno.ELOOP or (path.is_symlink() and loops(path)):
         return f"{one_line(path)}: a symbolic link that loops; remove it or give another path"
     if isinstance(e, FileExistsError) and path.is_symlink() and not path.exists():
-        return f"{one_line(path)}: a symbolic link to a path that does not exist is in the way; remove it or give another"
+        return (
+            f"{one_line(path)}: a symbolic link to a path that does not exist is in the way; remove it or give another"
+        )
     return f"{one_line(path)}: {e.strerror.lower()}"
 
 
@@ -268,7 +285,6 @@ def checkpoint_to_read(checkpoint: Path, device: str):
     command line was read), loaded on `device`."""
     from minigpt.formats.checkpoint import load_checkpoint
     from minigpt.machine.processes import resolve_device
-
     from minigpt.views.panels import unmasked_note
 
     on_free_cores(device)
@@ -290,8 +306,12 @@ def names_to_score_option():
 def checkpoint_argument():
     """The CHECKPOINT that sample, eval, inspect-attention, export and info read: found as the command line is
     read, before the command imports torch (seconds), so a wrong path is said at once."""
-    return typer.Argument(..., metavar="CHECKPOINT", help="A checkpoint file, or a run directory (uses its best.pt).",
-                          callback=checkpoint_there)
+    return typer.Argument(
+        ...,
+        metavar="CHECKPOINT",
+        help="A checkpoint file, or a run directory (uses its best.pt).",
+        callback=checkpoint_there,
+    )
 
 
 class SaidAsIs(click.exceptions.UsageError):
@@ -322,13 +342,15 @@ def swapped_run(ctx, path: Path) -> str | None:
     if str(path) not in state["argv"]:  # the command line main() read is not this one (the API's runner)
         return None
     words = [w for w in state["argv"] if w and not w.startswith("-") and w != str(path)]
-    for word in words[words.index(ctx.info_name) + 1:] if ctx.info_name in words else words:
+    for word in words[words.index(ctx.info_name) + 1 :] if ctx.info_name in words else words:
         try:
             resolve_checkpoint_path(word)
         except (UsageError, OSError, ValueError):
             continue
-        return (f"{one_line(path)} is no checkpoint or run, and {one_line(word)} is one: the run comes first, "
-                f"{ctx.command_path} {one_line(word)} {one_line(path)}")
+        return (
+            f"{one_line(path)} is no checkpoint or run, and {one_line(word)} is one: the run comes first, "
+            f"{ctx.command_path} {one_line(word)} {one_line(path)}"
+        )
     return None
 
 
@@ -337,5 +359,7 @@ def ends_as_written(flag: str, path: Path | None, kind: str) -> None:
     wrong = other_ending(path, kind) if path is not None else None
     if wrong:
         what, endings = wrong
-        raise UsageError(f"{flag} {path} would write {what} into a {path.suffix} file; give a name that ends "
-                         f"in {' or '.join(endings)}")
+        raise UsageError(
+            f"{flag} {path} would write {what} into a {path.suffix} file; give a name that ends "
+            f"in {' or '.join(endings)}"
+        )

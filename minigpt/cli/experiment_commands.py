@@ -17,16 +17,31 @@ from minigpt.files.atomic_file import refuse_existing
 
 def compare(
     runs: list[Path] = typer.Argument(..., metavar="RUN", help="Run directories: seeds of one recipe are grouped."),
-    baseline: Optional[Path] = typer.Option(None, "--baseline", help="The run whose group every other is measured "
-                                            "against \\[default: the first]."),
-    data: Optional[Path] = typer.Option(None, "--data", help="Score every run on this names file (for runs validated "
-                                        "on different names)."),
-    png: Optional[Path] = typer.Option(None, "--png", help="Draw the runs' loss curves on one plot (needs matplotlib)."),
-    html: Optional[Path] = typer.Option(None, "--html", help="Write the page of two models: the first run of the "
-                                        "baseline's group beside the first run of the other group."),
-    overwrite: bool = typer.Option(False, "--overwrite", metavar="", help="Replace the --png or --html file if it exists."),
-    pool: bool = typer.Option(False, "--pool", metavar="", help="Pool a recipe's runs as seeds of one group even where "
-                              "their steps lie more than 1.5x apart (split by their compute otherwise)."),
+    baseline: Optional[Path] = typer.Option(
+        None, "--baseline", help="The run whose group every other is measured against \\[default: the first]."
+    ),
+    data: Optional[Path] = typer.Option(
+        None, "--data", help="Score every run on this names file (for runs validated on different names)."
+    ),
+    png: Optional[Path] = typer.Option(
+        None, "--png", help="Draw the runs' loss curves on one plot (needs matplotlib)."
+    ),
+    html: Optional[Path] = typer.Option(
+        None,
+        "--html",
+        help="Write the page of two models: the first run of the "
+        "baseline's group beside the first run of the other group.",
+    ),
+    overwrite: bool = typer.Option(
+        False, "--overwrite", metavar="", help="Replace the --png or --html file if it exists."
+    ),
+    pool: bool = typer.Option(
+        False,
+        "--pool",
+        metavar="",
+        help="Pool a recipe's runs as seeds of one group even where "
+        "their steps lie more than 1.5x apart (split by their compute otherwise).",
+    ),
     json_out: bool = typer.Option(False, "--json", metavar="", help="Print the comparison as JSON."),
 ) -> None:
     """Compare runs: each recipe's best validation loss over its seeds, the difference to a baseline with
@@ -62,9 +77,11 @@ def write_groups_page(comparison, out: Path, overwrite: bool) -> None:
 
     groups = comparison.groups
     if len(groups) != 2:
-        raise UsageError(f"--html puts two models on one page, and these runs form {len(groups)} group"
-                         f"{'' if len(groups) == 1 else 's'}; give runs of two recipes, or write the page of any two "
-                         f"runs with inspect-attention RUN_A RUN_B --html PAGE")
+        raise UsageError(
+            f"--html puts two models on one page, and these runs form {len(groups)} group"
+            f"{'' if len(groups) == 1 else 's'}; give runs of two recipes, or write the page of any two "
+            f"runs with inspect-attention RUN_A RUN_B --html PAGE"
+        )
     write_pair_page(groups[0].runs[0].checkpoint, groups[1].runs[0].checkpoint, out, overwrite=overwrite)
     wrote(out, then=f": {groups[0].runs[0].path} beside {groups[1].runs[0].path}")
 
@@ -75,17 +92,34 @@ def say(line: str) -> None:
 
 
 def sweep(
-    spec: Path = typer.Argument(..., metavar="SPEC", help="The study: a TOML file of \\[sweep], \\[space] and \\[set] "
-                                "(docs/experiments.md); with --show, a sweep's directory."),
-    out: Optional[Path] = typer.Option(None, "--out", "-o", help="The sweep's directory: the study's journal, "
-                                       "best.toml, and a run directory for each seed of each trial "
-                                       "\\[default: runs/SPEC's name]."),
-    data: Optional[Path] = typer.Option(None, "--data", help="Names file every trial trains on \\[default: data/names.txt]."),
+    spec: Path = typer.Argument(
+        ...,
+        metavar="SPEC",
+        help="The study: a TOML file of \\[sweep], \\[space] and \\[set] "
+        "(docs/experiments.md); with --show, a sweep's directory.",
+    ),
+    out: Optional[Path] = typer.Option(
+        None,
+        "--out",
+        "-o",
+        help="The sweep's directory: the study's journal, "
+        "best.toml, and a run directory for each seed of each trial "
+        "\\[default: runs/SPEC's name].",
+    ),
+    data: Optional[Path] = typer.Option(
+        None, "--data", help="Names file every trial trains on \\[default: data/names.txt]."
+    ),
     jobs: int = typer.Option(1, "--jobs", "-j", help="Trials run at once, in processes that split the cores."),
-    storage: Optional[str] = typer.Option(None, "--storage", help="A database URL for the study (postgresql://, "
-                                          "mysql://, sqlite:///, redis://): machines running the same command share it."),
+    storage: Optional[str] = typer.Option(
+        None,
+        "--storage",
+        help="A database URL for the study (postgresql://, "
+        "mysql://, sqlite:///, redis://): machines running the same command share it.",
+    ),
     seeds: Optional[int] = typer.Option(None, "--seeds", help="Runs of each configuration \\[default: the spec's]."),
-    show: bool = typer.Option(False, "--show", metavar="", help="Show the study kept in the directory SPEC; run nothing."),
+    show: bool = typer.Option(
+        False, "--show", metavar="", help="Show the study kept in the directory SPEC; run nothing."
+    ),
     json_out: bool = typer.Option(False, "--json", metavar="", help="Print the study's trials and best as JSON."),
 ) -> None:
     """Search recipe keys with Optuna: trials of a few seeds each, pruned when behind, resumed when run again."""

@@ -11,9 +11,19 @@ from minigpt.cli.inspect_commands import ablate, inspect_attention
 from minigpt.cli.run_commands import eval_, export, import_, info, plot, sample, train
 from minigpt.common.failures import warn
 
-for name, command in [("train", train), ("sample", sample), ("eval", eval_), ("inspect-attention", inspect_attention),
-                      ("export", export), ("import", import_), ("ablate", ablate), ("info", info), ("plot", plot),
-                      ("compare", compare), ("sweep", sweep)]:
+for name, command in [
+    ("train", train),
+    ("sample", sample),
+    ("eval", eval_),
+    ("inspect-attention", inspect_attention),
+    ("export", export),
+    ("import", import_),
+    ("ablate", ablate),
+    ("info", info),
+    ("plot", plot),
+    ("compare", compare),
+    ("sweep", sweep),
+]:
     app.command(name=name)(reports_errors(command))
 
 
@@ -26,8 +36,7 @@ def old_spellings(args: list[str]) -> list[str]:
     for i, arg in enumerate(args[:-1]):
         if arg == "--json" and args[i + 1].lower().endswith(".json"):
             args[i] = "--json-file"
-            warn(f"--json {args[i + 1]} is now --json-file {args[i + 1]}; "
-                  f"--json alone prints the JSON")
+            warn(f"--json {args[i + 1]} is now --json-file {args[i + 1]}; --json alone prints the JSON")
     return args
 
 

@@ -13,16 +13,22 @@ from typing import Optional
 
 import typer
 
-from minigpt.cli.app import (checkpoint_argument, checkpoint_to_read, device_option, ends_as_written,
-                             names_to_score_option, wrote)
+from minigpt.cli.app import (
+    checkpoint_argument,
+    checkpoint_to_read,
+    device_option,
+    ends_as_written,
+    names_to_score_option,
+    wrote,
+)
 from minigpt.common.bundled import recipe_names
-from minigpt.files.names_file import check_names_path
-from minigpt.files.run_paths import RESUME_ORDER, resolve_checkpoint_path
-from minigpt.errors import UsageError
 from minigpt.common.failures import warn
+from minigpt.common.text import one_line, plural
+from minigpt.errors import UsageError
 from minigpt.files import strict_json
 from minigpt.files.atomic_file import refuse_existing
-from minigpt.common.text import one_line, plural
+from minigpt.files.names_file import check_names_path
+from minigpt.files.run_paths import RESUME_ORDER, resolve_checkpoint_path
 from minigpt.machine.torchrun import check_batch_splits, most_processes, rank, run_on_processes
 
 
@@ -44,20 +50,30 @@ def train(
         None, "--time-limit", help="Train for this many seconds instead of a number of steps (train.time_limit)."
     ),
     resume: Optional[Path] = typer.Option(
-        None, "--resume", help="Continue a run (its directory or a checkpoint) exactly where it stopped: in its "
-        "directory, or in a new one with --out."
+        None,
+        "--resume",
+        help="Continue a run (its directory or a checkpoint) exactly where it stopped: in its "
+        "directory, or in a new one with --out.",
     ),
-    set_: list[str] = typer.Option([], "--set", metavar="KEY=VALUE", help="Override any config key: section.key=value (repeatable)."),
+    set_: list[str] = typer.Option(
+        [], "--set", metavar="KEY=VALUE", help="Override any config key: section.key=value (repeatable)."
+    ),
     nproc: int = typer.Option(1, "--nproc", help="Train on N processes of this machine (torchrun's launcher, DDP)."),
     overwrite: bool = typer.Option(
         False, "--overwrite", metavar="", help="Replace the run in a non-empty --out directory."
     ),
     overwrite_later: bool = typer.Option(
-        False, "--overwrite-later", metavar="",
+        False,
+        "--overwrite-later",
+        metavar="",
         help="With --resume from a checkpoint older than the run's last.pt: replace the steps after it.",
     ),
-    no_page: bool = typer.Option(False, "--no-page", metavar="", help="Write no explorer page into the run "
-                                 "directory at the end (RUN/page.html, to open in a browser)."),
+    no_page: bool = typer.Option(
+        False,
+        "--no-page",
+        metavar="",
+        help="Write no explorer page into the run directory at the end (RUN/page.html, to open in a browser).",
+    ),
     quiet: bool = typer.Option(False, "--quiet", "-q", metavar="", help="No progress bar or panels."),
     json_out: bool = typer.Option(False, "--json", metavar="", help="Print the final summary as JSON on stdout."),
 ) -> None:
@@ -65,10 +81,18 @@ def train(
     from minigpt.formats.recipes import load_config
 
     if not 1 <= nproc <= most_processes():
-        raise UsageError(f"--nproc must be from 1 to {most_processes()} (one process per core of this machine, two at "
-                         f"least), got {nproc}")
-    shortcuts = {"steps": steps, "batch_size": batch_size, "lr": lr, "device": device, "seed": seed,
-                 "time_limit": time_limit}
+        raise UsageError(
+            f"--nproc must be from 1 to {most_processes()} (one process per core of this machine, two at "
+            f"least), got {nproc}"
+        )
+    shortcuts = {
+        "steps": steps,
+        "batch_size": batch_size,
+        "lr": lr,
+        "device": device,
+        "seed": seed,
+        "time_limit": time_limit,
+    }
     for key, value in shortcuts.items():  # named as typed: --lr, not the train.lr it sets
         if isinstance(value, float) and not math.isfinite(value):
             raise UsageError(f"--{key.replace('_', '-')} must be a finite number, got {value}")
@@ -80,7 +104,9 @@ def train(
     if resume is not None:
         resolve_checkpoint_path(resume, RESUME_ORDER)
         if config is not None:
-            raise UsageError("--resume continues a run with its own recipe; drop --config (--set changes its [train] keys)")
+            raise UsageError(
+                "--resume continues a run with its own recipe; drop --config (--set changes its [train] keys)"
+            )
         from minigpt.formats.checkpoint import resume_config  # torch: not for a launching process
 
         cfg = resume_config(resume, overrides)
@@ -91,8 +117,16 @@ def train(
         raise typer.Exit(run_on_processes(nproc))
     from minigpt.runs.run import train as run_training  # torch loads here: a launching process never needs it
 
-    result = run_training(cfg, data, val_data, out, overwrite=overwrite, quiet=quiet or json_out, resume_from=resume,
-                          overwrite_later=overwrite_later)
+    result = run_training(
+        cfg,
+        data,
+        val_data,
+        out,
+        overwrite=overwrite,
+        quiet=quiet or json_out,
+        resume_from=resume,
+        overwrite_later=overwrite_later,
+    )
     if json_out and not rank():
         from minigpt.formats.checkpoint import resume_config
 
@@ -137,8 +171,10 @@ def refuse_two_values(shortcuts: dict, settings: list[str]) -> None:
     for key, value in shortcuts.items():
         other = given.get(f"train.{key}")
         if value is not None and other is not None and other != value:
-            raise UsageError(f"--{key.replace('_', '-')} {value} and --set train.{key}={other} set one key to two "
-                             f"values; give one of them")
+            raise UsageError(
+                f"--{key.replace('_', '-')} {value} and --set train.{key}={other} set one key to two "
+                f"values; give one of them"
+            )
 
 
 def sample(
@@ -154,15 +190,19 @@ def sample(
     device: str = device_option(),
     new_only: bool = typer.Option(False, "--new-only", metavar="", help="Drop names that are in the training data."),
     mark: bool = typer.Option(False, "--mark", metavar="", help="Mark names that are in the training data with ' *'."),
-    data: Optional[Path] = typer.Option(None, "--data", help="Check names against this names file (for a "
-                                        "checkpoint that does not carry its training names, such as an import)."),
+    data: Optional[Path] = typer.Option(
+        None,
+        "--data",
+        help="Check names against this names file (for a "
+        "checkpoint that does not carry its training names, such as an import).",
+    ),
     json_out: bool = typer.Option(False, "--json", metavar="", help="Print the names as JSON on stdout."),
 ) -> None:
     """Generate names from a trained checkpoint, one per line."""
+    from minigpt.common.text import CUT, as_shown
     from minigpt.files.membership import NameSet
     from minigpt.files.names_file import read_names
     from minigpt.runs.new_names import Tally, name_record, sample_batches
-    from minigpt.common.text import CUT, as_shown
 
     ckpt = checkpoint_to_read(checkpoint, device)
     if data is not None:
@@ -185,15 +225,21 @@ def sample(
         if batch:
             print("\n".join(map(shown, batch)), flush=True)
         tally.add(batch, ckpt)
-    cut_note = (f"; {tally.cut} filled the model's {block} positions before it ended them: cut, marked {CUT}, "
-                f"and not counted" if tally.cut else "")
+    cut_note = (
+        f"; {tally.cut} filled the model's {block} positions before it ended them: cut, marked {CUT}, and not counted"
+        if tally.cut
+        else ""
+    )
     if not known:
-        warn(f"{one_line(ckpt.path)} does not carry its training names, so whether these are new is unknown; "
-              f"--data FILE checks them against a names file{cut_note}")
+        warn(
+            f"{one_line(ckpt.path)} does not carry its training names, so whether these are new is unknown; "
+            f"--data FILE checks them against a names file{cut_note}"
+        )
         return
     if not ckpt.config.model.causal:  # its names are no invention: the note above says why
-        print(f"{tally.printed} names of a model trained without the mask, not counted as new{cut_note}",
-              file=sys.stderr)
+        print(
+            f"{tally.printed} names of a model trained without the mask, not counted as new{cut_note}", file=sys.stderr
+        )
         return
     print(f"{tally.new} of {tally.printed} names are not in the training data{cut_note}", file=sys.stderr)
 
@@ -203,8 +249,13 @@ def eval_(
     data: Optional[Path] = names_to_score_option(),
     device: str = device_option(),
     json_out: bool = typer.Option(False, "--json", metavar="", help="Print the loss, tokens and names as JSON."),
-    per_name: bool = typer.Option(False, "--per-name", metavar="", help="Print each name's loss, one JSON object a "
-                                  "line: name, tokens, loss (nats per token; the token-weighted mean is eval's loss)."),
+    per_name: bool = typer.Option(
+        False,
+        "--per-name",
+        metavar="",
+        help="Print each name's loss, one JSON object a "
+        "line: name, tokens, loss (nats per token; the token-weighted mean is eval's loss).",
+    ),
     csv_out: bool = typer.Option(False, "--csv", metavar="", help="With --per-name: CSV (name,tokens,loss) instead."),
 ) -> None:
     """Mean cross-entropy per predicted token (characters and the end) over the run's validation names, or a file's."""
@@ -222,16 +273,28 @@ def eval_(
         return
     result = evaluate_names(ckpt.model, ckpt.tokenizer, names, what=what)
     if json_out:
-        print(strict_json.dumps({**{key: result[key] for key in ("loss", "tokens", "names", "block_size")}, "scored": what,
-                                 "cut": result["truncated"], "unscored_tokens": result["unscored"]}))
+        print(
+            strict_json.dumps(
+                {
+                    **{key: result[key] for key in ("loss", "tokens", "names", "block_size")},
+                    "scored": what,
+                    "cut": result["truncated"],
+                    "unscored_tokens": result["unscored"],
+                }
+            )
+        )
     else:
-        print(f"loss {result['loss']:.4f} over {result['tokens']:,} tokens in {result['names']:,} names ({what}), "
-              f"block size {result['block_size']}")
+        print(
+            f"loss {result['loss']:.4f} over {result['tokens']:,} tokens in {result['names']:,} names ({what}), "
+            f"block size {result['block_size']}"
+        )
     if result["truncated"]:
         were = "was" if result["truncated"] == 1 else "were"
-        warn(f"{plural(result['truncated'], 'name')} longer than the block size {were} cut to fit, and "
-             f"{plural(result['unscored'], 'token')} of theirs not scored: this loss compares only with one over the "
-             f"same tokens (the same names at the same block size)")
+        warn(
+            f"{plural(result['truncated'], 'name')} longer than the block size {were} cut to fit, and "
+            f"{plural(result['unscored'], 'token')} of theirs not scored: this loss compares only with one over the "
+            f"same tokens (the same names at the same block size)"
+        )
 
 
 def print_name_losses(ckpt, names: list[str], what: str, csv_out: bool) -> None:
@@ -262,9 +325,13 @@ def export(
     out: Path = typer.Argument(
         ..., metavar="OUT", help="The JSON file (microgpt) or the directory (safetensors) to write."
     ),
-    format: Optional[str] = typer.Option(None, "--format", help="microgpt (one JSON file) or safetensors "
-                                         "(model.safetensors and config.json) \\[default: microgpt for OUT.json when "
-                                         "microgpt can run the model, else safetensors]."),
+    format: Optional[str] = typer.Option(
+        None,
+        "--format",
+        help="microgpt (one JSON file) or safetensors "
+        "(model.safetensors and config.json) \\[default: microgpt for OUT.json when "
+        "microgpt can run the model, else safetensors].",
+    ),
     overwrite: bool = typer.Option(False, "--overwrite", metavar="", help="Replace OUT if it exists."),
 ) -> None:
     """Write a checkpoint's weights, under microgpt's names, as microgpt's JSON or as safetensors."""
@@ -282,8 +349,10 @@ def import_(
 ) -> None:
     """Turn exported weights back into a checkpoint that sample, eval and inspect-attention use."""
     if out.suffix.lower() not in ("", ".pt"):  # a checkpoint under another kind's name reads as that kind
-        raise UsageError(f"OUT is the checkpoint import writes, a torch file: name it .pt (got {out.name}); minigpt "
-                         f"export writes JSON and safetensors")
+        raise UsageError(
+            f"OUT is the checkpoint import writes, a torch file: name it .pt (got {out.name}); minigpt "
+            f"export writes JSON and safetensors"
+        )
     from minigpt.formats.microgpt_json import import_microgpt
     from minigpt.formats.safetensors_files import import_safetensors, is_safetensors
 
@@ -310,8 +379,12 @@ def info(
 
 def plot(
     run_dirs: list[Path] = typer.Argument(..., metavar="RUN_DIR", help="Run directories (each holds metrics.jsonl)."),
-    out: Optional[Path] = typer.Option(None, "--out", "-o", help="PNG file to write \\[default: RUN_DIR/loss.png, "
-                                       "which it redraws; needed for several runs]."),
+    out: Optional[Path] = typer.Option(
+        None,
+        "--out",
+        "-o",
+        help="PNG file to write \\[default: RUN_DIR/loss.png, which it redraws; needed for several runs].",
+    ),
     overwrite: bool = typer.Option(False, "--overwrite", metavar="", help="Replace the --out file if it exists."),
 ) -> None:
     """Draw the train and validation loss against step as a PNG (needs matplotlib); several runs on one plot."""

@@ -13,9 +13,8 @@ import contextlib
 import os
 import sys
 
-from minigpt.errors import RunError
-
 from minigpt.common.failures import cannot_write
+from minigpt.errors import RunError
 
 
 class Stream:

@@ -109,15 +109,23 @@ def empty_paths_refused() -> bool:
 
     def refusing_empty(value, parameter_info, **options):
         if value in ("", b""):
-            raise BadParameter("an empty path names no file or folder", ctx=options.get("ctx"),
-                               param=options.get("param"))
+            raise BadParameter(
+                "an empty path names no file or folder", ctx=options.get("ctx"), param=options.get("param")
+            )
         return coerce(value, parameter_info, **options)
 
     adapters.coerce_cli_path = refusing_empty
     return True
 
 
-PATCHES = (empty_paths_refused, usage_names_without_braces, help_option_without_type, completion_options_without_type, list_arguments_typed_by_item, broken_pipe_as_every_command_ends)
+PATCHES = (
+    empty_paths_refused,
+    usage_names_without_braces,
+    help_option_without_type,
+    completion_options_without_type,
+    list_arguments_typed_by_item,
+    broken_pipe_as_every_command_ends,
+)
 
 
 def patch_typer_and_rich() -> dict[str, bool]:

@@ -12,12 +12,19 @@ import os
 import sys
 from pathlib import Path
 
-from minigpt.errors import UsageError
 from minigpt.common.text import shortened
+from minigpt.errors import UsageError
 
 LIST_KINDS = (list, tuple)
-NAMES = {dict: "a table", list: "a list", str: "text", int: "a whole number", float: "a number",
-         bool: "true or false", type(None): "null"}
+NAMES = {
+    dict: "a table",
+    list: "a list",
+    str: "text",
+    int: "a whole number",
+    float: "a number",
+    bool: "true or false",
+    type(None): "null",
+}
 
 
 def tensor_type():
@@ -80,7 +87,9 @@ def as_paths(value, what: str) -> list[Path]:
 def as_names(value, what: str = "names") -> list[str]:
     """Names as a list of strings (minigpt.read_names(path) reads a names file into one)."""
     if isinstance(value, os.PathLike):
-        raise UsageError(f"expected a list of names (minigpt.read_names(path) reads a names file), got {kind_of(value)}")
+        raise UsageError(
+            f"expected a list of names (minigpt.read_names(path) reads a names file), got {kind_of(value)}"
+        )
     names = as_list(value, f"{what} (minigpt.read_names(path) reads a names file)", "name")
     return strings_only(names, what, "each name")
 

@@ -24,8 +24,7 @@ class LostProcess(RunError):
 FAILED_WRITES = {errno.ENOSPC, errno.EDQUOT, errno.EIO, errno.EFBIG, errno.EROFS}
 
 
-def cannot_write(what, error: OSError | str, kind: type[MiniGPTError] = UsageError,
-                 then: str = "") -> MiniGPTError:
+def cannot_write(what, error: OSError | str, kind: type[MiniGPTError] = UsageError, then: str = "") -> MiniGPTError:
     """The one error for something that could not be written, whatever wrote it: "cannot write
     WHAT: why".
 
@@ -40,7 +39,7 @@ def cannot_write(what, error: OSError | str, kind: type[MiniGPTError] = UsageErr
 
 
 def first_line(e: BaseException) -> str:
-    """"TypeName: the first line of its message", for an error that is not one of ours."""
+    """ "TypeName: the first line of its message", for an error that is not one of ours."""
     lines = str(e).strip().splitlines()
     return f"{type(e).__name__}: {lines[0] if lines else ''}"
 

@@ -8,7 +8,6 @@ from minigpt.common.arguments import what_it_is
 from minigpt.config import NOT_NEGATIVE, SEED, UP_TO_ONE, check, check_64_bits
 from minigpt.errors import UsageError
 
-
 MOST_LISTED = 10_000_000  # names one list holds (about a gigabyte of strings); more are a stream
 
 
@@ -38,8 +37,13 @@ def check_sampling(temperature: float, top_k: int | None, top_p: float, name=lam
 def check_options(num: int, temperature: float, top_k: int | None, top_p: float, seed: int | None = None) -> None:
     """The options as `minigpt sample` takes them (check_sampling holds the ranges), of their types first: the
     Python API is handed what a command line never gives (None, "5", 10**30)."""
-    for value, name, whole in ((num, "--num", True), (temperature, "--temperature", False), (top_k, "--top-k", True),
-                               (top_p, "--top-p", False), (seed, "--seed", True)):
+    for value, name, whole in (
+        (num, "--num", True),
+        (temperature, "--temperature", False),
+        (top_k, "--top-k", True),
+        (top_p, "--top-p", False),
+        (seed, "--seed", True),
+    ):
         if value is not None or name == "--num":
             a_number(value, name, whole)
     if num < 1:
@@ -52,5 +56,7 @@ def check_listed(num) -> None:
     """A number of names that one list can hold: more is a stream (`minigpt.sample_batches`, `minigpt sample -n`)."""
     a_number(num, "--num", whole=True)
     if num > MOST_LISTED:
-        raise UsageError(f"num is at most {MOST_LISTED:,} names in one list, got {num:,}; "
-                         f"minigpt.sample_batches yields them a batch at a time")
+        raise UsageError(
+            f"num is at most {MOST_LISTED:,} names in one list, got {num:,}; "
+            f"minigpt.sample_batches yields them a batch at a time"
+        )

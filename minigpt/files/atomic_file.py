@@ -17,15 +17,17 @@ import tempfile
 from pathlib import Path
 from typing import Callable
 
-from minigpt.errors import UsageError
-
 from minigpt.common.failures import cannot_write
+from minigpt.errors import UsageError
 from minigpt.files.sniffing import is_checkpoint_file
-
 
 # what each kind of output is, and the endings its file may have: a file named for one format never gets
 # another's bytes (--html e.png, explore(...).save("x.txt"))
-ENDINGS = {"html": ("an HTML page", (".html", ".htm")), "png": ("a PNG picture", (".png",)), "json": ("JSON", (".json",))}
+ENDINGS = {
+    "html": ("an HTML page", (".html", ".htm")),
+    "png": ("a PNG picture", (".png",)),
+    "json": ("JSON", (".json",)),
+}
 
 
 def other_ending(path: Path, kind: str) -> tuple[str, tuple[str, ...]] | None:
@@ -35,8 +37,9 @@ def other_ending(path: Path, kind: str) -> tuple[str, tuple[str, ...]] | None:
     return (what, endings) if path.suffix and path.suffix.lower() not in endings else None
 
 
-def refuse_existing(path, overwrite: bool, may_replace_checkpoint: bool = False,
-                    only_over_checkpoints: bool = False) -> None:
+def refuse_existing(
+    path, overwrite: bool, may_replace_checkpoint: bool = False, only_over_checkpoints: bool = False
+) -> None:
     """The one guard of every output: what is at `path` (the entry itself, a link not followed) is replaced
     only when it is a file or a link, only with --overwrite, a checkpoint only by a checkpoint, and, for a
     checkpoint written (`only_over_checkpoints`), nothing but a checkpoint (a names file stays one)."""

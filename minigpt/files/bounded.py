@@ -15,9 +15,9 @@ import threading
 import zipfile
 from pathlib import Path
 
+from minigpt.common.failures import warn
 from minigpt.common.text import one_line
 from minigpt.errors import UsageError
-from minigpt.common.failures import warn
 
 WAIT_BEFORE_SAYING = 3.0  # seconds a pipe may keep what it holds to itself before minigpt says it is waiting
 MB = 1024**2
@@ -38,9 +38,18 @@ def read_bytes(path: str | Path, kind: str, most: int | None = None, why: str = 
     limit = LIMITS[kind] if most is None else min(most, LIMITS[kind])
     refuse_larger(path, kind, path.stat().st_size if path.is_file() else 0, limit, why)
     # a pipe waits for its writer (opening it, too): if none has written for a while, say what minigpt waits on
-    waiting = None if path.is_file() else threading.Timer(WAIT_BEFORE_SAYING, warn, [
-        f"{one_line(path)} is a pipe, and nothing has written to it yet: minigpt waits for its writer to send the "
-        f"{kind.removesuffix(' file')} and close it (Ctrl-C stops)"])
+    waiting = (
+        None
+        if path.is_file()
+        else threading.Timer(
+            WAIT_BEFORE_SAYING,
+            warn,
+            [
+                f"{one_line(path)} is a pipe, and nothing has written to it yet: minigpt waits for its writer to send the "
+                f"{kind.removesuffix(' file')} and close it (Ctrl-C stops)"
+            ],
+        )
+    )
     if waiting is not None:
         waiting.daemon = True
         waiting.start()
@@ -70,8 +79,10 @@ def check_archive(path: str | Path, kind: str) -> None:
     except (zipfile.BadZipFile, OSError, ValueError):
         return  # not a zip: torch.load says what it is (a legacy file, or not a checkpoint at all)
     if unpacked > LIMITS[kind]:
-        raise UsageError(f"{path}: refused: its archive unpacks to {unpacked / MB:,.0f} MB, more than a {kind} "
-                         f"ever holds ({LIMITS[kind] / MB:,.0f} MB)")
+        raise UsageError(
+            f"{path}: refused: its archive unpacks to {unpacked / MB:,.0f} MB, more than a {kind} "
+            f"ever holds ({LIMITS[kind] / MB:,.0f} MB)"
+        )
 
 
 def refuse_larger(path: Path, kind: str, size: int, limit: int | None = None, why: str = "") -> None:

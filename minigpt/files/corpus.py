@@ -15,8 +15,9 @@ from minigpt.files.membership import NameSet, fingerprints
 from minigpt.files.names_file import digest, read_names, refuse_unseen_names
 
 
-def load_data(data_path, val_path, val_fraction: float, val_max: int,
-              seed: int) -> tuple[list[str], list[str], Tokenizer]:
+def load_data(
+    data_path, val_path, val_fraction: float, val_max: int, seed: int
+) -> tuple[list[str], list[str], Tokenizer]:
     """Training and validation names, and the vocabulary of the training file."""
     names = read_names(data_path)
     tokenizer = Tokenizer.from_names(names)
@@ -68,8 +69,7 @@ class Corpus(NamedTuple):
     info: dict
 
 
-def tokenize_corpus(train_names, val_names, tokenizer, block_size: int, device, data_path,
-                    val_path) -> Corpus:
+def tokenize_corpus(train_names, val_names, tokenizer, block_size: int, device, data_path, val_path) -> Corpus:
     """The training and validation names on `device`, with their membership check and summary."""
     tokens = tokenized(train_names, tokenizer, block_size)
     # one fingerprint per name (on the CPU): repeated names are counted, and large corpora get a Bloom filter

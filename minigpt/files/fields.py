@@ -11,8 +11,9 @@ from __future__ import annotations
 import math
 
 from minigpt.common.arguments import kind_name, tensor_type, what_it_is
-from minigpt.errors import UsageError
 from minigpt.common.text import number_text
+from minigpt.errors import UsageError
+
 
 def expect(value, kinds: type | tuple, where, name: str):
     """`value` when it is one of `kinds` (true/false is never taken for a number), else one line."""

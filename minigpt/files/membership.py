@@ -72,8 +72,14 @@ def bloom_positions(prints: torch.Tensor, hashes: int, size: int) -> torch.Tenso
 class NameSet:
     """Membership of names in a training set: exact (a set of names) or a Bloom filter."""
 
-    def __init__(self, names: set[str] | None = None, bits: torch.Tensor | None = None, hashes: int = 0,
-                 count: int = 0, tokenizer=None):
+    def __init__(
+        self,
+        names: set[str] | None = None,
+        bits: torch.Tensor | None = None,
+        hashes: int = 0,
+        count: int = 0,
+        tokenizer=None,
+    ):
         self.names = names  # the exact check, or None
         self.bits, self.hashes, self.count = bits, hashes, count  # the Bloom filter, or None
         self.tokenizer = tokenizer  # turns a name into the ids its fingerprint is made of
@@ -128,8 +134,10 @@ class NameSet:
         if self.kind == "exact":
             return f"the {plural(self.count, 'training name')} (exact)"
         if self.kind == "bloom":
-            return (f"a Bloom filter of the {plural(self.count, 'training name')} ({len(self.bits) / 1e6:.1f} MB; a new name "
-                    f"is taken for a training name {100 * self.false_positive_rate:.1f}% of the time)")
+            return (
+                f"a Bloom filter of the {plural(self.count, 'training name')} ({len(self.bits) / 1e6:.1f} MB; a new name "
+                f"is taken for a training name {100 * self.false_positive_rate:.1f}% of the time)"
+            )
         return "no training names"
 
     def to_payload(self) -> dict:
@@ -151,5 +159,3 @@ class NameSet:
         if payload["kind"] == "bloom":
             return cls(bits=payload["bits"], hashes=payload["hashes"], count=payload["count"], tokenizer=tokenizer)
         return cls()
-
-

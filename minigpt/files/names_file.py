@@ -13,11 +13,10 @@ import unicodedata
 from pathlib import Path
 
 from minigpt.common.arguments import as_path
-from minigpt.errors import UsageError
 from minigpt.common.text import one_line
+from minigpt.errors import UsageError
 from minigpt.files.bounded import read_bytes
 from minigpt.files.sniffing import NOT_NAMES, identify, wrong_kind
-
 
 MEMORY_PER_BYTE = 25  # reading, splitting and tokenising a names file takes about this much memory per byte
 LONGEST_NAME = 10_000  # characters; a longer line is not a name
@@ -52,15 +51,24 @@ def read_names(path: str | Path) -> list[str]:
     path = check_names_path(path)
     size, available = path.stat().st_size, available_memory()
     if available is not None and size * MEMORY_PER_BYTE > available:  # say so now, not after the kernel's OOM kill
-        raise UsageError(f"{path} is {size / 1e9:.1f} GB: training on it needs about "
-                         f"{size * MEMORY_PER_BYTE / 1e9:.0f} GB of memory, and {available / 1e9:.1f} GB is available")
+        raise UsageError(
+            f"{path} is {size / 1e9:.1f} GB: training on it needs about "
+            f"{size * MEMORY_PER_BYTE / 1e9:.0f} GB of memory, and {available / 1e9:.1f} GB is available"
+        )
     kind = identify(path, "names file")
     if kind in NOT_NAMES:
         raise UsageError(wrong_kind(path, kind, "a names file"))
     # a device or a pipe has no size to check first: it is read no further than memory allows
     most = None if available is None else available // MEMORY_PER_BYTE
-    raw = read_bytes(path, "names file", most, why=f"as much as training can hold: it takes about {MEMORY_PER_BYTE} "
-                     f"bytes of memory per byte of names, and {available / 2**20:,.0f} MB is available" if available else "")
+    raw = read_bytes(
+        path,
+        "names file",
+        most,
+        why=f"as much as training can hold: it takes about {MEMORY_PER_BYTE} "
+        f"bytes of memory per byte of names, and {available / 2**20:,.0f} MB is available"
+        if available
+        else "",
+    )
     try:
         # a byte-order mark is not part of the first name, nor NUL padding (a crash, a tool) part of the last
         text = raw.rstrip(b"\0").decode("utf-8-sig")
@@ -75,8 +83,10 @@ def read_names(path: str | Path) -> list[str]:
         raise UsageError(f"{path}: no names in the file (it is empty or has only blank lines)")
     longest = max(map(len, names))
     if longest > LONGEST_NAME:
-        raise UsageError(f"{path}: a line holds {longest:,} characters; a name has at most {LONGEST_NAME:,} "
-                         f"(is this a names file, one name per line?)")
+        raise UsageError(
+            f"{path}: a line holds {longest:,} characters; a name has at most {LONGEST_NAME:,} "
+            f"(is this a names file, one name per line?)"
+        )
     return names
 
 
@@ -87,6 +97,7 @@ def digest(names: list[str]) -> str:
 
 # a name with characters a vocabulary lacks: refused in one line naming them, with advice: the plainer
 # spelling that reads it, and which names of a list are concerned (by their place, never the names joined)
+
 
 def plain_letters(text: str) -> str:
     """`text` in lowercase without accents ("Émile" -> "emile")."""

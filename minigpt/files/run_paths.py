@@ -24,7 +24,9 @@ def resolve_checkpoint_path(path: str | Path, prefer: tuple[str, ...] = NAMES_IN
             if (path / name).is_file():
                 return path / name
         if (path / "model.safetensors").is_file():
-            raise UsageError(f"{path} is a safetensors export, not a run: minigpt import {path} OUT.pt makes a checkpoint of it")
+            raise UsageError(
+                f"{path} is a safetensors export, not a run: minigpt import {path} OUT.pt makes a checkpoint of it"
+            )
         raise UsageError(f"no checkpoint in directory {path} (expected best.pt or last.pt)")
     kind = identify(path, "checkpoint")
     if kind == "an empty file":

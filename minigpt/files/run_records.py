@@ -14,14 +14,13 @@ import json
 import math
 from pathlib import Path
 
-from minigpt.errors import UsageError
-
 from minigpt.common.failures import warn
+from minigpt.common.text import loss_text, one_line
+from minigpt.errors import UsageError
 from minigpt.files import strict_json
 from minigpt.files.bounded import read_text
 from minigpt.files.fields import expect, whole_number
 from minigpt.files.sniffing import identify
-from minigpt.common.text import loss_text, one_line
 
 METRICS, SAMPLES = "metrics.jsonl", "samples.txt"
 LARGEST_LOSS = 3.4028234663852886e38  # the largest float32: no loss a model computes is larger
@@ -42,7 +41,9 @@ def metrics_step(line: str) -> int:
 def samples_line(step: int, val_loss: float | None, names: list[tuple[str, bool]]) -> str:
     """`step 250  val 2.1095` and the names after a tab each (`pernell⇥valena*`, * = a training name): a tab,
     which one_line writes as \\t inside a name, keeps names with spaces apart ("bishop's farngat")."""
-    listed = "\t".join(f"{one_line(name)}*" if seen else one_line(name) for name, seen in names)  # no raw escapes in a file
+    listed = "\t".join(
+        f"{one_line(name)}*" if seen else one_line(name) for name, seen in names
+    )  # no raw escapes in a file
     return f"step {step}  val {loss_text(val_loss)}\t{listed}"
 
 
@@ -71,7 +72,9 @@ def read_metrics(run_dir: str | Path) -> list[dict]:
                 break
             raise UsageError(f"{path}: line {number} is not JSON") from None
         if not isinstance(record, dict) or not isinstance(record.get("step"), int) or isinstance(record["step"], bool):
-            raise UsageError(f"{path}: line {number} is not one of minigpt's records (an object with a whole-number step)")
+            raise UsageError(
+                f"{path}: line {number} is not one of minigpt's records (an object with a whole-number step)"
+            )
         check_record(record, f"{path}, line {number}")
         records.append(record)
     return records
@@ -105,8 +108,11 @@ def record_number(value, where: str, key: str) -> float:
 
 def series(records: list[dict], key: str) -> list[tuple[int, float]]:
     """(step, value) of every record that logged `key`."""
-    return [(r["step"], r[key]) for r in records  # a nan or inf logged (a diverged run, an edited file) is not drawn
-            if isinstance(r.get(key), (int, float)) and math.isfinite(r[key]) and isinstance(r.get("step"), int)]
+    return [
+        (r["step"], r[key])
+        for r in records  # a nan or inf logged (a diverged run, an edited file) is not drawn
+        if isinstance(r.get(key), (int, float)) and math.isfinite(r[key]) and isinstance(r.get("step"), int)
+    ]
 
 
 def lines_up_to(path: Path, step: int, step_of) -> str | None:
@@ -123,12 +129,16 @@ def lines_up_to(path: Path, step: int, step_of) -> str | None:
             logged_at = step_of(line)
         except (ValueError, IndexError, KeyError, TypeError, RecursionError):
             if number < len(lines):
-                raise UsageError(f"{path}: line {number} is not one of minigpt's records; the run's records are "
-                                 f"left as they are: move the file, or pass --out DIR to continue in a new run directory") from None
+                raise UsageError(
+                    f"{path}: line {number} is not one of minigpt's records; the run's records are "
+                    f"left as they are: move the file, or pass --out DIR to continue in a new run directory"
+                ) from None
             if "\0" in line or "\ufffd" in line:  # bytes no record holds: the file is damaged, not cut short
                 aside = kept_aside(path)
-                warn(f"{path}: line {number} is damaged (bytes no record holds); the file is kept as {aside}, and the "
-                     f"run goes on with the records before it")
+                warn(
+                    f"{path}: line {number} is damaged (bytes no record holds); the file is kept as {aside}, and the "
+                    f"run goes on with the records before it"
+                )
             else:
                 warn(f"{path}: line {number} was cut short when it was written, and is dropped")
             continue

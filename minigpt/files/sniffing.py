@@ -108,7 +108,13 @@ def json_kind(text: str, whole: bool) -> str:
     lines = text.splitlines()
     try:
         first = json.loads(lines[0])
-        if isinstance(first, dict) and "step" in first and len(lines) > 1 or isinstance(first, dict) and "elapsed" in first:
+        if (
+            isinstance(first, dict)
+            and "step" in first
+            and len(lines) > 1
+            or isinstance(first, dict)
+            and "elapsed" in first
+        ):
             return "a run's metrics (metrics.jsonl)"
     except (ValueError, IndexError, RecursionError):
         pass
@@ -130,7 +136,9 @@ def is_recipe(text: str) -> bool:
         table = tomllib.loads(text.rstrip("\0"))
     except (tomllib.TOMLDecodeError, RecursionError):
         return False
-    return bool(table) and set(table) <= {"model", "train", "sample"} and all(isinstance(v, dict) for v in table.values())
+    return (
+        bool(table) and set(table) <= {"model", "train", "sample"} and all(isinstance(v, dict) for v in table.values())
+    )
 
 
 def what_takes(kind: str, path) -> str:
@@ -152,13 +160,25 @@ def what_takes(kind: str, path) -> str:
 
 # the kinds named when handed where another belongs; an empty file or one of no known kind is left to
 # the reader, which says what is wrong with it as that kind
-KNOWN = ("a checkpoint", "a snapshots file", "a safetensors file", "microgpt's JSON", "a run's metrics (metrics.jsonl)",
-         "a safetensors export's config.json", "a recipe", "a run's samples (samples.txt)", "a names file",
-         "a text file")
+KNOWN = (
+    "a checkpoint",
+    "a snapshots file",
+    "a safetensors file",
+    "microgpt's JSON",
+    "a run's metrics (metrics.jsonl)",
+    "a safetensors export's config.json",
+    "a recipe",
+    "a run's samples (samples.txt)",
+    "a names file",
+    "a text file",
+)
 # what is never read as names: every known kind but names and text (its lines are the user's to train on), and
 # files no names file is
-NOT_NAMES = tuple(kind for kind in KNOWN if kind not in ("a names file", "a text file")) + ("a binary file", "a zip archive",
-                                                                                            "a JSON file")
+NOT_NAMES = tuple(kind for kind in KNOWN if kind not in ("a names file", "a text file")) + (
+    "a binary file",
+    "a zip archive",
+    "a JSON file",
+)
 
 
 def wrong_kind(path, kind: str, wanted: str) -> str:

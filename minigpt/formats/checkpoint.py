@@ -38,23 +38,21 @@ from pathlib import Path
 import torch
 
 from minigpt.common.arguments import kind_of
-from minigpt.errors import RunError, UsageError
 from minigpt.common.failures import cannot_write, warn
+from minigpt.common.text import as_text, plural
 from minigpt.config import Config, parameter_count
-from minigpt.formats.recipes import config_from_dict, load_config
 from minigpt.data import Tokenizer
-from minigpt.files.corpus import load_data
-from minigpt.files.names_file import read_names, refuse_unseen_names
-from minigpt.files.corpus import digest
+from minigpt.errors import RunError, UsageError
 from minigpt.files.atomic_file import write_bytes
 from minigpt.files.bounded import check_archive
+from minigpt.files.corpus import digest, load_data
+from minigpt.files.membership import NameSet
+from minigpt.files.names_file import read_names, refuse_unseen_names
 from minigpt.files.run_paths import NAMES_IN_DIR, RESUME_ORDER, resolve_checkpoint_path
-from minigpt.formats.checkpoint_checks import (check_layout, check_training_state, checked_vocab, known_loss,
-                                               stored_loss)
-from minigpt.common.text import as_text, plural
+from minigpt.formats.checkpoint_checks import check_layout, check_training_state, checked_vocab, known_loss, stored_loss
+from minigpt.formats.recipes import config_from_dict, load_config
 from minigpt.model import GPT, load_microgpt_weights
 from minigpt.training import FORMAT, VERSION
-from minigpt.files.membership import NameSet
 
 
 @dataclass
@@ -78,9 +76,11 @@ def describe_data(data: dict, where: str | None = None) -> str:
     names file (or `where`), how many names, characters, repeats, names cut to fit and validation names."""
     if "train_names" in data:
         where = where if where is not None else as_text(data.get("path"))
-        return (f"{where}: {plural(data['train_names'], 'training name')} ({data['characters']:,} characters, "
-                f"{data.get('duplicates', 0):,} repeated, {data.get('truncated', 0):,} cut to fit), "
-                f"{data['val_names']:,} validation")
+        return (
+            f"{where}: {plural(data['train_names'], 'training name')} ({data['characters']:,} characters, "
+            f"{data.get('duplicates', 0):,} repeated, {data.get('truncated', 0):,} cut to fit), "
+            f"{data['val_names']:,} validation"
+        )
     if "imported_from" in data:
         return f"imported from {as_text(data['imported_from'])}"
     return "unknown"
@@ -90,7 +90,9 @@ def validation_names(ckpt: Checkpoint) -> list[str] | None:
     """The run's held-out names, read again from the files it trained on, or None where they cannot be
     had (`held_out` says why)."""
     if not isinstance(ckpt, Checkpoint):
-        raise UsageError(f"validation_names takes a loaded checkpoint (minigpt.load_checkpoint(path)), got {kind_of(ckpt)}")
+        raise UsageError(
+            f"validation_names takes a loaded checkpoint (minigpt.load_checkpoint(path)), got {kind_of(ckpt)}"
+        )
     return held_out(ckpt)[0]
 
 
@@ -103,7 +105,9 @@ def held_out(ckpt: Checkpoint) -> tuple[list[str] | None, str]:
     if not data.get("path") or not data.get("val_names") or "val_digest" not in data:
         return None, "its run held out no validation names (train.val_fraction was 0, or it kept no record of them)"
     try:
-        _, names, _ = load_data(data["path"], data.get("val_path"), recipe.val_fraction, recipe.val_max, recipe.split_seed)
+        _, names, _ = load_data(
+            data["path"], data.get("val_path"), recipe.val_fraction, recipe.val_max, recipe.split_seed
+        )
     except UsageError as e:  # the file is gone or no longer reads
         return None, f"its training names can no longer be read ({e})"
     if digest(names) != data["val_digest"]:
@@ -140,8 +144,10 @@ def names_to_score(ckpt, data: Path | None) -> tuple[list[str], str]:
         return names, f"names file {data}"
     names, why = held_out(ckpt)
     if not names:
-        raise UsageError(f"{ckpt.path}: the run's validation names cannot be read again: {why}; pass --data FILE "
-                         f"to score a names file")
+        raise UsageError(
+            f"{ckpt.path}: the run's validation names cannot be read again: {why}; pass --data FILE "
+            f"to score a names file"
+        )
     return names, "the run's validation names"
 
 
@@ -205,8 +211,10 @@ def check_weights_fit(weights, config: Config, path) -> None:
         raise UsageError(f"{path}: the weights are not a table of tensors")
     stored, needed = sum(t.numel() for t in weights.values()), parameter_count(config.model)
     if stored != needed:
-        raise UsageError(f"{path}: the weights hold {stored:,} numbers, and the recipe's model has {needed:,} "
-                         f"parameters: the file is damaged or inconsistent")
+        raise UsageError(
+            f"{path}: the weights hold {stored:,} numbers, and the recipe's model has {needed:,} "
+            f"parameters: the file is damaged or inconsistent"
+        )
 
 
 def load_checkpoint(path: str | Path, device: str | torch.device = "cpu") -> Checkpoint:
@@ -245,8 +253,10 @@ def as_checkpoint(checkpoint: str | Path | Checkpoint) -> Checkpoint:
     if isinstance(checkpoint, Checkpoint):
         return checkpoint
     if not isinstance(checkpoint, (str, Path)):
-        raise UsageError(f"expected a checkpoint: a loaded Checkpoint, a checkpoint file or a run directory; "
-                         f"got {type(checkpoint).__name__}")
+        raise UsageError(
+            f"expected a checkpoint: a loaded Checkpoint, a checkpoint file or a run directory; "
+            f"got {type(checkpoint).__name__}"
+        )
     return load_checkpoint(checkpoint)
 
 
@@ -283,9 +293,11 @@ def refuse_to_go_back(resumed_from: Path, step: int) -> None:
     except Exception:  # a damaged last.pt holds no steps worth keeping
         return
     if isinstance(last_step, int) and last_step > step:
-        raise UsageError(f"{resumed_from} is at step {step:,} and {last} at step {last_step:,}: resuming from it "
-                         f"replaces the steps after {step:,} (last.pt and their records); pass --overwrite-later "
-                         f"to do so, or resume from {last}")
+        raise UsageError(
+            f"{resumed_from} is at step {step:,} and {last} at step {last_step:,}: resuming from it "
+            f"replaces the steps after {step:,} (last.pt and their records); pass --overwrite-later "
+            f"to do so, or resume from {last}"
+        )
 
 
 def read_model_weights(path: str | Path) -> dict:
@@ -298,10 +310,15 @@ def resume_config(checkpoint: str | Path, overrides: list[str] = ()) -> Config:
     _, state = read_resume_state(checkpoint)
     config = config_from_dict(state.config, where=str(checkpoint))
     updated = load_config(None, overrides, base=config)
-    changed = [f"model.{key}" for key, value in dataclasses.asdict(updated.model).items() if getattr(config.model, key) != value]
+    changed = [
+        f"model.{key}"
+        for key, value in dataclasses.asdict(updated.model).items()
+        if getattr(config.model, key) != value
+    ]
     if changed:
-        raise UsageError(f"{', '.join(changed)} cannot change when resuming: the [model] keys are the run's (its weights "
-                         f"were trained with them); --set changes [train] and [sample] keys, and a new run takes any "
-                         f"(minigpt train --set {changed[0]}=...)")
+        raise UsageError(
+            f"{', '.join(changed)} cannot change when resuming: the [model] keys are the run's (its weights "
+            f"were trained with them); --set changes [train] and [sample] keys, and a new run takes any "
+            f"(minigpt train --set {changed[0]}=...)"
+        )
     return updated
-

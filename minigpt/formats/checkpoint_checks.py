@@ -13,10 +13,10 @@ import math
 import torch
 
 from minigpt.common.arguments import as_names
+from minigpt.data import Tokenizer
 from minigpt.errors import UsageError
 from minigpt.files.fields import entry, expect, finite_number, tensors, whole_number
 from minigpt.files.run_records import LARGEST_LOSS
-from minigpt.data import Tokenizer
 from minigpt.model import GPT
 
 LARGEST_WEIGHT = 1e6  # no trained model's weight comes near; past it the forward pass overflows into nan
@@ -49,8 +49,10 @@ def check_membership(membership: dict | None, path) -> None:
     elif kind == "bloom":
         bits = entry(membership, "bits", torch.Tensor, path, "'membership'['bits']")
         if bits.dtype != torch.uint8 or bits.dim() != 1 or not bits.numel():
-            raise UsageError(f"{path}: 'membership'['bits'] should be a row of bytes, and it is "
-                             f"{bits.dtype} of shape {list(bits.shape)}")
+            raise UsageError(
+                f"{path}: 'membership'['bits'] should be a row of bytes, and it is "
+                f"{bits.dtype} of shape {list(bits.shape)}"
+            )
         whole_number(membership.get("hashes"), path, "'membership'['hashes']", least=1, most=MOST_HASHES)
         whole_number(membership.get("count"), path, "'membership'['count']")
 
@@ -69,8 +71,9 @@ def check_training_state(raw: dict, path) -> None:
         whole_number(progress["best_step"], path, "'progress'['best_step']")
     whole_number(progress.get("evals_since_best", 0), path, "'progress'['evals_since_best']")
     rng = entry(raw, "rng", dict, path)
-    ranks = expect(rng.get("ranks", [entry(rng, "torch", torch.Tensor, path, "'rng'['torch']")]), list, path,
-                   "'rng'['ranks']")
+    ranks = expect(
+        rng.get("ranks", [entry(rng, "torch", torch.Tensor, path, "'rng'['torch']")]), list, path, "'rng'['ranks']"
+    )
     if not ranks:
         raise UsageError(f"{path}: 'rng'['ranks'] holds no generator state")
     for state in ranks:
@@ -84,8 +87,9 @@ def check_generator_state(state, path) -> None:
     try:
         torch.Generator().set_state(state)
     except (RuntimeError, TypeError, ValueError):
-        raise UsageError(f"{path}: a generator state in 'rng' is damaged ({state.dtype}, {state.numel()} "
-                         f"values)") from None
+        raise UsageError(
+            f"{path}: a generator state in 'rng' is damaged ({state.dtype}, {state.numel()} values)"
+        ) from None
 
 
 def weight_trouble(tensor: torch.Tensor) -> str | None:
@@ -95,8 +99,10 @@ def weight_trouble(tensor: torch.Tensor) -> str | None:
         bad = int((~torch.isfinite(tensor)).sum())
         return f"{bad} non-finite value{'s' * (bad > 1)} (nan or inf)"
     if tensor.numel() and tensor.abs().max() > LARGEST_WEIGHT:
-        return (f"{tensor.abs().max().item():.3g}, far larger than a trained model's weights ever are (at most "
-                f"{LARGEST_WEIGHT:g} is read)")
+        return (
+            f"{tensor.abs().max().item():.3g}, far larger than a trained model's weights ever are (at most "
+            f"{LARGEST_WEIGHT:g} is read)"
+        )
     return None
 
 
@@ -105,8 +111,10 @@ def check_weights(weights: dict, path) -> None:
     and loss computed from them would be garbage."""
     for name, tensor in weights.items():
         if not tensor.is_floating_point():
-            raise UsageError(f"{path}: weight {name} holds {str(tensor.dtype).removeprefix('torch.')} values, "
-                             f"and a model's weights are floating-point numbers")
+            raise UsageError(
+                f"{path}: weight {name} holds {str(tensor.dtype).removeprefix('torch.')} values, "
+                f"and a model's weights are floating-point numbers"
+            )
         trouble = weight_trouble(tensor)
         if trouble:
             raise UsageError(f"{path}: weight {name} holds {trouble}")
@@ -115,13 +123,17 @@ def check_weights(weights: dict, path) -> None:
 def checked_vocab(vocab, path) -> list[str]:
     """The stored vocabulary: distinct single characters, in id order (no half of a surrogate pair,
     which no UTF-8 text holds and no output can write)."""
-    if not isinstance(vocab, list) or not all(isinstance(c, str) and len(c) == 1 for c in vocab) \
-            or len(set(vocab)) != len(vocab):
+    if (
+        not isinstance(vocab, list)
+        or not all(isinstance(c, str) and len(c) == 1 for c in vocab)
+        or len(set(vocab)) != len(vocab)
+    ):
         raise UsageError(f"{path}: the vocabulary is not a list of distinct single characters")
     halves = [f"U+{ord(c):04X}" for c in vocab if 0xD800 <= ord(c) <= 0xDFFF]
     if halves:
-        raise UsageError(f"{path}: the vocabulary holds half a surrogate pair ({', '.join(halves[:3])}), "
-                         f"which is not a character")
+        raise UsageError(
+            f"{path}: the vocabulary holds half a surrogate pair ({', '.join(halves[:3])}), which is not a character"
+        )
     return vocab
 
 
@@ -159,9 +171,10 @@ def check_model(model, tokenizer) -> None:
     if not isinstance(model, GPT):
         raise UsageError(f"expected the model (a checkpoint's .model), got {type(model).__name__}")
     if not isinstance(tokenizer, Tokenizer):
-        raise UsageError(f"expected the tokenizer (a checkpoint's .tokenizer), got "
-                         f"{type(tokenizer).__name__}")
+        raise UsageError(f"expected the tokenizer (a checkpoint's .tokenizer), got {type(tokenizer).__name__}")
     if tokenizer.vocab_size != model.config.vocab_size:  # another model's: other characters
-        raise UsageError(f"the tokenizer has {tokenizer.vocab_size} tokens and the model reads "
-                         f"{model.config.vocab_size}: give the model its own tokenizer (the same "
-                         f"checkpoint's)")
+        raise UsageError(
+            f"the tokenizer has {tokenizer.vocab_size} tokens and the model reads "
+            f"{model.config.vocab_size}: give the model its own tokenizer (the same "
+            f"checkpoint's)"
+        )

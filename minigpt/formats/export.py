@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from minigpt.errors import UsageError
 from minigpt.common.text import one_line
+from minigpt.errors import UsageError
 from minigpt.formats.checkpoint import load_checkpoint
 from minigpt.formats.microgpt_json import export_microgpt, microgpt_misfits
 from minigpt.formats.safetensors_files import export_safetensors
@@ -14,8 +14,9 @@ from minigpt.formats.safetensors_files import export_safetensors
 EXPORTERS = {"microgpt": export_microgpt, "safetensors": export_safetensors}
 
 
-def export_checkpoint(checkpoint: str | Path, out: str | Path, format: str | None = None,
-                      overwrite: bool = False) -> Path:
+def export_checkpoint(
+    checkpoint: str | Path, out: str | Path, format: str | None = None, overwrite: bool = False
+) -> Path:
     """Export in `format` ("microgpt" or "safetensors"; None: `export_format` chooses). Returns
     the path written."""
     if format is not None and format not in EXPORTERS:
@@ -35,7 +36,9 @@ def export_format(checkpoint: str | Path, out: Path) -> tuple[str, Path]:
         return "safetensors", out
     misfits = microgpt_misfits(load_checkpoint(checkpoint).config.model)
     if misfits:
-        raise UsageError(f"microgpt cannot run this model ({', '.join(misfits)}), so {one_line(out)} cannot hold "
-                         f"it: export it as safetensors into a folder, minigpt export {one_line(checkpoint)} "
-                         f"{one_line(out.with_suffix(''))}")
+        raise UsageError(
+            f"microgpt cannot run this model ({', '.join(misfits)}), so {one_line(out)} cannot hold "
+            f"it: export it as safetensors into a folder, minigpt export {one_line(checkpoint)} "
+            f"{one_line(out.with_suffix(''))}"
+        )
     return "microgpt", out

@@ -17,24 +17,21 @@ from pathlib import Path
 
 import torch
 
-from minigpt.config import GPTConfig
+from minigpt.common.failures import first_line
+from minigpt.common.text import number_text
+from minigpt.config import GPTConfig, check_model_size, check_recipe
 from minigpt.data import Tokenizer
 from minigpt.errors import UsageError
-from minigpt.common.failures import first_line
 from minigpt.files.atomic_file import refuse_existing, write_text
 from minigpt.files.bounded import read_text
 from minigpt.files.fields import entry, expect, whole_number
-from minigpt.files.sniffing import KNOWN, identify, wrong_kind
-from minigpt.common.text import number_text
-from minigpt.formats.checkpoint import load_checkpoint, write_checkpoint
-from minigpt.training import checkpoint_dict
-from minigpt.model import load_microgpt_weights, microgpt_weights
-from minigpt.formats.checkpoint_checks import check_weights, checked_vocab
-from minigpt.model import GPT
-from minigpt.config import check_model_size
-from minigpt.config import check_recipe
-from minigpt.formats.recipes import load_config
 from minigpt.files.membership import NameSet
+from minigpt.files.sniffing import KNOWN, identify, wrong_kind
+from minigpt.formats.checkpoint import load_checkpoint, write_checkpoint
+from minigpt.formats.checkpoint_checks import check_weights, checked_vocab
+from minigpt.formats.recipes import load_config
+from minigpt.model import GPT, load_microgpt_weights, microgpt_weights
+from minigpt.training import checkpoint_dict
 
 MICROGPT_ARCHITECTURE = {"activation": "relu", "final_norm": False, "norm_scale": False, "norm_eps": 1e-5}
 LAYER_KEYS = ("attn_wq", "attn_wk", "attn_wv", "attn_wo", "mlp_fc1", "mlp_fc2")
@@ -53,7 +50,9 @@ def microgpt_shapes(h: dict) -> dict[str, list[int]]:
 
 def microgpt_misfits(cfg: GPTConfig) -> list[str]:
     """What of a model's architecture microgpt cannot run ("final_norm True", ...); empty when it can."""
-    misfits = [f"{key} {getattr(cfg, key)!r}" for key, want in MICROGPT_ARCHITECTURE.items() if getattr(cfg, key) != want]
+    misfits = [
+        f"{key} {getattr(cfg, key)!r}" for key, want in MICROGPT_ARCHITECTURE.items() if getattr(cfg, key) != want
+    ]
     return misfits + ([] if cfg.causal else ["causal False: microgpt always masks the future"])
 
 
@@ -62,9 +61,11 @@ def export_microgpt(checkpoint: str | Path, out: str | Path, overwrite: bool = F
     cfg = ckpt.config.model
     differs = microgpt_misfits(cfg)
     if differs:
-        raise UsageError(f"{ckpt.path}: microgpt cannot run this architecture ({', '.join(differs)}), so its JSON "
-                         f"cannot hold it; minigpt export {ckpt.path} OUT_DIR --format safetensors exports any model, "
-                         f"and a model trained with --config microgpt exports to microgpt")
+        raise UsageError(
+            f"{ckpt.path}: microgpt cannot run this architecture ({', '.join(differs)}), so its JSON "
+            f"cannot hold it; minigpt export {ckpt.path} OUT_DIR --format safetensors exports any model, "
+            f"and a model trained with --config microgpt exports to microgpt"
+        )
     out = Path(out)
     refuse_existing(out, overwrite)
     hyper = {key: getattr(cfg, key) for key in SHAPE}
@@ -113,18 +114,24 @@ def check_document(path: Path, document: dict) -> None:
     check_model_size(GPTConfig(**{**MICROGPT_ARCHITECTURE, **{key: h[key] for key in SHAPE}}), str(path))
     checked_vocab(chars, f"{path}: 'uchars'")
     if h["vocab_size"] != len(chars) + 1 or document.get("bos", len(chars)) != len(chars):
-        raise UsageError(f"{path}: vocab_size {number_text(h['vocab_size'])} and bos {number_text(document.get('bos'))} "
-                         f"disagree with "
-                         f"{len(chars)} characters (microgpt's boundary token is id len(uchars))")
+        raise UsageError(
+            f"{path}: vocab_size {number_text(h['vocab_size'])} and bos {number_text(document.get('bos'))} "
+            f"disagree with "
+            f"{len(chars)} characters (microgpt's boundary token is id len(uchars))"
+        )
     expected = microgpt_shapes(h)
     if set(state) != set(expected):
         missing, extra = sorted(set(expected) - set(state)), sorted(set(state) - set(expected))
-        raise UsageError(f"{path}: state_dict keys disagree with the hyperparameters (missing {missing}, extra {extra})")
+        raise UsageError(
+            f"{path}: state_dict keys disagree with the hyperparameters (missing {missing}, extra {extra})"
+        )
     for key, shape in expected.items():
         actual = shape_of(state[key])
         if actual is None:
-            raise UsageError(f"{path}: {key} is not a table of numbers (a list of rows of numbers, no true, false "
-                             f"or text); the hyperparameters need {shape}")
+            raise UsageError(
+                f"{path}: {key} is not a table of numbers (a list of rows of numbers, no true, false "
+                f"or text); the hyperparameters need {shape}"
+            )
         if actual != shape:
             raise UsageError(f"{path}: {key} has shape {actual}; the hyperparameters need {shape}")
 
@@ -150,5 +157,7 @@ def import_microgpt(path: str | Path, out: str | Path, overwrite: bool = False) 
         raise UsageError(f"{path}: a weight is not a number a float32 holds ({first_line(e)})") from None
     check_weights(state, path)
     load_microgpt_weights(model, state)
-    write_checkpoint(checkpoint_dict(model, config, tokenizer.chars, names=NameSet(),
-                                     data={"imported_from": str(path)}, code={}), out)
+    write_checkpoint(
+        checkpoint_dict(model, config, tokenizer.chars, names=NameSet(), data={"imported_from": str(path)}, code={}),
+        out,
+    )

@@ -12,11 +12,11 @@ import math
 import tomllib
 from pathlib import Path
 
-from minigpt.common.bundled import config_dir, recipe_names
-from minigpt.config import Config, GPTConfig, SampleConfig, TrainConfig, check_recipe
 from minigpt.common.arguments import as_strings
-from minigpt.errors import UsageError
+from minigpt.common.bundled import config_dir, recipe_names
 from minigpt.common.text import as_text, plural
+from minigpt.config import Config, GPTConfig, SampleConfig, TrainConfig, check_recipe
+from minigpt.errors import UsageError
 from minigpt.files.bounded import read_bytes
 from minigpt.files.sniffing import NOT_NAMES, identify, wrong_kind
 
@@ -91,8 +91,11 @@ def parse_override(item: str) -> tuple[str, str, object]:
 def section_hint(key: str, text: str) -> str:
     """`dropout=0.1` names a key without its section: the key it means, where one section has it."""
     defaults = Config()
-    sections = [name for name in ("model", "train", "sample")
-                if key in {f.name for f in dataclasses.fields(getattr(defaults, name))}]
+    sections = [
+        name
+        for name in ("model", "train", "sample")
+        if key in {f.name for f in dataclasses.fields(getattr(defaults, name))}
+    ]
     return f": did you mean {sections[0]}.{key}={text.strip()}?" if len(sections) == 1 else ""
 
 
@@ -109,9 +112,7 @@ def set_value(config: Config, section: str, key: str, value: object, where: str)
     if expected is float and type(value) is int:
         value = float(value)
     if type(value) is not expected:
-        raise UsageError(
-            f"{where}: {section}.{key} must be {expected.__name__}, got {type(value).__name__} {value!r}"
-        )
+        raise UsageError(f"{where}: {section}.{key} must be {expected.__name__}, got {type(value).__name__} {value!r}")
     if expected is float and not math.isfinite(value):
         raise UsageError(f"{where}: {section}.{key} must be a finite number, got {value}")
     setattr(part, key, value)
@@ -132,8 +133,10 @@ def load_config(path: str | Path | None = None, overrides: list[str] = (), base:
         except (tomllib.TOMLDecodeError, UnicodeDecodeError) as e:
             raise UsageError(f"{path}: not valid TOML: {e}") from None
         except RecursionError:  # tomllib reads nested tables and arrays by recursion
-            raise UsageError(f"{path}: not a recipe: its tables or arrays nest deeper than Python reads "
-                             f"(a recipe is three sections of plain keys)") from None
+            raise UsageError(
+                f"{path}: not a recipe: its tables or arrays nest deeper than Python reads "
+                f"(a recipe is three sections of plain keys)"
+            ) from None
         for section, values in table.items():
             if not isinstance(values, dict):
                 raise UsageError(f"{path}: '{section}' must be a [section], one of model, train, sample")
@@ -186,8 +189,9 @@ def fit_recipe_to_data(config: Recipe, n_train: int) -> list[str]:
     if config.why:  # the recipe auto_scale chose is a change; one the user named is not
         config.change(notes[0])
     in_vain = sorted(key for key in config.given if key_value(config, key) == key_value(recipe, key))
-    return notes + [f"{key} = {toml_value(key_value(config, key))} changes nothing: the recipe has it already"
-                    for key in in_vain]
+    return notes + [
+        f"{key} = {toml_value(key_value(config, key))} changes nothing: the recipe has it already" for key in in_vain
+    ]
 
 
 def key_value(config: Config, key: str):
@@ -215,10 +219,12 @@ def steps_or_time_limit(config: Recipe) -> None:
     if "train.steps" not in given or t.time_limit <= 0:
         return
     if "train.time_limit" in given:
-        raise UsageError(f"--steps ({t.steps:,}) and --time-limit ({t.time_limit:g} s) both say how long to train; "
-                         f"give one of them")
-    config.notes += config.change(f"train.steps {t.steps:,} was given, so the recipe's time limit of "
-                                  f"{t.time_limit:g} s is off")
+        raise UsageError(
+            f"--steps ({t.steps:,}) and --time-limit ({t.time_limit:g} s) both say how long to train; give one of them"
+        )
+    config.notes += config.change(
+        f"train.steps {t.steps:,} was given, so the recipe's time limit of {t.time_limit:g} s is off"
+    )
     t.time_limit = 0.0
 
 
@@ -315,15 +321,22 @@ def recipe_toml(config: Config) -> str:
 
 def flat_config(config) -> dict:
     """A Config as "section.key" -> value, without the vocabulary size, which comes from the data."""
-    return {f"{section}.{key}": value for section, values in config.to_dict().items() for key, value in values.items()
-            if (section, key) not in NOT_SETTABLE}
+    return {
+        f"{section}.{key}": value
+        for section, values in config.to_dict().items()
+        for key, value in values.items()
+        if (section, key) not in NOT_SETTABLE
+    }
 
 
 def recipe_differences(recipes: list[dict]) -> dict[str, list]:
     """The keys of flat recipes ("section.key" -> value) whose values are not all equal, with each recipe's value."""
     keys = sorted({key for recipe in recipes for key in recipe})
-    return {key: [recipe.get(key) for recipe in recipes] for key in keys
-            if len({json.dumps(recipe.get(key)) for recipe in recipes}) > 1}
+    return {
+        key: [recipe.get(key) for recipe in recipes]
+        for key in keys
+        if len({json.dumps(recipe.get(key)) for recipe in recipes}) > 1
+    }
 
 
 if __name__ == "__main__":  # python -m minigpt.formats.recipes, from a clone: the files made from config.py

@@ -17,21 +17,20 @@ from pathlib import Path
 
 import torch
 
+from minigpt.common.failures import cannot_write
 from minigpt.data import Tokenizer
 from minigpt.errors import UsageError
-from minigpt.common.failures import cannot_write
 from minigpt.files.atomic_file import refuse_existing, write_files_together
 from minigpt.files.bounded import read_bytes, read_text
 from minigpt.files.fields import entry, expect, tensors, whole_number
+from minigpt.files.membership import NameSet
 from minigpt.files.sniffing import identify
 from minigpt.formats.checkpoint import load_checkpoint, write_checkpoint
-from minigpt.training import checkpoint_dict
-from minigpt.model import load_microgpt_weights, microgpt_weights
 from minigpt.formats.checkpoint_checks import check_weights, checked_vocab, known_loss
 from minigpt.formats.microgpt_json import MICROGPT_ARCHITECTURE, SHAPE
-from minigpt.model import GPT
 from minigpt.formats.recipes import config_from_dict
-from minigpt.files.membership import NameSet
+from minigpt.model import GPT, load_microgpt_weights, microgpt_weights
+from minigpt.training import checkpoint_dict
 
 WEIGHTS, CONFIG = "model.safetensors", "config.json"
 HYPERPARAMETERS = SHAPE + tuple(MICROGPT_ARCHITECTURE)  # the shape, and the switches microgpt fixes
@@ -48,8 +47,11 @@ def safetensors_bytes(tensors: dict[str, torch.Tensor], metadata: dict[str, str]
     for name in sorted(tensors, key=lambda name: (-tensors[name].element_size(), name)):
         tensor = tensors[name].detach().cpu().contiguous().clone()  # a storage of its own bytes alone
         chunks.append(bytes(tensor.untyped_storage()))
-        header[name] = {"dtype": NAMES[tensor.dtype], "shape": list(tensor.shape),
-                        "data_offsets": [offset, offset + len(chunks[-1])]}
+        header[name] = {
+            "dtype": NAMES[tensor.dtype],
+            "shape": list(tensor.shape),
+            "data_offsets": [offset, offset + len(chunks[-1])],
+        }
         offset += len(chunks[-1])
     text = json.dumps(header, separators=(",", ":")).encode("utf-8")
     text += b" " * (-len(text) % 8)
@@ -58,6 +60,7 @@ def safetensors_bytes(tensors: dict[str, torch.Tensor], metadata: dict[str, str]
 
 def read_safetensors(data: bytes, where) -> dict[str, torch.Tensor]:
     """The tensors of a safetensors file's bytes, every field checked: one line when one does not hold."""
+
     def damaged(why: str) -> UsageError:
         return UsageError(f"{where}: cannot be read as safetensors: {why}")
 
@@ -65,10 +68,10 @@ def read_safetensors(data: bytes, where) -> dict[str, torch.Tensor]:
     if not 0 < size <= len(data) - 8:
         raise damaged("its header's length does not fit the file")
     try:
-        header = json.loads(data[8:8 + size])
+        header = json.loads(data[8 : 8 + size])
     except (ValueError, RecursionError) as e:  # not JSON, not UTF-8, or numbers past what JSON reads
         raise damaged(f"its header is not JSON ({e})") from None
-    body = memoryview(data)[8 + size:]
+    body = memoryview(data)[8 + size :]
     tensors = {}
     for name, info in expect(header, dict, where, "the header").items():
         if name == "__metadata__":
@@ -108,8 +111,10 @@ def export_safetensors(checkpoint: str | Path, out: str | Path, overwrite: bool 
         "val_loss": ckpt.val_loss,
         "minigpt_config": ckpt.config.to_dict(),
     }
-    files = {WEIGHTS: safetensors_bytes(microgpt_weights(ckpt.model), metadata={"format": "pt"}),
-             CONFIG: (json.dumps(config, indent=1) + "\n").encode("utf-8")}
+    files = {
+        WEIGHTS: safetensors_bytes(microgpt_weights(ckpt.model), metadata={"format": "pt"}),
+        CONFIG: (json.dumps(config, indent=1) + "\n").encode("utf-8"),
+    }
     created = not out.exists()
     try:
         out.mkdir(parents=True, exist_ok=True)
@@ -142,14 +147,18 @@ def import_safetensors(source: str | Path, out: str | Path, overwrite: bool = Fa
     expect(document, dict, config_file, "the file")
     recipe = expect(document.get("minigpt_config", {}), dict, config_file, "'minigpt_config'")
     # the top-level keys are what Hugging Face tools read: they win over the recipe's
-    model = {**expect(recipe.get("model", {}), dict, config_file, "'minigpt_config'['model']"),
-             **{key: entry(document, key, (int, float, bool, str), config_file) for key in HYPERPARAMETERS}}
+    model = {
+        **expect(recipe.get("model", {}), dict, config_file, "'minigpt_config'['model']"),
+        **{key: entry(document, key, (int, float, bool, str), config_file) for key in HYPERPARAMETERS},
+    }
     tokenizer = Tokenizer(checked_vocab(entry(document, "vocab", list, config_file), config_file))
     step = whole_number(document.get("step", 0), config_file, "'step'")
     config = config_from_dict({**recipe, "model": model}, where=str(config_file))  # checked, the size included
     if config.model.vocab_size != tokenizer.vocab_size:
-        raise UsageError(f"{config_file}: vocab_size {config.model.vocab_size} disagrees with "
-                         f"{len(tokenizer.chars)} characters and the boundary token")
+        raise UsageError(
+            f"{config_file}: vocab_size {config.model.vocab_size} disagrees with "
+            f"{len(tokenizer.chars)} characters and the boundary token"
+        )
     state = read_safetensors(read_bytes(weights, "checkpoint"), weights)
     check_weights(tensors(state, weights, "the weights"), weights)
     model = GPT(config.model)
@@ -158,5 +167,9 @@ def import_safetensors(source: str | Path, out: str | Path, overwrite: bool = Fa
     except ValueError as e:
         raise UsageError(f"{weights}: its tensors do not fit {config_file}: {e}") from None
     val_loss = known_loss(document.get("val_loss"), config_file, "val_loss")
-    write_checkpoint(checkpoint_dict(model, config, tokenizer.chars, step, val_loss, val_loss, NameSet(),
-                                     {"imported_from": str(source)}, code={}), out)
+    write_checkpoint(
+        checkpoint_dict(
+            model, config, tokenizer.chars, step, val_loss, val_loss, NameSet(), {"imported_from": str(source)}, code={}
+        ),
+        out,
+    )

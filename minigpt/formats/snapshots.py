@@ -27,16 +27,14 @@ from pathlib import Path
 import torch
 
 from minigpt.common.arguments import as_path, as_whole_number
+from minigpt.config import MAX_SNAPSHOTS, GPTConfig
 from minigpt.errors import UsageError
-from minigpt.config import MAX_SNAPSHOTS
 from minigpt.files.bounded import check_archive
-from minigpt.formats.checkpoint_checks import weight_trouble
 from minigpt.files.fields import entry, expect, whole_number
 from minigpt.files.run_records import read_metrics
 from minigpt.formats.checkpoint import load_quietly, write_checkpoint
-from minigpt.model import load_microgpt_weights, microgpt_weights
-from minigpt.config import GPTConfig
-from minigpt.model import GPT
+from minigpt.formats.checkpoint_checks import weight_trouble
+from minigpt.model import GPT, load_microgpt_weights, microgpt_weights
 
 FORMAT = "minigpt-snapshots"
 VERSION = 1
@@ -104,21 +102,38 @@ class Snapshots:
             kept["scale"] = [kept["scale"][i] for i in keep]
 
     def write(self, run_dir: Path) -> None:
-        write_checkpoint({
-            "format": FORMAT, "version": VERSION, "run": self.run, "steps": self.steps, "val_loss": self.val_loss,
-            "weights": {name: {"q": torch.stack(kept["q"]), "scale": torch.stack(kept["scale"]), "shape": self.shapes[name]}
-                        for name, kept in self.weights.items()} if self.steps else {},
-        }, run_dir / FILE)
+        write_checkpoint(
+            {
+                "format": FORMAT,
+                "version": VERSION,
+                "run": self.run,
+                "steps": self.steps,
+                "val_loss": self.val_loss,
+                "weights": {
+                    name: {"q": torch.stack(kept["q"]), "scale": torch.stack(kept["scale"]), "shape": self.shapes[name]}
+                    for name, kept in self.weights.items()
+                }
+                if self.steps
+                else {},
+            },
+            run_dir / FILE,
+        )
 
     def load_into(self, model: GPT, index: int) -> None:
         """Set the model's weights to snapshot `index` (dequantized), 0 to len(steps) - 1 in the order of `steps`."""
         if not isinstance(model, GPT):
-            raise UsageError(f"load_into takes the model to set (a minigpt GPT, checkpoint.model), got "
-                             f"{type(model).__name__}")
+            raise UsageError(
+                f"load_into takes the model to set (a minigpt GPT, checkpoint.model), got {type(model).__name__}"
+            )
         index = as_whole_number(index, "a snapshot's index", 0, len(self.steps) - 1)
         try:
-            load_microgpt_weights(model, {name: dequantize(kept["q"][index], kept["scale"][index], self.shapes[name])
-                                          for name, kept in self.weights.items()})
+            load_microgpt_weights(
+                model,
+                {
+                    name: dequantize(kept["q"][index], kept["scale"][index], self.shapes[name])
+                    for name, kept in self.weights.items()
+                },
+            )
         except ValueError as e:  # weights of another model, or missing ones: the file was edited or damaged
             raise UsageError(f"the snapshots do not fit the model: {e}") from None
 
@@ -197,8 +212,12 @@ def six_bit(q: torch.Tensor, scale: torch.Tensor) -> tuple[torch.Tensor, torch.T
 
 
 def run_identity(data_info: dict, config) -> dict:
-    return {"train_digest": data_info.get("train_digest"), "val_digest": data_info.get("val_digest"),
-            "seed": config.train.seed, "model": dataclasses.asdict(config.model)}
+    return {
+        "train_digest": data_info.get("train_digest"),
+        "val_digest": data_info.get("val_digest"),
+        "seed": config.train.seed,
+        "model": dataclasses.asdict(config.model),
+    }
 
 
 def with_later_keys(run: dict) -> dict:
@@ -219,8 +238,10 @@ def has_snapshots(ckpt) -> bool:
 def checkpoint_snapshots(ckpt) -> Snapshots:
     """The snapshots of the run a loaded checkpoint (formats/checkpoint.py's Checkpoint) comes from."""
     if not has_snapshots(ckpt):
-        raise UsageError(f"{ckpt.path} has no training snapshots: there is no {FILE} beside it (trained with "
-                         f"train.snapshots = 0, before snapshots were kept, or imported)")
+        raise UsageError(
+            f"{ckpt.path} has no training snapshots: there is no {FILE} beside it (trained with "
+            f"train.snapshots = 0, before snapshots were kept, or imported)"
+        )
     snapshots = read_snapshots(ckpt.path.parent, run_identity(ckpt.data, ckpt.config))
     check_losses_agree(snapshots, ckpt.path.parent)
     return snapshots
@@ -236,16 +257,19 @@ def check_losses_agree(snapshots: Snapshots, run_dir: Path) -> None:
     logged = {record["step"]: record["val_loss"] for record in records if record.get("val_loss") is not None}
     for step, loss in zip(snapshots.steps, snapshots.val_loss):
         if loss is not None and step in logged and logged[step] != loss:
-            raise UsageError(f"{run_dir / FILE}: the snapshots are from another run: at step {step:,} they hold a "
-                             f"validation loss of {loss:.4f}, and the run's metrics.jsonl {logged[step]:.4f}")
+            raise UsageError(
+                f"{run_dir / FILE}: the snapshots are from another run: at step {step:,} they hold a "
+                f"validation loss of {loss:.4f}, and the run's metrics.jsonl {logged[step]:.4f}"
+            )
 
 
 def read_snapshots(run_dir: Path, run: dict | None = None) -> Snapshots:
     """A run's snapshots file, checked: its format, that it is whole, and (given `run`) that it is this run's."""
     path = as_path(run_dir, "a run directory") / FILE
     if not path.is_file():
-        raise UsageError(f"{run_dir} has no {FILE}: it was trained with train.snapshots = 0, before snapshots "
-                         f"were kept, or imported")
+        raise UsageError(
+            f"{run_dir} has no {FILE}: it was trained with train.snapshots = 0, before snapshots were kept, or imported"
+        )
     check_archive(path, "snapshots file")
     try:
         raw = load_quietly(path)
@@ -256,7 +280,10 @@ def read_snapshots(run_dir: Path, run: dict | None = None) -> Snapshots:
             raise ValueError(f"it holds {len(steps):,} snapshots; a run takes at most {MAX_SNAPSHOTS + 2}")
         if steps != sorted(set(steps)):
             raise ValueError("its steps are not in order")
-        losses = [expect(loss, (float, type(None)), path, "a loss") for loss in expect(raw["val_loss"], list, path, "'val_loss'")]
+        losses = [
+            expect(loss, (float, type(None)), path, "a loss")
+            for loss in expect(raw["val_loss"], list, path, "'val_loss'")
+        ]
         if len(losses) != len(steps):
             raise ValueError(f"it holds {len(steps)} steps and {len(losses)} losses")
         snapshots = Snapshots(run=expect(raw["run"], dict, path, "'run'"), steps=steps, val_loss=losses)

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import torch
 
-from minigpt.errors import UsageError
 from minigpt.common.text import plural
+from minigpt.errors import UsageError
 from minigpt.formats.checkpoint import ResumeState
 from minigpt.model import load_microgpt_weights
 from minigpt.optimizer import Optimizers
@@ -39,10 +39,15 @@ def load_optimizer_state(trainer, saved: dict, path: Path) -> None:
     combined = isinstance(trainer.optimizer, Optimizers)
     fits = set(saved) == set(trainer.optimizer.named) if combined else "param_groups" in saved
     if not isinstance(saved, dict) or not fits:
-        raise UsageError(f"{path}: its optimizer state does not fit train.optimizer = "
-                         f"'{trainer.recipe.optimizer}'; resume with the optimizer it was trained with")
-    parts = [(optimizer, saved[name]) for name, optimizer in trainer.optimizer.named.items()] if combined \
+        raise UsageError(
+            f"{path}: its optimizer state does not fit train.optimizer = "
+            f"'{trainer.recipe.optimizer}'; resume with the optimizer it was trained with"
+        )
+    parts = (
+        [(optimizer, saved[name]) for name, optimizer in trainer.optimizer.named.items()]
+        if combined
         else [(trainer.optimizer, saved)]
+    )
     try:
         for optimizer, its_state in parts:
             load_state(optimizer, its_state)
@@ -53,14 +58,19 @@ def load_optimizer_state(trainer, saved: dict, path: Path) -> None:
 def load_state(optimizer, saved) -> None:
     """Load a saved state after checking it fits: torch's fused AdamW reads a misshapen moment out of
     bounds (the process dies), and a setting of another type fails only mid-step. A ValueError says why."""
-    if not isinstance(saved, dict) or not isinstance(saved.get("state"), dict) \
-            or not isinstance(saved.get("param_groups"), list):
+    if (
+        not isinstance(saved, dict)
+        or not isinstance(saved.get("state"), dict)
+        or not isinstance(saved.get("param_groups"), list)
+    ):
         raise ValueError("the optimizer state is not a table of 'state' and 'param_groups'")
     fresh = optimizer.state_dict()
     saved = with_embeddings_group(saved, fresh)
     if len(saved["param_groups"]) != len(fresh["param_groups"]):
-        raise ValueError(f"it has {plural(len(saved['param_groups']), 'parameter group')}, and the optimizer "
-                         f"{len(fresh['param_groups'])}")
+        raise ValueError(
+            f"it has {plural(len(saved['param_groups']), 'parameter group')}, and the optimizer "
+            f"{len(fresh['param_groups'])}"
+        )
     for group, expected in zip(saved["param_groups"], fresh["param_groups"]):
         if not isinstance(group, dict):
             raise ValueError("a parameter group is not a table")
@@ -74,11 +84,13 @@ def load_state(optimizer, saved) -> None:
         for name, moment in moments.items():
             if not isinstance(moment, torch.Tensor) or (moment.dim() and moment.shape != params[index].shape):
                 shape = list(moment.shape) if isinstance(moment, torch.Tensor) else type(moment).__name__
-                raise ValueError(f"{name} of parameter {index} is {shape}, and the parameter "
-                                 f"{list(params[index].shape)}")
+                raise ValueError(
+                    f"{name} of parameter {index} is {shape}, and the parameter {list(params[index].shape)}"
+                )
             if not torch.isfinite(moment).all() or (name.endswith("_sq") and (moment < 0).any()):
-                raise ValueError(f"{name} of parameter {index} holds values no step makes (nan, inf, or a "
-                                 f"negative square)")
+                raise ValueError(
+                    f"{name} of parameter {index} holds values no step makes (nan, inf, or a negative square)"
+                )
     optimizer.load_state_dict(saved)
 
 
@@ -86,8 +98,12 @@ def with_embeddings_group(saved: dict, fresh: dict) -> dict:
     """A state saved before wte and wpe had a group of their own (train.embedding_lr_scale), with one
     group fewer: they were the first parameters of its first group, so that group is split in two."""
     groups, wanted = saved["param_groups"], fresh["param_groups"]
-    if len(groups) != len(wanted) - 1 or not groups or not isinstance(groups[0], dict) \
-            or not isinstance(groups[0].get("params"), list):
+    if (
+        len(groups) != len(wanted) - 1
+        or not groups
+        or not isinstance(groups[0], dict)
+        or not isinstance(groups[0].get("params"), list)
+    ):
         return saved
     first, n = groups[0], len(wanted[0]["params"])
     embeddings = {**first, "params": first["params"][:n]}  # at the rate they had: the group's
@@ -98,8 +114,9 @@ def same_kind(value, expected) -> bool:
     """A saved setting of the kind the optimizer holds: a number for a number, a pair of numbers for betas."""
     number = (int, float)
     if isinstance(expected, tuple):
-        return isinstance(value, (tuple, list)) and len(value) == len(expected) and all(
-            type(v) in number for v in value)
+        return (
+            isinstance(value, (tuple, list)) and len(value) == len(expected) and all(type(v) in number for v in value)
+        )
     if type(expected) in number:
         return type(value) in number
     return expected is None or type(value) is type(expected)

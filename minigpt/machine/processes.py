@@ -17,16 +17,14 @@ from __future__ import annotations
 import torch
 import torch.distributed as dist
 
-from minigpt.errors import Interrupted, RunError, UsageError
-
 from minigpt.common.failures import LostProcess, first_line
+from minigpt.errors import Interrupted, RunError, UsageError
 from minigpt.machine.torchrun import check_batch_splits, environment
 from minigpt.training import OneProcess
 
 
-
 def resolve_device(name: str) -> torch.device:
-    """"auto" is CUDA when there is one, else the CPU; anything else must exist here."""
+    """ "auto" is CUDA when there is one, else the CPU; anything else must exist here."""
     if name == "auto":
         return torch.device("cuda" if torch.cuda.is_available() else "cpu")
     try:
@@ -157,8 +155,13 @@ class Distributed(Processes):
             dist.destroy_process_group()
 
 
-PEER_GONE = ("Connection reset by peer", "Connection closed by peer", "Broken pipe", "NCCL communicator was aborted",
-             "gloo")  # what the backends say in a collective when another process of the group is gone
+PEER_GONE = (
+    "Connection reset by peer",
+    "Connection closed by peer",
+    "Broken pipe",
+    "NCCL communicator was aborted",
+    "gloo",
+)  # what the backends say in a collective when another process of the group is gone
 
 
 def lost_a_process(error: BaseException, dist: Distributed) -> LostProcess | None:
@@ -176,8 +179,10 @@ def setup(device: torch.device) -> Processes:
     rank, world, local_rank = found
     if device.type == "cuda":
         if world > torch.cuda.device_count():  # every process says so, before any waits on another
-            raise UsageError(f"{world} processes on CUDA need a GPU each, and this machine has "
-                             f"{torch.cuda.device_count()}; use --device cpu to run them on the CPU")
+            raise UsageError(
+                f"{world} processes on CUDA need a GPU each, and this machine has "
+                f"{torch.cuda.device_count()}; use --device cpu to run them on the CPU"
+            )
         device = torch.device("cuda", local_rank)
         torch.cuda.set_device(device)
     if not dist.is_initialized():
@@ -193,5 +198,6 @@ def compile_failed(error: BaseException) -> RunError | Interrupted | None:
         return None
     if isinstance(error.inner_exception, Interrupted):
         return error.inner_exception
-    return RunError(f"torch.compile failed ({first_line(error.inner_exception)}); "
-                    f"set train.compile=false to train without it")
+    return RunError(
+        f"torch.compile failed ({first_line(error.inner_exception)}); set train.compile=false to train without it"
+    )

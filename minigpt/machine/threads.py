@@ -61,8 +61,10 @@ def choose_threads(look: float = LOOK) -> tuple[int, str]:
     threads = max(1, min(most, int(cores - busy + 0.25)))  # a core counts as free when at most a quarter is used
     if threads == most:
         return most, f"one per free core: {most} of {cores} free"
-    return threads, (f"one per free core: other work kept {busy:.1f} of the {cores} cores busy, and threads that "
-                     f"wait for a busy core slow every step")
+    return threads, (
+        f"one per free core: other work kept {busy:.1f} of the {cores} cores busy, and threads that "
+        f"wait for a busy core slow every step"
+    )
 
 
 def use_free_cores(look: float = LOOK) -> tuple[int, str]:

@@ -41,8 +41,10 @@ def environment() -> tuple[int, int, int] | None:
     torchrun could not have set (WORLD_SIZE=abc, a WORLD_SIZE without RANK) is one line saying so."""
     world = os.environ.get("WORLD_SIZE", "1")
     if not world.strip().isdigit() or int(world) < 1:
-        raise UsageError(f"WORLD_SIZE={world!r} in the environment is not a number of processes; torchrun sets it "
-                         f"(minigpt train --nproc N starts N processes); unset it to run in one process")
+        raise UsageError(
+            f"WORLD_SIZE={world!r} in the environment is not a number of processes; torchrun sets it "
+            f"(minigpt train --nproc N starts N processes); unset it to run in one process"
+        )
     world = int(world)
     if world == 1:
         return None
@@ -51,8 +53,10 @@ def environment() -> tuple[int, int, int] | None:
         value = os.environ.get(key)
         if value is None or not value.strip().isdigit() or int(value) >= world:
             said = "unset" if value is None else repr(value)
-            raise UsageError(f"WORLD_SIZE={world} in the environment, but {key} is {said}: torchrun sets both from 0 to "
-                             f"WORLD_SIZE - 1 (minigpt train --nproc N starts N processes); unset WORLD_SIZE to run in one")
+            raise UsageError(
+                f"WORLD_SIZE={world} in the environment, but {key} is {said}: torchrun sets both from 0 to "
+                f"WORLD_SIZE - 1 (minigpt train --nproc N starts N processes); unset WORLD_SIZE to run in one"
+            )
         found.append(int(value))
     return found[0], world, found[1]
 
@@ -136,6 +140,7 @@ ABORT_REPORT = re.compile(rb"terminate called after throwing an instance of [^\n
 def pass_on_stderr(worker: subprocess.Popen) -> threading.Thread:
     """A thread that writes what the worker writes to stderr, as it comes (progress lines included), but for the
     C++ runtime's report of an abort: the launching process says which process stopped, once, in its words."""
+
     def forward() -> None:
         while chunk := os.read(worker.stderr.fileno(), 65536):
             sys.stderr.buffer.write(ABORT_REPORT.sub(b"", chunk))
@@ -148,8 +153,13 @@ def pass_on_stderr(worker: subprocess.Popen) -> threading.Thread:
 
 def run_on_processes(nproc: int) -> int:
     """Run this command (without --nproc) on `nproc` processes of this machine; their exit code."""
-    env = {**os.environ, "WORLD_SIZE": str(nproc), "LOCAL_WORLD_SIZE": str(nproc), "MASTER_ADDR": "127.0.0.1",
-           "MASTER_PORT": str(free_port())}
+    env = {
+        **os.environ,
+        "WORLD_SIZE": str(nproc),
+        "LOCAL_WORLD_SIZE": str(nproc),
+        "MASTER_ADDR": "127.0.0.1",
+        "MASTER_PORT": str(free_port()),
+    }
     # share the cores out, rather than letting every process start a thread per core
     env.setdefault("OMP_NUM_THREADS", str(max(1, (os.cpu_count() or 1) // nproc)))
     command = [sys.executable, "-m", "minigpt", *arguments_without_nproc(sys.argv[1:])]
@@ -158,16 +168,20 @@ def run_on_processes(nproc: int) -> int:
         # on a terminal the workers write to it themselves (their progress bars need one); elsewhere (a log, a
         # pipe) their stderr passes through here, where a C++ abort report is left out
         piped = None if sys.stderr.isatty() else subprocess.PIPE
-        workers = [subprocess.Popen(command, env={**env, "RANK": str(r), "LOCAL_RANK": str(r)}, stderr=piped)
-                   for r in range(nproc)]
+        workers = [
+            subprocess.Popen(command, env={**env, "RANK": str(r), "LOCAL_RANK": str(r)}, stderr=piped)
+            for r in range(nproc)
+        ]
         forwarding = [pass_on_stderr(worker) for worker in workers] if piped else []
 
         def pass_on(signum, frame):
             for worker in workers:
                 worker.send_signal(signum)
 
-        previous = {signal.SIGINT: signal.signal(signal.SIGINT, signal.SIG_IGN),  # the workers get Ctrl-C themselves
-                    signal.SIGTERM: signal.signal(signal.SIGTERM, pass_on)}
+        previous = {
+            signal.SIGINT: signal.signal(signal.SIGINT, signal.SIG_IGN),  # the workers get Ctrl-C themselves
+            signal.SIGTERM: signal.signal(signal.SIGTERM, pass_on),
+        }
         try:
             code = wait_for_all(workers)
         finally:
@@ -200,11 +214,17 @@ def failures(workers: list[subprocess.Popen], errors: Path) -> list[str]:
         path = errors / f"{r}.txt"
         if path.is_file():
             lines.setdefault(path.read_text(encoding="utf-8"), []).append(r)
-    killed = [(r, -w.returncode) for r, w in enumerate(workers)
-              if w.returncode is not None and w.returncode < 0 and not stopped_by_another(w)]
-    said = [f"minigpt: error: process {r} was killed by {signal.Signals(signum).name}"
-            f"{' (out of memory, or stopped from outside)' if signum == signal.SIGKILL else ''}; the others stopped "
-            f"with it: minigpt train --resume RUN_DIR continues from the run's last checkpoint" for r, signum in killed]
+    killed = [
+        (r, -w.returncode)
+        for r, w in enumerate(workers)
+        if w.returncode is not None and w.returncode < 0 and not stopped_by_another(w)
+    ]
+    said = [
+        f"minigpt: error: process {r} was killed by {signal.Signals(signum).name}"
+        f"{' (out of memory, or stopped from outside)' if signum == signal.SIGKILL else ''}; the others stopped "
+        f"with it: minigpt train --resume RUN_DIR continues from the run's last checkpoint"
+        for r, signum in killed
+    ]
     own = {line: ranks for line, ranks in lines.items() if not line.startswith(LOST_A_PROCESS)}
     for line, ranks in own.items():
         who = "" if len(ranks) == len(workers) else f" (process{'es' * (len(ranks) > 1)} {', '.join(map(str, ranks))})"

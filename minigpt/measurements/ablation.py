@@ -26,15 +26,19 @@ from typing import Iterable
 import torch
 import torch.nn.functional as F
 
+from minigpt.data import IGNORE, TokenizedNames, Tokenizer
 from minigpt.errors import UsageError
-from minigpt.data import IGNORE, TokenizedNames
-from minigpt.data import Tokenizer
 from minigpt.formats.checkpoint_checks import check_model_and_names
-from minigpt.model import GPT, eval_mode
-from minigpt.model import causal_attention
 from minigpt.measurements.logit_lens import embedded, read_off
-from minigpt.measurements.prefix_forest import (PrefixForest, embedded_nodes, forest_nats, node_attention, prefix_forests,
-                                                read_by_prefixes)
+from minigpt.measurements.prefix_forest import (
+    PrefixForest,
+    embedded_nodes,
+    forest_nats,
+    node_attention,
+    prefix_forests,
+    read_by_prefixes,
+)
+from minigpt.model import GPT, causal_attention, eval_mode
 
 MODES = ("zero", "mean")
 BATCH = 128  # names scored at once (smaller batches of names of like length pad less)
@@ -73,8 +77,9 @@ def forward_without(model: GPT, idx: torch.Tensor, off: Iterable[Part] = (), mea
     return read_off(model, through_layers(model, embedded(model, idx), range(model.config.n_layer), off, means))
 
 
-def through_layers(model: GPT, x: torch.Tensor, layers: range, off: Iterable[Part] = (), means: dict | None = None,
-                   attend=None) -> torch.Tensor:
+def through_layers(
+    model: GPT, x: torch.Tensor, layers: range, off: Iterable[Part] = (), means: dict | None = None, attend=None
+) -> torch.Tensor:
     """The residual stream x [B, T, C] after `layers`, with the parts in `off` switched off. The loop
     is model.py's, written out so that parts can be left out of it and it can start at any layer.
     `attend` is the attention step (model.py's Attend; the fused kernel when None)."""
@@ -145,8 +150,11 @@ def mean_outputs(model: GPT, passes: list[WholePass]) -> dict:
     """Each part's mean output over every position the names fill: per layer, the heads' [H, hd]
     (before attn_wo), the attention's [C] and the MLP's [C] (after their projections)."""
     L, H, C = model.config.n_layer, model.config.n_head, model.config.n_embd
-    sums = {"head": torch.zeros(L, H, C // H, dtype=torch.float64), "attention": torch.zeros(L, C, dtype=torch.float64),
-            "mlp": torch.zeros(L, C, dtype=torch.float64)}
+    sums = {
+        "head": torch.zeros(L, H, C // H, dtype=torch.float64),
+        "attention": torch.zeros(L, C, dtype=torch.float64),
+        "mlp": torch.zeros(L, C, dtype=torch.float64),
+    }
     count = 0.0
     for found in passes:
         visits = found.forest.visits.double().to(found.entering[0].device)
@@ -161,7 +169,9 @@ def mean_outputs(model: GPT, passes: list[WholePass]) -> dict:
 
 def nats(logits: torch.Tensor, targets: torch.Tensor) -> float:
     """The summed cross-entropy of the targets that are not padding."""
-    return F.cross_entropy(logits.flatten(0, 1).double(), targets.flatten(), ignore_index=IGNORE, reduction="sum").item()
+    return F.cross_entropy(
+        logits.flatten(0, 1).double(), targets.flatten(), ignore_index=IGNORE, reduction="sum"
+    ).item()
 
 
 @torch.no_grad()
@@ -175,7 +185,9 @@ def loss_without(model: GPT, data: TokenizedNames, off: Iterable[Part] = (), mea
 
 
 @torch.no_grad()
-def losses_each_off(model: GPT, passes: list[WholePass], parts: list[Part], modes: list[dict | None]) -> list[list[float]]:
+def losses_each_off(
+    model: GPT, passes: list[WholePass], parts: list[Part], modes: list[dict | None]
+) -> list[list[float]]:
     """Per mode (its mean outputs, or None to zero a part): the whole model's loss, then the loss with
     each part off on its own, `loss_without` for each, sparing the work that is the same. Each
     distinct prefix of the names is computed once (the forests); the layers below a part's are the
@@ -190,7 +202,7 @@ def losses_each_off(model: GPT, passes: list[WholePass], parts: list[Part], mode
         for l in range(L):
             here = [i for i, part in enumerate(parts) if part.layer == l]
             for m, means in enumerate(modes):
-                for some in (here[at:at + per] for at in range(0, len(here), per)):
+                for some in (here[at : at + per] for at in range(0, len(here), per)):
                     after = own_layer_each_off(model, found, l, [parts[i] for i in some], means)
                     stream = through_layers(model, after, range(l + 1, L), attend=attend)
                     totals[m, [1 + i for i in some]] += forest_nats(model, stream, found.forest).cpu()
@@ -213,7 +225,7 @@ def own_layer_each_off(model: GPT, found: WholePass, l: int, parts: list[Part], 
         if part.kind == "head":
             h = part.head
             change = replaced("head", h) - found.heads[l][0, h]  # [P, hd]
-            return x + attention + change @ layer.attn.attn_wo.weight[:, h * width:(h + 1) * width].T
+            return x + attention + change @ layer.attn.attn_wo.weight[:, h * width : (h + 1) * width].T
         return x + (replaced("attention") if part.kind == "attention" else attention)
 
     def after_mlp(part, mid):
@@ -232,8 +244,13 @@ class Ablation:
     means: dict | None = None  # with mode "mean": each part's mean output over the names (mean_outputs)
 
     def to_dict(self) -> dict:
-        return {"mode": self.mode, "names": self.names, "tokens": self.tokens, "loss": self.loss,
-                "parts": [{**p.to_dict(), "loss": self.loss + cost, "cost": cost} for p, cost in self.costs]}
+        return {
+            "mode": self.mode,
+            "names": self.names,
+            "tokens": self.tokens,
+            "loss": self.loss,
+            "parts": [{**p.to_dict(), "loss": self.loss + cost, "cost": cost} for p, cost in self.costs],
+        }
 
 
 @torch.no_grad()
@@ -243,7 +260,9 @@ def ablate(model: GPT, tokenizer: Tokenizer, names: list[str], mode: str = "zero
 
 
 @torch.no_grad()
-def ablate_modes(model: GPT, tokenizer: Tokenizer, names: list[str], modes=MODES, forests: list[PrefixForest] | None = None) -> list[Ablation]:
+def ablate_modes(
+    model: GPT, tokenizer: Tokenizer, names: list[str], modes=MODES, forests: list[PrefixForest] | None = None
+) -> list[Ablation]:
     """`ablate` in each of `modes` at once, sharing the whole model's pass and the layers above each part
     (the explorer page measures both at every training snapshot). `forests`: the names' prefix_forests,
     when they are already made."""

@@ -20,7 +20,6 @@ switching it off says (measurements/ablation.py).
 from __future__ import annotations
 
 import functools
-
 from typing import Iterable
 
 import torch
@@ -36,13 +35,15 @@ def part_names(model: GPT) -> list[str]:
     """The parts that write into the residual stream, in the order they write: the embeddings, then per
     layer its heads and its MLP."""
     c = model.config
-    return ["embeddings"] + [name for l in range(c.n_layer)
-                             for name in [f"layer {l} head {h}" for h in range(c.n_head)] + [f"layer {l} MLP"]]
+    return ["embeddings"] + [
+        name for l in range(c.n_layer) for name in [f"layer {l} head {h}" for h in range(c.n_head)] + [f"layer {l} MLP"]
+    ]
 
 
 @torch.no_grad()
-def part_outputs(model: GPT, idx: torch.Tensor, off: Iterable[Part] = (), means: dict | None = None
-                 ) -> tuple[list[str], torch.Tensor]:
+def part_outputs(
+    model: GPT, idx: torch.Tensor, off: Iterable[Part] = (), means: dict | None = None
+) -> tuple[list[str], torch.Tensor]:
     """What each part writes into the residual stream: their names and [parts, B, T, C]; their sum is the
     stream the model reads its prediction from. With parts in `off` switched off as ablation.py switches
     them (0, or with `means` their mean output), a layer whose whole attention is off writes what took its
@@ -59,17 +60,25 @@ def part_outputs(model: GPT, idx: torch.Tensor, off: Iterable[Part] = (), means:
             outputs.append(attention)
         else:
             heads = []
-            step = heads_replaced([p.head for p in off if p.kind == "head" and p.layer == l], means and means["head"][l])
+            step = heads_replaced(
+                [p.head for p in off if p.kind == "head" and p.layer == l], means and means["head"][l]
+            )
 
             def keep(q, k, v):  # the attention step, its heads' outputs [B, H, T, hd] kept
                 heads.append(step(q, k, v))
                 return heads[-1]
 
             attention = layer.attn(layer.attn_norm(x), keep)
-            slices = layer.attn.attn_wo.weight.view(c.n_embd, c.n_head, c.head_dim)  # [C, H, hd]: a head's slice of attn_wo
+            slices = layer.attn.attn_wo.weight.view(
+                c.n_embd, c.n_head, c.head_dim
+            )  # [C, H, hd]: a head's slice of attn_wo
             outputs += list(torch.einsum("bhtd,chd->hbtc", heads[0], slices))
         x = x + attention
-        mlp = (torch.zeros_like(x) + (means["mlp"][l] if means else 0.0)) if Part("mlp", l) in off else layer.mlp(layer.mlp_norm(x))
+        mlp = (
+            (torch.zeros_like(x) + (means["mlp"][l] if means else 0.0))
+            if Part("mlp", l) in off
+            else layer.mlp(layer.mlp_norm(x))
+        )
         names.append(f"layer {l} MLP")
         outputs.append(mlp)
         x = x + mlp
@@ -90,8 +99,9 @@ def reading(model: GPT, stream: torch.Tensor) -> tuple[torch.Tensor, torch.Tenso
 
 
 @torch.no_grad()
-def attribution(model: GPT, idx: torch.Tensor, off: Iterable[Part] = (), means: dict | None = None
-                ) -> tuple[torch.Tensor, torch.Tensor]:
+def attribution(
+    model: GPT, idx: torch.Tensor, off: Iterable[Part] = (), means: dict | None = None
+) -> tuple[torch.Tensor, torch.Tensor]:
     """Each part's term in every logit [parts, B, T, V] (part_outputs' order), and the final norm's scale
     [B, T]. The terms of a logit add up to it."""
     _, outputs = part_outputs(model, idx, off, means)
@@ -113,12 +123,15 @@ def logit_attribution(model: GPT, tokenizer: Tokenizer, ids: list[int]) -> dict:
     label = functools.partial(token_label, tokenizer)
     return {
         "parts": part_names(model),
-        "positions": [{
-            "position": t,
-            "read": "".join(label(i) for i in ids[: t + 1]),
-            "target": label(targets[t]),
-            "logit": terms[:, t, targets[t]].sum().item(),
-            "scale": scale[t].item(),
-            "parts": terms[:, t, targets[t]].tolist(),
-        } for t in range(len(ids))],
+        "positions": [
+            {
+                "position": t,
+                "read": "".join(label(i) for i in ids[: t + 1]),
+                "target": label(targets[t]),
+                "logit": terms[:, t, targets[t]].sum().item(),
+                "scale": scale[t].item(),
+                "parts": terms[:, t, targets[t]].tolist(),
+            }
+            for t in range(len(ids))
+        ],
     }

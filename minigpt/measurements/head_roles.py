@@ -15,8 +15,8 @@ from __future__ import annotations
 import torch
 
 from minigpt.data import Tokenizer
-from minigpt.model import GPT
 from minigpt.measurements.prefix_forest import PrefixForest, path_weights, prefix_forests, read_by_prefixes
+from minigpt.model import GPT
 
 OFFSETS = ["the boundary token", "itself", "1 back", "2 back", "3 or more back"]
 STRONG, LEANS, SPREAD = 2.0, 1.5, 0.65
@@ -37,13 +37,15 @@ def offset_masks(T: int) -> torch.Tensor:
     i = torch.arange(T)[:, None]
     j = torch.arange(T)[None, :]
     reads = (i >= 1) & (j <= i)
-    return torch.stack([
-        reads & (j == 0),
-        reads & (j == i),
-        reads & (j >= 1) & (j == i - 1),
-        reads & (j >= 1) & (j == i - 2),
-        reads & (j >= 1) & (j <= i - 3),
-    ]).float()
+    return torch.stack(
+        [
+            reads & (j == 0),
+            reads & (j == i),
+            reads & (j >= 1) & (j == i - 1),
+            reads & (j >= 1) & (j == i - 2),
+            reads & (j >= 1) & (j <= i - 3),
+        ]
+    ).float()
 
 
 @torch.no_grad()
@@ -68,7 +70,9 @@ def head_roles(model: GPT, tokenizer: Tokenizer, names: list[str], forests: list
     shares, even, spread = torch.zeros(L, H, 5), torch.zeros(5), torch.zeros(L, H)
     char_ids = most_read(forests, tokenizer)
     C = len(char_ids)
-    place = torch.full((tokenizer.vocab_size,), C + 1, dtype=torch.long)  # a token's row and column in the picture; C + 1: not shown
+    place = torch.full(
+        (tokenizer.vocab_size,), C + 1, dtype=torch.long
+    )  # a token's row and column in the picture; C + 1: not shown
     place[torch.tensor(char_ids, dtype=torch.long)] = torch.arange(C)
     place[tokenizer.bos] = C
     P = C + 2
@@ -87,7 +91,7 @@ def head_roles(model: GPT, tokenizer: Tokenizer, names: list[str], forests: list
         most[0] = 1.0  # row 0 is not counted
         spread += torch.einsum("lbhi,i,bi->lh", entropy, 1 / most, counts)
         shown = place[ids]  # [B, T]: each token's place in the picture
-        pair = (shown[:, :, None] * P + shown[:, None, :])  # [B, T, T]: (query token, key token)
+        pair = shown[:, :, None] * P + shown[:, None, :]  # [B, T, T]: (query token, key token)
         weighted = (w * counts[None, :, None, :, None]).permute(0, 2, 1, 3, 4).reshape(L, H, -1)
         for l in range(L):  # per layer, to keep the scatter plain
             chars[l].index_add_(1, pair.reshape(-1), weighted[l].reshape(H, -1))
@@ -103,7 +107,7 @@ def head_roles(model: GPT, tokenizer: Tokenizer, names: list[str], forests: list
         "shares": rounded(shares),
         "even": rounded(even),
         "spread": rounded(spread),
-        "chars": chars[:, :, :C, :C + 1],  # the boundary token is never a query here
+        "chars": chars[:, :, :C, : C + 1],  # the boundary token is never a query here
         "char_ids": char_ids,
         "labels": labels,
         "rules": LABEL_RULES,

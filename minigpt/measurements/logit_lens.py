@@ -16,9 +16,9 @@ import functools
 
 import torch
 
+from minigpt.common.arguments import as_list
 from minigpt.common.text import token_label
 from minigpt.data import Tokenizer
-from minigpt.common.arguments import as_list
 from minigpt.errors import UsageError
 from minigpt.formats.checkpoint_checks import check_model
 from minigpt.model import GPT
@@ -60,10 +60,15 @@ def logit_lens(model: GPT, tokenizer: Tokenizer, ids: list[int], top: int = 3) -
     """
     check_model(model, tokenizer)
     ids = as_list(ids, "logit_lens reads token ids (the boundary token, then tokenizer.encode(name))", "token id")
-    if not ids or not all(isinstance(i, int) and 0 <= i <= tokenizer.bos for i in ids) \
-            or len(ids) > model.config.block_size:
-        raise UsageError(f"logit_lens reads token ids (the boundary token, then tokenizer.encode(name)), at most "
-                         f"{model.config.block_size} of them from 0 to {tokenizer.bos}; got {str(ids)[:40]}")
+    if (
+        not ids
+        or not all(isinstance(i, int) and 0 <= i <= tokenizer.bos for i in ids)
+        or len(ids) > model.config.block_size
+    ):
+        raise UsageError(
+            f"logit_lens reads token ids (the boundary token, then tokenizer.encode(name)), at most "
+            f"{model.config.block_size} of them from 0 to {tokenizer.bos}; got {str(ids)[:40]}"
+        )
     model.eval()
     idx = torch.tensor([ids], device=model.lm_head.weight.device)
     stages = residual_streams(model, idx)
@@ -73,11 +78,22 @@ def logit_lens(model: GPT, tokenizer: Tokenizer, ids: list[int], top: int = 3) -
     label = functools.partial(token_label, tokenizer)
     return {
         "stages": [name for name, _ in stages],
-        "positions": [{
-            "position": t,
-            "read": "".join(label(i) for i in ids[: t + 1]),
-            "next": label(targets[t]),
-            "stages": [{"top": [{"token": label(i), "prob": p} for i, p in zip(best.indices[s, t].tolist(), best.values[s, t].tolist())],
-                        "next_prob": probs[s, t, targets[t]].item()} for s in range(len(stages))],
-        } for t in range(len(ids))],
+        "positions": [
+            {
+                "position": t,
+                "read": "".join(label(i) for i in ids[: t + 1]),
+                "next": label(targets[t]),
+                "stages": [
+                    {
+                        "top": [
+                            {"token": label(i), "prob": p}
+                            for i, p in zip(best.indices[s, t].tolist(), best.values[s, t].tolist())
+                        ],
+                        "next_prob": probs[s, t, targets[t]].item(),
+                    }
+                    for s in range(len(stages))
+                ],
+            }
+            for t in range(len(ids))
+        ],
     }

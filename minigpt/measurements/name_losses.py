@@ -13,11 +13,9 @@ from __future__ import annotations
 import torch
 import torch.nn.functional as F
 
-from minigpt.files.names_file import refuse_unseen_names
-from minigpt.data import rows_at_once
-from minigpt.data import IGNORE
+from minigpt.data import IGNORE, Tokenizer, rows_at_once
 from minigpt.files.corpus import tokenized
-from minigpt.data import Tokenizer
+from minigpt.files.names_file import refuse_unseen_names
 from minigpt.formats.checkpoint_checks import check_model_and_names
 from minigpt.model import GPT, eval_mode
 from minigpt.training import evaluate
@@ -41,8 +39,9 @@ def evaluate_names(model: GPT, tokenizer: Tokenizer, names: list[str], what: str
     }
 
 
-def name_losses(model: GPT, tokenizer: Tokenizer, names: list[str], what: str = "names",
-                batch_size: int = 256) -> list[tuple[str, int, float]]:
+def name_losses(
+    model: GPT, tokenizer: Tokenizer, names: list[str], what: str = "names", batch_size: int = 256
+) -> list[tuple[str, int, float]]:
     """(name, predicted tokens, mean loss per token) for every name, in the order given."""
     names = check_model_and_names(model, tokenizer, names)
     refuse_unseen_names(names, tokenizer.unseen, what)
@@ -50,8 +49,9 @@ def name_losses(model: GPT, tokenizer: Tokenizer, names: list[str], what: str = 
 
 
 @torch.no_grad()
-def scored_rows(model: GPT, tokenizer: Tokenizer, names: list[str],
-                batch_size: int = 256) -> list[tuple[str, int, float]]:
+def scored_rows(
+    model: GPT, tokenizer: Tokenizer, names: list[str], batch_size: int = 256
+) -> list[tuple[str, int, float]]:
     """name_losses's rows for names already checked."""
     data = tokenized(names, tokenizer, model.config.block_size).to(model.lm_head.weight.device)
     sums = torch.zeros(len(names), dtype=torch.float64)
@@ -67,14 +67,16 @@ def scored_rows(model: GPT, tokenizer: Tokenizer, names: list[str],
     return [(name, n, total / n) for name, n, total in zip(names, tokens, sums.tolist())]
 
 
-def name_losses_as_scored(model: GPT, tokenizer: Tokenizer, names: list[str], what: str = "names",
-                          chunk: int = 8192):
+def name_losses_as_scored(model: GPT, tokenizer: Tokenizer, names: list[str], what: str = "names", chunk: int = 8192):
     """name_losses's rows, yielded a chunk of names at a time: every name is checked first, then rows come as
     they are scored, and memory holds one chunk's ids and losses, not every name's (millions of names)."""
     names = check_model_and_names(model, tokenizer, names)  # here, before the first row is asked for
     refuse_unseen_names(names, tokenizer.unseen, what)
-    return (row for start in range(0, len(names), chunk)
-            for row in scored_rows(model, tokenizer, names[start:start + chunk]))
+    return (
+        row
+        for start in range(0, len(names), chunk)
+        for row in scored_rows(model, tokenizer, names[start : start + chunk])
+    )
 
 
 @torch.no_grad()

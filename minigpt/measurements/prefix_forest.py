@@ -28,10 +28,9 @@ from dataclasses import dataclass
 import torch
 import torch.nn.functional as F
 
-from minigpt.errors import UsageError
 from minigpt.data import Tokenizer
-from minigpt.model import GPT
-from minigpt.model import causal_attention
+from minigpt.errors import UsageError
+from minigpt.model import GPT, causal_attention
 
 NODES = 8192  # the most nodes in one forest: names are grouped by first character up to this (memory stays bounded)
 PATH_GROUPS = 4  # paths of like length are attended to together: fewer padded positions
@@ -43,8 +42,10 @@ def read_by_prefixes(model: GPT, what: str) -> None:
     """Refuse a model trained without the causal mask (model.causal = false): its position t reads the
     positions after it too, so a prefix alone does not give its numbers, and `what` is measured by prefixes."""
     if not model.config.causal:
-        raise UsageError(f"{what} reads a model under the causal mask, and this one was trained without it "
-                         f"(model.causal = false); its attention maps and losses are in inspect-attention and eval")
+        raise UsageError(
+            f"{what} reads a model under the causal mask, and this one was trained without it "
+            f"(model.causal = false); its attention maps and losses are in inspect-attention and eval"
+        )
 
 
 @dataclass
@@ -60,7 +61,9 @@ class PrefixForest:
 
     def to(self, device) -> PrefixForest:
         moved = {f: getattr(self, f) for f in self.__dataclass_fields__}
-        return PrefixForest(**{f: [t.to(device) for t in v] if isinstance(v, list) else v.to(device) for f, v in moved.items()})
+        return PrefixForest(
+            **{f: [t.to(device) for t in v] if isinstance(v, list) else v.to(device) for f, v in moved.items()}
+        )
 
     @property
     def predicted(self) -> int:
@@ -86,17 +89,27 @@ def prefix_forest(names: list[str], tokenizer: Tokenizer, block_size: int) -> Pr
                 tokens.append(token), positions.append(t + 1), parents.append(node), visits.append(0.0)
             node = node_of[prefix]
             visits[node] += 1
-        after = full[len(ids)] if len(full) > len(ids) else tokenizer.bos  # a name cut at block_size predicts a character
+        after = (
+            full[len(ids)] if len(full) > len(ids) else tokenizer.bos
+        )  # a name cut at block_size predicts a character
         targets[(node, after)] = targets.get((node, after), 0.0) + 1
     paths, where = root_to_leaf(parents, positions)
     pairs = list(targets.items())
     return PrefixForest(
-        torch.tensor(tokens), torch.tensor(positions), paths, where, torch.tensor(visits),
-        torch.tensor([n for (n, _), _ in pairs], dtype=torch.long), torch.tensor([t for (_, t), _ in pairs], dtype=torch.long),
-        torch.tensor([c for _, c in pairs], dtype=torch.float64))
+        torch.tensor(tokens),
+        torch.tensor(positions),
+        paths,
+        where,
+        torch.tensor(visits),
+        torch.tensor([n for (n, _), _ in pairs], dtype=torch.long),
+        torch.tensor([t for (_, t), _ in pairs], dtype=torch.long),
+        torch.tensor([c for _, c in pairs], dtype=torch.float64),
+    )
 
 
-def root_to_leaf(parents: list[int], positions: list[int], groups: int = PATH_GROUPS) -> tuple[list[torch.Tensor], torch.Tensor]:
+def root_to_leaf(
+    parents: list[int], positions: list[int], groups: int = PATH_GROUPS
+) -> tuple[list[torch.Tensor], torch.Tensor]:
     """The paths from the root to each leaf, in `groups` groups of like length, each [B, A] (a path
     shorter than its group's longest is padded with the root: under the causal mask a later position
     changes nothing before it), and where each node lies on one of them, counting the groups' paths
@@ -166,8 +179,14 @@ def node_attention(forest: PrefixForest, weights: list | None = None):
         for paths, mask, real in layouts:
             B, A = paths.shape
             # gathered as rows of heads side by side (q.transpose(1, 2) is [S, P, H, d]): whole rows copy fastest
-            along = [t.transpose(1, 2).index_select(1, paths.flatten()).view(S, B, A, H, d).transpose(2, 3).reshape(S * B, H, A, d)
-                     for t in (q, k, v)]
+            along = [
+                t.transpose(1, 2)
+                .index_select(1, paths.flatten())
+                .view(S, B, A, H, d)
+                .transpose(2, 3)
+                .reshape(S * B, H, A, d)
+                for t in (q, k, v)
+            ]
             if weights is None:
                 y = F.scaled_dot_product_attention(*along, attn_mask=mask)  # [S B, H, A, d]
             else:
@@ -212,8 +231,9 @@ def forest_nats(model: GPT, stream: torch.Tensor, forest: PrefixForest) -> torch
     rows = normed.reshape(S * P, C)
     weight = model.lm_head.weight
     step = max(1, LOGITS // weight.size(0))
-    norms = torch.cat([torch.logsumexp((rows[at:at + step] @ weight.T).double(), dim=-1)
-                       for at in range(0, S * P, step)]).view(S, P)
+    norms = torch.cat(
+        [torch.logsumexp((rows[at : at + step] @ weight.T).double(), dim=-1) for at in range(0, S * P, step)]
+    ).view(S, P)
     nodes, tokens = forest.target_nodes, forest.target_tokens
     scored = (normed[:, nodes] * weight[tokens]).sum(-1).double()  # [S, K]: each scored token's logit
     return -((scored - norms[:, nodes]) * forest.target_counts).sum(-1)

@@ -15,8 +15,8 @@ import torch
 
 from minigpt.common.text import token_label
 from minigpt.data import Tokenizer
-from minigpt.model import GPT, eval_mode
 from minigpt.measurements.prefix_forest import read_by_prefixes
+from minigpt.model import GPT, eval_mode
 
 TOP = 10  # prefixes kept per unit
 
@@ -44,8 +44,10 @@ def unit_activations(model: GPT, prefixes: list[tuple[int, ...]]) -> list[torch.
     device = model.lm_head.weight.device
     idx = torch.tensor([list(leaf) + [leaf[0]] * (width - len(leaf)) for leaf in leaves], device=device)
     found = [None] * model.config.n_layer
-    hooks = [layer.mlp.mlp_fc2.register_forward_hook(lambda m, i, o, l=l: found.__setitem__(l, i[0]))
-             for l, layer in enumerate(model.layers)]
+    hooks = [
+        layer.mlp.mlp_fc2.register_forward_hook(lambda m, i, o, l=l: found.__setitem__(l, i[0]))
+        for l, layer in enumerate(model.layers)
+    ]
     try:
         with eval_mode(model):
             model(idx)

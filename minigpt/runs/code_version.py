@@ -18,8 +18,13 @@ GIT_WAIT = 5  # seconds: git answers in milliseconds; a hung one costs a run no 
 def git(*args: str) -> str | None:
     """What git prints in the package's clone, or None (no clone, no git, or an error)."""
     try:
-        done = subprocess.run(["git", "-C", str(PACKAGE.parent), *args], capture_output=True, text=True,
-                              timeout=GIT_WAIT, stdin=subprocess.DEVNULL)
+        done = subprocess.run(
+            ["git", "-C", str(PACKAGE.parent), *args],
+            capture_output=True,
+            text=True,
+            timeout=GIT_WAIT,
+            stdin=subprocess.DEVNULL,
+        )
     except (OSError, subprocess.SubprocessError):
         return None
     return done.stdout.strip() if done.returncode == 0 else None

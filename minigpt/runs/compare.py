@@ -25,17 +25,17 @@ from pathlib import Path
 import torch
 
 from minigpt.common.arguments import as_path, as_paths
-from minigpt.errors import UsageError
 from minigpt.common.text import as_text, range_text
-from minigpt.runs.statistics import mean, paired_interval, sd, welch, welch_interval, welch_p
-from minigpt.runs.run_directory import training_now
-from minigpt.runs.study_folder import trial_state
+from minigpt.errors import UsageError
 from minigpt.files.names_file import read_names
 from minigpt.files.run_records import METRICS, read_metrics, series
 from minigpt.formats.checkpoint import Checkpoint, held_out, load_checkpoint
-from minigpt.measurements.name_losses import name_losses
 from minigpt.formats.recipes import flat_config, recipe_differences
+from minigpt.measurements.name_losses import name_losses
 from minigpt.runs.new_names import is_new, sample
+from minigpt.runs.run_directory import training_now
+from minigpt.runs.statistics import mean, paired_interval, sd, welch, welch_interval, welch_p
+from minigpt.runs.study_folder import trial_state
 
 SIGNIFICANT = 0.05  # the p-value below which a verdict calls a difference more than seed noise
 COMPUTE_SPREAD = 1.5  # runs of one recipe whose steps lie further apart than this are not seeds of one experiment
@@ -98,14 +98,24 @@ class Group:
         return sd(self.scores)
 
     def to_json(self) -> dict:
-        return {"label": self.label, "runs": [as_text(r.path) for r in self.runs], "seeds": [r.checkpoint.config.train.seed
-                for r in self.runs], "scores": self.scores, "mean": self.mean, "sd": self.sd,
-                "steps": mean([r.steps for r in self.runs]), "seconds": mean([r.seconds for r in self.runs]),
-                "run_steps": [r.steps for r in self.runs], "run_tokens": [r.tokens for r in self.runs],
-                "run_threads": [r.threads for r in self.runs],
-                "p": self.p, "interval": list(self.interval) if self.interval else None,
-                "names_only_interval": list(self.names_only) if self.names_only else None,
-                "samples": self.samples, "new_share": self.new_share}
+        return {
+            "label": self.label,
+            "runs": [as_text(r.path) for r in self.runs],
+            "seeds": [r.checkpoint.config.train.seed for r in self.runs],
+            "scores": self.scores,
+            "mean": self.mean,
+            "sd": self.sd,
+            "steps": mean([r.steps for r in self.runs]),
+            "seconds": mean([r.seconds for r in self.runs]),
+            "run_steps": [r.steps for r in self.runs],
+            "run_tokens": [r.tokens for r in self.runs],
+            "run_threads": [r.threads for r in self.runs],
+            "p": self.p,
+            "interval": list(self.interval) if self.interval else None,
+            "names_only_interval": list(self.names_only) if self.names_only else None,
+            "samples": self.samples,
+            "new_share": self.new_share,
+        }
 
 
 @dataclass
@@ -122,13 +132,21 @@ class Comparison:
         return self.groups[0]
 
     def verdicts(self) -> list[str]:
-        return [verdict(group, self.baseline) for group in self.groups[1:]] + \
-            ([self.equal_steps] if self.equal_steps else [])
+        return [verdict(group, self.baseline) for group in self.groups[1:]] + (
+            [self.equal_steps] if self.equal_steps else []
+        )
 
     def to_json(self) -> dict:
-        return {"scored": self.scored, "baseline": self.baseline.label, "groups": [g.to_json() for g in self.groups],
-                "differs": self.differs, "verdicts": self.verdicts(), "no_interval": self.no_interval or None,
-                "notes": self.notes, "equal_steps": self.equal_steps or None}
+        return {
+            "scored": self.scored,
+            "baseline": self.baseline.label,
+            "groups": [g.to_json() for g in self.groups],
+            "differs": self.differs,
+            "verdicts": self.verdicts(),
+            "no_interval": self.no_interval or None,
+            "notes": self.notes,
+            "equal_steps": self.equal_steps or None,
+        }
 
 
 def verdict(group: Group, baseline: Group) -> str:
@@ -139,19 +157,33 @@ def verdict(group: Group, baseline: Group) -> str:
     seeds = f"{len(group.runs)} and {len(baseline.runs)} seed{'s' if len(baseline.runs) > 1 else ''}"
     interval = f"; 95% interval [{group.interval[0]:+.3f}, {group.interval[1]:+.3f}]" if group.interval else ""
     if group.p is None:
-        why = "one seed a side cannot tell a gain from seed noise" if test is None and min(
-            len(group.runs), len(baseline.runs)) < 2 else "no spread to test"
-        return (f"{group.label} scores {difference:+.3f} nats against {baseline.label}, untested ({seeds}: {why}"
-                f"{interval})")
+        why = (
+            "one seed a side cannot tell a gain from seed noise"
+            if test is None and min(len(group.runs), len(baseline.runs)) < 2
+            else "no spread to test"
+        )
+        return (
+            f"{group.label} scores {difference:+.3f} nats against {baseline.label}, untested ({seeds}: {why}{interval})"
+        )
     if group.p >= SIGNIFICANT:
         needed = seeds_to_tell(group, baseline)
-        few = (f": {seeds} are too few to tell a difference of this size from seed noise; about {needed:,} seeds "
-               f"a side would") if needed is not None and needed > min(len(group.runs), len(baseline.runs)) else ""
-        return (f"{group.label} and {baseline.label} are within seed noise of each other: {difference:+.3f}{spread} "
-                f"nats (p = {group.p:.3g}, {seeds}{interval}){few}")
+        few = (
+            (
+                f": {seeds} are too few to tell a difference of this size from seed noise; about {needed:,} seeds "
+                f"a side would"
+            )
+            if needed is not None and needed > min(len(group.runs), len(baseline.runs))
+            else ""
+        )
+        return (
+            f"{group.label} and {baseline.label} are within seed noise of each other: {difference:+.3f}{spread} "
+            f"nats (p = {group.p:.3g}, {seeds}{interval}){few}"
+        )
     better = "better" if difference < 0 else "worse"
-    return (f"{group.label} is {better} than {baseline.label} by {abs(difference):.3f}{spread} nats "
-            f"(p = {group.p:.3g}, {seeds}{interval})")
+    return (
+        f"{group.label} is {better} than {baseline.label} by {abs(difference):.3f}{spread} nats "
+        f"(p = {group.p:.3g}, {seeds}{interval})"
+    )
 
 
 def seeds_to_tell(group: Group, baseline: Group) -> int | None:
@@ -171,11 +203,14 @@ def read_run(path: Path) -> RunScore:
         raise UsageError(f"{path} is not a run directory (compare takes the folders `minigpt train` writes)")
     ckpt = load_checkpoint(path)
     if ckpt.best_val_loss is None:
-        raise UsageError(f"{path}: the run has no validation loss to compare (it held out no validation names); "
-                         f"pass --data FILE to score every run on one names file")
+        raise UsageError(
+            f"{path}: the run has no validation loss to compare (it held out no validation names); "
+            f"pass --data FILE to score every run on one names file"
+        )
     if math.isnan(ckpt.best_val_loss):
-        raise UsageError(f"{path}: its best validation loss is not a number (the run diverged), so it cannot be "
-                         f"compared")
+        raise UsageError(
+            f"{path}: its best validation loss is not a number (the run diverged), so it cannot be compared"
+        )
     curve = read_metrics(path)
     if not curve:
         raise UsageError(f"{Path(path) / METRICS}: it holds no records, so the run's steps and time are unknown")
@@ -185,8 +220,15 @@ def read_run(path: Path) -> RunScore:
         if key not in seen:
             seen.add(key)
             once.append(record)
-    run = RunScore(path, ckpt, run_identity(ckpt), ckpt.best_val_loss, max(r["step"] for r in curve),
-                   max(r.get("elapsed", 0.0) for r in curve), once)
+    run = RunScore(
+        path,
+        ckpt,
+        run_identity(ckpt),
+        ckpt.best_val_loss,
+        max(r["step"] for r in curve),
+        max(r.get("elapsed", 0.0) for r in curve),
+        once,
+    )
     run.said = records_notes(path, curve, len(curve) - len(once))
     return run
 
@@ -199,8 +241,10 @@ def records_notes(path: Path, curve: list[dict], repeated: int) -> list[str]:
         notes.append(f"{shown}'s {METRICS} repeats {repeated:,} line{'s' * (repeated > 1)}: each counted once")
     broken = [r["step"] for r in curve if isinstance(r.get("val_loss"), float) and not math.isfinite(r["val_loss"])]
     if broken:
-        notes.append(f"{shown}'s {METRICS} holds a validation loss that is not a number at step{'s' * (len(broken) > 1)} "
-                     f"{', '.join(f'{s:,}' for s in broken[:3])}: left out of its curve")
+        notes.append(
+            f"{shown}'s {METRICS} holds a validation loss that is not a number at step{'s' * (len(broken) > 1)} "
+            f"{', '.join(f'{s:,}' for s in broken[:3])}: left out of its curve"
+        )
     pid = training_now(Path(path))
     if pid is not None:
         notes.append(f"{shown} is still training (process {pid}): its figures are the ones it has reached so far")
@@ -224,8 +268,9 @@ def trained_on(data: dict) -> str:
     return f"{Path(data['path']).name} {digest[:8]}" if data.get("path") else digest[:8]
 
 
-def group_runs(runs: list[RunScore], baseline: Path, pool: bool = False) -> tuple[list[Group], dict[str, list],
-                                                                                  list[str]]:
+def group_runs(
+    runs: list[RunScore], baseline: Path, pool: bool = False
+) -> tuple[list[Group], dict[str, list], list[str]]:
     """Runs of equal recipes (but the seed) as groups, the baseline's first and the rest in the order first
     seen, each labelled by what tells it from the others; each differing key's value in each group; and what
     was said of a recipe's runs of unequal compute (split by their steps, or with `pool` pooled)."""
@@ -249,11 +294,16 @@ def group_runs(runs: list[RunScore], baseline: Path, pool: bool = False) -> tupl
         steps = [r.steps for r in runs_of_recipe]
         if max(steps) > COMPUTE_SPREAD * min(steps):
             spread = f"{label}'s runs took {min(steps):,} to {max(steps):,} steps, more than {COMPUTE_SPREAD:g}x apart"
-            said.append(f"{spread}: pooled as seeds of one group, as --pool asks" if pool else
-                        f"{spread}: not seeds of one experiment, so compared as {len(parts)} groups by their "
-                        f"compute (--pool pools them)")
-        groups += [Group(label if len(parts) == 1 else f"{label} ({range_text([r.steps for r in part])} steps)", part)
-                   for part in parts]
+            said.append(
+                f"{spread}: pooled as seeds of one group, as --pool asks"
+                if pool
+                else f"{spread}: not seeds of one experiment, so compared as {len(parts)} groups by their "
+                f"compute (--pool pools them)"
+            )
+        groups += [
+            Group(label if len(parts) == 1 else f"{label} ({range_text([r.steps for r in part])} steps)", part)
+            for part in parts
+        ]
     return groups, differs, said
 
 
@@ -267,7 +317,8 @@ def without_repeats(runs: list[RunScore]) -> tuple[list[RunScore], list[str]]:
     return [run for run in runs if run not in repeats], [
         f"{as_text(run.path)} repeats {as_text(first[run.checkpoint.config.train.seed].path)} (the same recipe, seed "
         f"{run.checkpoint.config.train.seed} and code): a repeat, not another seed, so it is counted once"
-        for run in repeats]
+        for run in repeats
+    ]
 
 
 def by_compute(runs: list[RunScore], baseline: Path) -> list[list[RunScore]]:
@@ -292,23 +343,35 @@ def at_equal_steps(groups: list[Group]) -> str:
     shared = set.intersection(*(set(losses) for losses in evaluated.values())) - {0}
     if not shared:
         fewest = min(runs, key=lambda r: r.steps)
-        return (f"no answer at equal steps: no step was evaluated by every run (the shortest, "
-                f"{as_text(fewest.path.name)}, stopped at {fewest.steps:,}); time-limited runs of this version "
-                f"evaluate at steps 64, 128, 256, ..., which any two share")
+        return (
+            f"no answer at equal steps: no step was evaluated by every run (the shortest, "
+            f"{as_text(fewest.path.name)}, stopped at {fewest.steps:,}); time-limited runs of this version "
+            f"evaluate at steps 64, 128, 256, ..., which any two share"
+        )
     at = max(shared)
     means = [mean([evaluated[r.path][at] for r in g.runs]) for g in groups]
     base = groups[0]
     against = "; ".join(f"{g.label} {m:.4f} ({m - means[0]:+.4f})" for g, m in zip(groups[1:], means[1:]))
     clock = any(r.checkpoint.config.train.time_limit > 0 for r in runs)
-    schedule = (" (a time-limited run's learning rate follows its clock: one the machine slowed is further "
-                "down its schedule at the same step)") if clock else ""
-    return (f"at equal steps (step {at:,}, which every run reached and evaluated): {base.label} {means[0]:.4f}; "
-            f"{against}{schedule}")
+    schedule = (
+        (
+            " (a time-limited run's learning rate follows its clock: one the machine slowed is further "
+            "down its schedule at the same step)"
+        )
+        if clock
+        else ""
+    )
+    return (
+        f"at equal steps (step {at:,}, which every run reached and evaluated): {base.label} {means[0]:.4f}; "
+        f"{against}{schedule}"
+    )
 
 
 def run_stems(runs: list[RunScore]) -> set[str]:
     """The runs' directory names without their seed (`drop0lr2x-s3` → `drop0lr2x`, `trial-4-seed-1337` → `trial-4`)."""
-    return {re.sub(r"[-_.]?(s|seed)[-_]?\d+$", "", as_text(r.path.resolve().name)) or as_text(r.path.name) for r in runs}
+    return {
+        re.sub(r"[-_.]?(s|seed)[-_]?\d+$", "", as_text(r.path.resolve().name)) or as_text(r.path.name) for r in runs
+    }
 
 
 def group_label(recipe: dict, differs: dict) -> str:
@@ -328,14 +391,17 @@ def score_names(runs: list[RunScore], data: Path | None) -> tuple[list[str] | No
         return read_names(data), f"loss on names file {as_text(data)}", ""
     digests = {r.checkpoint.data.get("val_digest") for r in runs}
     if len(digests) > 1 or None in digests:
-        raise UsageError("the runs were validated on different names, so their losses do not compare; pass --data "
-                         "FILE to score every run on one names file")
+        raise UsageError(
+            "the runs were validated on different names, so their losses do not compare; pass --data "
+            "FILE to score every run on one names file"
+        )
     names, why = held_out(runs[0].checkpoint)
     return names, "best validation loss", why
 
 
-def compare(paths: list[str | Path], baseline: str | Path | None = None, data: str | Path | None = None,
-            pool: bool = False) -> Comparison:
+def compare(
+    paths: list[str | Path], baseline: str | Path | None = None, data: str | Path | None = None, pool: bool = False
+) -> Comparison:
     """Read, group and test the runs at `paths`; `baseline` (one of them, or another run) is the group every
     other is measured against (default: the first run's). `pool`: runs of one recipe are one group however
     unequal their compute (said in a note)."""
@@ -353,8 +419,14 @@ def compare(paths: list[str | Path], baseline: str | Path | None = None, data: s
     unfinished = [p for p in paths if states[p]]
     paths = [p for p in paths if not states[p]]
     if len(paths) < 2:
-        raise UsageError("compare needs two runs or more" + (f" that a sweep did not prune, fail or stop ("
-                         f"{as_text(unfinished[0])}: {states[unfinished[0]]})" if unfinished else ""))
+        raise UsageError(
+            "compare needs two runs or more"
+            + (
+                f" that a sweep did not prune, fail or stop ({as_text(unfinished[0])}: {states[unfinished[0]]})"
+                if unfinished
+                else ""
+            )
+        )
     runs = [read_run(p) for p in paths]
     refuse_unmasked(runs)
     names, scored, no_interval = score_names(runs, data)
@@ -369,12 +441,24 @@ def compare(paths: list[str | Path], baseline: str | Path | None = None, data: s
             group.names_only = paired_interval(group_mean(group) - group_mean(groups[0]), tokens)
     for group in groups:
         group.samples, group.new_share = group_samples(group)
-    left_out = [f"left out {len(unfinished)} run{'s' * (len(unfinished) > 1)} of sweep trials that did not finish "
-                f"({', '.join(as_text(p.name) for p in unfinished[:3])}{', …' * (len(unfinished) > 3)}): "
-                f"a pruned or stopped run's best loss is no trial's score"] if unfinished else []
+    left_out = (
+        [
+            f"left out {len(unfinished)} run{'s' * (len(unfinished) > 1)} of sweep trials that did not finish "
+            f"({', '.join(as_text(p.name) for p in unfinished[:3])}{', …' * (len(unfinished) > 3)}): "
+            f"a pruned or stopped run's best loss is no trial's score"
+        ]
+        if unfinished
+        else []
+    )
     records = [note for run in runs for note in run.said]
-    return Comparison(groups, differs, scored, no_interval, left_out + records + split + caveats(runs, differs, data),
-                      at_equal_steps(groups))
+    return Comparison(
+        groups,
+        differs,
+        scored,
+        no_interval,
+        left_out + records + split + caveats(runs, differs, data),
+        at_equal_steps(groups),
+    )
 
 
 # Two runs' scores compare when each is a loss of a model trained with the causal mask, over the same
@@ -385,9 +469,11 @@ def refuse_unmasked(runs: list[RunScore]) -> None:
     """A model trained without the mask read each character it predicts: its loss measures no prediction."""
     unmasked = [run for run in runs if not run.checkpoint.config.model.causal]
     if unmasked:
-        raise UsageError(f"{as_text(unmasked[0].path)} was trained without the causal mask (model.causal = false): "
-                         f"it read each character it was to predict, so its loss measures no prediction and "
-                         f"compares with no other run's")
+        raise UsageError(
+            f"{as_text(unmasked[0].path)} was trained without the causal mask (model.causal = false): "
+            f"it read each character it was to predict, so its loss measures no prediction and "
+            f"compares with no other run's"
+        )
 
 
 def same_tokens(scored: dict[Path, torch.Tensor], runs: list[RunScore]) -> torch.Tensor:
@@ -397,9 +483,11 @@ def same_tokens(scored: dict[Path, torch.Tensor], runs: list[RunScore]) -> torch
     for run in runs[1:]:
         if not torch.equal(scored[run.path], scored[first.path]):
             sizes = (first.checkpoint.config.model.block_size, run.checkpoint.config.model.block_size)
-            raise UsageError(f"{as_text(first.path)} and {as_text(run.path)} score different tokens of the same names "
-                             f"(block sizes {sizes[0]} and {sizes[1]} cut long names at other places), so their "
-                             f"losses do not compare")
+            raise UsageError(
+                f"{as_text(first.path)} and {as_text(run.path)} score different tokens of the same names "
+                f"(block sizes {sizes[0]} and {sizes[1]} cut long names at other places), so their "
+                f"losses do not compare"
+            )
     return scored[first.path]
 
 
@@ -407,23 +495,32 @@ def caveats(runs: list[RunScore], differs: dict, data) -> list[str]:
     """What a reader of the verdicts must know: runs trained on other names, runs that ended still improving."""
     notes = []
     if "code.core" in differs:
-        notes.append(f"the groups were trained by different code (the core's files differ: "
-                     f"{', '.join(sorted({str(v) for v in differs['code.core']}))}): a difference may be the code's, "
-                     f"and runs of other code are never pooled as seeds of one recipe")
+        notes.append(
+            f"the groups were trained by different code (the core's files differ: "
+            f"{', '.join(sorted({str(v) for v in differs['code.core']}))}): a difference may be the code's, "
+            f"and runs of other code are never pooled as seeds of one recipe"
+        )
     if "train.precision" in differs:
-        notes.append(f"the groups were trained in different arithmetic (train.precision "
-                     f"{', '.join(sorted({str(v) for v in differs['train.precision']}))}): never pooled as seeds "
-                     f"of one recipe")
+        notes.append(
+            f"the groups were trained in different arithmetic (train.precision "
+            f"{', '.join(sorted({str(v) for v in differs['train.precision']}))}): never pooled as seeds "
+            f"of one recipe"
+        )
     if "data.trained_on" in differs:
-        notes.append(f"the groups were trained on different names; each run is scored on {as_text(data)}, so their "
-                     f"losses compare" if data is not None else "the groups were trained on different names and "
-                     "validated on the same ones")
+        notes.append(
+            f"the groups were trained on different names; each run is scored on {as_text(data)}, so their "
+            f"losses compare"
+            if data is not None
+            else "the groups were trained on different names and validated on the same ones"
+        )
     improving = [r for r in runs if still_improving(r.curve)]
     if improving:
         low, high = min(r.steps for r in improving), max(r.steps for r in improving)
         steps = f"{low:,} to {high:,}" if low < high else f"{high:,}"
-        notes.append(f"{len(improving)} of {len(runs)} runs were still improving at their last evaluation: a verdict "
-                     f"says which is better within {steps} steps, not which is better trained longer")
+        notes.append(
+            f"{len(improving)} of {len(runs)} runs were still improving at their last evaluation: a verdict "
+            f"says which is better within {steps} steps, not which is better trained longer"
+        )
     return notes + unequal_compute(runs)
 
 
@@ -434,8 +531,10 @@ def unequal_compute(runs: list[RunScore]) -> list[str]:
     steps = [r.steps for r in runs]
     if max(steps) <= 1.1 * min(steps):
         return []
-    return [f"the runs took {min(steps):,} to {max(steps):,} steps (their time limits, or the machine, gave them "
-            f"unequal compute): a difference in loss may be one of steps, not of recipe"]
+    return [
+        f"the runs took {min(steps):,} to {max(steps):,} steps (their time limits, or the machine, gave them "
+        f"unequal compute): a difference in loss may be one of steps, not of recipe"
+    ]
 
 
 def still_improving(curve: list[dict]) -> bool:
@@ -456,8 +555,10 @@ def score_run(run: RunScore, names: list[str], scored: str, rescored: bool) -> t
     if rescored:
         run.score = float(run.per_name.sum() / tokens.sum())
         if not math.isfinite(run.score):
-            raise UsageError(f"{run.path}: its loss on {scored.removeprefix('loss on names file ')} is not a number "
-                             f"(the model diverged), so it cannot be compared")
+            raise UsageError(
+                f"{run.path}: its loss on {scored.removeprefix('loss on names file ')} is not a number "
+                f"(the model diverged), so it cannot be compared"
+            )
     return tokens
 
 

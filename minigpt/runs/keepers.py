@@ -7,8 +7,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from minigpt.formats.checkpoint import read_model_weights
-from minigpt.model import load_microgpt_weights
 from minigpt.formats.snapshots import RunSnapshots, run_identity
+from minigpt.model import load_microgpt_weights
 from minigpt.training import Reporter, Trainer
 
 
@@ -39,8 +39,13 @@ class KeepSnapshots(Reporter):
 
     def __init__(self, trainer: Trainer, resumed_from: Path | None):
         recipe = trainer.recipe
-        self.snapshots = RunSnapshots(run_identity(trainer.data_info, trainer.config), recipe.steps,
-                                      recipe.snapshots, trainer.model, recipe.warmup_steps)
+        self.snapshots = RunSnapshots(
+            run_identity(trainer.data_info, trainer.config),
+            recipe.steps,
+            recipe.snapshots,
+            trainer.model,
+            recipe.warmup_steps,
+        )
         if resumed_from is not None and not self.snapshots.resume(resumed_from.parent, trainer.step):
             self.snapshots = None  # a run begun without snapshots cannot have a whole set of them
 
@@ -57,8 +62,7 @@ class KeepSnapshots(Reporter):
             self.snapshots.keep(step, trainer.model, val_loss)
 
 
-def end_on_best(trainer: Trainer, run_dir: Path, best: KeepBest | None,
-                snapshots: KeepSnapshots | None) -> bool:
+def end_on_best(trainer: Trainer, run_dir: Path, best: KeepBest | None, snapshots: KeepSnapshots | None) -> bool:
     """End the run: its last step among the snapshots, back to its best weights (with
     train.keep_best), its best step among the snapshots, and the snapshots written. True when it
     went back."""

@@ -11,16 +11,24 @@ from pathlib import Path
 
 import torch
 
-from minigpt.errors import RunError, UsageError
 from minigpt.common.failures import cannot_write, warn
+from minigpt.common.text import as_shown, as_text
+from minigpt.errors import RunError, UsageError
 from minigpt.files.atomic_file import write_text
-from minigpt.files.run_records import (METRICS, SAMPLES, lines_up_to, metrics_line, metrics_step, read_metrics,
-                                         samples_line, samples_step)
+from minigpt.files.run_records import (
+    METRICS,
+    SAMPLES,
+    lines_up_to,
+    metrics_line,
+    metrics_step,
+    read_metrics,
+    samples_line,
+    samples_step,
+)
 from minigpt.formats.recipes import Recipe, recipe_toml, shown_path
 from minigpt.runs.code_version import code_text
 from minigpt.runs.run_directory import open_own
 from minigpt.runs.setup import why_complete
-from minigpt.common.text import as_shown, as_text
 from minigpt.training import Reporter
 
 
@@ -30,14 +38,16 @@ def recipe_header(config: Recipe, ended: str | None = None, code: dict | None = 
     steps, once it has, what ended the run, and which code trained it."""
     t = config.train
     source = "the default recipe" if config.source is None else shown_path(config.source)
-    lines = [f"The recipe as this run trained it (minigpt train --config takes it): {source}"
-             + (f", chosen by train.auto_scale for {config.why}" if config.why else ""),
-             *([f"with {', '.join(sorted(config.given))} given on the command line"] if config.given else []),
-             *[f"changed as it started: {change}" for change in config.changes if not change.startswith(source)],
-             *([f"train.time_limit {t.time_limit:g} s ends it, not train.steps"] if t.time_limit > 0 else []),
-             *([f"ended {ended}"] if ended else []),
-             *([f"trained by {code_text(code)}"] if code is not None else []),
-             "auto_scale is stored off: a resumed run keeps the recipe as it is."]
+    lines = [
+        f"The recipe as this run trained it (minigpt train --config takes it): {source}"
+        + (f", chosen by train.auto_scale for {config.why}" if config.why else ""),
+        *([f"with {', '.join(sorted(config.given))} given on the command line"] if config.given else []),
+        *[f"changed as it started: {change}" for change in config.changes if not change.startswith(source)],
+        *([f"train.time_limit {t.time_limit:g} s ends it, not train.steps"] if t.time_limit > 0 else []),
+        *([f"ended {ended}"] if ended else []),
+        *([f"trained by {code_text(code)}"] if code is not None else []),
+        "auto_scale is stored off: a resumed run keeps the recipe as it is.",
+    ]
     return "".join(f"# {line}\n" for line in lines) + "\n"
 
 
@@ -49,8 +59,10 @@ def keep_an_edited_recipe(run_dir: Path) -> None:
         return
     kept = run_dir / "config.toml.edited"
     write_text(kept, recipe.read_text(encoding="utf-8", errors="replace"), failed=cannot_write_record)
-    warn(f"{as_text(recipe)} was edited after the run's last checkpoint: a resumed run trains the checkpoint's "
-         f"recipe (--set changes its [train] keys), so your file is kept as {as_text(kept)}")
+    warn(
+        f"{as_text(recipe)} was edited after the run's last checkpoint: a resumed run trains the checkpoint's "
+        f"recipe (--set changes its [train] keys), so your file is kept as {as_text(kept)}"
+    )
 
 
 def cannot_write_record(path, e: OSError) -> RunError:
@@ -77,14 +89,27 @@ class RunRecords(Reporter):
         self.code = trainer.code
         self.open()
         evaluation_step = trainer.step % trainer.recipe.eval_interval == 0  # else its val_loss is an earlier step's
-        if self.resumed_at is not None and evaluation_step and trainer.val_loss is not None \
-                and not self.evaluated_at(trainer.step):
+        if (
+            self.resumed_at is not None
+            and evaluation_step
+            and trainer.val_loss is not None
+            and not self.evaluated_at(trainer.step)
+        ):
             # the checkpoint was written, its evaluation's line was not (the disk filled between them): from the
             # checkpoint, so that the curve has every evaluation the run made
             self.write(METRICS, metrics_line(trainer.step, trainer.clock.elapsed, val_loss=trainer.val_loss))
-        self.write(METRICS, metrics_line(trainer.step, trainer.clock.elapsed, torch=torch.__version__,
-                                         threads=torch.get_num_threads(), device=str(trainer.dist.device),
-                                         processes=trainer.dist.world, code=trainer.code))
+        self.write(
+            METRICS,
+            metrics_line(
+                trainer.step,
+                trainer.clock.elapsed,
+                torch=torch.__version__,
+                threads=torch.get_num_threads(),
+                device=str(trainer.dist.device),
+                processes=trainer.dist.world,
+                code=trainer.code,
+            ),
+        )
 
     def evaluated_at(self, step: int) -> bool:
         """Whether metrics.jsonl holds the validation loss of `step`."""
@@ -108,17 +133,27 @@ class RunRecords(Reporter):
         continued into a new one) only where they are minigpt's records: a checkpoint among other files
         carries none."""
         try:
-            return {METRICS: lines_up_to(self.history / METRICS, self.resumed_at, metrics_step),
-                    SAMPLES: lines_up_to(self.history / SAMPLES, self.resumed_at, samples_step)}
+            return {
+                METRICS: lines_up_to(self.history / METRICS, self.resumed_at, metrics_step),
+                SAMPLES: lines_up_to(self.history / SAMPLES, self.resumed_at, samples_step),
+            }
         except UsageError:
             if self.history == self.run_dir:
                 raise
             return {}
 
     def log(self, trainer, train_loss: float) -> None:
-        self.write(METRICS, metrics_line(trainer.step, trainer.clock.elapsed, train_loss=train_loss, lr=trainer.lr,
-                                         tokens_per_sec=round(trainer.tokens / trainer.seconds, 1),
-                                         tokens=trainer.tokens))  # trained on so far: compare weighs compute by it
+        self.write(
+            METRICS,
+            metrics_line(
+                trainer.step,
+                trainer.clock.elapsed,
+                train_loss=train_loss,
+                lr=trainer.lr,
+                tokens_per_sec=round(trainer.tokens / trainer.seconds, 1),
+                tokens=trainer.tokens,
+            ),
+        )  # trained on so far: compare weighs compute by it
 
     def evaluation(self, trainer, samples) -> None:
         if trainer.val_loss is not None:
@@ -156,8 +191,9 @@ class RunRecords(Reporter):
             self.files[name].write(line + "\n")
             self.files[name].flush()
         except OSError as e:
-            raise cannot_write(name, e, RunError, then="; the checkpoints already written are intact, "
-                                                        "and the run resumes from last.pt") from None
+            raise cannot_write(
+                name, e, RunError, then="; the checkpoints already written are intact, and the run resumes from last.pt"
+            ) from None
 
 
 def write_loss_png_if_possible(run_dir: Path) -> None:

@@ -12,19 +12,18 @@ from pathlib import Path
 
 import torch
 
-from minigpt.config import Config, check_recipe
-from minigpt.formats.recipes import as_recipe, fitting_recipe
 from minigpt.common.arguments import as_path
-from minigpt.errors import Interrupted, UsageError
 from minigpt.common.failures import warn
-from minigpt.common.text import as_text
+from minigpt.common.text import as_text, is_cut
+from minigpt.config import Config, check_recipe
+from minigpt.errors import Interrupted, UsageError
+from minigpt.formats.checkpoint import write_checkpoint
+from minigpt.formats.recipes import as_recipe, fitting_recipe
+from minigpt.machine.processes import compile_failed, lost_a_process
 from minigpt.runs.keepers import KeepBest, KeepSnapshots, end_on_best
 from minigpt.runs.recorder import RunRecords
 from minigpt.runs.run_directory import carry_best_checkpoint, discard_if_no_checkpoint, open_run_dir
 from minigpt.runs.setup import StopSignals, start_processes, start_run
-from minigpt.formats.checkpoint import write_checkpoint
-from minigpt.machine.processes import compile_failed, lost_a_process
-from minigpt.common.text import is_cut
 from minigpt.training import Reporter, Trainer, save_checkpoint, train_loop
 from minigpt.views import plotting
 from minigpt.views.training_display import TrainingDisplay
@@ -54,8 +53,15 @@ def train(
         raise UsageError(f"train takes a Config (minigpt.load_config(...)), got {type(config).__name__}")
     check_recipe(config)  # a Config built in Python is checked as a recipe is: batch size, steps, every range
     config = as_recipe(config)  # with where it came from, for fitting and the records
-    data_path, val_path, out_dir, resume_from = (as_path(value, what) if value is not None else None for value, what in (
-        (data_path, "data_path"), (val_path, "val_path"), (out_dir, "out_dir"), (resume_from, "resume_from")))
+    data_path, val_path, out_dir, resume_from = (
+        as_path(value, what) if value is not None else None
+        for value, what in (
+            (data_path, "data_path"),
+            (val_path, "val_path"),
+            (out_dir, "out_dir"),
+            (resume_from, "resume_from"),
+        )
+    )
     if report is not None and not isinstance(report, Reporter):  # before any work, not at the first step
         what = f"the class {report.__name__}" if isinstance(report, type) else type(report).__name__
         raise UsageError(f"report takes a Reporter (an instance of a subclass of minigpt.Reporter), got {what}")
@@ -66,21 +72,32 @@ def train(
     folder_was_there = out_dir is not None and out_dir.is_dir()  # the user's own folder stays, however the run ends
     try:
         # continuing in a new directory replaces no later steps
-        trainer, resumed_from, scaled = start_run(config, dist, data_path, val_path, resume_from,
-                                                  overwrite_later or out_dir is not None)
-        run_dir, lock = dist.on_main(lambda: open_run_dir(resumed_from, out_dir, overwrite),
-                                     share=lambda opened: (opened[0], None))  # the lock stays with rank 0
+        trainer, resumed_from, scaled = start_run(
+            config, dist, data_path, val_path, resume_from, overwrite_later or out_dir is not None
+        )
+        run_dir, lock = dist.on_main(
+            lambda: open_run_dir(resumed_from, out_dir, overwrite), share=lambda opened: (opened[0], None)
+        )  # the lock stays with rank 0
         # every rank keeps the weights it may end on; rank 0 alone records and shows the run
         best = KeepBest() if config.train.keep_best else None
         snapshots = KeepSnapshots(trainer, resumed_from) if config.train.snapshots else None
         reporter = Reporters(*[keeper for keeper in (best, snapshots) if keeper is not None])
         if dist.main:
             resumed_at = trainer.step if resumed_from is not None else None
-            display = TrainingDisplay(run_dir, quiet, threads=threads, notes=config.notes + scaled,
-                                      resumed_at=resumed_at, changes=config.changes)
-            reporter = Reporters(*reporter.reporters, RunRecords(run_dir, config, resumed_at,
-                                                 resumed_from.parent if resumed_from is not None else None), display,
-                                 *([report] if report is not None else []))
+            display = TrainingDisplay(
+                run_dir,
+                quiet,
+                threads=threads,
+                notes=config.notes + scaled,
+                resumed_at=resumed_at,
+                changes=config.changes,
+            )
+            reporter = Reporters(
+                *reporter.reporters,
+                RunRecords(run_dir, config, resumed_at, resumed_from.parent if resumed_from is not None else None),
+                display,
+                *([report] if report is not None else []),
+            )
         if pyplot_import is not None:
             pyplot_import.join()  # before the clock starts: beside the first steps it would slow them
         try:
@@ -142,14 +159,22 @@ def worse_than_guessing(trainer: Trainer) -> str | None:
     best = trainer.best_val_loss
     if best <= uniform and (best <= frequency or trainer.step < JUDGED_FROM):
         return None
-    guess = f"a uniform guess over its {vocab} tokens ({uniform:.3f})" if best > uniform else \
-        f"guessing each character by how often the training names use it ({frequency:.3f})"
+    guess = (
+        f"a uniform guess over its {vocab} tokens ({uniform:.3f})"
+        if best > uniform
+        else f"guessing each character by how often the training names use it ({frequency:.3f})"
+    )
     name, why = fitting_recipe(len(trainer.train_data), trainer.recipe.time_limit)
     source = getattr(trainer.config, "source", None)
-    fits = "" if source is not None and Path(source).stem == name else \
-        f"; for this file minigpt train picks configs/{name}.toml ({why}): --config {name}"
-    return (f"the best validation loss, {best:.3f}, is worse than {guess}: the model learned nothing that carries to "
-            f"the held-out names{fits}")
+    fits = (
+        ""
+        if source is not None and Path(source).stem == name
+        else f"; for this file minigpt train picks configs/{name}.toml ({why}): --config {name}"
+    )
+    return (
+        f"the best validation loss, {best:.3f}, is worse than {guess}: the model learned nothing that carries to "
+        f"the held-out names{fits}"
+    )
 
 
 def stopped_before_first_step(resumed_from: Path | None) -> str:
@@ -185,7 +210,6 @@ def finish_run(trainer: Trainer, run_dir: Path, train_loss: float | None, went_b
         went_back_to_best=went_back,
         stopped_early=trainer.stopped_early and not trainer.budget_spent(),  # at its last step: not early
     )
-
 
 
 class Reporters(Reporter):
@@ -224,6 +248,7 @@ class Reporters(Reporter):
                 failure = failure or e
         if failure is not None:
             raise failure
+
 
 @dataclass
 class TrainResult:

@@ -15,9 +15,8 @@ import shutil
 from datetime import datetime
 from pathlib import Path
 
-from minigpt.errors import RunError, UsageError
-
 from minigpt.common.failures import cannot_write
+from minigpt.errors import RunError, UsageError
 from minigpt.files.atomic_file import PARTIAL, write_atomically
 from minigpt.files.sniffing import is_checkpoint_file
 
@@ -33,8 +32,16 @@ def new_run_dir() -> Path:
 
 
 LOCK = ".lock"
-RUN_FILES = ("best.pt", "last.pt", "config.toml", "metrics.jsonl", "samples.txt", "loss.png", "snapshots.pt",
-             "page.html")  # what a run writes (the page: minigpt train's, at its end)
+RUN_FILES = (
+    "best.pt",
+    "last.pt",
+    "config.toml",
+    "metrics.jsonl",
+    "samples.txt",
+    "loss.png",
+    "snapshots.pt",
+    "page.html",
+)  # what a run writes (the page: minigpt train's, at its end)
 
 
 class RunLock:
@@ -42,8 +49,13 @@ class RunLock:
     process id of the training that has it. The operating system lets go of it when that process
     ends, however it ends."""
 
-    def __init__(self, run_dir: Path, holder: str = "another training",
-                 advice: str = "wait for it to end, or train into another --out", what: str = "run directory"):
+    def __init__(
+        self,
+        run_dir: Path,
+        holder: str = "another training",
+        advice: str = "wait for it to end, or train into another --out",
+        what: str = "run directory",
+    ):
         try:
             import fcntl
         except ImportError:  # not a POSIX system: no lock
@@ -100,13 +112,17 @@ def open_own(path: Path, mode: str):
 
 
 def linked(path: Path, or_else: str) -> UsageError:
-    return UsageError(f"{path} is a symbolic link: minigpt writes only the files a run makes; remove the link, or {or_else}")
+    return UsageError(
+        f"{path} is a symbolic link: minigpt writes only the files a run makes; remove the link, or {or_else}"
+    )
 
 
 def is_run_dir(path: Path) -> bool:
     """What `minigpt train` made: a directory with a best.pt or last.pt checkpoint in it."""
-    return any((path / name).is_file() and not (path / name).is_symlink() and is_checkpoint_file(path / name)
-               for name in ("best.pt", "last.pt"))
+    return any(
+        (path / name).is_file() and not (path / name).is_symlink() and is_checkpoint_file(path / name)
+        for name in ("best.pt", "last.pt")
+    )
 
 
 def prepare_run_dir(out_dir: str | Path | None, overwrite: bool) -> tuple[Path, RunLock]:
@@ -122,13 +138,19 @@ def prepare_run_dir(out_dir: str | Path | None, overwrite: bool) -> tuple[Path, 
     held = sorted(p.name for p in run_dir.iterdir() if p.name != LOCK) if run_dir.is_dir() else []
     if held and overwrite and not is_run_dir(run_dir):
         shown = ", ".join(held[:5]) + (f" and {len(held) - 5:,} more" if len(held) > 5 else "")
-        raise UsageError(f"--overwrite replaces a run, and {run_dir} holds no run (no best.pt or last.pt "
-                         f"checkpoint of minigpt's) but {shown}: nothing of it is touched; train into another --out")
+        raise UsageError(
+            f"--overwrite replaces a run, and {run_dir} holds no run (no best.pt or last.pt "
+            f"checkpoint of minigpt's) but {shown}: nothing of it is touched; train into another --out"
+        )
     if held and not overwrite:
-        resume = f"--resume {run_dir} (alone: a run goes on with its own recipe) to continue it, " \
-            if is_run_dir(run_dir) else ""
-        raise UsageError(f"run directory {run_dir} is not empty; pass {resume}another --out, or --overwrite to "
-                         f"replace its run")
+        resume = (
+            f"--resume {run_dir} (alone: a run goes on with its own recipe) to continue it, "
+            if is_run_dir(run_dir)
+            else ""
+        )
+        raise UsageError(
+            f"run directory {run_dir} is not empty; pass {resume}another --out, or --overwrite to replace its run"
+        )
     created = not run_dir.exists()
     try:
         run_dir.mkdir(parents=True, exist_ok=True)
@@ -148,8 +170,10 @@ def reopen_run_dir(run_dir: Path, checkpoint: Path) -> tuple[Path, RunLock]:
     """A resumed run's directory, locked, without the half-written files of a process killed while it
     saved. Only a run directory: a checkpoint among other files would have them replaced."""
     if not is_run_dir(run_dir):
-        raise UsageError(f"{checkpoint} is not in a run directory (no best.pt or last.pt beside it), and resuming "
-                         f"writes the run's records where it is; pass --out DIR to continue it in a new run directory")
+        raise UsageError(
+            f"{checkpoint} is not in a run directory (no best.pt or last.pt beside it), and resuming "
+            f"writes the run's records where it is; pass --out DIR to continue it in a new run directory"
+        )
     for name in (LOCK, *RUN_FILES):
         if (run_dir / name).is_symlink():
             raise linked(run_dir / name, "pass --out DIR to continue in a new run directory")
@@ -176,8 +200,9 @@ def carry_best_checkpoint(resumed_from: Path, run_dir: Path) -> None:
     if kept.exists() or not source.is_file() or source.resolve() == kept.resolve():
         return
     with open(source, "rb") as best:
-        write_atomically(kept, lambda out: shutil.copyfileobj(best, out), failed=lambda path, e: cannot_write(
-            path, e, RunError))
+        write_atomically(
+            kept, lambda out: shutil.copyfileobj(best, out), failed=lambda path, e: cannot_write(path, e, RunError)
+        )
 
 
 def discard_if_no_checkpoint(run_dir: Path, keep_folder: bool = False) -> None:

@@ -10,19 +10,20 @@ from pathlib import Path
 
 import torch
 
+from minigpt.common.bundled import BUNDLED_NAMES
+from minigpt.common.failures import warn
 from minigpt.common.text import plural
 from minigpt.config import Config
-from minigpt.common.bundled import BUNDLED_NAMES
-from minigpt.formats.recipes import Recipe, fit_recipe_to_data
-from minigpt.files.names_file import available_memory
 from minigpt.errors import Interrupted, UsageError
-from minigpt.common.failures import warn
+from minigpt.files.corpus import load_data, tokenize_corpus
+from minigpt.files.names_file import available_memory
 from minigpt.formats.checkpoint import read_resume_state, refuse_to_go_back
+from minigpt.formats.recipes import Recipe, fit_recipe_to_data
 from minigpt.formats.trainer_state import restore_trainer
-from minigpt.machine.processes import Processes, resolve_device, setup as setup_distributed
+from minigpt.machine.processes import Processes, resolve_device
+from minigpt.machine.processes import setup as setup_distributed
 from minigpt.machine.threads import keep_freed_memory, use_free_cores
 from minigpt.machine.torchrun import launched_by_torchrun
-from minigpt.files.corpus import load_data, tokenize_corpus
 from minigpt.runs.code_version import code_record
 from minigpt.training import SHARED_FROM, Trainer
 
@@ -84,8 +85,9 @@ def start_processes(device_name: str) -> tuple[Processes, tuple[int, str] | None
     return setup_distributed(device), threads
 
 
-def start_run(config: Recipe, dist: Processes, data_path, val_path, resume_from,
-              overwrite_later: bool = False) -> tuple[Trainer, Path | None, list[str]]:
+def start_run(
+    config: Recipe, dist: Processes, data_path, val_path, resume_from, overwrite_later: bool = False
+) -> tuple[Trainer, Path | None, list[str]]:
     """The Trainer of a new run, or of a resumed one with its state restored.
 
     Returns it with the checkpoint it resumed from (or None) and the recipe notes: what train.auto_scale changed.
@@ -97,22 +99,27 @@ def start_run(config: Recipe, dist: Processes, data_path, val_path, resume_from,
         data_path, val_path = data_path or state.data.get("path"), val_path or state.data.get("val_path")
     data_path = data_path or BUNDLED_NAMES
     recipe = config.train
-    train_names, val_names, tokenizer = load_data(data_path, val_path, recipe.val_fraction, recipe.val_max, recipe.split_seed)
+    train_names, val_names, tokenizer = load_data(
+        data_path, val_path, recipe.val_fraction, recipe.val_max, recipe.split_seed
+    )
     # a resumed run keeps the recipe it was fitted to
     scaled = fit_to_data(config, train_names) if state is None else []
     config.model.vocab_size = tokenizer.vocab_size
     check_step_memory(config, train_names)
     check_length_window(config.train, len(train_names))
     say_compiling(config, dist.device)
-    corpus = tokenize_corpus(train_names, val_names, tokenizer, config.model.block_size, dist.device, data_path,
-                             val_path)
+    corpus = tokenize_corpus(
+        train_names, val_names, tokenizer, config.model.block_size, dist.device, data_path, val_path
+    )
     trainer = Trainer(config, tokenizer, corpus.train, corpus.val, dist, corpus.membership, corpus.info)
     trainer.code = code_record()  # the version and commit beside the core's digest
     scaled += time_limit_note(trainer) if state is None else []
     if state is not None:
         restore_trainer(trainer, state, resumed_from)  # every number as it was when it was saved
         if trainer.done():
-            raise UsageError(f"{resumed_from}: the run is already complete at step {trainer.step:,}: {why_complete(trainer)}")
+            raise UsageError(
+                f"{resumed_from}: the run is already complete at step {trainer.step:,}: {why_complete(trainer)}"
+            )
     return trainer, resumed_from, scaled
 
 
@@ -142,15 +149,26 @@ def time_limit_note(trainer: Trainer) -> list[str]:
     evaluations = steps // t.eval_interval
     shared = [step for step in (SHARED_FROM * 2**i for i in range(40)) if step <= steps]
     at = ", ".join(f"{s:,}" for s in shared)
-    allows = f"evaluations at step{'s' * (len(shared) > 1)} {at} and at its end" if shared else \
-        "an evaluation at its end"
-    allows += f", {plural(evaluations, 'evaluation')} of its every {t.eval_interval:,} steps" if evaluations else \
-        f", none of its every {t.eval_interval:,} steps"
-    patience = "" if not t.patience else f"; too few for train.patience ({t.patience}) to stop it early" \
-        if evaluations < t.patience else f"; enough for train.patience ({t.patience}) to stop it early"
-    return [f"train.time_limit {t.time_limit:g} s ends this run, not train.steps ({t.steps:,}): the learning "
-            f"rate follows the clock. At the pace of a forward and backward pass of its first batch it holds "
-            f"about {steps:,} steps (as many as the machine gives it): {allows}{patience}"]
+    allows = (
+        f"evaluations at step{'s' * (len(shared) > 1)} {at} and at its end" if shared else "an evaluation at its end"
+    )
+    allows += (
+        f", {plural(evaluations, 'evaluation')} of its every {t.eval_interval:,} steps"
+        if evaluations
+        else f", none of its every {t.eval_interval:,} steps"
+    )
+    patience = (
+        ""
+        if not t.patience
+        else f"; too few for train.patience ({t.patience}) to stop it early"
+        if evaluations < t.patience
+        else f"; enough for train.patience ({t.patience}) to stop it early"
+    )
+    return [
+        f"train.time_limit {t.time_limit:g} s ends this run, not train.steps ({t.steps:,}): the learning "
+        f"rate follows the clock. At the pace of a forward and backward pass of its first batch it holds "
+        f"about {steps:,} steps (as many as the machine gives it): {allows}{patience}"
+    ]
 
 
 def check_step_memory(config: Config, names: list[str]) -> None:
@@ -161,16 +179,20 @@ def check_step_memory(config: Config, names: list[str]) -> None:
     positions = min(config.model.block_size, max(map(len, names), default=0) + 1)
     needed = config.train.batch_size * positions * config.model.vocab_size * 4 * LOGIT_COPIES
     if available is not None and needed > available:
-        raise UsageError(f"a step of {config.train.batch_size:,} names × {positions} positions × a vocabulary of "
-                         f"{config.model.vocab_size:,} needs about {needed / 1e9:.1f} GB for its logits, and "
-                         f"{available / 1e9:.1f} GB is available: lower train.batch_size (or model.block_size)")
+        raise UsageError(
+            f"a step of {config.train.batch_size:,} names × {positions} positions × a vocabulary of "
+            f"{config.model.vocab_size:,} needs about {needed / 1e9:.1f} GB for its logits, and "
+            f"{available / 1e9:.1f} GB is available: lower train.batch_size (or model.block_size)"
+        )
 
 
 def say_compiling(config: Config, device: torch.device) -> None:
     """train.compile on a CPU: the first steps wait minutes for the compiler, said before they start."""
     if config.train.compile and device.type == "cpu":
-        warn("train.compile: torch.compile compiles the training step during its first steps, which on a CPU "
-             "takes minutes before the first step ends")
+        warn(
+            "train.compile: torch.compile compiles the training step during its first steps, which on a CPU "
+            "takes minutes before the first step ends"
+        )
 
 
 LARGEST_WINDOW = 1 << 20  # names in one window of train.length_window's, whatever the file's size
@@ -182,9 +204,11 @@ def check_length_window(t, n_train: int) -> None:
     ran out of memory. Refused at once."""
     most = max(LARGEST_WINDOW, n_train)
     if t.length_window * t.batch_size > most:
-        raise UsageError(f"train.length_window {t.length_window:,} groups {t.length_window * t.batch_size:,} names "
-                         f"a window, more than the {n_train:,} training names can use: at most "
-                         f"{max(1, most // t.batch_size):,} at batch size {t.batch_size:,}")
+        raise UsageError(
+            f"train.length_window {t.length_window:,} groups {t.length_window * t.batch_size:,} names "
+            f"a window, more than the {n_train:,} training names can use: at most "
+            f"{max(1, most // t.batch_size):,} at batch size {t.batch_size:,}"
+        )
 
 
 LONGEST_FITTED = 128  # characters train.auto_scale lets the block size grow to: attention's cost grows with its square
@@ -212,5 +236,7 @@ def fit_block_size(config: Recipe, names: list[str]) -> list[str]:
         return []
     was, m.block_size = m.block_size, wanted
     cut = f"; names longer than {LONGEST_FITTED} characters are still cut" if longest > LONGEST_FITTED else ""
-    return config.change(f"the longest training name has {longest:,} characters, so train.auto_scale set "
-                         f"block_size {wanted} (was {was}){cut}")
+    return config.change(
+        f"the longest training name has {longest:,} characters, so train.auto_scale set "
+        f"block_size {wanted} (was {was}){cut}"
+    )

@@ -99,8 +99,10 @@ def beta_fraction(x: float, a: float, b: float, tiny: float = 1e-300) -> float:
     d = 1 / (d if abs(d) > tiny else tiny)
     value = d
     for m in range(1, 300):
-        for numerator in (m * (b - m) * x / ((a + 2 * m - 1) * (a + 2 * m)),
-                          -(a + m) * (a + b + m) * x / ((a + 2 * m) * (a + 2 * m + 1))):
+        for numerator in (
+            m * (b - m) * x / ((a + 2 * m - 1) * (a + 2 * m)),
+            -(a + m) * (a + b + m) * x / ((a + 2 * m) * (a + 2 * m + 1)),
+        ):
             d = 1 + numerator * d
             d = 1 / (d if abs(d) > tiny else tiny)
             c = 1 + numerator / c
@@ -122,8 +124,9 @@ def resample(differences: torch.Tensor, tokens: torch.Tensor, count: int, genera
     return differences[drawn].sum(1) / tokens[drawn].sum(1)
 
 
-def paired_interval(differences: torch.Tensor, tokens: torch.Tensor, resamples: int = 2000, level: float = 0.95,
-                    seed: int = 0) -> tuple[float, float]:
+def paired_interval(
+    differences: torch.Tensor, tokens: torch.Tensor, resamples: int = 2000, level: float = 0.95, seed: int = 0
+) -> tuple[float, float]:
     """The bootstrap interval of sum(differences) / sum(tokens) over names drawn with replacement.
 
     `differences[i]` is name i's summed loss under one recipe minus another's, `tokens[i]` its scored tokens:
@@ -138,7 +141,7 @@ def paired_interval(differences: torch.Tensor, tokens: torch.Tensor, resamples: 
     at_once = max(1, DRAWN_AT_ONCE // max(n, 1))  # resamples a chunk: memory stays bounded however many names
     stats = torch.empty(resamples, dtype=torch.float64)  # written in place: no chunk's result outlives its chunk
     for start in range(0, resamples, at_once):
-        stats[start:start + at_once] = resample(differences, tokens, min(at_once, resamples - start), generator)
+        stats[start : start + at_once] = resample(differences, tokens, min(at_once, resamples - start), generator)
     tail = (1 - level) / 2
     low, high = torch.quantile(stats, torch.tensor([tail, 1 - tail], dtype=torch.float64)).tolist()
     return low, high

@@ -22,8 +22,8 @@ import time
 from pathlib import Path
 
 from minigpt.errors import MiniGPTError, UsageError
-from minigpt.runs.sweep_spec import SweepSpec
 from minigpt.files.atomic_file import write_bytes, write_text
+from minigpt.runs.sweep_spec import SweepSpec
 
 JOURNAL = "study.journal"
 TRIAL_MARK = "sweep-trial.json"
@@ -83,7 +83,8 @@ def without_password(url: str) -> str:
     if parsed is None:
         return masked(url)
     parsed = parsed._replace(password=None).difference_update_query(
-        [key for key in parsed.query if key.lower() in SECRET_KEYS])
+        [key for key in parsed.query if key.lower() in SECRET_KEYS]
+    )
     return parsed.render_as_string(hide_password=False)
 
 
@@ -114,9 +115,11 @@ def mend_torn_journal(journal: Path) -> Path | None:
         damaged = data[:whole].count(b"\n") + 1
         if any(line.endswith(b"\n") and is_json(line) for line in data[whole:].splitlines(keepends=True)[1:]):
             # records after the damage: cutting back would drop them and retrain their trials; the study is refused
-            raise UsageError(f"{journal}: line {damaged:,} is damaged and whole records follow it, so the study cannot "
-                             f"be read as it is; restore the journal from a copy, or delete that line if it is "
-                             f"not a trial's (a torn last line alone is mended by itself)")
+            raise UsageError(
+                f"{journal}: line {damaged:,} is damaged and whole records follow it, so the study cannot "
+                f"be read as it is; restore the journal from a copy, or delete that line if it is "
+                f"not a trial's (a torn last line alone is mended by itself)"
+            )
         copy = write_bytes(journal.with_name(f"{journal.name}.torn-{time.strftime('%Y%m%d-%H%M%S')}"), data)
         with open(journal, "r+b") as f:
             f.truncate(whole)
@@ -153,9 +156,11 @@ def names_digest(data: Path | None, spec: SweepSpec | None = None) -> str:
     names = read_names(data if data is not None else BUNDLED_NAMES)
     train = spec.recipe({}, spec.base_seed).train if spec is not None else None
     if train is not None and held_out_count(len(names), train.val_fraction, train.val_max) == 0:
-        raise UsageError(f"{data or 'the bundled names'}: {len(names)} names leave none for validation at "
-                         f"train.val_fraction {train.val_fraction:g}, so no trial would have a score; give more "
-                         f"names, or a larger val_fraction in [set]")
+        raise UsageError(
+            f"{data or 'the bundled names'}: {len(names)} names leave none for validation at "
+            f"train.val_fraction {train.val_fraction:g}, so no trial would have a score; give more "
+            f"names, or a larger val_fraction in [set]"
+        )
     return digest(names)
 
 
@@ -167,19 +172,27 @@ def is_study_folder(out_dir: Path) -> bool:
 def claim_folder(out_dir: Path, spec: SweepSpec, storage: str | None, data: Path | None, names: str) -> None:
     """DIR/study.json: the study the folder's runs belong to. Another study (another storage or study
     name), or the same study on other names, is refused: it would train over these runs or mix its trials in."""
-    record = {"study": spec.name, "storage": without_password(storage) if storage else JOURNAL,
-              "data": str(data) if data is not None else "the bundled names", "names_digest": names}
+    record = {
+        "study": spec.name,
+        "storage": without_password(storage) if storage else JOURNAL,
+        "data": str(data) if data is not None else "the bundled names",
+        "names_digest": names,
+    }
     kept = read_study_record(out_dir)
     if kept is None:
         write_text(out_dir / STUDY_RECORD, json.dumps(record, indent=1) + "\n")
         os.chmod(out_dir / STUDY_RECORD, 0o600)  # where a study lives is its owner's business
         return
     if (kept.get("storage"), kept.get("study")) != (record["storage"], record["study"]):
-        raise UsageError(f"{out_dir} holds the runs of study {kept.get('study')!r} in {masked(kept.get('storage'))}, "
-                         f"not of {record['study']!r} in {masked(record['storage'])}: choose another --out")
+        raise UsageError(
+            f"{out_dir} holds the runs of study {kept.get('study')!r} in {masked(kept.get('storage'))}, "
+            f"not of {record['study']!r} in {masked(record['storage'])}: choose another --out"
+        )
     if kept.get("names_digest") != names:
-        raise UsageError(f"{out_dir}'s study trains on {kept.get('data')}, and {record['data']} holds other names: "
-                         f"a study is one question; give its data, or choose another --out")
+        raise UsageError(
+            f"{out_dir}'s study trains on {kept.get('data')}, and {record['data']} holds other names: "
+            f"a study is one question; give its data, or choose another --out"
+        )
 
 
 def read_study_record(out_dir: Path) -> dict | None:
@@ -197,11 +210,22 @@ def read_study_record(out_dir: Path) -> dict | None:
 
 def question(spec: SweepSpec, seeds: int | None, names: str) -> dict:
     """What makes a study one question, as JSON keeps it: two specs that differ here are two studies."""
-    budget = f"steps = {spec.steps}" if spec.steps else f"time_limit = {spec.time_limit}" if spec.time_limit \
+    budget = (
+        f"steps = {spec.steps}"
+        if spec.steps
+        else f"time_limit = {spec.time_limit}"
+        if spec.time_limit
         else "the recipe's"
-    asked = {"recipe": spec.config, "budget": budget, "seeds": seeds if seeds is not None else spec.seeds,
-             "trials": spec.trials, "space": [dataclasses.asdict(d) for d in spec.space], "set": spec.fixed,
-             "names": names}
+    )
+    asked = {
+        "recipe": spec.config,
+        "budget": budget,
+        "seeds": seeds if seeds is not None else spec.seeds,
+        "trials": spec.trials,
+        "space": [dataclasses.asdict(d) for d in spec.space],
+        "set": spec.fixed,
+        "names": names,
+    }
     return json.loads(json.dumps(asked))
 
 
@@ -215,8 +239,10 @@ def claim_study(study, asked: dict, where: str) -> None:
     for key, value in asked.items():
         if kept.get(key) != value:
             shown = {"space": "search space", "set": "fixed keys", "names": "names (another data file)"}.get(key, key)
-            raise UsageError(f"study {study.study_name!r} in {where} asks another question: its {shown} differ from "
-                             f"this spec's; give this spec another [sweep] name, or run that study's spec")
+            raise UsageError(
+                f"study {study.study_name!r} in {where} asks another question: its {shown} differ from "
+                f"this spec's; give this spec another [sweep] name, or run that study's spec"
+            )
 
 
 def mark_trial_runs(out_dir: Path, runs: list[str], trial: int, state: str) -> None:

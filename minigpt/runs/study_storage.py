@@ -19,8 +19,17 @@ from pathlib import Path
 from typing import Callable
 
 from minigpt.errors import RunError, UsageError
-from minigpt.runs.study_folder import (JOURNAL, claim_folder, claim_study, hide_password, keep_spec, masked,
-                                             mend_torn_journal, question, whole_records)
+from minigpt.runs.study_folder import (
+    JOURNAL,
+    claim_folder,
+    claim_study,
+    hide_password,
+    keep_spec,
+    masked,
+    mend_torn_journal,
+    question,
+    whole_records,
+)
 from minigpt.runs.sweep_spec import SweepSpec
 
 
@@ -28,7 +37,9 @@ def import_optuna():
     try:
         import optuna
     except ImportError:
-        raise UsageError("minigpt sweep runs on Optuna: pip install 'minigpt-names[sweep]' (or pip install optuna)") from None
+        raise UsageError(
+            "minigpt sweep runs on Optuna: pip install 'minigpt-names[sweep]' (or pip install optuna)"
+        ) from None
     optuna.logging.set_verbosity(optuna.logging.ERROR)  # a failed trial is one line of ours, not its traceback
     warnings.filterwarnings("ignore", category=optuna.exceptions.ExperimentalWarning)  # the heartbeat's, each run
     return optuna
@@ -45,8 +56,7 @@ def open_study(spec: SweepSpec, out_dir: Path, storage: str | None, worker: int 
     `create` is False: a look at a study changes nothing, in its files or its database)."""
     optuna = import_optuna()
     if not create and storage is None and not (out_dir / JOURNAL).is_file():
-        raise UsageError(f"{out_dir} holds no {JOURNAL}: its study lives in a database; "
-                         f"give it with --storage URL")
+        raise UsageError(f"{out_dir} holds no {JOURNAL}: its study lives in a database; give it with --storage URL")
     try:
         if storage is None:
             from optuna.storages.journal import JournalFileBackend
@@ -60,24 +70,38 @@ def open_study(spec: SweepSpec, out_dir: Path, storage: str | None, worker: int 
             backend = database(optuna, storage)
         if not create:
             return optuna.load_study(study_name=spec.name, storage=backend)
-        pruner = optuna.pruners.MedianPruner(n_startup_trials=2, n_warmup_steps=spec.first_prune_step) \
-            if spec.prune else optuna.pruners.NopPruner()
-        return optuna.create_study(study_name=spec.name, storage=backend, direction="minimize", load_if_exists=True,
-                                   sampler=sampler(spec, worker), pruner=pruner)
+        pruner = (
+            optuna.pruners.MedianPruner(n_startup_trials=2, n_warmup_steps=spec.first_prune_step)
+            if spec.prune
+            else optuna.pruners.NopPruner()
+        )
+        return optuna.create_study(
+            study_name=spec.name,
+            storage=backend,
+            direction="minimize",
+            load_if_exists=True,
+            sampler=sampler(spec, worker),
+            pruner=pruner,
+        )
     except KeyError:  # load_study: no study of that name there
         raise UsageError(f"{masked(storage) or out_dir / JOURNAL} holds no study named {spec.name!r}") from None
     except OSError as e:
         if e.errno in (errno.ENOSPC, errno.EIO, errno.EDQUOT):  # the machine failed, not the storage given: exit 1
             raise RunError(f"cannot write the study's journal {out_dir / JOURNAL}: {e.strerror}") from None
-        raise UsageError(f"cannot open the study's storage {masked(storage) or out_dir / JOURNAL}: "
-                         f"{hide_password(e.strerror or str(e), storage)}") from None
+        raise UsageError(
+            f"cannot open the study's storage {masked(storage) or out_dir / JOURNAL}: "
+            f"{hide_password(e.strerror or str(e), storage)}"
+        ) from None
     except (ImportError, ValueError) as e:
         journal = out_dir / JOURNAL
         if storage is None and journal.is_file() and whole_records(journal.read_bytes()) < journal.stat().st_size:
-            raise UsageError(f"{journal} is cut or damaged after its first whole records; run the sweep again "
-                             f"to set the damaged part aside (the whole file is kept beside it)") from None
-        raise UsageError(f"cannot open the study's storage {masked(storage) or journal}: "
-                         f"{hide_password(str(e), storage)}") from None
+            raise UsageError(
+                f"{journal} is cut or damaged after its first whole records; run the sweep again "
+                f"to set the damaged part aside (the whole file is kept beside it)"
+            ) from None
+        raise UsageError(
+            f"cannot open the study's storage {masked(storage) or journal}: {hide_password(str(e), storage)}"
+        ) from None
     except Exception as e:  # a database that refuses: SQLAlchemy's and redis's own errors
         # SQLAlchemy's "(psycopg.OperationalError) connection failed: ...": the reason, not the class
         reason = hide_password(re.sub(r"^\([\w.]+\) ", "", str(e).splitlines()[0]), storage)
@@ -90,16 +114,26 @@ def database(optuna, url: str, tries: int = 5):
     for attempt in range(tries):
         try:
             return optuna.storages.RDBStorage(
-                url, heartbeat_interval=30, grace_period=120,
-                heartbeat_stale_trial_callback=optuna.storages.RetryHeartbeatStaleTrialCallback(max_retry=3))
+                url,
+                heartbeat_interval=30,
+                grace_period=120,
+                heartbeat_stale_trial_callback=optuna.storages.RetryHeartbeatStaleTrialCallback(max_retry=3),
+            )
         except Exception as e:
             if attempt == tries - 1 or "already exists" not in str(e) and "duplicate key" not in str(e):
                 raise
             time.sleep(0.2 * (attempt + 1))
 
 
-def claimed_study(spec: SweepSpec, out_dir: Path, storage: str | None, data: Path | None, seeds: int | None,
-                  names: str, say: Callable[[str], None]):
+def claimed_study(
+    spec: SweepSpec,
+    out_dir: Path,
+    storage: str | None,
+    data: Path | None,
+    seeds: int | None,
+    names: str,
+    say: Callable[[str], None],
+):
     """The study, its folder and its question claimed for this spec; refused, a folder made for it is taken away."""
     fresh = not out_dir.exists()
     try:
@@ -108,8 +142,10 @@ def claimed_study(spec: SweepSpec, out_dir: Path, storage: str | None, data: Pat
         claim_folder(out_dir, spec, storage, data, names)
         torn = mend_torn_journal(out_dir / JOURNAL) if storage is None else None
         if torn:
-            say(f"{out_dir / JOURNAL} ended in a cut record (a write was interrupted): it is cut back to its last "
-                f"whole record, the whole file kept as {torn}")
+            say(
+                f"{out_dir / JOURNAL} ended in a cut record (a write was interrupted): it is cut back to its last "
+                f"whole record, the whole file kept as {torn}"
+            )
         study = open_study(spec, out_dir, storage)
         claim_study(study, question(spec, seeds, names), masked(storage) or str(out_dir / JOURNAL))
         return study

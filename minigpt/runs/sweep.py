@@ -24,17 +24,25 @@ from pathlib import Path
 from typing import Callable
 
 from minigpt.common.arguments import as_path, quoted, whole_number_within
-from minigpt.errors import Interrupted, RunError, UsageError
 from minigpt.common.failures import WriteFailed, cannot_write
-from minigpt.runs.run_directory import RunLock
 from minigpt.common.text import range_text
-from minigpt.runs.statistics import correlation, mean, sd
-from minigpt.runs.study_folder import JOURNAL, SPEC_COPY, TRIAL_MARK, is_study_folder, mark_trial_runs, masked, \
-    names_digest, read_study_record
-from minigpt.runs.study_storage import claimed_study, import_optuna, open_study, sampler
-from minigpt.runs.sweep_spec import MOST_SEEDS, SweepSpec, read_spec
+from minigpt.errors import Interrupted, RunError, UsageError
 from minigpt.files.atomic_file import write_text
 from minigpt.formats.recipes import recipe_toml
+from minigpt.runs.run_directory import RunLock
+from minigpt.runs.statistics import correlation, mean, sd
+from minigpt.runs.study_folder import (
+    JOURNAL,
+    SPEC_COPY,
+    TRIAL_MARK,
+    is_study_folder,
+    mark_trial_runs,
+    masked,
+    names_digest,
+    read_study_record,
+)
+from minigpt.runs.study_storage import claimed_study, import_optuna, open_study, sampler
+from minigpt.runs.sweep_spec import MOST_SEEDS, SweepSpec, read_spec
 
 BEST = "best.toml"
 IMPORTANCE_TRIALS = 5  # finished trials before each key's importance means anything: fewer, and one pair decides it
@@ -131,8 +139,14 @@ def objective(spec: SweepSpec, out_dir: Path, data: Path | None, seeds: int, say
                 runs.append(run_dir.name)
                 trial.set_user_attr("runs", runs)
                 (run_dir / TRIAL_MARK).unlink(missing_ok=True)  # a folder of an earlier study's trial of this number
-                result = train(config, data, out_dir=run_dir, overwrite=True, quiet=True,
-                               report=pruning(trial) if i == 0 and spec.prune else None)
+                result = train(
+                    config,
+                    data,
+                    out_dir=run_dir,
+                    overwrite=True,
+                    quiet=True,
+                    report=pruning(trial) if i == 0 and spec.prune else None,
+                )
                 losses.append(result.best_val_loss)
                 steps.append(result.steps)
                 if i == 0:
@@ -141,8 +155,9 @@ def objective(spec: SweepSpec, out_dir: Path, data: Path | None, seeds: int, say
             mark_trial_runs(out_dir, runs, trial.number, "stopped; run again as a later trial")
             trial.set_user_attr("interrupted", True)
             if isinstance(e, Interrupted):  # the run's own advice (train --resume) would train outside the study
-                raise Interrupted(f"{STOPPED}; trial {trial.number} runs again from its start",
-                                  e.exit_code - 128) from None
+                raise Interrupted(
+                    f"{STOPPED}; trial {trial.number} runs again from its start", e.exit_code - 128
+                ) from None
             raise
         except UsageError as e:  # values no run can take together (n_embd not divisible by n_head, ...)
             mark_trial_runs(out_dir, runs, trial.number, f"failed: {e}")
@@ -154,8 +169,10 @@ def objective(spec: SweepSpec, out_dir: Path, data: Path | None, seeds: int, say
             raise
         trial.set_user_attr("losses", losses)
         trial.set_user_attr("steps", steps)  # a time limit's trials take the steps the machine gives them
-        say(f"trial {trial.number}: {mean(losses):.4f} over {len(losses)} seed{'s' * (len(losses) > 1)}  "
-            + values_text(values))
+        say(
+            f"trial {trial.number}: {mean(losses):.4f} over {len(losses)} seed{'s' * (len(losses) > 1)}  "
+            + values_text(values)
+        )
         return mean(losses)
 
     return run_trial
@@ -165,8 +182,16 @@ def values_text(values: dict) -> str:
     return "  ".join(f"{k}={v:.4g}" if isinstance(v, float) else f"{k}={v}" for k, v in values.items())
 
 
-def work(spec_path: Path, out_dir: Path, data: Path | None, storage: str | None, seeds: int | None,
-         threads: int | None = None, say: Callable[[str], None] = lambda line: None, worker: int = 0) -> None:
+def work(
+    spec_path: Path,
+    out_dir: Path,
+    data: Path | None,
+    storage: str | None,
+    seeds: int | None,
+    threads: int | None = None,
+    say: Callable[[str], None] = lambda line: None,
+    worker: int = 0,
+) -> None:
     """One worker: runs trials until the study has its number of them. Several may share a study: the
     `worker`-th of one command's --jobs, and any number of commands on other machines through `storage`."""
     if threads is not None:  # one of --jobs N processes: its share of the cores, told to torch and to minigpt
@@ -227,13 +252,21 @@ def die_with_parent() -> None:
     threading.Thread(target=watch, daemon=True, name="minigpt-parent-watch").start()
 
 
-def run_sweep(spec_path: str | Path, out_dir: str | Path, data: str | Path | None = None, jobs: int = 1,
-              storage: str | None = None, seeds: int | None = None,
-              say: Callable[[str], None] = lambda line: None) -> SweepResult:
+def run_sweep(
+    spec_path: str | Path,
+    out_dir: str | Path,
+    data: str | Path | None = None,
+    jobs: int = 1,
+    storage: str | None = None,
+    seeds: int | None = None,
+    say: Callable[[str], None] = lambda line: None,
+) -> SweepResult:
     """Run the study to its number of trials (going on where it stopped) and sum it up; `say` hears a line
     a trial and what the sweep does."""
     if storage is not None and not isinstance(storage, str):
-        raise UsageError(f"--storage must be a URL (text, such as postgresql://user@host/db), got {type(storage).__name__}")
+        raise UsageError(
+            f"--storage must be a URL (text, such as postgresql://user@host/db), got {type(storage).__name__}"
+        )
     if not callable(say):
         raise UsageError(f"say must be a function of one line of text (print, say), got {type(say).__name__}")
     spec, out_dir = read_spec(as_path(spec_path, "a sweep spec")), as_path(out_dir, "the sweep's directory")
@@ -246,22 +279,36 @@ def run_sweep(spec_path: str | Path, out_dir: str | Path, data: str | Path | Non
     if out_dir.exists() and not out_dir.is_dir():
         raise UsageError(f"--out {out_dir} is a file; the sweep writes a directory of runs")
     if out_dir.is_dir() and any(out_dir.iterdir()) and not is_study_folder(out_dir):  # a trial would replace them
-        raise UsageError(f"--out {out_dir} holds files of its own and no study; choose an empty or new folder "
-                         f"(a sweep writes its trials' runs and best.toml there)")
+        raise UsageError(
+            f"--out {out_dir} holds files of its own and no study; choose an empty or new folder "
+            f"(a sweep writes its trials' runs and best.toml there)"
+        )
     data = as_path(data, "the names file (data)") if data is not None else None
     names = names_digest(data, spec)  # before anything is written: a typo spends no trial
     study = claimed_study(spec, out_dir, storage, data, seeds, names, say)
     # two sweeps of one folder would propose the same values (their samplers are seeded alike): one at a time
-    lock = RunLock(out_dir, "another sweep", "let it finish, or run one sweep with --jobs N for trials side by "
-                   "side", what="the sweep's folder")
+    lock = RunLock(
+        out_dir,
+        "another sweep",
+        "let it finish, or run one sweep with --jobs N for trials side by side",
+        what="the sweep's folder",
+    )
     try:
         return sweep_locked(spec, out_dir, data, jobs, storage, seeds, say, study)
     finally:
         lock.release()
 
 
-def sweep_locked(spec, out_dir: Path, data: Path | None, jobs: int, storage: str | None, seeds: int | None,
-                 say: Callable[[str], None], study) -> SweepResult:
+def sweep_locked(
+    spec,
+    out_dir: Path,
+    data: Path | None,
+    jobs: int,
+    storage: str | None,
+    seeds: int | None,
+    say: Callable[[str], None],
+    study,
+) -> SweepResult:
     """run_sweep's work, with the folder to itself."""
     again = run_again_what_stopped(study)
     if again:
@@ -273,8 +320,10 @@ def sweep_locked(spec, out_dir: Path, data: Path | None, jobs: int, storage: str
     result = summary(spec, out_dir, storage)
     failed = [t for t in result.trials if "error" in t.user_attrs]
     if result.best is None and failed:
-        raise RunError(f"every trial failed (they use none of the study's {spec.trials}); the last: "
-                       f"{failed[-1].user_attrs['error']}")
+        raise RunError(
+            f"every trial failed (they use none of the study's {spec.trials}); the last: "
+            f"{failed[-1].user_attrs['error']}"
+        )
     return result
 
 
@@ -296,15 +345,19 @@ def run_workers(jobs: int, *args) -> None:
     killed = [(i, -code) for i, code in enumerate(codes) if code < 0]  # multiprocessing: a signal's number, negated
     if killed:
         name = signal.Signals(killed[0][1]).name
-        raise RunError(f"a sweep process was killed by {name} (out of memory, or stopped from outside); the others "
-                       f"stopped with it, the trials that finished are kept, and running the sweep again goes on")
+        raise RunError(
+            f"a sweep process was killed by {name} (out of memory, or stopped from outside); the others "
+            f"stopped with it, the trials that finished are kept, and running the sweep again goes on"
+        )
     # workers stopped by a signal that the sweep's own process did not see (sent to them alone; or, in three
     # full test-suite runs, Ctrl-C to the whole group, for a reason not found) stopped the sweep all the same
     if codes and all(code - 128 in STOP_SIGNALS for code in codes):
         raise Interrupted(STOPPED_WORKERS, codes[0] - 128)
     if codes:
-        raise RunError(f"{len(codes)} of {jobs} sweep processes failed (exit {codes[0]}); the trials that finished "
-                       f"are kept, and running the sweep again goes on")
+        raise RunError(
+            f"{len(codes)} of {jobs} sweep processes failed (exit {codes[0]}); the trials that finished "
+            f"are kept, and running the sweep again goes on"
+        )
 
 
 def watch_workers(processes) -> int | None:
@@ -349,9 +402,13 @@ class SweepResult:
     best_toml: Path | None
 
     def to_json(self) -> dict:
-        return {"study": self.spec.name, "trials": [trial_json(t) for t in self.trials],
-                "best": trial_json(self.best) if self.best else None, "importance": self.importance,
-                "best_toml": str(self.best_toml) if self.best_toml else None}
+        return {
+            "study": self.spec.name,
+            "trials": [trial_json(t) for t in self.trials],
+            "best": trial_json(self.best) if self.best else None,
+            "importance": self.importance,
+            "best_toml": str(self.best_toml) if self.best_toml else None,
+        }
 
 
 def state_of(t) -> str:
@@ -362,9 +419,17 @@ def state_of(t) -> str:
 
 def trial_json(t) -> dict:
     losses = t.user_attrs.get("losses", [])
-    return {"number": t.number, "state": state_of(t), "value": t.value, "params": t.params,
-            "losses": losses, "sd": sd(losses), "steps": t.user_attrs.get("steps", []),
-            "runs": t.user_attrs.get("runs", []), "error": t.user_attrs.get("error")}
+    return {
+        "number": t.number,
+        "state": state_of(t),
+        "value": t.value,
+        "params": t.params,
+        "losses": losses,
+        "sd": sd(losses),
+        "steps": t.user_attrs.get("steps", []),
+        "runs": t.user_attrs.get("runs", []),
+        "error": t.user_attrs.get("error"),
+    }
 
 
 def summary(spec: SweepSpec, out_dir: Path, storage: str | None, write_best: bool = True) -> SweepResult:
@@ -384,11 +449,17 @@ def summary(spec: SweepSpec, out_dir: Path, storage: str | None, write_best: boo
     best_toml = None
     if best is not None and best.user_attrs.get("recipe") and write_best:
         note = compute_note(trials)
-        what = f"the recipe of the lowest loss of the study {spec.name}" if note else \
-            f"the best recipe of the study {spec.name}"
+        what = (
+            f"the recipe of the lowest loss of the study {spec.name}"
+            if note
+            else f"the best recipe of the study {spec.name}"
+        )
         caveat = f"# which may follow the machine, not the recipe: {note}\n" if note else ""
-        best_toml = write_text(out_dir / BEST, f"# {what} (trial {best.number}, {best.value:.4f} over its seeds), as "
-                               f"it trained\n{caveat}" + best.user_attrs["recipe"])
+        best_toml = write_text(
+            out_dir / BEST,
+            f"# {what} (trial {best.number}, {best.value:.4f} over its seeds), as "
+            f"it trained\n{caveat}" + best.user_attrs["recipe"],
+        )
     elif best is not None and (out_dir / BEST).is_file():
         best_toml = out_dir / BEST  # written when the study last ran
     return SweepResult(spec, trials, best, importance, best_toml)
@@ -414,9 +485,14 @@ def compute_note(trials) -> str | None:
     if not steps or max(steps) <= 1.1 * min(steps):
         return None
     inside = [t for t in done if max(t.user_attrs["steps"]) > 1.1 * min(t.user_attrs["steps"])]
-    within = (f"; trial {inside[0].number}'s seeds alone took {range_text(inside[0].user_attrs['steps'])} steps"
-              if inside else "")
+    within = (
+        f"; trial {inside[0].number}'s seeds alone took {range_text(inside[0].user_attrs['steps'])} steps"
+        if inside
+        else ""
+    )
     r = correlation([mean(t.user_attrs["steps"]) for t in done], [t.value for t in done]) if len(done) >= 3 else None
     follows = f" and the loss follows them (r = {r:.2f})" if r is not None and r <= -0.5 else ""
-    return (f"the trials took {min(steps):,} to {max(steps):,} steps{follows}{within}: the ranking may be the "
-            f"machine's compute, not the recipes'; a budget of steps ([sweep] steps) gives every trial the same")
+    return (
+        f"the trials took {min(steps):,} to {max(steps):,} steps{follows}{within}: the ranking may be the "
+        f"machine's compute, not the recipes'; a budget of steps ([sweep] steps) gives every trial the same"
+    )

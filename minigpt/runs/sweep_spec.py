@@ -26,10 +26,9 @@ import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from minigpt.config import Config
 from minigpt.common.arguments import quoted, whole_number_within
+from minigpt.config import LARGEST_INTEGER, Config
 from minigpt.errors import UsageError
-from minigpt.config import LARGEST_INTEGER
 from minigpt.files.bounded import read_bytes
 from minigpt.formats.recipes import NOT_SETTABLE, load_config, toml_value
 
@@ -75,8 +74,13 @@ class SweepSpec:
 
     def overrides(self, values: dict, seed: int) -> list[str]:
         """`--set` strings for one run: the fixed keys, the budget, the trial's values and the seed."""
-        budget = {"train.steps": self.steps} if self.steps else {"train.time_limit": float(self.time_limit)} \
-            if self.time_limit else {}
+        budget = (
+            {"train.steps": self.steps}
+            if self.steps
+            else {"train.time_limit": float(self.time_limit)}
+            if self.time_limit
+            else {}
+        )
         chosen = {**self.fixed, **budget, **values, "train.seed": seed}
         return [f"{key}={toml_value(value)}" for key, value in chosen.items()]
 
@@ -112,8 +116,10 @@ def read_spec(path: str | Path) -> SweepSpec:
     table = parsed(path, text)
     head, fixed, space = table.get("sweep", {}), table.get("set", {}), table.get("space", {})
     if set(head) - SWEEP_KEYS:
-        raise UsageError(f"{path}: unknown [sweep] key {quoted(sorted(set(head) - SWEEP_KEYS)[0])} "
-                         f"(known: {', '.join(sorted(SWEEP_KEYS))})")
+        raise UsageError(
+            f"{path}: unknown [sweep] key {quoted(sorted(set(head) - SWEEP_KEYS)[0])} "
+            f"(known: {', '.join(sorted(SWEEP_KEYS))})"
+        )
     spec = SweepSpec(path, text, **{k: v for k, v in head.items()})
     check_head(spec)
     spec.name = spec.name or "minigpt-" + hashlib.sha256(text.encode()).hexdigest()[:12]
@@ -135,7 +141,9 @@ def parsed(path: Path, text: str) -> dict:
         raise UsageError(f"{path}: nested too deeply to be a sweep spec") from None
     unknown = set(table) - {"sweep", "space", "set"}
     if unknown:
-        raise UsageError(f"{path}: unknown section [{quoted(sorted(unknown)[0])}] (a spec has [sweep], [space] and [set])")
+        raise UsageError(
+            f"{path}: unknown section [{quoted(sorted(unknown)[0])}] (a spec has [sweep], [space] and [set])"
+        )
     for section, value in table.items():
         if not isinstance(value, dict):
             raise UsageError(f"{path}: {section} is a section, [{section}], not {quoted(value)}")
@@ -149,9 +157,11 @@ def refuse_contradictions(spec: SweepSpec, fixed: dict, space: dict) -> None:
     if both:
         raise UsageError(f"{spec.path}: {quoted(both[0])} is both fixed in [set] and searched in [space]; keep one")
     if "model.causal" in space or fixed.get("model.causal") is False:  # its loss would win every comparison
-        raise UsageError(f"{spec.path}: a study cannot train without the causal mask (model.causal): such a model "
-                         f"reads each character it is to predict, so its loss measures no prediction and would "
-                         f"win every comparison")
+        raise UsageError(
+            f"{spec.path}: a study cannot train without the causal mask (model.causal): such a model "
+            f"reads each character it is to predict, so its loss measures no prediction and would "
+            f"win every comparison"
+        )
     budget = "steps" if spec.steps is not None else "time_limit" if spec.time_limit is not None else None
     for key in BUDGET_KEYS:
         where = "[set]" if key in fixed else "[space]" if key in space else None
@@ -165,8 +175,12 @@ def check_head(spec: SweepSpec) -> None:
     whole_number_within(spec.seeds, f"{where} seeds", 1, MOST_SEEDS)
     if spec.steps is not None:
         whole_number_within(spec.steps, f"{where} steps", 1, LARGEST_INTEGER)
-    if spec.prune_after is not None and (type(spec.prune_after) is not int or not 0 <= spec.prune_after < LARGEST_INTEGER):
-        raise UsageError(f"{where} prune_after must be a whole number of steps, 0 or more, got {quoted(spec.prune_after)}")
+    if spec.prune_after is not None and (
+        type(spec.prune_after) is not int or not 0 <= spec.prune_after < LARGEST_INTEGER
+    ):
+        raise UsageError(
+            f"{where} prune_after must be a whole number of steps, 0 or more, got {quoted(spec.prune_after)}"
+        )
     if spec.time_limit is not None and (type(spec.time_limit) not in (int, float) or not 0 < spec.time_limit < 1e9):
         raise UsageError(f"{where} time_limit must be a number of seconds above 0, got {quoted(spec.time_limit)}")
     if spec.steps is not None and spec.time_limit is not None:
@@ -200,7 +214,9 @@ def dimension(spec: SweepSpec, key: str, table) -> Dimension:
     where = f"{spec.path}: [space] {key}"
     kind = key_type(key, f"{spec.path}: [space]")
     if not isinstance(table, dict) or not (set(table) <= {"low", "high", "log", "choices"}):
-        raise UsageError(f"{where} must be {{low = ..., high = ...}} (log = true for a log scale) or {{choices = [...]}}")
+        raise UsageError(
+            f"{where} must be {{low = ..., high = ...}} (log = true for a log scale) or {{choices = [...]}}"
+        )
     if "choices" in table:
         if set(table) != {"choices"} or not isinstance(table["choices"], list) or not table["choices"]:
             raise UsageError(f"{where}: choices is a non-empty list, alone")
@@ -208,12 +224,19 @@ def dimension(spec: SweepSpec, key: str, table) -> Dimension:
             checked_value(spec, key, value)
         return Dimension(key, choices=table["choices"])
     if kind not in (int, float) or {"low", "high"} - set(table):
-        raise UsageError(f"{where}: " + ("a range needs low and high" if kind in (int, float) else
-                                          f"a {kind.__name__} key takes choices, not a range"))
+        raise UsageError(
+            f"{where}: "
+            + (
+                "a range needs low and high"
+                if kind in (int, float)
+                else f"a {kind.__name__} key takes choices, not a range"
+            )
+        )
     low, high, log = table["low"], table["high"], table.get("log", False)
     if kind is int and (type(low) is not int or type(high) is not int):
-        raise UsageError(f"{where} is a whole-number key: low and high must be whole numbers, "
-                         f"got {quoted(low)} and {quoted(high)}")
+        raise UsageError(
+            f"{where} is a whole-number key: low and high must be whole numbers, got {quoted(low)} and {quoted(high)}"
+        )
     if type(low) not in (int, float) or type(high) not in (int, float):
         raise UsageError(f"{where}: low and high are numbers, got {quoted(low)} and {quoted(high)}")
     if type(log) is not bool:

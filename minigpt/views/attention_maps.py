@@ -18,25 +18,25 @@ from rich.style import Style
 from rich.table import Table
 from rich.text import Text
 
-from minigpt.files.names_file import refuse_unseen
 from minigpt.common.arguments import as_whole_number
-from minigpt.common.text import token_label
+from minigpt.common.text import one_line, token_label, token_text
 from minigpt.data import Tokenizer
-from minigpt.formats.checkpoint_checks import check_model
 from minigpt.errors import UsageError
-from minigpt.common.text import one_line, token_text
-from minigpt.model import GPT
-from minigpt.model import causal_attention
-from minigpt.measurements.attribution import logit_attribution
-from minigpt.measurements.logit_lens import logit_lens
 from minigpt.files import strict_json
 from minigpt.files.atomic_file import write_text
+from minigpt.files.names_file import refuse_unseen
+from minigpt.formats.checkpoint_checks import check_model
+from minigpt.measurements.attribution import logit_attribution
+from minigpt.measurements.logit_lens import logit_lens
+from minigpt.model import GPT, causal_attention
 
 
 @dataclass
 class AttentionReport:
     name: str
-    tokens: list[str]  # what the model reads: the boundary token (its mark, common/text.py's boundary_mark), then each character
+    tokens: list[
+        str
+    ]  # what the model reads: the boundary token (its mark, common/text.py's boundary_mark), then each character
     weights: torch.Tensor  # [n_layer, n_head, T, T]; row i holds position i's weights over 0..i
     predictions: list[list[tuple[str, float]]]  # per position, the likeliest next tokens
     lens: dict  # each sublayer's guess (measurements/logit_lens.py)
@@ -98,8 +98,9 @@ def attention_report(model: GPT, tokenizer: Tokenizer, name: str, top: int = 3) 
     weights = maps[:, 0].float().cpu()  # [n_layer, n_head, T, T]
     lens = logit_lens(model, tokenizer, ids, top)
     attribution = logit_attribution(model, tokenizer, ids)
-    return AttentionReport(name, [token_label(tokenizer, i) for i in ids], weights, predictions, lens, attribution,
-                           model.config.causal)
+    return AttentionReport(
+        name, [token_label(tokenizer, i) for i in ids], weights, predictions, lens, attribution, model.config.causal
+    )
 
 
 def select(report: AttentionReport, layer: int | None, head: int | None) -> list[tuple[int, int]]:
@@ -127,8 +128,15 @@ def heat_style(w: float) -> Style:
 def heatmap(report: AttentionReport, layer: int, head: int) -> Table:
     """Rows: the position that looks; columns: the positions it looks at. The future stays blank."""
     # title and caption at the left: a map wider than the terminal is cut at its right edge, they are not
-    table = Table(title=f"layer {layer}, head {head}", caption=f"{report.boundary} is the boundary token",
-                  show_edge=False, padding=(0, 0), pad_edge=False, title_justify="left", caption_justify="left")
+    table = Table(
+        title=f"layer {layer}, head {head}",
+        caption=f"{report.boundary} is the boundary token",
+        show_edge=False,
+        padding=(0, 0),
+        pad_edge=False,
+        title_justify="left",
+        caption_justify="left",
+    )
     table.add_column("", justify="right", style="bold")
     for token in report.tokens:
         table.add_column(Text(token_text(token)), justify="center", min_width=5)  # Text: a name's "[" is not markup
@@ -142,19 +150,28 @@ def heatmap(report: AttentionReport, layer: int, head: int) -> Table:
 def position_bars(report: AttentionReport, layer: int, head: int, position: int, width: int = 40) -> Group:
     """One row of the matrix as bars: how much `position` attends to each position."""
     check_position(report, position)
-    lines = [Text(f"layer {layer}, head {head}: position {position} ('{token_text(report.tokens[position])}') attends to", style="bold")]
+    lines = [
+        Text(
+            f"layer {layer}, head {head}: position {position} ('{token_text(report.tokens[position])}') attends to",
+            style="bold",
+        )
+    ]
     for j, token in enumerate(report.tokens):
         if j > position and report.causal:  # the future: the causal mask hides it, which is not a weight of 0 it chose
             lines.append(Text(f"{j:>3} {token_text(token):>6} ") + Text("masked (a later position)", style="dim"))
             continue
         w = report.weights[layer, head, position, j].item()
-        lines.append(Text(f"{j:>3} {token_text(token):>6} ") + Text("█" * round(w * width), style="cyan") + Text(f" {w:.3f}"))
+        lines.append(
+            Text(f"{j:>3} {token_text(token):>6} ") + Text("█" * round(w * width), style="cyan") + Text(f" {w:.3f}")
+        )
     return Group(*lines)
 
 
 def check_position(report: AttentionReport, position: int) -> None:
     if not 0 <= position < len(report.tokens):
-        raise UsageError(f"--position {position} is out of range: '{report.name}' has positions 0..{len(report.tokens) - 1}")
+        raise UsageError(
+            f"--position {position} is out of range: '{report.name}' has positions 0..{len(report.tokens) - 1}"
+        )
 
 
 def attribution_bars(report: AttentionReport, position: int, width: int = 16) -> Group:
@@ -165,22 +182,35 @@ def attribution_bars(report: AttentionReport, position: int, width: int = 16) ->
     terms = sorted(zip(report.attribution["parts"], found["parts"]), key=lambda pt: -pt[1])
     largest = max(abs(term) for _, term in terms) or 1.0
     scale = f" (the final norm's scale, 1/rms, is {found['scale']:.3f})" if found["scale"] != 1.0 else ""
-    lines = [Text(f"position {position}: why '{token_text(found['target'])}' after '{one_line(found['read'])}': its logit "
-                  f"{found['logit']:.3f} is the sum of what each part writes toward it{scale}", style="bold")]
+    lines = [
+        Text(
+            f"position {position}: why '{token_text(found['target'])}' after '{one_line(found['read'])}': its logit "
+            f"{found['logit']:.3f} is the sum of what each part writes toward it{scale}",
+            style="bold",
+        )
+    ]
     name_width = max(len(name) for name, _ in terms)
     for name, term in terms:
         bar = round(abs(term) / largest * width)
         left, right = (" " * (width - bar) + "█" * bar, "") if term < 0 else (" " * width, "█" * bar)
-        lines.append(Text(f"{name:>{name_width}} ") + Text(left, style="red") + Text("│") + Text(f"{right:<{width}}", style="green")
-                      + Text(f" {term:+.3f}"))
+        lines.append(
+            Text(f"{name:>{name_width}} ")
+            + Text(left, style="red")
+            + Text("│")
+            + Text(f"{right:<{width}}", style="green")
+            + Text(f" {term:+.3f}")
+        )
     return Group(*lines)
 
 
 def predictions_table(report: AttentionReport) -> Table:
     """A position a row, each of the likeliest next tokens in a column of its own: in one cell, a narrow
     terminal wrapped a probability onto a line apart from its character."""
-    table = Table(title="what the model predicts next (probability)", caption=f"{report.boundary} next: the name ends",
-                  show_edge=False)
+    table = Table(
+        title="what the model predicts next (probability)",
+        caption=f"{report.boundary} next: the name ends",
+        show_edge=False,
+    )
     table.add_column("pos", justify="right")
     table.add_column("after reading")
     ranks = max((len(best) for best in report.predictions), default=0)
@@ -197,16 +227,27 @@ def lens_table(report: AttentionReport) -> Table:
     """Stages down, positions across: each stage's likeliest next token and its probability, and below it
     the stage's probability of the actual next token, both in percent."""
     lens = report.lens
-    table = Table(title="each layer's guess at the next token (the logit lens)", box=None, padding=(0, 1, 0, 0),
-                  caption="per cell: the likeliest next token and its %; below, the % on the actual next. "
-                          "Only the last row is the model's prediction; earlier rows read the stream as if it were the last.")
+    table = Table(
+        title="each layer's guess at the next token (the logit lens)",
+        box=None,
+        padding=(0, 1, 0, 0),
+        caption="per cell: the likeliest next token and its %; below, the % on the actual next. "
+        "Only the last row is the model's prediction; earlier rows read the stream as if it were the last.",
+    )
     table.add_column("after", no_wrap=True)
     for position in lens["positions"]:
-        table.add_column(Text(f"{token_text(position['read'][-1])}→{token_text(position['next'])}"), justify="center", no_wrap=True)
+        table.add_column(
+            Text(f"{token_text(position['read'][-1])}→{token_text(position['next'])}"), justify="center", no_wrap=True
+        )
     percent = lambda p: f"{round(100 * p):>2}"  # noqa: E731
     for s, stage in enumerate(lens["stages"]):
-        cells = [Text(f"{token_text(pos['stages'][s]['top'][0]['token'])} {percent(pos['stages'][s]['top'][0]['prob'])}\n"
-                      f"  {percent(pos['stages'][s]['next_prob'])}") for pos in lens["positions"]]
+        cells = [
+            Text(
+                f"{token_text(pos['stages'][s]['top'][0]['token'])} {percent(pos['stages'][s]['top'][0]['prob'])}\n"
+                f"  {percent(pos['stages'][s]['next_prob'])}"
+            )
+            for pos in lens["positions"]
+        ]
         short = "emb" if stage == "embeddings" else stage.replace("layer ", "L").replace(" attention", " attn")
         table.add_row(short, *cells, end_section=True)
     return table
@@ -220,9 +261,7 @@ def to_json(report: AttentionReport, pairs: list[tuple[int, int]] | None = None)
         "tokens": report.tokens,
         "boundary": report.boundary,
         "causal": report.causal,
-        "attention": [
-            {"layer": l, "head": h, "weights": report.weights[l, h].tolist()} for l, h in pairs
-        ],
+        "attention": [{"layer": l, "head": h, "weights": report.weights[l, h].tolist()} for l, h in pairs],
         "predictions": [
             {"position": i, "token": token, "next": [{"token": t, "prob": p} for t, p in best]}
             for i, (token, best) in enumerate(zip(report.tokens, report.predictions))

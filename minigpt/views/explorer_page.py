@@ -15,9 +15,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from minigpt.errors import UsageError
-
 from minigpt.common.failures import cannot_write
+from minigpt.errors import UsageError
 from minigpt.files import strict_json
 from minigpt.files.atomic_file import refuse_existing, write_text
 from minigpt.formats.checkpoint import Checkpoint, as_checkpoint
@@ -59,8 +58,14 @@ def render_page(data: dict) -> str:
     return re.sub(r"/\*(CSS|DATA|MODEL_JS|EXPLORER_JS)\*/", lambda m: parts[m.group(1)], web_file("explorer.html"))
 
 
-def write_page(checkpoint: str | Path | Checkpoint, out: str | Path, text: str | None = None,
-               overwrite: bool = False, progress=None, lesson: int | None = None) -> Path:
+def write_page(
+    checkpoint: str | Path | Checkpoint,
+    out: str | Path,
+    text: str | None = None,
+    overwrite: bool = False,
+    progress=None,
+    lesson: int | None = None,
+) -> Path:
     """Write the explorer page for a checkpoint (a file, a run directory, or a loaded Checkpoint) to `out`.
     `progress(done, total)` is told as each training snapshot is measured; `lesson` (1 to lesson_count()): the page
     opens at that lesson when its address names no view."""
@@ -70,9 +75,11 @@ def write_page(checkpoint: str | Path | Checkpoint, out: str | Path, text: str |
     out = page_destination(out, overwrite)
     ckpt = as_checkpoint(checkpoint)
     if not ckpt.config.model.causal:  # its head roles, costs and lessons are all measured under the mask
-        raise UsageError(f"{ckpt.path} was trained without the causal mask (model.causal = false), and the explorer "
-                         f"page reads a model under it; put it beside a masked run on the page of two models: "
-                         f"minigpt inspect-attention MASKED_RUN {ckpt.path.parent} --html PAGE")
+        raise UsageError(
+            f"{ckpt.path} was trained without the causal mask (model.causal = false), and the explorer "
+            f"page reads a model under it; put it beside a masked run on the page of two models: "
+            f"minigpt inspect-attention MASKED_RUN {ckpt.path.parent} --html PAGE"
+        )
     data = page_data(ckpt, text, progress)
     data["start_view"] = f"lesson={lesson}" if lesson else ""
     return save_page(render_page(data), out, overwrite)

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from minigpt.errors import UsageError
 from minigpt.common.text import as_text
+from minigpt.errors import UsageError
 from minigpt.files.run_records import read_metrics, series
 from minigpt.views.plotting import import_pyplot, save_figure
 
@@ -48,8 +48,6 @@ def write_loss_png(run_dir: str | Path, out: str | Path) -> None:
     save_figure(plt, fig, out, about)
 
 
-
-
 def write_overlay_png(curves: list[tuple[str, list[dict]]], out: str | Path, colors: list[int] | None = None) -> None:
     """Several runs' validation losses (their training losses faint behind) on one plot, a line each,
     labelled; runs of one recipe share a colour when `colors` gives each run its group's number."""
@@ -62,8 +60,14 @@ def write_overlay_png(curves: list[tuple[str, list[dict]]], out: str | Path, col
         if train:
             ax.plot(*zip(*train), color=color, linewidth=0.6, alpha=0.25)
         if val:
-            ax.plot(*zip(*val), color=color, marker="o", markersize=2.5, linewidth=1.2,
-                    label=f"{label}: best {min(v for _, v in val):.4f}")
+            ax.plot(
+                *zip(*val),
+                color=color,
+                marker="o",
+                markersize=2.5,
+                linewidth=1.2,
+                label=f"{label}: best {min(v for _, v in val):.4f}",
+            )
     ax.set_xlabel("step")
     ax.set_ylabel("loss (nats per character)")
     ax.set_title("validation loss (lines) and training loss (faint)")

@@ -17,11 +17,11 @@ import html
 import io
 from pathlib import Path
 
-from minigpt.files.names_file import refuse_unseen
 from minigpt.common.arguments import as_path
-from minigpt.errors import UsageError
 from minigpt.common.text import as_text
+from minigpt.errors import UsageError
 from minigpt.files.atomic_file import other_ending, refuse_existing, write_bytes
+from minigpt.files.names_file import refuse_unseen
 from minigpt.formats.checkpoint import Checkpoint, as_checkpoint
 
 
@@ -33,9 +33,11 @@ class Explorer:
 
     def _repr_html_(self) -> str:
         # srcdoc holds the whole page as an attribute: &, " and < escaped, the browser undoes it
-        return (f'<iframe class="minigpt-explorer" srcdoc="{html.escape(self.page, quote=True)}" '
-                f'style="width: 100%; height: 900px; border: 1px solid #e2e2ea; border-radius: 6px;" '
-                f'title="minigpt explorer: {html.escape(self.source)}"></iframe>')
+        return (
+            f'<iframe class="minigpt-explorer" srcdoc="{html.escape(self.page, quote=True)}" '
+            f'style="width: 100%; height: 900px; border: 1px solid #e2e2ea; border-radius: 6px;" '
+            f'title="minigpt explorer: {html.escape(self.source)}"></iframe>'
+        )
 
     def save(self, path: str | Path, overwrite: bool = False) -> Path:
         """Write the page to `path` (an HTML file that opens in any browser, offline)."""
@@ -47,8 +49,10 @@ class Explorer:
 
     def __repr__(self) -> str:
         size = len(self.page.encode("utf-8")) / 1e6
-        return (f"<minigpt explorer of {self.source}, {size:.2f} MB: a notebook shows it inline; "
-                f"outside one, .save('page.html') writes it to open in a browser>")
+        return (
+            f"<minigpt explorer of {self.source}, {size:.2f} MB: a notebook shows it inline; "
+            f"outside one, .save('page.html') writes it to open in a browser>"
+        )
 
 
 def refuse_other_ending(path: Path, kind: str) -> None:
@@ -57,12 +61,15 @@ def refuse_other_ending(path: Path, kind: str) -> None:
     wrong = other_ending(path, kind)
     if wrong:
         what, endings = wrong
-        raise UsageError(f"{as_text(path)} would hold {what} in a {path.suffix} file; give a name that ends in "
-                         f"{' or '.join(endings)}")
+        raise UsageError(
+            f"{as_text(path)} would hold {what} in a {path.suffix} file; give a name that ends in "
+            f"{' or '.join(endings)}"
+        )
 
 
-def explore(run_or_checkpoint: str | Path | Checkpoint, text: str | None = "emma", snapshots: bool = True,
-            progress=None) -> Explorer:
+def explore(
+    run_or_checkpoint: str | Path | Checkpoint, text: str | None = "emma", snapshots: bool = True, progress=None
+) -> Explorer:
     """The explorer page of a run directory, a checkpoint file or a loaded Checkpoint, to show inline.
     `text`: the name it starts with (None: a name the model can read); `snapshots=False` leaves the
     training snapshots (the step slider) out, for a smaller notebook."""
@@ -71,7 +78,9 @@ def explore(run_or_checkpoint: str | Path | Checkpoint, text: str | None = "emma
     from minigpt.views.page_data import page_data
 
     if text is not None and not isinstance(text, str):
-        raise UsageError(f"explore's text is the name the page starts with (a string, or None), got {type(text).__name__}")
+        raise UsageError(
+            f"explore's text is the name the page starts with (a string, or None), got {type(text).__name__}"
+        )
     if type(snapshots) is not bool:
         raise UsageError(f"explore's snapshots is True or False, got {snapshots!r}")
     ckpt = as_checkpoint(run_or_checkpoint)

@@ -25,15 +25,23 @@ import torch
 
 from minigpt.common.failures import warn
 from minigpt.common.text import one_line
-from minigpt.files.atomic_file import write_text
 from minigpt.files import bounded
+from minigpt.files.atomic_file import write_text
 
 KEPT = 8  # pages' measurements kept; each is about the size of its page's snapshots data
 KEY_FILE = re.compile(r"[0-9a-f]{64}\.json")  # what the cache names its files: a sha256 key
 FORMAT = 1  # the layout of a cached file
 # the modules whose code computes what is cached
-MEASURING = ["model.py", "measurements/ablation.py", "measurements/head_roles.py", "measurements/prefix_forest.py", "views/page_data.py",
-             "measurements/logit_lens.py", "measurements/units.py", "formats/snapshots.py"]
+MEASURING = [
+    "model.py",
+    "measurements/ablation.py",
+    "measurements/head_roles.py",
+    "measurements/prefix_forest.py",
+    "views/page_data.py",
+    "measurements/logit_lens.py",
+    "measurements/units.py",
+    "formats/snapshots.py",
+]
 
 
 SAID: set[str] = set()  # the notes of a missing home folder already given
@@ -54,8 +62,10 @@ def cache_dir() -> Path | None:
         said = f"the home folder {one_line(home)} does not exist" if home is not None else "there is no home folder"
         if said not in SAID:  # once a process: the cache is read, then written
             SAID.add(said)
-            warn(f"{said}, so the page's measurements are not kept for next time (MINIGPT_CACHE_DIR names a "
-                 f"folder for them)")
+            warn(
+                f"{said}, so the page's measurements are not kept for next time (MINIGPT_CACHE_DIR names a "
+                f"folder for them)"
+            )
         return None
     return home / ".cache" / "minigpt" / "pages"
 
@@ -71,7 +81,9 @@ def cache_key(ckpt, names: list[str], what: str) -> str:
     digest.update(weights.getvalue())
     digest.update(json.dumps([ckpt.config.to_dict(), ckpt.tokenizer.chars, ckpt.step], sort_keys=True).encode())
     snapshots = ckpt.path.parent / "snapshots.pt"
-    if snapshots.is_file() and snapshots.stat().st_size <= bounded.LIMITS["snapshots file"]:  # a larger one is refused when read
+    if (
+        snapshots.is_file() and snapshots.stat().st_size <= bounded.LIMITS["snapshots file"]
+    ):  # a larger one is refused when read
         with open(snapshots, "rb") as f:  # in pieces: the key costs no more memory than a piece
             for piece in iter(lambda: f.read(1 << 20), b""):
                 digest.update(piece)
@@ -93,7 +105,9 @@ def read_cached(key: str, shape: dict) -> dict | None:
         os.utime(path)  # recently used
     except (OSError, ValueError, RecursionError):
         return None
-    whole = isinstance(found, dict) and set(found) == set(shape) and all(isinstance(found[k], t) for k, t in shape.items())
+    whole = (
+        isinstance(found, dict) and set(found) == set(shape) and all(isinstance(found[k], t) for k, t in shape.items())
+    )
     return found if whole else None
 
 

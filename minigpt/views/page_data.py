@@ -16,21 +16,20 @@ from pathlib import Path
 
 import torch
 
-from minigpt.errors import UsageError
-
 from minigpt.common.failures import warn
-from minigpt.formats.checkpoint import Checkpoint, describe_data, validation_names
-from minigpt.model import load_microgpt_weights, microgpt_weights
-from minigpt.files.run_records import read_metrics, series
-from minigpt.formats.snapshots import checkpoint_snapshots, dequantize, has_snapshots, six_bit
 from minigpt.common.text import as_text, boundary_mark
+from minigpt.errors import UsageError
+from minigpt.files.run_records import read_metrics, series
+from minigpt.formats.checkpoint import Checkpoint, describe_data, validation_names
+from minigpt.formats.snapshots import checkpoint_snapshots, dequantize, has_snapshots, six_bit
+from minigpt.machine.threads import keep_freed_memory
 from minigpt.measurements.ablation import ablate_modes, all_parts
 from minigpt.measurements.head_roles import head_roles, unigram_loss
 from minigpt.measurements.name_losses import evaluate_names, loss_with_mask_off
 from minigpt.measurements.prefix_forest import prefix_forests
 from minigpt.measurements.units import firing_prefixes
+from minigpt.model import load_microgpt_weights, microgpt_weights
 from minigpt.sampling import generate
-from minigpt.machine.threads import keep_freed_memory
 from minigpt.views.page_cache import cache_key, read_cached, write_cached
 
 ROLE_NAMES = 1000  # the most names the head descriptions are averaged over
@@ -74,12 +73,19 @@ def membership(ckpt: Checkpoint) -> dict:
     if check.kind == "exact" and sum(map(len, check.names)) <= PAGE_MEMBERSHIP_BYTES:
         return {"kind": "exact", "names": sorted(check.names), "note": f"Names are checked against {check.describe()}."}
     if check.kind == "bloom" and len(check.bits) <= PAGE_MEMBERSHIP_BYTES:
-        return {"kind": "bloom", "bits": base64.b64encode(bytes(check.bits.tolist())).decode("ascii"),
-                "hashes": check.hashes, "note": f"Names are checked against {check.describe()}."}
+        return {
+            "kind": "bloom",
+            "bits": base64.b64encode(bytes(check.bits.tolist())).decode("ascii"),
+            "hashes": check.hashes,
+            "note": f"Names are checked against {check.describe()}.",
+        }
     if check.kind == "none":
         return {"kind": "none", "note": "This checkpoint carries no training names, so generated names are not marked."}
-    return {"kind": "none", "note": f"The check of generated names ({check.describe()}) is too large to carry in "
-                                    f"the page; minigpt sample --mark uses it."}
+    return {
+        "kind": "none",
+        "note": f"The check of generated names ({check.describe()}) is too large to carry in "
+        f"the page; minigpt sample --mark uses it.",
+    }
 
 
 def card(ckpt: Checkpoint) -> dict:
@@ -142,7 +148,11 @@ def ablation(ckpt: Checkpoint, names: list[str], what: str, forests=None) -> dic
     numbers, with the parts they are in the order of."""
 
     parts = [part.to_dict() for part in all_parts(ckpt.model)]
-    return {"names": f"{len(names):,} {what}", "parts": parts, **step_ablation(ckpt.model, ckpt.tokenizer, names, forests)}
+    return {
+        "names": f"{len(names):,} {what}",
+        "parts": parts,
+        **step_ablation(ckpt.model, ckpt.tokenizer, names, forests),
+    }
 
 
 def step_ablation(model, tokenizer, names: list[str], forests=None) -> dict:
@@ -162,13 +172,17 @@ def step_ablation(model, tokenizer, names: list[str], forests=None) -> dict:
 def means_base64(means: dict) -> str:
     """Each part's mean output (ablation.py's mean_outputs) as one base64 float32 buffer: the heads',
     then the attention's, then the MLPs', each in layer order."""
-    return little_endian_base64(array.array("f", torch.cat([means[k].flatten() for k in ("head", "attention", "mlp")]).tolist()))
+    return little_endian_base64(
+        array.array("f", torch.cat([means[k].flatten() for k in ("head", "attention", "mlp")]).tolist())
+    )
 
 
 def weights_base64(weights: torch.Tensor) -> str:
     """Attention weights (0 to 1) in a byte each (w × 255, rounded), base64: the character picture's
     numbers at every step in a few kilobytes; the page shows them as whole percents."""
-    return base64.b64encode(bytes(torch.round(weights.clamp(0, 1) * 255).to(torch.uint8).flatten().tolist())).decode("ascii")
+    return base64.b64encode(bytes(torch.round(weights.clamp(0, 1) * 255).to(torch.uint8).flatten().tolist())).decode(
+        "ascii"
+    )
 
 
 def float16_base64(values: torch.Tensor) -> str:
@@ -219,30 +233,50 @@ def snapshots_data(ckpt: Checkpoint, names: list[str], progress=None, forests=No
             chars.append(bytes(ALPHABET[q.flatten().long() + 32].tolist()).decode("ascii"))
             scales.append(scale)
             decoded[name] = dequantize(q, scale, snapshots.shapes[name])  # what the page will compute
-        if step == ckpt.step and step not in snapshots.steps[index + 1:]:  # the page shows the checkpoint here
+        if step == ckpt.step and step not in snapshots.steps[index + 1 :]:  # the page shows the checkpoint here
             roles.append(None), costs.append(None)
         else:
             load_microgpt_weights(model, decoded)
             found = head_roles(model, ckpt.tokenizer, names, forests) if names else {}
-            roles.append({"shares": found.get("shares"), "labels": found.get("labels"),
-                          "chars": weights_base64(found["chars"]) if found else None})
+            roles.append(
+                {
+                    "shares": found.get("shares"),
+                    "labels": found.get("labels"),
+                    "chars": weights_base64(found["chars"]) if found else None,
+                }
+            )
             costs.append(step_ablation(model, ckpt.tokenizer, names, forests) if names else None)
         if progress:
             progress(index + 1, len(snapshots.steps))
-    return {"steps": snapshots.steps, "values": "".join(chars), "scales": float16_base64(torch.cat(scales)) if scales else "",
-            "tensors": tensors, "roles": roles, "ablation": costs, "checkpoint_step": ckpt.step}
+    return {
+        "steps": snapshots.steps,
+        "values": "".join(chars),
+        "scales": float16_base64(torch.cat(scales)) if scales else "",
+        "tensors": tensors,
+        "roles": roles,
+        "ablation": costs,
+        "checkpoint_step": ckpt.step,
+    }
 
 
 def mask_off(ckpt: Checkpoint, names: list[str], what: str) -> dict | None:
     """The model's loss on the names with the causal mask and without it (the mask lesson's figures)."""
     if not names:
         return None
-    return {"masked": evaluate_names(ckpt.model, ckpt.tokenizer, names)["loss"],
-            "unmasked": loss_with_mask_off(ckpt.model, ckpt.tokenizer, names), "names": f"{len(names):,} {what}"}
+    return {
+        "masked": evaluate_names(ckpt.model, ckpt.tokenizer, names)["loss"],
+        "unmasked": loss_with_mask_off(ckpt.model, ckpt.tokenizer, names),
+        "names": f"{len(names):,} {what}",
+    }
 
 
-MEASURED = {"roles": dict, "ablation": dict, "units": dict, "snapshots": (dict, type(None)),
-            "mask_off": (dict, type(None))}  # what `measured` returns
+MEASURED = {
+    "roles": dict,
+    "ablation": dict,
+    "units": dict,
+    "snapshots": (dict, type(None)),
+    "mask_off": (dict, type(None)),
+}  # what `measured` returns
 
 
 def measured(ckpt: Checkpoint, progress=None, snapshots: bool = True) -> dict:
@@ -255,10 +289,13 @@ def measured(ckpt: Checkpoint, progress=None, snapshots: bool = True) -> dict:
     if found is None:
         keep_freed_memory()  # thousands of tensors of a few megabytes: the same memory serves them all
         forests = prefix_forests(names, ckpt.tokenizer, ckpt.model.config.block_size)  # made once, read by all three
-        found = {"roles": roles(ckpt, names, what, forests), "ablation": ablation(ckpt, names, what, forests),
-                 "units": {**firing_prefixes(ckpt.model, ckpt.tokenizer, names), "names": f"{len(names):,} {what}"},
-                 "snapshots": snapshots_data(ckpt, names, progress, forests) if snapshots else None,
-                 "mask_off": mask_off(ckpt, names, what)}
+        found = {
+            "roles": roles(ckpt, names, what, forests),
+            "ablation": ablation(ckpt, names, what, forests),
+            "units": {**firing_prefixes(ckpt.model, ckpt.tokenizer, names), "names": f"{len(names):,} {what}"},
+            "snapshots": snapshots_data(ckpt, names, progress, forests) if snapshots else None,
+            "mask_off": mask_off(ckpt, names, what),
+        }
         write_cached(key, found)
     return found
 
@@ -270,9 +307,11 @@ def check_page_vocabulary(ckpt: Checkpoint) -> None:
     """Refused before measuring: a page's time and memory grow with the vocabulary."""
     chars = len(ckpt.tokenizer.chars)
     if chars > PAGE_VOCABULARY:
-        raise UsageError(f"the explorer page is written for vocabularies of up to {PAGE_VOCABULARY:,} characters, and "
-                         f"this model has {chars:,}: it would carry its embeddings and a bar a character, take minutes "
-                         f"and gigabytes to write and be slow to read; inspect-attention NAME shows it in the terminal")
+        raise UsageError(
+            f"the explorer page is written for vocabularies of up to {PAGE_VOCABULARY:,} characters, and "
+            f"this model has {chars:,}: it would carry its embeddings and a bar a character, take minutes "
+            f"and gigabytes to write and be slow to read; inspect-attention NAME shows it in the terminal"
+        )
 
 
 # what model.js computes of a recipe's choices: a model outside them is refused as the page is written, rather
@@ -284,8 +323,10 @@ def check_page_computes(ckpt: Checkpoint) -> None:
     for key, known in PAGE_COMPUTES.items():
         value = getattr(ckpt.config.model, key, None)
         if value not in known:
-            raise UsageError(f"{ckpt.path}: the explorer page's JavaScript (model.js) computes model.{key} "
-                             f"{' or '.join(known)}, and this model has {value!r}: its page would show wrong numbers")
+            raise UsageError(
+                f"{ckpt.path}: the explorer page's JavaScript (model.js) computes model.{key} "
+                f"{' or '.join(known)}, and this model has {value!r}: its page would show wrong numbers"
+            )
 
 
 def torch_check(ckpt: Checkpoint, text: str) -> dict:
@@ -319,5 +360,3 @@ def page_data(ckpt: Checkpoint, text: str | None = None, progress=None, snapshot
         "start_text": start_text,
         "torch_check": torch_check(ckpt, start_text),
     }
-
-

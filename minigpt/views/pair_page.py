@@ -17,16 +17,23 @@ from pathlib import Path
 
 import torch
 
-from minigpt.errors import UsageError
 from minigpt.common.text import as_text, boundary_mark, one_line
+from minigpt.errors import UsageError
 from minigpt.formats.checkpoint import Checkpoint, as_checkpoint, validation_names
-from minigpt.model import microgpt_weights
-from minigpt.measurements.name_losses import name_losses
 from minigpt.formats.recipes import flat_config, recipe_differences
+from minigpt.measurements.name_losses import name_losses
+from minigpt.model import microgpt_weights
 from minigpt.sampling import generate
 from minigpt.views.explorer_page import page_destination, save_page, script_json
-from minigpt.views.page_data import (card, check_page_vocabulary, default_text, loss_curve, measured, snapshots_data,
-                                     weights_blob)
+from minigpt.views.page_data import (
+    card,
+    check_page_vocabulary,
+    default_text,
+    loss_curve,
+    measured,
+    snapshots_data,
+    weights_blob,
+)
 from minigpt.views.web_files import web_file
 
 ROLE_KEYS = ("shares", "even", "labels", "names")  # what the page carries of views/page_data.py's head roles
@@ -44,11 +51,16 @@ def same_reading(a: Checkpoint, b: Checkpoint) -> None:
     if not only_a and not only_b:
         why = "they hold the same characters in another order, so a token means another character in each"
     else:
-        why = "; ".join(f"only {where} has {one_line(''.join(chars[:20]))!r}" + ("…" if len(chars) > 20 else "")
-                        for where, chars in (("the first", only_a), ("the second", only_b)) if chars)
+        why = "; ".join(
+            f"only {where} has {one_line(''.join(chars[:20]))!r}" + ("…" if len(chars) > 20 else "")
+            for where, chars in (("the first", only_a), ("the second", only_b))
+            if chars
+        )
         why = f"their vocabularies differ ({why})"
-    raise UsageError(f"{a.path} and {b.path} cannot be put on one page: {why}; two models compare on one page only "
-                     f"when both were trained on the same characters")
+    raise UsageError(
+        f"{a.path} and {b.path} cannot be put on one page: {why}; two models compare on one page only "
+        f"when both were trained on the same characters"
+    )
 
 
 def compared_names(a: Checkpoint, b: Checkpoint) -> tuple[list[str], str]:
@@ -84,12 +96,22 @@ def model_data(ckpt: Checkpoint, progress=None) -> dict:
     else:
         roles, snapshots = dict.fromkeys(ROLE_KEYS), snapshots_data(ckpt, [], progress)
     if snapshots:  # the roles at each step, without the character pictures and costs this page does not show
-        snapshots = {**snapshots, "ablation": None, "roles": [role and {"shares": role["shares"], "labels": role["labels"]}
-                                                              for role in snapshots["roles"]]}
-    return {"config": ckpt.config.to_dict(), "weights": weights, "tensors": tensors, "card": card(ckpt),
-            "curve": loss_curve(ckpt.path.parent), "roles": roles, "snapshots": snapshots,
-            "samples": generate(ckpt.model, ckpt.tokenizer, SAMPLES, seed=0),
-            "run": as_text(ckpt.path.parent.name if ckpt.path.name == "best.pt" else ckpt.path.name)}
+        snapshots = {
+            **snapshots,
+            "ablation": None,
+            "roles": [role and {"shares": role["shares"], "labels": role["labels"]} for role in snapshots["roles"]],
+        }
+    return {
+        "config": ckpt.config.to_dict(),
+        "weights": weights,
+        "tensors": tensors,
+        "card": card(ckpt),
+        "curve": loss_curve(ckpt.path.parent),
+        "roles": roles,
+        "snapshots": snapshots,
+        "samples": generate(ckpt.model, ckpt.tokenizer, SAMPLES, seed=0),
+        "run": as_text(ckpt.path.parent.name if ckpt.path.name == "best.pt" else ckpt.path.name),
+    }
 
 
 def pair_data(a: Checkpoint, b: Checkpoint, text: str | None = None, progress=None) -> dict:
@@ -99,22 +121,41 @@ def pair_data(a: Checkpoint, b: Checkpoint, text: str | None = None, progress=No
     both = [model_data(ckpt, progress) for ckpt in (a, b)]
     differences = recipe_differences([flat_config(a.config), flat_config(b.config)])
     weights = [microgpt_weights(ckpt.model) for ckpt in (a, b)]
-    identical = weights[0].keys() == weights[1].keys() and all(torch.equal(weights[0][k], weights[1][k])
-                                                               for k in weights[0])
+    identical = weights[0].keys() == weights[1].keys() and all(
+        torch.equal(weights[0][k], weights[1][k]) for k in weights[0]
+    )
     same_names = a.data.get("train_digest") is not None and a.data.get("train_digest") == b.data.get("train_digest")
-    return {"a": both[0], "b": both[1], "vocab": a.tokenizer.chars, "boundary": boundary_mark(a.tokenizer.stoi),
-            "differences": differences, "identical": identical, "same_names": same_names, "names": name_table(a, b),
-            "start_text": default_text(a) if text is None else text}
+    return {
+        "a": both[0],
+        "b": both[1],
+        "vocab": a.tokenizer.chars,
+        "boundary": boundary_mark(a.tokenizer.stoi),
+        "differences": differences,
+        "identical": identical,
+        "same_names": same_names,
+        "names": name_table(a, b),
+        "start_text": default_text(a) if text is None else text,
+    }
 
 
 def render_pair_page(data: dict) -> str:
-    parts = {"CSS": web_file("base.css") + web_file("pair.css"), "DATA": script_json(data), "MODEL_JS": web_file("model.js"),
-             "PAIR_JS": web_file("paint.js") + web_file("pair.js")}
+    parts = {
+        "CSS": web_file("base.css") + web_file("pair.css"),
+        "DATA": script_json(data),
+        "MODEL_JS": web_file("model.js"),
+        "PAIR_JS": web_file("paint.js") + web_file("pair.js"),
+    }
     return re.sub(r"/\*(CSS|DATA|MODEL_JS|PAIR_JS)\*/", lambda m: parts[m.group(1)], web_file("pair.html"))
 
 
-def write_pair_page(first: str | Path | Checkpoint, second: str | Path | Checkpoint, out: str | Path,
-                    text: str | None = None, overwrite: bool = False, progress=None) -> Path:
+def write_pair_page(
+    first: str | Path | Checkpoint,
+    second: str | Path | Checkpoint,
+    out: str | Path,
+    text: str | None = None,
+    overwrite: bool = False,
+    progress=None,
+) -> Path:
     """Write the page of two models (each a checkpoint file, a run directory or a loaded Checkpoint) to `out`."""
     if text is not None and not isinstance(text, str):
         raise UsageError(f"the page's first name must be text, got {type(text).__name__}")

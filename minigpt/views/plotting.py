@@ -17,6 +17,7 @@ def import_pyplot_meanwhile() -> threading.Thread:
     import), beside a run's setting up, and return the thread: join it before the training clock
     starts, since an import holds Python's lock and beside the first steps it slows them by its
     whole length. Nothing happens without matplotlib."""
+
     def quietly():
         try:
             import_pyplot()
@@ -36,14 +37,17 @@ def import_pyplot():
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
     except ImportError:
-        raise UsageError("PNG output needs matplotlib, in minigpt's plot extra: pip install 'minigpt-names[plot]' "
-                         "(or pip install -e '.[plot]' in a clone)") from None
+        raise UsageError(
+            "PNG output needs matplotlib, in minigpt's plot extra: pip install 'minigpt-names[plot]' "
+            "(or pip install -e '.[plot]' in a clone)"
+        ) from None
     return plt
 
 
 def save_figure(plt, fig, target, about: str | None = None) -> None:
     """The figure as a PNG into `target`: a path (written atomically) or a file object. `about` is kept in the
     file as its Description (a PNG text chunk): what the picture was drawn from, for a reader and for the docs test."""
+
     def draw(f):
         fig.savefig(f, format="png", dpi=120, bbox_inches="tight", metadata={"Description": about} if about else None)
 

@@ -16,8 +16,8 @@ from typing import Callable
 from rich.console import Console
 from tqdm import tqdm
 
-from minigpt.common.text import loss_text
 from minigpt.common.failures import warn
+from minigpt.common.text import loss_text
 from minigpt.training import Reporter
 from minigpt.views.panels import note_cut_names, samples_table, start_panel, summary_panel
 
@@ -25,8 +25,15 @@ from minigpt.views.panels import note_cut_names, samples_table, start_panel, sum
 class TrainingDisplay(Reporter):
     """The training loop's reporter for a person: panels, a bar or lines, and samples."""
 
-    def __init__(self, run_dir: Path, quiet: bool = False, threads: tuple[int, str] | None = None,
-                 notes: list[str] = (), resumed_at: int | None = None, changes: list[str] = ()):
+    def __init__(
+        self,
+        run_dir: Path,
+        quiet: bool = False,
+        threads: tuple[int, str] | None = None,
+        notes: list[str] = (),
+        resumed_at: int | None = None,
+        changes: list[str] = (),
+    ):
         self.run_dir, self.quiet, self.threads, self.notes, self.resumed_at = run_dir, quiet, threads, notes, resumed_at
         self.changes = changes  # what fitting changed in the recipe: said even when quiet
         self.console = NotebookConsole(quiet) if in_notebook() else Console(stderr=True, quiet=quiet, highlight=False)
@@ -44,8 +51,12 @@ class TrainingDisplay(Reporter):
         self.bar = progress_bar(trainer, hidden=self.quiet or self.one_line_an_evaluation)
 
     def log(self, trainer, train_loss: float) -> None:
-        self.bar.set_postfix(loss=f"{train_loss:.4f}", val=loss_text(trainer.val_loss),
-                             tok_s=f"{trainer.tokens / trainer.seconds / 1000:.1f}k", refresh=False)
+        self.bar.set_postfix(
+            loss=f"{train_loss:.4f}",
+            val=loss_text(trainer.val_loss),
+            tok_s=f"{trainer.tokens / trainer.seconds / 1000:.1f}k",
+            refresh=False,
+        )
         if self.one_line_an_evaluation:
             self.line = progress_line(trainer, train_loss)
 
@@ -82,11 +93,17 @@ class NotebookConsole:
             return
         from IPython.display import display
 
-        recorder = Console(record=True, file=io.StringIO(), width=self.width, highlight=False, force_jupyter=False,
-                           force_terminal=True)
+        recorder = Console(
+            record=True, file=io.StringIO(), width=self.width, highlight=False, force_jupyter=False, force_terminal=True
+        )
         recorder.print(*renderables, **options)
-        display({"text/html": recorder.export_html(inline_styles=True, code_format=self.HTML, clear=False),
-                 "text/plain": recorder.export_text()}, raw=True)
+        display(
+            {
+                "text/html": recorder.export_html(inline_styles=True, code_format=self.HTML, clear=False),
+                "text/plain": recorder.export_text(),
+            },
+            raw=True,
+        )
 
 
 def progress_bar(trainer, hidden: bool) -> tqdm:
@@ -138,8 +155,14 @@ def in_notebook() -> bool:
 def snapshots_bar(hidden: bool = False) -> tuple[tqdm, Callable[[int, int], None]]:
     """A bar for the explorer page's slow part, measuring each training snapshot, and the
     `progress(done, total)` that moves it (the bar appears with the first snapshot)."""
-    bar = tqdm(total=0, unit="snapshot", desc="measuring the training snapshots", dynamic_ncols=True, leave=False,
-               disable=hidden or not sys.stderr.isatty())
+    bar = tqdm(
+        total=0,
+        unit="snapshot",
+        desc="measuring the training snapshots",
+        dynamic_ncols=True,
+        leave=False,
+        disable=hidden or not sys.stderr.isatty(),
+    )
 
     def progress(done: int, total: int) -> None:
         bar.total = total
