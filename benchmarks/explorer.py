@@ -8,7 +8,8 @@ It writes the page for the checkpoint, opens it in a fresh tab several times (th
 navigation to the end of the load event, which includes decoding the weights and drawing
 every panel), then times, inside the page, `minigpt.forward` on a 15-character name and
 `minigpt.sampleNames(100)`, and the whole redraw after a keystroke (a character typed at the end
-of a 14-character name, or deleted; painting excluded) and after the whole name is replaced. The browser is the tests' (tests/browser.py).
+of a 14-character name, or deleted; painting excluded) and after the whole name is replaced. The browser is the
+tests' (tests/browser.py).
 """
 
 from __future__ import annotations
@@ -86,13 +87,17 @@ TIME_IN_PAGE = """([what, repeats]) => {
     const box = document.getElementById("name-input");
     // the model's forward pass itself (model.js), as the page runs it: not the console API, which
     // also copies every result into plain arrays
-    const model = what === "forward" ? MiniGPTModel.load(JSON.parse(document.getElementById("minigpt-data").textContent)) : null;
+    const data = JSON.parse(document.getElementById("minigpt-data").textContent);
+    const model = what === "forward" ? MiniGPTModel.load(data) : null;
     const tokens = minigpt.forward(name).tokens;
     const runs = {
         forward: () => MiniGPTModel.forward(model, tokens),
         sample: () => minigpt.sampleNames(100, {seed: 1}),
         // a key typed at the end of a 14-character name, then Backspace: as the key-to-frame runs type
-        keystroke: () => { box.value = box.value === name ? name.slice(0, -1) : name; box.dispatchEvent(new Event("input")); },
+        keystroke: () => {
+          box.value = box.value === name ? name.slice(0, -1) : name;
+          box.dispatchEvent(new Event("input"));
+        },
         // the whole name replaced (a paste, or a generated name clicked): every position computed again
         replace: () => { box.value = box.value === name ? "emma" : name; box.dispatchEvent(new Event("input")); },
     };
@@ -154,7 +159,8 @@ def main() -> None:
             # the live cost of switching each head off, on a 15-character name (every part's too)
             page.evaluate("minigpt.setText('abcdefghijklmno'.slice(0, minigpt.config.model.block_size - 1))")
             lives = [
-                page.evaluate("""() => { minigpt.liveCosts(); const d = document.getElementById('ablation-table').dataset;
+                page.evaluate("""() => { minigpt.liveCosts();
+                                            const d = document.getElementById('ablation-table').dataset;
                                             return [+d.headsMs, +d.liveMs]; }""")
                 for _ in range(args.repeats)
             ]
@@ -163,7 +169,9 @@ def main() -> None:
             if page.evaluate("Boolean(JSON.parse(document.getElementById('minigpt-data').textContent).snapshots)"):
                 # a move of the step slider: the snapshot's weights (decoded on its first visit) and the redraw
                 moves = page.evaluate("""() => { const n = +document.getElementById('step-slider').max + 1, times = [];
-                    for (let k = 0; k < 2 * n; k++) { const t = performance.now(); minigpt.showSnapshot(k % n); times.push(performance.now() - t); }
+                    for (let k = 0; k < 2 * n; k++) {
+                        const t = performance.now(); minigpt.showSnapshot(k % n); times.push(performance.now() - t);
+                    }
                     return times.sort((a, b) => a - b); }""")
                 results["step_slider_ms"] = round(statistics.median(moves), 1)
                 results["step_slider_p95_ms"] = round(moves[int(len(moves) * 0.95)], 1)

@@ -224,7 +224,7 @@ class BatchOrder:
     lengths: torch.Tensor | None = None
     window: int = 1
 
-    @functools.lru_cache(maxsize=1)
+    @functools.lru_cache(maxsize=1)  # noqa: B019 (the latest pass; BatchOrder is hashed as itself)
     def permutation(self, epoch: int) -> torch.Tensor:
         return seeded_permutation(self.n, f"{self.seed}-{epoch if self.reshuffle else 0}")
 
@@ -244,7 +244,7 @@ class BatchOrder:
         window, slot = divmod(step, self.window)
         return self.window_batches(window)[slot]
 
-    @functools.lru_cache(maxsize=1)
+    @functools.lru_cache(maxsize=1)  # noqa: B019 (the latest window, as permutation's)
     def window_batches(self, window: int) -> list[torch.Tensor]:
         size = self.window * self.batch_size
         names = self.stream(window * size, (window + 1) * size)

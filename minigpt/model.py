@@ -23,7 +23,7 @@ from __future__ import annotations
 import contextlib
 import math
 import re
-from typing import Callable, Sequence
+from collections.abc import Callable, Sequence
 
 import torch
 import torch.nn as nn

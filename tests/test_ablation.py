@@ -96,7 +96,7 @@ def test_mean_ablation_uses_each_parts_mean_over_every_position(tiny):
     for name in NAMES:
         idx = torch.tensor([[tokenizer.bos] + tokenizer.encode(name)])
         seen = []
-        hook = model.layers[1].attn.register_forward_pre_hook(lambda m, args: seen.append(args[0]))
+        hook = model.layers[1].attn.register_forward_pre_hook(lambda m, args, seen=seen: seen.append(args[0]))
         model(idx)
         hook.remove()
         a = seen[0]  # what layer 1's attention reads, normed

@@ -222,7 +222,7 @@ def test_every_public_function_refuses_arguments_of_the_wrong_type_in_one_line(t
                         function(*arguments)
                 except MiniGPTError as e:
                     assert "\n" not in str(e) and len(str(e)) < 400, (public, given, str(e))
-                except Exception as e:  # noqa: BLE001: what the test looks for
+                except Exception as e:  # noqa: BLE001 (what the test looks for)
                     escaped.append(f"{public}({given}={wrong_name}): {type(e).__name__}: {e}")
     assert escaped == []
     assert not (tmp_path / "out").exists()

@@ -119,7 +119,9 @@ def test_bad_input_stops_every_rank_with_a_message(tmp_path, monkeypatch):
         monkeypatch.setenv("RANK", str(rank))
         monkeypatch.setenv("LOCAL_RANK", str(rank))  # as torchrun sets it beside RANK
         monkeypatch.setenv("WORLD_SIZE", "2")
-        monkeypatch.setattr("minigpt.runs.setup.setup_distributed", lambda device: Distributed(rank, 2, rank, device))
+        monkeypatch.setattr(
+            "minigpt.runs.setup.setup_distributed", lambda device, rank=rank: Distributed(rank, 2, rank, device)
+        )
         result = CliRunner().invoke(app, ["train", "--data", str(tmp_path / "missing.txt"), "-c", "tiny"])
         assert result.exit_code == 2
         assert f"minigpt (rank {rank}): error: names file not found" in result.stderr
@@ -322,5 +324,8 @@ def test_a_process_that_aborts_after_another_was_killed_only_followed_it(tmp_pat
         "minigpt: error: process 1 was killed by SIGKILL (out of memory, or stopped from outside); the others stopped "
         "with it: minigpt train --resume RUN_DIR continues from the run's last checkpoint"
     ]
-    report = b"step 5\nterminate called after throwing an instance of 'gloo::IoException'\n  what():  [../gloo/x.cc:1] reset\n"
+    report = (
+        b"step 5\nterminate called after throwing an instance of 'gloo::IoException'\n"
+        b"  what():  [../gloo/x.cc:1] reset\n"
+    )
     assert ABORT_REPORT.sub(b"", report) == b"step 5\n"

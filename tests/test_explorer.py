@@ -119,10 +119,12 @@ def test_typing_redraws_the_matrices_and_predictions(chromium, pages):
     assert page.locator("#grid button.thumb").count() == 2 * 4  # layers × heads
     # one canvas paints every head over the buttons' faces: the first cell of each picture is position 0
     # reading itself, weight 1 (viridis yellow), where the grid's own background is white
-    corners = page.evaluate("""() => { const canvas = document.getElementById('grid-canvas'), box = canvas.getBoundingClientRect();
+    corners = page.evaluate("""() => { const canvas = document.getElementById('grid-canvas');
+        const box = canvas.getBoundingClientRect();
         const scale = canvas.width / box.width, ctx = canvas.getContext('2d');
         return [...document.querySelectorAll('#grid .face')].map(face => { const r = face.getBoundingClientRect();
-            return Array.from(ctx.getImageData((r.left - box.left + 1) * scale, (r.top - box.top + 1) * scale, 1, 1).data); }); }""")
+            const x = (r.left - box.left + 1) * scale, y = (r.top - box.top + 1) * scale;
+            return Array.from(ctx.getImageData(x, y, 1, 1).data); }); }""")
     assert len(corners) == 2 * 4 and all(pixel == [253, 231, 37, 255] for pixel in corners)
     page.locator("#grid button.thumb").nth(6).click()  # layer 1, head 2
     assert page.inner_text("#matrix-title") == "Layer 1, head 2"
@@ -378,7 +380,8 @@ def test_the_switches_redraw_the_page_and_the_table_is_minigpt_ablate(chromium, 
     assert len(live) == len(cli) and all(cost.startswith(("+", "−")) for cost in live.values())
     # a live cost, which reuses the layers before the part's, against two whole forward passes
     whole = page.evaluate("""() => { const loss = (off) => { const r = minigpt.forward('xavier', off), t = r.tokens;
-        return -r.logits.reduce((sum, row, i) => { const m = Math.max(...row), z = row.reduce((a, v) => a + Math.exp(v - m), 0);
+        return -r.logits.reduce((sum, row, i) => {
+            const m = Math.max(...row), z = row.reduce((a, v) => a + Math.exp(v - m), 0);
             return sum + row[i + 1 < t.length ? t[i + 1] : t[0]] - m - Math.log(z); }, 0) / t.length; };
         return loss({heads: [[1, 1]]}) - loss(null); }""")
     assert float(live["layer 1 head 1"].replace("−", "-")) == pytest.approx(whole, abs=1e-4)
@@ -519,7 +522,7 @@ def test_the_walk_through_the_whole_model_is_torchs_at_every_operation(chromium,
                     expected[key][i],
                     atol=1e-5,
                     rtol=0,
-                    msg=lambda m, key=key: f"{key} at position {i} with {off}: {m}",
+                    msg=lambda m, key=key, i=i, off=off: f"{key} at position {i} with {off}: {m}",
                 )
     assert page.watched.errors == []
 
@@ -622,7 +625,8 @@ def test_a_units_panel_lists_where_it_fires_and_what_it_writes_as_torch_does(chr
     assert marked == [data["prefixes"][p] for p in data["layers"][layer][unit]]
     got = torch.tensor(
         page.evaluate(
-            """([l, unit]) => { const m = MiniGPTModel.load(JSON.parse(document.getElementById('minigpt-data').textContent));
+            """([l, unit]) => {
+        const m = MiniGPTModel.load(JSON.parse(document.getElementById('minigpt-data').textContent));
         return Array.from(MiniGPTModel.readThrough(m, MiniGPTModel.unitColumn(m, l, unit))); }""",
             [layer, unit],
         ),

@@ -139,7 +139,8 @@ STRIP_PIXELS = """([selector, n]) => {
     const frame = document.querySelector(selector), canvas = document.querySelector('#row canvas.paint');
     const f = frame.getBoundingClientRect(), c = canvas.getBoundingClientRect(), scale = canvas.width / c.width;
     return Array.from({length: n}, (_, k) => Array.from(canvas.getContext('2d').getImageData(
-        Math.floor((f.left - c.left + 1 + (k + 0.5) * (f.width - 2) / n) * scale), Math.floor((f.top - c.top + f.height / 2) * scale), 1, 1).data));
+        Math.floor((f.left - c.left + 1 + (k + 0.5) * (f.width - 2) / n) * scale),
+        Math.floor((f.top - c.top + f.height / 2) * scale), 1, 1).data));
 }"""
 
 
@@ -210,7 +211,8 @@ def test_the_sliders_redraw_the_bars_as_sampling_filters(chromium, tiny_page):
     browser.wait_until(
         page,
         """(expected) => {
-        const got = [...document.querySelectorAll('#next-chart .next-bar')].map((b) => +b.dataset.p).sort((a, b) => a - b);
+        const got = [...document.querySelectorAll('#next-chart .next-bar')].map((b) => +b.dataset.p)
+            .sort((a, b) => a - b);
         const want = [...expected].sort((a, b) => a - b);
         return got.length === want.length && got.every((p, n) => Math.abs(p - want[n]) <= 1e-12);
     }""",
@@ -228,7 +230,8 @@ def test_the_keyboard_reaches_and_moves_everything(chromium, tiny_page):
     page = browser.open_page(chromium, tiny_page[1])
     page.focus("#name-input")
     page.evaluate("""() => { window.path = []; document.addEventListener("focusin", (event) => { const a = event.target;
-        window.path.push(a.id || (a.matches('.cell') ? 'cell' : '') || [...a.classList].join('.') || a.tagName); }); }""")
+        window.path.push(a.id || (a.matches('.cell') ? 'cell' : '') || [...a.classList].join('.')
+                         || a.tagName); }); }""")
     # Tab once round the whole page, back to where it started, however many stops the page has: a fixed count
     # of presses came up short once, under load, with nothing to say where the focus had gone
     for _ in range(400):
@@ -551,11 +554,13 @@ def test_at_phone_width_the_words_and_the_costs_fit(chromium, tiny_page):
         "#matrix-how"
     )
     width, left = wide.evaluate(
-        "[document.getElementById('play').offsetWidth, document.getElementById('step-slider').getBoundingClientRect().left]"
+        "[document.getElementById('play').offsetWidth,"
+        " document.getElementById('step-slider').getBoundingClientRect().left]"
     )
     wide.click("#play")
     assert wide.evaluate(
-        "[document.getElementById('play').offsetWidth, document.getElementById('step-slider').getBoundingClientRect().left]"
+        "[document.getElementById('play').offsetWidth,"
+        " document.getElementById('step-slider').getBoundingClientRect().left]"
     ) == [width, left]
     wide.click("#play")
     assert page.watched.errors == [] and wide.watched.errors == []

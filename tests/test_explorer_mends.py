@@ -172,9 +172,11 @@ def test_no_blank_band_where_the_worked_row_sits_below_the_matrix(chromium, tiny
         page = browser.open_page(chromium, tiny_page[1], width, 800)
         browser.wait_until(page, "document.querySelectorAll('#big-matrix .cell').length > 0")
         gaps[width] = page.evaluate("""() => {
-            const above = Math.max(...['#grid', '#big-matrix'].map((s) => document.querySelector(s).getBoundingClientRect().bottom));
+            const above = Math.max(...['#grid', '#big-matrix']
+                .map((s) => document.querySelector(s).getBoundingClientRect().bottom));
             const row = document.getElementById('row').getBoundingClientRect();
-            return { below: row.top > above - 1, gap: row.top - above, room: getComputedStyle(document.getElementById('matrix-room')).minHeight };
+            return { below: row.top > above - 1, gap: row.top - above,
+                     room: getComputedStyle(document.getElementById('matrix-room')).minHeight };
         }""")
         page.close()
     assert gaps[1100]["below"] and gaps[1100]["gap"] < 120 and gaps[1100]["room"] == "0px", gaps
@@ -264,7 +266,8 @@ LESSON_IN_SIGHT = """() => {
 
 FOCUS_IN_SIGHT = """() => {
   const r = document.activeElement.getBoundingClientRect();
-  return r.top >= 0 && r.bottom <= Math.min(innerHeight, document.getElementById("contents").getBoundingClientRect().top);
+  const bar = document.getElementById("contents").getBoundingClientRect();
+  return r.top >= 0 && r.bottom <= Math.min(innerHeight, bar.top);
 }"""
 
 # each of the panel's lines in sight is the panel's own at its point: nothing floats over the lesson's words
@@ -381,7 +384,8 @@ def test_at_phone_width_the_walk_through_notes_wrap_inside_the_screen(chromium, 
     browser.wait_until(page, "document.querySelectorAll('#walk .note-text').length > 3")
     right = page.evaluate("""() => {
       const notes = [...document.querySelectorAll('#walk .note-text')];
-      notes.forEach((n) => { n.textContent = 'fire most: #90 1.12, #16 1.03, #187 1.00; 155 of 256 zeroed '.repeat(3); });
+      const long = 'fire most: #90 1.12, #16 1.03, #187 1.00; 155 of 256 zeroed '.repeat(3);
+      notes.forEach((n) => { n.textContent = long; });
       return Math.max(...notes.map((n) => n.getBoundingClientRect().right));
     }""")
     assert right <= page.evaluate("innerWidth"), right

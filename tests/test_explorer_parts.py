@@ -84,14 +84,18 @@ const { $, changed, state } = State;
 state.loud = false;
 const section = '<section id="hello" aria-labelledby="hello-title"><h2 id="hello-title">Hello</h2>' +
   '<label><input type="checkbox" id="hello-loud"> loud</label><p id="hello-text"></p></section>';
-const build = () => $("hello-loud").addEventListener("change", (event) => { state.loud = event.target.checked; changed("loud"); });
+const build = () => $("hello-loud").addEventListener("change", (event) => {
+  state.loud = event.target.checked; changed("loud");
+});
 const draw = () => {
   $("hello-loud").checked = state.loud;
   $("hello-text").textContent = `${state.view.tokens.length} tokens` + (state.loud ? "!" : "");
 };
-const address = { key: "loud", write: () => (state.loud ? "yes" : null), read: (value) => { state.loud = value === "yes"; } };
+const address = { key: "loud", write: () => (state.loud ? "yes" : null),
+                  read: (value) => { state.loud = value === "yes"; } };
 const lesson = { title: "Counting", section: "hello", view: {}, text: "The model reads a token more than the name has.",
-                 look: "The count.", question: "How many tokens does emma make?", answer: () => `${state.view.tokens.length}.` };
+                 look: "The count.", question: "How many tokens does emma make?",
+                 answer: () => `${state.view.tokens.length}.` };
 return { address, build, draw, lesson, section };
 })();
 """

@@ -158,18 +158,11 @@ def core_imports(path: Path) -> tuple[set[str], set[str]]:
 def test_the_core_imports_only_the_standard_library_torch_and_itself():
     """The lesson files stand on their own: copied into any folder, they import nothing of minigpt's
     around them (tests/test_core_alone.py trains with them so), and the root holds the core and the
-    front door alone, none of its lines past 100 characters."""
+    front door alone (.ci/lint holds the core's lines to 100 characters with ruff)."""
     for name in CORE_FILES:
         absolute, relative = core_imports(PACKAGE / name)
         assert absolute <= set(sys.stdlib_module_names) | THIRD_PARTY | {"__future__"}, (name, absolute)
         assert {f"{module}.py" for module in relative} <= set(CORE_FILES), (name, relative)
-    wide = [
-        f"{name}:{i}"
-        for name in CORE_FILES
-        for i, line in enumerate((PACKAGE / name).read_text(encoding="utf-8").splitlines(), 1)
-        if len(line) > 100
-    ]
-    assert not wide, wide
     assert {path.name for path in PACKAGE.glob("*.py")} - set(CORE_FILES) == {"__init__.py", "__main__.py"}
 
 

@@ -86,7 +86,8 @@ def test_the_inline_explorer_runs_as_torch_does_and_asks_nothing_of_the_network(
     # (the frame follows its page after a redraw, at the next frame: waited for, not read at once)
     browser.wait_until(
         page,
-        "[...document.querySelectorAll('iframe')].every(f => f.contentDocument.documentElement.scrollHeight <= f.clientHeight + 2)",
+        "[...document.querySelectorAll('iframe')]"
+        ".every(f => f.contentDocument.documentElement.scrollHeight <= f.clientHeight + 2)",
         timeout=10_000,
     )
     assert page.watched.requests == [cell.resolve().as_uri()] and page.watched.errors == []

@@ -453,7 +453,7 @@ def test_crafted_imports_are_refused_before_anything_is_built(trained_run, tmp_p
     with pytest.raises(UsageError, match="minigpt builds at most"):
         import_microgpt(tmp_path / "bomb.json", tmp_path / "out.pt")
     assert not (tmp_path / "out.pt").exists()
-    st = pytest.importorskip("safetensors.torch")
+    pytest.importorskip("safetensors.torch")
     runner.invoke(app, ["export", str(trained_run[0]), str(tmp_path / "st"), "--format", "safetensors"])
     config = json.loads((tmp_path / "st" / "config.json").read_text())
     (tmp_path / "st" / "config.json").write_text(json.dumps({**config, "n_layer": 10**7}))

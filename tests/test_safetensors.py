@@ -174,7 +174,7 @@ def test_a_plain_export_works_on_every_model(tmp_path):
 
     default_like = train(tiny_config("train.steps=2", "model.final_norm=true"), out_dir=tmp_path / "run", quiet=True)
     result = runner.invoke(app, ["export", str(default_like.run_dir), str(tmp_path / "names.json")])
-    assert result.exit_code == 2 and f"export it as safetensors into a folder, minigpt export" in result.stderr
+    assert result.exit_code == 2 and "export it as safetensors into a folder, minigpt export" in result.stderr
     assert str(tmp_path / "names") in result.stderr and list(tmp_path.glob("names*")) == []
     folder = runner.invoke(app, ["export", str(default_like.run_dir), str(tmp_path / "names")])
     assert folder.exit_code == 0

@@ -205,7 +205,8 @@ def test_floats_at_their_edges_are_refused_in_the_precision_they_are_used_in(tra
 
 
 def test_negative_zero_and_the_smallest_top_p_sample_as_zero_and_greedy_do(trained_run):
-    """-0.0 is 0 (greedy), not a division that flips every sign; a top-p that float32 still holds keeps the likeliest."""
+    """-0.0 is 0 (greedy), not a division that flips every sign; a top-p that float32 still holds keeps the
+    likeliest."""
     greedy = CliRunner().invoke(app, ["sample", str(trained_run[0]), "-n", "3", "-t", "0", "--seed", "1"]).stdout
     assert (
         CliRunner().invoke(app, ["sample", str(trained_run[0]), "-n", "3", "-t", "-0.0", "--seed", "1"]).stdout

@@ -1,6 +1,5 @@
 """Training snapshots: when they are taken, how exact they are, and reading them back."""
 
-import math
 import shutil
 
 import pytest

@@ -24,7 +24,8 @@ def test_each_unit_lists_the_prefixes_where_it_fires_most():
     for prefix in prefixes:
         seen = []
         hooks = [
-            layer.mlp.mlp_fc2.register_forward_hook(lambda m, i, o: seen.append(i[0][0, -1])) for layer in model.layers
+            layer.mlp.mlp_fc2.register_forward_hook(lambda m, i, o, seen=seen: seen.append(i[0][0, -1]))
+            for layer in model.layers
         ]
         with torch.no_grad():
             model(torch.tensor([list(prefix)]))

@@ -14,7 +14,6 @@ import re
 import sys
 import warnings
 from pathlib import Path
-from typing import Optional
 
 import typer
 
@@ -188,16 +187,16 @@ def reporting_errors(command, *args, **kwargs):
     except Interrupted as e:
         if not rank():
             print(f"minigpt: {e}", file=sys.stderr)
-        raise typer.Exit(e.exit_code)
+        raise typer.Exit(e.exit_code) from None
     except MiniGPTError as e:
         if state["debug"]:
             raise
         fail(str(e), e.exit_code, lost=isinstance(e, LostProcess))
     except KeyboardInterrupt:
         print("minigpt: interrupted", file=sys.stderr)
-        raise typer.Exit(130)
+        raise typer.Exit(130) from None
     except BrokenPipeError:  # the reader went away (`minigpt sample -n 1000000 | head -1`): end quietly
-        raise typer.Exit(reader_gone())
+        raise typer.Exit(reader_gone()) from None
     except UnicodeEncodeError as e:  # a name the output's encoding cannot hold (PYTHONIOENCODING=ascii)
         fail(
             f"the output's encoding ({e.encoding}) cannot hold {e.object[e.start : e.end]!r}: "
@@ -259,7 +258,7 @@ def version_callback(value: bool) -> None:
 @app.callback()
 def root(
     debug: bool = typer.Option(False, "--debug", metavar="", help="Show Python tracebacks on errors."),
-    version: Optional[bool] = typer.Option(
+    version: bool | None = typer.Option(
         None, "--version", metavar="", callback=version_callback, is_eager=True, help="Print the version and exit."
     ),
 ) -> None:

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Optional
 
 import typer
 
@@ -17,16 +16,14 @@ from minigpt.files.atomic_file import refuse_existing
 
 def compare(
     runs: list[Path] = typer.Argument(..., metavar="RUN", help="Run directories: seeds of one recipe are grouped."),
-    baseline: Optional[Path] = typer.Option(
+    baseline: Path | None = typer.Option(
         None, "--baseline", help="The run whose group every other is measured against \\[default: the first]."
     ),
-    data: Optional[Path] = typer.Option(
+    data: Path | None = typer.Option(
         None, "--data", help="Score every run on this names file (for runs validated on different names)."
     ),
-    png: Optional[Path] = typer.Option(
-        None, "--png", help="Draw the runs' loss curves on one plot (needs matplotlib)."
-    ),
-    html: Optional[Path] = typer.Option(
+    png: Path | None = typer.Option(None, "--png", help="Draw the runs' loss curves on one plot (needs matplotlib)."),
+    html: Path | None = typer.Option(
         None,
         "--html",
         help="Write the page of two models: the first run of the "
@@ -98,7 +95,7 @@ def sweep(
         help="The study: a TOML file of \\[sweep], \\[space] and \\[set] "
         "(docs/experiments.md); with --show, a sweep's directory.",
     ),
-    out: Optional[Path] = typer.Option(
+    out: Path | None = typer.Option(
         None,
         "--out",
         "-o",
@@ -106,17 +103,17 @@ def sweep(
         "best.toml, and a run directory for each seed of each trial "
         "\\[default: runs/SPEC's name].",
     ),
-    data: Optional[Path] = typer.Option(
+    data: Path | None = typer.Option(
         None, "--data", help="Names file every trial trains on \\[default: data/names.txt]."
     ),
     jobs: int = typer.Option(1, "--jobs", "-j", help="Trials run at once, in processes that split the cores."),
-    storage: Optional[str] = typer.Option(
+    storage: str | None = typer.Option(
         None,
         "--storage",
         help="A database URL for the study (postgresql://, "
         "mysql://, sqlite:///, redis://): machines running the same command share it.",
     ),
-    seeds: Optional[int] = typer.Option(None, "--seeds", help="Runs of each configuration \\[default: the spec's]."),
+    seeds: int | None = typer.Option(None, "--seeds", help="Runs of each configuration \\[default: the spec's]."),
     show: bool = typer.Option(
         False, "--show", metavar="", help="Show the study kept in the directory SPEC; run nothing."
     ),

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Optional
 
 import typer
 
@@ -150,16 +149,16 @@ def at_snapshot(ckpt, step: int) -> None:
 
 def inspect_attention(
     checkpoint: Path = checkpoint_argument(),
-    name: Optional[str] = typer.Argument(
+    name: str | None = typer.Argument(
         None,
         metavar="NAME",
         help="The name to read, e.g. emma (with --html: the page's first text). With --html, "
         "a second run here puts both models on one page instead, and NAME follows it.",
     ),
-    then: Optional[str] = typer.Argument(None, metavar="[NAME]", hidden=True),
-    layer: Optional[int] = typer.Option(None, "--layer", "-l", help="Only this layer (from 0)."),
-    head: Optional[int] = typer.Option(None, "--head", help="Only this head (from 0)."),
-    position: Optional[int] = typer.Option(
+    then: str | None = typer.Argument(None, metavar="[NAME]", hidden=True),
+    layer: int | None = typer.Option(None, "--layer", "-l", help="Only this layer (from 0)."),
+    head: int | None = typer.Option(None, "--head", help="Only this head (from 0)."),
+    position: int | None = typer.Option(
         None,
         "--position",
         help="Show one row as bars: what position P (0 = the boundary token) attends to, "
@@ -169,23 +168,21 @@ def inspect_attention(
     lens: bool = typer.Option(
         False, "--lens", metavar="", help="Show each layer's guess at the next token (the logit lens)."
     ),
-    step: Optional[int] = typer.Option(
+    step: int | None = typer.Option(
         None, "--step", help="Read the run's weights as they were near step N (its snapshots)."
     ),
-    png: Optional[Path] = typer.Option(
-        None, "--png", help="Write a grid of heatmaps as PNG instead (needs matplotlib)."
-    ),
+    png: Path | None = typer.Option(None, "--png", help="Write a grid of heatmaps as PNG instead (needs matplotlib)."),
     json_out: bool = typer.Option(
         False, "--json", metavar="", help="Print the weights and predictions as JSON on stdout."
     ),
-    json_file: Optional[Path] = typer.Option(None, "--json-file", help="Write them as JSON to this file instead."),
-    html: Optional[Path] = typer.Option(
+    json_file: Path | None = typer.Option(None, "--json-file", help="Write them as JSON to this file instead."),
+    html: Path | None = typer.Option(
         None,
         "--html",
         help="Write the explorer page instead: one HTML file that runs the model in a browser "
         "(what it measures is cached in ~/.cache/minigpt/pages, the eight latest pages).",
     ),
-    lesson: Optional[int] = typer.Option(
+    lesson: int | None = typer.Option(
         None, "--lesson", help=f"With --html: the page opens at lesson N of its course (1 to {lesson_count()})."
     ),
     open_page: bool = typer.Option(
@@ -287,7 +284,7 @@ def inspect_attention(
 
 def ablate(
     checkpoint: Path = checkpoint_argument(),
-    data: Optional[Path] = names_to_score_option(),
+    data: Path | None = names_to_score_option(),
     mode: str = typer.Option("zero", "--mode", help="zero: a part's output becomes 0; mean: its mean over the names."),
     device: str = device_option(),
     json_out: bool = typer.Option(False, "--json", metavar="", help="Print every part's loss and cost as JSON."),

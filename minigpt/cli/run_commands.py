@@ -9,7 +9,6 @@ from __future__ import annotations
 import math
 import sys
 from pathlib import Path
-from typing import Optional
 
 import typer
 
@@ -33,23 +32,23 @@ from minigpt.machine.torchrun import check_batch_splits, most_processes, rank, r
 
 
 def train(
-    config: Optional[str] = typer.Option(
+    config: str | None = typer.Option(
         None, "--config", "-c", help=f"TOML recipe: a path, or a name in configs/ ({', '.join(recipe_names())})."
     ),
-    data: Optional[Path] = typer.Option(None, "--data", help="Names file, one per line \\[default: data/names.txt]."),
-    val_data: Optional[Path] = typer.Option(
+    data: Path | None = typer.Option(None, "--data", help="Names file, one per line \\[default: data/names.txt]."),
+    val_data: Path | None = typer.Option(
         None, "--val-data", help="Validation names file \\[default: a seeded 10% of --data, at most 1000]."
     ),
-    out: Optional[Path] = typer.Option(None, "--out", "-o", help="Run directory \\[default: runs/<timestamp>]."),
-    steps: Optional[int] = typer.Option(None, help="Shortcut for --set train.steps=N."),
-    batch_size: Optional[int] = typer.Option(None, help="Shortcut for --set train.batch_size=N."),
-    lr: Optional[float] = typer.Option(None, help="Shortcut for --set train.lr=X."),
-    device: Optional[str] = typer.Option(None, help="auto, cpu, cuda, cuda:N or mps (train.device)."),
-    seed: Optional[int] = typer.Option(None, help="Shortcut for --set train.seed=S."),
-    time_limit: Optional[float] = typer.Option(
+    out: Path | None = typer.Option(None, "--out", "-o", help="Run directory \\[default: runs/<timestamp>]."),
+    steps: int | None = typer.Option(None, help="Shortcut for --set train.steps=N."),
+    batch_size: int | None = typer.Option(None, help="Shortcut for --set train.batch_size=N."),
+    lr: float | None = typer.Option(None, help="Shortcut for --set train.lr=X."),
+    device: str | None = typer.Option(None, help="auto, cpu, cuda, cuda:N or mps (train.device)."),
+    seed: int | None = typer.Option(None, help="Shortcut for --set train.seed=S."),
+    time_limit: float | None = typer.Option(
         None, "--time-limit", help="Train for this many seconds instead of a number of steps (train.time_limit)."
     ),
-    resume: Optional[Path] = typer.Option(
+    resume: Path | None = typer.Option(
         None,
         "--resume",
         help="Continue a run (its directory or a checkpoint) exactly where it stopped: in its "
@@ -180,17 +179,17 @@ def refuse_two_values(shortcuts: dict, settings: list[str]) -> None:
 def sample(
     checkpoint: Path = checkpoint_argument(),
     num: int = typer.Option(10, "--num", "-n", help="How many names."),
-    temperature: Optional[float] = typer.Option(
+    temperature: float | None = typer.Option(
         None, "--temperature", "-t", help="Below 1: safer names; above 1: wilder \\[default: the checkpoint's recipe]."
     ),
-    top_k: Optional[int] = typer.Option(None, "--top-k", help="Sample only from the K likeliest characters."),
-    top_p: Optional[float] = typer.Option(None, "--top-p", help="Sample from the likeliest characters up to mass P."),
+    top_k: int | None = typer.Option(None, "--top-k", help="Sample only from the K likeliest characters."),
+    top_p: float | None = typer.Option(None, "--top-p", help="Sample from the likeliest characters up to mass P."),
     prefix: str = typer.Option("", "--prefix", "-p", help="Every name starts with this."),
-    seed: Optional[int] = typer.Option(None, help="Seed for repeatable samples."),
+    seed: int | None = typer.Option(None, help="Seed for repeatable samples."),
     device: str = device_option(),
     new_only: bool = typer.Option(False, "--new-only", metavar="", help="Drop names that are in the training data."),
     mark: bool = typer.Option(False, "--mark", metavar="", help="Mark names that are in the training data with ' *'."),
-    data: Optional[Path] = typer.Option(
+    data: Path | None = typer.Option(
         None,
         "--data",
         help="Check names against this names file (for a "
@@ -246,7 +245,7 @@ def sample(
 
 def eval_(
     checkpoint: Path = checkpoint_argument(),
-    data: Optional[Path] = names_to_score_option(),
+    data: Path | None = names_to_score_option(),
     device: str = device_option(),
     json_out: bool = typer.Option(False, "--json", metavar="", help="Print the loss, tokens and names as JSON."),
     per_name: bool = typer.Option(
@@ -325,7 +324,7 @@ def export(
     out: Path = typer.Argument(
         ..., metavar="OUT", help="The JSON file (microgpt) or the directory (safetensors) to write."
     ),
-    format: Optional[str] = typer.Option(
+    format: str | None = typer.Option(
         None,
         "--format",
         help="microgpt (one JSON file) or safetensors "
@@ -379,7 +378,7 @@ def info(
 
 def plot(
     run_dirs: list[Path] = typer.Argument(..., metavar="RUN_DIR", help="Run directories (each holds metrics.jsonl)."),
-    out: Optional[Path] = typer.Option(
+    out: Path | None = typer.Option(
         None,
         "--out",
         "-o",

@@ -1,1 +1,2 @@
-"""What every layer uses: the exceptions and their exit codes, text as one line, the ranges numbers may take, and where the bundled files are."""
+"""What every layer uses: the failures around the core, text as one line, the ranges numbers may take, and where
+the bundled files are."""

@@ -14,8 +14,8 @@ import io
 import os
 import stat
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 from minigpt.common.failures import cannot_write
 from minigpt.errors import UsageError

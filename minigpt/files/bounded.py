@@ -45,8 +45,8 @@ def read_bytes(path: str | Path, kind: str, most: int | None = None, why: str = 
             WAIT_BEFORE_SAYING,
             warn,
             [
-                f"{one_line(path)} is a pipe, and nothing has written to it yet: minigpt waits for its writer to send the "
-                f"{kind.removesuffix(' file')} and close it (Ctrl-C stops)"
+                f"{one_line(path)} is a pipe, and nothing has written to it yet: minigpt waits for its writer to send "
+                f"the {kind.removesuffix(' file')} and close it (Ctrl-C stops)"
             ],
         )
     )

@@ -135,8 +135,8 @@ class NameSet:
             return f"the {plural(self.count, 'training name')} (exact)"
         if self.kind == "bloom":
             return (
-                f"a Bloom filter of the {plural(self.count, 'training name')} ({len(self.bits) / 1e6:.1f} MB; a new name "
-                f"is taken for a training name {100 * self.false_positive_rate:.1f}% of the time)"
+                f"a Bloom filter of the {plural(self.count, 'training name')} ({len(self.bits) / 1e6:.1f} MB; a new "
+                f"name is taken for a training name {100 * self.false_positive_rate:.1f}% of the time)"
             )
         return "no training names"
 

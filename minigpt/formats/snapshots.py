@@ -2,9 +2,9 @@
 
 A run keeps `train.snapshots` of them (0 keeps none) in one file, RUN/snapshots.pt: at step
 0 (the weights before training), then at steps spaced evenly in log(step + train.warmup_steps) up to
-train.steps (most of what a model learns, it learns early, once its learning rate has warmed up), and at the run's last and best steps when
-those are not among them. A run that stops before train.steps (a time limit, patience) has
-the snapshots it reached.
+train.steps (most of what a model learns, it learns early, once its learning rate has warmed up), and at the
+run's last and best steps when those are not among them. A run that stops before train.steps (a time limit,
+patience) has the snapshots it reached.
 
 Each weight is kept in 8 bits per number: every row of a matrix (every vector) is scaled so
 that its largest magnitude is 127, rounded to int8, and kept with its scale, so a number is

@@ -210,7 +210,7 @@ def failures(workers: list[subprocess.Popen], errors: Path) -> list[str]:
     """Each distinct error line once (naming the processes only where they differ), and any process killed
     by a signal; a process that failed only because another stopped adds nothing to that."""
     lines = {}
-    for r, worker in enumerate(workers):
+    for r in range(len(workers)):
         path = errors / f"{r}.txt"
         if path.is_file():
             lines.setdefault(path.read_text(encoding="utf-8"), []).append(r)

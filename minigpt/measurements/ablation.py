@@ -20,8 +20,8 @@ two equal.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Iterable
 
 import torch
 import torch.nn.functional as F

@@ -20,7 +20,7 @@ switching it off says (measurements/ablation.py).
 from __future__ import annotations
 
 import functools
-from typing import Iterable
+from collections.abc import Iterable
 
 import torch
 
@@ -64,7 +64,7 @@ def part_outputs(
                 [p.head for p in off if p.kind == "head" and p.layer == l], means and means["head"][l]
             )
 
-            def keep(q, k, v):  # the attention step, its heads' outputs [B, H, T, hd] kept
+            def keep(q, k, v, heads=heads, step=step):  # the attention step, its heads' outputs kept
                 heads.append(step(q, k, v))
                 return heads[-1]
 

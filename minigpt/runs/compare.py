@@ -7,11 +7,12 @@
 A group is the runs whose recipes are equal but for train.seed, trained by the same code (the core's
 digest: an edited core is another experiment) and whose compute is alike: runs of one recipe whose steps
 lie more than COMPUTE_SPREAD apart (a time limit on a busy machine) are split by their steps, unless
-`pool`. A run of the same recipe, seed and code as another in its group is a repeat, counted once. Its score is each run's best validation loss (or, with `data`, its loss on that one
-file). Against the baseline group, one verdict: Welch's t-test over the seeds and the 95% interval from that
-same test, where both groups have two or more; a bootstrap interval over names alone (seeds not resampled) is
-shown beside it, labelled so, never as the verdict. Where the runs took unequal steps, the loss at the
-largest step every run evaluated gives the answer at equal steps (or says why there is none).
+`pool`. A run of the same recipe, seed and code as another in its group is a repeat, counted once. Its
+score is each run's best validation loss (or, with `data`, its loss on that one file). Against the baseline
+group, one verdict: Welch's t-test over the seeds and the 95% interval from that same test, where both groups
+have two or more; a bootstrap interval over names alone (seeds not resampled) is shown beside it, labelled so,
+never as the verdict. Where the runs took unequal steps, the loss at the largest step every run evaluated gives
+the answer at equal steps (or says why there is none).
 """
 
 from __future__ import annotations

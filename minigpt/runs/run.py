@@ -182,7 +182,8 @@ def stopped_before_first_step(resumed_from: Path | None) -> str:
     checkpoint as it was."""
     if resumed_from is None:
         return "stopped before the first step: nothing was trained, and nothing of the run is left"
-    return f"stopped before the first step; {resumed_from} is as it was. Resume with: minigpt train --resume {resumed_from}"
+    again = f"Resume with: minigpt train --resume {resumed_from}"
+    return f"stopped before the first step; {resumed_from} is as it was. {again}"
 
 
 def hear_the_end(reporter: Reporter, trainer: Trainer) -> None:

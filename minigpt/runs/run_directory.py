@@ -88,7 +88,7 @@ def training_now(run_dir: Path) -> str | None:
     except ImportError:
         return None
     try:
-        with open(run_dir / LOCK, "r", encoding="utf-8", errors="replace") as held:
+        with open(run_dir / LOCK, encoding="utf-8", errors="replace") as held:
             try:
                 fcntl.flock(held, fcntl.LOCK_SH | fcntl.LOCK_NB)
             except OSError:

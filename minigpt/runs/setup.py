@@ -225,8 +225,8 @@ def fit_to_data(config: Recipe, names: list[str]) -> list[str]:
 
 def fit_block_size(config: Recipe, names: list[str]) -> list[str]:
     """With train.auto_scale, a block size that reads the longest training name whole (up to LONGEST_FITTED
-    characters), unless model.block_size was given or written in the recipe named: a name cut at the block size would be learned, and
-    generated, cut. Only ever larger than the recipe's. Says what it changed."""
+    characters), unless model.block_size was given or written in the recipe named: a name cut at the block size
+    would be learned, and generated, cut. Only ever larger than the recipe's. Says what it changed."""
     m = config.model
     if not config.train.auto_scale or "model.block_size" in config.given | config.written or not names:
         return []

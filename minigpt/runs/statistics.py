@@ -9,6 +9,10 @@ paired bootstrap over names, in plain Python and torch (no SciPy).
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # the annotations' torch: compare imports it; a sweep's table of losses does not
+    import torch
 
 
 def mean(values: list[float]) -> float:

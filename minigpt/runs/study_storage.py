@@ -15,8 +15,8 @@ import shutil
 import time
 import warnings
 import zlib
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 from minigpt.errors import RunError, UsageError
 from minigpt.runs.study_folder import (

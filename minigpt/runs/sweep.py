@@ -19,9 +19,9 @@ import signal
 import socket
 import time
 import zlib
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
 
 from minigpt.common.arguments import as_path, quoted, whole_number_within
 from minigpt.common.failures import WriteFailed, cannot_write

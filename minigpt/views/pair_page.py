@@ -37,8 +37,9 @@ from minigpt.views.page_data import (
 from minigpt.views.web_files import web_file
 
 ROLE_KEYS = ("shares", "even", "labels", "names")  # what the page carries of views/page_data.py's head roles
+# the most names both models' losses are carried for (strided through the validation names)
 COMPARED_NAMES = 2000
-SAMPLES = 10  # names each model generates for the page (the same seed for both)  # the most names both models' losses are carried for (strided through the validation names)
+SAMPLES = 10  # names each model generates for the page (the same seed for both)
 
 
 def same_reading(a: Checkpoint, b: Checkpoint) -> None:
