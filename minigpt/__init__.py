@@ -21,6 +21,7 @@ _EXPORTS = {
     "load_checkpoint": "minigpt.formats.checkpoint",
     "train": "minigpt.runs.run",
     "Reporter": "minigpt.training",
+    "TensorBoard": "minigpt.runs.tensorboard_log",
     "evaluate_names": "minigpt.measurements.name_losses",
     "name_losses": "minigpt.measurements.name_losses",
     "validation_names": "minigpt.formats.checkpoint",

@@ -58,6 +58,9 @@ def train(
         [], "--set", metavar="KEY=VALUE", help="Override any config key: section.key=value (repeatable)."
     ),
     nproc: int = typer.Option(1, "--nproc", help="Train on N processes of this machine (torchrun's launcher, DDP)."),
+    tensorboard: Path | None = typer.Option(
+        None, "--tensorboard", help="Also write the losses, rate, speed and samples for TensorBoard under DIR/RUN."
+    ),
     overwrite: bool = typer.Option(
         False, "--overwrite", metavar="", help="Replace the run in a non-empty --out directory."
     ),
@@ -116,6 +119,11 @@ def train(
         raise typer.Exit(run_on_processes(nproc))
     from minigpt.runs.run import train as run_training  # torch loads here: a launching process never needs it
 
+    report = None
+    if tensorboard is not None:
+        from minigpt.runs.tensorboard_log import TensorBoard
+
+        report = TensorBoard(tensorboard)
     result = run_training(
         cfg,
         data,
@@ -125,6 +133,7 @@ def train(
         quiet=quiet or json_out,
         resume_from=resume,
         overwrite_later=overwrite_later,
+        report=report,
     )
     if json_out and not rank():
         from minigpt.formats.checkpoint import resume_config

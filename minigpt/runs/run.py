@@ -24,6 +24,7 @@ from minigpt.runs.keepers import KeepBest, KeepSnapshots, end_on_best
 from minigpt.runs.recorder import RunRecords
 from minigpt.runs.run_directory import carry_best_checkpoint, discard_if_no_checkpoint, open_run_dir
 from minigpt.runs.setup import StopSignals, start_processes, start_run
+from minigpt.runs.tensorboard_log import TensorBoard
 from minigpt.training import Reporter, Trainer, save_checkpoint, train_loop
 from minigpt.views import plotting
 from minigpt.views.training_display import TrainingDisplay
@@ -78,6 +79,8 @@ def train(
         run_dir, lock = dist.on_main(
             lambda: open_run_dir(resumed_from, out_dir, overwrite), share=lambda opened: (opened[0], None)
         )  # the lock stays with rank 0
+        if isinstance(report, TensorBoard) and report.name is None:
+            report.name = run_dir.name  # what TensorBoard shows the run as
         # every rank keeps the weights it may end on; rank 0 alone records and shows the run
         best = KeepBest() if config.train.keep_best else None
         snapshots = KeepSnapshots(trainer, resumed_from) if config.train.snapshots else None
