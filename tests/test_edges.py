@@ -155,3 +155,34 @@ def test_a_resumed_run_keeps_a_damaged_metrics_file_aside_before_writing_its_rec
     assert result.exit_code == 0, result.stderr
     assert (run / "metrics.jsonl.damaged").read_bytes() == damaged and "is kept as" in result.stderr
     assert b"\x00" not in (run / "metrics.jsonl").read_bytes()
+
+
+LONG = "a" * 300  # a name past the file system's 255 bytes
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["train", "--config", "tiny", "--out", LONG],
+        ["train", "--config", "tiny", "--data", LONG],
+        ["sample", LONG],
+        ["eval", LONG],
+        ["info", LONG],
+        ["export", LONG, "out.json"],
+        ["inspect-attention", "RUN", "emma", "--html", f"{LONG}.html"],
+        ["compare", "RUN", LONG],
+        ["plot", LONG],
+        ["sample", f"RUN/{LONG}/best.pt"],
+    ],
+)
+def test_a_name_too_long_for_the_file_system_is_one_line_in_every_command(args, trained_run, tmp_path, monkeypatch):
+    """The path check itself raised again (is_symlink on the same path), and every command that takes a path
+    ended in a traceback."""
+    monkeypatch.chdir(tmp_path)
+    result = runner.invoke(
+        app, [str(trained_run[0]) if a == "RUN" else a.replace("RUN", str(trained_run[0])) for a in args]
+    )
+    assert result.exit_code == 2, result.output
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and "too long for the file system" in lines[0] and "Traceback" not in result.output
+    assert lines[0].endswith("and a name may have 255)")

@@ -234,6 +234,12 @@ def path_problem(e: BaseException) -> str | None:
     if not isinstance(e, OSError) or e.filename is None or e.strerror is None:
         return None
     path = Path(os.fsdecode(e.filename))
+    if e.errno == errno.ENAMETOOLONG:  # asked about again (is_symlink), the path would raise the same error
+        longest = max((len(os.fsencode(part)) for part in path.parts), default=0)
+        return (
+            f"{shortened(one_line(path))}: too long for the file system (a name in it has {longest:,} bytes, "
+            f"and a name may have 255)"
+        )
     if e.errno == errno.ELOOP or (path.is_symlink() and loops(path)):
         return f"{one_line(path)}: a symbolic link that loops; remove it or give another path"
     if isinstance(e, FileExistsError) and path.is_symlink() and not path.exists():
@@ -330,6 +336,10 @@ def checkpoint_there(ctx: typer.Context, path: Path | None) -> Path | None:
             if state["debug"]:
                 raise
             raise SaidAsIs(swapped_run(ctx, path) or str(e)) from None
+        except (OSError, RuntimeError) as e:  # the system refused the path itself: said as every command says it
+            if state["debug"] or path_problem(e) is None:
+                raise
+            raise SaidAsIs(path_problem(e)) from None
     return path
 
 
