@@ -186,3 +186,29 @@ def test_a_name_too_long_for_the_file_system_is_one_line_in_every_command(args, 
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1 and "too long for the file system" in lines[0] and "Traceback" not in result.output
     assert lines[0].endswith("and a name may have 255)")
+
+
+@pytest.mark.parametrize("given", [42, ["tiny"], b"tiny", {"model": {}}])
+def test_load_config_takes_a_name_or_a_path_and_says_so(given):
+    from minigpt import UsageError, load_config
+
+    with pytest.raises(UsageError, match="takes a recipe's name or path"):
+        load_config(given)
+
+
+@pytest.mark.parametrize(
+    "device, says", [("tpu", "unknown device"), ("mps", "MPS is not available"), (5, "expected auto, cpu, cuda")]
+)
+def test_load_checkpoint_refuses_a_device_in_one_line(device, says, trained_run):
+    from minigpt import UsageError, load_checkpoint
+
+    with pytest.raises(UsageError, match=says):
+        load_checkpoint(trained_run[0], device=device)
+
+
+def test_name_losses_refuses_a_batch_size_below_one(trained_run):
+    from minigpt import UsageError, load_checkpoint, name_losses
+
+    ckpt = load_checkpoint(trained_run[0])
+    with pytest.raises(UsageError, match="batch_size"):
+        name_losses(ckpt.model, ckpt.tokenizer, ["emma"], batch_size=-1)

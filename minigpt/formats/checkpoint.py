@@ -51,6 +51,7 @@ from minigpt.files.names_file import read_names, refuse_unseen_names
 from minigpt.files.run_paths import NAMES_IN_DIR, RESUME_ORDER, resolve_checkpoint_path
 from minigpt.formats.checkpoint_checks import check_layout, check_training_state, checked_vocab, known_loss, stored_loss
 from minigpt.formats.recipes import config_from_dict, load_config
+from minigpt.machine.processes import resolve_device
 from minigpt.model import GPT, load_microgpt_weights
 from minigpt.training import FORMAT, VERSION
 
@@ -218,7 +219,11 @@ def check_weights_fit(weights, config: Config, path) -> None:
 
 
 def load_checkpoint(path: str | Path, device: str | torch.device = "cpu") -> Checkpoint:
-    """Load a checkpoint (file or run directory) into a ready model, in eval mode on `device`."""
+    """Load a checkpoint (file or run directory) into a ready model, in eval mode on `device` (auto, cpu, cuda,
+    cuda:N or mps, as the command line's --device; one this machine lacks is refused in one line)."""
+    if not isinstance(device, (str, torch.device)):
+        raise UsageError(f"device: expected auto, cpu, cuda, cuda:N or mps, got {kind_of(device)}")
+    device = resolve_device(str(device))
     path, raw = read_checkpoint(path)
     try:
         config = config_from_dict(raw["config"], where=str(path))

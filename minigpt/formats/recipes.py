@@ -9,10 +9,11 @@ import copy
 import dataclasses
 import json
 import math
+import os
 import tomllib
 from pathlib import Path
 
-from minigpt.common.arguments import as_strings
+from minigpt.common.arguments import as_strings, kind_of
 from minigpt.common.bundled import config_dir, recipe_names
 from minigpt.common.text import as_text, plural
 from minigpt.config import Config, GPTConfig, SampleConfig, TrainConfig, check_recipe
@@ -120,6 +121,8 @@ def set_value(config: Config, section: str, key: str, value: object, where: str)
 
 def load_config(path: str | Path | None = None, overrides: list[str] = (), base: Config | None = None) -> Recipe:
     """The defaults (or `base`), then the TOML file at `path`, then `section.key=value` overrides."""
+    if path is not None and not isinstance(path, (str, os.PathLike)):  # pathlib's TypeError named no argument
+        raise UsageError(f"load_config takes a recipe's name or path (a string or a pathlib.Path), got {kind_of(path)}")
     if base is not None and not isinstance(base, Config):
         raise UsageError(f"load_config's base is a Config (another load_config's), got {type(base).__name__}")
     config = as_recipe(copy.deepcopy(base)) if base is not None else Recipe()

@@ -13,6 +13,7 @@ from __future__ import annotations
 import torch
 import torch.nn.functional as F
 
+from minigpt.common.arguments import as_whole_number
 from minigpt.data import IGNORE, Tokenizer, rows_at_once
 from minigpt.files.corpus import tokenized
 from minigpt.files.names_file import refuse_unseen_names
@@ -43,6 +44,7 @@ def name_losses(
     model: GPT, tokenizer: Tokenizer, names: list[str], what: str = "names", batch_size: int = 256
 ) -> list[tuple[str, int, float]]:
     """(name, predicted tokens, mean loss per token) for every name, in the order given."""
+    as_whole_number(batch_size, "batch_size (names scored at once)", least=1)
     names = check_model_and_names(model, tokenizer, names)
     refuse_unseen_names(names, tokenizer.unseen, what)
     return scored_rows(model, tokenizer, names, batch_size)
