@@ -212,3 +212,27 @@ def test_name_losses_refuses_a_batch_size_below_one(trained_run):
     ckpt = load_checkpoint(trained_run[0])
     with pytest.raises(UsageError, match="batch_size"):
         name_losses(ckpt.model, ckpt.tokenizer, ["emma"], batch_size=-1)
+
+
+@pytest.mark.parametrize(
+    "content, says",
+    [
+        ("emma\nolivia\nava\n".encode("utf-16-le"), "looks like UTF-16 without its byte-order mark"),
+        (b"emma\nol\x00ivia\nava\n", "line 2 holds a NUL character, which no name holds"),
+        (b"name,gender,count\nalvina,F,200\nbob,M,100\n", "looks like a CSV table with a header"),
+    ],
+)
+def test_a_names_file_that_is_no_list_of_names_is_said_to_be_what_it_looks_like(content, says, tmp_path):
+    path = tmp_path / "names.txt"
+    path.write_bytes(content)
+    result = runner.invoke(app, ["train", "--config", "tiny", "--data", str(path), "--out", str(tmp_path / "r")])
+    assert result.exit_code == 2 and says in result.stderr, result.stderr
+    assert not (tmp_path / "r").exists()
+
+
+def test_names_with_a_comma_here_and_there_still_train(tmp_path):
+    from minigpt.files.names_file import read_names
+
+    path = tmp_path / "names.txt"
+    path.write_text("smith, john\nemma\nava\n")
+    assert read_names(path) == ["smith, john", "emma", "ava"]

@@ -76,11 +76,13 @@ def read_names(path: str | Path) -> list[str]:
         line = raw[: e.start].count(b"\n") + 1
         raise UsageError(f"{path}: line {line} is not valid UTF-8") from None
     del raw  # the file's bytes, its text and its names are not all held at once: memory peaks here
+    refuse_nul(path, text)
     # \n, \r\n and a lone \r end a line; a line separator, a form feed or NEL inside a name are its characters
     names = [name for name in map(str.strip, LINE_END.split(text)) if name]
     del text
     if not names:
         raise UsageError(f"{path}: no names in the file (it is empty or has only blank lines)")
+    refuse_a_table(path, names)
     longest = max(map(len, names))
     if longest > LONGEST_NAME:
         raise UsageError(
@@ -88,6 +90,43 @@ def read_names(path: str | Path) -> list[str]:
             f"(is this a names file, one name per line?)"
         )
     return names
+
+
+def refuse_nul(path: Path, text: str) -> None:
+    """A NUL inside the names is no character of a name: the file is UTF-16 without its byte-order mark (every
+    other byte NUL, read as UTF-8), or damaged. It became a character of the vocabulary, silently."""
+    at = text.find("\0")
+    if at < 0:
+        return
+    line = text.count("\n", 0, at) + 1
+    utf16 = 3 * text.count("\0") >= len(text)
+    why = (
+        ": the file looks like UTF-16 without its byte-order mark (every other byte NUL); save it as UTF-8"
+        if utf16
+        else ", which no name holds"
+    )
+    raise UsageError(f"{path}: line {line} holds a NUL character{why}")
+
+
+NAME_HEADERS = {"name", "names", "first_name", "firstname", "first name", "given_name", "forename"}
+
+
+def refuse_a_table(path: Path, names: list[str]) -> None:
+    """A CSV with a header (name,gender,count) trained on whole rows ("alvina,F,200"): said, with how to take
+    its names' column. A file of names with a comma here and there is no table: every row must split alike."""
+    fields = names[0].count(",")
+    rows = names[:1000]
+    if not fields or any(row.count(",") != fields for row in rows):
+        return
+    header = [field.strip().lower() for field in names[0].split(",")]
+    column = next((i for i, field in enumerate(header) if field in NAME_HEADERS), None)
+    if column is None:
+        return
+    raise UsageError(
+        f"{path} looks like a CSV table with a header ({one_line(names[0])!r:.60}), not one name a line: "
+        f"take its names' column first, e.g. cut -d, -f{column + 1} {one_line(path)} | tail -n +2 > "
+        f"names.txt"
+    )
 
 
 def digest(names: list[str]) -> str:
