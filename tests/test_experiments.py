@@ -923,6 +923,9 @@ def test_a_sweep_on_names_too_few_to_hold_validation_out_is_refused_before_any_t
         ("postgresql://minigpt@127.0.0.1:1/study?password=qsecret", "qsecret"),
         ("postgresql://minigpt:pw%2Fx@127.0.0.1:1/study", "pw/x"),
         ("postgresql://minigpt:v6secret@[::1/study", "v6secret"),
+        ("postgresql://minigpt:pw@127.0.0.1:1/study?sslpassword=sslsecret", "sslsecret"),
+        ("postgresql://minigpt@127.0.0.1:1/study?options=-c%20password%3Doptsecret", "optsecret"),
+        ("postgresql://tok3nsecret@127.0.0.1:1/study", "tok3nsecret"),
     ],
 )
 def test_a_storage_password_of_any_spelling_is_never_shown_nor_stored(tmp_path, url, secret):
@@ -938,6 +941,19 @@ def test_a_storage_password_of_any_spelling_is_never_shown_nor_stored(tmp_path, 
     record = tmp_path / "out" / "study.json"
     if record.exists():
         assert secret not in record.read_text() and record.stat().st_mode & 0o077 == 0
+
+
+def test_a_password_is_masked_by_the_urls_parts_never_where_its_letters_appear():
+    """A password "p" turned a line into "***ostgresql://u:***@localhost:1/db ... ***ort 1 failed"."""
+    from minigpt.runs.study_folder import hide_password, masked
+
+    url = "postgresql://u:p@localhost:1/db"
+    said = hide_password(f"connection to {url} at port 1 failed for p", url)
+    assert said == "connection to postgresql://u:***@localhost:1/db at port 1 failed for ***"
+    assert masked("postgresql://u:pw@h/db?sslpassword=x1&sslmode=require") == (
+        "postgresql://u:***@h/db?sslmode=require&sslpassword=***"
+    )
+    assert masked("postgresql://t0ken@h/db") == "postgresql://***@h/db"
 
 
 def test_a_sweep_never_writes_into_a_folder_of_the_users_own(tmp_path):

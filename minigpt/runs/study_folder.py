@@ -31,7 +31,13 @@ SPEC_COPY = "sweep.toml"
 STUDY_RECORD = "study.json"
 
 
-SECRET_KEYS = ("password", "passwd")  # a password may also come as a query parameter (?password=...)
+# the query parameters that can carry a secret: a password under any name (password, sslpassword, passwd), a
+# token, a key, credentials, and libpq's options, which can set anything (-c password=...)
+SECRET_PARTS = ("pass", "secret", "token", "key", "auth", "cred", "options")
+
+
+def secret_key(key: str) -> bool:
+    return any(part in key.lower() for part in SECRET_PARTS)
 
 
 def storage_url(url: str):
@@ -46,34 +52,52 @@ def storage_url(url: str):
 
 
 def secrets(url: str | None) -> list[str]:
-    """The secrets a storage URL holds, as written and as the driver decodes them."""
+    """The secrets a storage URL holds, as written and as the driver decodes them: its password, a user name
+    given alone (scheme://TOKEN@host, a token), and every query parameter that can carry one."""
     from urllib.parse import quote
 
     parsed = storage_url(url) if url else None
-    if parsed is None:  # no driver reads it: whatever stands between "user:" and "@" may be a password
+    if parsed is None:  # no driver reads it: whatever stands between "://" and "@" may be a secret
         import re
 
-        return [found for found in re.findall(r"://[^:/@]*:([^@]+)@", url or "") if found]
-    found = [parsed.password] + [v for k, v in parsed.query.items() if k.lower() in SECRET_KEYS]
-    found = [str(value) for value in found if value]  # a query value may be a tuple: a key given twice
+        userinfo = re.findall(r"://([^/@]+)@", url or "")  # user:password, or a token alone
+        return sorted(
+            {*userinfo, *(part.split(":", 1)[1] for part in userinfo if ":" in part)} - {""}, key=len, reverse=True
+        )
+    values = [v for k, v in parsed.query.items() if secret_key(k)]
+    found = [parsed.password, parsed.username if not parsed.password else None]
+    found += [item for value in values for item in (value if isinstance(value, tuple) else (value,))]
+    found = [str(value) for value in found if value]
     return sorted({*found, *(quote(value, safe="") for value in found)}, key=len, reverse=True)
 
 
 def masked(url: str | None) -> str | None:
-    """A storage URL as it is shown and recorded: every password (in the host part or the query) as ***."""
+    """A storage URL as it is shown and recorded, masked by its parts (never by searching its text): the
+    password, a user name given alone, and every query parameter that can carry a secret as ***."""
     if url is None:
         return None
     parsed = storage_url(url)
     if parsed is None:
         return "a storage URL that cannot be read as one"
-    shown = parsed.render_as_string(hide_password=True)
-    return hide_password(shown, url)  # a ?password= value too
+    if parsed.username and not parsed.password:
+        parsed = parsed.set(username="***")
+    hidden = {key: "***" for key in parsed.query if secret_key(key)}
+    if hidden:
+        parsed = parsed.update_query_dict(hidden)
+    return parsed.render_as_string(hide_password=True).replace("%2A%2A%2A", "***")  # the mask, not its URL quoting
 
 
 def hide_password(text: str | None, url: str | None) -> str | None:
-    """`text` with every secret of `url` replaced by ***."""
+    """A driver's message with the storage URL's secrets as ***: the URL, where the message repeats it, as `masked`
+    shows it; then each secret where it stands as a word of its own, never inside another word (a password "p"
+    leaves "postgresql" and "port" as they are)."""
+    import re
+
+    if not text or not url:
+        return text
+    text = text.replace(url, masked(url) or "***")
     for secret in secrets(url):
-        text = text.replace(secret, "***") if text else text
+        text = re.sub(rf"(?<![\w]){re.escape(secret)}(?![\w])", "***", text)
     return text
 
 
@@ -82,9 +106,7 @@ def without_password(url: str) -> str:
     parsed = storage_url(url)
     if parsed is None:
         return masked(url)
-    parsed = parsed._replace(password=None).difference_update_query(
-        [key for key in parsed.query if key.lower() in SECRET_KEYS]
-    )
+    parsed = parsed._replace(password=None).difference_update_query([key for key in parsed.query if secret_key(key)])
     return parsed.render_as_string(hide_password=False)
 
 
