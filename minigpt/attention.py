@@ -55,8 +55,8 @@ class AttentionHead(nn.Module):
         self.query = nn.Linear(n_embd, head_dim, bias=False)
         self.key = nn.Linear(n_embd, head_dim, bias=False)
         self.value = nn.Linear(n_embd, head_dim, bias=False)
-        tril = torch.ones(block_size, block_size).tril()
-        self.register_buffer("tril", tril, persistent=False)
+        self.tril: torch.Tensor  # 1 where a position may look: a buffer, moved with the module
+        self.register_buffer("tril", torch.ones(block_size, block_size).tril(), persistent=False)
         self.dropout = nn.Dropout(dropout)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
@@ -74,7 +74,7 @@ class MultiHeadAttention(nn.Module):
     def __init__(self, n_embd: int, n_head: int, block_size: int, dropout: float = 0.0):
         super().__init__()
         head_dim = n_embd // n_head
-        self.heads = nn.ModuleList(
+        self.heads: list[AttentionHead] = nn.ModuleList(  # type: ignore[assignment]  # (as a list)
             AttentionHead(n_embd, head_dim, block_size, dropout) for _ in range(n_head)
         )
         self.proj = nn.Linear(n_embd, n_embd, bias=False)
@@ -125,7 +125,15 @@ class LayerKV:
     position for the whole batch in one block, and reads the cache as a stack of [B, H, hd]
     slabs."""
 
-    def __init__(self, batch: int, n_head: int, max_len: int, head_dim: int, device, dtype):
+    def __init__(
+        self,
+        batch: int,
+        n_head: int,
+        max_len: int,
+        head_dim: int,
+        device: torch.device,
+        dtype: torch.dtype,
+    ) -> None:
         self.k = torch.empty(max_len, batch, n_head, head_dim, device=device, dtype=dtype)
         self.v = torch.empty_like(self.k)  # both read only once written
         self.length = 0

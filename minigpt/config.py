@@ -43,7 +43,7 @@ MAX_BATCH_SIZE = 65_536  # names a step: past this, a step outgrows any machine'
 MAX_SNAPSHOTS = 256  # copies of the weights: the explorer's slider, not a history
 
 
-def setting(default, about: str, *ranges: Range, choices: tuple[str, ...] = ()):
+def setting(default: Any, about: str, *ranges: Range, choices: tuple[str, ...] = ()) -> Any:
     metadata = {"about": about, "ranges": ranges, "choices": choices}
     return field(default=default, metadata=metadata)
 
@@ -86,7 +86,7 @@ def as_float32(value: float) -> float:
         return math.copysign(math.inf, value)
 
 
-def check(value, allowed: Range, name: str) -> None:
+def check(value: Any, allowed: Range, name: str) -> None:
     """One line naming the key (or option) and the value when `value` is outside `allowed`: a
     number that is not finite says so, and a float is checked as given and as the float32 it
     becomes where it is used (1e-50 is 0)."""
@@ -105,7 +105,7 @@ def check(value, allowed: Range, name: str) -> None:
         )
 
 
-def parameter_count(m) -> int:
+def parameter_count(m: GPTConfig) -> int:
     """The parameters of a model of this shape, by arithmetic (nothing is built)."""
     c = m.n_embd
     per_layer = 12 * c * c + (2 * c if m.norm_scale else 0)  # attention 4 C^2, MLP 8 C^2, the gains
@@ -113,7 +113,7 @@ def parameter_count(m) -> int:
     return (2 * m.vocab_size + m.block_size) * c + m.n_layer * per_layer + final
 
 
-def check_model_size(m, where: str | None = None) -> None:
+def check_model_size(m: GPTConfig, where: str | None = None) -> None:
     if parameter_count(m) > MAX_PARAMETERS:
         shape = (
             f"n_layer {m.n_layer:,}, n_embd {m.n_embd:,}, block_size {m.block_size:,}, "
@@ -126,14 +126,14 @@ def check_model_size(m, where: str | None = None) -> None:
         )
 
 
-def check_64_bits(value, name: str) -> None:
+def check_64_bits(value: Any, name: str) -> None:
     """A whole number past 64 bits (a recipe key or a command's option) can mean nothing: one
     line says so."""
     if isinstance(value, int) and not isinstance(value, bool) and abs(value) > LARGEST_INTEGER:
         raise UsageError(f"{name} must be at most {LARGEST_INTEGER:,} (64 bits), got {value}")
 
 
-def check_declared(part, section: str) -> None:
+def check_declared(part: Any, section: str) -> None:
     """Every key of a recipe's section (a GPTConfig, TrainConfig or SampleConfig) as its
     declaration allows: its type, its choices, its ranges, 64 bits; one line naming the first
     that does not hold."""
@@ -153,7 +153,7 @@ def check_declared(part, section: str) -> None:
         check_64_bits(value, name)  # after the ranges, which name narrower bounds
 
 
-def checked_shape(config) -> GPTConfig:
+def checked_shape(config: Any) -> GPTConfig:
     """A model that can be built: every key as declared above, its shape whole, its size within
     reach (formats/recipes.py validates a whole recipe)."""
     if not isinstance(config, GPTConfig):
@@ -174,7 +174,7 @@ def checked_shape(config) -> GPTConfig:
     return config
 
 
-def check_tokens(idx, config: GPTConfig) -> None:
+def check_tokens(idx: Any, config: GPTConfig) -> None:
     """What GPT.forward reads: a [batch, positions] tensor of token ids, at most block_size
     positions, each id from 0 to vocab_size - 1. torch's own errors for these come from deep
     in the embedding; the ids' range is read back on a CPU alone, where it costs nothing (on
@@ -264,7 +264,7 @@ class TrainConfig:
     )
 
 
-def check_recipe(config) -> None:
+def check_recipe(config: Any) -> None:
     """A whole recipe as every key's declaration allows, then what no one key can say alone: one
     line naming the first that does not hold. The core's Trainer checks its recipe with it, and
     the command line every recipe it reads, so both refuse the same values in the same words."""
@@ -303,15 +303,15 @@ class Config:
     train: TrainConfig = field(default_factory=TrainConfig)
     sample: SampleConfig = field(default_factory=SampleConfig)
 
-    def __eq__(self, other) -> bool:
+    def __eq__(self, other: object) -> bool:
         return isinstance(other, Config) and self.to_dict() == other.to_dict()
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, dict[str, Any]]:
         sections = dataclasses.fields(self)
         return {f.name: dataclasses.asdict(getattr(self, f.name)) for f in sections}
 
     @classmethod
-    def from_dict(cls, sections: dict) -> Config:
+    def from_dict(cls, sections: dict[str, dict[str, Any]]) -> Config:
         """The recipe `to_dict` wrote (a checkpoint's "config"), as it is; formats/recipes.py's
         config_from_dict reads one from anyone's file, every key checked."""
         return cls(

@@ -20,7 +20,9 @@ from __future__ import annotations
 
 import functools
 import random
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from typing import Any
 
 import torch
 
@@ -31,7 +33,7 @@ from .errors import UsageError
 PYTHON_SHUFFLE_UP_TO = 2_000_000
 
 
-def seeded_permutation(n: int, seed) -> torch.Tensor:
+def seeded_permutation(n: int, seed: int | str) -> torch.Tensor:
     """A permutation of range(n) that depends only on `seed`: Python's shuffle, as earlier
     versions made it, up to PYTHON_SHUFFLE_UP_TO; past that torch's (Python's takes seconds on
     ten million)."""
@@ -65,7 +67,7 @@ def split_names(
     return names_not_held_out(names, order, n_val), [names[i] for i in order[:n_val].tolist()]
 
 
-def check_names(names, what: str, at_least: int = 0) -> list[str]:
+def check_names(names: Any, what: str, at_least: int = 0) -> list[str]:
     """A list of names as the core reads them: each a non-empty string. A string is refused, not
     read as one name a letter; so is a list of numbers."""
     if isinstance(names, (str, bytes)) or not isinstance(names, (list, tuple)):
@@ -132,7 +134,7 @@ class Tokenizer:
         return "".join(self.chars[i] for i in ids if i != self.bos)
 
 
-def token_ids(names: list[str], tokenizer) -> torch.Tensor:
+def token_ids(names: list[str], tokenizer: Tokenizer) -> torch.Tensor:
     """[BOS] name0 [BOS] name1 ... [BOS]: each name's ids after a boundary token, and one to end
     the last. (files/corpus.py makes the same tensor for millions of names without a Python list
     a name, and hands it in as `ids`.)"""
@@ -151,8 +153,12 @@ class TokenizedNames:
     to block_size."""
 
     def __init__(
-        self, names: list[str], tokenizer, block_size: int, ids: torch.Tensor | None = None
-    ):
+        self,
+        names: list[str],
+        tokenizer: Tokenizer,
+        block_size: int,
+        ids: torch.Tensor | None = None,
+    ) -> None:
         """`ids`: token_ids(names, tokenizer), when it was made already."""
         self.bos, self.block_size = tokenizer.bos, block_size
         self.flat = token_ids(names, tokenizer) if ids is None else ids
@@ -191,7 +197,12 @@ class TokenizedNames:
         """Inputs and targets of these names, cut to the longest of them: padding costs nothing."""
         return self.padded(indices, int(self.lengths[indices].max()))
 
-    def in_order(self, batch_size: int, shard=lambda names: names, vocab_size: int = 1):
+    def in_order(
+        self,
+        batch_size: int,
+        shard: Callable[[torch.Tensor], torch.Tensor] = lambda names: names,
+        vocab_size: int = 1,
+    ) -> Iterator[tuple[torch.Tensor, torch.Tensor]]:
         """Every name once (or this rank's share), in batches of names of similar length; with the
         model's vocab_size, batches no larger than their logits may be (rows_at_once)."""
         batch_size = rows_at_once(batch_size, self.block_size, vocab_size)
@@ -248,7 +259,8 @@ class BatchOrder:
     def window_batches(self, window: int) -> list[torch.Tensor]:
         size = self.window * self.batch_size
         names = self.stream(window * size, (window + 1) * size)
+        assert self.lengths is not None  # indices() comes here only with lengths
         names = names[torch.argsort(self.lengths[names], stable=True)]
-        batches = list(names.split(self.batch_size))
+        batches = list(torch.split(names, self.batch_size))
         random.Random(f"{self.seed}-window-{window}").shuffle(batches)
         return batches

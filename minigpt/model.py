@@ -23,7 +23,7 @@ from __future__ import annotations
 import contextlib
 import math
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 
 import torch
 import torch.nn as nn
@@ -36,7 +36,9 @@ from .config import GPTConfig, check_tokens, checked_shape
 Attend = Callable[[torch.Tensor, torch.Tensor, torch.Tensor], torch.Tensor]
 
 
-def causal_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, dropout: float = 0.0):
+def causal_attention(
+    q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, dropout: float = 0.0
+) -> tuple[torch.Tensor, torch.Tensor]:
     """The formula, step by step. q: [..., Tq, d]; k, v: [..., Tk, d] -> the output [...,
     Tq, d] and the weights [..., Tq, Tk] (before dropout). With Tq < Tk the queries are the
     last Tq."""
@@ -177,7 +179,7 @@ class GPT(nn.Module):
         targets: torch.Tensor | None = None,
         positions: torch.Tensor | None = None,
         attend: Sequence[Attend] | None = None,
-    ):
+    ) -> tuple[torch.Tensor, torch.Tensor | None]:
         """idx: [B, T] token ids -> logits [B, T, vocab] and the mean loss over the targets
         (None without them); a target of -100 (padding) is skipped, as cross_entropy does by
         default. `positions` [T]: the tokens' positions, 0..T-1 unless given (after a
@@ -236,7 +238,7 @@ def load_microgpt_weights(model: nn.Module, weights: dict[str, torch.Tensor]) ->
 
 
 @contextlib.contextmanager  # measuring a model mid-training leaves it training
-def eval_mode(model):
+def eval_mode(model: nn.Module) -> Iterator[nn.Module]:
     """Within: the model in eval mode (no dropout); after: back in the mode it was in."""
     was_training = model.training
     model.eval()

@@ -16,8 +16,10 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
+from typing import Any
 
 import torch
+import torch.nn as nn
 
 from .config import TrainConfig
 from .model import GPT
@@ -42,17 +44,23 @@ def orthogonalize(m: torch.Tensor, steps: int = 5) -> torch.Tensor:
 class Muon(torch.optim.Optimizer):
     """Muon for 2-D weights, with decoupled weight decay as in AdamW."""
 
-    def __init__(self, params, lr: float, momentum: float = 0.95, weight_decay: float = 0.0):
+    def __init__(
+        self,
+        params: list[dict[str, Any]],
+        lr: float,
+        momentum: float = 0.95,
+        weight_decay: float = 0.0,
+    ) -> None:
         defaults = {"lr": lr, "momentum": momentum, "weight_decay": weight_decay}
         super().__init__(params, defaults)
 
     @torch.no_grad()
-    def step(self) -> None:
+    def step(self, closure: None = None) -> None:  # type: ignore[override]  # (no closure: Muon's step is one)
         for group in self.param_groups:
             muon_update(group, self.state)
 
 
-def muon_update(group: dict, state: dict) -> None:
+def muon_update(group: dict[str, Any], state: Any) -> None:
     """One Muon step for a parameter group; `state`: each parameter's momentum."""
     lr, beta = group["lr"], group["momentum"]
     params = [p for p in group["params"] if p.grad is not None]
@@ -81,7 +89,7 @@ class Optimizers:
         self.named = named
 
     @property
-    def param_groups(self) -> list[dict]:
+    def param_groups(self) -> list[dict[str, Any]]:
         return [group for optimizer in self.named.values() for group in optimizer.param_groups]
 
     def step(self) -> None:
@@ -92,17 +100,20 @@ class Optimizers:
         for optimizer in self.named.values():
             optimizer.zero_grad(set_to_none=set_to_none)
 
-    def state_dict(self) -> dict:
+    def state_dict(self) -> dict[str, Any]:
         return {name: optimizer.state_dict() for name, optimizer in self.named.items()}
 
 
-def make_optimizer(model: GPT, t: TrainConfig):
+def make_optimizer(model: GPT, t: TrainConfig) -> torch.optim.Optimizer | Optimizers:
     """AdamW (or Adam) for every parameter, or Muon for the hidden matrices and AdamW for
     the rest. Decay on matrices only. A group's rate is the schedule's times its lr_scale,
     the embeddings' train.embedding_lr_scale. Fused AdamW: one kernel for every parameter,
     not ops per tensor."""
     muon = t.optimizer == "muon"
-    hidden, embeddings, matrices, others = [], [], [], []
+    hidden: list[nn.Parameter] = []
+    embeddings: list[nn.Parameter] = []
+    matrices: list[nn.Parameter] = []
+    others: list[nn.Parameter] = []
     for name, p in model.named_parameters():
         if muon and name.startswith("layers.") and p.dim() == 2:
             hidden.append(p)

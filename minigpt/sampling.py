@@ -4,6 +4,9 @@ top-k and top-p. `minigpt.generate` (runs/new_names.py) checks what it is handed
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
+from typing import Any
+
 import torch
 
 from .attention import KVCache
@@ -44,20 +47,27 @@ def sample_token(logits: torch.Tensor, draws: torch.Tensor) -> torch.Tensor:
 
 
 def generate_batch(
-    model: GPT, bos: int, prompt: list[int], batch: int, choose, use_cache: bool
+    model: GPT,
+    bos: int,
+    prompt: list[int],
+    batch: int,
+    choose: Callable[[torch.Tensor, torch.Tensor], torch.Tensor],
+    use_cache: bool,
 ) -> list[list[int]]:
     """`batch` names' tokens after the prompt; `choose(logits, rows)` picks each next token."""
     # unmasked, the earlier positions' keys change as a name grows: no cache holds them
     use_cache = use_cache and model.config.causal
     device = model.lm_head.weight.device
-    prompt = torch.tensor(prompt, device=device)[None]  # [1, len(prompt)]
+    start = torch.tensor(prompt, device=device)[None]  # [1, len(prompt)]
     cache = KVCache(model, batch) if use_cache else None
     # every name starts with the same prompt: run it once (it fills every row of the cache)
-    logits = model(prompt, attend=cache.layers if use_cache else None)[0][:, -1]  # [1, vocab]
-    if prompt.size(1) == 1:
+    logits = model(start, attend=cache.layers if cache is not None else None)[0][
+        :, -1
+    ]  # [1, vocab]
+    if start.size(1) == 1:
         logits[:, bos] = float("-inf")  # a name has at least one character
-    logits, tokens = logits.expand(batch, -1), prompt.expand(batch, -1)
-    room = model.config.block_size + 1 - prompt.size(1)
+    logits, tokens = logits.expand(batch, -1), start.expand(batch, -1)
+    room = model.config.block_size + 1 - start.size(1)
     written = torch.full((batch, room), bos, device=device)
     rows = torch.arange(batch, device=device)  # the names still being computed
     ended = torch.zeros(batch, dtype=torch.bool, device=device)  # ...of which these have ended
@@ -65,15 +75,15 @@ def generate_batch(
         token = choose(logits, rows)  # [len(rows)]
         written[rows, step] = token  # after a name's end, what is written is never read
         ended |= token == bos
-        if prompt.size(1) + step + 1 > model.config.block_size or bool(ended.all()):
+        if start.size(1) + step + 1 > model.config.block_size or bool(ended.all()):
             break
         if 2 * int(ended.sum()) >= len(rows):  # once half have ended, stop computing them
             going = (~ended).nonzero().squeeze(1)  # positions in the batch as it is now
             rows, token, ended = rows[going], token[going], ended[going]
             tokens = tokens[going]  # read only without the cache
-            if use_cache:
+            if cache is not None:
                 cache.keep(going)
-        if use_cache:  # the new token reads the cache
+        if cache is not None:  # the new token reads the cache
             positions = cache.next_positions(1)
             logits = model(token[:, None], positions=positions, attend=cache.layers)[0][:, -1]
         else:  # every position again
@@ -82,7 +92,7 @@ def generate_batch(
     return written.tolist()
 
 
-def generate(model: GPT, tokenizer: Tokenizer, num: int, **options) -> list[str]:
+def generate(model: GPT, tokenizer: Tokenizer, num: int, **options: Any) -> list[str]:
     """`num` names (the options are `generate_batches`'); a name ends at the boundary token."""
     return [name for batch in generate_batches(model, tokenizer, num, **options) for name in batch]
 
@@ -99,7 +109,7 @@ def generate_batches(
     seed: int | None = None,
     batch_size: int = 2048,
     use_cache: bool = True,
-):
+) -> Iterator[list[str]]:
     """Names that start with `prefix`, a list at a time as each is made. use_cache=False
     recomputes every position for each new character instead of reading the key/value cache:
     slower, and the same names but for a draw within rounding of a boundary between two
@@ -109,7 +119,7 @@ def generate_batches(
     # 2,048 names at once up to a vocabulary of 8,192 characters
     width = rows_at_once(batch_size, 1, tokenizer.vocab_size)
 
-    def choose(logits, rows):
+    def choose(logits: torch.Tensor, rows: torch.Tensor) -> torch.Tensor:
         # a whole batch's width of draws, one per name computed or not: the k-th name's draws
         # depend neither on when the others ended nor on how many names were asked for
         draws = torch.rand(width, generator=generator).to(logits.device)[rows]

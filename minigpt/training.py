@@ -17,10 +17,13 @@ from __future__ import annotations
 import hashlib
 import math
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import torch
+import torch.nn as nn
 import torch.nn.functional as F
 
 from .config import Config, check_recipe
@@ -48,7 +51,7 @@ class Reporter:
     def log(self, trainer: Trainer, train_loss: float) -> None: ...
     def saving(self, trainer: Trainer, run_dir: Path) -> None: ...
     def evaluation(self, trainer: Trainer, samples: list[tuple[str, bool]]) -> None: ...
-    def end(self, trainer: Trainer, result) -> None: ...
+    def end(self, trainer: Trainer, result: Any) -> None: ...
 
 
 class OneProcess:
@@ -58,13 +61,15 @@ class OneProcess:
 
     rank, world, main, enabled = 0, 1, True, False
 
-    def __init__(self, device="cpu"):
+    def __init__(self, device: str | torch.device = "cpu") -> None:
         self.device = torch.device(device)
 
-    def my_share(self, items):
+    def my_share(self, items: torch.Tensor) -> torch.Tensor:
         return items
 
-    def weighted_for_whole_batch(self, loss, my_tokens: int, batch_tokens: int):
+    def weighted_for_whole_batch(
+        self, loss: torch.Tensor, my_tokens: int, batch_tokens: int
+    ) -> torch.Tensor:
         return loss
 
     def agree_to_stop(self, done: bool, signal: int | None) -> tuple[bool, int]:
@@ -73,12 +78,12 @@ class OneProcess:
     def sum(self, tensor: torch.Tensor) -> torch.Tensor:
         return tensor
 
-    def gather(self, item) -> list:
+    def gather(self, item: Any) -> list[Any]:
         return [item]
 
     def barrier(self) -> None: ...
 
-    def wrap(self, model, batch_size: int, seed: int):
+    def wrap(self, model: nn.Module, batch_size: int, seed: int) -> nn.Module:
         return model
 
 
@@ -86,7 +91,7 @@ class PendingLosses:
     """The summed losses of steps not yet read from the device. Reading a loss waits for the
     device (and for every process), so the loop reads them once per log line, not every step."""
 
-    def __init__(self, dist):
+    def __init__(self, dist: OneProcess) -> None:
         self.dist = dist
         self.steps: list[tuple[torch.Tensor, int]] = []  # (summed loss, tokens) per step
 
@@ -148,9 +153,9 @@ class Trainer:
         tokenizer: Tokenizer,
         train_data: TokenizedNames,
         val_data: TokenizedNames | None = None,
-        dist=None,
-        membership=None,
-        data_info: dict | None = None,
+        dist: OneProcess | None = None,
+        membership: Any = None,
+        data_info: dict[str, Any] | None = None,
     ):
         """`train_data`, `val_data`: the names as ids, on the device the run trains on;
         `dist`: the processes the run spans (OneProcess()); `membership`: "is this a training
@@ -160,7 +165,9 @@ class Trainer:
         self.tokenizer, self.dist = tokenizer, dist or OneProcess(train_data.flat.device)
         torch.manual_seed(self.recipe.seed)
         self.model = GPT(config.model).to(self.dist.device)
-        self.model_for_steps = self.dist.wrap(self.model, self.recipe.batch_size, self.recipe.seed)
+        self.model_for_steps: Callable[..., Any] = self.dist.wrap(
+            self.model, self.recipe.batch_size, self.recipe.seed
+        )
         if self.recipe.compile:  # dynamic: one graph for every batch width, not one a width
             self.model_for_steps = torch.compile(self.model_for_steps, dynamic=True)
         self.optimizer = make_optimizer(self.model, self.recipe)
@@ -180,7 +187,9 @@ class Trainer:
         self.step, self.lr = 0, 0.0  # optimizer steps taken; the latest step's learning rate
         self.tokens, self.seconds = 0, 0.0  # predicted tokens trained on; seconds in steps
         self.clock = Clock()
-        self.val_loss = self.best_val_loss = None  # the latest and the best validation loss
+        # the latest and the best validation loss
+        self.val_loss: float | None = None
+        self.best_val_loss: float | None = None
         self.best_step: int | None = None
         self.evals_since_best = 0  # evaluations since the best one, for train.patience
         self.code = {"core": core_digest()}  # which code trains it (a run adds its version, commit)
@@ -231,7 +240,9 @@ class Trainer:
     def done(self) -> bool:
         return self.stopped_early or self.budget_spent()
 
-    def batch_loss(self, rows, model, bfloat16: bool) -> torch.Tensor:
+    def batch_loss(
+        self, rows: torch.Tensor, model: Callable[..., Any], bfloat16: bool
+    ) -> torch.Tensor:
         """Rows `rows`' mean loss by `model`; bfloat16: only matrix multiplies in bfloat16."""
         x, y = self.train_data.batch(rows)
         with torch.autocast(x.device.type, dtype=torch.bfloat16, enabled=bfloat16):
@@ -293,7 +304,7 @@ class Trainer:
         )
         return [(name, name in self.membership) for name in names]
 
-    def checkpoint(self) -> dict:
+    def checkpoint(self) -> dict[str, Any]:
         """The run as the one checkpoint every command reads (`checkpoint_dict`), with what resuming
         needs: the optimizer, the progress and every process's random state (each process calls
         this: it hands over its generator's state)."""
@@ -333,11 +344,11 @@ def checkpoint_dict(
     step: int = 0,
     val_loss: float | None = None,
     best_val_loss: float | None = None,
-    names=(),
-    data: dict | None = None,
-    training: dict | None = None,
-    code: dict | None = None,
-) -> dict:
+    names: Any = (),
+    data: dict[str, Any] | None = None,
+    training: dict[str, Any] | None = None,
+    code: dict[str, Any] | None = None,
+) -> dict[str, Any]:
     """A checkpoint: the weights under microgpt's names (wte, layer0.attn_wq, ...), the recipe,
     the vocabulary, how far training got, the training names (`names`: a set, or anything with
     a `to_payload()`, as files/membership.py's Bloom filter), where they came from (`data`) and,
@@ -365,7 +376,9 @@ def checkpoint_dict(
 
 
 @torch.no_grad()
-def evaluate(model: GPT, data: TokenizedNames, batch_size: int = 256, dist=OneProcess()) -> float:
+def evaluate(
+    model: GPT, data: TokenizedNames, batch_size: int = 256, dist: OneProcess = OneProcess()
+) -> float:
     """Mean cross-entropy per predicted token (each character and the end) over every name in
     `data`, without dropout. With several processes, each scores its share and the sums are
     added up."""
@@ -391,7 +404,9 @@ def finite_mean(losses: list[float], step: int, run_dir: Path) -> float:
     return sum(losses) / len(losses)
 
 
-def from_checkpoint(checkpoint: dict, device="cpu") -> tuple[GPT, Tokenizer]:
+def from_checkpoint(
+    checkpoint: dict[str, Any], device: str | torch.device = "cpu"
+) -> tuple[GPT, Tokenizer]:
     """The model and vocabulary of a checkpoint (`torch.load(path, weights_only=True)`), ready to
     sample. minigpt's commands read one through formats/checkpoint.py, which checks every field."""
     config = Config.from_dict(checkpoint["config"])
@@ -402,7 +417,9 @@ def from_checkpoint(checkpoint: dict, device="cpu") -> tuple[GPT, Tokenizer]:
     return model.to(device).eval(), tokenizer
 
 
-def save_checkpoint(trainer: Trainer, path: Path, write=torch.save) -> None:
+def save_checkpoint(
+    trainer: Trainer, path: Path, write: Callable[[Any, Path], None] = torch.save
+) -> None:
     """`write(checkpoint, path)` in the first process, once every process has handed over its
     state; formats/checkpoint.py's write_checkpoint writes it atomically."""
     checkpoint = trainer.checkpoint()
@@ -416,7 +433,11 @@ class NoSignals:
 
 
 def train_loop(
-    trainer: Trainer, run_dir: Path, report: Reporter, signals=NoSignals(), save=save_checkpoint
+    trainer: Trainer,
+    run_dir: Path,
+    report: Reporter,
+    signals: Any = NoSignals(),
+    save: Callable[[Trainer, Path], None] = save_checkpoint,
 ) -> float | None:
     """Step until done, telling `report`; stop on a signal (`signals.requested`,
     runs/setup.py). `save(trainer, path)` writes best.pt and last.pt into `run_dir`. Returns the
