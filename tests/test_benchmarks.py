@@ -257,3 +257,24 @@ def test_the_race_distrusts_minigpts_overruns_reruns_no_identical_run_and_takes_
 
     result = fake_race(monkeypatch, peer_quality, nanogpt, overrun, seeds=1)
     assert "minigpt's 15-s run (seed 1) took 30.0 s" in " ".join(result["untrusted"])
+
+
+def test_the_races_minigpt_runs_let_the_held_out_names_choose_nothing(monkeypatch, tmp_path, capsys):
+    """Fair to the peer and the user: minigpt's runs in the race neither stop on the held-out names (patience)
+    nor end on the weights they chose (keep_best), and the race says so in its output."""
+    import subprocess
+
+    monkeypatch.syspath_prepend(str(BENCHMARKS))
+    import peer_quality
+
+    seen = []
+
+    def refuse(command, **options):
+        seen.append(command)
+        return subprocess.CompletedProcess(command, 1, "", "stopped here")
+
+    monkeypatch.setattr(peer_quality.subprocess, "run", refuse)
+    with pytest.raises(SystemExit):
+        peer_quality.minigpt_at(tmp_path, 15.0, 1, 60.0)
+    assert "train.patience=0" in seen[0] and "train.keep_best=false" in seen[0]
+    assert "choose neither side's weights nor when it stops" in peer_quality.FAIR
