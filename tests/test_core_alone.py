@@ -51,18 +51,24 @@ def copy_core(folder):
         (lesson / name).write_bytes((PACKAGE / name).read_bytes())
 
 
-def test_the_core_files_alone_train_sample_and_save_with_torch(tmp_path):
-    copy_core(tmp_path)
+def run_alone(folder, script: str, *args: str) -> dict:
+    """`script` run in `folder` (the core copied into folder/lesson) with torch and no minigpt: what it printed,
+    read as JSON."""
     done = subprocess.run(
-        [sys.executable, "-c", SCRIPT],
-        cwd=tmp_path,
+        [sys.executable, "-c", script, *args],
+        cwd=folder,
         capture_output=True,
         text=True,
         timeout=300,
         env={"PATH": "/usr/bin:/bin", "OMP_NUM_THREADS": "1"},
     )
     assert done.returncode == 0, done.stderr[-3000:]
-    found = json.loads(done.stdout)
+    return json.loads(done.stdout)
+
+
+def test_the_core_files_alone_train_sample_and_save_with_torch(tmp_path):
+    copy_core(tmp_path)
+    found = run_alone(tmp_path, SCRIPT)
     assert found["modules"] == []  # nothing of minigpt's, nor of its command line's packages
     assert found["losses"][-1] < found["losses"][0] - 0.5, found["losses"]  # it learned
     assert {
@@ -104,16 +110,7 @@ print(json.dumps({"names": generate(model, tokenizer, 6, seed=0), "vocab": token
 def test_a_checkpoint_of_minigpt_train_loads_in_the_core_alone(tmp_path, trained_run):
     run_dir, data = trained_run
     copy_core(tmp_path)
-    done = subprocess.run(
-        [sys.executable, "-c", LOADS, str(run_dir / "best.pt")],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        env={"PATH": "/usr/bin:/bin", "OMP_NUM_THREADS": "1"},
-    )
-    assert done.returncode == 0, done.stderr[-3000:]
-    found = json.loads(done.stdout)
+    found = run_alone(tmp_path, LOADS, str(run_dir / "best.pt"))
     assert found["vocab"] == sorted(set(data.read_text().replace("\n", "")))
     assert len(found["names"]) == 6 and all(set(name) <= set(found["vocab"]) for name in found["names"])
 
@@ -189,16 +186,7 @@ def test_the_core_alone_refuses_what_the_command_line_refuses_in_the_same_words(
     from minigpt.formats.recipes import load_config
 
     copy_core(tmp_path)
-    done = subprocess.run(
-        [sys.executable, "-c", REFUSES, json.dumps(BAD_RECIPES)],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        env={"PATH": "/usr/bin:/bin", "OMP_NUM_THREADS": "1"},
-    )
-    assert done.returncode == 0, done.stderr[-3000:]
-    said = json.loads(done.stdout)
+    said = run_alone(tmp_path, REFUSES, json.dumps(BAD_RECIPES))
     for key, value in BAD_RECIPES:
         with pytest.raises(UsageError) as refused:
             load_config(None, [f"train.{key}={json.dumps(value)}"])
