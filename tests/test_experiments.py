@@ -1166,3 +1166,29 @@ def test_within_seed_noise_with_few_seeds_says_they_cannot_tell_and_how_many_wou
     assert group.p >= 0.05 and "within seed noise" in said and "3 and 2 seeds are too few to tell" in said
     needed = int(said.split("about ")[1].split(" seeds")[0])
     assert 3 < needed < 20, said
+
+
+def test_a_journal_or_a_page_cache_entry_that_is_a_pipe_is_never_waited_on(
+    tmp_path, names_file, trained_run, monkeypatch
+):
+    """A study journal that is a FIFO: sweep waited silently and --show called it "a database"; a page-cache
+    entry replaced by a FIFO: inspect-attention --html waited silently."""
+    out = tmp_path / "out"
+    out.mkdir()
+    os.mkfifo(out / "study.journal")
+    result = run("sweep", spec_file(tmp_path), "--out", out, "--data", names_file)
+    assert result.exit_code == 2 and "is a pipe (FIFO)" in result.stderr, result.output
+    (out / "sweep.toml").write_text(spec_file(tmp_path).read_text())
+    shown = run("sweep", out, "--show")
+    assert shown.exit_code == 2 and "is a pipe (FIFO)" in shown.stderr and "database" not in shown.stderr
+
+    from minigpt.formats.checkpoint import load_checkpoint
+    from minigpt.views import page_cache
+
+    cache = tmp_path / "cache"
+    monkeypatch.setenv("MINIGPT_CACHE_DIR", str(cache))
+    ckpt = load_checkpoint(trained_run[0])
+    key = page_cache.cache_key(ckpt, ["emma"], "test")
+    cache.mkdir()
+    os.mkfifo(cache / f"{key}.json")
+    assert page_cache.read_cached(key, {"a": int}) is None  # not read: measured again

@@ -12,6 +12,7 @@ from __future__ import annotations
 import errno
 import re
 import shutil
+import stat
 import time
 import warnings
 import zlib
@@ -51,10 +52,23 @@ def sampler(spec: SweepSpec, worker: int = 0, trials_before: int = 0):
     return import_optuna().samplers.TPESampler(seed=zlib.crc32(f"{spec.base_seed} {worker} {trials_before}".encode()))
 
 
+def refuse_a_journal_not_a_file(journal: Path) -> None:
+    """A study's journal is a file minigpt appends to and reads back whole: a pipe (or a folder, a device) there
+    would wait for a writer for ever, or was called "a database"; refused, naming what it is."""
+    if journal.exists() and not journal.is_file():
+        kind = "a pipe (FIFO)" if stat.S_ISFIFO(journal.stat().st_mode) else "not a file"
+        raise UsageError(
+            f"{journal} is {kind}: a study's journal is a file minigpt appends to and reads whole; move "
+            f"it away, or give the sweep another --out"
+        )
+
+
 def open_study(spec: SweepSpec, out_dir: Path, storage: str | None, worker: int = 0, create: bool = True):
     """The study: in DIR/study.journal, or in the database at `storage` (made on first use, unless
     `create` is False: a look at a study changes nothing, in its files or its database)."""
     optuna = import_optuna()
+    if storage is None:
+        refuse_a_journal_not_a_file(out_dir / JOURNAL)
     if not create and storage is None and not (out_dir / JOURNAL).is_file():
         raise UsageError(f"{out_dir} holds no {JOURNAL}: its study lives in a database; give it with --storage URL")
     try:
@@ -140,6 +154,8 @@ def claimed_study(
         out_dir.mkdir(parents=True, exist_ok=True)
         keep_spec(spec, out_dir)
         claim_folder(out_dir, spec, storage, data, names)
+        if storage is None:
+            refuse_a_journal_not_a_file(out_dir / JOURNAL)
         torn = mend_torn_journal(out_dir / JOURNAL) if storage is None else None
         if torn:
             say(

@@ -100,6 +100,8 @@ def read_cached(key: str, shape: dict) -> dict | None:
     if folder is None:
         return None
     path = folder / f"{key}.json"
+    if path.exists() and not path.is_file():  # a pipe in its place would wait for a writer: measured again
+        return None
     try:
         found = json.loads(path.read_text(encoding="utf-8"))
         os.utime(path)  # recently used
