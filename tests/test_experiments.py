@@ -1192,3 +1192,17 @@ def test_a_journal_or_a_page_cache_entry_that_is_a_pipe_is_never_waited_on(
     cache.mkdir()
     os.mkfifo(cache / f"{key}.json")
     assert page_cache.read_cached(key, {"a": int}) is None  # not read: measured again
+
+
+def test_a_study_whose_journal_was_emptied_never_trains_into_its_trial_folders(tmp_path, names_file):
+    """A study whose journal was emptied by hand ran its trials again into the trial folders it held, rewriting
+    their best.pt, exit 0."""
+    out = tmp_path / "out"
+    spec = spec_file(tmp_path, trials=1, budget="steps = 3")
+    assert run("sweep", spec, "--out", out, "--data", names_file).exit_code == 0
+    best = out / "trial-0-seed-1337" / "best.pt"
+    before = best.read_bytes()
+    (out / "study.journal").write_text("")
+    result = run("sweep", spec, "--out", out, "--data", names_file)
+    assert result.exit_code == 2 and "trial-0" in result.stderr and "the study's record" in result.stderr
+    assert best.read_bytes() == before

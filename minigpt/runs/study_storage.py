@@ -52,6 +52,26 @@ def sampler(spec: SweepSpec, worker: int = 0, trials_before: int = 0):
     return import_optuna().samplers.TPESampler(seed=zlib.crc32(f"{spec.base_seed} {worker} {trials_before}".encode()))
 
 
+TRIAL_FOLDER = re.compile(r"trial-(\d+)-seed-\d+")
+
+
+def refuse_trials_the_study_forgot(study, out_dir: Path, where: str) -> None:
+    """Trial folders the study holds no trial for (its journal emptied or replaced by hand): a new trial of that
+    number would train into them and rewrite their best.pt. They are the study's record: refused, naming them."""
+    known = len(study.trials)
+    forgotten = sorted(
+        {int(m.group(1)) for p in out_dir.iterdir() if (m := TRIAL_FOLDER.fullmatch(p.name)) and p.is_dir()}
+        - set(range(known))
+    )
+    if forgotten:
+        shown = ", ".join(f"trial-{n}" for n in forgotten[:5]) + (" and more" if len(forgotten) > 5 else "")
+        raise UsageError(
+            f"{out_dir} holds the runs of {shown}, and the study in {where} holds {known} trial"
+            f"{'s' * (known != 1)}: its record was emptied or replaced, and a new trial would train into those "
+            f"folders; the trial folders are the study's record: give the sweep another --out, or move them away"
+        )
+
+
 def refuse_a_journal_not_a_file(journal: Path) -> None:
     """A study's journal is a file minigpt appends to and reads back whole: a pipe (or a folder, a device) there
     would wait for a writer for ever, or was called "a database"; refused, naming what it is."""
@@ -163,6 +183,7 @@ def claimed_study(
                 f"whole record, the whole file kept as {torn}"
             )
         study = open_study(spec, out_dir, storage)
+        refuse_trials_the_study_forgot(study, out_dir, masked(storage) or str(out_dir / JOURNAL))
         claim_study(study, question(spec, seeds, names), masked(storage) or str(out_dir / JOURNAL))
         return study
     except (UsageError, RunError):
