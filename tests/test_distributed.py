@@ -119,6 +119,7 @@ def test_bad_input_stops_every_rank_with_a_message(tmp_path, monkeypatch):
         monkeypatch.setenv("RANK", str(rank))
         monkeypatch.setenv("LOCAL_RANK", str(rank))  # as torchrun sets it beside RANK
         monkeypatch.setenv("WORLD_SIZE", "2")
+        monkeypatch.setenv("MASTER_ADDR", "127.0.0.1"), monkeypatch.setenv("MASTER_PORT", "29500")  # as torchrun
         monkeypatch.setattr(
             "minigpt.runs.setup.setup_distributed", lambda device, rank=rank: Distributed(rank, 2, rank, device)
         )
@@ -210,6 +211,7 @@ def test_more_processes_on_cuda_than_gpus_is_one_line_before_any_process_waits(m
     from minigpt.machine import processes
 
     monkeypatch.setenv("WORLD_SIZE", "2"), monkeypatch.setenv("RANK", "1"), monkeypatch.setenv("LOCAL_RANK", "1")
+    monkeypatch.setenv("MASTER_ADDR", "127.0.0.1"), monkeypatch.setenv("MASTER_PORT", "29500")  # as torchrun sets them
     monkeypatch.setattr(torch.cuda, "device_count", lambda: 1)
     with pytest.raises(
         UsageError, match="2 processes on CUDA need a GPU each, and this machine has 1; use --device cpu"
@@ -329,3 +331,25 @@ def test_a_process_that_aborts_after_another_was_killed_only_followed_it(tmp_pat
         b"  what():  [../gloo/x.cc:1] reset\n"
     )
     assert ABORT_REPORT.sub(b"", report) == b"step 5\n"
+
+
+@pytest.mark.parametrize(
+    "env, says",
+    [
+        ({"MASTER_PORT": "99999"}, "MASTER_PORT is '99999'"),
+        ({"MASTER_ADDR": None}, "MASTER_ADDR (where they meet) is unset"),
+    ],
+)
+def test_an_impossible_meeting_place_is_the_environments_mistake_exit_2(env, says, monkeypatch, tmp_path):
+    """MASTER_PORT=99999 raised torch's ValueError, and a missing MASTER_ADDR a ValueError, exit 1."""
+    for key, value in {
+        "RANK": "0",
+        "LOCAL_RANK": "0",
+        "WORLD_SIZE": "2",
+        "MASTER_ADDR": "127.0.0.1",
+        "MASTER_PORT": "29500",
+        **env,
+    }.items():
+        monkeypatch.delenv(key, raising=False) if value is None else monkeypatch.setenv(key, value)
+    result = CliRunner().invoke(app, ["train", "-c", "tiny", "--out", str(tmp_path / "r")])
+    assert result.exit_code == 2 and says in result.stderr, result.stderr

@@ -1206,3 +1206,19 @@ def test_a_study_whose_journal_was_emptied_never_trains_into_its_trial_folders(t
     result = run("sweep", spec, "--out", out, "--data", names_file)
     assert result.exit_code == 2 and "trial-0" in result.stderr and "the study's record" in result.stderr
     assert best.read_bytes() == before
+
+
+def test_a_trial_value_that_is_not_a_number_is_shown_not_formatted(tmp_path, names_file):
+    """A string where a trial's value belongs ended in "ValueError: Unknown format code 'f' for object of type
+    'str'" (runs/tables.py)."""
+    import re as regex
+
+    out = tmp_path / "out"
+    assert (
+        run("sweep", spec_file(tmp_path, trials=1, budget="steps = 3"), "--out", out, "--data", names_file).exit_code
+        == 0
+    )
+    journal = out / "study.journal"
+    journal.write_text(regex.sub(r'"values": ?\[([0-9.e-]+)\]', r'"values":["\1"]', journal.read_text()))
+    shown = run("sweep", out, "--show")
+    assert shown.exit_code == 0 and "Error" not in shown.output and "is not a number" in shown.output, shown.output

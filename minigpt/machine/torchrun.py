@@ -58,7 +58,25 @@ def environment() -> tuple[int, int, int] | None:
                 f"WORLD_SIZE - 1 (minigpt train --nproc N starts N processes); unset WORLD_SIZE to run in one"
             )
         found.append(int(value))
+    check_master()
     return found[0], world, found[1]
+
+
+def check_master() -> None:
+    """Where the processes meet: MASTER_ADDR and a MASTER_PORT from 1 to 65535, as torchrun sets them; a missing
+    or impossible one is the environment's mistake, said in one line (torch's ValueError exited 1)."""
+    address, port = os.environ.get("MASTER_ADDR"), os.environ.get("MASTER_PORT")
+    if not address:
+        raise UsageError(
+            "WORLD_SIZE says several processes, and MASTER_ADDR (where they meet) is unset: torchrun sets it "
+            "(minigpt train --nproc N starts N processes); unset WORLD_SIZE to run in one"
+        )
+    if port is None or not port.strip().isdigit() or not 1 <= int(port) <= 65535:
+        said = "unset" if port is None else repr(port)
+        raise UsageError(
+            f"MASTER_PORT is {said}: the port the processes meet on is a whole number from 1 to 65535, as "
+            f"torchrun sets it"
+        )
 
 
 def launched_by_torchrun() -> bool:

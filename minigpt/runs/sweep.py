@@ -14,6 +14,7 @@ the same values when the study goes on; on a database, Optuna's heartbeat finds 
 
 from __future__ import annotations
 
+import math
 import os
 import signal
 import socket
@@ -438,7 +439,12 @@ def summary(spec: SweepSpec, out_dir: Path, storage: str | None, write_best: boo
     optuna = import_optuna()
     study = open_study(spec, out_dir, storage, create=write_best)
     trials = sorted(study.get_trials(deepcopy=False), key=lambda t: t.number)
-    complete = [t for t in trials if t.state == optuna.trial.TrialState.COMPLETE]
+    # a value of another type (a journal edited by hand: a string where a loss belongs) is no score to rank
+    complete = [
+        t
+        for t in trials
+        if t.state == optuna.trial.TrialState.COMPLETE and type(t.value) in (int, float) and math.isfinite(t.value)
+    ]
     best = min(complete, key=lambda t: t.value) if complete else None
     importance = {}
     if len(complete) >= IMPORTANCE_TRIALS:

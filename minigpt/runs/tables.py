@@ -96,7 +96,13 @@ def show_sweep_result(out: Console, result: SweepResult) -> None:
         table.add_row(*trial_row(t, keys))
     out.print(table)
     if result.best is None:
-        out.print("no trial has finished yet")
+        unranked = [t.number for t in result.trials if t.state.name == "COMPLETE"]
+        out.print(
+            f"no finished trial has a loss to rank: trial {unranked[0]}'s value is not a number (its record was "
+            f"edited?)"
+            if unranked
+            else "no trial has finished yet"
+        )
         return
     note = compute_note(result.trials)
     if note:
@@ -141,7 +147,7 @@ def trial_row(t, keys: list[str]) -> list[str]:
     return [
         str(t.number),
         state,
-        f"{t.value:.4f}" if t.value is not None else "",
+        f"{t.value:.4f}" if type(t.value) in (int, float) else markup_safe(repr(t.value)[:20]) if t.value else "",
         f"{sd(losses):.4f}" if len(losses) > 1 else "",
         range_text(t.user_attrs.get("steps", [])),
         *(value_text(t.params[k]) if k in t.params else "" for k in keys),
