@@ -1222,3 +1222,17 @@ def test_a_trial_value_that_is_not_a_number_is_shown_not_formatted(tmp_path, nam
     journal.write_text(regex.sub(r'"values": ?\[([0-9.e-]+)\]', r'"values":["\1"]', journal.read_text()))
     shown = run("sweep", out, "--show")
     assert shown.exit_code == 0 and "Error" not in shown.output and "is not a number" in shown.output, shown.output
+
+
+@pytest.mark.parametrize(
+    "url, says",
+    [
+        ("http://example.com/db", "no database is served by 'http'"),
+        ("postgresql://u:pw@h1:5432,h2:5433/db", "several hosts in one URL"),
+    ],
+)
+def test_a_storage_no_database_serves_is_said_in_minigpts_words(url, says, tmp_path, names_file):
+    """ "Can't load plugin: sqlalchemy.dialects:http" and "invalid literal for int() with base 10"."""
+    result = run("sweep", spec_file(tmp_path), "--out", tmp_path / "out", "--storage", url, "--data", names_file)
+    assert result.exit_code == 2 and says in result.stderr and "sqlalchemy" not in result.stderr, result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1 and "pw" not in result.stderr

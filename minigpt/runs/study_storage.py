@@ -29,6 +29,7 @@ from minigpt.runs.study_folder import (
     masked,
     mend_torn_journal,
     question,
+    storage_url,
     whole_records,
 )
 from minigpt.runs.sweep_spec import SweepSpec
@@ -101,6 +102,7 @@ def open_study(spec: SweepSpec, out_dir: Path, storage: str | None, worker: int 
 
             backend = optuna.storages.JournalStorage(JournalRedisBackend(storage))
         else:
+            check_storage_url(storage)
             backend = database(optuna, storage)
         if not create:
             return optuna.load_study(study_name=spec.name, storage=backend)
@@ -117,6 +119,8 @@ def open_study(spec: SweepSpec, out_dir: Path, storage: str | None, worker: int 
             sampler=sampler(spec, worker),
             pruner=pruner,
         )
+    except UsageError:  # said already, in minigpt's words
+        raise
     except KeyError:  # load_study: no study of that name there
         raise UsageError(f"{masked(storage) or out_dir / JOURNAL} holds no study named {spec.name!r}") from None
     except OSError as e:
@@ -139,7 +143,36 @@ def open_study(spec: SweepSpec, out_dir: Path, storage: str | None, worker: int 
     except Exception as e:  # a database that refuses: SQLAlchemy's and redis's own errors
         # SQLAlchemy's "(psycopg.OperationalError) connection failed: ...": the reason, not the class
         reason = hide_password(re.sub(r"^\([\w.]+\) ", "", str(e).splitlines()[0]), storage)
+        if "Name or service not known" in reason or "nodename nor servname" in reason:
+            host = (storage_url(storage).host if storage_url(storage) is not None else None) or "its host"
+            raise UsageError(
+                f"cannot open the study's storage {masked(storage)}: no machine is known by the name "
+                f"{host!r} (check the host in the URL)"
+            ) from None
         raise RunError(f"cannot open the study's storage {masked(storage)}: {reason}") from None
+
+
+DATABASES = ("sqlite", "postgresql", "mysql", "mariadb")  # what Optuna's RDB storage is tested with
+
+
+def check_storage_url(url: str) -> None:
+    """A --storage URL the database storage can read, said in minigpt's words where SQLAlchemy's would be ("Can't
+    load plugin: sqlalchemy.dialects:http", "invalid literal for int() with base 10")."""
+    parsed = storage_url(url)
+    if parsed is None:
+        several = "," in url.split("://", 1)[-1].split("/", 1)[0]
+        why = (
+            "several hosts in one URL (libpq's form) are not read by the storage's driver: give one host"
+            if several
+            else "it reads as no database URL (scheme://user:password@host:port/database)"
+        )
+        raise UsageError(f"cannot open the study's storage: {why}")
+    if parsed.get_backend_name() not in DATABASES:
+        raise UsageError(
+            f"cannot open the study's storage {masked(url)}: no database is served by "
+            f"{parsed.get_backend_name()!r}; minigpt sweep keeps a study in a journal in its folder, "
+            f"or in {', '.join(DATABASES)} or redis"
+        )
 
 
 def database(optuna, url: str, tries: int = 5):
