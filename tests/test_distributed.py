@@ -353,3 +353,40 @@ def test_an_impossible_meeting_place_is_the_environments_mistake_exit_2(env, say
         monkeypatch.delenv(key, raising=False) if value is None else monkeypatch.setenv(key, value)
     result = CliRunner().invoke(app, ["train", "-c", "tiny", "--out", str(tmp_path / "r")])
     assert result.exit_code == 2 and says in result.stderr, result.stderr
+
+
+def test_a_process_waiting_for_others_that_never_come_says_so_and_stops_on_ctrl_c(tmp_path, monkeypatch):
+    """torchrun's variables set by hand with no other process coming: train printed nothing for minutes, and
+    Ctrl-C was not heard until torch gave up. It now says what it waits for, where, for how long and how to stop,
+    and stops at Ctrl-C."""
+    import socket
+
+    from conftest import wait_for_command
+
+    from minigpt.machine import processes
+
+    with socket.socket() as s:  # a port nobody serves
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    env = {
+        **os.environ,
+        "RANK": "0",
+        "LOCAL_RANK": "0",
+        "WORLD_SIZE": "2",
+        "MASTER_ADDR": "127.0.0.1",
+        "MASTER_PORT": str(port),
+    }
+    errors = tmp_path / "stderr.txt"
+    with open(errors, "w") as stderr:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "minigpt", "train", "-c", "tiny", "--out", str(tmp_path / "r")],
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=stderr,
+        )
+        wait_for_command(process, lambda: "waits for the others to meet" in errors.read_text(), stderr_file=errors)
+        process.send_signal(signal.SIGINT)
+        assert process.wait(timeout=60) == 130
+    said = errors.read_text()
+    assert f"127.0.0.1:{port}" in said and f"{processes.MEETING.seconds // 60} minutes" in said and "Ctrl-C" in said
+    assert "minigpt: interrupted" in said and "Traceback" not in said

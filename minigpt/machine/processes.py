@@ -14,10 +14,15 @@ around the loop asks); `Distributed` answers them for several.
 
 from __future__ import annotations
 
+import contextlib
+import datetime
+import os
+import threading
+
 import torch
 import torch.distributed as dist
 
-from minigpt.common.failures import LostProcess, first_line
+from minigpt.common.failures import LostProcess, first_line, warn
 from minigpt.errors import Interrupted, RunError, UsageError
 from minigpt.machine.torchrun import check_batch_splits, environment
 from minigpt.training import OneProcess
@@ -186,8 +191,55 @@ def setup(device: torch.device) -> Processes:
         device = torch.device("cuda", local_rank)
         torch.cuda.set_device(device)
     if not dist.is_initialized():
-        dist.init_process_group("nccl" if device.type == "cuda" else "gloo")
+        with saying_what_it_waits_for(rank, world):
+            meet("nccl" if device.type == "cuda" else "gloo")
     return Distributed(rank, world, local_rank, device)
+
+
+MEETING = datetime.timedelta(minutes=10)  # how long a process waits for the others, to meet and at each step
+SAY_AFTER = 5.0  # seconds of waiting before a process says what it waits for (a meeting usually takes one)
+
+
+def meet(backend: str) -> None:
+    """torch's process group, made while this thread waits in Python: torch's rendezvous waits in C++, where a
+    Ctrl-C is not heard until it gives up, so it runs in a thread of its own, and a signal stops the wait at once."""
+    done, failed = threading.Event(), []
+
+    def join() -> None:
+        try:
+            dist.init_process_group(backend, timeout=MEETING)
+        except BaseException as e:  # handed to the waiting thread, which raises it
+            failed.append(e)
+        finally:
+            done.set()
+
+    threading.Thread(target=join, name="meet the other processes", daemon=True).start()
+    while not done.wait(0.2):  # a signal's handler (or KeyboardInterrupt) runs here
+        pass
+    if failed:
+        raise failed[0]
+
+
+@contextlib.contextmanager
+def saying_what_it_waits_for(rank: int, world: int):
+    """While the processes meet: after SAY_AFTER seconds, one line saying what this one waits for, where, for how
+    long and how to stop waiting (torchrun's variables set by hand with no other process coming, or a master
+    nobody serves, waited minutes in silence, then ended in torch's C++ frames)."""
+    where = f"{os.environ.get('MASTER_ADDR')}:{os.environ.get('MASTER_PORT')}"
+    timer = threading.Timer(
+        SAY_AFTER,
+        warn,
+        [
+            f"process {rank} of {world} waits for the others to meet at {where} (MASTER_ADDR:MASTER_PORT), for up "
+            f"to {MEETING.seconds // 60} minutes; Ctrl-C stops waiting, and unsetting WORLD_SIZE runs in one process"
+        ],
+    )
+    timer.daemon = True
+    timer.start()
+    try:
+        yield
+    finally:
+        timer.cancel()
 
 
 def compile_failed(error: BaseException) -> RunError | Interrupted | None:
