@@ -673,3 +673,42 @@ def test_an_edited_config_toml_is_kept_when_the_run_resumes(names_file, tmp_path
     train(resume_config(run_dir, ["train.steps=6"]), quiet=True, resume_from=run_dir)
     assert "my note" in (run_dir / "config.toml.edited").read_text()
     assert "was edited after the run's last checkpoint" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
+def test_a_signal_at_any_moment_of_a_commands_start_is_one_line_and_its_exit_code(signum, tmp_path, names_file):
+    """Ctrl-C while torch and numpy loaded was swallowed (the run trained to its end) or ended in numpy's import
+    errors; SIGTERM before the handlers killed the command with no line. At each of these moments now: one line,
+    128 + the signal, no traceback (the interpreter's own first hundredths of a second aside)."""
+    import time
+
+    said = []
+    for delay in (0.3, 0.6, 1.0, 1.5):
+        process = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "minigpt",
+                "train",
+                "-c",
+                "tiny",
+                "--data",
+                str(names_file),
+                "--out",
+                str(tmp_path / f"r{delay}"),
+                "--quiet",
+                "--no-page",
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        time.sleep(delay)
+        process.send_signal(signum)
+        _, err = process.communicate(timeout=120)
+        said.append((delay, process.returncode, err))
+        if process.returncode == 0:  # the whole run ended before the signal: a faster machine than planned
+            continue
+        assert process.returncode == 128 + signum and "Traceback" not in err, (delay, err)
+        assert len([line for line in err.splitlines() if line.startswith("minigpt:")]) == 1, (delay, err)
+    assert any(code == 128 + signum for _, code, _ in said), said

@@ -3,13 +3,20 @@
 from __future__ import annotations
 
 import gc
+import os
 import sys
+
+from minigpt.cli.signals import heard_at_the_end, heard_from_the_start
+
+if os.path.basename(sys.argv[0]) == "minigpt":  # the installed command: heard before the imports below load
+    heard_from_the_start()
 
 from minigpt.cli.app import app, drop_unusable_thread_count, drop_unusable_widths, reports_errors
 from minigpt.cli.experiment_commands import compare, sweep
 from minigpt.cli.inspect_commands import ablate, inspect_attention
 from minigpt.cli.run_commands import eval_, export, import_, info, plot, sample, train
 from minigpt.common.failures import warn
+from minigpt.errors import Interrupted
 
 for name, command in [
     ("train", train),
@@ -41,15 +48,20 @@ def old_spellings(args: list[str]) -> list[str]:
 
 
 def main() -> None:
-    drop_unusable_widths()  # before --help is drawn, as before every command
-    drop_unusable_thread_count()  # before torch is imported, whose OpenMP reads it once
     from minigpt.cli.app import state
 
-    state["argv"] = old_spellings(sys.argv[1:])
     try:
+        heard_from_the_start()  # a signal before a command's own handlers: one line and its exit code
+        drop_unusable_widths()  # before --help is drawn, as before every command
+        drop_unusable_thread_count()  # before torch is imported, whose OpenMP reads it once
+        state["argv"] = old_spellings(sys.argv[1:])
         app(args=state["argv"], prog_name="minigpt")
+    except Interrupted as e:  # heard before a command ran, or between its handlers
+        print(f"minigpt: {e}", file=sys.stderr)
+        sys.exit(e.exit_code)
     finally:
         state["argv"] = []
+        heard_at_the_end()  # the work is done and written: a signal now ends it with one line
         # Python's exit runs the garbage collector over every object still alive: with torch imported,
         # some 170,000 of them and about a second of every command (docs/speed.md). Nothing left at exit
         # needs collecting (every file is written and closed; atexit still runs), so all of it is moved

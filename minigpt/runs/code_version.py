@@ -18,8 +18,10 @@ GIT_WAIT = 5  # seconds: git answers in milliseconds; a hung one costs a run no 
 def git(*args: str) -> str | None:
     """What git prints in the package's clone, or None (no clone, no git, or an error)."""
     try:
+        # no optional locks: a status then takes no lock on the index, so a run stopped while git reads (its child
+        # killed) never leaves the user's clone with a stale index.lock
         done = subprocess.run(
-            ["git", "-C", str(PACKAGE.parent), *args],
+            ["git", "--no-optional-locks", "-C", str(PACKAGE.parent), *args],
             capture_output=True,
             text=True,
             timeout=GIT_WAIT,
