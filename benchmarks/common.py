@@ -62,6 +62,22 @@ def matmul_peak(
     return {"gflops": round(best[top], 1), "size": top, "by_size": {n: round(v, 1) for n, v in best.items()}}
 
 
+def shaped_peak(
+    rows: int, width: int, device: str = "cpu", seconds: float = 1.0, dtype: torch.dtype = torch.float32
+) -> dict:
+    """The best GFLOP/s of the matrix multiplies a step of this model makes, at its own shapes: `rows` (a batch's
+    positions) by `width` into width, 4 * width (the MLP's first) and back: the ceiling a step could reach."""
+    shapes = {"C->C": (width, width), "C->4C": (width, 4 * width), "4C->C": (4 * width, width)}
+    best = {}
+    for name, (inner, outer) in shapes.items():
+        a = torch.randn(rows, inner, device=device, dtype=dtype)
+        b = torch.randn(inner, outer, device=device, dtype=dtype)
+        rates = [timed_rate(lambda a=a, b=b: a @ b, 2 * rows * inner * outer, seconds / 3, device) for _ in range(3)]
+        best[name] = max(rates) / 1e9
+    top = max(best, key=best.get)
+    return {"gflops": round(best[top], 1), "shape": top, "by_shape": {k: round(v, 1) for k, v in best.items()}}
+
+
 def timed_rate(fn, work: float, seconds: float, device: str = "cpu") -> float:
     """Work per second of `fn`, run for about `seconds` after a warm-up call."""
     fn()

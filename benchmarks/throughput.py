@@ -11,7 +11,9 @@ FLOPs per predicted token, stated the usual way:
   + 12 * n_layer * n_embd * context    attention scores and weighted sums, forward and backward,
                                        context = positions the token attends to (its position + 1)
 The efficiency is that rate over the float32 matmul peak this script measures first; when
-the steps run in bfloat16 (train.precision), over the bfloat16 matmul peak too.
+the steps run in bfloat16 (train.precision), over the bfloat16 matmul peak too. "of shaped" is the
+same rate over the peak of the step's own products (a batch's positions by n_embd, into n_embd and
+4 n_embd): how close a step comes to what the machine does at this model's shapes.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from __future__ import annotations
 import time
 
 import torch
-from common import finish, matmul_peak, median, parser, setup, table
+from common import finish, matmul_peak, median, parser, setup, shaped_peak, table
 
 from minigpt.data import Tokenizer
 from minigpt.files.names_file import read_names
@@ -45,13 +47,14 @@ def measure(config, names, device, seconds: float) -> dict:
     trainer = Trainer.from_names(config, names, [], tokenizer)
     for _ in range(60):  # past the first steps, while the allocator's heap is still growing
         trainer.train_step()
-    rates, padded, real = [], 0, 0
+    rates, padded, real, rows_seen = [], 0, 0, 0
     for _ in range(3):  # three timed stretches; the median is reported
         tokens, start = trainer.tokens, time.perf_counter()
         steps = 0
         while time.perf_counter() - start < seconds / 3 or steps < 3:
             indices = trainer.order.indices(trainer.step)
             padded += len(indices) * int(trainer.train_data.lengths[indices].max())
+            rows_seen += len(indices)
             loss, _ = trainer.train_step()
             steps += 1
         loss.item()
@@ -68,6 +71,7 @@ def measure(config, names, device, seconds: float) -> dict:
             f"{tokens_per_sec * flops_per_token(trainer) / 1e9:.3g}"
         ),  # 3 digits: a slow machine's is not 0.0
         "bfloat16": trainer.bfloat16,
+        "positions": round(padded / rows_seen),  # a batch's padded width, on average: the products' rows a name
     }
 
 
@@ -96,6 +100,8 @@ def main() -> None:
             ("padding", "padding"),
             ("gflops", "GFLOP/s"),
             ("efficiency", "of peak"),
+            ("shaped", "shaped peak"),
+            ("shaped_share", "of shaped"),
         ],
     )
     for batch_size in map(int, args.batch_sizes.split(",")):
@@ -104,6 +110,11 @@ def main() -> None:
         )
         row = {"batch_size": batch_size, **measure(config, names, device, args.seconds)}
         row["efficiency"] = f"{row['gflops'] / peak['gflops']:.0%}" if peak else "-"
+        if peak:  # the peak of this step's own products: a batch's positions by n_embd
+            shaped = shaped_peak(batch_size * row["positions"], config.model.n_embd, str(device))
+            row["shaped"], row["shaped_share"] = shaped["gflops"], f"{row['gflops'] / shaped['gflops']:.0%}"
+        else:
+            row["shaped"] = row["shaped_share"] = "-"
         if row["bfloat16"] and peak:
             if "matmul_peak_bfloat16" not in results:
                 results["matmul_peak_bfloat16"] = matmul_peak(str(device), dtype=torch.bfloat16)
