@@ -443,9 +443,9 @@ def train_loop(
     runs/setup.py). `save(trainer, path)` writes best.pt and last.pt into `run_dir`. Returns the
     training loss of the last steps logged."""
     recipe, dist = trainer.recipe, trainer.dist
-    if Path(run_dir).exists() and not Path(run_dir).is_dir():
-        raise UsageError(f"{run_dir} is a file: the checkpoints go into a folder")
     run_dir = Path(run_dir)
+    if run_dir.exists() and not run_dir.is_dir():
+        raise UsageError(f"{run_dir} is a file: the checkpoints go into a folder")
     run_dir.mkdir(parents=True, exist_ok=True)
     losses, train_loss = PendingLosses(dist), None  # losses not yet read from the device
     report.start(trainer)

@@ -1,6 +1,6 @@
 """Which code trained a run: the minigpt version, the git commit and whether the tree was changed when it
-ran from a clone, and the digest of the core's files (training.py's `core_digest`, which the copied-out
-core records too). A run keeps it in its checkpoints, metrics.jsonl and config.toml; `minigpt compare`
+ran from a clone, beside the digest of the core's files (which the Trainer records itself, training.py's
+`core_digest`, copied out or not). A run keeps it in its checkpoints, metrics.jsonl and config.toml; `minigpt compare`
 keeps runs of other code apart."""
 
 from __future__ import annotations
@@ -8,8 +8,6 @@ from __future__ import annotations
 import subprocess
 from importlib import metadata
 from pathlib import Path
-
-from minigpt.training import core_digest
 
 PACKAGE = Path(__file__).resolve().parent.parent
 GIT_WAIT = 5  # seconds: git answers in milliseconds; a hung one costs a run no more than this
@@ -33,9 +31,9 @@ def git(*args: str) -> str | None:
 
 
 def code_record() -> dict:
-    """{"minigpt": version, "core": the core's digest} and, in a clone, "commit" and "changed" (whether the
-    package's files differ from that commit)."""
-    record = {"minigpt": installed_version(), "core": core_digest()}
+    """{"minigpt": version} and, in a clone, "commit" and "changed" (whether the package's files differ from that
+    commit): what a run adds to the Trainer's own record of the core's digest."""
+    record: dict = {"minigpt": installed_version()}
     top = git("rev-parse", "--show-toplevel")
     if top is not None and Path(top).resolve() == PACKAGE.parent:  # the package's own clone, not one around it
         commit, changes = git("rev-parse", "HEAD"), git("status", "--porcelain", "--", "minigpt")

@@ -112,7 +112,7 @@ def start_run(
         train_names, val_names, tokenizer, config.model.block_size, dist.device, data_path, val_path
     )
     trainer = Trainer(config, tokenizer, corpus.train, corpus.val, dist, corpus.membership, corpus.info)
-    trainer.code = code_record()  # the version and commit beside the core's digest
+    trainer.code.update(code_record())  # the version and commit beside the core's digest
     scaled += time_limit_note(trainer) if state is None else []
     if state is not None:
         restore_trainer(trainer, state, resumed_from)  # every number as it was when it was saved

@@ -144,7 +144,8 @@ def open_study(spec: SweepSpec, out_dir: Path, storage: str | None, worker: int 
         # SQLAlchemy's "(psycopg.OperationalError) connection failed: ...": the reason, not the class
         reason = hide_password(re.sub(r"^\([\w.]+\) ", "", str(e).splitlines()[0]), storage)
         if "Name or service not known" in reason or "nodename nor servname" in reason:
-            host = (storage_url(storage).host if storage_url(storage) is not None else None) or "its host"
+            parsed = storage_url(storage)
+            host = (parsed.host if parsed is not None else None) or "its host"
             raise UsageError(
                 f"cannot open the study's storage {masked(storage)}: no machine is known by the name "
                 f"{host!r} (check the host in the URL)"

@@ -28,7 +28,7 @@ from minigpt.measurements.head_roles import head_roles, unigram_loss
 from minigpt.measurements.name_losses import evaluate_names, loss_with_mask_off
 from minigpt.measurements.prefix_forest import prefix_forests
 from minigpt.measurements.units import firing_prefixes
-from minigpt.model import load_microgpt_weights, microgpt_weights
+from minigpt.model import eval_mode, load_microgpt_weights, microgpt_weights
 from minigpt.sampling import generate
 from minigpt.views.page_cache import cache_key, read_cached, write_cached
 
@@ -335,8 +335,8 @@ def torch_check(ckpt: Checkpoint, text: str) -> dict:
     disagree (a core changed since model.js was written), instead of drawing wrong numbers."""
     known = [c for c in text if c in ckpt.tokenizer.stoi][: ckpt.config.model.block_size - 1]
     tokens = [ckpt.tokenizer.bos] + [ckpt.tokenizer.stoi[c] for c in known]
-    with torch.no_grad():
-        logits, _ = ckpt.model.eval()(torch.tensor([tokens], device=next(ckpt.model.parameters()).device))
+    with torch.no_grad(), eval_mode(ckpt.model):  # the model left in the mode it was in
+        logits, _ = ckpt.model(torch.tensor([tokens], device=next(ckpt.model.parameters()).device))
     return {"text": "".join(known), "tokens": tokens, "logits": logits[0].double().cpu().tolist()}
 
 
