@@ -19,6 +19,51 @@ def test_public_names_are_the_functions_even_after_the_cli_imported_everything()
     assert minigpt.__version__
 
 
+def public_callables():
+    """Every function of minigpt.__all__, and every public method of its classes (their __init__ included)."""
+    import inspect
+
+    import minigpt
+
+    for name in minigpt.__all__[1:]:
+        value = getattr(minigpt, name)
+        if not inspect.isclass(value):
+            yield name, value
+            continue
+        for attribute, member in vars(value).items():
+            function = getattr(member, "__func__", member)  # a classmethod's or staticmethod's own function
+            if inspect.isfunction(function) and (not attribute.startswith("_") or attribute == "__init__"):
+                yield f"{name}.{attribute}", function
+
+
+def test_every_public_function_says_the_type_of_each_argument_and_of_what_it_returns():
+    """The public API is typed whole: mypy checks tests/typing/public_api.py's calls against these signatures
+    (strictly), and an argument left unannotated would let anything through there unseen."""
+    import inspect
+
+    untyped = []
+    for name, function in public_callables():
+        signature = inspect.signature(function)
+        bare = [p for p in signature.parameters.values() if p.annotation is p.empty and p.name not in ("self", "cls")]
+        if bare or (signature.return_annotation is signature.empty and function.__name__ != "__init__"):
+            untyped.append(f"{name}({', '.join(p.name for p in bare)})")
+    assert not untyped
+    assert len(list(public_callables())) > 30
+
+
+def test_the_packages_names_are_one_list_for_python_for_tools_and_for_type_checkers():
+    import ast
+    from pathlib import Path
+
+    import minigpt
+
+    assert minigpt.__all__ == ["__version__", *minigpt._EXPORTS]
+    tree = ast.parse(Path(minigpt.__file__).read_text(encoding="utf-8"))
+    checked = next(node for node in tree.body if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test))
+    seen = {(i.module, a.name) for i in checked.body if isinstance(i, ast.ImportFrom) for a in i.names}
+    assert seen == {(module, name) for name, module in minigpt._EXPORTS.items()}
+
+
 def test_importing_the_cli_does_not_import_torch():
     code = "import sys, minigpt.cli.main; print('torch' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout

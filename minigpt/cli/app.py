@@ -9,11 +9,14 @@ from __future__ import annotations
 
 import errno
 import functools
+import importlib
 import os
 import re
 import sys
 import warnings
+from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import typer
 
@@ -27,19 +30,27 @@ from minigpt.errors import Interrupted, MiniGPTError, UsageError
 from minigpt.files.atomic_file import other_ending
 from minigpt.machine.torchrun import LOST_A_PROCESS, keep_error_line, rank
 
-if hasattr(typer, "_click"):  # typer 0.2x carries its own copy of click
-    click = typer._click
-else:
-    import click
+# typer 0.2x carries its own copy of click
+click: Any = getattr(typer, "_click", None) or importlib.import_module("click")
 
 
 class OneLineUsageErrors(typer.core.TyperGroup):
     """click's usage errors ("No such option", "Missing argument") as the one line every other
     error is, rather than typer's boxed panel under the usage text."""
 
-    def main(self, args=None, prog_name=None, complete_var=None, standalone_mode=True, **extra):
+    def main(
+        self,
+        args: Sequence[str] | None = None,
+        prog_name: str | None = None,
+        complete_var: str | None = None,
+        standalone_mode: bool = True,
+        windows_expand_args: bool = True,
+        **extra: Any,
+    ) -> Any:
         try:
-            code = super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
+            code = super().main(
+                args, prog_name, complete_var, standalone_mode=False, windows_expand_args=windows_expand_args, **extra
+            )
         except click.exceptions.ClickException as e:
             if type(e).__name__ == "NoArgsIsHelpError":  # the help is already printed
                 code = e.exit_code
@@ -89,12 +100,13 @@ def file_as_argument(e) -> str:
 
 def argument_as_option(e) -> str | None:
     """`--name emma` where NAME is an argument: say that it is given by its place, not as an option."""
-    if not isinstance(e, click.exceptions.NoSuchOption) or getattr(e, "ctx", None) is None:
+    ctx = getattr(e, "ctx", None)
+    if not isinstance(e, click.exceptions.NoSuchOption) or ctx is None:
         return None
     word = e.option_name.lstrip("-").replace("-", "_").lower()
     arguments = [
         p
-        for p in e.ctx.command.params
+        for p in ctx.command.params
         if getattr(p, "param_type_name", "") == "argument" and not getattr(p, "hidden", False)
     ]
     shown = [(p.metavar or p.name.upper()) for p in arguments]
@@ -102,7 +114,7 @@ def argument_as_option(e) -> str | None:
         return None
     return (
         f"there is no option {e.option_name}: {word.upper()} is an argument, given by its place: "
-        f"{e.ctx.command_path} {' '.join(shown)}"
+        f"{ctx.command_path} {' '.join(shown)}"
     )
 
 
@@ -113,7 +125,7 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
     rich_markup_mode="rich",
 )
-state = {"debug": False, "argv": []}  # argv: the command line main() read, for the words beside one
+state: dict[str, Any] = {"debug": False, "argv": []}  # argv: the command line main() read, for the words beside one
 
 
 PATCHED = patch_typer_and_rich()  # which of typer's and rich's hooks were there to mend
@@ -206,9 +218,10 @@ def reporting_errors(command, *args, **kwargs):
     except (typer.Exit, typer.Abort):
         raise
     except (OSError, RuntimeError) as e:  # the system refused a path the user gave: say the problem, not its class
-        if state["debug"] or path_problem(e) is None:
+        problem = path_problem(e)
+        if state["debug"] or problem is None:
             raise
-        fail(path_problem(e), 1 if getattr(e, "errno", None) in MACHINE_FAILURES else 2)
+        fail(problem, 1 if getattr(e, "errno", None) in MACHINE_FAILURES else 2)
     except Exception as e:
         if state["debug"]:
             raise
@@ -337,9 +350,10 @@ def checkpoint_there(ctx: typer.Context, path: Path | None) -> Path | None:
                 raise
             raise SaidAsIs(swapped_run(ctx, path) or str(e)) from None
         except (OSError, RuntimeError) as e:  # the system refused the path itself: said as every command says it
-            if state["debug"] or path_problem(e) is None:
+            problem = path_problem(e)
+            if state["debug"] or problem is None:
                 raise
-            raise SaidAsIs(path_problem(e)) from None
+            raise SaidAsIs(problem) from None
     return path
 
 
@@ -366,7 +380,7 @@ def swapped_run(ctx, path: Path) -> str | None:
 def ends_as_written(flag: str, path: Path | None, kind: str) -> None:
     """A file named for one format never gets another's bytes: --html e.png and --png e.html are refused."""
     wrong = other_ending(path, kind) if path is not None else None
-    if wrong:
+    if path is not None and wrong:
         what, endings = wrong
         raise UsageError(
             f"{flag} {path} would write {what} into a {path.suffix} file; give a name that ends "

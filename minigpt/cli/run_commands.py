@@ -405,8 +405,9 @@ def plot(
         ends_as_written("--out", out, "png")
         refuse_existing(out, overwrite)
     if len(run_dirs) == 1:
-        out = out if out is not None else run_dirs[0] / "loss.png"
-        write_loss_png(run_dirs[0], out)
-    else:
+        drawn = out if out is not None else run_dirs[0] / "loss.png"
+        write_loss_png(run_dirs[0], drawn)
+        wrote(drawn)
+    elif out is not None:  # refused above without it
         write_overlay_png([(str(run), read_metrics(run)) for run in run_dirs], out)
-    wrote(out)
+        wrote(out)

@@ -13,7 +13,7 @@ import threading
 from minigpt.errors import Interrupted
 
 SIGNALS = (signal.SIGINT, signal.SIGTERM)
-SAID = {signal.SIGINT: "interrupted", signal.SIGTERM: "stopped by SIGTERM"}
+SAID: dict[int, str] = {signal.SIGINT: "interrupted", signal.SIGTERM: "stopped by SIGTERM"}
 
 
 def inside_an_import(frame) -> bool:

@@ -8,6 +8,7 @@ that the help reads as mended.
 from __future__ import annotations
 
 import re
+from typing import NoReturn
 
 import typer
 
@@ -17,7 +18,7 @@ def usage_names_without_braces() -> bool:
     to choose from; write NAME, as click and the docs do. Where typer has no such hook, nothing changes."""
     argument = getattr(typer.core, "TyperArgument", None)
     usage_name = getattr(argument, "_usage_display_name", None)
-    if usage_name is None:
+    if argument is None or usage_name is None:
         return False
 
     def without_braces(self) -> str:
@@ -34,7 +35,7 @@ def help_option_without_type() -> bool:
     core = getattr(getattr(typer, "_click", None), "core", None)
     command = getattr(core, "Command", None)
     original = getattr(command, "get_help_option", None)
-    if original is None:
+    if command is None or original is None:
         return False
 
     def get_help_option(self, ctx):
@@ -69,7 +70,7 @@ def list_arguments_typed_by_item() -> bool:
     type of one value (<path>), as the usage line's RUN... already says there may be several."""
     argument = getattr(typer.core, "TyperArgument", None)
     original = getattr(argument, "display_type_rich", None)
-    if original is None:
+    if argument is None or original is None:
         return False
 
     def display_type_rich(self, ctx):
@@ -86,11 +87,11 @@ def broken_pipe_as_every_command_ends() -> bool:
     consoles hand the BrokenPipeError on."""
     from rich.console import Console
 
-    def on_broken_pipe(self) -> bool:
+    def on_broken_pipe(self: Console) -> NoReturn:
         self.quiet = True  # nothing more is written to a reader that is gone
         raise BrokenPipeError
 
-    Console.on_broken_pipe = on_broken_pipe
+    Console.on_broken_pipe = on_broken_pipe  # type: ignore[method-assign]  # rich's own hook, replaced
     return True
 
 

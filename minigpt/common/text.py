@@ -16,7 +16,7 @@ from rich.console import Console
 from rich.markup import escape
 
 
-def as_text(name) -> str:
+def as_text(name: object) -> str:
     """A path or name as text: the bytes of a name that is not UTF-8 (a Linux path is bytes,
     which Python carries as lone surrogates) written as \\xNN, as `ls -b` does, so that it can be
     printed, drawn and written to a UTF-8 file."""
@@ -39,7 +39,7 @@ def escaped(c: str) -> str:
     return c.encode("unicode_escape", "backslashreplace").decode("ascii")
 
 
-def one_line(message: str) -> str:
+def one_line(message: object) -> str:
     """The message with control characters and line breaks written as escapes: user text it quotes stays on one line."""
     message = as_text(message)
     return "".join(escaped(c) if unicodedata.category(c) in ESCAPED and c not in JOINERS else c for c in message)

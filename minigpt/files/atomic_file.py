@@ -66,7 +66,7 @@ def refuse_existing(
 PARTIAL = ".*.tmp"  # a write in progress beside its place (mkstemp below), as a glob: what a killed process leaves
 
 
-def write_atomically(path: str | Path, write: Callable[[io.BufferedWriter], None], failed=cannot_write) -> Path:
+def write_atomically(path: str | Path, write: Callable[[io.BufferedWriter], object], failed=cannot_write) -> Path:
     """Call `write` on a temporary file beside `path`, then rename it to `path`. An OSError becomes
     `failed(path, error)` (by default the one-line error for an output that cannot be written)."""
     path = Path(path)
@@ -115,7 +115,7 @@ def write_files_together(directory: Path, files: dict[str, bytes], failed=cannot
     fsync_directory(directory)
 
 
-def write_bytes(path: str | Path, data: bytes, failed=cannot_write) -> Path:
+def write_bytes(path: str | Path, data: bytes | memoryview, failed=cannot_write) -> Path:
     return write_atomically(path, lambda f: f.write(data), failed)
 
 

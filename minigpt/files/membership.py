@@ -116,7 +116,7 @@ class NameSet:
     @property
     def false_positive_rate(self) -> float:
         """The chance that a new name is reported as a training name (0 for the exact check)."""
-        if self.kind != "bloom":
+        if self.kind != "bloom" or self.bits is None:
             return 0.0
         size = 8 * len(self.bits)
         return (1 - math.exp(-self.hashes * self.count / size)) ** self.hashes
@@ -133,7 +133,7 @@ class NameSet:
     def describe(self) -> str:
         if self.kind == "exact":
             return f"the {plural(self.count, 'training name')} (exact)"
-        if self.kind == "bloom":
+        if self.kind == "bloom" and self.bits is not None:
             return (
                 f"a Bloom filter of the {plural(self.count, 'training name')} ({len(self.bits) / 1e6:.1f} MB; a new "
                 f"name is taken for a training name {100 * self.false_positive_rate:.1f}% of the time)"
@@ -141,7 +141,7 @@ class NameSet:
         return "no training names"
 
     def to_payload(self) -> dict:
-        if self.kind == "exact":
+        if self.kind == "exact" and self.names is not None:
             if self._text is None:
                 self._text = "\n".join(sorted(self.names))
             return {"kind": "exact", "names": self._text}

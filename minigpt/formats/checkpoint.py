@@ -32,6 +32,7 @@ import dataclasses
 import io
 import pickle
 import warnings
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -50,7 +51,7 @@ from minigpt.files.membership import NameSet
 from minigpt.files.names_file import read_names, refuse_unseen_names
 from minigpt.files.run_paths import NAMES_IN_DIR, RESUME_ORDER, resolve_checkpoint_path
 from minigpt.formats.checkpoint_checks import check_layout, check_training_state, checked_vocab, known_loss, stored_loss
-from minigpt.formats.recipes import config_from_dict, load_config
+from minigpt.formats.recipes import Recipe, config_from_dict, load_config
 from minigpt.machine.processes import resolve_device
 from minigpt.model import GPT, load_microgpt_weights
 from minigpt.training import FORMAT, VERSION
@@ -143,13 +144,13 @@ def names_to_score(ckpt, data: Path | None) -> tuple[list[str], str]:
         names = read_names(data)
         refuse_unseen_names(names, ckpt.tokenizer.unseen, f"names file {data}")
         return names, f"names file {data}"
-    names, why = held_out(ckpt)
-    if not names:
+    held, why = held_out(ckpt)
+    if not held:
         raise UsageError(
             f"{ckpt.path}: the run's validation names cannot be read again: {why}; pass --data FILE "
             f"to score a names file"
         )
-    return names, "the run's validation names"
+    return held, "the run's validation names"
 
 
 def write_checkpoint(checkpoint: dict, path: str | Path) -> None:
@@ -243,7 +244,7 @@ def load_checkpoint(path: str | Path, device: str | torch.device = "cpu") -> Che
         tokenizer=tokenizer,
         step=raw.get("step", 0),
         val_loss=stored_loss(raw.get("val_loss"), path, "val_loss"),
-        train_names=sorted(membership.names) if membership.kind == "exact" else [],
+        train_names=sorted(membership.names) if membership.names is not None else [],
         membership=membership,
         path=path,
         best_val_loss=stored_loss(raw.get("best_val_loss"), path, "best_val_loss"),
@@ -310,7 +311,7 @@ def read_model_weights(path: str | Path) -> dict:
     return read_checkpoint(path)[1]["model"]
 
 
-def resume_config(checkpoint: str | Path, overrides: list[str] = ()) -> Config:
+def resume_config(checkpoint: str | Path, overrides: Sequence[str] = ()) -> Recipe:
     """The recipe a checkpoint was trained with, plus `--set` overrides to its [train] and [sample] keys."""
     _, state = read_resume_state(checkpoint)
     config = config_from_dict(state.config, where=str(checkpoint))

@@ -11,6 +11,7 @@ import json
 import math
 import os
 import tomllib
+from collections.abc import Sequence
 from pathlib import Path
 
 from minigpt.common.arguments import as_strings, kind_of
@@ -114,12 +115,12 @@ def set_value(config: Config, section: str, key: str, value: object, where: str)
         value = float(value)
     if type(value) is not expected:
         raise UsageError(f"{where}: {section}.{key} must be {expected.__name__}, got {type(value).__name__} {value!r}")
-    if expected is float and not math.isfinite(value):
+    if isinstance(value, float) and not math.isfinite(value):
         raise UsageError(f"{where}: {section}.{key} must be a finite number, got {value}")
     setattr(part, key, value)
 
 
-def load_config(path: str | Path | None = None, overrides: list[str] = (), base: Config | None = None) -> Recipe:
+def load_config(path: str | Path | None = None, overrides: Sequence[str] = (), base: Config | None = None) -> Recipe:
     """The defaults (or `base`), then the TOML file at `path`, then `section.key=value` overrides."""
     if path is not None and not isinstance(path, (str, os.PathLike)):  # pathlib's TypeError named no argument
         raise UsageError(f"load_config takes a recipe's name or path (a string or a pathlib.Path), got {kind_of(path)}")
@@ -187,7 +188,7 @@ def fit_recipe_to_data(config: Recipe, n_train: int) -> list[str]:
         config.model, config.train, config.sample = chosen.model, chosen.train, chosen.sample
         config.source, config.fits_data = recipe.source, False
     else:
-        recipe = load_config(config.source) if config.source is not None else Config()
+        recipe = load_config(config.source) if config.source is not None else Recipe()
     notes = [shown_path(config.source) + (f": {config.why}" if config.why else "")] if config.source else []
     if config.why:  # the recipe auto_scale chose is a change; one the user named is not
         config.change(notes[0])

@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import math
 from pathlib import Path
+from typing import TypeGuard
 
 import torch
 
@@ -43,7 +44,9 @@ NAMES = {dtype: name for name, dtype in DTYPES.items()}
 def safetensors_bytes(tensors: dict[str, torch.Tensor], metadata: dict[str, str]) -> bytes:
     """Tensors as a safetensors file, byte for byte as the package writes it: the header (padded
     with spaces to 8 bytes), then each tensor's bytes, the widest numbers first, then by name."""
-    header, chunks, offset = {"__metadata__": metadata}, [], 0
+    header: dict[str, object] = {"__metadata__": metadata}
+    chunks: list[bytes] = []
+    offset = 0
     for name in sorted(tensors, key=lambda name: (-tensors[name].element_size(), name)):
         tensor = tensors[name].detach().cpu().contiguous().clone()  # a storage of its own bytes alone
         chunks.append(bytes(tensor.untyped_storage()))
@@ -76,8 +79,8 @@ def read_safetensors(data: bytes, where) -> dict[str, torch.Tensor]:
     for name, info in expect(header, dict, where, "the header").items():
         if name == "__metadata__":
             continue
-        dtype = DTYPES.get(info.get("dtype")) if isinstance(info, dict) else None
-        shape, offsets = (info.get("shape"), info.get("data_offsets")) if dtype else (None, None)
+        info = info if isinstance(info, dict) else {}
+        dtype, shape, offsets = DTYPES.get(str(info.get("dtype"))), info.get("shape"), info.get("data_offsets")
         if dtype is None or not is_whole_list(shape) or not is_whole_list(offsets) or len(offsets) != 2:
             raise damaged(f"tensor {name!r}: a dtype of {', '.join(DTYPES)}, a shape and its byte range")
         begin, end = offsets
@@ -89,7 +92,7 @@ def read_safetensors(data: bytes, where) -> dict[str, torch.Tensor]:
     return tensors
 
 
-def is_whole_list(value) -> bool:
+def is_whole_list(value: object) -> TypeGuard[list[int]]:
     return isinstance(value, list) and all(type(v) is int and v >= 0 for v in value)
 
 
@@ -147,13 +150,13 @@ def import_safetensors(source: str | Path, out: str | Path, overwrite: bool = Fa
     expect(document, dict, config_file, "the file")
     recipe = expect(document.get("minigpt_config", {}), dict, config_file, "'minigpt_config'")
     # the top-level keys are what Hugging Face tools read: they win over the recipe's
-    model = {
+    sizes = {
         **expect(recipe.get("model", {}), dict, config_file, "'minigpt_config'['model']"),
         **{key: entry(document, key, (int, float, bool, str), config_file) for key in HYPERPARAMETERS},
     }
     tokenizer = Tokenizer(checked_vocab(entry(document, "vocab", list, config_file), config_file))
     step = whole_number(document.get("step", 0), config_file, "'step'")
-    config = config_from_dict({**recipe, "model": model}, where=str(config_file))  # checked, the size included
+    config = config_from_dict({**recipe, "model": sizes}, where=str(config_file))  # checked, the size included
     if config.model.vocab_size != tokenizer.vocab_size:
         raise UsageError(
             f"{config_file}: vocab_size {config.model.vocab_size} disagrees with "

@@ -69,14 +69,7 @@ class Distributed(Processes):
     def __init__(self, rank: int = 0, world: int = 1, local_rank: int = 0, device=torch.device("cpu")):
         super().__init__(device)
         self.rank, self.world, self.local_rank = rank, world, local_rank
-
-    @property
-    def enabled(self) -> bool:
-        return self.world > 1
-
-    @property
-    def main(self) -> bool:
-        return self.rank == 0
+        self.enabled, self.main = world > 1, rank == 0
 
     def sum(self, tensor: torch.Tensor) -> torch.Tensor:
         """The sum over all ranks (in place, and returned)."""
@@ -138,7 +131,8 @@ class Distributed(Processes):
     def on_main(self, make, share=lambda value: value):
         """What `make()` returns on rank 0; on the others, `share(value)` of it (what can cross to another
         process: not a lock). The UsageError it raised is raised on every rank."""
-        outcome = value = None
+        value = None
+        outcome: tuple[object, str | None] | None = None
         if self.main:
             try:
                 value = make()
@@ -169,7 +163,7 @@ PEER_GONE = (
 )  # what the backends say in a collective when another process of the group is gone
 
 
-def lost_a_process(error: BaseException, dist: Distributed) -> LostProcess | None:
+def lost_a_process(error: BaseException, dist: Processes) -> LostProcess | None:
     """The error a collective raises when another process of the run stopped, as one line; None for any other."""
     if not dist.enabled or not isinstance(error, RuntimeError) or not any(s in str(error) for s in PEER_GONE):
         return None

@@ -39,13 +39,13 @@ LOST_A_PROCESS = "lost: "  # how a process's error line begins when it failed be
 def environment() -> tuple[int, int, int] | None:
     """(rank, world size, local rank) when torchrun started this process, None in one process. An environment
     torchrun could not have set (WORLD_SIZE=abc, a WORLD_SIZE without RANK) is one line saying so."""
-    world = os.environ.get("WORLD_SIZE", "1")
-    if not world.strip().isdigit() or int(world) < 1:
+    given = os.environ.get("WORLD_SIZE", "1")
+    if not given.strip().isdigit() or int(given) < 1:
         raise UsageError(
-            f"WORLD_SIZE={world!r} in the environment is not a number of processes; torchrun sets it "
+            f"WORLD_SIZE={given!r} in the environment is not a number of processes; torchrun sets it "
             f"(minigpt train --nproc N starts N processes); unset it to run in one process"
         )
-    world = int(world)
+    world = int(given)
     if world == 1:
         return None
     found = []
@@ -125,7 +125,14 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def wait_for_all(workers: list[subprocess.Popen]) -> int:
+class Worker(subprocess.Popen[bytes]):
+    """One process `--nproc` started, with what the launcher learns of its end."""
+
+    followed = False  # it ended only after another had failed (gloo aborts on a lost peer)
+    stopped_here = False  # the launcher killed it, waiting in a collective on a process that is gone
+
+
+def wait_for_all(workers: list[Worker]) -> int:
     """0 when every process succeeds; else the first failure's exit code (a process killed by a signal before
     any, since the others only followed it: 128 + the signal), the others stopped by then."""
     failed_at = None
@@ -145,21 +152,22 @@ def wait_for_all(workers: list[subprocess.Popen]) -> int:
     return 128 - code if code < 0 else code
 
 
-def stopped_by_another(worker: subprocess.Popen) -> bool:
+def stopped_by_another(worker: Worker) -> bool:
     """A process this launcher stopped, or one killed by a signal after another had failed: its end says nothing
     of its own (a process that loses a peer inside a collective may abort)."""
-    return getattr(worker, "stopped_here", False) or (getattr(worker, "followed", False) and worker.returncode < 0)
+    return worker.stopped_here or (worker.followed and worker.returncode < 0)
 
 
 # what the C++ runtime writes when a process aborts on an exception no one caught (gloo's, on a lost peer)
 ABORT_REPORT = re.compile(rb"terminate called after throwing an instance of [^\n]*\n(?:  what\(\): [^\n]*\n)?")
 
 
-def pass_on_stderr(worker: subprocess.Popen) -> threading.Thread:
+def pass_on_stderr(worker: Worker) -> threading.Thread:
     """A thread that writes what the worker writes to stderr, as it comes (progress lines included), but for the
     C++ runtime's report of an abort: the launching process says which process stopped, once, in its words."""
 
     def forward() -> None:
+        assert worker.stderr is not None  # started with stderr=PIPE
         while chunk := os.read(worker.stderr.fileno(), 65536):
             sys.stderr.buffer.write(ABORT_REPORT.sub(b"", chunk))
             sys.stderr.buffer.flush()
@@ -187,8 +195,7 @@ def run_on_processes(nproc: int) -> int:
         # pipe) their stderr passes through here, where a C++ abort report is left out
         piped = None if sys.stderr.isatty() else subprocess.PIPE
         workers = [
-            subprocess.Popen(command, env={**env, "RANK": str(r), "LOCAL_RANK": str(r)}, stderr=piped)
-            for r in range(nproc)
+            Worker(command, env={**env, "RANK": str(r), "LOCAL_RANK": str(r)}, stderr=piped) for r in range(nproc)
         ]
         forwarding = [pass_on_stderr(worker) for worker in workers] if piped else []
 
@@ -224,10 +231,10 @@ def keep_error_line(line: str) -> bool:
         return False
 
 
-def failures(workers: list[subprocess.Popen], errors: Path) -> list[str]:
+def failures(workers: list[Worker], errors: Path) -> list[str]:
     """Each distinct error line once (naming the processes only where they differ), and any process killed
     by a signal; a process that failed only because another stopped adds nothing to that."""
-    lines = {}
+    lines: dict[str, list[int]] = {}
     for r in range(len(workers)):
         path = errors / f"{r}.txt"
         if path.is_file():

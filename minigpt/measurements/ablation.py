@@ -29,6 +29,7 @@ import torch.nn.functional as F
 from minigpt.data import IGNORE, TokenizedNames, Tokenizer
 from minigpt.errors import UsageError
 from minigpt.formats.checkpoint_checks import check_model_and_names
+from minigpt.measurements.blocks import block, blocks
 from minigpt.measurements.logit_lens import embedded, read_off
 from minigpt.measurements.prefix_forest import (
     PrefixForest,
@@ -89,12 +90,12 @@ def through_layers(
         return means[kind][l] if means else 0.0
 
     for l in layers:
-        layer = model.layers[l]
+        layer = block(model, l)
         if Part("attention", l) in off:
             x = x + replaced("attention", l)
         else:
-            heads = [p.head for p in off if p.kind == "head" and p.layer == l]
-            step = heads_replaced(heads, means and means["head"][l], attend) if heads else attend
+            heads = [p.head for p in off if p.kind == "head" and p.layer == l and p.head is not None]
+            step = heads_replaced(heads, means["head"][l] if means else None, attend) if heads else attend
             x = x + layer.attn(layer.attn_norm(x), step)
         x = x + (replaced("mlp", l) if Part("mlp", l) in off else layer.mlp(layer.mlp_norm(x)))
     return x
@@ -130,7 +131,7 @@ class WholePass:
 def whole_pass(model: GPT, forest: PrefixForest) -> WholePass:
     attend, found = node_attention(forest), WholePass(forest)
     x = embedded_nodes(model, forest)
-    for layer in model.layers:
+    for layer in blocks(model):
         found.entering.append(x)
 
         def keep(q, k, v):
@@ -215,7 +216,7 @@ def own_layer_each_off(model: GPT, found: WholePass, l: int, parts: list[Part], 
     whole pass: the attention is not run again (a head off changes its output by the head's slice of
     attn_wo times the change in the head's output, attn_wo having no bias); the MLP runs for every
     part but its own."""
-    layer, x, attention = model.layers[l], found.entering[l][0], found.attention[l][0]
+    layer, x, attention = block(model, l), found.entering[l][0], found.attention[l][0]
     width = x.size(-1) // model.config.n_head
 
     def replaced(kind, *which):  # what a part that is off gives instead

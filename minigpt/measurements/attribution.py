@@ -27,6 +27,7 @@ import torch
 from minigpt.common.text import token_label
 from minigpt.data import Tokenizer
 from minigpt.measurements.ablation import Part, heads_replaced
+from minigpt.measurements.blocks import blocks
 from minigpt.measurements.logit_lens import embedded
 from minigpt.model import GPT
 
@@ -51,7 +52,7 @@ def part_outputs(
     c, off = model.config, set(off)
     x = embedded(model, idx)
     names, outputs = ["embeddings"], [x]
-    for l, layer in enumerate(model.layers):
+    for l, layer in enumerate(blocks(model)):
         names += [f"layer {l} head {h}" for h in range(c.n_head)]
         if Part("attention", l) in off:
             outputs += [torch.zeros_like(x)] * c.n_head
@@ -59,9 +60,10 @@ def part_outputs(
             names.append(f"layer {l} attention (off)")
             outputs.append(attention)
         else:
-            heads = []
+            heads: list[torch.Tensor] = []
             step = heads_replaced(
-                [p.head for p in off if p.kind == "head" and p.layer == l], means and means["head"][l]
+                [p.head for p in off if p.kind == "head" and p.layer == l and p.head is not None],
+                means["head"][l] if means else None,
             )
 
             def keep(q, k, v, heads=heads, step=step):  # the attention step, its heads' outputs kept
@@ -94,7 +96,8 @@ def reading(model: GPT, stream: torch.Tensor) -> tuple[torch.Tensor, torch.Tenso
     norm = model.final_norm
     if norm is None:
         return torch.ones(stream.shape[:-1], dtype=stream.dtype, device=stream.device), rows
-    scale = torch.rsqrt(stream.pow(2).mean(-1) + norm.eps)
+    eps = norm.eps if norm.eps is not None else torch.finfo(stream.dtype).eps  # torch's RMSNorm's own default
+    scale = torch.rsqrt(stream.pow(2).mean(-1) + eps)
     return scale, rows * norm.weight if norm.weight is not None else rows
 
 

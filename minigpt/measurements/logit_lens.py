@@ -21,6 +21,7 @@ from minigpt.common.text import token_label
 from minigpt.data import Tokenizer
 from minigpt.errors import UsageError
 from minigpt.formats.checkpoint_checks import check_model
+from minigpt.measurements.blocks import blocks
 from minigpt.model import GPT
 
 
@@ -36,7 +37,7 @@ def residual_streams(model: GPT, idx: torch.Tensor) -> list[tuple[str, torch.Ten
     The loop is model.py's Block.forward, kept apart so the stream can be read between sublayers."""
     x = embedded(model, idx)
     streams = [("embeddings", x)]
-    for l, layer in enumerate(model.layers):
+    for l, layer in enumerate(blocks(model)):
         x = x + layer.attn(layer.attn_norm(x))
         streams.append((f"layer {l} attention", x))
         x = x + layer.mlp(layer.mlp_norm(x))

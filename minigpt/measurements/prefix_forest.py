@@ -30,7 +30,8 @@ import torch.nn.functional as F
 
 from minigpt.data import Tokenizer
 from minigpt.errors import UsageError
-from minigpt.model import GPT, causal_attention
+from minigpt.measurements.blocks import blocks
+from minigpt.model import GPT, Attend, causal_attention
 
 NODES = 8192  # the most nodes in one forest: names are grouped by first character up to this (memory stays bounded)
 PATH_GROUPS = 4  # paths of like length are attended to together: fewer padded positions
@@ -60,9 +61,11 @@ class PrefixForest:
     target_counts: torch.Tensor  # [K] float64
 
     def to(self, device) -> PrefixForest:
-        moved = {f: getattr(self, f) for f in self.__dataclass_fields__}
+        tensors = (self.tokens, self.positions, self.where, self.visits)
+        targets = (self.target_nodes, self.target_tokens, self.target_counts)
+        tokens, positions, where, visits = (t.to(device) for t in tensors)
         return PrefixForest(
-            **{f: [t.to(device) for t in v] if isinstance(v, list) else v.to(device) for f, v in moved.items()}
+            tokens, positions, [p.to(device) for p in self.paths], where, visits, *(t.to(device) for t in targets)
         )
 
     @property
@@ -73,20 +76,23 @@ class PrefixForest:
 
 def prefix_forest(names: list[str], tokenizer: Tokenizer, block_size: int) -> PrefixForest:
     """One forest of these names, each read as the model reads it: [BOS] + characters, at most block_size positions."""
-    node_of = {(): 0}  # a prefix (its tokens after BOS) -> its node
+    node_of: dict[tuple[int, ...], int] = {(): 0}  # a prefix (its tokens after BOS) -> its node
     tokens, positions, parents, visits = [tokenizer.bos], [0], [-1], [0.0]
     targets: dict[tuple[int, int], float] = {}
     for name in names:
         full = tokenizer.encode(name)
         ids = full[: block_size - 1]  # the characters read; the last position predicts the next, or the end
-        node, prefix = 0, ()
+        node, prefix = 0, tuple[int, ...]()
         visits[0] += 1
         for t, token in enumerate(ids):
             targets[(node, token)] = targets.get((node, token), 0.0) + 1
             prefix = prefix + (token,)
             if prefix not in node_of:
                 node_of[prefix] = len(tokens)
-                tokens.append(token), positions.append(t + 1), parents.append(node), visits.append(0.0)
+                tokens.append(token)
+                positions.append(t + 1)
+                parents.append(node)
+                visits.append(0.0)
             node = node_of[prefix]
             visits[node] += 1
         after = (
@@ -148,7 +154,9 @@ def prefix_forests(names: list[str], tokenizer: Tokenizer, block_size: int, node
     by_first: dict[str, list[str]] = {}
     for name in names:
         by_first.setdefault(name[:1], []).append(name)
-    forests, group, size = [], [], 0
+    forests: list[PrefixForest] = []
+    group: list[str] = []
+    size = 0
     for first in sorted(by_first):
         group_names = by_first[first]
         positions = sum(min(len(n) + 1, block_size) for n in group_names)  # at most this many nodes
@@ -166,14 +174,17 @@ def embedded_nodes(model: GPT, forest: PrefixForest) -> torch.Tensor:
     return model.emb_norm(model.wte(forest.tokens) + model.wpe(forest.positions))[None]
 
 
-def node_attention(forest: PrefixForest, weights: list | None = None):
+def node_attention(forest: PrefixForest, weights: list[torch.Tensor] | None = None) -> Attend:
     """An attention step (model.py's Attend) for the nodes of `forest`: each node's query reads the keys
     and values of its own prefixes, laid out along the paths. q, k, v: [S, H, P, d] -> [S, H, P, d].
     With a list `weights`, the formula is written out and each group's weights [S, B, H, A, A] go on it;
     without, torch's fused kernel reads two paths as one sequence (PAIRED), each path its own."""
-    layouts = [((paths, None) if weights is not None else paired(paths)) + (paths.numel(),) for paths in forest.paths]
+    layouts: list[tuple[torch.Tensor, torch.Tensor | None, int]] = [
+        (paths, None, paths.numel()) if weights is not None else (*paired(paths), paths.numel())
+        for paths in forest.paths
+    ]
 
-    def attend(q, k, v):
+    def attend(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
         S, H, _, d = q.shape
         outputs = []
         for paths, mask, real in layouts:
@@ -188,9 +199,9 @@ def node_attention(forest: PrefixForest, weights: list | None = None):
                 for t in (q, k, v)
             ]
             if weights is None:
-                y = F.scaled_dot_product_attention(*along, attn_mask=mask)  # [S B, H, A, d]
+                y = F.scaled_dot_product_attention(along[0], along[1], along[2], attn_mask=mask)  # [S B, H, A, d]
             else:
-                y, w = causal_attention(*along)
+                y, w = causal_attention(along[0], along[1], along[2])
                 weights.append(w.view(S, B, H, A, A))
             outputs.append(y.view(S, B, H, A, d).transpose(2, 3).reshape(S, B * A, H, d)[:, :real])  # less any padding
         # each node's output off its first place, as [S, P, H, d] seen as [S, H, P, d]: merging the heads is then free
@@ -213,9 +224,9 @@ def paired(paths: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
 def path_weights(model: GPT, forest: PrefixForest) -> list[torch.Tensor]:
     """Every layer's attention weights along the forest's paths, a tensor [L, B, H, A, A] per group of paths:
     what a name reading that path's prefix gets at each of its positions."""
-    weights = []
+    weights: list[torch.Tensor] = []
     attend, x = node_attention(forest, weights), embedded_nodes(model, forest)
-    for layer in model.layers:
+    for layer in blocks(model):
         x = layer(x, attend)
     groups = len(forest.paths)
     return [torch.stack([weights[l * groups + g][0] for l in range(model.config.n_layer)]) for g in range(groups)]

@@ -15,6 +15,7 @@ import torch
 
 from minigpt.common.text import token_label
 from minigpt.data import Tokenizer
+from minigpt.measurements.blocks import blocks
 from minigpt.measurements.prefix_forest import read_by_prefixes
 from minigpt.model import GPT, eval_mode
 
@@ -34,7 +35,8 @@ def distinct_prefixes(names: list[str], tokenizer: Tokenizer, block_size: int) -
 @torch.no_grad()
 def unit_activations(model: GPT, prefixes: list[tuple[int, ...]]) -> list[torch.Tensor]:
     """Each layer's MLP activations [prefixes, 4 × n_embd] at each prefix's last position."""
-    longest = {}  # a prefix is read at its last position of the longest prefix that starts with it
+    # a prefix is read at its last position of the longest prefix that starts with it
+    longest: dict[tuple[int, ...], tuple[int, ...]] = {}
     for p in sorted(prefixes, key=len, reverse=True):
         for t in range(1, len(p) + 1):
             longest.setdefault(p[:t], p)
@@ -43,10 +45,10 @@ def unit_activations(model: GPT, prefixes: list[tuple[int, ...]]) -> list[torch.
     width = max(map(len, leaves))
     device = model.lm_head.weight.device
     idx = torch.tensor([list(leaf) + [leaf[0]] * (width - len(leaf)) for leaf in leaves], device=device)
-    found = [None] * model.config.n_layer
+    found: dict[int, torch.Tensor] = {}
     hooks = [
         layer.mlp.mlp_fc2.register_forward_hook(lambda m, i, o, l=l: found.__setitem__(l, i[0]))
-        for l, layer in enumerate(model.layers)
+        for l, layer in enumerate(blocks(model))
     ]
     try:
         with eval_mode(model):
@@ -56,7 +58,7 @@ def unit_activations(model: GPT, prefixes: list[tuple[int, ...]]) -> list[torch.
             hook.remove()
     where_row = torch.tensor([row[longest[p]] for p in prefixes], device=device)
     where_position = torch.tensor([len(p) - 1 for p in prefixes], device=device)
-    return [acts[where_row, where_position].float().cpu() for acts in found]
+    return [found[l][where_row, where_position].float().cpu() for l in range(model.config.n_layer)]
 
 
 def firing_prefixes(model: GPT, tokenizer: Tokenizer, names: list[str], top: int = TOP) -> dict:

@@ -20,6 +20,7 @@ from __future__ import annotations
 import json
 import math
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -259,7 +260,7 @@ def run_identity(ckpt: Checkpoint) -> dict:
     records the keys it trained with, and the flag only says whether scaling changed any of them."""
     left_out = ("train.seed", "train.auto_scale")
     recipe = {key: value for key, value in flat_config(ckpt.config).items() if key not in left_out}
-    core = ckpt.code.get("core") if isinstance(ckpt.code.get("core"), str) else "unknown"
+    core = recorded if isinstance(recorded := ckpt.code.get("core"), str) else "unknown"
     return {**recipe, "data.trained_on": trained_on(ckpt.data), "code.core": core[:8]}
 
 
@@ -401,25 +402,25 @@ def score_names(runs: list[RunScore], data: Path | None) -> tuple[list[str] | No
 
 
 def compare(
-    paths: list[str | Path], baseline: str | Path | None = None, data: str | Path | None = None, pool: bool = False
+    paths: Sequence[str | Path], baseline: str | Path | None = None, data: str | Path | None = None, pool: bool = False
 ) -> Comparison:
     """Read, group and test the runs at `paths`; `baseline` (one of them, or another run) is the group every
     other is measured against (default: the first run's). `pool`: runs of one recipe are one group however
     unequal their compute (said in a note)."""
-    paths = as_paths(paths, "compare's runs")
+    run_dirs = as_paths(paths, "compare's runs")
     baseline = as_path(baseline, "the baseline run") if baseline is not None else None
     data = as_path(data, "the names file (data)") if data is not None else None
     if baseline is not None:  # a run is one run however its path is spelled: the baseline is the listed one
-        listed = {p.resolve(): p for p in paths}
+        listed = {p.resolve(): p for p in run_dirs}
         baseline = listed.get(baseline.resolve(), baseline)
-        if baseline not in paths:
-            paths.insert(0, baseline)
-    if len(set(p.resolve() for p in paths)) < len(paths):
+        if baseline not in run_dirs:
+            run_dirs.insert(0, baseline)
+    if len(set(p.resolve() for p in run_dirs)) < len(run_dirs):
         raise UsageError("a run is given twice; each counts once")
-    states = {p: trial_state(p) for p in paths}  # a sweep's trial that was pruned, failed or stopped: its state
-    unfinished = [p for p in paths if states[p]]
-    paths = [p for p in paths if not states[p]]
-    if len(paths) < 2:
+    states = {p: trial_state(p) for p in run_dirs}  # a sweep's trial that was pruned, failed or stopped: its state
+    unfinished = [p for p in run_dirs if states[p]]
+    run_dirs = [p for p in run_dirs if not states[p]]
+    if len(run_dirs) < 2:
         raise UsageError(
             "compare needs two runs or more"
             + (
@@ -428,13 +429,13 @@ def compare(
                 else ""
             )
         )
-    runs = [read_run(p) for p in paths]
+    runs = [read_run(p) for p in run_dirs]
     refuse_unmasked(runs)
     names, scored, no_interval = score_names(runs, data)
     if names is not None:
         scored_tokens = {run.path: score_run(run, names, scored, rescored=data is not None) for run in runs}
         tokens = same_tokens(scored_tokens, runs)
-    groups, differs, split = group_runs(runs, baseline if baseline is not None else paths[0], pool)
+    groups, differs, split = group_runs(runs, baseline if baseline is not None else run_dirs[0], pool)
     for group in groups[1:]:
         group.p = welch_p(group.scores, groups[0].scores)
         group.interval = welch_interval(group.scores, groups[0].scores)
@@ -565,7 +566,7 @@ def score_run(run: RunScore, names: list[str], scored: str, rescored: bool) -> t
 
 def group_mean(group: Group) -> torch.Tensor:
     """Each name's summed loss, averaged over the group's seeds."""
-    return torch.stack([r.per_name for r in group.runs]).mean(0)
+    return torch.stack([r.per_name for r in group.runs if r.per_name is not None]).mean(0)
 
 
 def group_samples(group: Group, shown: int = 6, drawn: int = 200, seed: int = 0) -> tuple[list[str], float]:

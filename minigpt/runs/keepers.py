@@ -39,7 +39,7 @@ class KeepSnapshots(Reporter):
 
     def __init__(self, trainer: Trainer, resumed_from: Path | None):
         recipe = trainer.recipe
-        self.snapshots = RunSnapshots(
+        self.snapshots: RunSnapshots | None = RunSnapshots(
             run_identity(trainer.data_info, trainer.config),
             recipe.steps,
             recipe.snapshots,
@@ -70,7 +70,7 @@ def end_on_best(trainer: Trainer, run_dir: Path, best: KeepBest | None, snapshot
     if snapshots:
         snapshots.keep(trainer.step, trainer, trainer.best_val_loss if trainer.best_step == trainer.step else None)
     went_back = best is not None and best.go_back(trainer, run_dir / "best.pt")
-    if went_back and snapshots:
+    if went_back and snapshots and trainer.best_step is not None:
         snapshots.keep(trainer.best_step, trainer, trainer.best_val_loss)
     if snapshots:
         snapshots.saving(trainer, run_dir)

@@ -4,7 +4,9 @@ section gives unless given, and with new_only, only names that are not among its
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 import torch
 
@@ -16,10 +18,15 @@ from minigpt.errors import UsageError
 from minigpt.files.names_file import refuse_unseen
 from minigpt.formats.checkpoint_checks import check_model
 
+if TYPE_CHECKING:
+    from minigpt.data import Tokenizer
+    from minigpt.formats.checkpoint import Checkpoint
+    from minigpt.model import GPT
+
 GENERATE_OPTIONS = ("temperature", "top_k", "top_p", "prefix", "seed", "batch_size", "use_cache")
 
 
-def generate(model, tokenizer, num: int, **options) -> list[str]:
+def generate(model: GPT, tokenizer: Tokenizer, num: int, **options: Any) -> list[str]:
     """`minigpt.generate`: sampling.py's `generate` (its options are `generate_batches`'), with
     everything checked first, in the command line's words."""
     unknown = sorted(set(options) - set(GENERATE_OPTIONS))
@@ -79,7 +86,7 @@ def is_new(name: str, checkpoint) -> bool:
 
 
 def sample(
-    checkpoint,
+    checkpoint: Checkpoint,
     num: int = 10,
     new_only: bool = False,
     seed: int | None = None,
@@ -98,7 +105,7 @@ def sample(
 
 
 def sample_batches(
-    checkpoint,
+    checkpoint: Checkpoint,
     num: int = 10,
     new_only: bool = False,
     seed: int | None = None,
@@ -106,7 +113,7 @@ def sample_batches(
     temperature: float | None = None,
     top_k: int | None = None,
     top_p: float | None = None,
-):
+) -> Iterator[list[str]]:
     """`sample`'s names a batch at a time, as each is made (`minigpt sample` prints them so)."""
     if not all(hasattr(checkpoint, part) for part in ("model", "tokenizer", "config", "membership")):
         raise UsageError(

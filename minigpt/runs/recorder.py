@@ -8,12 +8,13 @@ written, and lines logged after the checkpoint it resumes from are dropped.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import torch
 
 from minigpt.common.failures import cannot_write, warn
 from minigpt.common.text import as_shown, as_text
-from minigpt.errors import RunError, UsageError
+from minigpt.errors import MiniGPTError, RunError, UsageError
 from minigpt.files.atomic_file import write_text
 from minigpt.files.run_records import (
     METRICS,
@@ -65,7 +66,7 @@ def keep_an_edited_recipe(run_dir: Path) -> None:
     )
 
 
-def cannot_write_record(path, e: OSError) -> RunError:
+def cannot_write_record(path, e: OSError) -> MiniGPTError:
     return cannot_write(path, e, RunError)
 
 
@@ -78,7 +79,7 @@ class RunRecords(Reporter):
         continued into a new directory carries its history up to the checkpoint it resumed from)."""
         self.run_dir, self.config, self.resumed_at = run_dir, config, resumed_at
         self.history = history or run_dir
-        self.files = {}
+        self.files: dict[str, Any] = {}
         self.code: dict | None = None  # which code trains the run, from its start
 
     def start(self, trainer) -> None:
@@ -116,9 +117,9 @@ class RunRecords(Reporter):
         return any(r["step"] == step and "val_loss" in r for r in read_metrics(self.run_dir))
 
     def open(self) -> None:
-        kept = {}
+        kept: dict[str, Any] = {}
         if self.resumed_at is not None:
-            kept = self.kept_history()
+            kept = self.kept_history(self.resumed_at)
         if self.resumed_at is not None and self.history == self.run_dir:
             keep_an_edited_recipe(self.run_dir)
         self.write_recipe()
@@ -128,14 +129,14 @@ class RunRecords(Reporter):
         mode = "a" if self.resumed_at is not None else "w"
         self.files = {name: open_own(self.run_dir / name, mode) for name in (METRICS, SAMPLES)}
 
-    def kept_history(self) -> dict:
+    def kept_history(self, resumed_at: int) -> dict:
         """metrics.jsonl's and samples.txt's lines up to the step resumed from. From another directory (a run
         continued into a new one) only where they are minigpt's records: a checkpoint among other files
         carries none."""
         try:
             return {
-                METRICS: lines_up_to(self.history / METRICS, self.resumed_at, metrics_step),
-                SAMPLES: lines_up_to(self.history / SAMPLES, self.resumed_at, samples_step),
+                METRICS: lines_up_to(self.history / METRICS, resumed_at, metrics_step),
+                SAMPLES: lines_up_to(self.history / SAMPLES, resumed_at, samples_step),
             }
         except UsageError:
             if self.history == self.run_dir:

@@ -116,9 +116,9 @@ def train(
                 carry_best_checkpoint(resumed_from, run_dir)
             went_back = end_on_best(trainer, run_dir, best, snapshots)  # the samples come from them
             result = finish_run(trainer, run_dir, train_loss, went_back)
-            said = worse_than_guessing(trainer)
-            if said and dist.main:
-                warn(said)
+            worse = worse_than_guessing(trainer)
+            if worse and dist.main:
+                warn(worse)
         except BaseException:
             hear_the_end(reporter, trainer)
             raise
@@ -129,9 +129,9 @@ def train(
         if run_dir is not None and dist.main and (resume_from is None or out_dir is not None):
             # a new run that failed before its first checkpoint leaves nothing
             discard_if_no_checkpoint(run_dir, keep_folder=folder_was_there)
-        said = lost_a_process(error, dist) or compile_failed(error)
-        if said is not None:
-            raise said from None
+        instead = lost_a_process(error, dist) or compile_failed(error)
+        if instead is not None:
+            raise instead from None
         raise
     finally:
         if lock is not None:

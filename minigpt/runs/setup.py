@@ -7,6 +7,7 @@ import signal
 import threading
 import time
 from pathlib import Path
+from typing import Any
 
 import torch
 
@@ -36,7 +37,7 @@ class StopSignals:
     def __init__(self, trainer: Trainer, before_first_step: str):
         self.requested: int | None = None
         self.trainer, self.first_step, self.before_first_step = trainer, trainer.step, before_first_step
-        self._previous = {}
+        self._previous: dict[int, Any] = {}
 
     def __enter__(self) -> StopSignals:
         if threading.current_thread() is threading.main_thread():
@@ -93,7 +94,7 @@ def start_run(
     Returns it with the checkpoint it resumed from (or None) and the recipe notes: what train.auto_scale changed.
     """
     resumed_from, state = read_resume_state(resume_from) if resume_from is not None else (None, None)
-    if state is not None and not overwrite_later:
+    if resumed_from is not None and state is not None and not overwrite_later:
         refuse_to_go_back(resumed_from, state.step)
     if state is not None:  # the names the run was trained on, unless given again
         data_path, val_path = data_path or state.data.get("path"), val_path or state.data.get("val_path")
@@ -114,7 +115,7 @@ def start_run(
     trainer = Trainer(config, tokenizer, corpus.train, corpus.val, dist, corpus.membership, corpus.info)
     trainer.code.update(code_record())  # the version and commit beside the core's digest
     scaled += time_limit_note(trainer) if state is None else []
-    if state is not None:
+    if resumed_from is not None and state is not None:
         restore_trainer(trainer, state, resumed_from)  # every number as it was when it was saved
         if trainer.done():
             raise UsageError(

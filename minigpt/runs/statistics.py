@@ -19,12 +19,17 @@ def mean(values: list[float]) -> float:
     return sum(values) / len(values)
 
 
+def variance(values: list[float]) -> float:
+    """The sample variance (n - 1) of two or more values."""
+    m = mean(values)
+    return sum((v - m) ** 2 for v in values) / (len(values) - 1)
+
+
 def sd(values: list[float]) -> float | None:
     """The sample standard deviation (n - 1); None for a single value, which has no spread to measure."""
     if len(values) < 2:
         return None
-    m = mean(values)
-    return math.sqrt(sum((v - m) ** 2 for v in values) / (len(values) - 1))
+    return math.sqrt(variance(values))
 
 
 def correlation(a: list[float], b: list[float]) -> float | None:
@@ -40,7 +45,7 @@ def welch(a: list[float], b: list[float]) -> tuple[float, float, float] | None:
     None when a side has fewer than two values, or neither has any spread."""
     if len(a) < 2 or len(b) < 2:
         return None
-    va, vb = sd(a) ** 2 / len(a), sd(b) ** 2 / len(b)
+    va, vb = variance(a) / len(a), variance(b) / len(b)
     se = math.sqrt(va + vb)
     if se == 0:
         return None

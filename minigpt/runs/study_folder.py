@@ -20,6 +20,7 @@ import json
 import os
 import time
 from pathlib import Path
+from typing import overload
 
 from minigpt.errors import MiniGPTError, UsageError
 from minigpt.files.atomic_file import write_bytes, write_text
@@ -71,6 +72,10 @@ def secrets(url: str | None) -> list[str]:
     return sorted({*found, *(quote(value, safe="") for value in found)}, key=len, reverse=True)
 
 
+@overload
+def masked(url: str) -> str: ...
+@overload
+def masked(url: None) -> None: ...
 def masked(url: str | None) -> str | None:
     """A storage URL as it is shown and recorded, masked by its parts (never by searching its text): the
     password, a user name given alone, and every query parameter that can carry a secret as ***."""
@@ -87,7 +92,7 @@ def masked(url: str | None) -> str | None:
     return parsed.render_as_string(hide_password=True).replace("%2A%2A%2A", "***")  # the mask, not its URL quoting
 
 
-def hide_password(text: str | None, url: str | None) -> str | None:
+def hide_password(text: str, url: str | None) -> str:
     """A driver's message with the storage URL's secrets as ***: the URL, where the message repeats it, as `masked`
     shows it; then each secret where it stands as a word of its own, never inside another word (a password "p"
     leaves "postgresql" and "port" as they are)."""
@@ -95,7 +100,7 @@ def hide_password(text: str | None, url: str | None) -> str | None:
 
     if not text or not url:
         return text
-    text = text.replace(url, masked(url) or "***")
+    text = text.replace(url, masked(url))
     for secret in secrets(url):
         text = re.sub(rf"(?<![\w]){re.escape(secret)}(?![\w])", "***", text)
     return text

@@ -142,8 +142,9 @@ def open_study(spec: SweepSpec, out_dir: Path, storage: str | None, worker: int 
         ) from None
     except Exception as e:  # a database that refuses: SQLAlchemy's and redis's own errors
         # SQLAlchemy's "(psycopg.OperationalError) connection failed: ...": the reason, not the class
-        reason = hide_password(re.sub(r"^\([\w.]+\) ", "", str(e).splitlines()[0]), storage)
-        if "Name or service not known" in reason or "nodename nor servname" in reason:
+        first = (str(e).splitlines() or [type(e).__name__])[0]  # an error may say nothing but its kind
+        reason = hide_password(re.sub(r"^\([\w.]+\) ", "", first), storage)
+        if storage is not None and ("Name or service not known" in reason or "nodename nor servname" in reason):
             parsed = storage_url(storage)
             host = (parsed.host if parsed is not None else None) or "its host"
             raise UsageError(

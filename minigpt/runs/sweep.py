@@ -23,6 +23,7 @@ import zlib
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from minigpt.common.arguments import as_path, quoted, whole_number_within
 from minigpt.common.failures import WriteFailed, cannot_write
@@ -148,6 +149,8 @@ def objective(spec: SweepSpec, out_dir: Path, data: Path | None, seeds: int, say
                     quiet=True,
                     report=pruning(trial) if i == 0 and spec.prune else None,
                 )
+                if result.best_val_loss is None:  # the spec's check leaves validation names to every trial
+                    raise RunError(f"trial {trial.number}'s run {run_dir} kept no validation loss to score")
                 losses.append(result.best_val_loss)
                 steps.append(result.steps)
                 if i == 0:
@@ -398,7 +401,7 @@ def watch_workers(processes) -> int | None:
 class SweepResult:
     spec: SweepSpec
     trials: list  # Optuna's FrozenTrials, by number
-    best: object | None  # the best complete trial
+    best: Any  # the best complete trial (Optuna's FrozenTrial), or None
     importance: dict[str, float]  # each key's share of the loss's variation (Optuna's fANOVA), when it can tell
     best_toml: Path | None
 

@@ -9,6 +9,7 @@ the run's name. An optional extra (`pip install 'minigpt-names[tensorboard]'`):
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from minigpt.common.arguments import as_path
 from minigpt.errors import UsageError
@@ -50,7 +51,7 @@ class TensorBoard(Reporter):
             self.writer.add_text("samples", f"{shown} (* a training name)", trainer.step)
         self.writer.flush()
 
-    def end(self, trainer: Trainer, result) -> None:
+    def end(self, trainer: Trainer, result: Any) -> None:
         if self.writer is not None:
             self.writer.close()
             self.writer = None

@@ -41,10 +41,10 @@ def write_loss_png(run_dir: str | Path, out: str | Path) -> None:
     ax.set_ylabel("loss (nats per character)")
     name = as_text(Path(run_dir).resolve().name)  # a directory name may not be UTF-8
     best = min(val, key=lambda point: point[1]) if val else None
-    ax.set_title(f"{name}: best validation {best[1]:.4f}" if val else name)
+    ax.set_title(f"{name}: best validation {best[1]:.4f}" if best else name)
     ax.grid(True, which="both", alpha=0.3)
     ax.legend()
-    about = f"the losses of {name}" + (f", best validation {best[1]:.4f} at step {best[0]:,}" if val else "")
+    about = f"the losses of {name}" + (f", best validation {best[1]:.4f} at step {best[0]:,}" if best else "")
     save_figure(plt, fig, out, about)
 
 

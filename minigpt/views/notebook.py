@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import html
 import io
+from collections.abc import Callable
 from pathlib import Path
 
 from minigpt.common.arguments import as_path
@@ -68,7 +69,10 @@ def refuse_other_ending(path: Path, kind: str) -> None:
 
 
 def explore(
-    run_or_checkpoint: str | Path | Checkpoint, text: str | None = "emma", snapshots: bool = True, progress=None
+    run_or_checkpoint: str | Path | Checkpoint,
+    text: str | None = "emma",
+    snapshots: bool = True,
+    progress: Callable[[int, int], None] | None = None,
 ) -> Explorer:
     """The explorer page of a run directory, a checkpoint file or a loaded Checkpoint, to show inline.
     `text`: the name it starts with (None: a name the model can read); `snapshots=False` leaves the

@@ -70,9 +70,9 @@ def loss_curve(run_dir: Path) -> dict | None:
 def membership(ckpt: Checkpoint) -> dict:
     """The checkpoint's own check of generated names against the training names, and a line saying so."""
     check = ckpt.membership
-    if check.kind == "exact" and sum(map(len, check.names)) <= PAGE_MEMBERSHIP_BYTES:
+    if check.names is not None and sum(map(len, check.names)) <= PAGE_MEMBERSHIP_BYTES:
         return {"kind": "exact", "names": sorted(check.names), "note": f"Names are checked against {check.describe()}."}
-    if check.kind == "bloom" and len(check.bits) <= PAGE_MEMBERSHIP_BYTES:
+    if check.bits is not None and len(check.bits) <= PAGE_MEMBERSHIP_BYTES:
         return {
             "kind": "bloom",
             "bits": base64.b64encode(bytes(check.bits.tolist())).decode("ascii"),
@@ -160,11 +160,11 @@ def step_ablation(model, tokenizer, names: list[str], forests=None) -> dict:
     model's loss and each part's cost in all_parts order, and the mean outputs (`means_base64`).
     `forests`: the names' prefix forests (measurements/prefix_forest.py), made once for every step."""
 
-    found = {}
+    found: dict[str, object] = {}
     for mode, report in zip(("zero", "mean"), ablate_modes(model, tokenizer, names, ("zero", "mean"), forests)):
         cost = dict(report.costs)
         found[mode] = {"loss": report.loss, "costs": [cost[part] for part in all_parts(model)]}
-        if mode == "mean":
+        if mode == "mean" and report.means is not None:
             found["means"] = means_base64(report.means)
     return found
 
@@ -223,7 +223,11 @@ def snapshots_data(ckpt: Checkpoint, names: list[str], progress=None, forests=No
     model = copy.deepcopy(ckpt.model)
     if forests is None:  # the same names at every step
         forests = prefix_forests(names, ckpt.tokenizer, model.config.block_size)
-    chars, scales, tensors, roles, costs = [], [], {}, [], []
+    chars: list[str] = []
+    scales: list[torch.Tensor] = []
+    tensors: dict[str, dict[str, object]] = {}
+    roles: list[dict[str, object] | None] = []
+    costs: list[dict[str, object] | None] = []
     for index, step in enumerate(snapshots.steps):
         decoded = {}
         for name, kept in snapshots.weights.items():
@@ -234,7 +238,8 @@ def snapshots_data(ckpt: Checkpoint, names: list[str], progress=None, forests=No
             scales.append(scale)
             decoded[name] = dequantize(q, scale, snapshots.shapes[name])  # what the page will compute
         if step == ckpt.step and step not in snapshots.steps[index + 1 :]:  # the page shows the checkpoint here
-            roles.append(None), costs.append(None)
+            roles.append(None)
+            costs.append(None)
         else:
             load_microgpt_weights(model, decoded)
             found = head_roles(model, ckpt.tokenizer, names, forests) if names else {}

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Sequence
 from pathlib import Path
+from typing import Any, Protocol
 
-from rich.console import Console
 from rich.markup import escape
 from rich.panel import Panel
 from rich.table import Table
@@ -25,6 +26,15 @@ UNMASKED = (
 )
 
 
+class Printer(Protocol):
+    """Where a panel goes: a rich Console, or the notebook's (views/training_display.py)."""
+
+    @property
+    def width(self) -> int: ...
+
+    def print(self, *renderables: Any, **options: Any) -> None: ...
+
+
 def unmasked_note(config) -> str | None:
     """UNMASKED for a recipe whose model reads ahead, else None."""
     return None if config.model.causal else UNMASKED
@@ -37,10 +47,10 @@ def has_matplotlib() -> bool:
 
 
 def start_panel(
-    out: Console,
+    out: Printer,
     trainer,
     run_dir: Path,
-    notes: list[str] = (),
+    notes: Sequence[str] = (),
     threads: tuple[int, str] | None = None,
     resumed_at: int | None = None,
 ) -> None:
@@ -104,7 +114,7 @@ def note_cut_names(trainer) -> None:
 
 
 def samples_table(
-    out: Console, step: int, val_loss: float | None, names: list[tuple[str, bool]], block_size: int
+    out: Printer, step: int, val_loss: float | None, names: list[tuple[str, bool]], block_size: int
 ) -> None:
     """A few names the model makes now, each marked new, in train, or cut (at the block size, marked …): side by
     side, or one a line when side by side they would not fit the console (rich would cut them short)."""
@@ -130,7 +140,7 @@ def samples_table(
         out.print(table)
 
 
-def summary_panel(out: Console, result) -> None:
+def summary_panel(out: Printer, result) -> None:
     """The panel a finished run ends with (runs/run.py's TrainResult)."""
     records = read_metrics(result.run_dir)
     train_curve = sparkline([loss for _, loss in series(records, "train_loss")])
@@ -192,7 +202,7 @@ AUTO_SCALE_STORED = (
 )
 
 
-def checkpoint_info(out: Console, ckpt) -> None:
+def checkpoint_info(out: Printer, ckpt) -> None:
     """Everything a checkpoint holds, for `minigpt info`."""
     head = Table.grid(padding=(0, 2))
     head.add_row("checkpoint", f"{markup_safe(ckpt.path)} (format minigpt {ckpt.version})")

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import threading
+from pathlib import Path
 
 from minigpt.errors import UsageError
 from minigpt.files.atomic_file import write_atomically
@@ -52,6 +53,6 @@ def save_figure(plt, fig, target, about: str | None = None) -> None:
         fig.savefig(f, format="png", dpi=120, bbox_inches="tight", metadata={"Description": about} if about else None)
 
     try:
-        write_atomically(target, draw) if isinstance(target, (str, os.PathLike)) else draw(target)
+        write_atomically(Path(target), draw) if isinstance(target, (str, os.PathLike)) else draw(target)
     finally:
         plt.close(fig)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import io
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from rich.console import Console
@@ -19,7 +19,7 @@ from tqdm import tqdm
 from minigpt.common.failures import warn
 from minigpt.common.text import loss_text
 from minigpt.training import Reporter
-from minigpt.views.panels import note_cut_names, samples_table, start_panel, summary_panel
+from minigpt.views.panels import Printer, note_cut_names, samples_table, start_panel, summary_panel
 
 
 class TrainingDisplay(Reporter):
@@ -30,13 +30,15 @@ class TrainingDisplay(Reporter):
         run_dir: Path,
         quiet: bool = False,
         threads: tuple[int, str] | None = None,
-        notes: list[str] = (),
+        notes: Sequence[str] = (),
         resumed_at: int | None = None,
-        changes: list[str] = (),
+        changes: Sequence[str] = (),
     ):
         self.run_dir, self.quiet, self.threads, self.notes, self.resumed_at = run_dir, quiet, threads, notes, resumed_at
         self.changes = changes  # what fitting changed in the recipe: said even when quiet
-        self.console = NotebookConsole(quiet) if in_notebook() else Console(stderr=True, quiet=quiet, highlight=False)
+        self.console: Printer = (
+            NotebookConsole(quiet) if in_notebook() else Console(stderr=True, quiet=quiet, highlight=False)
+        )
         self.one_line_an_evaluation = not quiet and not sys.stderr.isatty() and not notebook_bar()
         self.bar: tqdm | None = None
         self.line = ""  # the progress line of the latest log, printed at the evaluation that follows it
@@ -51,6 +53,8 @@ class TrainingDisplay(Reporter):
         self.bar = progress_bar(trainer, hidden=self.quiet or self.one_line_an_evaluation)
 
     def log(self, trainer, train_loss: float) -> None:
+        if self.bar is None:  # not started
+            return
         self.bar.set_postfix(
             loss=f"{train_loss:.4f}",
             val=loss_text(trainer.val_loss),
@@ -62,7 +66,8 @@ class TrainingDisplay(Reporter):
 
     def step(self, trainer) -> None:
         """Move the bar to the trainer's step, or to its elapsed seconds with a time limit."""
-        self.bar.update(round(trainer.clock.elapsed) - self.bar.n if trainer.recipe.time_limit > 0 else 1)
+        if self.bar is not None:
+            self.bar.update(round(trainer.clock.elapsed) - self.bar.n if trainer.recipe.time_limit > 0 else 1)
 
     def evaluation(self, trainer, samples) -> None:
         if self.one_line_an_evaluation:
