@@ -188,3 +188,15 @@ def test_a_plain_export_works_on_every_model(tmp_path):
     microgpt = train(load_config("microgpt", ["train.steps=2"]), out_dir=tmp_path / "mg", quiet=True)
     plain = runner.invoke(app, ["export", str(microgpt.run_dir), str(tmp_path / "mg.json")])  # microgpt's own shape
     assert plain.exit_code == 0 and json.loads((tmp_path / "mg.json").read_text())["format"] == "microgpt"
+
+
+@pytest.mark.parametrize("dtype", [["F32"], {"F32": 1}, 32, None])
+def test_a_header_whose_dtype_is_no_name_is_one_line(dtype):
+    """A list or an object where the dtype's name belongs is damage like any other (a list was Python's
+    "unhashable type" before)."""
+    from minigpt.formats.safetensors_files import read_safetensors
+
+    header = json.dumps({"w": {"dtype": dtype, "shape": [1], "data_offsets": [0, 4]}}).encode()
+    header += b" " * (-len(header) % 8)
+    with pytest.raises(UsageError, match="cannot be read as safetensors: tensor 'w': a dtype of F64"):
+        read_safetensors(len(header).to_bytes(8, "little") + header + bytes(4), "w.safetensors")
