@@ -1208,6 +1208,25 @@ def test_a_study_whose_journal_was_emptied_never_trains_into_its_trial_folders(t
     assert best.read_bytes() == before
 
 
+def test_a_journal_deleted_while_the_study_runs_stops_it_in_one_line(tmp_path, names_file):
+    """A journal deleted while the study ran: Optuna wrote the next trials' ends into a new file that lacked
+    their starts and failed inside itself ("UnboundLocalError: ... 'updated_state'"), exit 1."""
+    from minigpt import UsageError, run_sweep
+
+    out = tmp_path / "out"
+
+    def delete_after_the_first_trial(line):
+        if line.startswith("trial 0:"):
+            (out / "study.journal").unlink()
+
+    with pytest.raises(UsageError, match="study.journal was deleted or replaced while the study ran") as said:
+        run_sweep(spec_file(tmp_path, trials=3, budget="steps = 3"), out, names_file, say=delete_after_the_first_trial)
+    assert "trial folders kept" in str(said.value) and (out / "trial-0-seed-1337" / "best.pt").is_file()
+    assert not (out / "trial-2-seed-1337").exists()
+    again = run("sweep", tmp_path / "study.toml", "--out", out, "--data", names_file)
+    assert again.exit_code == 2 and "the study's record" in again.stderr
+
+
 def test_a_trial_value_that_is_not_a_number_is_shown_not_formatted(tmp_path, names_file):
     """A string where a trial's value belongs ended in "ValueError: Unknown format code 'f' for object of type
     'str'" (runs/tables.py)."""

@@ -84,6 +84,36 @@ def refuse_a_journal_not_a_file(journal: Path) -> None:
         )
 
 
+def journal_identity(out_dir: Path, storage: str | None) -> tuple[int, int] | None:
+    """Which file the study's journal is (device and inode), for `refuse_a_lost_journal`; None in a database."""
+    if storage is not None:
+        return None
+    try:
+        found = (out_dir / JOURNAL).stat()
+    except OSError:
+        return None
+    return found.st_dev, found.st_ino
+
+
+def refuse_a_lost_journal(out_dir: Path, opened: tuple[int, int] | None) -> None:
+    """The journal deleted or replaced while the study runs: Optuna would go on writing the trials' ends into a
+    new file that lacks their starts (and fail inside itself). Stop, the trial folders as they are, and set aside
+    what was written since, so that the next sweep into the folder is refused as one whose journal is gone."""
+    if opened is None or journal_identity(out_dir, None) == opened:
+        return
+    journal = out_dir / JOURNAL
+    aside = ""
+    if journal.exists():
+        kept = journal.with_name(f"{JOURNAL}.after-it-was-lost")
+        journal.replace(kept)
+        aside = f"; what was written to it since is kept as {kept.name}"
+    raise UsageError(
+        f"{journal} was deleted or replaced while the study ran, and with it the record of its trials: the "
+        f"study stopped, its trial folders kept as they are{aside}. Put the journal back to go on, or run "
+        f"the study into another --out"
+    )
+
+
 def open_study(spec: SweepSpec, out_dir: Path, storage: str | None, worker: int = 0, create: bool = True):
     """The study: in DIR/study.journal, or in the database at `storage` (made on first use, unless
     `create` is False: a look at a study changes nothing, in its files or its database)."""

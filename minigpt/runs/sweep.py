@@ -43,7 +43,14 @@ from minigpt.runs.study_folder import (
     names_digest,
     read_study_record,
 )
-from minigpt.runs.study_storage import claimed_study, import_optuna, open_study, sampler
+from minigpt.runs.study_storage import (
+    claimed_study,
+    import_optuna,
+    journal_identity,
+    open_study,
+    refuse_a_lost_journal,
+    sampler,
+)
 from minigpt.runs.sweep_spec import MOST_SEEDS, SweepSpec, read_spec
 
 BEST = "best.toml"
@@ -210,17 +217,23 @@ def work(
     if study.trials:  # a study going on: a sampler seeded as at its start would propose its first values again
         study.sampler = sampler(spec, worker, len(study.trials))
     run = objective(spec, out_dir, data, seeds or spec.seeds, say)
+    journal = journal_identity(out_dir, storage)
     failed_before = counted(study)[2]
     while True:
+        refuse_a_lost_journal(out_dir, journal)
         done, waiting, failed = counted(study)
         if done >= spec.trials and not waiting or failed - failed_before >= spec.trials:  # or every try fails
             return
         try:
             study.optimize(run, n_trials=1, catch=(UsageError,))
         except OSError as e:  # Optuna's own write of the study (its journal or database)
+            refuse_a_lost_journal(out_dir, journal)
             raise cannot_write(f"the study in {masked(storage) or out_dir / JOURNAL}", e) from None
         except WriteFailed as e:
             raise WriteFailed(f"{e}; once there is room, run the sweep again: it goes on where it stopped") from None
+        except Exception:
+            refuse_a_lost_journal(out_dir, journal)  # what Optuna failed on, when the journal went
+            raise
 
 
 def worker_process(*args) -> None:
