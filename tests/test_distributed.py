@@ -300,7 +300,9 @@ def test_the_launcher_prints_each_processs_error_once(tmp_path):
 
 
 class EndsAt:
-    """A stand-in for a worker process that ends with `code` at its `at`-th poll."""
+    """A stand-in for a worker process (torchrun.Worker) that ends with `code` at its `at`-th poll."""
+
+    followed = stopped_here = False
 
     def __init__(self, code, at):
         self.code, self.at, self.polls, self.returncode = code, at, 0, None
