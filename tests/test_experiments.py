@@ -1227,6 +1227,19 @@ def test_a_journal_deleted_while_the_study_runs_stops_it_in_one_line(tmp_path, n
     assert again.exit_code == 2 and "the study's record" in again.stderr
 
 
+def test_a_journal_record_optuna_does_not_know_is_one_line_naming_the_journal(tmp_path, names_file):
+    """A record of an operation Optuna does not know: "cannot open the study's storage None: Should not reach.",
+    exit 1, from the sweep and from its look alike."""
+    out = tmp_path / "out"
+    spec = spec_file(tmp_path, trials=1, budget="steps = 3")
+    assert run("sweep", spec, "--out", out, "--data", names_file).exit_code == 0
+    with (out / "study.journal").open("a") as journal:
+        journal.write('{"op_code": 99, "worker_id": "edited"}\n')
+    for result in (run("sweep", out, "--show"), run("sweep", spec, "--out", out, "--data", names_file)):
+        assert result.exit_code == 2, result.output
+        assert "study.journal holds a record this Optuna" in result.stderr and "None" not in result.stderr
+
+
 def test_a_trial_value_that_is_not_a_number_is_shown_not_formatted(tmp_path, names_file):
     """A string where a trial's value belongs ended in "ValueError: Unknown format code 'f' for object of type
     'str'" (runs/tables.py)."""

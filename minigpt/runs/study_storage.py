@@ -19,6 +19,7 @@ import zlib
 from collections.abc import Callable
 from pathlib import Path
 
+from minigpt.common.failures import first_line
 from minigpt.errors import RunError, UsageError
 from minigpt.runs.study_folder import (
     JOURNAL,
@@ -171,6 +172,12 @@ def open_study(spec: SweepSpec, out_dir: Path, storage: str | None, worker: int 
             f"cannot open the study's storage {masked(storage) or journal}: {hide_password(str(e), storage)}"
         ) from None
     except Exception as e:  # a database that refuses: SQLAlchemy's and redis's own errors
+        if storage is None:  # a journal Optuna cannot replay: a record of an operation it does not know, say
+            raise UsageError(
+                f"{out_dir / JOURNAL} holds a record this Optuna ({optuna.__version__}) cannot replay "
+                f"({first_line(e)}): it was edited, or written by "
+                f"another version of Optuna; move it away, or give the sweep another --out"
+            ) from None
         # SQLAlchemy's "(psycopg.OperationalError) connection failed: ...": the reason, not the class
         first = (str(e).splitlines() or [type(e).__name__])[0]  # an error may say nothing but its kind
         reason = hide_password(re.sub(r"^\([\w.]+\) ", "", first), storage)
