@@ -16,11 +16,12 @@ import sys
 import warnings
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 import typer
 
 from minigpt import __version__
+from minigpt.cli.signals import HEARD, said
 from minigpt.cli.streams import DroppedOnFailure, checked_streams
 from minigpt.cli.typer_patches import patch_typer_and_rich
 from minigpt.common.failures import LostProcess, first_line, warn
@@ -133,7 +134,7 @@ PATCHED = patch_typer_and_rich()  # which of typer's and rich's hooks were there
 warnings.filterwarnings("ignore", message="Failed to initialize NumPy")
 
 
-def fail(message: str, code: int, lost: bool = False) -> None:
+def fail(message: str, code: int, lost: bool = False) -> NoReturn:
     """One error line and the exit code; in a process `--nproc` started, the line is left for it to print."""
     line = shortened(one_line(message))
     if not keep_error_line(LOST_A_PROCESS + line if lost else line):
@@ -190,12 +191,27 @@ def refuse_integers_past_64_bits(options: dict) -> None:
 
 
 def reporting_errors(command, *args, **kwargs):
-    """Run the command: our errors as one line and an exit code; a traceback only with --debug."""
+    """Run the command: our errors as one line and an exit code; a traceback only with --debug. A signal the
+    command heard is its end, whatever a library made of the stop it raised (signals.HEARD)."""
+    HEARD.clear()
     try:
         refuse_integers_past_64_bits(kwargs)
         result = command(*args, **kwargs)
         sys.stdout.flush()  # a full disk behind standard output is found here, where it is one line
-        return result
+    except BaseException as e:
+        if HEARD and not isinstance(e, (Interrupted, typer.Exit)):  # the stop, turned into another failure
+            return reported(Interrupted(said(HEARD[0]), HEARD[0]))
+        return reported(e)
+    if HEARD:  # the stop swallowed whole, and the work done after all
+        print(f"minigpt: {said(HEARD[0])} as it finished; everything was written", file=sys.stderr)
+        raise typer.Exit(128 + HEARD[0])
+    return result
+
+
+def reported(error: BaseException) -> NoReturn:
+    """The error as the command's end: one line and its exit code (re-raised here, to be told apart)."""
+    try:
+        raise error
     except Interrupted as e:
         if not rank():
             print(f"minigpt: {e}", file=sys.stderr)

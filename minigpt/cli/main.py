@@ -6,7 +6,7 @@ import gc
 import os
 import sys
 
-from minigpt.cli.signals import heard_at_the_end, heard_from_the_start
+from minigpt.cli.signals import end_process, heard_at_the_end, heard_from_the_start
 
 if os.path.basename(sys.argv[0]) == "minigpt":  # the installed command: heard before the imports below load
     heard_from_the_start()
@@ -67,3 +67,16 @@ def main() -> None:
         # needs collecting (every file is written and closed; atexit still runs), so all of it is moved
         # where the collector never looks.
         gc.freeze()
+
+
+def run() -> None:
+    """The installed `minigpt` and `python -m minigpt`: `main`, then the process's end (signals.end_process), so
+    that a signal while it exits is one line and its exit code. Tests call `main`, which ends in SystemExit."""
+    try:
+        main()
+        code = 0
+    except SystemExit as e:
+        if isinstance(e.code, str):  # sys.exit("message"): Python prints it and exits 1
+            print(e.code, file=sys.stderr)
+        code = e.code if isinstance(e.code, int) else 0 if e.code is None else 1
+    end_process(code)

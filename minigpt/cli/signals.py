@@ -5,15 +5,21 @@ interpreter's exit after the done panel."""
 
 from __future__ import annotations
 
+import atexit
 import os
 import signal
 import sys
 import threading
+from typing import NoReturn
 
 from minigpt.errors import Interrupted
 
 SIGNALS = (signal.SIGINT, signal.SIGTERM)
 SAID: dict[int, str] = {signal.SIGINT: "interrupted", signal.SIGTERM: "stopped by SIGTERM"}
+# the signals these handlers stopped the command for, in order: a library that catches every Exception (tqdm
+# starting its monitor thread, a reader that takes any failure for a damaged file) may swallow the Interrupted
+# raised inside it, and the command's end reads this to say the signal's stop all the same
+HEARD: list[int] = []
 
 
 def inside_an_import(frame) -> bool:
@@ -32,7 +38,12 @@ def heard_early(signum: int, frame) -> None:
     if inside_an_import(frame):
         threading.Timer(0.05, os.kill, (os.getpid(), signum)).start()
         return
-    raise Interrupted(SAID.get(signum, f"stopped by signal {signum}"), signum)
+    HEARD.append(signum)
+    raise Interrupted(said(signum), signum)
+
+
+def said(signum: int) -> str:
+    return SAID.get(signum, f"stopped by signal {signum}")
 
 
 def heard_from_the_start() -> None:
@@ -45,7 +56,7 @@ def heard_late(signum: int, frame) -> None:
     """A signal while the interpreter exits after the work (every file written and closed): one line, the
     signal's exit code, and no traceback from the threads' shutdown."""
     try:
-        print(f"minigpt: {SAID.get(signum, 'stopped')} as it exited; everything was written", file=sys.stderr)
+        print(f"minigpt: {said(signum)} as it exited; everything was written", file=sys.stderr)
     finally:
         os._exit(128 + signum)
 
@@ -54,3 +65,26 @@ def heard_at_the_end() -> None:
     if threading.current_thread() is threading.main_thread():
         for signum in SIGNALS:
             signal.signal(signum, heard_late)
+
+
+def end_process(code: int) -> NoReturn:
+    """Python's own exit, in its order (the threads that are not daemons joined, the atexit functions run, the
+    output flushed), then the process's end, with no moment a signal is not heard. Python's finalization puts
+    SIGINT and SIGTERM back to their defaults before it tears the modules down, so a signal then killed the
+    command with no line; here they are held from the last flush, and one that came is the exit's line and
+    code. Everything is written and closed by then."""
+    for thread in threading.enumerate():
+        if thread is not threading.current_thread() and not thread.daemon:
+            thread.join()
+    atexit._run_exitfuncs()  # CPython's own call at exit: tqdm's monitor, multiprocessing's cleanup
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):  # a reader gone, or a stream closed: nothing more can reach it
+            pass
+    signal.pthread_sigmask(signal.SIG_BLOCK, SIGNALS)
+    pending = sorted(signal.sigpending() & set(SIGNALS))
+    if pending:
+        os.write(2, f"minigpt: {said(pending[0])} as it exited; everything was written\n".encode())
+        os._exit(128 + pending[0])
+    os._exit(code)

@@ -47,6 +47,9 @@ class StopSignals:
 
     def _handle(self, signum, frame) -> None:
         if self.trainer.step == self.first_step:
+            # asked too, should a library swallow the raise (tqdm starting its monitor thread catches any
+            # Exception): the run then stops after its first step, saved, as after any first signal
+            self.requested = signum
             raise Interrupted(self.before_first_step, signum)
         if self.requested is not None:
             raise Interrupted("stopped at once by a second signal; the checkpoints already written are intact", signum)
