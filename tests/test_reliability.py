@@ -712,3 +712,106 @@ def test_a_signal_at_any_moment_of_a_commands_start_is_one_line_and_its_exit_cod
         assert process.returncode == 128 + signum and "Traceback" not in err, (delay, err)
         assert len([line for line in err.splitlines() if line.startswith("minigpt:")]) == 1, (delay, err)
     assert any(code == 128 + signum for _, code, _ in said), said
+
+
+SWEEP_SPEC = """[sweep]
+config = "tiny"
+trials = 1
+steps = 3
+
+[space]
+"train.lr" = {low = 1e-3, high = 1e-2, log = true}
+"""
+
+
+@pytest.mark.parametrize("command", ["sweep", "inspect-attention --html", "export"])
+def test_sigterm_at_any_moment_of_a_sweep_a_page_or_an_export_is_one_line_and_nothing_half_written(
+    command, trained_run, tmp_path
+):
+    """SIGTERM before a sweep's first trial, and anywhere in `inspect-attention --html` and `export`, killed the
+    command with no line, or was swallowed by a library and said as another failure ("best.pt: cannot be read as
+    a checkpoint: the file is cut short or damaged"). Now: 143 and one line, or the work done and 0."""
+    run_dir, names = trained_run
+    (tmp_path / "study.toml").write_text(SWEEP_SPEC, encoding="utf-8")
+    out = tmp_path / "out"
+    args = {
+        "sweep": ["sweep", str(tmp_path / "study.toml"), "--data", str(names), "--out", str(out)],
+        "inspect-attention --html": ["inspect-attention", str(run_dir), "emma", "--html", str(out)],
+        "export": ["export", str(run_dir), str(out)],
+    }[command]
+    codes = []
+    for delay in (0.3, 0.6, 1.0, 1.5, 2.5):
+        shutil.rmtree(out, ignore_errors=True)
+        out.unlink(missing_ok=True)
+        process = subprocess.Popen(
+            [sys.executable, "-m", "minigpt", *args], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True
+        )
+        time.sleep(delay)
+        process.send_signal(signal.SIGTERM)
+        _, err = process.communicate(timeout=300)
+        codes.append(process.returncode)
+        assert process.returncode in (0, 143) and "Traceback" not in err and "error" not in err, (delay, err)
+        if process.returncode == 143:
+            assert [line for line in err.splitlines() if line.startswith("minigpt:")] == err.splitlines()[-1:]
+        leftovers = [p.name for p in tmp_path.iterdir() if p.name.startswith((".", "out.")) or "tmp" in p.name]
+        assert not leftovers, (delay, leftovers)
+        if out.is_file():  # the page is whole or not there
+            assert out.read_text(encoding="utf-8").rstrip().endswith("</html>"), delay
+    assert 143 in codes, codes
+
+
+def test_a_signal_a_library_swallowed_is_still_the_commands_end(monkeypatch):
+    """tqdm, starting its monitor thread, catches any Exception, and a reader takes any failure for damage: the
+    Interrupted a signal raised inside them was lost (the sweep trained on, exit 0) or said as another error."""
+    import typer
+
+    from minigpt.cli import signals
+    from minigpt.cli.app import reporting_errors
+    from minigpt.errors import UsageError
+
+    def swallowed_then(outcome):
+        def command():
+            signals.HEARD.append(signal.SIGTERM)  # what heard_early does before it raises
+            if outcome is not None:
+                raise outcome
+            return "done"
+
+        return command
+
+    for outcome in (UsageError("best.pt: cannot be read as a checkpoint"), None):
+        with pytest.raises(typer.Exit) as ended:
+            reporting_errors(swallowed_then(outcome))
+        assert ended.value.exit_code == 143
+    assert reporting_errors(lambda: "done") == "done"  # a command that heard nothing ends as it ends
+
+
+def test_a_signal_swallowed_before_a_runs_first_step_stops_it_after_that_step(names_file, tmp_path):
+    from conftest import tiny_config
+
+    from minigpt.errors import Interrupted
+    from minigpt.runs.setup import StopSignals
+    from minigpt.training import Trainer
+
+    trainer = Trainer.from_names(tiny_config(), ["emma", "olivia", "ava"] * 20)
+    with StopSignals(trainer, "stopped before the first step") as stop:
+        with pytest.raises(Interrupted):
+            stop._handle(signal.SIGTERM, None)
+        assert stop.requested == signal.SIGTERM  # what the loop reads after its step, had the raise been lost
+
+
+def test_a_signal_as_the_process_ends_is_one_line_and_its_exit_code():
+    """Python's finalization puts the handlers back to their defaults before it tears the modules down: a signal
+    then killed the command with no line (-15 after "wrote page.html")."""
+    code = (
+        "import os, signal\n"
+        "from minigpt.cli.signals import end_process\n"
+        "signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM})\n"
+        "os.kill(os.getpid(), signal.SIGTERM)  # held, as it would be in the last moment of the exit\n"
+        "end_process(0)\n"
+    )
+    ended = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert (
+        ended.returncode == 143 and ended.stderr == "minigpt: stopped by SIGTERM as it exited; everything was written\n"
+    )
+    quiet = subprocess.run([sys.executable, "-c", "from minigpt.cli.signals import end_process; end_process(3)"])
+    assert quiet.returncode == 3

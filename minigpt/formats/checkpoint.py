@@ -43,7 +43,7 @@ from minigpt.common.failures import cannot_write, warn
 from minigpt.common.text import as_text, plural
 from minigpt.config import Config, parameter_count
 from minigpt.data import Tokenizer
-from minigpt.errors import RunError, UsageError
+from minigpt.errors import Interrupted, RunError, UsageError
 from minigpt.files.atomic_file import write_bytes
 from minigpt.files.bounded import check_archive
 from minigpt.files.corpus import digest, load_data
@@ -198,7 +198,7 @@ def unpickled(path: Path):
         if "GLOBAL" in str(e):  # the pickle names a function or class, which weights_only refuses to load
             raise UsageError(f"{path}: refused: the file holds pickled objects or code, not plain tensors") from None
         raise UsageError(f"{path}: {DAMAGED}") from None
-    except MemoryError:
+    except (MemoryError, Interrupted):  # not the file's fault: a signal heard while it loaded is the stop
         raise
     except Exception:  # torch's and the OS's words for it ("[Errno 22] Invalid argument") are none of the user's
         raise UsageError(f"{path}: {DAMAGED}") from None
@@ -296,6 +296,8 @@ def refuse_to_go_back(resumed_from: Path, step: int) -> None:
     try:
         check_archive(last, "checkpoint")
         last_step = load_quietly(last).get("step", 0)
+    except Interrupted:
+        raise
     except Exception:  # a damaged last.pt holds no steps worth keeping
         return
     if isinstance(last_step, int) and last_step > step:

@@ -28,7 +28,7 @@ import torch
 
 from minigpt.common.arguments import as_path, as_whole_number
 from minigpt.config import MAX_SNAPSHOTS, GPTConfig
-from minigpt.errors import UsageError
+from minigpt.errors import Interrupted, UsageError
 from minigpt.files.bounded import check_archive
 from minigpt.files.fields import entry, expect, whole_number
 from minigpt.files.run_records import read_metrics
@@ -289,6 +289,8 @@ def read_snapshots(run_dir: Path, run: dict | None = None) -> Snapshots:
         snapshots = Snapshots(run=expect(raw["run"], dict, path, "'run'"), steps=steps, val_loss=losses)
         for name, kept in tensors_by_name(raw["weights"], path).items():
             snapshots.weights[name], snapshots.shapes[name] = checked_weight(name, kept, len(steps), path)
+    except Interrupted:  # a signal heard while it loaded is the stop, not damage
+        raise
     except Exception as e:  # a truncated zip, a missing key, a wrong shape: all the same to the user
         reason = str(e).splitlines()[0] if str(e) else type(e).__name__
         raise UsageError(f"{path}: the snapshots file is damaged or incomplete ({reason})") from None

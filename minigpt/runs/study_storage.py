@@ -20,7 +20,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from minigpt.common.failures import first_line
-from minigpt.errors import RunError, UsageError
+from minigpt.errors import Interrupted, RunError, UsageError
 from minigpt.runs.study_folder import (
     JOURNAL,
     claim_folder,
@@ -150,7 +150,7 @@ def open_study(spec: SweepSpec, out_dir: Path, storage: str | None, worker: int 
             sampler=sampler(spec, worker),
             pruner=pruner,
         )
-    except UsageError:  # said already, in minigpt's words
+    except (UsageError, Interrupted):  # said already, in minigpt's words; a signal is the stop
         raise
     except KeyError:  # load_study: no study of that name there
         raise UsageError(f"{masked(storage) or out_dir / JOURNAL} holds no study named {spec.name!r}") from None
