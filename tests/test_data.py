@@ -126,6 +126,23 @@ def test_a_file_too_large_for_memory_is_refused_before_it_is_read(tmp_path, monk
         read_names(path)
 
 
+def test_a_file_of_very_short_names_is_measured_by_its_names_not_its_bytes(tmp_path, monkeypatch):
+    """A 50 MB file of one 4-letter name repeated peaked at 1.83 GB where the bound by bytes (25 a byte) said
+    1.25: short names cost memory by the name. Counted before the text is split, and refused in one line."""
+    import minigpt.files.names_file as data_module
+
+    path = write(tmp_path, b"a\n" * 10_000)  # 20 kB: 0.5 MB by the bytes, 1.3 MB by the names
+    monkeypatch.setattr(data_module, "available_memory", lambda: 1_000_000)
+    with pytest.raises(
+        UsageError,
+        match=r"holds 10,001 lines: training on that many names needs about 1.3 MB of memory \(130 bytes a name\), "
+        r"and 1.0 MB is available",
+    ):
+        read_names(path)
+    monkeypatch.setattr(data_module, "available_memory", lambda: 2_000_000)
+    assert len(read_names(path)) == 10_000
+
+
 def test_a_line_of_a_million_characters_is_not_a_name(tmp_path):
     path = write(tmp_path, b"emma\n" + b"a" * 1_000_000 + b"\nava\n")
     with pytest.raises(UsageError, match="a line holds 1,000,000 characters; a name has at most 10,000"):

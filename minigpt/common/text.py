@@ -90,6 +90,11 @@ def number_text(value) -> str:
 CUT = "…"
 
 
+def memory_text(size: float) -> str:
+    """An amount of memory as a person reads it: 1.3 MB, 840 MB, 2.4 GB."""
+    return f"{size / 1e9:.1f} GB" if size >= 1e9 else f"{size / 1e6:.0f} MB" if size >= 1e7 else f"{size / 1e6:.1f} MB"
+
+
 def is_cut(name: str, block_size: int) -> bool:
     """Whether a generated name reached the block size without the model ending it: the boundary token and
     block_size - 1 characters fill every position, so a name of block_size characters or more was cut."""

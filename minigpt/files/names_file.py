@@ -13,12 +13,15 @@ import unicodedata
 from pathlib import Path
 
 from minigpt.common.arguments import as_path
-from minigpt.common.text import one_line
+from minigpt.common.text import memory_text, one_line
 from minigpt.errors import UsageError
 from minigpt.files.bounded import read_bytes
 from minigpt.files.sniffing import NOT_NAMES, identify, wrong_kind
 
 MEMORY_PER_BYTE = 25  # reading, splitting and tokenising a names file takes about this much memory per byte
+# and per name, which binds for very short names: 50 MB of one 4-letter name (10M names) peaked 1.3 GB over
+# the fixed part, of one letter (25M names) 1.9 GB (docs/large-corpora.md)
+MEMORY_PER_NAME = 130
 LONGEST_NAME = 10_000  # characters; a longer line is not a name
 
 
@@ -44,6 +47,18 @@ def check_names_path(path: str | Path) -> Path:
     if path.is_dir():
         raise UsageError(f"{path} is a directory, not a names file")
     return path
+
+
+def refuse_too_many_lines(path: Path, raw: bytes, available: int | None) -> None:
+    """A file of very short names costs memory by the name, not by the byte: counted (at C speed) before
+    the text is split, where the count of bytes alone let a file of one-letter names through."""
+    lines = raw.count(b"\n") + 1
+    if available is not None and lines * MEMORY_PER_NAME > available:
+        raise UsageError(
+            f"{path} holds {lines:,} lines: training on that many names needs about "
+            f"{memory_text(lines * MEMORY_PER_NAME)} of memory ({MEMORY_PER_NAME} bytes a name), and "
+            f"{memory_text(available)} is available"
+        )
 
 
 def read_names(path: str | Path) -> list[str]:
@@ -75,6 +90,7 @@ def read_names(path: str | Path) -> list[str]:
     except UnicodeDecodeError as e:
         line = raw[: e.start].count(b"\n") + 1
         raise UsageError(f"{path}: line {line} is not valid UTF-8") from None
+    refuse_too_many_lines(path, raw, available)
     del raw  # the file's bytes, its text and its names are not all held at once: memory peaks here
     refuse_nul(path, text)
     # \n, \r\n and a lone \r end a line; a line separator, a form feed or NEL inside a name are its characters
