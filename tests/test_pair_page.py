@@ -292,3 +292,16 @@ def test_at_phone_width_each_map_is_as_tall_as_the_name_with_no_blank_band_under
     page.fill("#name-input", "emmanuel")
     browser.wait_until(page, f"({heights})().every((h) => h >= (9 + 1) * 22 - 1)")
     assert page.watched.errors == []
+
+
+def test_at_phone_width_the_heads_table_shows_every_column_and_cuts_no_label(chromium, pair):
+    """At 390 px the table of both models' heads was 661 px wide in a 374 px scroller: labels cut at its right
+    edge, B's side and the distance scrolled out of sight. Its words wrap in their columns now."""
+    page = browser.open_page(chromium, pair[1], width=390, height=844, hash="#name=emma")
+    browser.show(page, "#roles")
+    browser.wait_until(page, "document.querySelectorAll('#roles tr').length > 1")
+    table, scroller = page.evaluate(
+        "() => { const t = document.getElementById('roles'); return [t.scrollWidth, t.parentElement.clientWidth]; }"
+    )
+    assert table <= scroller, (table, scroller)
+    assert page.watched.errors == []

@@ -81,8 +81,16 @@ function nextCharacter(note = "gen-note") {
   const candidates = MiniGPTModel.filterLogits(logits, { ...options(), first: view.tokens.length === 1, bos: BOS });
   const token = MiniGPTModel.sampleToken(candidates, MiniGPTModel.seededRandom(nextSeed())());
   if (token === BOS) {
-    $(note).textContent = `The model ends the name here: it drew the end, not a character.`;
     addGenerated(view.kept.join(""));
+    // drawn again and again where the end is nearly certain: the likeliest character that does not end it is
+    // offered, so that a lesson that follows the name one character further can go on
+    const box = $(note), other = MiniGPTModel.argmax(Array.from(logits).map((x, t) => (t === BOS ? -Infinity : x)));
+    const add = el("button", { type: "button" }, `add “${vocab[other]}”, its likeliest character`);
+    add.addEventListener("click", () => {
+      box.textContent = `Added “${vocab[other]}”, not drawn.`;
+      setText(view.kept.join("") + vocab[other]);
+    });
+    box.replaceChildren("The model ends the name here: it drew the end, not a character. ", add);
     return;
   }
   $(note).textContent = `Drew “${vocab[token]}”.`;

@@ -178,6 +178,7 @@ function markSelectedHead() {
   const role = headLabel(state.layer, state.head);
   markHeadOff();
   $("head-label").textContent = role ? `Over ${DATA.roles.names}: ${role}.` : "";
+  $("step-head-label").textContent = role ? `layer ${state.layer}, head ${state.head}: ${role}` : "";
 }
 
 return { buildGrid, buildInput, drawGrid, drawInput, markSelectedHead, markSwitches, section };

@@ -22,8 +22,13 @@ const LESSONS = [
     question: "Which earlier character does the selected row look at most, and with what weight?",
     answer() {
       const i = rowOf(state.view), w = state.view.steps[i].layers[state.layer].weights[state.head], j = MiniGPTModel.argmax(w);
-      return `Row ${i} (${charOf(state.view.tokens[i])}) of layer ${state.layer}, head ${state.head} puts ${pct(w[j])} of its ` +
-        `weight on position ${j}, ${charOf(state.view.tokens[j])}.`;
+      const tokens = state.view.tokens, row = `Row ${i} (${charOf(tokens[i])}) of layer ${state.layer}, head ${state.head}`;
+      if (j !== i) return `${row} puts ${pct(w[j])} of its weight on position ${j}, ${charOf(tokens[j])}.`;
+      // the question asks for an earlier character: a row that looks most at itself is said so, then the earlier one
+      if (i === 0) return `${row} has no earlier character to read: all its weight is on its own position.`;
+      const k = MiniGPTModel.argmax(Array.from(w).slice(0, i));
+      return `${row} puts most of its weight, ${pct(w[i])}, on its own position; of the earlier characters, ` +
+        `${pct(w[k])} on position ${k}, ${charOf(tokens[k])}.`;
     } },
   { title: "The causal mask", section: "head", subject: "matrix-box", view: { show: "scores", mask: false },
     text: "A row may read its own position and the ones before it, never the ones after: before the softmax the later " +

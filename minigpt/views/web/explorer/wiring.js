@@ -205,9 +205,21 @@ Object.assign(state, firstHead());
 openAddress(location.hash || (DATA.start_view ? `#${DATA.start_view}` : ""));
 rerun();
 redraw(...SELECTION, "snapshot");
-if (state.lesson !== null) Lessons.bringIntoView(Lessons.LESSONS[state.lesson]); // a lesson's link opens at it
-// back and forward: the view the address names then (an address typed or edited by hand too)
-const goTo = () => { if (openAddress(location.hash)) { rerun(); redraw(...SELECTION, "snapshot"); } };
+// a lesson's link opens at it, the focus at its title: the first Tab goes on from the lesson, not the page's top
+const openAtLesson = () => {
+  Lessons.bringIntoView(Lessons.LESSONS[state.lesson]);
+  $("lesson-title").focus({ preventScroll: true });
+};
+if (state.lesson !== null) openAtLesson();
+// back and forward: the view the address names then; an address typed or edited by hand (hashchange) opens
+// at its lesson, as a link does, and back or forward at a lesson other than the one open
+const goTo = (event) => {
+  const before = state.lesson;
+  if (!openAddress(location.hash)) return;
+  rerun();
+  redraw(...SELECTION, "snapshot");
+  if (state.lesson !== null && (event.type === "hashchange" || state.lesson !== before)) openAtLesson();
+};
 window.addEventListener("popstate", goTo);
 window.addEventListener("hashchange", goTo);
 $("copy-link").addEventListener("click", Address.copyLink);
