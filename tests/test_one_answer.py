@@ -3,6 +3,7 @@ ordinary step of `minigpt train` is the core's step, entering nothing around the
 it tells."""
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -169,4 +170,33 @@ def test_the_page_of_an_edited_core_says_it_disagrees_with_torch_and_draws_nothi
     assert page.locator("#name-input").count() == 0  # no panel was drawn
     page = browser.open_page(chromium, tiny_page[1])
     browser.wait_until(page, "document.getElementById('name-input') !== null")
+    assert page.locator("#torch-check").count() == 0
+
+
+def test_the_two_run_page_of_an_edited_core_says_it_disagrees_with_torch_and_draws_nothing(edited_core, chromium):
+    """The two-run page did not check itself: written by an edited core it drew numbers model.js computes for a
+    model that is not the core's. It checks both models as it opens, and names the first that disagrees (here
+    both: the edited core computes A's logits its own way too)."""
+    import browser
+
+    tmp, clone = edited_core
+    run_command(
+        "inspect-attention",
+        str(tmp / "orig-s1"),
+        str(tmp / "edit-s1"),
+        "emma",
+        "--html",
+        str(tmp / "two.html"),
+        **clone,
+    )
+    page = browser.open_page(chromium, tmp / "two.html")
+    browser.wait_until(page, "document.getElementById('torch-check') !== null")
+    said = page.inner_text("#torch-check")
+    assert "does not agree with torch" in said and re.search(r"computes for A \(orig-s1\) differ", said), said
+    assert page.locator("#heads").count() == 0  # no panel was drawn
+    run_command(
+        "inspect-attention", str(tmp / "orig-s1"), str(tmp / "orig-s2"), "emma", "--html", str(tmp / "same.html")
+    )
+    page = browser.open_page(chromium, tmp / "same.html")
+    browser.wait_until(page, "document.querySelectorAll('#heads button').length > 0")
     assert page.locator("#torch-check").count() == 0

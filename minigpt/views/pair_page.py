@@ -32,6 +32,7 @@ from minigpt.views.page_data import (
     loss_curve,
     measured,
     snapshots_data,
+    torch_check,
     weights_blob,
 )
 from minigpt.views.web_files import web_file
@@ -119,7 +120,9 @@ def pair_data(a: Checkpoint, b: Checkpoint, text: str | None = None, progress=No
     """Everything the two-model page carries. `progress(done, total)` follows both runs' snapshots."""
     same_reading(a, b)
     check_page_vocabulary(a)  # b's is the same
-    both = [model_data(ckpt, progress) for ckpt in (a, b)]
+    start = default_text(a) if text is None else text
+    # each model's logits for the name as torch computes them: the page checks model.js against both as it opens
+    both = [{**model_data(ckpt, progress), "torch_check": torch_check(ckpt, start)} for ckpt in (a, b)]
     differences = recipe_differences([flat_config(a.config), flat_config(b.config)])
     weights = [microgpt_weights(ckpt.model) for ckpt in (a, b)]
     identical = weights[0].keys() == weights[1].keys() and all(
@@ -135,7 +138,7 @@ def pair_data(a: Checkpoint, b: Checkpoint, text: str | None = None, progress=No
         "identical": identical,
         "same_names": same_names,
         "names": name_table(a, b),
-        "start_text": default_text(a) if text is None else text,
+        "start_text": start,
     }
 
 

@@ -501,6 +501,21 @@ const MiniGPTModel = (() => {
     return best;
   }
 
+  // How far this file's logits for a name are from torch's (views/page_data.py's torch_check): null where every
+  // one agrees to `agreesTo` of its size (torch's float32 and this float64 agree to about 1e-6), else the name
+  // and the widest gap. A core changed since this file was written (another activation, a new part) disagrees,
+  // and every number a page would draw from it is wrong: a page checks as it opens and then draws none.
+  function disagreement(model, check, agreesTo = 1e-3) {
+    const ours = forward(model, check.tokens);
+    let worst = 0, agrees = true;
+    check.logits.forEach((row, t) => row.forEach((value, i) => {
+      const apart = Math.abs(value - ours[t].logits[i]);
+      worst = Math.max(worst, apart);
+      agrees = agrees && apart <= agreesTo * (1 + Math.abs(value)); // false for NaN too
+    }));
+    return agrees ? null : { text: check.text, worst };
+  }
+
   // exp(s - max) / sum: the weights of a row, which add up to 1
   function softmax(scores) {
     const max = maxOf(scores);
@@ -509,6 +524,6 @@ const MiniGPTModel = (() => {
     return exps.map((e) => e / sum);
   }
 
-  return { load, loadSnapshot, base64Bytes, float32s, step, forward, switchedOff, patched, readOff, attribution, readThrough, unitColumn, newCache, softmax, maxOf, argmax, filterLogits, sampleToken,
+  return { load, loadSnapshot, base64Bytes, float32s, step, forward, disagreement, switchedOff, patched, readOff, attribution, readThrough, unitColumn, newCache, softmax, maxOf, argmax, filterLogits, sampleToken,
            sampleName, seededRandom };
 })();

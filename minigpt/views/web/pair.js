@@ -589,9 +589,26 @@ function setName(name) {
   update(true);
 }
 
+// The page checks itself against torch as it opens (model.js's disagreement): where either model's logits differ
+// from torch's, every number the page would draw is wrong, and one paragraph says so in place of the panels.
+function disagreeing() {
+  const side = sides.find((s) => s.data.torch_check && MiniGPTModel.disagreement(s.final, s.data.torch_check));
+  if (!side) return false;
+  const { text, worst } = MiniGPTModel.disagreement(side.final, side.data.torch_check);
+  const said = el("p", { id: "torch-check", role: "alert" }, `This page does not agree with torch, so it shows ` +
+    `none of its numbers: for “${text}” the logits its JavaScript (model.js) computes for ${side.key.toUpperCase()} ` +
+    `(${side.data.run}) differ from those torch computed by up to ` +
+    `${Number.isFinite(worst) ? worst.toPrecision(3) : "a number that is not finite"} (they agree to 0.001 when ` +
+    `both compute one model). The code that trained it computes something model.js does not (a changed core?): ` +
+    `teach model.js the change, beside model.py, and write the page again.`);
+  document.querySelector("main").replaceChildren(said);
+  return true;
+}
+
 function start() {
   document.documentElement.style.setProperty("--longest", longest);
   drawCards();
+  if (disagreeing()) return;
   if (bothSnapshots) {
     const slider = $("step-slider");
     slider.max = A.data.snapshots.steps.length - 1;

@@ -38,22 +38,8 @@ const State = (() => {
 const DATA = JSON.parse(document.getElementById("minigpt-data").textContent);
 const finalModel = MiniGPTModel.load(DATA); // the checkpoint's weights, exact
 // The page checks itself against torch as it opens: page_data.py wrote the logits torch computed for a name, and
-// model.js computes them again here. A core changed since model.js was written (another activation, a new part)
-// makes them disagree, and then every number the page would draw is wrong: wiring.js says so and draws none.
-const AGREES_TO = 1e-3; // relative to a logit's size: torch's float32 and model.js's float64 agree to about 1e-6
-function torchDisagreement() {
-  const check = DATA.torch_check;
-  if (!check) return null;
-  const ours = MiniGPTModel.forward(finalModel, check.tokens);
-  let worst = 0, agrees = true;
-  check.logits.forEach((row, t) => row.forEach((value, i) => {
-    const apart = Math.abs(value - ours[t].logits[i]);
-    worst = Math.max(worst, apart);
-    agrees = agrees && apart <= AGREES_TO * (1 + Math.abs(value)); // false for NaN too
-  }));
-  return agrees ? null : { text: check.text, worst };
-}
-const disagreement = torchDisagreement();
+// model.js computes them again (MiniGPTModel.disagreement); where they differ wiring.js says so and draws nothing.
+const disagreement = DATA.torch_check ? MiniGPTModel.disagreement(finalModel, DATA.torch_check) : null;
 const config = DATA.config.model;
 const vocab = DATA.vocab; // characters in id order; the boundary token is id vocab.length
 const BOS = vocab.length, V = vocab.length + 1, N = config.block_size;
