@@ -239,7 +239,8 @@ function bringIntoView(lesson) {
   $("lesson-panel").scrollIntoView({ block: "start" });
   const floor = Math.min(window.innerHeight, $("contents").getBoundingClientRect().top);
   const below = subject ? subject.getBoundingClientRect().bottom - floor : 0;
-  if (below > 0) window.scrollBy(0, Math.min(below, $("lesson-title").getBoundingClientRect().top));
+  // in whole pixels, down: a fraction rounds up, and the title's top went a fraction of a pixel off the screen
+  if (below > 0) window.scrollBy(0, Math.floor(Math.min(below, $("lesson-title").getBoundingClientRect().top)));
 }
 const subjectOf = (lesson) => (typeof lesson.subject === "function" ? lesson.subject() : $(lesson.subject || lesson.section));
 
