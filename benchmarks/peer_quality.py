@@ -308,7 +308,8 @@ def race(args, train: list[str], val: list[str], nanogpt_data) -> dict:
     print(
         f"minigpt in an eighth of the budget ({seconds / 8:g} s): {eighth['loss']:.4f}; nanoGPT's best in the "
         f"whole budget ({seconds:g} s, lr {best['lr']:g}, dropout {best['dropout']:g}): {best['loss']:.4f}; "
-        f"{margin:+.4f} below it, its seeds {seeds_apart:.4f} apart: {'met' if met else 'NOT met'}"
+        f"{abs(margin):.4f} {'below' if margin > 0 else 'above'} it, its seeds {seeds_apart:.4f} apart: "
+        f"{'met' if met else 'NOT met'}"
     )
     spreads = {f"minigpt's seeds at {r['budget']:g} s": r["spread"] for r in summary if r["spread"]}
     spreads |= speed_spreads(nano, mini)

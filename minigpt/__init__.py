@@ -11,7 +11,7 @@ torch is imported on first use of one of these, so `minigpt --help` stays fast.
 
 from typing import TYPE_CHECKING
 
-__version__ = "0.2.0"  # CHANGELOG.md's newest, and pyproject.toml's (a test holds the three equal)
+__version__ = "0.3.0"  # CHANGELOG.md's newest, and pyproject.toml's (a test holds the three equal)
 
 _EXPORTS = {
     "GPT": "minigpt.model",
