@@ -136,6 +136,32 @@ def test_the_race_refits_a_nanogpt_run_that_misses_its_budget_and_sees_the_machi
     assert spreads["nanoGPT's milliseconds a step"]["spread"] > 0.15 > spreads["minigpt's steps at 60 s"]["spread"]
 
 
+def nanogpt_row(seconds, iters, lr, dropout) -> dict:
+    """A nanoGPT run of the fake races: its best at lr 1e-2, inside the grid (no run past an edge)."""
+    return {
+        "who": "nanoGPT",
+        "budget": seconds,
+        "lr": lr,
+        "dropout": dropout,
+        "steps": iters,
+        "seconds": seconds,
+        "loss": 2.0 + abs(lr - 1e-2),
+    }
+
+
+def minigpt_row(seconds, seed, budget, loss) -> dict:
+    return {
+        "who": "minigpt",
+        "budget": seconds,
+        "seed": seed,
+        "steps": 1000,
+        "seconds": seconds,
+        "loss": loss,
+        "best": loss,
+        "share": f"{seconds / budget:g}",
+    }
+
+
 def fake_race(monkeypatch, peer_quality, nanogpt_at, minigpt_at, seeds: int) -> dict:
     """The race at 60 s over a grid of three learning rates, each side's runs replaced by `nanogpt_at` and
     `minigpt_at`, on a quiet machine of a steady matmul peak."""
@@ -167,28 +193,11 @@ def test_the_race_takes_turns_so_both_sides_see_the_same_minutes(monkeypatch):
 
     def nanogpt_at(checkout, folder, seconds, iters, lr, dropout):
         order.append(f"nanoGPT {lr:g}")
-        return {
-            "who": "nanoGPT",
-            "budget": seconds,
-            "lr": lr,
-            "dropout": dropout,
-            "steps": iters,
-            "seconds": seconds,
-            "loss": 2.0 + abs(lr - 1e-2),
-        }  # its best inside the grid: no run past an edge
+        return nanogpt_row(seconds, iters, lr, dropout)
 
     def minigpt_at(folder, seconds, seed, budget):
         order.append(f"minigpt {seconds:g} s seed {seed}")
-        return {
-            "who": "minigpt",
-            "budget": seconds,
-            "seed": seed,
-            "steps": 1000,
-            "seconds": seconds,
-            "loss": 1.9,
-            "best": 1.9,
-            "share": f"{seconds / budget:g}",
-        }
+        return minigpt_row(seconds, seed, budget, 1.9)
 
     result = fake_race(monkeypatch, peer_quality, nanogpt_at, minigpt_at, seeds=2)
     assert order == [
@@ -229,27 +238,11 @@ def test_the_race_distrusts_minigpts_overruns_reruns_no_identical_run_and_takes_
     assert peer_quality.plain_threads()["OMP_NUM_THREADS"] == "1"
 
     def minigpt_at(folder, seconds, seed, budget):
-        return {
-            "who": "minigpt",
-            "budget": seconds,
-            "seed": seed,
-            "steps": 1000,
-            "threads": 1,
-            "seconds": 14.4 if seconds == 15 else seconds,
-            "loss": 1.9,
-            "best": 1.9,
-            "share": f"{seconds / budget:g}",
-        }
+        return {**minigpt_row(seconds, seed, budget, 1.9), "threads": 1, "seconds": 14.4 if seconds == 15 else seconds}
 
-    nanogpt = lambda checkout, folder, seconds, iters, lr, dropout: {  # noqa: E731
-        "who": "nanoGPT",
-        "budget": seconds,
-        "lr": lr,
-        "dropout": dropout,
-        "steps": iters,
-        "seconds": seconds,
-        "loss": 2.0 + abs(lr - 1e-2),
-    }
+    def nanogpt(checkout, folder, seconds, iters, lr, dropout):
+        return nanogpt_row(seconds, iters, lr, dropout)
+
     result = fake_race(monkeypatch, peer_quality, nanogpt, minigpt_at, seeds=1)
     assert "minigpt's 15-s run (seed 1) took 14.4 s" not in " ".join(result["untrusted"])  # within a tenth: fine
 
@@ -286,33 +279,14 @@ def test_the_race_is_met_only_by_a_margin_wider_than_minigpts_seeds(monkeypatch)
     monkeypatch.syspath_prepend(str(BENCHMARKS))
     import peer_quality
 
-    def nanogpt_at(checkout, folder, seconds, iters, lr, dropout):
-        loss = 2.0 + abs(lr - 1e-2)
-        return {
-            "who": "nanoGPT",
-            "budget": seconds,
-            "lr": lr,
-            "dropout": dropout,
-            "steps": iters,
-            "seconds": seconds,
-            "loss": loss,
-        }
-
     def eighth_at(losses):
         def minigpt_at(folder, seconds, seed, budget):
-            loss = losses[seed - 1] if seconds == budget / 8 else 1.9
-            return {
-                "who": "minigpt",
-                "budget": seconds,
-                "seed": seed,
-                "steps": 1000,
-                "seconds": seconds,
-                "loss": loss,
-                "best": loss,
-                "share": f"{seconds / budget:g}",
-            }
+            return minigpt_row(seconds, seed, budget, losses[seed - 1] if seconds == budget / 8 else 1.9)
 
         return minigpt_at
+
+    def nanogpt_at(checkout, folder, seconds, iters, lr, dropout):
+        return nanogpt_row(seconds, iters, lr, dropout)
 
     assert not fake_race(monkeypatch, peer_quality, nanogpt_at, eighth_at([1.95, 2.04]), seeds=2)["met"]
     assert fake_race(monkeypatch, peer_quality, nanogpt_at, eighth_at([1.95, 1.96]), seeds=2)["met"]
