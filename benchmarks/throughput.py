@@ -13,7 +13,8 @@ FLOPs per predicted token, stated the usual way:
 The efficiency is that rate over the float32 matmul peak this script measures first; when
 the steps run in bfloat16 (train.precision), over the bfloat16 matmul peak too. "of shaped" is the
 same rate over the peak of the step's own products (a batch's positions by n_embd, into n_embd and
-4 n_embd): how close a step comes to what the machine does at this model's shapes.
+4 n_embd): how close a step comes to what the machine does at this model's shapes; in bfloat16, "of bf16
+shaped" is the same over those products in bfloat16.
 """
 
 from __future__ import annotations
@@ -119,8 +120,14 @@ def main() -> None:
             if "matmul_peak_bfloat16" not in results:
                 results["matmul_peak_bfloat16"] = matmul_peak(str(device), dtype=torch.bfloat16)
                 print(f"bfloat16 matmul peak: {results['matmul_peak_bfloat16']['gflops']} GFLOP/s")
-                columns.append(("bf16_efficiency", "of bf16 peak"))
+                columns += [("bf16_efficiency", "of bf16 peak"), ("bf16_shaped_share", "of bf16 shaped")]
             row["bf16_efficiency"] = f"{row['gflops'] / results['matmul_peak_bfloat16']['gflops']:.0%}"
+            # the same step's products in bfloat16: the ceiling where the hardware multiplies bfloat16 itself
+            shaped16 = shaped_peak(
+                batch_size * row["positions"], config.model.n_embd, str(device), dtype=torch.bfloat16
+            )
+            row["bf16_shaped"] = shaped16["gflops"]
+            row["bf16_shaped_share"] = f"{row['gflops'] / shaped16['gflops']:.0%} ({shaped16['gflops']})"
         rows.append(row)
         print(table([row], columns).splitlines()[-1])
     results["config"] = args.config
