@@ -49,9 +49,9 @@ class OneLineUsageErrors(typer.core.TyperGroup):
         **extra: Any,
     ) -> Any:
         try:
-            code = super().main(
-                args, prog_name, complete_var, standalone_mode=False, windows_expand_args=windows_expand_args, **extra
-            )
+            if not windows_expand_args:  # passed on only where asked for: click 8.0.0 has no such argument
+                extra["windows_expand_args"] = False
+            code = super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
         except click.exceptions.ClickException as e:
             if type(e).__name__ == "NoArgsIsHelpError":  # the help is already printed
                 code = e.exit_code
