@@ -135,33 +135,22 @@ def test_batch_must_split_evenly():
         Distributed(rank=0, world=2).wrap(torch.nn.Linear(2, 2), batch_size=15, seed=0)
 
 
-def test_ctrl_c_stops_every_process_after_a_saved_step_and_exits_130(tmp_path):
-    from conftest import BUNDLED_NAMES, stepped, wait_for_command
+def endless_two_process_run(tmp_path) -> list[str]:
+    """`minigpt train --nproc 2` on a tenth of the bundled names, with steps and evaluations it never reaches:
+    a run that goes on until a test stops it."""
+    from conftest import BUNDLED_NAMES
 
     names = tmp_path / "names.txt"
     names.write_text("\n".join(BUNDLED_NAMES.read_text().split()[::11]) + "\n")
-    cmd = [
-        sys.executable,
-        "-m",
-        "minigpt",
-        "train",
-        "--nproc",
-        "2",
-        "--data",
-        str(names),
-        "--out",
-        str(tmp_path / "run"),
-        "-c",
-        "tiny",
-        "--batch-size",
-        "16",
-        "--steps",
-        "10000000",
-        "--device",
-        "cpu",
-        "--set",
-        "train.eval_interval=1000000",
-    ]
+    train = ["train", "--nproc", "2", "--data", str(names), "--out", str(tmp_path / "run"), "-c", "tiny"]
+    endless = ["--batch-size", "16", "--steps", "10000000", "--device", "cpu", "--set", "train.eval_interval=1000000"]
+    return [sys.executable, "-m", "minigpt", *train, *endless]
+
+
+def test_ctrl_c_stops_every_process_after_a_saved_step_and_exits_130(tmp_path):
+    from conftest import stepped, wait_for_command
+
+    cmd = endless_two_process_run(tmp_path)
     # its own process group, which a terminal's Ctrl-C reaches as a whole
     proc = subprocess.Popen(
         cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env(), start_new_session=True
@@ -228,33 +217,9 @@ def test_nproc_has_a_ceiling():
 def test_a_process_killed_mid_run_is_one_line_naming_it_not_the_backends_words(tmp_path):
     """SIGKILL to rank 1 (as the out-of-memory killer sends it): rank 0 loses it inside a collective, where gloo
     says "Connection reset by peer"; the launching process says instead which process was killed, once."""
-    from conftest import BUNDLED_NAMES, stepped, wait_for_command
+    from conftest import stepped, wait_for_command
 
-    names = tmp_path / "names.txt"
-    names.write_text("\n".join(BUNDLED_NAMES.read_text().split()[::11]) + "\n")
-    cmd = [
-        sys.executable,
-        "-m",
-        "minigpt",
-        "train",
-        "--nproc",
-        "2",
-        "--data",
-        str(names),
-        "--out",
-        str(tmp_path / "run"),
-        "-c",
-        "tiny",
-        "--batch-size",
-        "16",
-        "--steps",
-        "10000000",
-        "--device",
-        "cpu",
-        "--set",
-        "train.eval_interval=1000000",
-        "--quiet",
-    ]
+    cmd = [*endless_two_process_run(tmp_path), "--quiet"]
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env())
     metrics = tmp_path / "run" / "metrics.jsonl"
     wait_for_command(proc, stepped(metrics))

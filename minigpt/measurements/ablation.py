@@ -29,7 +29,7 @@ import torch.nn.functional as F
 from minigpt.data import IGNORE, TokenizedNames, Tokenizer
 from minigpt.errors import UsageError
 from minigpt.formats.checkpoint_checks import check_model_and_names
-from minigpt.measurements.blocks import block, blocks
+from minigpt.measurements.blocks import blocks
 from minigpt.measurements.logit_lens import embedded, read_off
 from minigpt.measurements.prefix_forest import (
     PrefixForest,
@@ -89,8 +89,9 @@ def through_layers(
     def replaced(kind, l):  # what a part that is off adds to the residual stream
         return means[kind][l] if means else 0.0
 
+    model_layers = blocks(model)
     for l in layers:
-        layer = block(model, l)
+        layer = model_layers[l]
         if Part("attention", l) in off:
             x = x + replaced("attention", l)
         else:
@@ -216,7 +217,7 @@ def own_layer_each_off(model: GPT, found: WholePass, l: int, parts: list[Part], 
     whole pass: the attention is not run again (a head off changes its output by the head's slice of
     attn_wo times the change in the head's output, attn_wo having no bias); the MLP runs for every
     part but its own."""
-    layer, x, attention = block(model, l), found.entering[l][0], found.attention[l][0]
+    layer, x, attention = blocks(model)[l], found.entering[l][0], found.attention[l][0]
     width = x.size(-1) // model.config.n_head
 
     def replaced(kind, *which):  # what a part that is off gives instead

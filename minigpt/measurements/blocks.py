@@ -8,7 +8,3 @@ from minigpt.model import GPT, Block
 
 def blocks(model: GPT) -> list[Block]:
     return [layer for layer in model.layers if isinstance(layer, Block)]
-
-
-def block(model: GPT, l: int) -> Block:
-    return blocks(model)[l]

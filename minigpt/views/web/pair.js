@@ -592,9 +592,10 @@ function setName(name) {
 // The page checks itself against torch as it opens (model.js's disagreement): where either model's logits differ
 // from torch's, every number the page would draw is wrong, and one paragraph says so in place of the panels.
 function disagreeing() {
-  const side = sides.find((s) => s.data.torch_check && MiniGPTModel.disagreement(s.final, s.data.torch_check));
-  if (!side) return false;
-  const { text, worst } = MiniGPTModel.disagreement(side.final, side.data.torch_check);
+  const checks = sides.map((s) => s.data.torch_check && MiniGPTModel.disagreement(s.final, s.data.torch_check));
+  const at = checks.findIndex(Boolean);
+  if (at < 0) return false;
+  const side = sides[at], { text, worst } = checks[at];
   const said = el("p", { id: "torch-check", role: "alert" }, `This page does not agree with torch, so it shows ` +
     `none of its numbers: for “${text}” the logits its JavaScript (model.js) computes for ${side.key.toUpperCase()} ` +
     `(${side.data.run}) differ from those torch computed by up to ` +
