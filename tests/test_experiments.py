@@ -1227,6 +1227,32 @@ def test_a_journal_deleted_while_the_study_runs_stops_it_in_one_line(tmp_path, n
     assert again.exit_code == 2 and "the study's record" in again.stderr
 
 
+def test_a_signal_heard_as_a_trials_run_ended_stops_the_sweep_after_keeping_that_trial(
+    tmp_path, names_file, monkeypatch
+):
+    """SIGTERM in a run's last step asks it to stop, but the run is complete and ends as usual: the sweep took it
+    for a finished trial and went on to the next, and a one-trial sweep exited 0 (a full-suite run on a busy
+    machine). Now the trial is kept and the sweep stops there, 143."""
+    import minigpt.runs.run as runs_run
+    from minigpt import Interrupted, run_sweep
+
+    train = runs_run.train
+
+    def heard_at_the_end(*args, **kwargs):
+        result = train(*args, **kwargs)
+        result.signal_at_the_end = signal.SIGTERM
+        return result
+
+    monkeypatch.setattr(runs_run, "train", heard_at_the_end)
+    out = tmp_path / "out"
+    with pytest.raises(Interrupted, match="the sweep stopped, its finished trials kept") as said:
+        run_sweep(spec_file(tmp_path, trials=3, budget="steps = 3"), out, names_file)
+    assert said.value.exit_code == 143 and "runs again" not in str(said.value)
+    monkeypatch.setattr(runs_run, "train", train)
+    result = run_sweep(tmp_path / "study.toml", out, names_file)  # goes on: trial 0 kept, two more
+    assert [t.number for t in result.trials if t.state.name == "COMPLETE"] == [0, 1, 2]
+
+
 def test_a_journal_record_optuna_does_not_know_is_one_line_naming_the_journal(tmp_path, names_file):
     """A record of an operation Optuna does not know: "cannot open the study's storage None: Should not reach.",
     exit 1, from the sweep and from its look alike."""

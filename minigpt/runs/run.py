@@ -116,6 +116,7 @@ def train(
                 carry_best_checkpoint(resumed_from, run_dir)
             went_back = end_on_best(trainer, run_dir, best, snapshots)  # the samples come from them
             result = finish_run(trainer, run_dir, train_loss, went_back)
+            result.signal_at_the_end = signals.requested
             worse = worse_than_guessing(trainer)
             if worse and dist.main:
                 warn(worse)
@@ -268,6 +269,8 @@ class TrainResult:
     went_back_to_best: bool = False  # later steps did worse, so the model was set back to its best weights
     stopped_early: bool = False  # train.patience evaluations passed without a better validation loss
     block_size: int = 0  # the model's: a sample that reached it was cut (0: none is taken for cut)
+    # SIGINT or SIGTERM heard in the run's last step: the run was complete, so it ended as usual (a sweep stops)
+    signal_at_the_end: int | None = None
 
     @property
     def ended_on_best(self) -> bool:

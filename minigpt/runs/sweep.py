@@ -133,7 +133,10 @@ def pruning(trial):
     return Pruning()
 
 
-def objective(spec: SweepSpec, out_dir: Path, data: Path | None, seeds: int, say: Callable[[str], None]):
+def objective(
+    spec: SweepSpec, out_dir: Path, data: Path | None, seeds: int, say: Callable[[str], None], heard: list[int]
+):
+    """A trial's runs; `heard` gets a signal a run heard as it ended, for `work` to stop on."""
     from minigpt.runs.run import train
 
     def run_trial(trial) -> float:
@@ -162,6 +165,10 @@ def objective(spec: SweepSpec, out_dir: Path, data: Path | None, seeds: int, say
                 steps.append(result.steps)
                 if i == 0:
                     trial.set_user_attr("recipe", recipe_toml(config))
+                if result.signal_at_the_end is not None:  # heard as the run ended: the sweep stops
+                    if i < seeds - 1:  # before the trial's other seeds: it runs again
+                        raise Interrupted(STOPPED, result.signal_at_the_end)
+                    heard.append(result.signal_at_the_end)  # after this complete trial is kept
         except (Interrupted, WriteFailed) as e:  # stopped from outside, or by the machine (a full disk): run again
             mark_trial_runs(out_dir, runs, trial.number, "stopped; run again as a later trial")
             trial.set_user_attr("interrupted", True)
@@ -216,7 +223,8 @@ def work(
     study = open_study(spec, out_dir, storage, worker)
     if study.trials:  # a study going on: a sampler seeded as at its start would propose its first values again
         study.sampler = sampler(spec, worker, len(study.trials))
-    run = objective(spec, out_dir, data, seeds or spec.seeds, say)
+    heard: list[int] = []
+    run = objective(spec, out_dir, data, seeds or spec.seeds, say, heard)
     journal = journal_identity(out_dir, storage)
     failed_before = counted(study)[2]
     while True:
@@ -226,6 +234,8 @@ def work(
             return
         try:
             study.optimize(run, n_trials=1, catch=(UsageError,))
+            if heard:  # a signal came as a trial's run ended: that trial is kept, the sweep stops
+                raise Interrupted(STOPPED, heard[0])
         except OSError as e:  # Optuna's own write of the study (its journal or database)
             refuse_a_lost_journal(out_dir, journal)
             raise cannot_write(f"the study in {masked(storage) or out_dir / JOURNAL}", e) from None
